@@ -1,0 +1,193 @@
+/**
+ * Message sets: MetaQ's stored record format (spec §2.2), used on disk, in every `value`
+ * body and in replication.
+ *
+ *   offset  size  field
+ *   0       4     length    int32 BE, bytes of the encoded payload (header excluded)
+ *   4       4     checksum  int32 BE, crc32(payload) & 0x7FFFFFFF
+ *   8       8     id        int64 BE, message id (see message-id.ts)
+ *   16      4     flag      int32 BE, bit 0 = payload starts with an attribute block
+ *   20      len   payload   [int32 BE attrLen + attr UTF-8 bytes, if flag bit 0] + data
+ *
+ * Records are concatenated without padding. A set may end in a partial record (the broker
+ * sends raw log bytes up to maxSize); decoders stop there and report how many bytes they
+ * consumed, so a consumer advances its offset only past whole messages.
+ */
+import {checksum} from './crc.js'
+import {MetaError} from './errors.js'
+
+export const RECORD_HEADER_BYTES = 20
+/** MetaQ clients reject payloads above 2 MiB (notify.remoting.max_read_buffer_size). */
+export const MAX_PAYLOAD_BYTES_DEFAULT = 2 * 1024 * 1024
+export const FLAG_HAS_ATTRIBUTE = 1
+
+/** One message as read back from a message set. Buffers are views into the set. */
+export interface StoredMessage {
+  /** Byte position of the record's header in the partition log. */
+  offset: number
+  /** Bytes the record occupies (header + payload). */
+  size: number
+  id: bigint
+  flag: number
+  checksum: number
+  /** The encoded payload (attribute block included). */
+  payload: Buffer
+  /** The attribute when flag bit 0 is set (the empty string counts as present). */
+  attribute: string | undefined
+  /** The message body without the attribute block. */
+  data: Buffer
+}
+
+/** Encode a message body and optional attribute into MetaQ's payload form (spec §1.5). */
+export function encodePayload(data: Uint8Array, attribute?: string, flag = 0): {payload: Buffer; flag: number} {
+  if (attribute === undefined) {
+    return {payload: Buffer.from(data.buffer, data.byteOffset, data.byteLength), flag: flag & ~FLAG_HAS_ATTRIBUTE}
+  }
+  const attr = Buffer.from(attribute, 'utf8')
+  const payload = Buffer.allocUnsafe(4 + attr.length + data.byteLength)
+  payload.writeInt32BE(attr.length, 0)
+  attr.copy(payload, 4)
+  payload.set(data, 4 + attr.length)
+  return {payload, flag: (flag & ~FLAG_HAS_ATTRIBUTE) | FLAG_HAS_ATTRIBUTE}
+}
+
+/**
+ * Split an encoded payload into attribute and data. Throws INVALID_MESSAGE when the flag
+ * says there is an attribute but the block does not fit.
+ */
+export function decodePayload(payload: Buffer, flag: number): {attribute: string | undefined; data: Buffer} {
+  if ((flag & FLAG_HAS_ATTRIBUTE) === 0) return {attribute: undefined, data: payload}
+  if (payload.length < 4) {
+    throw new MetaError('INVALID_MESSAGE', `attribute flag set but payload has only ${payload.length} bytes`)
+  }
+  const attrLen = payload.readInt32BE(0)
+  if (attrLen < 0 || 4 + attrLen > payload.length) {
+    throw new MetaError('INVALID_MESSAGE', `invalid attribute length ${attrLen} in a payload of ${payload.length} bytes`)
+  }
+  return {
+    attribute: payload.toString('utf8', 4, 4 + attrLen),
+    data: payload.subarray(4 + attrLen),
+  }
+}
+
+/** Write a 20-byte record header at `pos`. `id` is written as a signed int64. */
+export function writeRecordHeader(
+  buf: Buffer,
+  pos: number,
+  length: number,
+  crc: number,
+  id: bigint,
+  flag: number,
+): void {
+  buf.writeInt32BE(length, pos)
+  buf.writeInt32BE(crc, pos + 4)
+  buf.writeBigInt64BE(id, pos + 8)
+  buf.writeInt32BE(flag | 0, pos + 16)
+}
+
+/** A whole stored record (header + payload) in a new buffer. */
+export function encodeRecord(id: bigint, flag: number, payload: Uint8Array, crc = checksum(payload)): Buffer {
+  const buf = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.byteLength)
+  writeRecordHeader(buf, 0, payload.byteLength, crc, id, flag)
+  buf.set(payload, RECORD_HEADER_BYTES)
+  return buf
+}
+
+export interface DecodeOptions {
+  /** Absolute log offset of `buf[0]` (the fetch offset). Default 0. */
+  baseOffset?: number
+  /** Verify each record's CRC (default true). */
+  verifyChecksum?: boolean
+  /** Reject payloads longer than this (default 2 MiB, as MetaQ clients do). */
+  maxPayloadBytes?: number
+}
+
+export interface DecodedSet {
+  messages: StoredMessage[]
+  /** Bytes of whole records consumed; the next fetch offset is baseOffset + bytesConsumed. */
+  bytesConsumed: number
+  /**
+   * Set when decoding stopped at a bad record (CRC mismatch, negative or oversize length).
+   * `messages` holds the good records before it.
+   */
+  error?: MetaError
+}
+
+/** Decode a message set, stopping silently at a partial trailing record. */
+export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): DecodedSet {
+  const base = options.baseOffset ?? 0
+  const verify = options.verifyChecksum ?? true
+  const maxPayload = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES_DEFAULT
+  const messages: StoredMessage[] = []
+  let pos = 0
+  const end = buf.length
+  while (end - pos >= RECORD_HEADER_BYTES) {
+    const length = buf.readInt32BE(pos)
+    if (length < 0 || length > maxPayload) {
+      return {messages, bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, base + pos)}
+    }
+    if (end - pos - RECORD_HEADER_BYTES < length) break
+    const crc = buf.readInt32BE(pos + 4)
+    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length)
+    if (verify && checksum(payload) !== crc) {
+      return {messages, bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
+    }
+    const flag = buf.readInt32BE(pos + 16)
+    let attribute: string | undefined
+    let data = payload
+    if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
+      try {
+        ;({attribute, data} = decodePayload(payload, flag))
+      } catch (error) {
+        return {messages, bytesConsumed: pos, error: invalidRecord((error as Error).message, base + pos)}
+      }
+    }
+    messages.push({
+      offset: base + pos,
+      size: RECORD_HEADER_BYTES + length,
+      id: buf.readBigInt64BE(pos + 8),
+      flag,
+      checksum: crc,
+      payload,
+      attribute,
+      data,
+    })
+    pos += RECORD_HEADER_BYTES + length
+  }
+  return {messages, bytesConsumed: pos}
+}
+
+function invalidRecord(reason: string, offset: number): MetaError {
+  return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
+}
+
+/** Why {@link scanRecords} stopped. */
+export type ScanStop = 'end' | 'partial' | 'bad-length' | 'bad-checksum'
+
+/**
+ * Walk whole, valid records from `start` without building objects (recovery, index
+ * rebuilding). Calls `onRecord(pos, length)` for each valid record when given.
+ * Returns the position after the last valid record and why the walk stopped.
+ */
+export function scanRecords(
+  buf: Buffer,
+  start = 0,
+  onRecord?: (pos: number, length: number) => void,
+  maxPayloadBytes = Number.MAX_SAFE_INTEGER,
+): {end: number; stop: ScanStop} {
+  let pos = start
+  const end = buf.length
+  while (pos < end) {
+    if (end - pos < RECORD_HEADER_BYTES) return {end: pos, stop: 'partial'}
+    const length = buf.readInt32BE(pos)
+    if (length < 0 || length > maxPayloadBytes) return {end: pos, stop: 'bad-length'}
+    if (end - pos - RECORD_HEADER_BYTES < length) return {end: pos, stop: 'partial'}
+    const crc = buf.readInt32BE(pos + 4)
+    if (checksum(buf.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length)) !== crc) {
+      return {end: pos, stop: 'bad-checksum'}
+    }
+    onRecord?.(pos, length)
+    pos += RECORD_HEADER_BYTES + length
+  }
+  return {end: pos, stop: 'end'}
+}

@@ -1,0 +1,58 @@
+/**
+ * The storage engine's public types. The broker talks to storage only through these.
+ *
+ * Glossary: an *offset* is always a byte position in a partition log (MetaQ's meaning);
+ * a number of messages is a *count*. A *segment* is one `<20-digit start offset>.meta` file.
+ */
+import type {MetaError} from '../protocol/errors.js'
+
+/** Flush policy and layout of one topic (spec §2.4, §3.1). */
+export interface TopicStorageConfig {
+  /** Root directory; the partition's directory is `<dataPath>/<topic>-<partition>`. */
+  dataPath: string
+  /**
+   * > 0: fdatasync after more than this many unflushed messages (or when unflushIntervalMs
+   * elapsed), acknowledging puts after the write. <= 0: group commit, acknowledging puts only
+   * after an fdatasync that covers them.
+   */
+  unflushThreshold: number
+  /** Max ms between fdatasyncs in threshold mode; also the periodic flush timer. */
+  unflushIntervalMs: number
+  /** Roll to a new segment once the current one reaches this many bytes. */
+  maxSegmentBytes: number
+}
+
+/**
+ * Called once per append when its outcome is known: after the bytes are written (threshold
+ * mode) or after the fdatasync that covers them (group commit). `err` is a MetaError
+ * (DISK_FULL, STORAGE_ERROR) when nothing was stored.
+ */
+export type AppendCallback = (err: MetaError | null) => void
+
+/** Outcome of a read. */
+export type ReadResult =
+  /** `data` holds raw log bytes starting at the requested offset (may end mid-record). */
+  | {readonly kind: 'data'; readonly data: Buffer}
+  /** The offset is below the first segment; retry from `offset` (get → 301). */
+  | {readonly kind: 'below'; readonly offset: number}
+  /** The offset is at or past the end of the log; `end` is the current end (get → 404/301). */
+  | {readonly kind: 'end'; readonly end: number}
+
+/** Point-in-time facts about a partition (stats, admin commands). */
+export interface PartitionInfo {
+  topic: string
+  partition: number
+  /** First readable offset (start of the first segment). */
+  minOffset: number
+  /** End of the written log: the offset the next message will get. */
+  maxOffset: number
+  /** Total bytes held on disk across segments. */
+  sizeBytes: number
+  /** Messages in the log (exact when the side index is intact). */
+  messageCount: number
+  segmentCount: number
+  /** Messages written but not yet fdatasynced. */
+  unflushedCount: number
+  /** Time of the last append (ms since the Unix epoch), or of the newest file when none. */
+  lastAppendMs: number
+}
