@@ -1,0 +1,10 @@
+/**
+ * meta's protocol extensions: new command names a MetaQ 1.4 client never sends
+ * (docs/protocol.md). Each has its own file; this table registers them with the decoder.
+ */
+import type {HeaderParser} from '../decoder.js'
+
+/** Union of every extension frame (grows with the group/offset commands). */
+export type ExtensionCommand = never
+
+export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = []

@@ -1,0 +1,157 @@
+/**
+ * The incremental frame decoder: bytes in (any chunking), whole frames out.
+ *
+ * Every frame starts with a header line of space-separated tokens ending in \r\n; the header
+ * says how many body bytes follow (spec §1.1). The decoder finds the line, hands the tokens
+ * to the parser registered for token 0, then collects exactly that many body bytes. Limits
+ * are enforced before anything is buffered: a header line longer than `maxHeaderBytes`, or a
+ * declared body longer than `maxBodyBytes`, throws FRAME_TOO_LARGE; a malformed header
+ * throws DECODE_ERROR. Both are fatal for the stream (the broker closes the connection).
+ *
+ * Bodies that arrive whole in one chunk are views into that chunk (no copy); a body split
+ * across chunks is assembled into a buffer of exactly its length (no quadratic concat).
+ */
+import {MetaError} from './errors.js'
+
+export type HeaderParser<F> = (tokens: string[]) => {frame: F; bodyLength: number}
+
+export interface DecoderLimits {
+  /** Longest accepted header line, \r\n excluded (default 4096). */
+  maxHeaderBytes?: number
+  /** Longest accepted body (default 16 MiB). */
+  maxBodyBytes?: number
+}
+
+export const MAX_HEADER_BYTES_DEFAULT = 4096
+const CR = 0x0d
+const LF = 0x0a
+const EMPTY = Buffer.alloc(0)
+
+export class FrameDecoder<F extends object> {
+  private buf: Buffer = EMPTY
+  private pos = 0
+  /** A frame whose header is parsed and whose body is still arriving. */
+  private pending: F | undefined
+  private pendingBody: Buffer = EMPTY
+  private pendingFilled = 0
+  private readonly maxHeaderBytes: number
+  private readonly maxBodyBytes: number
+
+  constructor(
+    private readonly parsers: ReadonlyMap<string, HeaderParser<F>>,
+    limits: DecoderLimits = {},
+  ) {
+    this.maxHeaderBytes = limits.maxHeaderBytes ?? MAX_HEADER_BYTES_DEFAULT
+    this.maxBodyBytes = limits.maxBodyBytes ?? 16 * 1024 * 1024
+  }
+
+  /** Bytes received but not yet returned as frames. */
+  get bufferedBytes(): number {
+    return this.buf.length - this.pos + this.pendingFilled
+  }
+
+  /** True while a frame has started but not completed (a disconnect now loses it whole). */
+  get inFrame(): boolean {
+    return this.pending !== undefined || this.pos < this.buf.length
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return
+    if (this.pending !== undefined) {
+      const take = Math.min(chunk.length, this.pendingBody.length - this.pendingFilled)
+      chunk.copy(this.pendingBody, this.pendingFilled, 0, take)
+      this.pendingFilled += take
+      if (take === chunk.length) return
+      chunk = chunk.subarray(take)
+    }
+    if (this.pos < this.buf.length) {
+      this.buf = Buffer.concat([this.buf.subarray(this.pos), chunk])
+    } else {
+      this.buf = chunk
+    }
+    this.pos = 0
+  }
+
+  /** The next whole frame, or undefined when more bytes are needed. Throws on bad input. */
+  next(): F | undefined {
+    if (this.pending !== undefined) {
+      if (this.pendingFilled < this.pendingBody.length) return undefined
+      const frame = this.pending
+      ;(frame as {body?: Buffer}).body = this.pendingBody
+      this.pending = undefined
+      this.pendingBody = EMPTY
+      this.pendingFilled = 0
+      return frame
+    }
+    const buf = this.buf
+    const start = this.pos
+    if (start >= buf.length) return undefined
+    const eol = findCrlf(buf, start, this.maxHeaderBytes)
+    if (eol < 0) {
+      if (buf.length - start > this.maxHeaderBytes + 1) throw this.headerTooLong()
+      return undefined
+    }
+    if (eol - start > this.maxHeaderBytes) throw this.headerTooLong()
+    const tokens = buf.toString('latin1', start, eol).split(' ')
+    const parser = this.parsers.get(tokens[0])
+    if (parser === undefined) {
+      throw new MetaError('DECODE_ERROR', `unknown command ${JSON.stringify(truncate(tokens[0]))}`)
+    }
+    const {frame, bodyLength} = parser(tokens)
+    if (bodyLength > this.maxBodyBytes) {
+      throw new MetaError(
+        'FRAME_TOO_LARGE',
+        `"${tokens[0]}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
+        {details: {bodyLength, maxBodyBytes: this.maxBodyBytes}},
+      )
+    }
+    const bodyStart = eol + 2
+    if (bodyLength === 0) {
+      this.advance(bodyStart)
+      return frame
+    }
+    const available = buf.length - bodyStart
+    if (available >= bodyLength) {
+      ;(frame as {body?: Buffer}).body = buf.subarray(bodyStart, bodyStart + bodyLength)
+      this.advance(bodyStart + bodyLength)
+      return frame
+    }
+    this.pending = frame
+    this.pendingBody = Buffer.allocUnsafe(bodyLength)
+    buf.copy(this.pendingBody, 0, bodyStart)
+    this.pendingFilled = available
+    this.buf = EMPTY
+    this.pos = 0
+    return undefined
+  }
+
+  private advance(to: number): void {
+    if (to >= this.buf.length) {
+      this.buf = EMPTY
+      this.pos = 0
+    } else {
+      this.pos = to
+    }
+  }
+
+  private headerTooLong(): MetaError {
+    return new MetaError('FRAME_TOO_LARGE', `header line longer than ${this.maxHeaderBytes} bytes`, {
+      details: {maxHeaderBytes: this.maxHeaderBytes},
+    })
+  }
+}
+
+/** Index of the \r of the first \r\n at or after `from`, searching at most limit+2 bytes. */
+function findCrlf(buf: Buffer, from: number, limit: number): number {
+  const end = Math.min(buf.length, from + limit + 2)
+  let i = buf.indexOf(LF, from)
+  while (i >= 0 && i < end) {
+    if (i > from && buf[i - 1] === CR) return i - 1
+    i = buf.indexOf(LF, i + 1)
+  }
+  return -1
+}
+
+function truncate(text: string): string {
+  return text.length > 32 ? `${text.slice(0, 32)}…` : text
+}

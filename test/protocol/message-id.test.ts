@@ -1,0 +1,75 @@
+/**
+ * Message ids: MetaQ's 42/10/12-bit layout on a wall clock, strictly increasing, and never
+ * failing when the clock moves backwards or a millisecond's 4096 sequence numbers run out.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  META_EPOCH_MS,
+  MessageIdGenerator,
+  makeMessageId,
+  messageIdBrokerId,
+  messageIdTimestamp,
+  messageIdTimestampAt,
+} from '../../src/protocol/index.js'
+
+describe('MessageIdGenerator', () => {
+  it('lays out time, broker id and sequence as spec §6.5', () => {
+    const now = META_EPOCH_MS + 1000
+    const gen = new MessageIdGenerator(5, () => now)
+    assert.equal(gen.next(), (1000n << 22n) | (5n << 12n) | 0n)
+    assert.equal(gen.next(), (1000n << 22n) | (5n << 12n) | 1n)
+    const id = gen.next()
+    assert.equal(messageIdTimestamp(id), now)
+    assert.equal(messageIdBrokerId(id), 5)
+  })
+
+  it('keeps issuing increasing ids when the clock moves backwards', () => {
+    let now = Date.UTC(2026, 0, 1)
+    const gen = new MessageIdGenerator(1, () => now)
+    const ids = [gen.next()]
+    now -= 60_000
+    for (let i = 0; i < 10; i++) ids.push(gen.next())
+    now += 120_000
+    ids.push(gen.next())
+    for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `id ${i} increases`)
+    assert.equal(messageIdTimestamp(ids[10]), Date.UTC(2026, 0, 1), 'stays on the last timestamp')
+  })
+
+  it('borrows the next millisecond after 4096 ids in one millisecond', () => {
+    const now = Date.UTC(2026, 0, 1)
+    const gen = new MessageIdGenerator(0, () => now)
+    let last = -1n
+    for (let i = 0; i < 5000; i++) {
+      const id = gen.next()
+      assert.ok(id > last)
+      last = id
+    }
+    assert.equal(messageIdTimestamp(last), now + 1)
+  })
+
+  it('writeNext() writes the same id next() would, without a bigint', () => {
+    const now = Date.UTC(2030, 5, 6, 7, 8, 9, 123)
+    const a = new MessageIdGenerator(1023, () => now)
+    const b = new MessageIdGenerator(1023, () => now)
+    const buf = Buffer.alloc(8)
+    for (let i = 0; i < 3; i++) {
+      const ms = b.writeNext(buf, 0)
+      assert.equal(buf.readBigInt64BE(0), a.next())
+      assert.equal(ms, now)
+      assert.equal(messageIdTimestampAt(buf, 0), now)
+    }
+  })
+
+  it('refuses a broker id outside 0..1023', () => {
+    assert.throws(() => new MessageIdGenerator(1024), /invalid broker id "1024": expected an integer 0..1023/)
+    assert.throws(() => new MessageIdGenerator(-1), RangeError)
+  })
+
+  it('makeMessageId() round-trips through its accessors', () => {
+    const id = makeMessageId(Date.UTC(2027, 1, 2), 77, 4095)
+    assert.equal(messageIdTimestamp(id), Date.UTC(2027, 1, 2))
+    assert.equal(messageIdBrokerId(id), 77)
+    assert.equal(id & 0xfffn, 4095n)
+  })
+})
