@@ -1,0 +1,234 @@
+/**
+ * Every server.ini key meta knows, per section, with its typed field, value kind, range and
+ * default (spec §3). This table drives parsing, override validation, rendering and the
+ * reference in docs/configuration.md (a test checks the doc lists every key).
+ */
+import {availableParallelism, homedir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {quartzCronProblem} from './quartz.js'
+import type {SystemConfig, TopicSettings, ZookeeperConfig} from './types.js'
+import {
+  checkDeletePolicy,
+  checkIntegerRange,
+  formatDeletePolicy,
+  INT_MAX,
+  INT_MIN,
+  normalizeZkPath,
+  parseBoolean,
+  parseDeletePolicy,
+  parseHost,
+  parseInteger,
+  parseZkConnect,
+  ValueError,
+} from './values.js'
+
+export type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
+
+/** Whether meta acts on a key, accepts it only so MetaQ files load, or added it. */
+export type KeyUse = 'used' | 'compat' | 'extension'
+
+export interface KeySpec<F extends string = string> {
+  /** The INI key, exactly as MetaQ spells it. */
+  key: string
+  /** The typed config field it sets. */
+  field: F
+  kind: ValueKind
+  min?: number
+  max?: number
+  use: KeyUse
+}
+
+type SystemField = keyof SystemConfig
+type ZookeeperField = keyof ZookeeperConfig
+
+const int = <F extends string>(key: string, field: F, min: number, max = INT_MAX, use: KeyUse = 'used'): KeySpec<F> => ({
+  key,
+  field,
+  kind: 'int',
+  min,
+  max,
+  use,
+})
+const of = <F extends string>(key: string, field: F, kind: ValueKind, use: KeyUse = 'used'): KeySpec<F> => ({key, field, kind, use})
+
+export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
+  int('brokerId', 'brokerId', 0, 1023),
+  of('hostName', 'hostName', 'host'),
+  int('serverPort', 'serverPort', 0, 65535),
+  int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535),
+  int('numPartitions', 'numPartitions', 1),
+  int('unflushThreshold', 'unflushThreshold', INT_MIN),
+  int('unflushInterval', 'unflushIntervalMs', 1),
+  int('maxSegmentSize', 'maxSegmentBytes', 1),
+  // A fetch slice must hold at least one 20-byte record header and a useful payload; under
+  // 1 KiB ordinary messages could never be fetched (spec §11.2), so refuse it outright.
+  int('maxTransferSize', 'maxTransferBytes', 1024),
+  of('dataPath', 'dataPath', 'path'),
+  of('dataLogPath', 'dataLogPath', 'path'),
+  of('appClassPath', 'appClassPath', 'path', 'compat'),
+  int('getProcessThreadCount', 'getProcessThreadCount', 1, INT_MAX, 'compat'),
+  int('putProcessThreadCount', 'putProcessThreadCount', 1, INT_MAX, 'compat'),
+  of('deletePolicy', 'deletePolicy', 'deletePolicy'),
+  of('deleteWhen', 'deleteWhen', 'cron'),
+  int('quartzThreadCount', 'quartzThreadCount', 1, INT_MAX, 'compat'),
+  int('maxCheckpoints', 'maxCheckpoints', 1),
+  int('checkpointInterval', 'checkpointIntervalMs', 1),
+  int('maxTxTimeoutTimerCapacity', 'maxTxTimeoutTimerCapacity', 1),
+  int('maxTxTimeoutInSeconds', 'maxTxTimeoutSeconds', 1),
+  int('flushTxLogAtCommit', 'flushTxLogAtCommit', 0, 2),
+  of('acceptPublish', 'acceptPublish', 'bool'),
+  of('acceptSubscribe', 'acceptSubscribe', 'bool'),
+  of('stat', 'stat', 'bool'),
+  of('updateConsumerOffsets', 'updateConsumerOffsets', 'bool'),
+  of('loadMessageStoresInParallel', 'loadMessageStoresInParallel', 'bool'),
+  of('listenHost', 'listenHost', 'host', 'extension'),
+  int('groupSessionTimeoutMs', 'groupSessionTimeoutMs', 100, INT_MAX, 'extension'),
+]
+
+export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
+  of('zk.zkConnect', 'zkConnect', 'zkConnect'),
+  of('zk.zkRoot', 'zkRoot', 'zkRoot'),
+  of('zk.zkEnable', 'zkEnable', 'bool'),
+  int('zk.zkSessionTimeoutMs', 'zkSessionTimeoutMs', 1),
+  int('zk.zkConnectionTimeoutMs', 'zkConnectionTimeoutMs', 1),
+  int('zk.zkSyncTimeMs', 'zkSyncTimeMs', 0),
+]
+
+/** The keys a `[topic=…]` section may set (besides `group.<name>`): the same specs as `[system]`'s. */
+export const TOPIC_FIELDS: readonly (keyof TopicSettings)[] = [
+  'numPartitions',
+  'unflushThreshold',
+  'unflushIntervalMs',
+  'dataPath',
+  'deletePolicy',
+  'deleteWhen',
+  'acceptPublish',
+  'acceptSubscribe',
+  'stat',
+]
+export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly string[]).includes(spec.field)) as readonly KeySpec<
+  keyof TopicSettings
+>[]
+
+/** `group.<consumer group>=<java class>` in a topic section. */
+export const GROUP_FILTER_PREFIX = 'group.'
+
+/** `$META_DATA_DIR` if set, else `~/meta` (MetaQ's `${user.home}/meta`). */
+export function defaultDataPath(): string {
+  const fromEnv = process.env.META_DATA_DIR
+  return fromEnv !== undefined && fromEnv.trim() !== '' ? resolve(fromEnv) : join(homedir(), 'meta')
+}
+
+export function defaultSystemConfig(): SystemConfig {
+  const dataPath = defaultDataPath()
+  const threads = 10 * availableParallelism()
+  return {
+    brokerId: 0,
+    serverPort: 8123,
+    dashboardHttpPort: 8120,
+    numPartitions: 1,
+    unflushThreshold: 1000,
+    unflushIntervalMs: 10_000,
+    maxSegmentBytes: 1024 * 1024 * 1024,
+    maxTransferBytes: 1024 * 1024,
+    dataPath,
+    dataLogPath: dataPath,
+    getProcessThreadCount: threads,
+    putProcessThreadCount: threads,
+    deletePolicy: {action: 'delete', maxReservedMs: 168 * 3_600_000},
+    deleteWhen: '0 0 6,18 * * ?',
+    quartzThreadCount: 5,
+    maxCheckpoints: 3,
+    checkpointIntervalMs: 3_600_000,
+    maxTxTimeoutTimerCapacity: 30_000,
+    maxTxTimeoutSeconds: 60,
+    flushTxLogAtCommit: 1,
+    acceptPublish: true,
+    acceptSubscribe: true,
+    stat: false,
+    updateConsumerOffsets: false,
+    loadMessageStoresInParallel: false,
+    listenHost: '127.0.0.1',
+    groupSessionTimeoutMs: 30_000,
+  }
+}
+
+export function defaultZookeeperConfig(): ZookeeperConfig {
+  return {
+    zkRoot: '/meta',
+    zkEnable: true,
+    zkSessionTimeoutMs: 30_000,
+    zkConnectionTimeoutMs: 30_000,
+    zkSyncTimeMs: 5000,
+  }
+}
+
+/** Kinds whose blank value means "use the default" (MetaQ's StringUtils.isBlank checks). */
+const BLANK_MEANS_DEFAULT: ReadonlySet<ValueKind> = new Set(['path', 'string', 'host', 'zkConnect', 'zkRoot'])
+
+/**
+ * The typed value of `text` for `spec`, or undefined when a blank value means the default.
+ * Relative paths resolve against `baseDir`. Throws {@link ValueError}.
+ */
+export function parseValue(spec: KeySpec, text: string, baseDir: string): unknown {
+  const value = text.trim()
+  if (value === '' && BLANK_MEANS_DEFAULT.has(spec.kind)) return undefined
+  switch (spec.kind) {
+    case 'int':
+      return parseInteger(value, spec.min ?? INT_MIN, spec.max ?? INT_MAX)
+    case 'bool':
+      return parseBoolean(value)
+    case 'path':
+      return resolve(baseDir, value)
+    case 'string':
+      return value
+    case 'host':
+      return parseHost(value)
+    case 'deletePolicy':
+      return parseDeletePolicy(value)
+    case 'cron':
+      return checkedCron(value)
+    case 'zkConnect':
+      return parseZkConnect(value)
+    case 'zkRoot':
+      return normalizeZkPath(value)
+  }
+}
+
+function checkedCron(value: string): string {
+  const problem = quartzCronProblem(value)
+  if (problem !== undefined) throw new ValueError(`expected a quartz cron expression (${problem})`)
+  return value.split(/\s+/).join(' ')
+}
+
+/**
+ * The validated form of a value set programmatically (a `meta serve` flag). Strings are
+ * accepted for every kind and parsed as in the file; relative paths resolve against the cwd.
+ */
+export function checkOverrideValue(spec: KeySpec, value: unknown): unknown {
+  if (typeof value === 'string') {
+    const parsed = parseValue(spec, value, process.cwd())
+    if (parsed === undefined && spec.kind !== 'zkConnect') throw new ValueError('expected a non-blank value')
+    return parsed
+  }
+  switch (spec.kind) {
+    case 'int':
+      if (typeof value !== 'number') throw new ValueError('expected an integer')
+      checkIntegerRange(value, spec.min ?? INT_MIN, spec.max ?? INT_MAX)
+      return value
+    case 'bool':
+      if (typeof value !== 'boolean') throw new ValueError('expected true or false')
+      return value
+    case 'deletePolicy':
+      checkDeletePolicy(value as never)
+      return {...(value as object)}
+    default:
+      throw new ValueError('expected a string')
+  }
+}
+
+/** The server.ini text of a typed value. */
+export function formatValue(spec: KeySpec, value: unknown): string {
+  if (spec.kind === 'deletePolicy') return formatDeletePolicy(value as never)
+  return String(value)
+}

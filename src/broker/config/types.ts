@@ -1,0 +1,127 @@
+/**
+ * The typed broker configuration: what `server.ini` (spec §3) means, with units in the field
+ * names. The INI key each field comes from is noted where it differs from the field name.
+ */
+
+/** What retention does with a read-only segment older than `maxReservedMs` (spec §2.7). */
+export interface DeletePolicy {
+  /** `delete,<N>` → 'delete'; `archive,<N>` → 'archive' (rename to `.arc`); `archive,<N>,true` → 'archive-zip'. */
+  action: 'delete' | 'archive' | 'archive-zip'
+  /** How old (by file modification time) a read-only segment must be before it is removed, in ms. */
+  maxReservedMs: number
+}
+
+export interface SystemConfig {
+  /** 0..1023; also the 10-bit worker id in message ids. MetaQ requires it; meta defaults it to 0. */
+  brokerId: number
+  /** Host published in ZooKeeper (`meta://host:port`); undefined = the listen address (the broker resolves it). IPv6 without brackets. */
+  hostName?: string
+  serverPort: number
+  dashboardHttpPort: number
+  numPartitions: number
+  /** Messages between forced fsyncs; <= 0 = group commit (spec §2.4). */
+  unflushThreshold: number
+  /** Key `unflushInterval`. */
+  unflushIntervalMs: number
+  /** Key `maxSegmentSize`; < 2^31. */
+  maxSegmentBytes: number
+  /** Key `maxTransferSize`: cap on bytes returned per get. */
+  maxTransferBytes: number
+  /** Absolute. Default {@link defaultDataPath}. */
+  dataPath: string
+  /** Absolute; transaction journal root. Default = dataPath. */
+  dataLogPath: string
+  /** Accepted for compatibility; meta cannot load Java classes. */
+  appClassPath?: string
+  /** Accepted for compatibility (default 10 × cpus); unused by meta. */
+  getProcessThreadCount: number
+  /** Accepted for compatibility (default 10 × cpus); unused by meta. */
+  putProcessThreadCount: number
+  deletePolicy: DeletePolicy
+  /** Quartz cron expression (6 or 7 fields, seconds first), validated. */
+  deleteWhen: string
+  /** Accepted for compatibility; unused by meta. */
+  quartzThreadCount: number
+  maxCheckpoints: number
+  /** Key `checkpointInterval`. */
+  checkpointIntervalMs: number
+  maxTxTimeoutTimerCapacity: number
+  /** Key `maxTxTimeoutInSeconds`. */
+  maxTxTimeoutSeconds: number
+  /** 0 = OS decides; 1 = fsync the journal at prepare/commit/rollback; 2 = fsync once per second. */
+  flushTxLogAtCommit: 0 | 1 | 2
+  acceptPublish: boolean
+  acceptSubscribe: boolean
+  stat: boolean
+  updateConsumerOffsets: boolean
+  loadMessageStoresInParallel: boolean
+  /** meta extension: address the broker binds (MetaQ binds all interfaces). */
+  listenHost: string
+  /** meta extension: standalone consumer-group session timeout. */
+  groupSessionTimeoutMs: number
+}
+
+export interface ZookeeperConfig {
+  /** Key `zk.zkConnect`; undefined (absent or blank) = standalone mode. */
+  zkConnect?: string
+  /** Key `zk.zkRoot`; normalised: leading `/`, no trailing `/`. */
+  zkRoot: string
+  zkEnable: boolean
+  zkSessionTimeoutMs: number
+  zkConnectionTimeoutMs: number
+  zkSyncTimeMs: number
+}
+
+/** The per-topic settings a `[topic=…]` section may set; the rest come from `[system]`. */
+export interface TopicSettings {
+  numPartitions: number
+  unflushThreshold: number
+  /** Key `unflushInterval`. */
+  unflushIntervalMs: number
+  /** Absolute; a relative path in the file resolves against the file's directory. */
+  dataPath: string
+  deletePolicy: DeletePolicy
+  deleteWhen: string
+  acceptPublish: boolean
+  acceptSubscribe: boolean
+  stat: boolean
+}
+
+/** One `[topic=<pattern>]` section; omitted keys inherit `[system]`. */
+export interface TopicConfig extends TopicSettings {
+  /** The section's name after `topic=`; may contain `*`. */
+  pattern: string
+  /** `group.<name>=<java class>`: recorded, never run (meta cannot load Java classes). */
+  groupFilters: Record<string, string>
+  /**
+   * The settings written in the section itself. The other fields of this object are
+   * inherited from `[system]` and follow it when `[system]` changes ({@link applyOverrides}).
+   */
+  explicit: Partial<TopicSettings>
+}
+
+export interface BrokerConfig {
+  system: SystemConfig
+  zookeeper: ZookeeperConfig
+  /** In file order. */
+  topics: TopicConfig[]
+  /** True when `topics` is empty: any valid topic name is accepted with `[system]` values (zero-config mode). */
+  acceptAnyTopic: boolean
+  /** The text that was parsed, as bytes (what `stats config` returns). Absent for a config built without a file. */
+  source?: {path: string; bytes: Buffer}
+  /** CRC32 (unmasked, as Apache commons `checksumCRC32`) of `source.bytes`, or of the rendered config when there is no source. */
+  checksum: number
+  /** Info-level notes for the operator (keys accepted but ignored, filters not run). */
+  warnings: string[]
+}
+
+/** The effective settings of one concrete topic ({@link resolveTopic}). */
+export interface ResolvedTopic extends TopicSettings {
+  topic: string
+  maxSegmentBytes: number
+  /** False when the topic was accepted only because no topic is configured (acceptAnyTopic). */
+  configured: boolean
+}
+
+/** What `meta serve` flags may override: any [system] field, plus the two ZooKeeper settings. */
+export type ConfigOverrides = Partial<SystemConfig> & {zkConnect?: string; zkRoot?: string}
