@@ -36,3 +36,4 @@ export * from './commands/extensions.js'
 
 /** The version string `version` answers with: MetaQ's, so clients that check it are happy. */
 export const PROTOCOL_VERSION = '1.4.6.2'
+export * from './names.js'

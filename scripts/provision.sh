@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the real services the tests start (ZooKeeper for cluster tests, MariaDB for the MySQL
+# offset store) from Debian's packages when they are missing. Idempotent and quick when they are
+# present. The test helpers start private instances on free loopback ports; nothing here starts
+# a service. Without root or apt-get it says what is missing and the tests that need it fail
+# with the same message.
+set -euo pipefail
+
+missing=()
+[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
+command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "provision: installing ${missing[*]} (Debian packages) for the integration tests" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The package may start a system MariaDB; tests run their own instance, so stop it.
+  if command -v service >/dev/null 2>&1; then service mariadb stop >/dev/null 2>&1 || true; fi
+else
+  echo "provision: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2
+fi

@@ -1,0 +1,236 @@
+/**
+ * The broker: a TCP listener speaking MetaQ 1.4, the message store, and the per-command
+ * handlers, wired together. `startBroker(options)` returns once it listens (port 0 gives an
+ * ephemeral port, read it from `broker.port`); `close()` shuts down gracefully:
+ *
+ *   1. stop accepting connections and stop reading requests;
+ *   2. answer parked long polls (404) and let in-flight puts finish: the store writes and
+ *      fdatasyncs every pending batch, and each put is acknowledged from its callback;
+ *   3. flush every connection's answers and close the sockets (forcibly after a deadline);
+ *   4. close the store's files.
+ */
+import {createServer, type Server, type Socket} from 'node:net'
+import {networkInterfaces} from 'node:os'
+import {MessageIdGenerator} from '../protocol/message-id.js'
+import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import type {RequestFrame} from '../protocol/frames.js'
+import {silentLogger, type Logger} from '../log.js'
+import {MessageStore, type TopicStorageConfig} from '../storage/index.js'
+import {defaultBrokerConfig, type BrokerConfig} from './config/index.js'
+import {Connection, type ConnectionHandler} from './connection.js'
+import type {BrokerContext} from './context.js'
+import {LongPollRegistry} from './long-poll.js'
+import {RealtimeStats, type BrokerCounters} from './stats.js'
+import {TopicRegistry} from './topics.js'
+import {expireGet, handleGet, retryGet} from './handlers/get.js'
+import {handleOffset} from './handlers/offset.js'
+import {handlePut} from './handlers/put.js'
+import {handleStats} from './handlers/stats.js'
+import {handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
+
+export interface BrokerOptions {
+  /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
+  config?: BrokerConfig
+  logger?: Logger
+}
+
+/** How long close() waits for clients to read their last answers before dropping them. */
+const CLOSE_DEADLINE_MS = 5000
+
+export class Broker implements ConnectionHandler {
+  readonly config: BrokerConfig
+  readonly store: MessageStore
+  readonly topics: TopicRegistry
+  readonly log: Logger
+  private readonly server: Server
+  private readonly connections = new Set<Connection>()
+  private readonly context: BrokerContext
+  private readonly newPartitionListeners: Array<(topic: string, partition: number) => void> = []
+  private closing: Promise<void> | undefined
+  private boundPort = 0
+
+  private constructor(config: BrokerConfig, store: MessageStore, topics: TopicRegistry, log: Logger) {
+    this.config = config
+    this.store = store
+    this.topics = topics
+    this.log = log
+    this.server = createServer({noDelay: true}, (socket) => this.accept(socket))
+    const counters: BrokerCounters = {
+      cmdPut: 0, cmdGet: 0, cmdOffset: 0, txBegin: 0, txXaBegin: 0, txCommit: 0, txRollback: 0, getMiss: 0, putFailed: 0,
+    }
+    const polls = new LongPollRegistry(
+      (w) => retryGet(this.context, w.conn, w.frame),
+      (w) => expireGet(this.context, w.conn, w.frame),
+    )
+    this.context = {
+      config,
+      store,
+      topics,
+      counters,
+      realtime: new RealtimeStats(),
+      ids: new MessageIdGenerator(config.system.brokerId),
+      polls,
+      log: log.child('handler'),
+      url: '',
+      port: 0,
+      startedAtMs: Date.now(),
+      connectionCount: () => this.connections.size,
+      onNewPartition: (topic, partition) => {
+        for (const listener of this.newPartitionListeners) listener(topic, partition)
+      },
+    }
+    store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))
+  }
+
+  static async start(options: BrokerOptions = {}): Promise<Broker> {
+    const config = options.config ?? defaultBrokerConfig()
+    const log = (options.logger ?? silentLogger).child('broker')
+    const topics = new TopicRegistry(config)
+    const store = await MessageStore.open({
+      dataPath: config.system.dataPath,
+      extraDataPaths: [...new Set(config.topics.map((t) => t.dataPath))].filter((p) => p !== config.system.dataPath),
+      topicConfig: (topic) => storageConfigFor(config, topics, topic),
+      logger: log.child('storage'),
+    })
+    const broker = new Broker(config, store, topics, log)
+    try {
+      await broker.listen()
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+    return broker
+  }
+
+  get port(): number {
+    return this.boundPort
+  }
+
+  get host(): string {
+    return this.config.system.listenHost
+  }
+
+  /** `meta://host:port` as published to clients (hostName, else the listen address). */
+  get url(): string {
+    return this.context.url
+  }
+
+  get stats(): BrokerContext {
+    return this.context
+  }
+
+  /** Subscribe to the first put into each new topic-partition. */
+  onNewPartition(listener: (topic: string, partition: number) => void): void {
+    this.newPartitionListeners.push(listener)
+  }
+
+  handle(conn: Connection, frame: RequestFrame): void {
+    const ctx = this.context
+    switch (frame.type) {
+      case 'put':
+        return handlePut(ctx, conn, frame)
+      case 'get':
+        return handleGet(ctx, conn, frame)
+      case 'offset':
+        return handleOffset(ctx, conn, frame)
+      case 'stats':
+        return handleStats(ctx, conn, frame)
+      case 'version':
+        return handleVersion(conn, frame)
+      case 'quit':
+        return conn.close()
+      case 'transaction':
+        return handleTransaction(conn, frame)
+      case 'sync':
+        return handleSync(conn, frame)
+    }
+  }
+
+  closed(conn: Connection): void {
+    this.connections.delete(conn)
+    this.context.polls.dropConnection(conn)
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutdown()
+    return this.closing
+  }
+
+  private async listen(): Promise<void> {
+    const {listenHost, serverPort} = this.config.system
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(serverPort, listenHost, () => {
+        this.server.off('error', reject)
+        resolve()
+      })
+    })
+    const address = this.server.address()
+    this.boundPort = typeof address === 'object' && address !== null ? address.port : serverPort
+    this.context.port = this.boundPort
+    this.context.url = `meta://${formatHost(publishedHost(this.config))}:${this.boundPort}`
+    this.server.on('error', (err) => this.log.error('listener error', {error: err.message}))
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closing !== undefined) {
+      socket.destroy()
+      return
+    }
+    const maxBodyBytes = Math.max(0, this.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
+    const conn = new Connection(socket, this, this.log.child('conn'), {maxBodyBytes})
+    this.connections.add(conn)
+    this.log.debug('client connected', {remote: conn.remote})
+  }
+
+  private async shutdown(): Promise<void> {
+    this.log.info('shutting down', {connections: this.connections.size})
+    const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
+    for (const conn of this.connections) conn.stopReading()
+    this.context.polls.expireAll()
+    await this.store.close()
+    const sockets = [...this.connections].map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.socket.destroyed) return resolve()
+          conn.socket.once('close', () => resolve())
+          conn.close()
+        }),
+    )
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_DEADLINE_MS).unref())
+    await Promise.race([Promise.all(sockets), deadline])
+    for (const conn of this.connections) conn.socket.destroy()
+    await serverClosed
+    this.log.info('stopped')
+  }
+}
+
+export function startBroker(options: BrokerOptions = {}): Promise<Broker> {
+  return Broker.start(options)
+}
+
+function storageConfigFor(config: BrokerConfig, topics: TopicRegistry, topic: string): TopicStorageConfig {
+  const resolved = topics.resolve(topic)
+  const system = config.system
+  return {
+    dataPath: resolved?.dataPath ?? system.dataPath,
+    unflushThreshold: resolved?.unflushThreshold ?? system.unflushThreshold,
+    unflushIntervalMs: resolved?.unflushIntervalMs ?? system.unflushIntervalMs,
+    maxSegmentBytes: resolved?.maxSegmentBytes ?? system.maxSegmentBytes,
+  }
+}
+
+/** hostName if set; else the listen address, or the first non-loopback IPv4 for a wildcard bind. */
+export function publishedHost(config: BrokerConfig): string {
+  const {hostName, listenHost} = config.system
+  if (hostName !== undefined && hostName !== '') return hostName
+  if (listenHost !== '0.0.0.0' && listenHost !== '::') return listenHost
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address
+  }
+  return '127.0.0.1'
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}

@@ -1,0 +1,28 @@
+/**
+ * What every command handler may use: the broker's shared state, wired once by Broker.
+ */
+import type {MessageIdGenerator} from '../protocol/message-id.js'
+import type {Logger} from '../log.js'
+import type {MessageStore} from '../storage/index.js'
+import type {BrokerConfig} from './config/index.js'
+import type {LongPollRegistry} from './long-poll.js'
+import type {BrokerCounters, RealtimeStats} from './stats.js'
+import type {TopicRegistry} from './topics.js'
+
+export interface BrokerContext {
+  config: BrokerConfig
+  store: MessageStore
+  topics: TopicRegistry
+  counters: BrokerCounters
+  realtime: RealtimeStats
+  ids: MessageIdGenerator
+  polls: LongPollRegistry
+  log: Logger
+  /** `meta://host:port`, as published and as quoted in put error bodies. */
+  url: string
+  port: number
+  startedAtMs: number
+  connectionCount(): number
+  /** Called once for each topic-partition the first time a put creates it (ZooKeeper registration). */
+  onNewPartition(topic: string, partition: number): void
+}

@@ -1,0 +1,91 @@
+/**
+ * get (spec §1.6) and the long-poll extension (DESIGN §3.3).
+ *
+ * Answers: `value` with raw log bytes [offset, min(offset + min(maxSize, maxTransferSize),
+ * end of segment)); 301 + first offset when below the log; 301 + end offset when past the
+ * end (meta moves such a consumer back to the end instead of stalling it, DESIGN §3.2;
+ * Long.MAX_VALUE, "start from the tail", is the common case); at exactly the end 404, or a
+ * parked wait when the request carries maxWaitMs; 400 for maxSize <= 0; 403 when closed;
+ * 404 when the partition does not exist (a long poll waits for it if the topic is accepted).
+ */
+import type {GetCommand} from '../../protocol/commands/get.js'
+import {Status} from '../../protocol/errors.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+
+export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
+  ctx.counters.cmdGet += 1
+  if (ctx.topics.resolve(frame.topic)?.stat) ctx.realtime.record(frame.topic, 'get')
+  serveGet(ctx, conn, frame)
+}
+
+function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
+  const topic = ctx.topics.resolve(frame.topic)
+  if (ctx.topics.isClosed(frame.topic, frame.partition)) {
+    conn.sendResult(Status.FORBIDDEN, frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
+    return
+  }
+  if (frame.maxSize <= 0) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid maxSize ${frame.maxSize}: expected a positive integer`)
+    return
+  }
+  const log = ctx.store.get(frame.topic, frame.partition)
+  if (log === undefined) {
+    const canAppear = topic !== undefined && frame.partition >= 0 && frame.partition < topic.numPartitions
+    if (frame.maxWaitMs > 0 && canAppear) {
+      conn.beginRequest()
+      ctx.polls.park(conn, frame)
+      return
+    }
+    miss(ctx, conn, frame, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    return
+  }
+  const maxBytes = Math.min(frame.maxSize, ctx.config.system.maxTransferBytes)
+  conn.beginRequest()
+  log.read(frame.offset, maxBytes).then(
+    (result) => {
+      conn.endRequest()
+      switch (result.kind) {
+        case 'data':
+          conn.sendValue(frame.opaque, result.data)
+          return
+        case 'below':
+          conn.sendResult(Status.MOVED, frame.opaque, String(result.offset))
+          return
+        case 'end':
+          if (frame.offset > result.end) {
+            conn.sendResult(Status.MOVED, frame.opaque, String(result.end))
+          } else if (frame.maxWaitMs > 0 && !conn.closing) {
+            conn.beginRequest()
+            ctx.polls.park(conn, frame)
+          } else {
+            miss(ctx, conn, frame, `Could not find message at position ${frame.offset}`)
+          }
+      }
+    },
+    (error: Error) => {
+      conn.endRequest()
+      ctx.log.warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
+      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+    },
+  )
+}
+
+/** A woken long poll runs its get again (it is answered or parked anew). */
+export function retryGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
+  conn.endRequest()
+  if (conn.closing) return
+  serveGet(ctx, conn, frame)
+}
+
+/** A long poll that waited its full time answers as an immediate miss would. */
+export function expireGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
+  conn.endRequest()
+  miss(ctx, conn, frame, `Could not find message at position ${frame.offset}`)
+}
+
+function miss(ctx: BrokerContext, conn: Connection, frame: GetCommand, body: string): void {
+  ctx.counters.getMiss += 1
+  if (ctx.topics.resolve(frame.topic)?.stat) ctx.realtime.record(frame.topic, 'get_miss')
+  conn.sendResult(Status.NOT_FOUND, frame.opaque, body)
+}

@@ -1,0 +1,134 @@
+/**
+ * stats (spec §9): every item in MetaQ's text format, plus meta's `partitions` item.
+ *
+ *   ""         system stats, fixed keys in MetaQ's order
+ *   topics     `<topic> partitions <n> message_count <n> message_bytes <n> accept_publish <b> accept_subscribe <b>`
+ *              (`<topic> *Empty*` for a configured topic without data)
+ *   offsets    `<topic> part <p> min_offset <n> max_offset <n>`
+ *   realtime   realtime_put, realtime_get, … each with a realtime value
+ *   config     the raw server.ini bytes (no STATS/END wrapper)
+ *   help       the items and what they return
+ *   reset      resets realtime stats: `reset ok`
+ *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n>`
+ *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
+ */
+import {PROTOCOL_VERSION} from '../../protocol/index.js'
+import type {StatsCommand} from '../../protocol/commands/stats.js'
+import {Status} from '../../protocol/errors.js'
+import type {PartitionInfo} from '../../storage/index.js'
+import {renderServerIni} from '../config/index.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+import {REALTIME_ITEMS, STATS_HELP_LINES, renderStats} from '../stats.js'
+
+type Line = Array<string | number | boolean>
+
+export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
+  const item = frame.item
+  if (item === 'config') {
+    conn.sendResult(Status.OK, frame.opaque, ctx.config.source?.bytes ?? Buffer.from(renderServerIni(ctx.config)))
+    return
+  }
+  conn.sendResult(Status.OK, frame.opaque, renderStats(statsLines(ctx, item)))
+}
+
+/** The lines of one stats item (everything but `config`). */
+export function statsLines(ctx: BrokerContext, item: string): Line[] {
+  switch (item) {
+    case '':
+      return systemLines(ctx)
+    case 'topics':
+      return topicsLines(ctx)
+    case 'offsets':
+      return partitionInfos(ctx).map((p) => [p.topic, 'part', p.partition, 'min_offset', p.minOffset, 'max_offset', p.maxOffset])
+    case 'partitions':
+      return partitionInfos(ctx).map((p) => [
+        p.topic, p.partition, 'min_offset', p.minOffset, 'max_offset', p.maxOffset, 'size_bytes', p.sizeBytes,
+        'message_count', p.messageCount, 'segments', p.segmentCount, 'unflushed', p.unflushedCount,
+        'last_append_ms', p.lastAppendMs,
+      ])
+    case 'realtime':
+      return REALTIME_ITEMS.map((name) => [`realtime_${name}`, ctx.realtime.format(name)])
+    case 'help':
+      return STATS_HELP_LINES.map(([name, text]) => [name, text])
+    case 'reset':
+      ctx.realtime.reset()
+      return [['reset', 'ok']]
+    default:
+      return topicLines(ctx, item)
+  }
+}
+
+function systemLines(ctx: BrokerContext): Line[] {
+  const c = ctx.counters
+  const infos = partitionInfos(ctx)
+  const totalMessages = infos.reduce((sum, p) => sum + p.messageCount, 0)
+  return [
+    ['pid', process.pid],
+    ['broker_id', ctx.config.system.brokerId],
+    ['port', ctx.port],
+    ['uptime', Math.floor((Date.now() - ctx.startedAtMs) / 1000)],
+    ['version', PROTOCOL_VERSION],
+    ['slave', false],
+    ['curr_connections', ctx.connectionCount()],
+    // One JavaScript thread plus libuv's file-I/O pool.
+    ['threads', 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4)],
+    ['cmd_put', c.cmdPut],
+    ['cmd_get', c.cmdGet],
+    ['cmd_offset', c.cmdOffset],
+    ['tx_begin', c.txBegin],
+    ['tx_xa_begin', c.txXaBegin],
+    ['tx_commit', c.txCommit],
+    ['tx_rollback', c.txRollback],
+    ['get_miss', c.getMiss],
+    ['put_failed', c.putFailed],
+    ['total_messages', totalMessages],
+    ['topics', ctx.store.topics().length],
+    ['config_checksum', ctx.config.checksum],
+  ]
+}
+
+function topicsLines(ctx: BrokerContext): Line[] {
+  const lines: Line[] = []
+  const withData = new Set<string>()
+  for (const topic of ctx.store.topics()) {
+    withData.add(topic)
+    const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
+    const resolved = ctx.topics.resolve(topic)
+    lines.push([
+      topic, 'partitions', infos.length,
+      'message_count', infos.reduce((s, p) => s + p.messageCount, 0),
+      'message_bytes', infos.reduce((s, p) => s + p.sizeBytes, 0),
+      'accept_publish', resolved?.acceptPublish ?? false,
+      'accept_subscribe', resolved?.acceptSubscribe ?? false,
+    ])
+  }
+  for (const topic of ctx.topics.configuredTopics()) {
+    if (!withData.has(topic)) lines.push([topic, '*Empty*'])
+  }
+  return lines
+}
+
+function topicLines(ctx: BrokerContext, topic: string): Line[] {
+  const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
+  const configured = ctx.topics.configuredTopics().includes(topic)
+  const resultCode = infos.length > 0 ? 0 : configured ? 2 : 1
+  const rt = (name: (typeof REALTIME_ITEMS)[number]) => ctx.realtime.format(name, topic)
+  return [
+    [topic],
+    ['resultCode', resultCode],
+    ['partitions', infos.length],
+    ['message_count', infos.reduce((s, p) => s + p.messageCount, 0)],
+    ['bytes', infos.reduce((s, p) => s + p.sizeBytes, 0)],
+    ['topic_realtime_put', rt('put')],
+    ['topic_realtime_get', rt('get')],
+    ['topic_realtime_offset', rt('offset')],
+    ['topic_realtime_get_miss', rt('get_miss')],
+    ['topic_realtime_put_failed', rt('put_failed')],
+    ['topic_realtime_message_size', rt('message_size')],
+  ]
+}
+
+function partitionInfos(ctx: BrokerContext): PartitionInfo[] {
+  return ctx.store.list().map((log) => log.info())
+}

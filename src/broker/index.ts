@@ -1,0 +1,10 @@
+/**
+ * The broker: `startBroker(options)` runs a MetaQ 1.4 compatible broker in this process.
+ *
+ *   const broker = await startBroker({config: parseServerIni(text), logger})
+ *   console.log(broker.port)
+ *   await broker.close()
+ */
+export {Broker, startBroker, publishedHost, type BrokerOptions} from './broker.js'
+export * from './config/index.js'
+export {renderStats, decimal} from './stats.js'

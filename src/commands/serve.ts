@@ -1,0 +1,88 @@
+import {Flags} from '@oclif/core'
+import {BaseCommand} from '../cli/base-command.js'
+import {
+  applyOverrides,
+  defaultBrokerConfig,
+  loadServerIni,
+  startBroker,
+  type BrokerConfig,
+  type ConfigOverrides,
+} from '../broker/index.js'
+import type {LogLevel} from '../log.js'
+
+export default class Serve extends BaseCommand<typeof Serve> {
+  static override summary = 'Run a broker.'
+  static override description = `Starts a MetaQ 1.4 compatible broker in the foreground. With no flags it is a standalone broker on 127.0.0.1:8123 that accepts any topic (numPartitions=1 unless --partitions), keeping data in $META_DATA_DIR or ~/meta.
+
+-c reads a MetaQ server.ini; flags override the file.
+
+Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answered and every file is flushed before it exits 0.`
+
+  static override examples = [
+    {description: 'Zero-config standalone broker', command: '<%= config.bin %> <%= command.id %>'},
+    {description: 'A throwaway broker on a random port', command: '<%= config.bin %> <%= command.id %> --port 0 --data-dir /tmp/meta-dev'},
+    {description: 'Acknowledge puts only after fdatasync (group commit)', command: '<%= config.bin %> <%= command.id %> --group-commit'},
+    {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
+  ]
+
+  static override flags = {
+    config: Flags.file({char: 'c', summary: 'MetaQ server.ini to load.', exists: true}),
+    host: Flags.string({summary: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).'}),
+    port: Flags.integer({char: 'p', summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535}),
+    'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
+    'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
+    partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions).', min: 1}),
+    'unflush-threshold': Flags.integer({summary: 'fdatasync after this many messages; <= 0 = group commit.'}),
+    'unflush-interval-ms': Flags.integer({summary: 'Longest time between fdatasyncs, in ms.', min: 1}),
+    'group-commit': Flags.boolean({summary: 'Acknowledge puts only after fdatasync (unflushThreshold=0).', exclusive: ['unflush-threshold']}),
+    'host-name': Flags.string({summary: 'Host name published to clients (meta://host:port).'}),
+  }
+
+  protected static override defaultLogLevel: LogLevel = 'info'
+
+  async run(): Promise<void> {
+    const flags = this.flags
+    const base: BrokerConfig = flags.config ? await loadServerIni(flags.config) : defaultBrokerConfig()
+    const overrides: ConfigOverrides = {}
+    if (flags.host !== undefined) overrides.listenHost = flags.host
+    if (flags.port !== undefined) overrides.serverPort = flags.port
+    if (flags['data-dir'] !== undefined) overrides.dataPath = flags['data-dir']
+    if (flags['broker-id'] !== undefined) overrides.brokerId = flags['broker-id']
+    if (flags.partitions !== undefined) overrides.numPartitions = flags.partitions
+    if (flags['unflush-threshold'] !== undefined) overrides.unflushThreshold = flags['unflush-threshold']
+    if (flags['group-commit']) overrides.unflushThreshold = 0
+    if (flags['unflush-interval-ms'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval-ms']
+    if (flags['host-name'] !== undefined) overrides.hostName = flags['host-name']
+    const config = applyOverrides(base, overrides)
+    for (const warning of config.warnings) this.logger.info(warning)
+
+    const broker = await startBroker({config, logger: this.logger})
+    const s = config.system
+    this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
+      url: broker.url,
+      dataPath: s.dataPath,
+      mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',
+      topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
+      flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
+    })
+
+    await new Promise<void>((resolve) => {
+      let stopping = false
+      const stop = (signal: NodeJS.Signals) => {
+        if (stopping) {
+          this.logger.warn(`${signal} again: exiting without waiting`)
+          process.exit(1)
+        }
+        stopping = true
+        this.logger.info(`${signal} received: stopping`)
+        broker.close().then(resolve, (error: Error) => {
+          this.logger.error('shutdown failed', {error: error.message})
+          process.exitCode = 1
+          resolve()
+        })
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+    })
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Bad input over a raw socket (DESIGN §6): each case closes that connection only, after a
+ * log line; the broker and its other clients carry on, and nothing partial is stored.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {decodeMessageSet} from '../../src/protocol/index.js'
+import {startTestBroker} from '../helpers/broker.js'
+import {RawClient, text} from '../helpers/raw-client.js'
+import {uniqueName} from '../helpers/index.js'
+
+describe('broker bad input', () => {
+  const closing: Array<[string, string | Buffer]> = [
+    ['an unknown command', 'unknown\r\n'],
+    ['a command whose name only starts right', 'puts t 0 1 0 1\r\nx'],
+    ['a malformed put line', 'put t x 5 0 1\r\nhello'],
+    ['a wrong token count', 'get t g 0\r\n'],
+    ['a header longer than 4 KiB', Buffer.alloc(5000, 0x61)],
+    ['a body longer than the maximum message size', 'put t 0 99999999 0 -1 1\r\n'],
+  ]
+  for (const [what, bytes] of closing) {
+    it(`closes the connection on ${what} and keeps serving others`, async (t) => {
+      const broker = await startTestBroker(t)
+      const bystander = await RawClient.connect(t, broker.port)
+      const bad = await RawClient.connect(t, broker.port)
+      bad.send(bytes)
+      await bad.waitClosed()
+      assert.equal(bad.pending, 0, 'no response to bad input')
+      const v = await bystander.request('version 1\r\n')
+      assert.equal(text(v), '1.4.6.2')
+    })
+  }
+
+  it('answers requests that came before the bad line', async (t) => {
+    const broker = await startTestBroker(t)
+    const client = await RawClient.connect(t, broker.port)
+    client.send('version 1\r\nversion 2\r\nbogus\r\nversion 3\r\n')
+    assert.equal((await client.next()).opaque, 1)
+    assert.equal((await client.next()).opaque, 2)
+    await client.waitClosed()
+    assert.equal(client.pending, 0)
+  })
+
+  it('stores nothing from a client that disconnects mid-body', async (t) => {
+    const broker = await startTestBroker(t)
+    const topic = uniqueName()
+    const quitter = await RawClient.connect(t, broker.port)
+    quitter.send(`put ${topic} 0 100 0 -1 1\r\n${'x'.repeat(40)}`)
+    quitter.socket.destroy()
+    const client = await RawClient.connect(t, broker.port)
+    const ack = await client.request(`put ${topic} 0 5 0 -1 2\r\nhello`)
+    assert.equal(text(ack).split(' ')[2], '0', 'the next put lands at offset 0')
+    const value = await client.request(`get ${topic} g 0 0 1048576 3\r\n`)
+    assert.ok(value.type === 'value')
+    const {messages, bytesConsumed} = decodeMessageSet(value.body)
+    assert.equal(messages.length, 1)
+    assert.equal(bytesConsumed, value.body.length)
+  })
+
+  it('refuses an oversize body before the client sends it', async (t) => {
+    const broker = await startTestBroker(t, {maxTransferBytes: 4096})
+    const client = await RawClient.connect(t, broker.port)
+    client.send(`put ${uniqueName()} 0 5000 0 -1 1\r\n`)
+    await client.waitClosed()
+  })
+
+  it('accepts a body of exactly the maximum message size (maxTransferSize - 20)', async (t) => {
+    const broker = await startTestBroker(t, {maxTransferBytes: 4096})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    const ack = await client.request(Buffer.concat([Buffer.from(`put ${topic} 0 4076 0 -1 1\r\n`), Buffer.alloc(4076, 1)]))
+    assert.ok(ack.type === 'result' && ack.code === 200)
+    const value = await client.request(`get ${topic} g 0 0 4096 2\r\n`)
+    assert.equal(decodeMessageSet(value.body).messages.length, 1, 'the largest message still fits one fetch')
+  })
+})

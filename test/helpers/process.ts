@@ -1,0 +1,94 @@
+/**
+ * Child processes of the real CLI (`bin/run.js`, built by `npm test`'s pretest step): a broker
+ * to kill -9, and one-shot commands with piped stdin for end-to-end tests.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {fileURLToPath} from 'node:url'
+import type {Cleanup} from './index.js'
+
+export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+export interface RunOptions {
+  input?: string | Buffer
+  env?: Record<string, string>
+  timeoutMs?: number
+}
+
+/** Run `meta <args>` to completion (killed after timeoutMs, default 30 s). */
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  const child = spawnCli(args, options.env)
+  if (options.input !== undefined) child.stdin!.end(options.input)
+  else child.stdin!.end()
+  return collect(child, options.timeoutMs ?? 30_000)
+}
+
+export function spawnCli(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], {
+    env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true', ...env},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+}
+
+export function collect(child: ChildProcess, timeoutMs = 30_000): Promise<CliResult> {
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`command timed out after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, timeoutMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({code, signal, stdout, stderr})
+    })
+  })
+}
+
+export interface BrokerProcess {
+  child: ChildProcess
+  port: number
+  /** Everything the broker wrote to stderr so far. */
+  stderr(): string
+}
+
+/** Start `meta serve --port 0 <args>` and wait for its "listening" line. */
+export async function spawnBroker(t: Cleanup, args: string[], timeoutMs = 20_000): Promise<BrokerProcess> {
+  const child = spawnCli(['serve', '--port', '0', '--log-format', 'json', ...args])
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  let stderr = ''
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms: ${stderr}`)), timeoutMs)
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+      const match = /listening on [^"\s]+:(\d+)/.exec(stderr)
+      if (match) {
+        clearTimeout(timer)
+        resolve(Number(match[1]))
+      }
+    })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`broker exited with ${code} before listening: ${stderr}`))
+    })
+  })
+  return {child, port, stderr: () => stderr}
+}
+
+/** Resolve with the exit code/signal once the child exits. */
+export function exited(child: ChildProcess): Promise<{code: number | null; signal: NodeJS.Signals | null}> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({code: child.exitCode, signal: child.signalCode})
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({code, signal})))
+}

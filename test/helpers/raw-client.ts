@@ -1,0 +1,108 @@
+/**
+ * A raw TCP client for protocol tests: send exact bytes, read decoded response frames, and
+ * observe the broker closing the connection. No meta client code involved.
+ */
+import {connect, type Socket} from 'node:net'
+import {createResponseDecoder, type ResponseFrame} from '../../src/protocol/index.js'
+import type {Cleanup} from './index.js'
+
+export class RawClient {
+  private readonly frames: ResponseFrame[] = []
+  private waiters: Array<() => void> = []
+  private closedFlag = false
+  private readonly decoder = createResponseDecoder({maxBodyBytes: 64 * 1024 * 1024})
+  private decodeError: Error | undefined
+  /** Every chunk as received, to check that a response arrived in one piece. */
+  readonly chunks: Buffer[] = []
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.chunks.push(chunk)
+      try {
+        this.decoder.push(chunk)
+        for (let f = this.decoder.next(); f !== undefined; f = this.decoder.next()) this.frames.push(f)
+      } catch (error) {
+        this.decodeError = error as Error
+      }
+      this.notify()
+    })
+    socket.on('close', () => {
+      this.closedFlag = true
+      this.notify()
+    })
+    socket.on('error', () => {
+      // 'close' follows; tests observe the closed state.
+    })
+  }
+
+  static async connect(t: Cleanup, port: number, host = '127.0.0.1'): Promise<RawClient> {
+    const socket = connect({port, host})
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve)
+      socket.once('error', reject)
+    })
+    const client = new RawClient(socket)
+    t.after(() => socket.destroy())
+    return client
+  }
+
+  get closed(): boolean {
+    return this.closedFlag
+  }
+
+  send(bytes: string | Buffer): void {
+    this.socket.write(bytes)
+  }
+
+  /** The next response frame (fails after timeoutMs or if the broker closes first). */
+  async next(timeoutMs = 5000): Promise<ResponseFrame> {
+    await this.until(() => this.frames.length > 0 || this.closedFlag || this.decodeError !== undefined, timeoutMs, 'a response')
+    if (this.decodeError) throw this.decodeError
+    const frame = this.frames.shift()
+    if (frame === undefined) throw new Error('connection closed before a response arrived')
+    return frame
+  }
+
+  /** Send a request and return the next response. */
+  async request(bytes: string | Buffer, timeoutMs?: number): Promise<ResponseFrame> {
+    this.send(bytes)
+    return this.next(timeoutMs)
+  }
+
+  /** Resolve when the broker has closed the connection. */
+  async waitClosed(timeoutMs = 5000): Promise<void> {
+    await this.until(() => this.closedFlag, timeoutMs, 'the broker to close the connection')
+  }
+
+  /** Responses received but not yet read with next(). */
+  get pending(): number {
+    return this.frames.length
+  }
+
+  private notify(): void {
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w()
+  }
+
+  private async until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    if (cond()) return
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs)
+      const check = () => {
+        if (cond()) {
+          clearTimeout(timer)
+          resolve()
+        } else {
+          this.waiters.push(check)
+        }
+      }
+      this.waiters.push(check)
+    })
+  }
+}
+
+/** Body of a result frame as text. */
+export function text(frame: ResponseFrame): string {
+  return frame.body.toString('utf8')
+}
