@@ -1,0 +1,26 @@
+/**
+ * What every partition log shares with the store that owns it: the file operations, the
+ * file-descriptor budget, the tail cache budget, the logger, and the end-of-turn writer.
+ */
+import type {Logger} from '../log.js'
+import type {DirSync} from './dir-sync.js'
+import type {FdCache} from './fd-cache.js'
+import type {FileOps} from './file-ops.js'
+import type {Limiter} from './limiter.js'
+import type {PartitionLog} from './partition-log.js'
+import type {TailCache} from './tail-cache.js'
+
+export interface StoreContext {
+  readonly ops: FileOps
+  readonly fds: FdCache
+  readonly tailCache: TailCache
+  readonly log: Logger
+  /** Bounds concurrent fdatasync jobs across the store. */
+  readonly syncLimiter: Limiter
+  /** fdatasync of directory entries, coalesced across partitions. */
+  readonly dirSync: DirSync
+  /** Queue `log` for the write at the end of this event-loop turn. */
+  queueWrite(log: PartitionLog): void
+  /** Resolves after the next end-of-turn write has run. */
+  nextWrite(): Promise<void>
+}

@@ -1,0 +1,341 @@
+/**
+ * The store of every partition log on this broker.
+ *
+ * Layout: `<dataPath>/<topic>-<partition>/` per partition (layout.ts); a topic's dataPath may
+ * override the default root, and `extraDataPaths` lists such roots so `open` finds them.
+ *
+ * One end-of-turn writer for all partitions: the first append of a turn queues its log and
+ * schedules one `setImmediate`; it writes every queued log's batch (one gather write each),
+ * then tells `onAppend` listeners. One periodic flush timer per distinct `unflushIntervalMs`
+ * (unref'ed) fdatasyncs threshold-mode logs with unflushed messages. Shared budgets: at most
+ * `maxOpenFiles` descriptors (fd-cache.ts) and `tailCacheBytes` of cached tail (tail-cache.ts).
+ */
+import {mkdirSync, type Dirent} from 'node:fs'
+import {readdir} from 'node:fs/promises'
+import {join, resolve} from 'node:path'
+import {silentLogger, type Logger} from '../log.js'
+import {MetaError} from '../protocol/errors.js'
+import type {StoreContext} from './context.js'
+import {DirSync} from './dir-sync.js'
+import {FdCache} from './fd-cache.js'
+import {nodeFileOps, type FileOps} from './file-ops.js'
+import {ioError} from './io-error.js'
+import {Limiter} from './limiter.js'
+import {parsePartitionDirName, partitionDirName, RECOVERY_CONCURRENCY} from './layout.js'
+import {PartitionLog} from './partition-log.js'
+import {createSegmentFile, recoverPartition} from './recovery.js'
+import {Segment} from './segment.js'
+import {TailCache} from './tail-cache.js'
+import type {TopicStorageConfig} from './types.js'
+
+/** Default {@link MessageStoreOptions.maxOpenFiles}. */
+export const DEFAULT_MAX_OPEN_FILES = 1024
+/** Default {@link MessageStoreOptions.tailCacheBytes}: 64 MiB. */
+export const DEFAULT_TAIL_CACHE_BYTES = 64 * 1024 * 1024
+/**
+ * fdatasync jobs in flight across the store. libuv has 4 threadpool threads by default and
+ * reads need them too; ext4 commits concurrent fdatasyncs in one journal transaction anyway.
+ */
+const MAX_CONCURRENT_SYNCS = 3
+
+export interface MessageStoreOptions {
+  /** Default root directory for partitions. */
+  dataPath: string
+  /**
+   * Resolves a topic's storage config (flush policy, dataPath, segment size); called when a
+   * partition is opened or created, and again by {@link MessageStore.reloadConfig}.
+   */
+  topicConfig(topic: string): TopicStorageConfig
+  /** Other roots to scan at open (per-topic dataPath overrides). */
+  extraDataPaths?: string[]
+  /** Upper bound on file descriptors the store keeps open (default 1024). */
+  maxOpenFiles?: number
+  /** Global budget of in-memory tail cache bytes (default 64 MiB). */
+  tailCacheBytes?: number
+  logger?: Logger
+  /** Fault-injection seam for tests (ENOSPC, EIO); defaults to node:fs. */
+  fileOps?: FileOps
+}
+
+interface FlushTimer {
+  timer: NodeJS.Timeout
+  logs: Set<PartitionLog>
+}
+
+export class MessageStore {
+  private readonly options: MessageStoreOptions
+  private readonly ctx: StoreContext
+  private readonly logs = new Map<string, PartitionLog>()
+  private readonly listeners: Array<(log: PartitionLog) => void> = []
+  private readonly timers = new Map<number, FlushTimer>()
+  private queued: PartitionLog[] = []
+  private writeScheduled = false
+  private writeWaiters: Array<() => void> = []
+  private closing: Promise<void> | undefined
+
+  private constructor(options: MessageStoreOptions) {
+    this.options = options
+    const ops = options.fileOps ?? nodeFileOps
+    const log = (options.logger ?? silentLogger).child('storage')
+    const fds = new FdCache(ops, options.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES, log)
+    const syncLimiter = new Limiter(MAX_CONCURRENT_SYNCS)
+    this.ctx = {
+      ops,
+      log,
+      fds,
+      tailCache: new TailCache(options.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES),
+      syncLimiter,
+      dirSync: new DirSync(ops, fds, syncLimiter),
+      queueWrite: (partitionLog) => this.queueWrite(partitionLog),
+      nextWrite: () => this.nextWrite(),
+    }
+  }
+
+  /**
+   * Open the store: scan `dataPath` and `extraDataPaths` for `<topic>-<partition>`
+   * directories (others are ignored) and recover each (recovery.ts), a bounded number at a
+   * time. Rejects with STORAGE_CORRUPT (damage not at a tail) or STORAGE_ERROR.
+   */
+  static async open(options: MessageStoreOptions): Promise<MessageStore> {
+    const store = new MessageStore(options)
+    try {
+      await store.recoverAll()
+    } catch (error) {
+      await store.ctx.fds.closeAll()
+      throw error
+    }
+    return store
+  }
+
+  get(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.get(partitionDirName(topic, partition))
+  }
+
+  /**
+   * The log of (topic, partition), creating its directory and first segment
+   * `<20-digit startOffset>.meta` (default 0) when it does not exist. Throws
+   * INVALID_ARGUMENT for a bad name or offset, STORAGE_ERROR when the files cannot be made.
+   */
+  getOrCreate(topic: string, partition: number, startOffset = 0): PartitionLog {
+    const existing = this.get(topic, partition)
+    if (existing !== undefined) return existing
+    this.checkOpen()
+    checkName(topic, partition, startOffset)
+    const config = this.options.topicConfig(topic)
+    const dir = join(config.dataPath, partitionDirName(topic, partition))
+    try {
+      mkdirSync(dir, {recursive: true})
+    } catch (error) {
+      throw ioError(error, 'create', dir)
+    }
+    const first = new Segment(startOffset, dir, 0)
+    createSegmentFile(this.ctx.fds, first, true)
+    const init = {topic, partition, dir, config, segments: [first], lastSegmentCount: 0, lastModifiedMs: Date.now()}
+    return this.add(new PartitionLog({...init, newDirs: [dir, config.dataPath]}, this.ctx))
+  }
+
+  /** Every log, sorted by topic then partition. */
+  list(): PartitionLog[] {
+    return [...this.logs.values()].sort((a, b) =>
+      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+    )
+  }
+
+  /** Every topic with at least one partition, sorted. */
+  topics(): string[] {
+    return [...new Set([...this.logs.values()].map((log) => log.topic))].sort()
+  }
+
+  /**
+   * Call `listener` once per partition per written batch, after its bytes became readable
+   * (long-poll wake-ups). Listener errors are logged, never thrown into the writer.
+   */
+  onAppend(listener: (log: PartitionLog) => void): void {
+    this.listeners.push(listener)
+  }
+
+  /** Re-resolve every topic's config (flush policy, segment size) after a config reload. */
+  reloadConfig(): void {
+    for (const log of this.logs.values()) {
+      this.unwatch(log)
+      log.updateConfig(this.options.topicConfig(log.topic))
+      this.watch(log)
+    }
+  }
+
+  /** Write what is pending and fdatasync everything unflushed. */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((log) => log.flush()))
+  }
+
+  /**
+   * Write pending batches, fdatasync, and close every file; idempotent. Appends and reads
+   * after close fail with STORAGE_ERROR.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeAll()
+    return this.closing
+  }
+
+  private async closeAll(): Promise<void> {
+    this.writeQueued()
+    for (const {timer} of this.timers.values()) clearInterval(timer)
+    this.timers.clear()
+    await Promise.all([...this.logs.values()].map((log) => log.close()))
+    await this.ctx.fds.closeAll()
+  }
+
+  private checkOpen(): void {
+    if (this.closing !== undefined) throw new MetaError('STORAGE_ERROR', 'message store is closed')
+  }
+
+  private add(log: PartitionLog): PartitionLog {
+    this.logs.set(partitionDirName(log.topic, log.partition), log)
+    this.watch(log)
+    return log
+  }
+
+  /** Register a threshold-mode log with the periodic flush timer of its interval. */
+  private watch(log: PartitionLog): void {
+    const {unflushThreshold, unflushIntervalMs} = log.storageConfig
+    if (unflushThreshold <= 0 || !(unflushIntervalMs > 0)) return
+    let entry = this.timers.get(unflushIntervalMs)
+    if (entry === undefined) {
+      const logs = new Set<PartitionLog>()
+      const timer = setInterval(() => {
+        for (const each of logs) each.flushIfDirty()
+      }, unflushIntervalMs)
+      timer.unref()
+      entry = {timer, logs}
+      this.timers.set(unflushIntervalMs, entry)
+    }
+    entry.logs.add(log)
+  }
+
+  private unwatch(log: PartitionLog): void {
+    for (const [intervalMs, entry] of this.timers) {
+      if (!entry.logs.delete(log) || entry.logs.size > 0) continue
+      clearInterval(entry.timer)
+      this.timers.delete(intervalMs)
+    }
+  }
+
+  private queueWrite(log: PartitionLog): void {
+    this.queued.push(log)
+    this.scheduleWrite()
+  }
+
+  private nextWrite(): Promise<void> {
+    return new Promise((resolve) => {
+      this.writeWaiters.push(resolve)
+      this.scheduleWrite()
+    })
+  }
+
+  private scheduleWrite(): void {
+    if (this.writeScheduled) return
+    this.writeScheduled = true
+    setImmediate(() => this.writeQueued())
+  }
+
+  /** The end-of-turn write: one batch per queued log, then listeners and waiters. */
+  private writeQueued(): void {
+    this.writeScheduled = false
+    const queued = this.queued
+    const waiters = this.writeWaiters
+    this.queued = []
+    this.writeWaiters = []
+    for (const log of queued) {
+      if (log.writePending()) this.notify(log)
+    }
+    this.ctx.tailCache.trim()
+    for (const resolve of waiters) resolve()
+  }
+
+  private notify(log: PartitionLog): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(log)
+      } catch (error) {
+        this.ctx.log.error('append listener threw', {topic: log.topic, partition: log.partition, error: String(error)})
+      }
+    }
+  }
+
+  private async recoverAll(): Promise<void> {
+    const dirs = await this.findPartitionDirs()
+    await forEachLimited(dirs, RECOVERY_CONCURRENCY, async ({dir, topic, partition}) => {
+      const config = this.options.topicConfig(topic)
+      const {fds, ops, log} = this.ctx
+      const recovered = await recoverPartition({dir, topic, partition, ops, fds, log})
+      this.add(new PartitionLog({...recovered, topic, partition, dir, config}, this.ctx))
+    })
+    if (dirs.length > 0) this.ctx.log.info('recovered partitions', {count: dirs.length})
+  }
+
+  /** Partition directories under every root; the same partition in two roots is ambiguous. */
+  private async findPartitionDirs(): Promise<Array<{dir: string; topic: string; partition: number}>> {
+    const roots = [...new Set([this.options.dataPath, ...(this.options.extraDataPaths ?? [])].map((r) => resolve(r)))]
+    const found = new Map<string, {dir: string; topic: string; partition: number}>()
+    for (const root of roots) {
+      for (const entry of await listDirectories(root)) {
+        const parsed = parsePartitionDirName(entry.name)
+        if (parsed === undefined) continue
+        const dir = join(root, entry.name)
+        const key = partitionDirName(parsed.topic, parsed.partition)
+        const other = found.get(key)
+        if (other !== undefined) {
+          throw new MetaError('STORAGE_CORRUPT', `partition "${key}" exists twice: "${other.dir}" and "${dir}"`, {
+            details: {dirs: [other.dir, dir]},
+          })
+        }
+        found.set(key, {dir, ...parsed})
+      }
+    }
+    return [...found.values()]
+  }
+}
+
+/** Subdirectories of `root`; none when it does not exist yet. */
+async function listDirectories(root: string): Promise<Dirent[]> {
+  try {
+    return (await readdir(root, {withFileTypes: true})).filter((entry) => entry.isDirectory())
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw ioError(error, 'list', root)
+  }
+}
+
+/** Run `fn` over `items`, at most `limit` at a time; stops starting new ones after a failure. */
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  let failed = false
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next]
+      next += 1
+      try {
+        await fn(item)
+      } catch (error) {
+        failed = true
+        throw error
+      }
+    }
+  }
+  const results = await Promise.allSettled(Array.from({length: Math.min(limit, items.length)}, worker))
+  const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected')
+  if (rejected !== undefined) throw rejected.reason
+}
+
+/** Names become directory names: refuse what would escape or confuse the layout. */
+function checkName(topic: string, partition: number, startOffset: number): void {
+  if (topic === '' || topic === '.' || topic === '..' || /[/\\\0]/.test(topic)) {
+    throw MetaError.invalidArgument(`invalid topic "${topic}": expected a non-empty name without "/", "\\" or NUL`)
+  }
+  if (!Number.isSafeInteger(partition) || partition < 0) {
+    throw MetaError.invalidArgument(`invalid partition "${partition}" for topic "${topic}": expected an integer >= 0`)
+  }
+  if (!Number.isSafeInteger(startOffset) || startOffset < 0) {
+    throw MetaError.invalidArgument(`invalid start offset "${startOffset}": expected an integer >= 0`)
+  }
+}

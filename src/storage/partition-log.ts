@@ -1,0 +1,480 @@
+/**
+ * One partition's log: segments `<dir>/<20-digit start>.meta` holding MetaQ records back to
+ * back (see protocol/message-set.ts for the record layout and layout.ts for names).
+ *
+ * Append path (the performance story, see DESIGN §3.2 and docs/architecture.md):
+ *   append() assigns the offset synchronously and copies header + payload into the tail
+ *   block (tail-cache.ts) → the store calls writePending() once at the end of the event-loop
+ *   turn → one gather write per segment touched (normally exactly one) → the bytes are
+ *   readable ("written means visible") → callbacks fire now (threshold mode) or after the
+ *   fdatasync that covers them (group commit, flusher.ts).
+ *
+ * Rolling: when the segment the next record goes to holds >= maxSegmentBytes, that record
+ * starts a new segment at `start + size` (checked per record while the batch is built, so a
+ * segment exceeds the limit by at most one record, or one appendRecords batch, which is never
+ * split). The old segment is sealed and fdatasynced.
+ *
+ * Failure: a failed write fails every callback of its batch, truncates the log back to where
+ * the batch started (removing segments the batch created), and resets the pending state; the
+ * log keeps serving reads and later appends.
+ */
+import {rmSync} from 'node:fs'
+import {MetaError} from '../protocol/errors.js'
+import {RECORD_HEADER_BYTES, writeRecordHeader} from '../protocol/message-set.js'
+import type {StoreContext} from './context.js'
+import {writeFullySync} from './file-ops.js'
+import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
+import type {CachedFile} from './fd-cache.js'
+import {ioError} from './io-error.js'
+import {createSegmentFile, type RecoveredPartition} from './recovery.js'
+import {readFully} from './scan.js'
+import {findSegmentIndex, Segment} from './segment.js'
+import {PartitionTail} from './tail-cache.js'
+import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
+
+/** The written state to roll back to after a failed write or group-commit fdatasync. */
+interface LogCheckpoint extends Checkpoint {
+  /** Start of the segment that was active. */
+  readonly activeStart: number
+  readonly messageCount: number
+}
+
+/** Everything a log is built from (a recovered or freshly created directory). */
+export interface PartitionLogInit extends RecoveredPartition {
+  topic: string
+  partition: number
+  dir: string
+  config: TopicStorageConfig
+  /** Directories whose entries must be fdatasynced with the first sync (a new partition). */
+  newDirs?: string[]
+}
+
+export class PartitionLog {
+  readonly topic: string
+  readonly partition: number
+  /** The partition's directory. */
+  readonly dir: string
+  private config: TopicStorageConfig
+  private readonly ctx: StoreContext
+  private readonly segments: Segment[]
+  private readonly tail: PartitionTail
+  private readonly flusher: Flusher<LogCheckpoint>
+  /** End of the bytes written to segment files (readable). */
+  private writtenEnd: number
+  /** End including pending bytes: the offset the next append gets. */
+  private appendEnd: number
+  /** Start of the segment the next appended record goes to. */
+  private tailSegmentStart: number
+  /** Offsets inside the pending range where a new segment starts. */
+  private rollPoints: number[] = []
+  private pendingCount = 0
+  private pendingCallbacks: AppendCallback[] = []
+  private queued = false
+  /** Segments written since the last fdatasync began. */
+  private unsynced: Segment[] = []
+  /** Directories to fdatasync with the next sync (new segment or partition entries). */
+  private dirsToSync: string[]
+  private messageCount: number
+  private lastAppendMs: number
+  private closed = false
+
+  /** @internal Built by MessageStore. */
+  constructor(init: PartitionLogInit, ctx: StoreContext) {
+    this.topic = init.topic
+    this.partition = init.partition
+    this.dir = init.dir
+    this.config = init.config
+    this.ctx = ctx
+    this.segments = init.segments
+    this.tail = new PartitionTail(ctx.tailCache)
+    const active = this.active
+    this.writtenEnd = active.end
+    this.appendEnd = active.end
+    this.tailSegmentStart = active.start
+    this.messageCount = init.lastSegmentCount
+    this.lastAppendMs = init.lastModifiedMs
+    this.dirsToSync = init.newDirs ?? []
+    this.flusher = new Flusher(this.flushHost())
+  }
+
+  /** First readable offset: the start of the first segment. */
+  get minOffset(): number {
+    return this.segments[0].start
+  }
+
+  /**
+   * End of the written log: every byte below it is readable. Appends made in the current
+   * event-loop turn get offsets from here on and become readable at the end of the turn.
+   */
+  get maxOffset(): number {
+    return this.writtenEnd
+  }
+
+  /** The flush policy and segment size in force. */
+  get storageConfig(): TopicStorageConfig {
+    return this.config
+  }
+
+  /** Point-in-time facts (stats, admin). `messageCount` counts the last segment and appends since open. */
+  info(): PartitionInfo {
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      minOffset: this.minOffset,
+      maxOffset: this.writtenEnd,
+      sizeBytes: this.writtenEnd - this.minOffset,
+      messageCount: this.messageCount,
+      segmentCount: this.segments.length,
+      unflushedCount: this.flusher.unflushedCount,
+      lastAppendMs: this.lastAppendMs,
+    }
+  }
+
+  /**
+   * Append one message and return its offset (assigned now). The record is
+   * `length | crc | id | flag | payload` (20-byte header, protocol/message-set.ts); it is
+   * written with this turn's batch and `done` is called per the topic's flush policy.
+   * Throws STORAGE_ERROR when the store is closed.
+   */
+  append(id: bigint, flag: number, payload: Uint8Array, crc: number, done: AppendCallback): number {
+    const size = RECORD_HEADER_BYTES + payload.byteLength
+    const offset = this.startRecords()
+    const block = this.tail.reserve(offset, size)
+    const pos = block.filled
+    writeRecordHeader(block.buf, pos, payload.byteLength, crc, id, flag)
+    block.buf.set(payload, pos + RECORD_HEADER_BYTES)
+    block.filled = pos + size
+    this.endRecords(size, 1, done)
+    return offset
+  }
+
+  /**
+   * Append `count` whole, already formatted records (replication, transaction commit) as one
+   * contiguous batch in one segment; returns the offset of its first byte. Throws
+   * INVALID_ARGUMENT when `records` is not exactly `count` whole records.
+   */
+  appendRecords(records: Buffer, count: number, done: AppendCallback): number {
+    checkRecords(records, count)
+    const offset = this.startRecords()
+    const block = this.tail.reserve(offset, records.length)
+    records.copy(block.buf, block.filled)
+    block.filled += records.length
+    this.endRecords(records.length, count, done)
+    return offset
+  }
+
+  /**
+   * Raw log bytes [offset, min(offset + maxBytes, end of the segment holding offset, end of
+   * the written log)). Never crosses a segment boundary; may end mid-record. `below` when
+   * offset < minOffset, `end` when offset >= maxOffset. Rejects with STORAGE_ERROR on I/O
+   * failure or when the store is closed.
+   */
+  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    this.checkOpen()
+    if (!(maxBytes > 0)) throw MetaError.invalidArgument(`invalid read size "${maxBytes}": expected a positive number`)
+    if (offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
+    if (offset >= this.writtenEnd) return {kind: 'end', end: this.writtenEnd}
+    const segment = this.segments[findSegmentIndex(this.segments, offset)]
+    const to = Math.min(offset + maxBytes, segment.end)
+    const cached = this.tail.slice(offset, to)
+    if (cached !== undefined) return {kind: 'data', data: cached}
+    const data = await this.readSegment(segment, offset, to)
+    return data.length > 0 ? {kind: 'data', data} : {kind: 'end', end: this.writtenEnd}
+  }
+
+  /**
+   * MetaQ's `offset` command: the start of the segment holding `offset`; minOffset below the
+   * log; maxOffset at or after its end.
+   */
+  nearestOffset(offset: number): number {
+    if (offset < this.minOffset) return this.minOffset
+    if (offset >= this.writtenEnd) return this.writtenEnd
+    return this.segments[findSegmentIndex(this.segments, offset)].start
+  }
+
+  /** Write what is pending, then fdatasync everything written. Rejects with the sync's MetaError. */
+  async flush(): Promise<void> {
+    if (this.appendEnd > this.writtenEnd) await this.ctx.nextWrite()
+    return this.flusher.flush()
+  }
+
+  /** @internal Apply a reloaded topic config (flush policy, segment size). */
+  updateConfig(config: TopicStorageConfig): void {
+    this.config = config
+  }
+
+  /** @internal Periodic timer (threshold mode): fdatasync when anything is unflushed. */
+  flushIfDirty(): void {
+    if (!this.flusher.groupCommit && this.flusher.unflushedCount > 0) this.flusher.requestSync()
+  }
+
+  /**
+   * @internal The end-of-turn write: send the pending batch to the segment files. Returns
+   * true when bytes became readable.
+   */
+  writePending(): boolean {
+    this.queued = false
+    if (this.appendEnd === this.writtenEnd) return false
+    const checkpoint = this.checkpoint()
+    const callbacks = this.pendingCallbacks
+    const count = this.pendingCount
+    this.pendingCallbacks = []
+    this.pendingCount = 0
+    const rolled = this.rollPoints.length > 0
+    try {
+      this.writeRange(this.writtenEnd, this.appendEnd)
+    } catch (error) {
+      const err = ioError(error, 'write', this.dir)
+      this.ctx.log.error('append failed', {topic: this.topic, partition: this.partition, error: err.message})
+      this.restore(checkpoint)
+      this.fire(callbacks, err)
+      return false
+    }
+    this.tail.commit()
+    this.messageCount += count
+    this.lastAppendMs = Date.now()
+    this.flusher.written(count, callbacks)
+    if (rolled) this.flusher.requestSync()
+    return true
+  }
+
+  /** @internal Write what is pending, fdatasync, and stop accepting appends and reads. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.writePending()
+    this.closed = true
+    try {
+      await this.flusher.flush()
+    } catch (error) {
+      this.ctx.log.error('final flush failed', {topic: this.topic, partition: this.partition, error: String(error)})
+    }
+    this.tail.clear()
+  }
+
+  private get active(): Segment {
+    return this.segments[this.segments.length - 1]
+  }
+
+  /** Checks before appending records at the append end; returns their offset. */
+  private startRecords(): number {
+    this.checkOpen()
+    const offset = this.appendEnd
+    if (offset - this.tailSegmentStart >= this.config.maxSegmentBytes && offset > this.tailSegmentStart) {
+      this.rollPoints.push(offset)
+      this.tailSegmentStart = offset
+    }
+    return offset
+  }
+
+  private endRecords(bytes: number, count: number, done: AppendCallback): void {
+    this.appendEnd += bytes
+    this.pendingCount += count
+    this.pendingCallbacks.push(done)
+    if (!this.queued) {
+      this.queued = true
+      this.ctx.queueWrite(this)
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) {
+      throw new MetaError('STORAGE_ERROR', `partition "${this.topic}-${this.partition}" is closed`)
+    }
+  }
+
+  /** Write pending bytes [from, to), starting new segments at the roll points. */
+  private writeRange(from: number, to: number): void {
+    let pos = from
+    for (const rollAt of this.rollPoints) {
+      if (rollAt > pos) this.writeSegment(this.active, pos, rollAt)
+      this.roll(rollAt)
+      pos = rollAt
+    }
+    this.rollPoints = []
+    this.writeSegment(this.active, pos, to)
+    this.writtenEnd = to
+  }
+
+  private writeSegment(segment: Segment, from: number, to: number): void {
+    const {fds, ops} = this.ctx
+    try {
+      const fd = fds.acquire(segment.file)
+      try {
+        writeFullySync(ops, fd, this.tail.pending(from, to), from - segment.start)
+      } finally {
+        fds.release(segment.file)
+      }
+    } catch (error) {
+      throw ioError(error, 'write', segment.file.path)
+    }
+    segment.size = to - segment.start
+    if (!segment.unsynced) {
+      segment.unsynced = true
+      this.unsynced.push(segment)
+    }
+  }
+
+  /** Seal the active segment and start a new one at `start` (its end). */
+  private roll(start: number): void {
+    const next = new Segment(start, this.dir, 0)
+    createSegmentFile(this.ctx.fds, next)
+    this.segments.push(next)
+    this.dirsToSync.push(this.dir)
+  }
+
+  private checkpoint(): LogCheckpoint {
+    return {end: this.writtenEnd, activeStart: this.active.start, messageCount: this.messageCount}
+  }
+
+  /** Drop everything after `to`: segments created since, bytes past it, pending appends. */
+  private restore(to: LogCheckpoint): void {
+    while (this.active.start > to.activeStart) this.removeSegment(this.segments.pop() as Segment)
+    const active = this.active
+    // Always truncate: a failed write may have left bytes past the size we recorded.
+    this.truncateSegment(active, to.end - active.start)
+    this.unsynced = this.unsynced.filter((segment) => !segment.file.retired)
+    this.writtenEnd = to.end
+    this.appendEnd = to.end
+    this.tailSegmentStart = active.start
+    this.rollPoints = []
+    this.messageCount = to.messageCount
+    this.tail.clear()
+  }
+
+  private truncateSegment(segment: Segment, size: number): void {
+    segment.size = size
+    try {
+      const fd = this.ctx.fds.acquire(segment.file)
+      try {
+        this.ctx.ops.ftruncateSync(fd, size)
+      } finally {
+        this.ctx.fds.release(segment.file)
+      }
+    } catch (error) {
+      // Later appends overwrite from `size`, and recovery drops any torn bytes after them.
+      this.ctx.log.error('cannot truncate segment', {file: segment.file.path, size, error: String(error)})
+    }
+  }
+
+  private removeSegment(segment: Segment): void {
+    for (const file of [segment.file, segment.indexFile]) {
+      this.ctx.fds.retire(file)
+      try {
+        rmSync(file.path, {force: true})
+      } catch (error) {
+        this.ctx.log.error('cannot remove file', {file: file.path, error: String(error)})
+      }
+    }
+  }
+
+  private async readSegment(segment: Segment, from: number, to: number): Promise<Buffer> {
+    const {fds, ops} = this.ctx
+    let fd: number
+    try {
+      fd = await fds.acquireAsync(segment.file)
+    } catch (error) {
+      throw ioError(error, 'open', segment.file.path)
+    }
+    try {
+      const data = Buffer.allocUnsafe(to - from)
+      const got = await readFully(ops, fd, data, 0, data.length, from - segment.start)
+      return got === data.length ? data : data.subarray(0, got)
+    } catch (error) {
+      throw ioError(error, 'read', segment.file.path)
+    } finally {
+      fds.release(segment.file)
+    }
+  }
+
+  /** fdatasync every segment written since the last sync began, and new directory entries. */
+  private async syncFiles(): Promise<void> {
+    const segments = this.unsynced
+    const dirs = this.dirsToSync
+    this.unsynced = []
+    this.dirsToSync = []
+    for (const segment of segments) segment.unsynced = false
+    try {
+      await Promise.all([
+        this.ctx.syncLimiter.run(() => Promise.all(segments.map((segment) => this.syncFile(segment.file)))),
+        ...dirs.map((dir) => this.ctx.dirSync.sync(dir)),
+      ])
+    } catch (error) {
+      for (const segment of segments) {
+        if (segment.unsynced || segment.file.retired) continue
+        segment.unsynced = true
+        this.unsynced.push(segment)
+      }
+      this.dirsToSync.push(...dirs)
+      throw error
+    }
+  }
+
+  private async syncFile(file: CachedFile): Promise<void> {
+    const {fds, ops} = this.ctx
+    let fd: number
+    try {
+      fd = await fds.acquireAsync(file)
+    } catch (error) {
+      throw ioError(error, 'open', file.path)
+    }
+    try {
+      await ops.fdatasync(fd)
+    } catch (error) {
+      throw ioError(error, 'fdatasync', file.path)
+    } finally {
+      fds.release(file)
+    }
+  }
+
+  private fire(callbacks: readonly AppendCallback[], err: MetaError | null): void {
+    for (const callback of callbacks) {
+      try {
+        callback(err)
+      } catch (error) {
+        this.ctx.log.error('append callback threw', {topic: this.topic, partition: this.partition, error: String(error)})
+      }
+    }
+  }
+
+  private flushHost(): FlushHost<LogCheckpoint> {
+    return {
+      policy: () => this.config,
+      checkpoint: () => this.checkpoint(),
+      syncFiles: () => this.syncFiles(),
+      syncFailed: (err) => {
+        this.ctx.log.error('fdatasync failed', {topic: this.topic, partition: this.partition, error: err.message})
+      },
+      rollBack: (to, err) => {
+        this.ctx.log.error('fdatasync failed, rolling back unacknowledged appends', {
+          topic: this.topic,
+          partition: this.partition,
+          offset: to.end,
+          error: err.message,
+        })
+        const pending = this.pendingCallbacks
+        this.pendingCallbacks = []
+        this.pendingCount = 0
+        this.restore(to)
+        this.fire(pending, err)
+      },
+      fire: (callbacks, err) => this.fire(callbacks, err),
+    }
+  }
+}
+
+/** Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records. */
+function checkRecords(records: Buffer, count: number): void {
+  let pos = 0
+  let seen = 0
+  while (records.length - pos >= RECORD_HEADER_BYTES) {
+    const length = records.readInt32BE(pos)
+    if (length < 0 || pos + RECORD_HEADER_BYTES + length > records.length) break
+    pos += RECORD_HEADER_BYTES + length
+    seen += 1
+  }
+  if (pos !== records.length || seen !== count || count === 0) {
+    throw MetaError.invalidArgument(
+      `invalid record batch: expected ${count} whole records, found ${seen} in ${pos} of ${records.length} bytes`,
+    )
+  }
+}

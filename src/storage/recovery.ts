@@ -1,0 +1,153 @@
+/**
+ * Opening a partition directory (spec §2.6, DESIGN §6, STYLE 23).
+ *
+ * 1. List `*.meta` segments, sorted by start offset.
+ * 2. Check contiguity: `prev.start + prev.size == next.start`. A gap or an overlap is damage
+ *    that is not at the tail, so it is STORAGE_CORRUPT naming the directory and both files.
+ * 3. Take every non-last segment at its file size (MetaQ does not validate them either).
+ * 4. Scan the last segment from byte 0 and truncate it after its last valid record (short
+ *    header, negative or oversize length, record past EOF, CRC mismatch), logging what was
+ *    dropped. An empty directory gets a first segment at offset 0.
+ */
+import {readdir, stat} from 'node:fs/promises'
+import {join} from 'node:path'
+import type {Logger} from '../log.js'
+import {MetaError} from '../protocol/errors.js'
+import type {FdCache} from './fd-cache.js'
+import type {FileOps} from './file-ops.js'
+import {ioError} from './io-error.js'
+import {parseSegmentFileName, segmentFileName} from './layout.js'
+import {scanFile, type RecordVisitor} from './scan.js'
+import {Segment} from './segment.js'
+
+export interface RecoveredPartition {
+  /** Segments sorted by start; the last one is truncated to its valid records. */
+  segments: Segment[]
+  /** Valid records in the last segment. */
+  lastSegmentCount: number
+  /** Modification time of the newest segment file (ms since the Unix epoch). */
+  lastModifiedMs: number
+}
+
+interface ListedSegment {
+  start: number
+  size: number
+  mtimeMs: number
+}
+
+/** The segment files of `dir`, sorted and checked for contiguity. */
+export async function listSegments(dir: string): Promise<ListedSegment[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    throw ioError(error, 'list', dir)
+  }
+  const starts = names.map(parseSegmentFileName).filter((start): start is number => start !== undefined)
+  const listed = await Promise.all(
+    starts.map(async (start) => {
+      const path = join(dir, segmentFileName(start))
+      try {
+        const info = await stat(path)
+        return {start, size: info.size, mtimeMs: info.mtimeMs}
+      } catch (error) {
+        throw ioError(error, 'stat', path)
+      }
+    }),
+  )
+  listed.sort((a, b) => a.start - b.start)
+  checkContiguous(dir, listed)
+  return listed
+}
+
+function checkContiguous(dir: string, listed: readonly ListedSegment[]): void {
+  for (let i = 1; i < listed.length; i += 1) {
+    const prev = listed[i - 1]
+    const next = listed[i]
+    if (prev.start + prev.size === next.start) continue
+    const prevName = segmentFileName(prev.start)
+    const nextName = segmentFileName(next.start)
+    throw new MetaError(
+      'STORAGE_CORRUPT',
+      `segments of "${dir}" are not contiguous: "${prevName}" ends at ${prev.start + prev.size} ` +
+        `but "${nextName}" starts at ${next.start}`,
+      {details: {dir, files: [prevName, nextName]}},
+    )
+  }
+}
+
+export interface RecoverOptions {
+  dir: string
+  topic: string
+  partition: number
+  ops: FileOps
+  fds: FdCache
+  log: Logger
+  /** Called per valid record of the last segment (side index rebuild). */
+  visit?: RecordVisitor
+}
+
+/** Recover one partition directory as described at the top of this file. */
+export async function recoverPartition(options: RecoverOptions): Promise<RecoveredPartition> {
+  const {dir, fds} = options
+  const listed = await listSegments(dir)
+  if (listed.length === 0) {
+    const first = new Segment(0, dir, 0)
+    createSegmentFile(fds, first)
+    return {segments: [first], lastSegmentCount: 0, lastModifiedMs: Date.now()}
+  }
+  const segments = listed.map(({start, size}) => new Segment(start, dir, size))
+  const last = segments[segments.length - 1]
+  const lastSegmentCount = await recoverTail(options, last)
+  return {segments, lastSegmentCount, lastModifiedMs: Math.max(...listed.map((s) => s.mtimeMs))}
+}
+
+/**
+ * Create the empty file of a new segment and leave it open in the cache. `exclusive` fails
+ * when the file exists (a new partition must not clobber data it did not load).
+ */
+export function createSegmentFile(fds: FdCache, segment: Segment, exclusive = false): void {
+  try {
+    fds.create(segment.file, exclusive)
+  } catch (error) {
+    throw ioError(error, 'create', segment.file.path)
+  }
+  fds.release(segment.file)
+}
+
+/** Scan `segment` from byte 0, truncate a torn tail, and return its record count. */
+async function recoverTail(options: RecoverOptions, segment: Segment): Promise<number> {
+  const {ops, fds, log, visit} = options
+  const path = segment.file.path
+  let count = 0
+  const counting: RecordVisitor = (chunk, pos, length, filePos) => {
+    count += 1
+    visit?.(chunk, pos, length, filePos)
+  }
+  let fd: number
+  try {
+    fd = await fds.acquireAsync(segment.file)
+  } catch (error) {
+    throw ioError(error, 'open', path)
+  }
+  try {
+    const {end, stop} = await scanFile(ops, fd, 0, segment.size, counting)
+    if (end < segment.size) {
+      ops.ftruncateSync(fd, end)
+      log.warn('truncated torn tail', {
+        topic: options.topic,
+        partition: options.partition,
+        offset: segment.start + end,
+        droppedBytes: segment.size - end,
+        reason: stop,
+        file: path,
+      })
+      segment.size = end
+    }
+  } catch (error) {
+    throw ioError(error, 'recover', path)
+  } finally {
+    fds.release(segment.file)
+  }
+  return count
+}

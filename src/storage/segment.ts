@@ -1,0 +1,49 @@
+/**
+ * One segment: the file `<start offset, 20 digits>.meta` holding log bytes
+ * [start, start + size) in MetaQ's record format (see protocol/message-set.ts), plus what
+ * the store knows about it. Only the last segment of a partition is written to; the others
+ * are sealed (read-only).
+ */
+import {join} from 'node:path'
+import {CachedFile} from './fd-cache.js'
+import {indexFileName, segmentFileName} from './layout.js'
+
+export class Segment {
+  /** The `.meta` file. */
+  readonly file: CachedFile
+  /** The side index file beside it. */
+  readonly indexFile: CachedFile
+  /** Written since the last fdatasync of this segment began. */
+  unsynced = false
+
+  constructor(
+    /** Absolute log offset of the segment's first byte. */
+    readonly start: number,
+    dir: string,
+    /** Bytes of the segment that belong to the log (the file size once recovered). */
+    public size: number,
+  ) {
+    this.file = new CachedFile(join(dir, segmentFileName(start)))
+    this.indexFile = new CachedFile(join(dir, indexFileName(start)))
+  }
+
+  /** Offset after the segment's last byte. */
+  get end(): number {
+    return this.start + this.size
+  }
+}
+
+/**
+ * Index of the segment holding `offset` in `segments` (sorted by start, contiguous): the
+ * last one whose start is <= offset. The caller checks the range first.
+ */
+export function findSegmentIndex(segments: readonly Segment[], offset: number): number {
+  let lo = 0
+  let hi = segments.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1
+    if (segments[mid].start <= offset) lo = mid
+    else hi = mid - 1
+  }
+  return lo
+}

@@ -1,0 +1,168 @@
+/**
+ * The in-memory tail of each partition log, which doubles as its pending-append buffer.
+ *
+ * `append` copies each record once, into the partition's current {@link CacheBlock}; the
+ * end-of-turn write sends the block's pending range to the segment; from then on those bytes
+ * are immutable and reads of the recently written tail are served as views of the block
+ * (consumers tailing the head never touch the disk). A block is never written again below
+ * its `written` mark, so a view handed to a reader stays valid after eviction.
+ *
+ * Memory: one global budget ({@link TailCache}) over all partitions; least recently used
+ * blocks without pending bytes are dropped first. Blocks grow from 4 KiB (an idle partition
+ * costs little) by doubling up to 1 MiB (a busy one makes few allocations).
+ */
+import assert from 'node:assert'
+
+/** Size of a partition's first block, and again after its blocks were evicted. */
+export const TAIL_BLOCK_MIN_BYTES = 4 * 1024
+/** Blocks stop growing at this size (a single larger record gets a block of its size). */
+export const TAIL_BLOCK_MAX_BYTES = 1024 * 1024
+
+/** A run of log bytes starting at log offset `start`. */
+export class CacheBlock {
+  /** Bytes [0, written) are on disk and immutable. */
+  written = 0
+  /** Bytes [written, filled) are appended but not yet written. */
+  filled = 0
+
+  constructor(
+    readonly buf: Buffer,
+    readonly start: number,
+    readonly owner: PartitionTail,
+  ) {}
+}
+
+/** The global byte budget and LRU order of every partition's blocks. */
+export class TailCache {
+  private readonly lru = new Map<CacheBlock, true>()
+  private usedBytes = 0
+
+  constructor(readonly budgetBytes: number) {}
+
+  /** Bytes held by blocks now. */
+  get bytes(): number {
+    return this.usedBytes
+  }
+
+  add(block: CacheBlock): void {
+    this.lru.set(block, true)
+    this.usedBytes += block.buf.length
+  }
+
+  touch(block: CacheBlock): void {
+    if (this.lru.delete(block)) this.lru.set(block, true)
+  }
+
+  remove(block: CacheBlock): void {
+    if (this.lru.delete(block)) this.usedBytes -= block.buf.length
+  }
+
+  /** Evict least recently used blocks that hold no pending bytes until within budget. */
+  trim(): void {
+    for (const block of this.lru.keys()) {
+      if (this.usedBytes <= this.budgetBytes) return
+      if (block.filled === block.written) block.owner.evict(block)
+    }
+  }
+}
+
+/** One partition's blocks, oldest first; they cover a contiguous range ending at the append end. */
+export class PartitionTail {
+  private blocks: CacheBlock[] = []
+  private current: CacheBlock | undefined
+  private nextBlockBytes = TAIL_BLOCK_MIN_BYTES
+
+  constructor(private readonly cache: TailCache) {}
+
+  /** The block to copy `bytes` bytes into at log offset `start` (the append end). */
+  reserve(start: number, bytes: number): CacheBlock {
+    const block = this.current
+    if (block !== undefined && block.buf.length - block.filled >= bytes && block.start + block.filled === start) {
+      return block
+    }
+    return this.grow(start, bytes)
+  }
+
+  /** Views of the pending bytes in [from, to), in order, for one gather write. */
+  pending(from: number, to: number): Buffer[] {
+    const pieces: Buffer[] = []
+    for (let i = this.blocks.length - 1; i >= 0; i -= 1) {
+      const block = this.blocks[i]
+      const blockEnd = block.start + block.filled
+      if (blockEnd <= from) break
+      const lo = Math.max(from, block.start)
+      const hi = Math.min(to, blockEnd)
+      if (hi > lo) pieces.push(block.buf.subarray(lo - block.start, hi - block.start))
+    }
+    return pieces.reverse()
+  }
+
+  /** Everything appended is now written: make it readable from the cache. */
+  commit(): void {
+    for (let i = this.blocks.length - 1; i >= 0; i -= 1) {
+      const block = this.blocks[i]
+      if (block.written === block.filled) break
+      block.written = block.filled
+    }
+    if (this.current !== undefined) this.cache.touch(this.current)
+  }
+
+  /** Written bytes [from, to) when the cache holds all of them, else undefined. */
+  slice(from: number, to: number): Buffer | undefined {
+    let i = this.blocks.length - 1
+    while (i >= 0 && this.blocks[i].start > from) i -= 1
+    if (i < 0) return undefined
+    const first = this.blocks[i]
+    if (from >= first.start + first.written) return undefined
+    this.cache.touch(first)
+    if (to <= first.start + first.written) return first.buf.subarray(from - first.start, to - first.start)
+    return this.gather(i, from, to)
+  }
+
+  /** Drop every block (the log was truncated, or is closing). */
+  clear(): void {
+    for (const block of this.blocks) this.cache.remove(block)
+    this.blocks = []
+    this.current = undefined
+    this.nextBlockBytes = TAIL_BLOCK_MIN_BYTES
+  }
+
+  /** Called by the cache to drop `block` under memory pressure. */
+  evict(block: CacheBlock): void {
+    this.cache.remove(block)
+    const i = this.blocks.indexOf(block)
+    if (i >= 0) this.blocks.splice(i, 1)
+    if (block === this.current) {
+      this.current = undefined
+      this.nextBlockBytes = TAIL_BLOCK_MIN_BYTES
+    }
+  }
+
+  private grow(start: number, bytes: number): CacheBlock {
+    const last = this.current
+    if (last !== undefined) {
+      assert(last.start + last.filled === start, `append at ${start} does not follow the tail at ${last.start + last.filled}`)
+      this.nextBlockBytes = Math.min(this.nextBlockBytes * 2, TAIL_BLOCK_MAX_BYTES)
+    }
+    const block = new CacheBlock(Buffer.allocUnsafeSlow(Math.max(this.nextBlockBytes, bytes)), start, this)
+    this.blocks.push(block)
+    this.current = block
+    this.cache.add(block)
+    return block
+  }
+
+  /** Copy [from, to) out of consecutive blocks starting at index `i`, or undefined on a gap. */
+  private gather(i: number, from: number, to: number): Buffer | undefined {
+    const out = Buffer.allocUnsafe(to - from)
+    let pos = from
+    for (; i < this.blocks.length && pos < to; i += 1) {
+      const block = this.blocks[i]
+      const blockEnd = block.start + block.written
+      if (block.start > pos || blockEnd <= pos) return undefined
+      const hi = Math.min(to, blockEnd)
+      block.buf.copy(out, pos - from, pos - block.start, hi - block.start)
+      pos = hi
+    }
+    return pos === to ? out : undefined
+  }
+}

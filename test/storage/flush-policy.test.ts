@@ -1,0 +1,124 @@
+/**
+ * The two flush policies (spec §2.4, DESIGN §6), observed through info().unflushedCount and a
+ * FileOps wrapper that counts and holds fdatasync calls: threshold mode acknowledges after
+ * the write and syncs by count or interval; group commit acknowledges only after a covering
+ * fdatasync, and one fdatasync covers every append that waited for it. In both modes written
+ * bytes are readable before they are synced.
+ */
+import assert from 'node:assert/strict'
+import {describe, test} from 'node:test'
+import {checksum} from '../../src/protocol/crc.js'
+import {tmpDir, waitFor} from '../helpers/index.js'
+import {FaultyFileOps, openStore, put, putMany, readAll} from './support.js'
+
+describe('flush policy', () => {
+  test('PartitionLog threshold mode fdatasyncs once more than unflushThreshold messages are unflushed', async (t) => {
+    const ops = new FaultyFileOps()
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 5, unflushIntervalMs: 3_600_000}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    await putMany(log, ['1', '2', '3', '4', '5'])
+    assert.equal(log.info().unflushedCount, 5, 'five is not more than the threshold')
+    assert.equal(ops.syncCalls, 0)
+    await put(log, '6')
+    await waitFor(() => log.info().unflushedCount === 0, {what: 'the threshold fdatasync'})
+    assert.equal(ops.syncCalls, 1)
+  })
+
+  test('PartitionLog threshold mode fdatasyncs after a batch once unflushIntervalMs has passed', async (t) => {
+    const ops = new FaultyFileOps()
+    // Interval 0 ms has no periodic timer, so only the check after each batch can sync.
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 0}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    await waitFor(
+      async () => {
+        await put(log, 'more')
+        return ops.syncCalls > 0
+      },
+      {what: 'a batch written more than 0 ms after the last fdatasync'},
+    )
+    await waitFor(() => log.info().unflushedCount === 0, {what: 'the interval fdatasync'})
+  })
+
+  test('MessageStore periodic timer fdatasyncs idle threshold-mode logs', async (t) => {
+    const ops = new FaultyFileOps()
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 20}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    await putMany(log, ['1', '2'])
+    await waitFor(() => log.info().unflushedCount === 0, {what: 'the periodic flush'})
+    assert.ok(ops.syncCalls >= 1)
+  })
+
+  test('PartitionLog threshold mode acknowledges after the write, before any fdatasync', async (t) => {
+    const ops = new FaultyFileOps()
+    ops.holdSyncs = true
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    await putMany(log, ['a', 'b', 'c'])
+    assert.equal(log.info().unflushedCount, 3)
+    await waitFor(() => ops.heldSyncs.length === 1, {what: 'the held fdatasync'})
+    assert.equal((await readAll(log)).length, 63)
+    ops.holdSyncs = false
+    ops.heldSyncs[0].open()
+    await waitFor(() => log.info().unflushedCount === 0, {what: 'the fdatasync to finish'})
+  })
+
+  test('PartitionLog group commit acknowledges only after an fdatasync that covers the append', async (t) => {
+    const ops = new FaultyFileOps()
+    ops.holdSyncs = true
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 0}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    let acked = false
+    const first = put(log, 'first').then(() => (acked = true))
+    await waitFor(() => ops.heldSyncs.length === 1, {what: 'the first fdatasync'})
+    assert.equal(acked, false)
+    assert.equal(log.maxOffset, 25, 'written before it is synced')
+    const visible = await log.read(0, 100)
+    assert.equal(visible.kind === 'data' && visible.data.length, 25, 'written means visible')
+    ops.heldSyncs[0].open()
+    await first
+    assert.equal(acked, true)
+    assert.equal(ops.syncCalls, 1)
+  })
+
+  test('PartitionLog group commit covers every append that waited with one fdatasync', async (t) => {
+    const ops = new FaultyFileOps()
+    ops.holdSyncs = true
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: -1}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    const acked: string[] = []
+    const track = (name: string) => put(log, name).then(() => acked.push(name))
+    const first = track('first')
+    await waitFor(() => ops.heldSyncs.length === 1, {what: 'the first fdatasync'})
+    // Three more batches in later turns while the first fdatasync is in flight.
+    const waiting = [track('a')]
+    await new Promise((resolve) => setImmediate(resolve))
+    waiting.push(track('b'), track('c'))
+    await waitFor(() => log.maxOffset === 4 * 21 + 4, {what: 'the later batches to be written'})
+    assert.deepEqual(acked, [])
+    ops.heldSyncs[0].open()
+    await first
+    assert.deepEqual(acked, ['first'])
+    await waitFor(() => ops.heldSyncs.length === 2, {what: 'the second fdatasync'})
+    assert.deepEqual(acked, ['first'], 'the waiting appends need the second fdatasync')
+    ops.holdSyncs = false
+    ops.heldSyncs[1].open()
+    await Promise.all(waiting)
+    assert.deepEqual(acked.sort(), ['a', 'b', 'c', 'first'])
+    assert.equal(ops.syncCalls, 2)
+    assert.equal(log.info().unflushedCount, 0)
+  })
+
+  test('PartitionLog.flush() writes pending appends and fdatasyncs them', async (t) => {
+    const ops = new FaultyFileOps()
+    const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000}, {fileOps: ops})
+    const log = store.getOrCreate('t', 0)
+    const payload = Buffer.from('x')
+    log.append(1n, 0, payload, checksum(payload), () => {})
+    await log.flush()
+    assert.equal(log.maxOffset, 21)
+    assert.equal(log.info().unflushedCount, 0)
+    assert.equal(ops.syncCalls, 1)
+    await store.flushAll()
+    assert.equal(ops.syncCalls, 1, 'nothing left to sync')
+  })
+})
