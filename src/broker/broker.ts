@@ -26,7 +26,7 @@ import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
 import {handlePut} from './handlers/put.js'
 import {handleStats} from './handlers/stats.js'
-import {handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
+import {handlePartitions, handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -143,6 +143,8 @@ export class Broker implements ConnectionHandler {
         return handleTransaction(conn, frame)
       case 'sync':
         return handleSync(conn, frame)
+      case 'partitions':
+        return handlePartitions(ctx, conn, frame)
     }
   }
 

@@ -1,5 +1,5 @@
 /**
- * version, transaction and sync.
+ * version, transaction, sync and the partitions extension.
  *
  * Transactions are decoded in full (protocol/commands/transaction.ts) but not served yet:
  * every type except END (which MetaQ never answers) gets MetaQ's XA error form with
@@ -11,7 +11,9 @@ import type {TransactionCommand} from '../../protocol/commands/transaction.js'
 import type {VersionCommand} from '../../protocol/commands/version.js'
 import {Status} from '../../protocol/errors.js'
 import {PROTOCOL_VERSION} from '../../protocol/index.js'
+import type {PartitionsCommand} from '../../protocol/commands/partitions.js'
 import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
 
 /** XAException.XAER_RMERR: an error occurred in the resource manager. */
 const XAER_RMERR = -3
@@ -31,4 +33,14 @@ export function handleTransaction(conn: Connection, frame: TransactionCommand): 
 
 export function handleSync(conn: Connection, frame: SyncCommand): void {
   conn.sendResult(Status.SERVICE_UNAVAILABLE, frame.opaque, 'this broker is not a synchronous slave; sync is not served')
+}
+
+/** partitions (meta extension): the topic's partition count, or 500 if not accepted. */
+export function handlePartitions(ctx: BrokerContext, conn: Connection, frame: PartitionsCommand): void {
+  const topic = ctx.topics.resolve(frame.topic)
+  if (topic === undefined) {
+    conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, `The server do not accept topic ${frame.topic}`)
+    return
+  }
+  conn.sendResult(Status.OK, frame.opaque, String(topic.numPartitions))
 }

@@ -12,7 +12,8 @@
  *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n>`
  *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
  */
-import {PROTOCOL_VERSION} from '../../protocol/index.js'
+import {META_VERSION, PROTOCOL_VERSION} from '../../protocol/index.js'
+import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import type {StatsCommand} from '../../protocol/commands/stats.js'
 import {Status} from '../../protocol/errors.js'
 import type {PartitionInfo} from '../../storage/index.js'
@@ -51,12 +52,29 @@ export function statsLines(ctx: BrokerContext, item: string): Line[] {
       return REALTIME_ITEMS.map((name) => [`realtime_${name}`, ctx.realtime.format(name)])
     case 'help':
       return STATS_HELP_LINES.map(([name, text]) => [name, text])
+    case 'meta-capabilities':
+      return capabilityLines(ctx)
     case 'reset':
       ctx.realtime.reset()
       return [['reset', 'ok']]
     default:
       return topicLines(ctx, item)
   }
+}
+
+/**
+ * meta extension: what this broker supports beyond MetaQ 1.4. Clients ask for this item when
+ * they connect; a MetaQ broker treats it as an unknown topic (no meta_version line), so
+ * clients fall back to plain MetaQ requests.
+ */
+function capabilityLines(ctx: BrokerContext): Line[] {
+  return [
+    ['meta_version', META_VERSION],
+    ['broker_id', ctx.config.system.brokerId],
+    ['max_message_bytes', ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES],
+    ['long_poll', true],
+    ['groups', false],
+  ]
 }
 
 function systemLines(ctx: BrokerContext): Line[] {

@@ -58,6 +58,23 @@ export function parsePut(tokens: string[]): {frame: PutCommand; bodyLength: numb
 
 const EMPTY = Buffer.alloc(0)
 
+/**
+ * The client's hot path: a non-transactional put in the current form, written straight into
+ * the output buffer without building a command object.
+ */
+export function writePut(
+  out: OutputBuffer,
+  topic: string,
+  partition: number,
+  body: Uint8Array,
+  flag: number,
+  checksum: number,
+  opaque: number,
+): void {
+  out.writeAscii(`put ${topic} ${partition} ${body.byteLength} ${flag} ${checksum} ${opaque}\r\n`)
+  out.writeBytes(body)
+}
+
 /** Encode in the current form (with checksum; with txKey when given). */
 export function encodePut(out: OutputBuffer, cmd: Omit<PutCommand, 'type'>): void {
   const checksum = cmd.checksum

@@ -1,0 +1,41 @@
+/**
+ * Broker addresses as users and ZooKeeper write them: `host:port`, `host` (port 8123),
+ * `meta://host:port`, `[::1]:8123`.
+ */
+import {MetaError} from '../protocol/errors.js'
+
+export const DEFAULT_BROKER_PORT = 8123
+export const DEFAULT_BROKER = `127.0.0.1:${DEFAULT_BROKER_PORT}`
+
+export interface BrokerAddress {
+  host: string
+  port: number
+}
+
+export function parseBrokerAddress(text: string): BrokerAddress {
+  const raw = text.trim().replace(/^meta:\/\//, '').replace(/\/$/, '')
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw)
+  let host: string
+  let portText: string | undefined
+  if (bracketed) {
+    host = bracketed[1]
+    portText = bracketed[2]
+  } else {
+    const colon = raw.lastIndexOf(':')
+    if (colon >= 0 && raw.indexOf(':') === colon) {
+      host = raw.slice(0, colon)
+      portText = raw.slice(colon + 1)
+    } else {
+      host = raw
+    }
+  }
+  const port = portText === undefined ? DEFAULT_BROKER_PORT : Number(portText)
+  if (host === '' || !Number.isInteger(port) || port < 1 || port > 65535 || /\s/.test(host)) {
+    throw MetaError.invalidArgument(`invalid broker address "${text}": expected host:port, e.g. 127.0.0.1:8123`)
+  }
+  return {host, port}
+}
+
+export function formatBrokerAddress(address: BrokerAddress): string {
+  return address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
+}

@@ -1,0 +1,281 @@
+/**
+ * The admin client: a broker's stats parsed into typed objects, its version, and end offsets.
+ *
+ *   const admin = await connectAdmin({broker: '127.0.0.1:8123'})
+ *   const system = await admin.systemStats()
+ *   await admin.close()
+ */
+import {silentLogger, type Logger} from '../log.js'
+import {MetaError} from '../protocol/errors.js'
+import {parseBrokerAddress} from './address.js'
+import {BrokerConnection} from './connection.js'
+
+/** `stats` (no item). Numbers are numbers; `slave` is a boolean. */
+export interface SystemStats {
+  pid: number
+  brokerId: number
+  port: number
+  uptimeSeconds: number
+  version: string
+  slave: boolean
+  currentConnections: number
+  threads: number
+  cmdPut: number
+  cmdGet: number
+  cmdOffset: number
+  txBegin: number
+  txXaBegin: number
+  txCommit: number
+  txRollback: number
+  getMiss: number
+  putFailed: number
+  totalMessages: number
+  topics: number
+  configChecksum: number
+}
+
+/** One line of `stats topics`. Topics configured without data have `empty: true`. */
+export interface TopicStats {
+  topic: string
+  empty: boolean
+  partitions: number
+  messageCount: number
+  messageBytes: number
+  acceptPublish: boolean
+  acceptSubscribe: boolean
+}
+
+/** One line of `stats offsets` (plus meta's `stats partitions` detail when available). */
+export interface PartitionStats {
+  topic: string
+  partition: number
+  minOffset: number
+  maxOffset: number
+  sizeBytes?: number
+  messageCount?: number
+  segments?: number
+  unflushed?: number
+  lastAppendMs?: number
+}
+
+/** A realtime value: `Count=…,Value=…,…` or null when nothing was recorded. */
+export interface RealtimeValue {
+  count: number
+  value: number
+  valuePerCount: number | null
+  countPerSecond: number | null
+  durationSeconds: number
+}
+
+export type RealtimeStatsResult = Record<string, RealtimeValue | null>
+
+/** `stats <topic>`. resultCode: 0 = has data, 1 = unknown topic, 2 = configured without data. */
+export interface SingleTopicStats {
+  topic: string
+  resultCode: number
+  partitions: number
+  messageCount: number
+  bytes: number
+  realtime: RealtimeStatsResult
+}
+
+/** Split a stats body into lines of tokens (STATS and END removed). */
+export function statsLines(body: string): string[][] {
+  return body
+    .split('\r\n')
+    .filter((line) => line !== '' && line !== 'STATS' && line !== 'END')
+    .map((line) => line.split(' '))
+}
+
+/** Key → value as MetaQ's client parses it (key = text before the first space). */
+export function statsMap(body: string): Map<string, string> {
+  const map = new Map<string, string>()
+  for (const line of body.split('\r\n')) {
+    if (line === '' || line === 'STATS' || line === 'END') continue
+    const space = line.indexOf(' ')
+    map.set(space < 0 ? line : line.slice(0, space), space < 0 ? '' : line.slice(space + 1))
+  }
+  return map
+}
+
+export function parseSystemStats(body: string): SystemStats {
+  const m = statsMap(body)
+  const n = (key: string) => Number(m.get(key) ?? Number.NaN)
+  return {
+    pid: n('pid'),
+    brokerId: n('broker_id'),
+    port: n('port'),
+    uptimeSeconds: n('uptime'),
+    version: m.get('version') ?? '',
+    slave: m.get('slave') === 'true',
+    currentConnections: n('curr_connections'),
+    threads: n('threads'),
+    cmdPut: n('cmd_put'),
+    cmdGet: n('cmd_get'),
+    cmdOffset: n('cmd_offset'),
+    txBegin: n('tx_begin'),
+    txXaBegin: n('tx_xa_begin'),
+    txCommit: n('tx_commit'),
+    txRollback: n('tx_rollback'),
+    getMiss: n('get_miss'),
+    putFailed: n('put_failed'),
+    totalMessages: n('total_messages'),
+    topics: n('topics'),
+    configChecksum: n('config_checksum'),
+  }
+}
+
+export function parseTopicsStats(body: string): TopicStats[] {
+  return statsLines(body).map((tokens) => {
+    if (tokens[1] === '*Empty*') {
+      return {topic: tokens[0], empty: true, partitions: 0, messageCount: 0, messageBytes: 0, acceptPublish: true, acceptSubscribe: true}
+    }
+    const v = pairs(tokens.slice(1))
+    return {
+      topic: tokens[0],
+      empty: false,
+      partitions: Number(v.partitions),
+      messageCount: Number(v.message_count),
+      messageBytes: Number(v.message_bytes),
+      acceptPublish: v.accept_publish === 'true',
+      acceptSubscribe: v.accept_subscribe === 'true',
+    }
+  })
+}
+
+export function parseOffsetsStats(body: string): PartitionStats[] {
+  return statsLines(body).map((tokens) => {
+    const v = pairs(tokens.slice(1))
+    return {topic: tokens[0], partition: Number(v.part), minOffset: Number(v.min_offset), maxOffset: Number(v.max_offset)}
+  })
+}
+
+/** meta's `stats partitions`: `<topic> <p> min_offset … last_append_ms …`. */
+export function parsePartitionsStats(body: string): PartitionStats[] {
+  return statsLines(body).map((tokens) => {
+    const v = pairs(tokens.slice(2))
+    return {
+      topic: tokens[0],
+      partition: Number(tokens[1]),
+      minOffset: Number(v.min_offset),
+      maxOffset: Number(v.max_offset),
+      sizeBytes: Number(v.size_bytes),
+      messageCount: Number(v.message_count),
+      segments: Number(v.segments),
+      unflushed: Number(v.unflushed),
+      lastAppendMs: Number(v.last_append_ms),
+    }
+  })
+}
+
+export function parseRealtimeValue(text: string): RealtimeValue | null {
+  if (text === 'null' || text === '') return null
+  const fields = new Map(text.split(',').map((kv) => kv.split('=') as [string, string]))
+  const num = (key: string) => {
+    const value = fields.get(key)
+    return value === undefined || value === 'invalid' ? null : Number(value)
+  }
+  return {
+    count: num('Count') ?? 0,
+    value: num('Value') ?? 0,
+    valuePerCount: num('Value/Count'),
+    countPerSecond: num('Count/Duration'),
+    durationSeconds: num('Duration') ?? 0,
+  }
+}
+
+export function parseRealtimeStats(body: string): RealtimeStatsResult {
+  const result: RealtimeStatsResult = {}
+  for (const [key, value] of statsMap(body)) result[key] = parseRealtimeValue(value)
+  return result
+}
+
+export function parseTopicStats(body: string): SingleTopicStats {
+  const lines = statsLines(body)
+  const m = statsMap(body)
+  const realtime: RealtimeStatsResult = {}
+  for (const [key, value] of m) if (key.startsWith('topic_realtime_')) realtime[key.slice(15)] = parseRealtimeValue(value)
+  return {
+    topic: lines[0]?.[0] ?? '',
+    resultCode: Number(m.get('resultCode')),
+    partitions: Number(m.get('partitions')),
+    messageCount: Number(m.get('message_count')),
+    bytes: Number(m.get('bytes')),
+    realtime,
+  }
+}
+
+function pairs(tokens: string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (let i = 0; i + 1 < tokens.length; i += 2) out[tokens[i]] = tokens[i + 1]
+  return out
+}
+
+export interface AdminOptions {
+  broker?: string
+  timeoutMs?: number
+  logger?: Logger
+}
+
+export class AdminClient {
+  constructor(readonly conn: BrokerConnection) {}
+
+  async raw(item = ''): Promise<string> {
+    return this.conn.stats(item)
+  }
+
+  async systemStats(): Promise<SystemStats> {
+    return parseSystemStats(await this.conn.stats(''))
+  }
+
+  async topics(): Promise<TopicStats[]> {
+    return parseTopicsStats(await this.conn.stats('topics'))
+  }
+
+  async offsets(): Promise<PartitionStats[]> {
+    return parseOffsetsStats(await this.conn.stats('offsets'))
+  }
+
+  /** Per-partition detail: meta's `stats partitions`, or `stats offsets` from a MetaQ broker. */
+  async partitions(): Promise<PartitionStats[]> {
+    return this.conn.capabilities.meta ? parsePartitionsStats(await this.conn.stats('partitions')) : this.offsets()
+  }
+
+  async realtime(): Promise<RealtimeStatsResult> {
+    return parseRealtimeStats(await this.conn.stats('realtime'))
+  }
+
+  async topic(name: string): Promise<SingleTopicStats> {
+    return parseTopicStats(await this.conn.stats(name))
+  }
+
+  async config(): Promise<string> {
+    return this.conn.stats('config')
+  }
+
+  async resetRealtime(): Promise<void> {
+    await this.conn.stats('reset')
+  }
+
+  async version(): Promise<string> {
+    return this.conn.version()
+  }
+
+  close(): void {
+    this.conn.close()
+  }
+}
+
+/** Connect (no reconnect: an admin call fails fast with CONNECTION_FAILED). */
+export async function connectAdmin(options: AdminOptions = {}): Promise<AdminClient> {
+  const address = parseBrokerAddress(options.broker ?? '127.0.0.1:8123')
+  const conn = await BrokerConnection.connect({
+    ...address,
+    reconnect: false,
+    requestTimeoutMs: options.timeoutMs ?? 10_000,
+    connectTimeoutMs: options.timeoutMs ?? 5_000,
+    logger: options.logger ?? silentLogger,
+  })
+  if (conn.isClosed) throw new MetaError('CONNECTION_FAILED', `cannot reach broker ${conn.name}`)
+  return new AdminClient(conn)
+}

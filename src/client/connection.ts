@@ -1,0 +1,398 @@
+/**
+ * One TCP connection to one broker, shared by everything that talks to that broker.
+ *
+ * - Pipelining: requests are encoded into one output buffer and written once per tick
+ *   (process.nextTick), responses are matched by opaque in a preallocated ring
+ *   (pending.ts). No promise or timer is created per request on the callback API.
+ * - Timeouts: every request has a deadline; one interval timer expires overdue requests with
+ *   TIMEOUT (MetaQ's synthetic 504).
+ * - Loss: when the socket closes, every request in flight fails with CONNECTION_CLOSED
+ *   (retriable); the connection reconnects with exponential backoff (unless closed by the
+ *   user). Requests made while disconnected wait for the reconnect, within their deadline.
+ * - Heartbeat: after `heartbeatIntervalMs` without traffic it sends `version`, as MetaQ's
+ *   client does; three failed heartbeats in a row drop the socket and reconnect.
+ * - Capabilities: after connecting it asks `stats meta-capabilities`; a meta broker lists its
+ *   protocol extensions (long poll, groups), a MetaQ broker answers with unknown-topic stats,
+ *   so extensions are used only where they are understood.
+ */
+import {connect, type Socket} from 'node:net'
+import {EventEmitter} from 'node:events'
+import {OutputBuffer} from '../protocol/output-buffer.js'
+import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
+import type {FrameDecoder} from '../protocol/decoder.js'
+import {MetaError} from '../protocol/errors.js'
+import {encodeStats} from '../protocol/commands/stats.js'
+import {encodeVersion} from '../protocol/commands/version.js'
+import {silentLogger, type Logger} from '../log.js'
+import {formatBrokerAddress, type BrokerAddress} from './address.js'
+import {PendingTable, type ResponseCallback} from './pending.js'
+
+export interface ConnectionOptions extends BrokerAddress {
+  /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
+  requestTimeoutMs?: number
+  /** Give up a connection attempt after this long. */
+  connectTimeoutMs?: number
+  /** Reconnect after a lost connection (default true). */
+  reconnect?: boolean
+  reconnectInitialDelayMs?: number
+  reconnectMaxDelayMs?: number
+  /** Send `version` after this long without traffic (default 10000; 0 = never). */
+  heartbeatIntervalMs?: number
+  /** Most requests in flight at once (a power of two; default 16384). */
+  maxInFlight?: number
+  /** Largest response body accepted (default 64 MiB). */
+  maxResponseBytes?: number
+  logger?: Logger
+}
+
+/** What the broker at the other end supports beyond MetaQ 1.4. */
+export interface BrokerCapabilities {
+  /** A meta broker (answers `stats meta-capabilities`). */
+  meta: boolean
+  version?: string
+  longPoll: boolean
+  groups: boolean
+  /** The broker's id, when it says (meta brokers do). */
+  brokerId?: number
+  /** Largest payload the broker accepts in one put. */
+  maxMessageBytes?: number
+}
+
+const NO_CAPABILITIES: BrokerCapabilities = {meta: false, longPoll: false, groups: false}
+const HEARTBEAT_FAILURES_MAX = 3
+const TIMEOUT_SCAN_MS = 100
+
+type State = 'connecting' | 'open' | 'waiting' | 'closed'
+
+export class BrokerConnection extends EventEmitter {
+  readonly address: BrokerAddress
+  capabilities: BrokerCapabilities = NO_CAPABILITIES
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger'>>
+  private readonly log: Logger
+  private readonly pending: PendingTable
+  private out = new OutputBuffer()
+  private socket: Socket | undefined
+  private decoder: FrameDecoder<ResponseFrame>
+  private state: State = 'connecting'
+  private flushScheduled = false
+  private lastTrafficMs = Date.now()
+  private heartbeatFailures = 0
+  private heartbeatInFlight = false
+  private reconnectDelayMs: number
+  private reconnectTimer: NodeJS.Timeout | undefined
+  private readonly ticker: NodeJS.Timeout
+  private connectWaiters: Array<(err: MetaError | null) => void> = []
+  private lastError: MetaError | undefined
+
+  constructor(options: ConnectionOptions) {
+    super()
+    this.address = {host: options.host, port: options.port}
+    this.options = {
+      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      reconnect: options.reconnect ?? true,
+      reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 100,
+      reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5_000,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,
+      maxInFlight: options.maxInFlight ?? 16384,
+      maxResponseBytes: options.maxResponseBytes ?? 64 * 1024 * 1024,
+    }
+    this.log = (options.logger ?? silentLogger).child('connection', {broker: formatBrokerAddress(this.address)})
+    this.pending = new PendingTable(this.options.maxInFlight)
+    this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
+    this.reconnectDelayMs = this.options.reconnectInitialDelayMs
+    this.ticker = setInterval(() => this.tick(), TIMEOUT_SCAN_MS)
+    this.ticker.unref()
+    this.open()
+  }
+
+  /** Open a connection and wait until it is usable (rejects with CONNECTION_FAILED). */
+  static async connect(options: ConnectionOptions): Promise<BrokerConnection> {
+    const conn = new BrokerConnection({...options, reconnect: options.reconnect ?? true})
+    try {
+      await conn.ready()
+    } catch (error) {
+      conn.close()
+      throw error
+    }
+    return conn
+  }
+
+  get name(): string {
+    return formatBrokerAddress(this.address)
+  }
+
+  get isOpen(): boolean {
+    return this.state === 'open'
+  }
+
+  get isClosed(): boolean {
+    return this.state === 'closed'
+  }
+
+  /** Requests awaiting a response. */
+  get inFlight(): number {
+    return this.pending.size
+  }
+
+  /** True when no more requests can be issued until responses arrive. */
+  get saturated(): boolean {
+    return this.pending.full
+  }
+
+  /** Resolve once connected (and capabilities are known); reject if the first attempt fails. */
+  ready(): Promise<void> {
+    if (this.state === 'open') return Promise.resolve()
+    if (this.state === 'closed') return Promise.reject(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} is closed`))
+    return new Promise((resolve, reject) => {
+      this.connectWaiters.push((err) => (err === null ? resolve() : reject(err)))
+    })
+  }
+
+  /**
+   * Send one request. `write` encodes it with the given opaque; `callback` receives the
+   * response frame or a MetaError (TIMEOUT, CONNECTION_CLOSED, …). Never throws.
+   */
+  request(write: (out: OutputBuffer, opaque: number) => void, callback: ResponseCallback, timeoutMs?: number): void {
+    if (this.state === 'closed') {
+      callback(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} is closed`), undefined)
+      return
+    }
+    if (this.pending.full) {
+      callback(new MetaError('SERVICE_UNAVAILABLE', `too many requests in flight to ${this.name}`), undefined)
+      return
+    }
+    const opaque = this.pending.add(callback, Date.now() + (timeoutMs ?? this.options.requestTimeoutMs))
+    write(this.out, opaque)
+    if (this.state === 'open') this.scheduleFlush()
+  }
+
+  /** Promise form of request() for non-hot paths. */
+  requestAsync(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame> {
+    return new Promise((resolve, reject) => {
+      this.request(write, (err, frame) => (err === null ? resolve(frame!) : reject(err)), timeoutMs)
+    })
+  }
+
+  /** `stats <item>` → the body text (throws the broker's error for a non-200). */
+  async stats(item = '', timeoutMs?: number): Promise<string> {
+    const frame = await this.requestAsync((out, opaque) => encodeStats(out, {item, opaque}), timeoutMs)
+    return resultText(frame)
+  }
+
+  /** `version` → the broker's version string. */
+  async version(timeoutMs?: number): Promise<string> {
+    const frame = await this.requestAsync((out, opaque) => encodeVersion(out, {opaque}), timeoutMs)
+    return resultText(frame)
+  }
+
+  /** Close for good: fail what is in flight, stop reconnecting. */
+  close(): void {
+    if (this.state === 'closed') return
+    this.state = 'closed'
+    clearInterval(this.ticker)
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    this.flush()
+    this.socket?.end()
+    this.socket?.destroy()
+    this.failAll(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} was closed`))
+    this.settleConnectWaiters(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} was closed`))
+    this.emit('close')
+  }
+
+  /** Finish writing what is queued, then close (used after a last request). */
+  async drainAndClose(timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (this.pending.size > 0 && Date.now() < deadline && this.state !== 'closed') {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    this.close()
+  }
+
+  private open(): void {
+    this.state = 'connecting'
+    this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
+    const socket = connect({host: this.address.host, port: this.address.port, noDelay: true})
+    this.socket = socket
+    const connectTimer = setTimeout(() => {
+      socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: connect timed out after ${this.options.connectTimeoutMs} ms`))
+    }, this.options.connectTimeoutMs)
+    connectTimer.unref()
+    socket.once('connect', () => {
+      clearTimeout(connectTimer)
+      socket.setNoDelay(true)
+      this.onConnected()
+    })
+    socket.on('data', (chunk: Buffer) => this.onData(chunk))
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
+    })
+    socket.on('close', () => {
+      clearTimeout(connectTimer)
+      if (this.socket === socket) this.onSocketClosed()
+    })
+  }
+
+  private onConnected(): void {
+    this.state = 'open'
+    this.reconnectDelayMs = this.options.reconnectInitialDelayMs
+    this.heartbeatFailures = 0
+    this.lastTrafficMs = Date.now()
+    this.log.debug('connected')
+    // Learn what the broker supports before anyone waiting on ready() sends extensions.
+    this.request(
+      (out, opaque) => encodeStats(out, {item: 'meta-capabilities', opaque}),
+      (err, frame) => {
+        // Lost before the answer: onSocketClosed reports the failure to ready() waiters.
+        if (err !== null && this.state !== 'open') return
+        this.capabilities = err === null && frame !== undefined ? parseCapabilities(frame) : NO_CAPABILITIES
+        this.settleConnectWaiters(null)
+        this.emit('connect')
+      },
+      this.options.connectTimeoutMs,
+    )
+    this.flush()
+  }
+
+  private onSocketClosed(): void {
+    const wasOpen = this.state === 'open'
+    this.socket = undefined
+    if (this.state === 'closed') return
+    const err = this.lastError ?? new MetaError('CONNECTION_CLOSED', `broker ${this.name} closed the connection`)
+    this.lastError = undefined
+    this.out = new OutputBuffer()
+    this.failAll(wasOpen ? new MetaError('CONNECTION_CLOSED', `connection to ${this.name} lost: ${err.message}`) : err)
+    this.settleConnectWaiters(err)
+    if (wasOpen) {
+      this.log.warn('connection lost', {error: err.message})
+      this.emit('disconnect', err)
+    }
+    if (!this.options.reconnect) {
+      this.state = 'closed'
+      clearInterval(this.ticker)
+      this.emit('close')
+      return
+    }
+    this.state = 'waiting'
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined
+      if (this.state === 'waiting') this.open()
+    }, this.reconnectDelayMs)
+    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, this.options.reconnectMaxDelayMs)
+  }
+
+  private onData(chunk: Buffer): void {
+    this.lastTrafficMs = Date.now()
+    this.decoder.push(chunk)
+    try {
+      for (let frame = this.decoder.next(); frame !== undefined; frame = this.decoder.next()) {
+        const callback = this.pending.take(frame.opaque)
+        if (callback === undefined) {
+          this.log.debug('response for an unknown or expired request', {opaque: frame.opaque})
+          continue
+        }
+        callback(null, frame)
+      }
+    } catch (error) {
+      this.log.error('malformed response; dropping the connection', {error: (error as Error).message})
+      this.socket?.destroy()
+    }
+  }
+
+  private tick(): void {
+    const now = Date.now()
+    this.pending.expire(now, (callback, opaque) => {
+      callback(new MetaError('TIMEOUT', `request ${opaque} to ${this.name} timed out`), undefined)
+    })
+    const idle = this.options.heartbeatIntervalMs
+    if (idle > 0 && this.state === 'open' && !this.heartbeatInFlight && now - this.lastTrafficMs >= idle) {
+      this.heartbeat()
+    }
+  }
+
+  private heartbeat(): void {
+    this.heartbeatInFlight = true
+    this.lastTrafficMs = Date.now()
+    this.request(
+      (out, opaque) => encodeVersion(out, {opaque}),
+      (err) => {
+        this.heartbeatInFlight = false
+        if (err === null) {
+          this.heartbeatFailures = 0
+          return
+        }
+        this.heartbeatFailures += 1
+        if (this.heartbeatFailures >= HEARTBEAT_FAILURES_MAX) {
+          this.log.warn('heartbeats failed; reconnecting', {failures: this.heartbeatFailures})
+          this.socket?.destroy()
+        }
+      },
+      5_000,
+    )
+  }
+
+  private failAll(err: MetaError): void {
+    this.pending.drain((callback) => callback(err, undefined))
+  }
+
+  private settleConnectWaiters(err: MetaError | null): void {
+    const waiters = this.connectWaiters
+    this.connectWaiters = []
+    for (const waiter of waiters) waiter(err)
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return
+    this.flushScheduled = true
+    process.nextTick(() => this.flush())
+  }
+
+  private flush(): void {
+    this.flushScheduled = false
+    if (this.out.byteLength === 0 || this.socket === undefined || this.state !== 'open') return
+    this.lastTrafficMs = Date.now()
+    this.socket.write(this.out.take())
+  }
+}
+
+/** The text of a 200 result, or the broker's error as a MetaError. */
+export function resultText(frame: ResponseFrame): string {
+  if (frame.type !== 'result') throw new MetaError('DECODE_ERROR', `expected a result response, got ${frame.type}`)
+  const body = frame.body.toString('utf8')
+  if (frame.code !== 200) throw MetaError.fromWire(frame.code, body)
+  return body
+}
+
+function parseCapabilities(frame: ResponseFrame): BrokerCapabilities {
+  if (frame.type !== 'result' || frame.code !== 200) return NO_CAPABILITIES
+  const values = new Map<string, string>()
+  for (const line of frame.body.toString('utf8').split('\r\n')) {
+    const space = line.indexOf(' ')
+    if (space > 0) values.set(line.slice(0, space), line.slice(space + 1))
+  }
+  if (!values.has('meta_version')) return NO_CAPABILITIES
+  return {
+    meta: true,
+    version: values.get('meta_version'),
+    longPoll: values.get('long_poll') === 'true',
+    groups: values.get('groups') === 'true',
+    brokerId: values.has('broker_id') ? Number(values.get('broker_id')) : undefined,
+    maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
+  }
+}
+
+/** A socket error as one clear line: `cannot reach broker 127.0.0.1:8123: connection refused`. */
+export function connectionError(name: string, err: NodeJS.ErrnoException): MetaError {
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ETIMEDOUT: 'connection timed out',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host name lookup failed',
+    EPIPE: 'connection closed',
+  }
+  const reason = (err.code && reasons[err.code]) ?? err.message
+  return new MetaError('CONNECTION_FAILED', `cannot reach broker ${name}: ${reason}`, {cause: err})
+}

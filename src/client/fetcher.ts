@@ -1,0 +1,279 @@
+/**
+ * The fetch loop of one partition (spec §5.4, with meta's long poll):
+ *
+ *   get(offset, maxSize[, maxWaitMs]) ─┬─ value  → decode whole records (CRC checked), deliver,
+ *                                      │           advance past them; refetch at once
+ *                                      ├─ 301    → offset := body; refetch at once
+ *                                      ├─ 404/403→ nothing yet: refetch (a long poll already
+ *                                      │           waited; a MetaQ broker is polled with back-off)
+ *                                      └─ error  → report, back off, refetch
+ *
+ * A value holding no whole record means the next message is larger than maxSize: maxSize
+ * grows to fit it (read from its length field). A CRC mismatch asks the broker for the nearest
+ * valid offset (`offset`) and restarts there, skipping what was already delivered. The offset
+ * advances only past whole messages, and only as batches are handed to the sink.
+ */
+import {encodeGet} from '../protocol/commands/get.js'
+import {encodeOffset} from '../protocol/commands/offset.js'
+import {MetaError} from '../protocol/errors.js'
+import {decodeMessageSet, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import {messageIdTimestampAt} from '../protocol/message-id.js'
+import type {ResponseFrame} from '../protocol/frames.js'
+import type {Logger} from '../log.js'
+import type {BrokerConnection} from './connection.js'
+import type {Message, Partition} from './types.js'
+
+/** Fetch tuning shared by the fetchers of one consumer. */
+export interface FetchSettings {
+  group: string
+  /** Initial (and minimum) bytes per get. */
+  maxSizeBytes: number
+  /** Upper bound maxSize may grow to for big messages. */
+  maxSizeLimitBytes: number
+  /** Long-poll wait when the broker supports it. */
+  maxWaitMs: number
+  /** Deadline of a get beyond its long-poll wait. */
+  fetchTimeoutMs: number
+  /** Back-off bounds when polling (no long poll) or after errors. */
+  minDelayMs: number
+  maxDelayMs: number
+  verifyChecksum: boolean
+  log: Logger
+}
+
+/** A batch of consecutive messages of one partition, from one get. */
+export interface MessageBatch {
+  topic: string
+  brokerId: number
+  partition: number
+  messages: Message[]
+  /** Offset right after the last message: where this partition continues. */
+  nextOffset: number
+}
+
+/** Where fetchers deliver. */
+export interface FetchSink {
+  /** Deliver a batch; return false to pause this fetcher until resume() is called. */
+  deliver(batch: MessageBatch): boolean
+  /** The fetcher reached its stop offset (or was asked to stop) and will fetch no more. */
+  finished(fetcher: PartitionFetcher): void
+  error(fetcher: PartitionFetcher, err: MetaError): void
+}
+
+/** A consumed message. `timestampMs` is derived from the id on first use. */
+class ConsumedMessage implements Message {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly brokerId: number,
+    readonly offset: number,
+    readonly nextOffset: number,
+    readonly id: bigint,
+    readonly flag: number,
+    readonly attribute: string | undefined,
+    readonly data: Buffer,
+    private readonly record: Buffer,
+  ) {}
+
+  get timestampMs(): number {
+    return messageIdTimestampAt(this.record, 8)
+  }
+}
+
+export class PartitionFetcher {
+  /** Next offset to fetch (the position after the last delivered message). */
+  offset: number
+  private maxSize: number
+  private delayMs: number
+  private skipBelow = -1
+  private running = false
+  private paused = false
+  private inFlight = false
+  private timer: NodeJS.Timeout | undefined
+  /** Offset at which to stop (tail -e); undefined = follow forever. */
+  stopAt: number | undefined
+
+  constructor(
+    readonly topic: string,
+    readonly target: Partition,
+    private readonly conn: BrokerConnection,
+    startOffset: number,
+    private readonly settings: FetchSettings,
+    private readonly sink: FetchSink,
+  ) {
+    this.offset = startOffset
+    this.maxSize = settings.maxSizeBytes
+    this.delayMs = settings.minDelayMs
+  }
+
+  get key(): string {
+    return `${this.topic}:${this.target.brokerId}-${this.target.partition}`
+  }
+
+  get isRunning(): boolean {
+    return this.running
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.fetchSoon(0)
+  }
+
+  /** Stop fetching; a get in flight is ignored when it returns. */
+  stop(): void {
+    this.running = false
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  /** The sink has room again. */
+  resume(): void {
+    if (!this.paused) return
+    this.paused = false
+    this.fetchSoon(0)
+  }
+
+  private fetchSoon(delayMs: number): void {
+    if (!this.running || this.inFlight || this.timer !== undefined) return
+    if (this.stopAt !== undefined && this.offset >= this.stopAt) {
+      this.running = false
+      this.sink.finished(this)
+      return
+    }
+    if (delayMs <= 0) {
+      this.fetch()
+      return
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.fetch()
+    }, delayMs)
+  }
+
+  private fetch(): void {
+    if (!this.running || this.paused) return
+    this.inFlight = true
+    const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
+    const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
+    const requestOffset = this.offset
+    this.conn.request(
+      (out, opaque) =>
+        encodeGet(out, {
+          topic: this.topic,
+          group: this.settings.group,
+          partition: this.target.partition,
+          offset: requestOffset,
+          maxSize: this.maxSize,
+          opaque,
+          maxWaitMs,
+        }),
+      (err, frame) => {
+        this.inFlight = false
+        if (!this.running) return
+        if (err !== null) return this.onError(err)
+        this.onResponse(requestOffset, frame!, longPoll)
+      },
+      maxWaitMs + this.settings.fetchTimeoutMs,
+    )
+  }
+
+  private onResponse(requestOffset: number, frame: ResponseFrame, longPoll: boolean): void {
+    if (frame.type === 'value') return this.onValue(requestOffset, frame.body)
+    const body = frame.body.toString('utf8')
+    switch (frame.code) {
+      case 301: {
+        const moved = Number(body)
+        if (!Number.isFinite(moved)) return this.onError(new MetaError('DECODE_ERROR', `bad 301 body "${body}"`))
+        this.offset = moved
+        return this.fetchSoon(0)
+      }
+      case 404:
+      case 403:
+        if (longPoll && frame.code === 404) return this.fetchSoon(0)
+        this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
+        return this.fetchSoon(this.delayMs)
+      default:
+        return this.onError(MetaError.fromWire(frame.code, body))
+    }
+  }
+
+  private onValue(requestOffset: number, body: Buffer): void {
+    const {messages: stored, bytesConsumed, error} = decodeMessageSet(body, {
+      baseOffset: requestOffset,
+      verifyChecksum: this.settings.verifyChecksum,
+      maxPayloadBytes: this.settings.maxSizeLimitBytes,
+    })
+    this.delayMs = this.settings.minDelayMs
+    const messages: Message[] = []
+    for (const m of stored) {
+      if (m.offset < this.skipBelow) continue
+      const pos = m.offset - requestOffset
+      messages.push(
+        new ConsumedMessage(this.topic, this.target.partition, this.target.brokerId, m.offset, m.offset + m.size, m.id, m.flag,
+          m.attribute, m.data, body.subarray(pos, pos + RECORD_HEADER_BYTES)),
+      )
+    }
+    this.offset = requestOffset + bytesConsumed
+    if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
+    if (error !== undefined) return this.onCorruptRecord(error)
+    if (stored.length === 0) this.growFor(body)
+    else if (body.length < this.maxSize / 2 && this.maxSize > this.settings.maxSizeBytes) {
+      this.maxSize = Math.max(this.settings.maxSizeBytes, this.maxSize / 2)
+    }
+    let more = true
+    if (messages.length > 0) {
+      more = this.sink.deliver({topic: this.topic, brokerId: this.target.brokerId, partition: this.target.partition, messages, nextOffset: this.offset})
+    }
+    if (!more) {
+      this.paused = true
+      return
+    }
+    this.fetchSoon(0)
+  }
+
+  /** The next record does not fit in maxSize: grow to its size (read from its header). */
+  private growFor(body: Buffer): void {
+    const needed = body.length >= 4 ? RECORD_HEADER_BYTES + body.readInt32BE(0) : this.maxSize * 2
+    const grown = Math.min(Math.max(this.maxSize * 2, needed), this.settings.maxSizeLimitBytes)
+    if (grown <= this.maxSize) {
+      this.onError(new MetaError('INVALID_MESSAGE', `message at offset ${this.offset} of ${this.key} needs ${needed} bytes, more than the limit of ${this.settings.maxSizeLimitBytes}`))
+      return
+    }
+    this.settings.log.debug('growing fetch size', {partition: this.key, from: this.maxSize, to: grown})
+    this.maxSize = grown
+  }
+
+  /**
+   * A record failed its CRC: the offset may be misaligned (a user-given offset) or the log
+   * damaged. Ask the broker for the nearest valid offset and walk from there, skipping what
+   * precedes the bad position; if the broker says we are already at a valid boundary, the
+   * record itself is damaged: report it and retry later rather than deliver it.
+   */
+  private onCorruptRecord(error: MetaError): void {
+    const badOffset = this.offset
+    this.inFlight = true
+    this.conn.request(
+      (out, opaque) => encodeOffset(out, {topic: this.topic, group: this.settings.group, partition: this.target.partition, offset: badOffset, opaque}),
+      (err, frame) => {
+        this.inFlight = false
+        if (!this.running) return
+        const nearest = err === null && frame?.type === 'result' && frame.code === 200 ? Number(frame.body.toString()) : Number.NaN
+        if (Number.isFinite(nearest) && nearest < badOffset) {
+          this.settings.log.warn('checksum failure; realigning', {partition: this.key, offset: badOffset, restartAt: nearest})
+          this.offset = nearest
+          this.skipBelow = badOffset
+          this.fetchSoon(0)
+          return
+        }
+        this.onError(error)
+      },
+    )
+  }
+
+  private onError(err: MetaError): void {
+    this.sink.error(this, err)
+    this.delayMs = Math.min(Math.max(this.delayMs * 2, this.settings.minDelayMs), this.settings.maxDelayMs)
+    this.fetchSoon(this.delayMs)
+  }
+}

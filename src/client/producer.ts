@@ -1,0 +1,313 @@
+/**
+ * The producer: MetaQ's send semantics with a pipelined window.
+ *
+ *   const producer = createProducer({broker: '127.0.0.1:8123'})
+ *   const result = await producer.send('orders', Buffer.from('…'), {attribute: 'customer-42'})
+ *   await producer.close()
+ *
+ * `send()` resolves to MetaQ's SendResult (success, partition, offset, id, errorMessage) and
+ * never rejects for broker or network failures. For throughput, `sendCallback()` takes a
+ * callback instead of creating a promise per message and returns false once `maxInFlight`
+ * messages are unacknowledged (wait for 'drain', as with a stream). Failures that are safe to
+ * retry (connection lost or refused, timeout, broker busy) are retried `retries` times; a
+ * message whose partition was chosen by the selector may land on another partition then
+ * (at-least-once: a retried put may be stored twice).
+ */
+import {EventEmitter} from 'node:events'
+import {checksum} from '../protocol/crc.js'
+import {MetaError} from '../protocol/errors.js'
+import {encodePayload} from '../protocol/message-set.js'
+import {writePut} from '../protocol/commands/put.js'
+import {isValidTopicName, validateTopicName} from '../protocol/names.js'
+import type {ResponseFrame} from '../protocol/frames.js'
+import {silentLogger, type Logger} from '../log.js'
+import type {BrokerConnection} from './connection.js'
+import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
+import {StandaloneTopology, type Topology} from './topology.js'
+import type {OutgoingMessage, Partition, SendResult} from './types.js'
+
+export interface ProducerOptions {
+  /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
+  broker?: string
+  /** … or a topology (cluster mode); the producer closes it on close() only if it created it. */
+  topology?: Topology
+  /** How partitions are chosen when a send does not name one (default round-robin). */
+  selector?: SelectorName | PartitionSelector
+  /** Most messages sent but not yet acknowledged (default 4096). */
+  maxInFlight?: number
+  /** Per-send deadline in ms (MetaQ's default 3000). */
+  sendTimeoutMs?: number
+  /** Retries of a send that failed in a retriable way (default 2). */
+  retries?: number
+  /** Largest payload (attribute included) accepted, checked before sending (default: what the broker says, else 1 MiB − 20). */
+  maxMessageBytes?: number
+  logger?: Logger
+}
+
+export interface SendOptions {
+  attribute?: string
+  /** Send to this partition index (on the broker chosen for it) instead of using the selector. */
+  partition?: number
+  /** MetaQ flag bits (bit 0 is managed for the attribute). */
+  flag?: number
+}
+
+export type SendCallback = (result: SendResult) => void
+
+const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
+const RETRY_DELAY_MS = 100
+
+/** One message on its way. */
+interface SendTask {
+  message: OutgoingMessage
+  body: Buffer
+  flag: number
+  crc: number
+  pinned: number | undefined
+  attempts: number
+  callback: SendCallback
+  brokerId: number
+  partition: number
+}
+
+interface TopicState {
+  partitions: Partition[] | undefined
+  waiting: SendTask[]
+  lookup: Promise<void> | undefined
+}
+
+export class Producer extends EventEmitter {
+  private readonly topology: Topology
+  private readonly ownsTopology: boolean
+  private readonly selector: PartitionSelector
+  private readonly maxInFlight: number
+  private readonly sendTimeoutMs: number
+  private readonly retries: number
+  private readonly maxMessageBytes: number | undefined
+  private readonly log: Logger
+  private readonly topics = new Map<string, TopicState>()
+  private readonly connections = new Map<number, BrokerConnection>()
+  private inFlightCount = 0
+  private idleWaiters: Array<() => void> = []
+  private closed = false
+
+  constructor(options: ProducerOptions = {}) {
+    super()
+    this.log = (options.logger ?? silentLogger).child('producer')
+    this.ownsTopology = options.topology === undefined
+    this.topology =
+      options.topology ??
+      new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger, requestTimeoutMs: options.sendTimeoutMs})
+    this.selector =
+      typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
+    this.maxInFlight = options.maxInFlight ?? 4096
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
+    this.retries = options.retries ?? 2
+    this.maxMessageBytes = options.maxMessageBytes
+  }
+
+  /** Messages sent and not yet acknowledged (or failed). */
+  get inFlight(): number {
+    return this.inFlightCount
+  }
+
+  /** Send one message; resolves to its SendResult (check `success`). */
+  send(topic: string, payload: Uint8Array | string, options: SendOptions = {}): Promise<SendResult> {
+    return new Promise((resolve) => this.sendCallback(topic, payload, options, resolve))
+  }
+
+  /**
+   * Send without a promise. Returns false when `maxInFlight` messages are unacknowledged:
+   * keep calling if you must (messages queue), but a well-behaved caller waits for 'drain'.
+   * Throws INVALID_ARGUMENT for a bad topic name or an oversize payload (nothing is sent).
+   */
+  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
+    if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
+    if (!isValidTopicName(topic)) validateTopicName(topic)
+    const data = typeof payload === 'string' ? Buffer.from(payload) : payload
+    const {payload: body, flag} = encodePayload(data, options.attribute, options.flag ?? 0)
+    const limit = this.messageLimit()
+    if (body.length > limit) {
+      throw MetaError.invalidArgument(`message of ${body.length} bytes is larger than the broker's limit of ${limit} bytes`, {
+        topic,
+        size: body.length,
+      })
+    }
+    if (options.partition !== undefined && (!Number.isInteger(options.partition) || options.partition < 0)) {
+      throw MetaError.invalidArgument(`invalid partition "${options.partition}": expected a non-negative integer`)
+    }
+    const task: SendTask = {
+      message: {topic, payload: data, attribute: options.attribute},
+      body,
+      flag,
+      crc: checksum(body),
+      pinned: options.partition,
+      attempts: 0,
+      callback,
+      brokerId: 0,
+      partition: -1,
+    }
+    this.inFlightCount += 1
+    this.dispatch(task)
+    return this.inFlightCount < this.maxInFlight
+  }
+
+  /** Resolve once every message sent so far is acknowledged or failed. */
+  flush(): Promise<void> {
+    if (this.inFlightCount === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /** Flush, then close connections this producer opened. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.flush()
+    this.closed = true
+    if (this.ownsTopology) await this.topology.close()
+  }
+
+  private messageLimit(): number {
+    if (this.maxMessageBytes !== undefined) return this.maxMessageBytes
+    let limit: number | undefined
+    for (const conn of this.connections.values()) {
+      const max = conn.capabilities.maxMessageBytes
+      if (max !== undefined) limit = limit === undefined ? max : Math.min(limit, max)
+    }
+    return limit ?? DEFAULT_MAX_MESSAGE_BYTES
+  }
+
+  private dispatch(task: SendTask): void {
+    const topic = task.message.topic
+    let state = this.topics.get(topic)
+    if (state === undefined) {
+      state = {partitions: undefined, waiting: [], lookup: undefined}
+      this.topics.set(topic, state)
+    }
+    if (state.partitions === undefined) {
+      state.waiting.push(task)
+      state.lookup ??= this.lookup(topic, state)
+      return
+    }
+    this.route(task, state.partitions)
+  }
+
+  private async lookup(topic: string, state: TopicState): Promise<void> {
+    try {
+      const partitions = await this.topology.publishPartitions(topic)
+      for (const p of partitions) {
+        if (!this.connections.has(p.brokerId)) this.connections.set(p.brokerId, await this.topology.connection(p.brokerId))
+      }
+      if (partitions.length === 0) {
+        for (const id of this.topology.brokerIds()) {
+          if (!this.connections.has(id)) this.connections.set(id, await this.topology.connection(id))
+        }
+      }
+      state.partitions = partitions
+    } catch (error) {
+      state.lookup = undefined
+      const err = error instanceof MetaError ? error : new MetaError('INTERNAL', String(error))
+      const waiting = state.waiting
+      state.waiting = []
+      for (const task of waiting) this.fail(task, err)
+      return
+    }
+    state.lookup = undefined
+    const waiting = state.waiting
+    state.waiting = []
+    for (const task of waiting) this.route(task, state.partitions)
+  }
+
+  private route(task: SendTask, partitions: Partition[]): void {
+    let target: Partition
+    if (task.pinned !== undefined) {
+      target = {brokerId: partitions[0]?.brokerId ?? this.firstBrokerId(), partition: task.pinned}
+    } else if (partitions.length === 0) {
+      target = {brokerId: this.firstBrokerId(), partition: -1}
+    } else {
+      target = this.selector(task.message.topic, partitions, task.message)
+    }
+    const conn = this.connections.get(target.brokerId)
+    if (conn === undefined) {
+      this.fail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
+      return
+    }
+    task.brokerId = target.brokerId
+    task.partition = target.partition
+    task.attempts += 1
+    conn.request(
+      (out, opaque) => writePut(out, task.message.topic, target.partition, task.body, task.flag, task.crc, opaque),
+      (err, frame) => this.onResponse(task, err, frame),
+      this.sendTimeoutMs,
+    )
+  }
+
+  private firstBrokerId(): number {
+    const [first] = this.connections.keys()
+    return first ?? 0
+  }
+
+  private onResponse(task: SendTask, err: MetaError | null, frame: ResponseFrame | undefined): void {
+    if (err !== null) {
+      this.retryOrFail(task, err)
+      return
+    }
+    if (frame!.type !== 'result') {
+      this.fail(task, new MetaError('DECODE_ERROR', `unexpected ${frame!.type} response to put`))
+      return
+    }
+    const body = frame!.body.toString('utf8')
+    if (frame!.code !== 200) {
+      const error = MetaError.fromWire(frame!.code, body)
+      if (body.includes('wrong partition')) this.topology.invalidate(task.message.topic)
+      this.retryOrFail(task, error)
+      return
+    }
+    const first = body.indexOf(' ')
+    const second = body.indexOf(' ', first + 1)
+    this.complete(task, {
+      success: true,
+      topic: task.message.topic,
+      partition: Number(body.slice(first + 1, second)),
+      brokerId: task.brokerId,
+      offset: Number(body.slice(second + 1)),
+      id: BigInt(body.slice(0, first)),
+    })
+  }
+
+  private retryOrFail(task: SendTask, err: MetaError): void {
+    if (err.retriable && task.attempts <= this.retries && !this.closed) {
+      this.log.debug('retrying send', {topic: task.message.topic, attempt: task.attempts, error: err.message})
+      setTimeout(() => this.dispatch(task), RETRY_DELAY_MS * task.attempts)
+      return
+    }
+    this.fail(task, err)
+  }
+
+  private fail(task: SendTask, error: MetaError): void {
+    this.complete(task, {
+      success: false,
+      topic: task.message.topic,
+      partition: task.partition,
+      brokerId: task.brokerId,
+      offset: -1,
+      id: undefined,
+      errorMessage: error.status === 403 ? '403' : error.message,
+      error,
+    })
+  }
+
+  private complete(task: SendTask, result: SendResult): void {
+    this.inFlightCount -= 1
+    task.callback(result)
+    if (this.inFlightCount === this.maxInFlight - 1) this.emit('drain')
+    if (this.inFlightCount === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters
+      this.idleWaiters = []
+      for (const resolve of waiters) resolve()
+    }
+  }
+}
+
+export function createProducer(options: ProducerOptions = {}): Producer {
+  return new Producer(options)
+}

@@ -1,0 +1,88 @@
+/**
+ * A single-consumer async queue: producers push items, one `for await` loop pulls them.
+ * Iterating it twice throws (two loops would silently split the items between them).
+ */
+export class QueuedIterator<T> implements AsyncIterable<T> {
+  private items: T[] = []
+  private head = 0
+  private waiter: ((result: IteratorResult<T>) => void) | undefined
+  private done = false
+  private error: Error | undefined
+  private iterated = false
+  /** Called whenever the queue was drained below its high-water mark by the reader. */
+  onDrain: (() => void) | undefined
+
+  constructor(private readonly highWaterMark = Number.POSITIVE_INFINITY) {}
+
+  get length(): number {
+    return this.items.length - this.head
+  }
+
+  /** True while the queue holds fewer items than its high-water mark. */
+  get wantsMore(): boolean {
+    return this.length < this.highWaterMark
+  }
+
+  push(item: T): void {
+    if (this.done) return
+    if (this.waiter !== undefined) {
+      const waiter = this.waiter
+      this.waiter = undefined
+      waiter({value: item, done: false})
+      return
+    }
+    this.items.push(item)
+  }
+
+  /** End the iteration after the queued items (or at once with an error). */
+  end(error?: Error): void {
+    if (this.done) return
+    this.done = true
+    this.error = error
+    if (this.waiter !== undefined && (this.length === 0 || error)) {
+      const waiter = this.waiter
+      this.waiter = undefined
+      if (error) {
+        this.items = []
+        this.head = 0
+      }
+      waiter({value: undefined, done: true})
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    if (this.iterated) throw new Error('this iterator is already being consumed')
+    this.iterated = true
+    return {
+      next: () => this.next(),
+      return: async () => {
+        this.end()
+        this.items = []
+        this.head = 0
+        return {value: undefined, done: true}
+      },
+    }
+  }
+
+  private next(): Promise<IteratorResult<T>> {
+    if (this.error !== undefined) {
+      const error = this.error
+      this.error = undefined
+      return Promise.reject(error)
+    }
+    if (this.length > 0) {
+      const value = this.items[this.head++]
+      if (this.head > 1024 && this.head * 2 > this.items.length) {
+        this.items = this.items.slice(this.head)
+        this.head = 0
+      }
+      if (this.onDrain !== undefined && this.length === Math.floor(this.highWaterMark / 2)) this.onDrain()
+      return Promise.resolve({value, done: false})
+    }
+    if (this.done) return Promise.resolve({value: undefined, done: true})
+    if (this.onDrain !== undefined) this.onDrain()
+    return new Promise((resolve) => {
+      this.waiter = resolve
+    })
+  }
+}

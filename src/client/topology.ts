@@ -1,0 +1,91 @@
+/**
+ * Where a topic's partitions live and how to reach their brokers. The producer and consumer
+ * work against this interface; standalone mode has one broker (this file), cluster mode reads
+ * ZooKeeper (src/client/cluster-topology.ts).
+ */
+import {EventEmitter} from 'node:events'
+import {encodePartitions} from '../protocol/commands/partitions.js'
+import type {Logger} from '../log.js'
+import {parseBrokerAddress, type BrokerAddress} from './address.js'
+import {BrokerConnection, resultText, type ConnectionOptions} from './connection.js'
+import type {Partition} from './types.js'
+
+export interface Topology extends EventEmitter {
+  /**
+   * Partitions producers may write, sorted by (broker id, partition). An empty list means
+   * "unknown": send partition -1 and let the broker pick (MetaQ's fixed-serverUrl mode).
+   */
+  publishPartitions(topic: string): Promise<Partition[]>
+  /** Partitions consumers read, sorted as strings (`brokerId-partition`, MetaQ's order). */
+  subscribePartitions(topic: string): Promise<Partition[]>
+  /** The connection to a broker (opened on first use). */
+  connection(brokerId: number): Promise<BrokerConnection>
+  /** Every broker known now, by id. */
+  brokerIds(): number[]
+  /** Forget cached partition lists (after a "wrong partition" answer or a config change). */
+  invalidate(topic: string): void
+  close(): Promise<void>
+}
+
+export interface StandaloneTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
+  broker: string | BrokerAddress
+  logger?: Logger
+}
+
+/** One broker, reached directly (no ZooKeeper). */
+export class StandaloneTopology extends EventEmitter implements Topology {
+  readonly conn: BrokerConnection
+  private readonly partitionCounts = new Map<string, Promise<number>>()
+
+  constructor(options: StandaloneTopologyOptions) {
+    super()
+    const address = typeof options.broker === 'string' ? parseBrokerAddress(options.broker) : options.broker
+    this.conn = new BrokerConnection({...options, ...address})
+  }
+
+  /** The broker's id as it reports it (0 for a MetaQ broker, which does not say). */
+  get brokerId(): number {
+    return this.conn.capabilities.brokerId ?? 0
+  }
+
+  async publishPartitions(topic: string): Promise<Partition[]> {
+    await this.conn.ready()
+    if (!this.conn.capabilities.meta) return []
+    const count = await this.partitionCount(topic)
+    return Array.from({length: count}, (_, partition) => ({brokerId: this.brokerId, partition}))
+  }
+
+  async subscribePartitions(topic: string): Promise<Partition[]> {
+    const partitions = await this.publishPartitions(topic)
+    return partitions.sort((a, b) => (`${a.brokerId}-${a.partition}` < `${b.brokerId}-${b.partition}` ? -1 : 1))
+  }
+
+  async connection(_brokerId: number): Promise<BrokerConnection> {
+    await this.conn.ready()
+    return this.conn
+  }
+
+  brokerIds(): number[] {
+    return [this.brokerId]
+  }
+
+  invalidate(topic: string): void {
+    this.partitionCounts.delete(topic)
+  }
+
+  async close(): Promise<void> {
+    this.conn.close()
+  }
+
+  private partitionCount(topic: string): Promise<number> {
+    let count = this.partitionCounts.get(topic)
+    if (count === undefined) {
+      count = this.conn
+        .requestAsync((out, opaque) => encodePartitions(out, {topic, opaque}))
+        .then((frame) => Number(resultText(frame)))
+      count.catch(() => this.partitionCounts.delete(topic))
+      this.partitionCounts.set(topic, count)
+    }
+    return count
+  }
+}
