@@ -111,12 +111,19 @@ export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<M
     return this.started
   }
 
-  /** Batches as fetched; ends when every partition reached its stop offset, or on stop(). */
+  /**
+   * Batches as fetched; ends when every partition reached its stop offset, or on stop().
+   * Leaving the loop (break, return, throw, or the end) stops the consumer.
+   */
   async *batches(): AsyncGenerator<MessageBatch> {
-    await this.start()
-    for await (const batch of this.queue) {
-      yield batch
-      this.markDelivered(batch)
+    try {
+      await this.start()
+      for await (const batch of this.queue) {
+        yield batch
+        this.markDelivered(batch)
+      }
+    } finally {
+      await this.stop()
     }
   }
 
