@@ -7,7 +7,7 @@
  * A partition directory name splits on its LAST '-' (topics may contain '-'). Segment names
  * are the absolute byte offset of the segment's first byte, zero-padded to at least 20
  * digits. Only `*.meta` files are segments: MetaQ's archived `*.meta.arc` / `*.meta.zip`,
- * our index files and temp files are not.
+ * our index files and anything else are not.
  *
  * Side index file (format version 1), all integers big-endian:
  *
@@ -26,8 +26,6 @@
 export const SEGMENT_SUFFIX = '.meta'
 /** Suffix of a segment's side index file. */
 export const INDEX_SUFFIX = '.idx'
-/** Suffix of a file being written before an atomic rename. */
-export const TEMP_SUFFIX = '.tmp'
 /** Minimum digits of a segment's start offset in its file name. */
 export const SEGMENT_NAME_DIGITS = 20
 /** A segment file name: start offset (20+ digits) and the suffix. */

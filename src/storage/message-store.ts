@@ -130,7 +130,7 @@ export class MessageStore {
     }
     const first = new Segment(startOffset, dir, 0)
     createSegmentFile(this.ctx.fds, first, true)
-    const init = {topic, partition, dir, config, segments: [first], lastSegmentCount: 0, lastModifiedMs: Date.now()}
+    const init = {topic, partition, dir, config, segments: [first], lastModifiedMs: Date.now()}
     return this.add(new PartitionLog({...init, newDirs: [dir, config.dataPath]}, this.ctx))
   }
 
@@ -266,8 +266,7 @@ export class MessageStore {
     const dirs = await this.findPartitionDirs()
     await forEachLimited(dirs, RECOVERY_CONCURRENCY, async ({dir, topic, partition}) => {
       const config = this.options.topicConfig(topic)
-      const {fds, ops, log} = this.ctx
-      const recovered = await recoverPartition({dir, topic, partition, ops, fds, log})
+      const recovered = await recoverPartition(this.ctx, {dir, topic, partition})
       this.add(new PartitionLog({...recovered, topic, partition, dir, config}, this.ctx))
     })
     if (dirs.length > 0) this.ctx.log.info('recovered partitions', {count: dirs.length})

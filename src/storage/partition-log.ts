@@ -24,19 +24,24 @@ import {RECORD_HEADER_BYTES, writeRecordHeader} from '../protocol/message-set.js
 import type {StoreContext} from './context.js'
 import {writeFullySync} from './file-ops.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
+import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import type {CachedFile} from './fd-cache.js'
 import {ioError} from './io-error.js'
 import {createSegmentFile, type RecoveredPartition} from './recovery.js'
 import {readFully} from './scan.js'
 import {findSegmentIndex, Segment} from './segment.js'
+import {commitEntries, IndexCursor, recordTimestamp, truncateEntries} from './side-index.js'
 import {PartitionTail} from './tail-cache.js'
 import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
 
 /** The written state to roll back to after a failed write or group-commit fdatasync. */
 interface LogCheckpoint extends Checkpoint {
-  /** Start of the segment that was active. */
+  /** Start of the segment that was active, and its index state then. */
   readonly activeStart: number
   readonly messageCount: number
+  readonly maxTimestamp: number
+  readonly lastEntryPos: number
+  readonly indexEntries: number
 }
 
 /** Everything a log is built from (a recovered or freshly created directory). */
@@ -69,12 +74,15 @@ export class PartitionLog {
   private rollPoints: number[] = []
   private pendingCount = 0
   private pendingCallbacks: AppendCallback[] = []
+  /** Side index state of the segment the next record goes to (pending records included). */
+  private cursor: IndexCursor
+  /** Index state of segments sealed by the pending batch, by segment start. */
+  private sealedCursors: Array<{start: number; cursor: IndexCursor}> = []
   private queued = false
   /** Segments written since the last fdatasync began. */
   private unsynced: Segment[] = []
   /** Directories to fdatasync with the next sync (new segment or partition entries). */
   private dirsToSync: string[]
-  private messageCount: number
   private lastAppendMs: number
   private closed = false
 
@@ -91,7 +99,7 @@ export class PartitionLog {
     this.writtenEnd = active.end
     this.appendEnd = active.end
     this.tailSegmentStart = active.start
-    this.messageCount = init.lastSegmentCount
+    this.cursor = IndexCursor.of(active)
     this.lastAppendMs = init.lastModifiedMs
     this.dirsToSync = init.newDirs ?? []
     this.flusher = new Flusher(this.flushHost())
@@ -115,15 +123,17 @@ export class PartitionLog {
     return this.config
   }
 
-  /** Point-in-time facts (stats, admin). `messageCount` counts the last segment and appends since open. */
+  /** Point-in-time facts (stats, admin); `messageCount` is exact (side index). */
   info(): PartitionInfo {
+    let messageCount = 0
+    for (const segment of this.segments) messageCount += segment.messageCount
     return {
       topic: this.topic,
       partition: this.partition,
       minOffset: this.minOffset,
       maxOffset: this.writtenEnd,
       sizeBytes: this.writtenEnd - this.minOffset,
-      messageCount: this.messageCount,
+      messageCount,
       segmentCount: this.segments.length,
       unflushedCount: this.flusher.unflushedCount,
       lastAppendMs: this.lastAppendMs,
@@ -144,6 +154,7 @@ export class PartitionLog {
     writeRecordHeader(block.buf, pos, payload.byteLength, crc, id, flag)
     block.buf.set(payload, pos + RECORD_HEADER_BYTES)
     block.filled = pos + size
+    this.cursor.record(offset - this.tailSegmentStart, recordTimestamp(block.buf, pos))
     this.endRecords(size, 1, done)
     return offset
   }
@@ -159,6 +170,10 @@ export class PartitionLog {
     const block = this.tail.reserve(offset, records.length)
     records.copy(block.buf, block.filled)
     block.filled += records.length
+    const rel = offset - this.tailSegmentStart
+    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + records.readInt32BE(pos)) {
+      this.cursor.record(rel + pos, recordTimestamp(records, pos))
+    }
     this.endRecords(records.length, count, done)
     return offset
   }
@@ -190,6 +205,34 @@ export class PartitionLog {
     if (offset < this.minOffset) return this.minOffset
     if (offset >= this.writtenEnd) return this.writtenEnd
     return this.segments[findSegmentIndex(this.segments, offset)].start
+  }
+
+  /** Offset of the first message whose timestamp (from its id) is >= `ms`; maxOffset when none. */
+  offsetForTimestamp(ms: number): Promise<number> {
+    return offsetForTimestamp(this.view(), ms)
+  }
+
+  /** Offset of the message `count` messages before the end; minOffset when fewer exist. */
+  async offsetBeforeEnd(count: number): Promise<number> {
+    const log = this.view()
+    return offsetOfMessage(log, log.total - Math.max(0, count))
+  }
+
+  /**
+   * Move from the record boundary `offset` by `delta` messages (negative: back), clamped to
+   * [minOffset, maxOffset].
+   */
+  async shiftOffset(offset: number, delta: number): Promise<number> {
+    const log = this.view()
+    const from = await countBefore(log, offset)
+    return offsetOfMessage(log, Math.min(log.total, Math.max(0, from + delta)))
+  }
+
+  /** Whole messages starting in [from, to) (consumer lag in messages); 0 when to <= from. */
+  async countBetween(from: number, to: number): Promise<number> {
+    if (to <= from) return 0
+    const log = this.view()
+    return (await countBefore(log, to)) - (await countBefore(log, from))
   }
 
   /** Write what is pending, then fdatasync everything written. Rejects with the sync's MetaError. */
@@ -231,7 +274,7 @@ export class PartitionLog {
       return false
     }
     this.tail.commit()
-    this.messageCount += count
+    this.commitIndex()
     this.lastAppendMs = Date.now()
     this.flusher.written(count, callbacks)
     if (rolled) this.flusher.requestSync()
@@ -251,6 +294,12 @@ export class PartitionLog {
     this.tail.clear()
   }
 
+  /** The written state, for a side index query. */
+  private view(): LogView {
+    this.checkOpen()
+    return viewOf(this.ctx, this.segments)
+  }
+
   private get active(): Segment {
     return this.segments[this.segments.length - 1]
   }
@@ -260,6 +309,9 @@ export class PartitionLog {
     this.checkOpen()
     const offset = this.appendEnd
     if (offset - this.tailSegmentStart >= this.config.maxSegmentBytes && offset > this.tailSegmentStart) {
+      this.cursor.seal(offset - this.tailSegmentStart)
+      this.sealedCursors.push({start: this.tailSegmentStart, cursor: this.cursor})
+      this.cursor = new IndexCursor()
       this.rollPoints.push(offset)
       this.tailSegmentStart = offset
     }
@@ -322,8 +374,25 @@ export class PartitionLog {
     this.dirsToSync.push(this.dir)
   }
 
+  /** Write the pending batch's side index entries (after its data) and take its totals. */
+  private commitIndex(): void {
+    for (const {start, cursor} of this.sealedCursors) {
+      commitEntries(this.ctx, this.segments[findSegmentIndex(this.segments, start)], cursor)
+    }
+    this.sealedCursors = []
+    commitEntries(this.ctx, this.active, this.cursor)
+  }
+
   private checkpoint(): LogCheckpoint {
-    return {end: this.writtenEnd, activeStart: this.active.start, messageCount: this.messageCount}
+    const active = this.active
+    return {
+      end: this.writtenEnd,
+      activeStart: active.start,
+      messageCount: active.messageCount,
+      maxTimestamp: active.maxTimestamp,
+      lastEntryPos: active.lastEntryPos,
+      indexEntries: active.indexEntries,
+    }
   }
 
   /** Drop everything after `to`: segments created since, bytes past it, pending appends. */
@@ -332,12 +401,15 @@ export class PartitionLog {
     const active = this.active
     // Always truncate: a failed write may have left bytes past the size we recorded.
     this.truncateSegment(active, to.end - active.start)
+    truncateEntries(this.ctx, active, to.indexEntries)
+    new IndexCursor(to.messageCount, to.maxTimestamp, to.lastEntryPos).applyTo(active)
     this.unsynced = this.unsynced.filter((segment) => !segment.file.retired)
     this.writtenEnd = to.end
     this.appendEnd = to.end
     this.tailSegmentStart = active.start
     this.rollPoints = []
-    this.messageCount = to.messageCount
+    this.cursor = IndexCursor.of(active)
+    this.sealedCursors = []
     this.tail.clear()
   }
 

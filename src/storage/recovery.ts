@@ -8,23 +8,23 @@
  * 4. Scan the last segment from byte 0 and truncate it after its last valid record (short
  *    header, negative or oversize length, record past EOF, CRC mismatch), logging what was
  *    dropped. An empty directory gets a first segment at offset 0.
+ * 5. Bring every segment's side index up to date (index-recovery.ts).
  */
 import {readdir, stat} from 'node:fs/promises'
 import {join} from 'node:path'
-import type {Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
+import type {StoreContext} from './context.js'
 import type {FdCache} from './fd-cache.js'
-import type {FileOps} from './file-ops.js'
+import {loadSealedIndex, reconcileTailIndex} from './index-recovery.js'
 import {ioError} from './io-error.js'
 import {parseSegmentFileName, segmentFileName} from './layout.js'
-import {scanFile, type RecordVisitor} from './scan.js'
+import {scanFile} from './scan.js'
 import {Segment} from './segment.js'
+import {IndexCursor, recordTimestamp} from './side-index.js'
 
 export interface RecoveredPartition {
-  /** Segments sorted by start; the last one is truncated to its valid records. */
+  /** Segments sorted by start, with their index totals; the last one holds only valid records. */
   segments: Segment[]
-  /** Valid records in the last segment. */
-  lastSegmentCount: number
   /** Modification time of the newest segment file (ms since the Unix epoch). */
   lastModifiedMs: number
 }
@@ -80,26 +80,23 @@ export interface RecoverOptions {
   dir: string
   topic: string
   partition: number
-  ops: FileOps
-  fds: FdCache
-  log: Logger
-  /** Called per valid record of the last segment (side index rebuild). */
-  visit?: RecordVisitor
 }
 
 /** Recover one partition directory as described at the top of this file. */
-export async function recoverPartition(options: RecoverOptions): Promise<RecoveredPartition> {
-  const {dir, fds} = options
+export async function recoverPartition(ctx: StoreContext, options: RecoverOptions): Promise<RecoveredPartition> {
+  const {dir} = options
   const listed = await listSegments(dir)
   if (listed.length === 0) {
     const first = new Segment(0, dir, 0)
-    createSegmentFile(fds, first)
-    return {segments: [first], lastSegmentCount: 0, lastModifiedMs: Date.now()}
+    createSegmentFile(ctx.fds, first)
+    return {segments: [first], lastModifiedMs: Date.now()}
   }
   const segments = listed.map(({start, size}) => new Segment(start, dir, size))
   const last = segments[segments.length - 1]
-  const lastSegmentCount = await recoverTail(options, last)
-  return {segments, lastSegmentCount, lastModifiedMs: Math.max(...listed.map((s) => s.mtimeMs))}
+  const cursor = await recoverTail(ctx, options, last)
+  await reconcileTailIndex(ctx, last, cursor)
+  for (const segment of segments.slice(0, -1)) await loadSealedIndex(ctx, segment)
+  return {segments, lastModifiedMs: Math.max(...listed.map((s) => s.mtimeMs))}
 }
 
 /**
@@ -115,15 +112,11 @@ export function createSegmentFile(fds: FdCache, segment: Segment, exclusive = fa
   fds.release(segment.file)
 }
 
-/** Scan `segment` from byte 0, truncate a torn tail, and return its record count. */
-async function recoverTail(options: RecoverOptions, segment: Segment): Promise<number> {
-  const {ops, fds, log, visit} = options
+/** Scan `segment` from byte 0, truncate a torn tail, and return the index state it built. */
+async function recoverTail(ctx: StoreContext, options: RecoverOptions, segment: Segment): Promise<IndexCursor> {
+  const {ops, fds, log} = ctx
   const path = segment.file.path
-  let count = 0
-  const counting: RecordVisitor = (chunk, pos, length, filePos) => {
-    count += 1
-    visit?.(chunk, pos, length, filePos)
-  }
+  const cursor = new IndexCursor()
   let fd: number
   try {
     fd = await fds.acquireAsync(segment.file)
@@ -131,7 +124,9 @@ async function recoverTail(options: RecoverOptions, segment: Segment): Promise<n
     throw ioError(error, 'open', path)
   }
   try {
-    const {end, stop} = await scanFile(ops, fd, 0, segment.size, counting)
+    const {end, stop} = await scanFile(ops, fd, 0, segment.size, (chunk, pos, _length, filePos) => {
+      cursor.record(filePos, recordTimestamp(chunk, pos))
+    })
     if (end < segment.size) {
       ops.ftruncateSync(fd, end)
       log.warn('truncated torn tail', {
@@ -149,5 +144,5 @@ async function recoverTail(options: RecoverOptions, segment: Segment): Promise<n
   } finally {
     fds.release(segment.file)
   }
-  return count
+  return cursor
 }

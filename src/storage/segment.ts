@@ -1,8 +1,8 @@
 /**
  * One segment: the file `<start offset, 20 digits>.meta` holding log bytes
- * [start, start + size) in MetaQ's record format (see protocol/message-set.ts), plus what
- * the store knows about it. Only the last segment of a partition is written to; the others
- * are sealed (read-only).
+ * [start, start + size) in MetaQ's record format (see protocol/message-set.ts), its side
+ * index `<start offset, 20 digits>.idx` (format in layout.ts), and what the store knows about
+ * both. Only the last segment of a partition is written to; the others are sealed.
  */
 import {join} from 'node:path'
 import {CachedFile} from './fd-cache.js'
@@ -11,10 +11,23 @@ import {indexFileName, segmentFileName} from './layout.js'
 export class Segment {
   /** The `.meta` file. */
   readonly file: CachedFile
-  /** The side index file beside it. */
-  readonly indexFile: CachedFile
+  /** The side index file beside it (replaced when the index is rewritten). */
+  indexFile: CachedFile
   /** Written since the last fdatasync of this segment began. */
   unsynced = false
+  /** Whole messages in the segment (written ones). */
+  messageCount = 0
+  /** Largest message timestamp in the segment (ms since the Unix epoch), 0 when none. */
+  maxTimestamp = 0
+  /** Position (relative) of the last side index entry, -1 when there is none. */
+  lastEntryPos = -1
+  /** Entries in the side index file. */
+  indexEntries = 0
+  /**
+   * `none`: no index file yet (created with the first entry); `ok`: the file holds
+   * `indexEntries` valid entries; `broken`: unusable until the next open (queries scan).
+   */
+  indexState: 'none' | 'ok' | 'broken' = 'none'
 
   constructor(
     /** Absolute log offset of the segment's first byte. */

@@ -1,0 +1,179 @@
+/**
+ * Bringing side indexes up to date when a partition opens (format in side-index.ts).
+ *
+ * - Last segment: recovery scans it from byte 0 anyway, building the entries it should have;
+ *   the file keeps its matching prefix and gets the rest appended (stale: the common case
+ *   after a crash), or is rewritten when it disagrees (damaged) or is missing.
+ * - Sealed segments: the header and last entry are read. A last entry at the segment size
+ *   gives the totals; one before it means the index is stale (a crash between roll and index
+ *   write), so the segment is scanned from that entry and the index extended; anything else
+ *   (missing, bad magic or version, a truncated entry, an entry past the segment end) means
+ *   a rebuild from a full scan. A sealed segment whose records do not scan to its end is
+ *   damage that is not at the tail: STORAGE_CORRUPT.
+ */
+import {stat} from 'node:fs/promises'
+import {MetaError} from '../protocol/errors.js'
+import type {StoreContext} from './context.js'
+import {writeFullySync} from './file-ops.js'
+import {ioError} from './io-error.js'
+import {INDEX_ENTRY_BYTES, INDEX_HEADER_BYTES} from './layout.js'
+import {readFully, scanFile} from './scan.js'
+import type {Segment} from './segment.js'
+import {
+  decodeEntry,
+  encodeEntries,
+  encodeHeader,
+  entryOffset,
+  IndexCursor,
+  isValidHeader,
+  markBroken,
+  recordTimestamp,
+} from './side-index.js'
+
+/** Make the last segment's index hold exactly the entries of `built` (from the recovery scan). */
+export async function reconcileTailIndex(ctx: StoreContext, segment: Segment, built: IndexCursor): Promise<void> {
+  const expected = Buffer.concat([encodeHeader(), encodeEntries(built.out)])
+  const entries = built.out.length / 3
+  built.out = []
+  built.applyTo(segment)
+  segment.indexEntries = entries
+  segment.indexState = 'ok'
+  try {
+    const fd = await openIndex(ctx, segment, entries > 0)
+    if (fd === undefined) {
+      segment.indexState = 'none'
+      return
+    }
+    try {
+      const have = Buffer.allocUnsafe(expected.length + INDEX_ENTRY_BYTES)
+      const got = await readFully(ctx.ops, fd, have, 0, have.length, 0)
+      const keep = matchingEntries(have.subarray(0, got), expected, entries)
+      if (keep === entries && got === expected.length) return
+      const from = keep < 0 ? 0 : entryOffset(keep)
+      writeFullySync(ctx.ops, fd, [expected.subarray(from)], from)
+      ctx.ops.ftruncateSync(fd, expected.length)
+      if (keep < 0 || keep < Math.floor((got - INDEX_HEADER_BYTES) / INDEX_ENTRY_BYTES)) {
+        ctx.log.warn('rewrote side index', {file: segment.indexFile.path, keptEntries: Math.max(keep, 0), entries})
+      }
+    } finally {
+      ctx.fds.release(segment.indexFile)
+    }
+  } catch (error) {
+    markBroken(ctx, segment, ioError(error, 'write', segment.indexFile.path))
+  }
+}
+
+/** Load a sealed segment's totals from its index, extending or rebuilding the index as needed. */
+export async function loadSealedIndex(ctx: StoreContext, segment: Segment): Promise<void> {
+  const last = await readLastEntry(ctx, segment)
+  if (last !== undefined && last.entry.pos === segment.size) {
+    new IndexCursor(last.entry.count, last.entry.maxTs, last.entry.pos).applyTo(segment)
+    segment.indexEntries = last.entries
+    segment.indexState = 'ok'
+    return
+  }
+  const extend = last !== undefined && last.entry.pos < segment.size
+  const cursor = extend ? new IndexCursor(last.entry.count, last.entry.maxTs, last.entry.pos) : new IndexCursor()
+  const from = extend ? last.entry.pos : 0
+  await scanSealed(ctx, segment, from, cursor)
+  cursor.seal(segment.size)
+  cursor.applyTo(segment)
+  const first = extend ? last.entries : 0
+  const bytes = extend ? encodeEntries(cursor.out) : Buffer.concat([encodeHeader(), encodeEntries(cursor.out)])
+  segment.indexEntries = first + cursor.out.length / 3
+  segment.indexState = 'ok'
+  cursor.out = []
+  if (!extend) ctx.log.info('rebuilt side index', {file: segment.indexFile.path})
+  try {
+    const fd = (await openIndex(ctx, segment, true)) as number
+    try {
+      const at = extend ? entryOffset(first) : 0
+      writeFullySync(ctx.ops, fd, [bytes], at)
+      ctx.ops.ftruncateSync(fd, at + bytes.length)
+    } finally {
+      ctx.fds.release(segment.indexFile)
+    }
+  } catch (error) {
+    markBroken(ctx, segment, ioError(error, 'write', segment.indexFile.path))
+  }
+}
+
+/** Entries of `have` equal to those of `expected` (a prefix), or -1 when its header is bad. */
+function matchingEntries(have: Buffer, expected: Buffer, entries: number): number {
+  if (!isValidHeader(have)) return -1
+  let keep = 0
+  while (keep < entries && entryOffset(keep + 1) <= have.length) {
+    const from = entryOffset(keep)
+    const to = from + INDEX_ENTRY_BYTES
+    if (have.compare(expected, from, to, from, to) !== 0) break
+    keep += 1
+  }
+  return keep
+}
+
+/** Pin the segment's index file open; create it when missing and `create`, else undefined. */
+async function openIndex(ctx: StoreContext, segment: Segment, create: boolean): Promise<number | undefined> {
+  try {
+    return await ctx.fds.acquireAsync(segment.indexFile)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    return create ? ctx.fds.create(segment.indexFile) : undefined
+  }
+}
+
+/** The header-checked last entry of a sealed segment's index, or undefined when unusable. */
+async function readLastEntry(
+  ctx: StoreContext,
+  segment: Segment,
+): Promise<{entry: ReturnType<typeof decodeEntry>; entries: number} | undefined> {
+  let size: number
+  try {
+    size = (await stat(segment.indexFile.path)).size
+  } catch {
+    // Missing (MetaQ data, or never written): rebuilt from the segment.
+    return undefined
+  }
+  const entries = (size - INDEX_HEADER_BYTES) / INDEX_ENTRY_BYTES
+  if (!Number.isInteger(entries) || entries < 1) return undefined
+  const fd = await ctx.fds.acquireAsync(segment.indexFile)
+  try {
+    const header = Buffer.allocUnsafe(INDEX_HEADER_BYTES)
+    const last = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+    const gotHeader = await readFully(ctx.ops, fd, header, 0, header.length, 0)
+    const gotLast = await readFully(ctx.ops, fd, last, 0, last.length, entryOffset(entries - 1))
+    if (gotHeader < header.length || gotLast < last.length || !isValidHeader(header)) return undefined
+    const entry = decodeEntry(last, 0)
+    return entry.pos > segment.size ? undefined : {entry, entries}
+  } finally {
+    ctx.fds.release(segment.indexFile)
+  }
+}
+
+/** Feed the records of sealed `segment` from `from` to its end into `cursor`. */
+async function scanSealed(ctx: StoreContext, segment: Segment, from: number, cursor: IndexCursor): Promise<void> {
+  const path = segment.file.path
+  let fd: number
+  try {
+    fd = await ctx.fds.acquireAsync(segment.file)
+  } catch (error) {
+    throw ioError(error, 'open', path)
+  }
+  let result
+  try {
+    result = await scanFile(ctx.ops, fd, from, segment.size, (chunk, pos, _length, filePos) => {
+      cursor.record(filePos, recordTimestamp(chunk, pos))
+    })
+  } catch (error) {
+    throw ioError(error, 'read', path)
+  } finally {
+    ctx.fds.release(segment.file)
+  }
+  if (result.end < segment.size) {
+    throw new MetaError(
+      'STORAGE_CORRUPT',
+      `sealed segment "${path}" is damaged at offset ${segment.start + result.end} (${result.stop}): ` +
+        'only the tail of the last segment can be repaired',
+      {details: {file: path, offset: segment.start + result.end}},
+    )
+  }
+}
