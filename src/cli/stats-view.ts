@@ -1,0 +1,206 @@
+/**
+ * `meta stats`: what each stats item looks like as a table, and the typed object it gives
+ * under --json. Fetching goes through the admin client; this file only shapes and renders.
+ *
+ *   (none)     system stats: a two-column key/value table, uptime humanised
+ *   topics     TOPIC PARTITIONS MESSAGES BYTES PUBLISH SUBSCRIBE
+ *   offsets    TOPIC PARTITION MIN-OFFSET MAX-OFFSET
+ *   partitions the same plus size, messages, segments, unflushed, last append (meta brokers)
+ *   realtime   ITEM COUNT VALUE VALUE/COUNT COUNT/S DURATION
+ *   config     the broker's server.ini text as-is
+ *   help       ITEM DESCRIPTION
+ *   reset      one line saying the realtime counters were reset
+ *   <topic>    a two-column table of the topic's stats and its realtime lines
+ */
+import type {
+  AdminClient,
+  PartitionStats,
+  RealtimeStatsResult,
+  RealtimeValue,
+  SingleTopicStats,
+  SystemStats,
+  TopicStats,
+} from '../client/index.js'
+import {statsMap} from '../client/index.js'
+import {MetaError} from '../protocol/errors.js'
+import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
+
+/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'realtime', 'config', 'help', 'reset'] as const
+
+export interface HelpLine {
+  item: string
+  description: string
+}
+
+/** What `meta stats <item> --json` prints, per item. */
+export type StatsResult =
+  | {item: 'system'; stats: SystemStats}
+  | {item: 'topics'; stats: TopicStats[]}
+  | {item: 'offsets'; stats: PartitionStats[]}
+  | {item: 'partitions'; stats: PartitionStats[]}
+  | {item: 'realtime'; stats: RealtimeStatsResult}
+  | {item: 'config'; stats: {text: string}}
+  | {item: 'help'; stats: HelpLine[]}
+  | {item: 'reset'; stats: {reset: true}}
+  | {item: 'topic'; stats: SingleTopicStats}
+
+/** Fetch one item as a typed object. Throws NOT_FOUND for a topic the broker does not know. */
+export async function fetchStats(admin: AdminClient, item: string | undefined, broker: string): Promise<StatsResult> {
+  switch (item ?? '') {
+    case '':
+      return {item: 'system', stats: await admin.systemStats()}
+    case 'topics':
+      return {item: 'topics', stats: await admin.topics()}
+    case 'offsets':
+      return {item: 'offsets', stats: await admin.offsets()}
+    case 'partitions':
+      return {item: 'partitions', stats: await admin.partitions()}
+    case 'realtime':
+      return {item: 'realtime', stats: await admin.realtime()}
+    case 'config':
+      return {item: 'config', stats: {text: await admin.config()}}
+    case 'help':
+      return {item: 'help', stats: parseHelp(await admin.raw('help'))}
+    case 'reset':
+      await admin.resetRealtime()
+      return {item: 'reset', stats: {reset: true}}
+    default: {
+      const stats = await admin.topic(item!)
+      if (stats.resultCode === 1) {
+        throw new MetaError('NOT_FOUND', `unknown topic "${item}" on broker ${broker}`, {details: {topic: item}})
+      }
+      return {item: 'topic', stats}
+    }
+  }
+}
+
+function parseHelp(body: string): HelpLine[] {
+  return [...statsMap(body)].map(([item, description]) => ({item, description}))
+}
+
+/** The human form of an item (a table, or the config text). Always ends with a newline. */
+export function renderStats(result: StatsResult, nowMs = Date.now()): string {
+  const text = renderBody(result, nowMs)
+  return text.endsWith('\n') || text === '' ? text : `${text}\n`
+}
+
+function renderBody(result: StatsResult, nowMs: number): string {
+  switch (result.item) {
+    case 'system':
+      return renderSystem(result.stats)
+    case 'topics':
+      return renderTopics(result.stats)
+    case 'offsets':
+      return renderTable(
+        ['TOPIC', 'PARTITION', 'MIN-OFFSET', 'MAX-OFFSET'],
+        result.stats.map((p) => [p.topic, p.partition, p.minOffset, p.maxOffset]),
+        {align: ['left', 'right', 'right', 'right']},
+      )
+    case 'partitions':
+      return renderPartitions(result.stats, nowMs)
+    case 'realtime':
+      return renderRealtime(Object.entries(result.stats))
+    case 'config':
+      return result.stats.text
+    case 'help':
+      return renderTable(['ITEM', 'DESCRIPTION'], result.stats.map((h) => [h.item, h.description]), {align: ['left', 'left']})
+    case 'reset':
+      return 'realtime statistics reset'
+    case 'topic':
+      return renderTopic(result.stats)
+  }
+}
+
+// renderTable needs explicit alignments: cli-table3 crashes on `colAligns: undefined`.
+function keyValue(rows: Cell[][]): string {
+  return renderTable(['KEY', 'VALUE'], rows, {align: ['left', 'left']})
+}
+
+function renderSystem(s: SystemStats): string {
+  return keyValue([
+    ['pid', s.pid],
+    ['broker_id', s.brokerId],
+    ['port', s.port],
+    ['uptime', formatDuration(s.uptimeSeconds)],
+    ['version', s.version],
+    ['slave', s.slave],
+    ['curr_connections', s.currentConnections],
+    ['threads', s.threads],
+    ['cmd_put', formatCount(s.cmdPut)],
+    ['cmd_get', formatCount(s.cmdGet)],
+    ['cmd_offset', formatCount(s.cmdOffset)],
+    ['tx_begin', s.txBegin],
+    ['tx_xa_begin', s.txXaBegin],
+    ['tx_commit', s.txCommit],
+    ['tx_rollback', s.txRollback],
+    ['get_miss', formatCount(s.getMiss)],
+    ['put_failed', formatCount(s.putFailed)],
+    ['total_messages', formatCount(s.totalMessages)],
+    ['topics', s.topics],
+    ['config_checksum', s.configChecksum],
+  ])
+}
+
+function renderTopics(topics: TopicStats[]): string {
+  return renderTable(
+    ['TOPIC', 'PARTITIONS', 'MESSAGES', 'BYTES', 'PUBLISH', 'SUBSCRIBE'],
+    topics.map((t) =>
+      t.empty
+        ? [t.topic, '(empty)', '-', '-', '-', '-']
+        : [t.topic, t.partitions, formatCount(t.messageCount), formatBytes(t.messageBytes), yesNo(t.acceptPublish), yesNo(t.acceptSubscribe)],
+    ),
+    {align: ['left', 'right', 'right', 'right', 'left', 'left']},
+  )
+}
+
+function renderPartitions(partitions: PartitionStats[], nowMs: number): string {
+  return renderTable(
+    ['TOPIC', 'PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'SIZE', 'MESSAGES', 'SEGMENTS', 'UNFLUSHED', 'LAST-APPEND'],
+    partitions.map((p) => [
+      p.topic,
+      p.partition,
+      p.minOffset,
+      p.maxOffset,
+      p.sizeBytes === undefined ? undefined : formatBytes(p.sizeBytes),
+      p.messageCount === undefined ? undefined : formatCount(p.messageCount),
+      p.segments,
+      p.unflushed,
+      p.lastAppendMs === undefined || p.lastAppendMs <= 0 ? undefined : `${formatDuration(Math.max(0, (nowMs - p.lastAppendMs) / 1000))} ago`,
+    ]),
+    {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right']},
+  )
+}
+
+function renderRealtime(entries: Array<[string, RealtimeValue | null]>): string {
+  return renderTable(
+    ['ITEM', 'COUNT', 'VALUE', 'VALUE/COUNT', 'COUNT/S', 'DURATION'],
+    entries.map(([name, v]) =>
+      v === null
+        ? [name, '-', '-', '-', '-', '-']
+        : [name, formatCount(v.count), formatCount(v.value), num(v.valuePerCount), num(v.countPerSecond), formatDuration(v.durationSeconds)],
+    ),
+    {align: ['left', 'right', 'right', 'right', 'right', 'right']},
+  )
+}
+
+function renderTopic(t: SingleTopicStats): string {
+  const summary = keyValue([
+    ['topic', t.topic],
+    ['data', t.resultCode === 0 ? 'yes' : 'no (configured, nothing stored yet)'],
+    ['partitions', t.partitions],
+    ['message_count', formatCount(t.messageCount)],
+    ['bytes', formatBytes(t.bytes)],
+  ])
+  const realtime = renderRealtime(Object.entries(t.realtime).map(([name, v]) => [`topic_realtime_${name}`, v]))
+  return `${summary}\n\n${realtime}`
+}
+
+function yesNo(value: boolean): string {
+  return value ? 'yes' : 'no'
+}
+
+function num(value: number | null): string {
+  if (value === null) return '-'
+  return Number.isInteger(value) ? formatCount(value) : value.toFixed(2)
+}
