@@ -9,10 +9,10 @@
  * is walked from its start instead.
  */
 import type {StoreContext} from './context.js'
-import {ioError} from './io-error.js'
 import {INDEX_ENTRY_BYTES} from './layout.js'
 import {readFully, scanFile} from './scan.js'
 import {findSegmentIndex, type Segment} from './segment.js'
+import {withFile} from './segment-io.js'
 import {decodeEntry, entryOffset, markBroken, recordTimestamp, START_ENTRY, type IndexEntry} from './side-index.js'
 
 /** A segment as it was when the query started. */
@@ -169,43 +169,30 @@ async function bracket(
   return {from, to: Math.min(to, view.size)}
 }
 
-async function readEntry(ctx: StoreContext, segment: Segment, i: number): Promise<IndexEntry> {
-  const file = segment.indexFile
-  try {
-    const fd = await ctx.fds.acquireAsync(file)
-    try {
-      const buf = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
-      const got = await readFully(ctx.ops, fd, buf, 0, buf.length, entryOffset(i))
-      if (got < buf.length) throw new Error(`index entry ${i} is missing`)
-      return decodeEntry(buf, 0)
-    } finally {
-      ctx.fds.release(file)
-    }
-  } catch (error) {
-    throw ioError(error, 'read', file.path)
-  }
+function readEntry(ctx: StoreContext, segment: Segment, i: number): Promise<IndexEntry> {
+  return withFile(ctx, segment.indexFile, 'read', async (fd) => {
+    const buf = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+    const got = await readFully(ctx.ops, fd, buf, 0, buf.length, entryOffset(i))
+    if (got < buf.length) throw new Error(`index entry ${i} is missing`)
+    return decodeEntry(buf, 0)
+  })
 }
 
 /** Walk records of `view` in [from.pos, to) with `goal`; undefined when it found nothing. */
 async function walk(ctx: StoreContext, view: SegmentView, from: IndexEntry, to: number, goal: Goal): Promise<number | undefined> {
-  const file = view.segment.file
   let n = from.count
-  let reached = from.pos
-  try {
-    const fd = await ctx.fds.acquireAsync(file)
-    try {
-      const result = await scanFile(ctx.ops, fd, from.pos, to, (chunk, pos, _length, filePos) => {
-        const answer = goal.walker(filePos, recordTimestamp(chunk, pos), n)
-        if (answer !== undefined) throw new Found(answer)
-        n += 1
-      })
-      reached = result.end
-    } finally {
-      ctx.fds.release(file)
-    }
-  } catch (error) {
-    if (error instanceof Found) return error.value
-    throw ioError(error, 'read', file.path)
+  const visit = (chunk: Buffer, pos: number, _length: number, filePos: number): void => {
+    const answer = goal.walker(filePos, recordTimestamp(chunk, pos), n)
+    if (answer !== undefined) throw new Found(answer)
+    n += 1
   }
-  return goal.atEnd(reached, n)
+  return withFile(ctx, view.segment.file, 'read', async (fd) => {
+    try {
+      const {end} = await scanFile(ctx.ops, fd, from.pos, to, visit)
+      return goal.atEnd(end, n)
+    } catch (error) {
+      if (error instanceof Found) return error.value
+      throw error
+    }
+  })
 }

@@ -19,6 +19,7 @@ import {ioError} from './io-error.js'
 import {INDEX_ENTRY_BYTES, INDEX_HEADER_BYTES} from './layout.js'
 import {readFully, scanFile} from './scan.js'
 import type {Segment} from './segment.js'
+import {withFile} from './segment-io.js'
 import {
   decodeEntry,
   encodeEntries,
@@ -135,8 +136,7 @@ async function readLastEntry(
   }
   const entries = (size - INDEX_HEADER_BYTES) / INDEX_ENTRY_BYTES
   if (!Number.isInteger(entries) || entries < 1) return undefined
-  const fd = await ctx.fds.acquireAsync(segment.indexFile)
-  try {
+  return withFile(ctx, segment.indexFile, 'read', async (fd) => {
     const header = Buffer.allocUnsafe(INDEX_HEADER_BYTES)
     const last = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
     const gotHeader = await readFully(ctx.ops, fd, header, 0, header.length, 0)
@@ -144,30 +144,17 @@ async function readLastEntry(
     if (gotHeader < header.length || gotLast < last.length || !isValidHeader(header)) return undefined
     const entry = decodeEntry(last, 0)
     return entry.pos > segment.size ? undefined : {entry, entries}
-  } finally {
-    ctx.fds.release(segment.indexFile)
-  }
+  })
 }
 
 /** Feed the records of sealed `segment` from `from` to its end into `cursor`. */
 async function scanSealed(ctx: StoreContext, segment: Segment, from: number, cursor: IndexCursor): Promise<void> {
   const path = segment.file.path
-  let fd: number
-  try {
-    fd = await ctx.fds.acquireAsync(segment.file)
-  } catch (error) {
-    throw ioError(error, 'open', path)
-  }
-  let result
-  try {
-    result = await scanFile(ctx.ops, fd, from, segment.size, (chunk, pos, _length, filePos) => {
+  const result = await withFile(ctx, segment.file, 'read', (fd) =>
+    scanFile(ctx.ops, fd, from, segment.size, (chunk, pos, _length, filePos) => {
       cursor.record(filePos, recordTimestamp(chunk, pos))
-    })
-  } catch (error) {
-    throw ioError(error, 'read', path)
-  } finally {
-    ctx.fds.release(segment.file)
-  }
+    }),
+  )
   if (result.end < segment.size) {
     throw new MetaError(
       'STORAGE_CORRUPT',

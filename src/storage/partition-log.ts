@@ -18,18 +18,22 @@
  * the batch started (removing segments the batch created), and resets the pending state; the
  * log keeps serving reads and later appends.
  */
-import {rmSync} from 'node:fs'
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES, writeRecordHeader} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
-import {writeFullySync} from './file-ops.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
-import type {CachedFile} from './fd-cache.js'
 import {ioError} from './io-error.js'
-import {createSegmentFile, type RecoveredPartition} from './recovery.js'
-import {readFully} from './scan.js'
+import type {RecoveredPartition} from './recovery.js'
 import {findSegmentIndex, Segment} from './segment.js'
+import {
+  createSegmentFile,
+  readSegment,
+  removeSegmentFiles,
+  syncFile,
+  truncateSegment,
+  writeSegment,
+} from './segment-io.js'
 import {commitEntries, IndexCursor, recordTimestamp, truncateEntries} from './side-index.js'
 import {PartitionTail} from './tail-cache.js'
 import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
@@ -193,7 +197,7 @@ export class PartitionLog {
     const to = Math.min(offset + maxBytes, segment.end)
     const cached = this.tail.slice(offset, to)
     if (cached !== undefined) return {kind: 'data', data: cached}
-    const data = await this.readSegment(segment, offset, to)
+    const data = await readSegment(this.ctx, segment, offset, to)
     return data.length > 0 ? {kind: 'data', data} : {kind: 'end', end: this.writtenEnd}
   }
 
@@ -348,17 +352,7 @@ export class PartitionLog {
   }
 
   private writeSegment(segment: Segment, from: number, to: number): void {
-    const {fds, ops} = this.ctx
-    try {
-      const fd = fds.acquire(segment.file)
-      try {
-        writeFullySync(ops, fd, this.tail.pending(from, to), from - segment.start)
-      } finally {
-        fds.release(segment.file)
-      }
-    } catch (error) {
-      throw ioError(error, 'write', segment.file.path)
-    }
+    writeSegment(this.ctx, segment, this.tail.pending(from, to), from)
     segment.size = to - segment.start
     if (!segment.unsynced) {
       segment.unsynced = true
@@ -397,10 +391,10 @@ export class PartitionLog {
 
   /** Drop everything after `to`: segments created since, bytes past it, pending appends. */
   private restore(to: LogCheckpoint): void {
-    while (this.active.start > to.activeStart) this.removeSegment(this.segments.pop() as Segment)
+    while (this.active.start > to.activeStart) removeSegmentFiles(this.ctx, this.segments.pop() as Segment)
     const active = this.active
     // Always truncate: a failed write may have left bytes past the size we recorded.
-    this.truncateSegment(active, to.end - active.start)
+    truncateSegment(this.ctx, active, to.end - active.start)
     truncateEntries(this.ctx, active, to.indexEntries)
     new IndexCursor(to.messageCount, to.maxTimestamp, to.lastEntryPos).applyTo(active)
     this.unsynced = this.unsynced.filter((segment) => !segment.file.retired)
@@ -413,51 +407,6 @@ export class PartitionLog {
     this.tail.clear()
   }
 
-  private truncateSegment(segment: Segment, size: number): void {
-    segment.size = size
-    try {
-      const fd = this.ctx.fds.acquire(segment.file)
-      try {
-        this.ctx.ops.ftruncateSync(fd, size)
-      } finally {
-        this.ctx.fds.release(segment.file)
-      }
-    } catch (error) {
-      // Later appends overwrite from `size`, and recovery drops any torn bytes after them.
-      this.ctx.log.error('cannot truncate segment', {file: segment.file.path, size, error: String(error)})
-    }
-  }
-
-  private removeSegment(segment: Segment): void {
-    for (const file of [segment.file, segment.indexFile]) {
-      this.ctx.fds.retire(file)
-      try {
-        rmSync(file.path, {force: true})
-      } catch (error) {
-        this.ctx.log.error('cannot remove file', {file: file.path, error: String(error)})
-      }
-    }
-  }
-
-  private async readSegment(segment: Segment, from: number, to: number): Promise<Buffer> {
-    const {fds, ops} = this.ctx
-    let fd: number
-    try {
-      fd = await fds.acquireAsync(segment.file)
-    } catch (error) {
-      throw ioError(error, 'open', segment.file.path)
-    }
-    try {
-      const data = Buffer.allocUnsafe(to - from)
-      const got = await readFully(ops, fd, data, 0, data.length, from - segment.start)
-      return got === data.length ? data : data.subarray(0, got)
-    } catch (error) {
-      throw ioError(error, 'read', segment.file.path)
-    } finally {
-      fds.release(segment.file)
-    }
-  }
-
   /** fdatasync every segment written since the last sync began, and new directory entries. */
   private async syncFiles(): Promise<void> {
     const segments = this.unsynced
@@ -467,7 +416,7 @@ export class PartitionLog {
     for (const segment of segments) segment.unsynced = false
     try {
       await Promise.all([
-        this.ctx.syncLimiter.run(() => Promise.all(segments.map((segment) => this.syncFile(segment.file)))),
+        this.ctx.syncLimiter.run(() => Promise.all(segments.map((segment) => syncFile(this.ctx, segment.file)))),
         ...dirs.map((dir) => this.ctx.dirSync.sync(dir)),
       ])
     } catch (error) {
@@ -478,23 +427,6 @@ export class PartitionLog {
       }
       this.dirsToSync.push(...dirs)
       throw error
-    }
-  }
-
-  private async syncFile(file: CachedFile): Promise<void> {
-    const {fds, ops} = this.ctx
-    let fd: number
-    try {
-      fd = await fds.acquireAsync(file)
-    } catch (error) {
-      throw ioError(error, 'open', file.path)
-    }
-    try {
-      await ops.fdatasync(fd)
-    } catch (error) {
-      throw ioError(error, 'fdatasync', file.path)
-    } finally {
-      fds.release(file)
     }
   }
 

@@ -14,12 +14,12 @@ import {readdir, stat} from 'node:fs/promises'
 import {join} from 'node:path'
 import {MetaError} from '../protocol/errors.js'
 import type {StoreContext} from './context.js'
-import type {FdCache} from './fd-cache.js'
 import {loadSealedIndex, reconcileTailIndex} from './index-recovery.js'
 import {ioError} from './io-error.js'
 import {parseSegmentFileName, segmentFileName} from './layout.js'
 import {scanFile} from './scan.js'
 import {Segment} from './segment.js'
+import {createSegmentFile, withFile} from './segment-io.js'
 import {IndexCursor, recordTimestamp} from './side-index.js'
 
 export interface RecoveredPartition {
@@ -99,50 +99,26 @@ export async function recoverPartition(ctx: StoreContext, options: RecoverOption
   return {segments, lastModifiedMs: Math.max(...listed.map((s) => s.mtimeMs))}
 }
 
-/**
- * Create the empty file of a new segment and leave it open in the cache. `exclusive` fails
- * when the file exists (a new partition must not clobber data it did not load).
- */
-export function createSegmentFile(fds: FdCache, segment: Segment, exclusive = false): void {
-  try {
-    fds.create(segment.file, exclusive)
-  } catch (error) {
-    throw ioError(error, 'create', segment.file.path)
-  }
-  fds.release(segment.file)
-}
-
 /** Scan `segment` from byte 0, truncate a torn tail, and return the index state it built. */
 async function recoverTail(ctx: StoreContext, options: RecoverOptions, segment: Segment): Promise<IndexCursor> {
   const {ops, fds, log} = ctx
   const path = segment.file.path
   const cursor = new IndexCursor()
-  let fd: number
-  try {
-    fd = await fds.acquireAsync(segment.file)
-  } catch (error) {
-    throw ioError(error, 'open', path)
-  }
-  try {
-    const {end, stop} = await scanFile(ops, fd, 0, segment.size, (chunk, pos, _length, filePos) => {
+  await withFile(ctx, segment.file, 'recover', async (fd) => {
+    const {end, stop} = await scanFile(ctx.ops, fd, 0, segment.size, (chunk, pos, _length, filePos) => {
       cursor.record(filePos, recordTimestamp(chunk, pos))
     })
-    if (end < segment.size) {
-      ops.ftruncateSync(fd, end)
-      log.warn('truncated torn tail', {
-        topic: options.topic,
-        partition: options.partition,
-        offset: segment.start + end,
-        droppedBytes: segment.size - end,
-        reason: stop,
-        file: path,
-      })
-      segment.size = end
-    }
-  } catch (error) {
-    throw ioError(error, 'recover', path)
-  } finally {
-    fds.release(segment.file)
-  }
+    if (end === segment.size) return
+    ctx.ops.ftruncateSync(fd, end)
+    ctx.log.warn('truncated torn tail', {
+      topic: options.topic,
+      partition: options.partition,
+      offset: segment.start + end,
+      droppedBytes: segment.size - end,
+      reason: stop,
+      file: segment.file.path,
+    })
+    segment.size = end
+  })
   return cursor
 }

@@ -28,6 +28,7 @@ import {
   INDEX_VERSION,
 } from './layout.js'
 import type {Segment} from './segment.js'
+import {withFileSync} from './segment-io.js'
 
 const TWO_POW_32 = 2 ** 32
 
@@ -168,14 +169,8 @@ export function truncateEntries(ctx: StoreContext, segment: Segment, entries: nu
     segment.indexEntries = Math.min(segment.indexEntries, entries)
     return
   }
-  const {fds, ops} = ctx
   try {
-    const fd = fds.acquire(segment.indexFile)
-    try {
-      ops.ftruncateSync(fd, entryOffset(entries))
-    } finally {
-      fds.release(segment.indexFile)
-    }
+    withFileSync(ctx, segment.indexFile, 'truncate', (fd) => ctx.ops.ftruncateSync(fd, entryOffset(entries)))
     segment.indexEntries = entries
   } catch (error) {
     markBroken(ctx, segment, error)
