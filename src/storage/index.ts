@@ -5,4 +5,5 @@
 export {MessageStore, DEFAULT_MAX_OPEN_FILES, DEFAULT_TAIL_CACHE_BYTES, type MessageStoreOptions} from './message-store.js'
 export {PartitionLog} from './partition-log.js'
 export {nodeFileOps, type FileOps, type OpenMode} from './file-ops.js'
+export type {RemoveMode, SegmentInfo} from './retention.js'
 export type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'

@@ -24,6 +24,8 @@
 
 /** Suffix of a segment file. */
 export const SEGMENT_SUFFIX = '.meta'
+/** Suffix added to a segment file archived by retention (MetaQ's `archive` policy). */
+export const ARCHIVE_SUFFIX = '.arc'
 /** Suffix of a segment's side index file. */
 export const INDEX_SUFFIX = '.idx'
 /** Minimum digits of a segment's start offset in its file name. */

@@ -25,6 +25,7 @@ import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import {ioError} from './io-error.js'
 import type {RecoveredPartition} from './recovery.js'
+import {describeSegments, removeSealedPrefix, type RemoveMode, type SegmentInfo} from './retention.js'
 import {findSegmentIndex, Segment} from './segment.js'
 import {
   createSegmentFile,
@@ -237,6 +238,21 @@ export class PartitionLog {
     if (to <= from) return 0
     const log = this.view()
     return (await countBefore(log, to)) - (await countBefore(log, from))
+  }
+
+  /** Every segment, oldest first, with its file's modification time (retention, admin). */
+  segmentInfos(): Promise<SegmentInfo[]> {
+    return describeSegments(this.segments)
+  }
+
+  /**
+   * Retention: remove the sealed segments that end at or before `offset`, oldest first,
+   * deleting each (or, with `archive`, renaming it to `.meta.arc`) with its side index.
+   * The active segment always stays. Returns how many were removed; minOffset moves up.
+   */
+  removeSegmentsBefore(offset: number, mode: RemoveMode = 'delete'): number {
+    this.checkOpen()
+    return removeSealedPrefix(this.ctx, this.segments, offset, mode)
   }
 
   /** Write what is pending, then fdatasync everything written. Rejects with the sync's MetaError. */
