@@ -102,6 +102,7 @@ export class MessageStore {
     try {
       await store.recoverAll()
     } catch (error) {
+      store.stopTimers()
       await store.ctx.fds.closeAll()
       throw error
     }
@@ -180,10 +181,14 @@ export class MessageStore {
 
   private async closeAll(): Promise<void> {
     this.writeQueued()
-    for (const {timer} of this.timers.values()) clearInterval(timer)
-    this.timers.clear()
+    this.stopTimers()
     await Promise.all([...this.logs.values()].map((log) => log.close()))
     await this.ctx.fds.closeAll()
+  }
+
+  private stopTimers(): void {
+    for (const {timer} of this.timers.values()) clearInterval(timer)
+    this.timers.clear()
   }
 
   private checkOpen(): void {

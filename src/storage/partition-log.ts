@@ -19,7 +19,7 @@
  * log keeps serving reads and later appends.
  */
 import {MetaError} from '../protocol/errors.js'
-import {RECORD_HEADER_BYTES, writeRecordHeader} from '../protocol/message-set.js'
+import {RECORD_HEADER_BYTES, scanRecords, writeRecordHeader} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
@@ -167,7 +167,7 @@ export class PartitionLog {
   /**
    * Append `count` whole, already formatted records (replication, transaction commit) as one
    * contiguous batch in one segment; returns the offset of its first byte. Throws
-   * INVALID_ARGUMENT when `records` is not exactly `count` whole records.
+   * INVALID_ARGUMENT when `records` is not exactly `count` whole, checksum-valid records.
    */
   appendRecords(records: Buffer, count: number, done: AppendCallback): number {
     checkRecords(records, count)
@@ -407,7 +407,9 @@ export class PartitionLog {
 
   /** Drop everything after `to`: segments created since, bytes past it, pending appends. */
   private restore(to: LogCheckpoint): void {
-    while (this.active.start > to.activeStart) removeSegmentFiles(this.ctx, this.segments.pop() as Segment)
+    while (this.segments.length > 1 && this.active.start > to.activeStart) {
+      removeSegmentFiles(this.ctx, this.segments.pop() as Segment)
+    }
     const active = this.active
     // Always truncate: a failed write may have left bytes past the size we recorded.
     truncateSegment(this.ctx, active, to.end - active.start)
@@ -482,19 +484,17 @@ export class PartitionLog {
   }
 }
 
-/** Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records. */
+/**
+ * Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records whose checksums
+ * verify: one bad record in the last segment would make recovery drop everything after it.
+ */
 function checkRecords(records: Buffer, count: number): void {
-  let pos = 0
   let seen = 0
-  while (records.length - pos >= RECORD_HEADER_BYTES) {
-    const length = records.readInt32BE(pos)
-    if (length < 0 || pos + RECORD_HEADER_BYTES + length > records.length) break
-    pos += RECORD_HEADER_BYTES + length
-    seen += 1
-  }
-  if (pos !== records.length || seen !== count || count === 0) {
+  const {end, stop} = scanRecords(records, 0, () => (seen += 1))
+  if (end !== records.length || seen !== count || count === 0) {
     throw MetaError.invalidArgument(
-      `invalid record batch: expected ${count} whole records, found ${seen} in ${pos} of ${records.length} bytes`,
+      `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` +
+        `found ${seen} (${stop} at byte ${end})`,
     )
   }
 }

@@ -60,6 +60,9 @@ describe('PartitionLog', () => {
     assert.deepEqual((await readAll(log, offset)).subarray(0), records)
     assert.throws(() => log.appendRecords(records.subarray(0, 30), 2, () => {}), {code: 'INVALID_ARGUMENT'})
     assert.throws(() => log.appendRecords(records, 3, () => {}), {code: 'INVALID_ARGUMENT'})
+    const corrupt = Buffer.from(records)
+    corrupt[20] ^= 1
+    assert.throws(() => log.appendRecords(corrupt, 2, () => {}), {code: 'INVALID_ARGUMENT'})
   })
 
   test('PartitionLog rolls at maxSegmentBytes and keeps offsets contiguous', async (t) => {
