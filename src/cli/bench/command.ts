@@ -1,0 +1,112 @@
+/**
+ * What every `meta bench` command does around its runner: start the embedded broker when
+ * asked, pick the topic, turn Ctrl-C into a clean early end, run, stop the broker, and
+ * render the summary.
+ */
+import {join} from 'node:path'
+import type {Logger} from '../../log.js'
+import {formatCount} from '../output.js'
+import {runConsume} from './consume.js'
+import {runE2e} from './e2e.js'
+import {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
+import type {RunSummary} from './produce.js'
+import {runProduce} from './produce.js'
+import type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'
+
+export interface BenchCommandFlags {
+  broker: string
+  embedded: boolean
+  flush?: FlushPolicy
+  partitions?: number
+  'broker-node-options'?: string
+  topic?: string
+  size: number
+  count?: number
+  duration?: number
+  'max-in-flight': number
+  rate?: number
+  connections: number
+  interval: number
+  quiet: boolean
+  warmup?: number
+}
+
+export interface BenchContext {
+  /** The package root (bin/run.js lives under it). */
+  root: string
+  logger?: Logger
+  /** Where progress and status lines go (stderr). */
+  status: (line: string) => void
+}
+
+/** Run one bench mode as its command does; resolves with the summary. */
+export async function runBench(mode: BenchMode, flags: BenchCommandFlags, context: BenchContext): Promise<BenchSummary> {
+  const flush: FlushPolicy = flags.flush ?? 'threshold'
+  let embedded: EmbeddedBroker | undefined
+  if (flags.embedded) {
+    embedded = await startEmbeddedBroker({
+      bin: join(context.root, 'bin', 'run.js'),
+      flush,
+      partitions: flags.partitions,
+      nodeArgs: flags['broker-node-options']?.split(/\s+/).filter(Boolean),
+    })
+    context.status(`embedded broker (pid ${embedded.pid}) on ${embedded.address}, ${flush} flush, ${flags.partitions ?? 1} partition(s)`)
+  }
+  const abort = new AbortController()
+  const onSignal = () => {
+    context.status('interrupted: finishing what is in flight (again to force)')
+    process.off('SIGINT', onSignal)
+    abort.abort()
+  }
+  process.once('SIGINT', onSignal)
+  try {
+    const options: BenchRunOptions & {warmupMs?: number} = {
+      broker: embedded?.address ?? flags.broker,
+      topic: flags.topic ?? `bench-${Date.now().toString(36)}-${process.pid}`,
+      messageBytes: flags.size,
+      count: flags.count,
+      durationMs: flags.duration,
+      maxInFlight: flags['max-in-flight'],
+      rate: flags.rate,
+      connections: flags.connections,
+      progressIntervalMs: flags.quiet ? 0 : flags.interval,
+      progress: flags.quiet ? () => {} : context.status,
+      signal: abort.signal,
+      logger: context.logger,
+      warmupMs: flags.warmup,
+    }
+    const run: RunSummary =
+      mode === 'produce' ? await runProduce(options) : mode === 'consume' ? await runConsume(options) : await runE2e(options)
+    return {
+      ...run,
+      embedded: embedded !== undefined,
+      flush: embedded === undefined ? null : flush,
+      partitions: embedded === undefined ? null : (flags.partitions ?? 1),
+    }
+  } finally {
+    process.off('SIGINT', onSignal)
+    await embedded?.stop()
+  }
+}
+
+/** The human summary (stdout). */
+export function renderSummary(s: BenchSummary): string {
+  const lines = [
+    `${s.mode}: ${formatCount(s.messages)} messages of ${s.messageBytes} B in ${(s.elapsedMs / 1000).toFixed(2)} s` +
+      `  →  ${formatCount(s.msgsPerSec)} msg/s  ${s.mbPerSec.toFixed(1)} MB/s` +
+      (s.failed > 0 ? `  (${formatCount(s.failed)} failed)` : ''),
+  ]
+  if (s.latency !== null) {
+    const l = s.latency
+    const ms = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} ms`
+    lines.push(
+      `  ${l.kind} latency: p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
+    )
+  }
+  const broker = s.embedded ? `embedded broker (${s.flush} flush, ${s.partitions} partition${s.partitions === 1 ? '' : 's'})` : `broker ${s.broker}`
+  lines.push(
+    `  ${broker}, topic ${s.topic}, ${s.connections} connection${s.connections === 1 ? '' : 's'}, max in flight ${s.maxInFlight}` +
+      (s.rate === null ? '' : `, rate ${formatCount(s.rate)} msg/s`),
+  )
+  return `${lines.join('\n')}\n`
+}

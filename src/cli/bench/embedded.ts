@@ -1,0 +1,111 @@
+/**
+ * `meta bench --embedded`: a throwaway broker in a CHILD process (`meta serve --port 0` in a
+ * temp dir), so that broker and load generator each get a core, as in production. The
+ * child's "listening on host:port" log line tells where it is; stop() sends SIGTERM (a
+ * graceful shutdown that flushes everything), waits for the exit and removes the data dir.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {mkdtemp, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {MetaError} from '../../protocol/errors.js'
+
+export type FlushPolicy = 'threshold' | 'group-commit'
+
+export interface EmbeddedBrokerOptions {
+  /** Path of the `meta` executable script (bin/run.js). */
+  bin: string
+  flush: FlushPolicy
+  /** numPartitions of the broker (every topic). */
+  partitions?: number
+  /** Extra node options for the broker process (e.g. `--cpu-prof`). */
+  nodeArgs?: string[]
+  /** How long to wait for the listening line. */
+  startTimeoutMs?: number
+}
+
+export interface EmbeddedBroker {
+  /** host:port */
+  address: string
+  pid: number
+  dataDir: string
+  stop(): Promise<void>
+}
+
+const STDERR_KEPT_BYTES = 8192
+const STOP_TIMEOUT_MS = 15_000
+
+export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'meta-bench-'))
+  const args = [
+    ...(options.nodeArgs ?? []),
+    options.bin,
+    'serve',
+    '--port', '0',
+    '--data-dir', dataDir,
+    '--log-format', 'json',
+    '--log-level', 'info',
+    ...(options.flush === 'group-commit' ? ['--group-commit'] : []),
+    ...(options.partitions === undefined ? [] : ['--partitions', String(options.partitions)]),
+  ]
+  const child = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'pipe']})
+  // Never leave a broker behind when this process exits abruptly.
+  const killOnExit = () => child.kill('SIGKILL')
+  process.once('exit', killOnExit)
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    stderr = (stderr + d).slice(-STDERR_KEPT_BYTES)
+  })
+  try {
+    const address = await listeningAddress(child, () => stderr, options.startTimeoutMs ?? 20_000)
+    return {
+      address,
+      pid: child.pid!,
+      dataDir,
+      stop: async () => {
+        await stopChild(child)
+        process.off('exit', killOnExit)
+        await rm(dataDir, {recursive: true, force: true})
+      },
+    }
+  } catch (error) {
+    child.kill('SIGKILL')
+    process.off('exit', killOnExit)
+    await rm(dataDir, {recursive: true, force: true})
+    throw error
+  }
+}
+
+function listeningAddress(child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      cleanup()
+      reject(new MetaError('INTERNAL', `embedded broker ${why}: ${stderr().trim().split('\n').slice(-5).join(' | ')}`))
+    }
+    const onData = () => {
+      const match = /listening on ([^"\s]+):(\d+)/.exec(stderr())
+      if (match) {
+        cleanup()
+        resolve(`${match[1]}:${match[2]}`)
+      }
+    }
+    const onExit = (code: number | null) => fail(`exited with ${code} before listening`)
+    const timer = setTimeout(() => fail(`did not start within ${timeoutMs} ms`), timeoutMs)
+    const cleanup = () => {
+      clearTimeout(timer)
+      child.stderr!.off('data', onData)
+      child.off('exit', onExit)
+    }
+    child.stderr!.on('data', onData)
+    child.once('exit', onExit)
+  })
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+  await exited
+  clearTimeout(timer)
+}

@@ -1,0 +1,72 @@
+/**
+ * `meta bench produce`: put throughput and acknowledgement latency (put sent → result
+ * received). Every message carries the same payload of `messageBytes` bytes.
+ */
+import {MB, Meter} from './meter.js'
+import {closeProducers, openProducers, sendLoad} from './load.js'
+import type {BenchRunOptions, BenchSummary} from './types.js'
+
+/** Default length of a produce run when neither --count nor --duration is given. */
+export const DEFAULT_DURATION_MS = 10_000
+
+export type RunSummary = Omit<BenchSummary, 'embedded' | 'flush' | 'partitions'>
+
+export async function runProduce(options: BenchRunOptions): Promise<RunSummary> {
+  const payload = Buffer.alloc(options.messageBytes, 'x')
+  const producers = await openProducers(options, payload)
+  const meter = new Meter(options.progressIntervalMs, options.progress, true)
+  let failed = 0
+  let firstError: string | undefined
+  const bytes = options.messageBytes
+  try {
+    meter.start()
+    const durationMs = options.count === undefined ? (options.durationMs ?? DEFAULT_DURATION_MS) : options.durationMs
+    const result = await sendLoad(producers, {
+      ...options,
+      durationMs,
+      payload: () => payload,
+      onAck: (r, sentAt) => {
+        if (r.success) {
+          meter.add(1, bytes)
+          meter.latency(performance.now() - sentAt)
+        } else {
+          failed += 1
+          firstError ??= r.errorMessage
+        }
+      },
+    })
+    meter.stop()
+    if (failed > 0) options.progress(`${failed} sends failed; first error: ${firstError}`)
+    return summarize('produce', options, meter, failed, result.endedAt - result.startedAt)
+  } finally {
+    meter.stop()
+    await closeProducers(producers)
+  }
+}
+
+export function summarize(
+  mode: BenchSummary['mode'],
+  options: BenchRunOptions,
+  meter: Meter,
+  failed: number,
+  elapsedMs: number,
+): RunSummary {
+  const seconds = elapsedMs / 1000
+  const latency = meter.total.count === 0 ? null : {kind: mode === 'e2e' ? ('end-to-end' as const) : ('ack' as const), ...meter.total.percentiles()}
+  return {
+    mode,
+    broker: options.broker,
+    topic: options.topic,
+    messageBytes: options.messageBytes,
+    connections: options.connections,
+    maxInFlight: options.maxInFlight,
+    rate: options.rate ?? null,
+    messages: meter.messages,
+    failed,
+    bytes: meter.bytes,
+    elapsedMs: Math.round(elapsedMs * 10) / 10,
+    msgsPerSec: seconds > 0 ? Math.round(meter.messages / seconds) : 0,
+    mbPerSec: seconds > 0 ? Math.round((meter.bytes / MB / seconds) * 100) / 100 : 0,
+    latency: mode === 'consume' ? null : latency,
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * What `meta bench` runs take and what they report (the `--json` summary).
+ */
+import type {Logger} from '../../log.js'
+import type {FlushPolicy} from './embedded.js'
+import type {LatencyPercentiles} from './histogram.js'
+
+export type BenchMode = 'produce' | 'consume' | 'e2e'
+
+export interface BenchRunOptions {
+  /** host:port of the broker. */
+  broker: string
+  topic: string
+  /** Payload bytes per message. */
+  messageBytes: number
+  /** Stop after this many messages … */
+  count?: number
+  /** … or after this long (when neither: the mode's default). */
+  durationMs?: number
+  /** Unacknowledged messages per producer connection. */
+  maxInFlight: number
+  /** Target send rate in messages/s (undefined = as fast as acknowledgements allow). */
+  rate?: number
+  /** Producer connections. */
+  connections: number
+  /** Progress line interval (0 = none). */
+  progressIntervalMs: number
+  /** Where progress lines go. */
+  progress: (line: string) => void
+  /** Aborting ends the run early (Ctrl-C): sending stops, what is in flight is awaited. */
+  signal?: AbortSignal
+  logger?: Logger
+}
+
+export interface BenchLatency extends LatencyPercentiles {
+  /** ack = put sent → result received; end-to-end = put sent → message received by a consumer. */
+  kind: 'ack' | 'end-to-end'
+}
+
+/** The result of one run, as `--json` prints it. Times in ms, throughput of payload bytes. */
+export interface BenchSummary {
+  mode: BenchMode
+  broker: string
+  /** The broker was started by the bench (`--embedded`). */
+  embedded: boolean
+  /** The embedded broker's flush policy (null for an external broker: its config decides). */
+  flush: FlushPolicy | null
+  topic: string
+  messageBytes: number
+  /** The embedded broker's partitions per topic (null for an external broker). */
+  partitions: number | null
+  connections: number
+  maxInFlight: number
+  /** Target rate in messages/s, null when unlimited. */
+  rate: number | null
+  /** Messages acknowledged (produce) or received (consume, e2e) in the measured run. */
+  messages: number
+  /** Sends that failed (produce, e2e) plus, for e2e, messages sent but never received. */
+  failed: number
+  /** Payload bytes of `messages`. */
+  bytes: number
+  elapsedMs: number
+  msgsPerSec: number
+  /** Payload MB/s, 1 MB = 10^6 bytes. */
+  mbPerSec: number
+  latency: BenchLatency | null
+}

@@ -1,0 +1,32 @@
+import {Flags} from '@oclif/core'
+import {BaseCommand} from '../../cli/base-command.js'
+import {benchFlags, parseDurationMs, renderSummary, runBench, type BenchSummary} from '../../cli/bench/index.js'
+
+export default class BenchE2e extends BaseCommand<typeof BenchE2e> {
+  static override summary = 'Measure end-to-end latency: put sent → message received by a consumer.'
+  static override description = `A producer and a long-polling consumer in this process: each payload starts with its send time, and the consumer records receive − send for every message. Sends at --rate messages per second (default 10,000) for --duration (default 10s) or --count messages, after a --warmup (default 1s, not recorded). The run ends when every acknowledged message has arrived (or 10 s after the last acknowledgement; the rest count as failed).
+
+Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child process. MB = 10^6 payload bytes.`
+
+  static override examples = [
+    {description: 'Latency at 10,000 msg/s', command: '<%= config.bin %> <%= command.id %> --embedded'},
+    {description: 'Latency at 50,000 msg/s of 1 KiB with group commit', command: '<%= config.bin %> <%= command.id %> --embedded --flush group-commit --rate 50000 --size 1KiB'},
+  ]
+
+  static override enableJsonFlag = true
+  static override flags = {
+    ...benchFlags,
+    warmup: Flags.custom<number>({
+      summary: 'Send (unrecorded) for this long first.',
+      default: 1000,
+      helpValue: '<duration>',
+      parse: async (input) => parseDurationMs(input),
+    })(),
+  }
+
+  async run(): Promise<BenchSummary> {
+    const summary = await runBench('e2e', this.flags, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
+    if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
+    return summary
+  }
+}

@@ -1,0 +1,25 @@
+import {BaseCommand} from '../../cli/base-command.js'
+import {benchFlags, renderSummary, runBench, type BenchSummary} from '../../cli/bench/index.js'
+
+export default class BenchProduce extends BaseCommand<typeof BenchProduce> {
+  static override summary = 'Measure put throughput and acknowledgement latency.'
+  static override description = `Sends messages of --size bytes as fast as acknowledgements allow (a window of --max-in-flight puts per connection), or at --rate messages per second, for --duration (default 10s) or --count messages. A progress line every --interval on stderr (msg/s, MB/s and the window's p99 ack latency), then a summary with msg/s, MB/s and ack latency percentiles (put sent → result received).
+
+Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child process (its own core, as in production) with --flush and --partitions. MB = 10^6 payload bytes.`
+
+  static override examples = [
+    {description: '100-byte messages for 10 s against a throwaway broker', command: '<%= config.bin %> <%= command.id %> --embedded'},
+    {description: 'The same with group commit (acknowledged after fdatasync)', command: '<%= config.bin %> <%= command.id %> --embedded --flush group-commit'},
+    {description: '1 KiB messages, one million of them, summary as JSON', command: '<%= config.bin %> <%= command.id %> --embedded --size 1KiB --count 1000000 --json'},
+    {description: 'Against a running broker, 4 partitions of topic load', command: '<%= config.bin %> <%= command.id %> -b 127.0.0.1:8123 --topic load --duration 30s'},
+  ]
+
+  static override enableJsonFlag = true
+  static override flags = benchFlags
+
+  async run(): Promise<BenchSummary> {
+    const summary = await runBench('produce', this.flags, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
+    if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
+    return summary
+  }
+}
