@@ -16,6 +16,8 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import {MessageStore, type TopicStorageConfig} from '../storage/index.js'
+import {OffsetLog} from '../storage/offset-log.js'
+import {GroupCoordinator} from './groups/coordinator.js'
 import {defaultBrokerConfig, type BrokerConfig} from './config/index.js'
 import {Connection, type ConnectionHandler} from './connection.js'
 import type {BrokerContext} from './context.js'
@@ -27,6 +29,17 @@ import {handleOffset} from './handlers/offset.js'
 import {handlePut} from './handlers/put.js'
 import {handleStats} from './handlers/stats.js'
 import {handlePartitions, handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
+import {
+  handleGroupClaim,
+  handleGroupDescribe,
+  handleGroupHeartbeat,
+  handleGroupJoin,
+  handleGroupLeave,
+  handleGroupList,
+  handleOffsetCommit,
+  handleOffsetFetch,
+} from './handlers/groups.js'
+import {handleCount, handleSeek} from './handlers/seek.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -49,7 +62,7 @@ export class Broker implements ConnectionHandler {
   private closing: Promise<void> | undefined
   private boundPort = 0
 
-  private constructor(config: BrokerConfig, store: MessageStore, topics: TopicRegistry, log: Logger) {
+  private constructor(config: BrokerConfig, store: MessageStore, offsets: OffsetLog, topics: TopicRegistry, log: Logger) {
     this.config = config
     this.store = store
     this.topics = topics
@@ -70,6 +83,13 @@ export class Broker implements ConnectionHandler {
       realtime: new RealtimeStats(),
       ids: new MessageIdGenerator(config.system.brokerId),
       polls,
+      groups: new GroupCoordinator({
+        brokerId: config.system.brokerId,
+        defaultSessionTimeoutMs: config.system.groupSessionTimeoutMs,
+        partitionCount: (topic) => topics.resolve(topic)?.numPartitions ?? 0,
+        log: log.child('groups'),
+      }),
+      offsets,
       log: log.child('handler'),
       url: '',
       port: 0,
@@ -92,10 +112,19 @@ export class Broker implements ConnectionHandler {
       topicConfig: (topic) => storageConfigFor(config, topics, topic),
       logger: log.child('storage'),
     })
-    const broker = new Broker(config, store, topics, log)
+    let offsets: OffsetLog
+    try {
+      offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))
+    } catch (error) {
+      await store.close()
+      throw error
+    }
+    const broker = new Broker(config, store, offsets, topics, log)
     try {
       await broker.listen()
     } catch (error) {
+      broker.context.groups.close()
+      offsets.close()
       await store.close()
       throw error
     }
@@ -145,12 +174,35 @@ export class Broker implements ConnectionHandler {
         return handleSync(conn, frame)
       case 'partitions':
         return handlePartitions(ctx, conn, frame)
+      case 'group-join':
+        return handleGroupJoin(ctx, conn, frame)
+      case 'group-heartbeat':
+        return handleGroupHeartbeat(ctx, conn, frame)
+      case 'group-leave':
+        return handleGroupLeave(ctx, conn, frame)
+      case 'group-claim':
+        return handleGroupClaim(ctx, conn, frame)
+      case 'offset-commit':
+        return handleOffsetCommit(ctx, conn, frame)
+      case 'offset-fetch':
+        return handleOffsetFetch(ctx, conn, frame)
+      case 'group-list':
+        return handleGroupList(ctx, conn, frame)
+      case 'group-describe':
+        return handleGroupDescribe(ctx, conn, frame)
+      case 'seek':
+        return handleSeek(ctx, conn, frame)
+      case 'count':
+        return handleCount(ctx, conn, frame)
+      default:
+        return assertNever(frame)
     }
   }
 
   closed(conn: Connection): void {
     this.connections.delete(conn)
     this.context.polls.dropConnection(conn)
+    this.context.groups.connectionClosed(conn.id)
   }
 
   close(): Promise<void> {
@@ -190,7 +242,9 @@ export class Broker implements ConnectionHandler {
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const conn of this.connections) conn.stopReading()
     this.context.polls.expireAll()
+    this.context.groups.close()
     await this.store.close()
+    this.context.offsets.close()
     const sockets = [...this.connections].map(
       (conn) =>
         new Promise<void>((resolve) => {
@@ -209,6 +263,10 @@ export class Broker implements ConnectionHandler {
 
 export function startBroker(options: BrokerOptions = {}): Promise<Broker> {
   return Broker.start(options)
+}
+
+function assertNever(frame: never): never {
+  throw new Error(`no handler for ${JSON.stringify(frame)}`)
 }
 
 function storageConfigFor(config: BrokerConfig, topics: TopicRegistry, topic: string): TopicStorageConfig {

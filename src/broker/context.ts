@@ -4,6 +4,8 @@
 import type {MessageIdGenerator} from '../protocol/message-id.js'
 import type {Logger} from '../log.js'
 import type {MessageStore} from '../storage/index.js'
+import type {OffsetLog} from '../storage/offset-log.js'
+import type {GroupCoordinator} from './groups/coordinator.js'
 import type {BrokerConfig} from './config/index.js'
 import type {LongPollRegistry} from './long-poll.js'
 import type {BrokerCounters, RealtimeStats} from './stats.js'
@@ -17,6 +19,10 @@ export interface BrokerContext {
   realtime: RealtimeStats
   ids: MessageIdGenerator
   polls: LongPollRegistry
+  /** Standalone consumer groups (membership, ownership). */
+  groups: GroupCoordinator
+  /** Committed offsets of standalone groups. */
+  offsets: OffsetLog
   log: Logger
   /** `meta://host:port`, as published and as quoted in put error bodies. */
   url: string

@@ -7,8 +7,14 @@
  */
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
+import {encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
+import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
+import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
+import {encodeOffset} from '../protocol/commands/offset.js'
+import {encodePartitions} from '../protocol/commands/partitions.js'
 import {parseBrokerAddress} from './address.js'
-import {BrokerConnection} from './connection.js'
+import {BrokerConnection, resultText} from './connection.js'
+import {TAIL_OFFSET} from './consumer.js'
 
 /** `stats` (no item). Numbers are numbers; `slave` is a boolean. */
 export interface SystemStats {
@@ -259,6 +265,68 @@ export class AdminClient {
 
   async version(): Promise<string> {
     return this.conn.version()
+  }
+
+  /** Groups known to the broker (members or committed offsets). meta brokers only. */
+  async groups(): Promise<GroupSummary[]> {
+    this.requireMeta('group list')
+    return JSON.parse(await this.text((out, opaque) => encodeGroupList(out, opaque))) as GroupSummary[]
+  }
+
+  /** Members, ownership and committed offsets of a group; NOT_FOUND for an unknown group. */
+  async describeGroup(group: string): Promise<GroupDescription> {
+    this.requireMeta('group describe')
+    return JSON.parse(await this.text((out, opaque) => encodeGroupDescribe(out, group, opaque))) as GroupDescription
+  }
+
+  /** A group's committed offsets (optionally only some topics). */
+  async fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]> {
+    this.requireMeta('offset fetch')
+    return JSON.parse(await this.text((out, opaque) => encodeOffsetFetch(out, group, {topics}, opaque))) as CommittedOffset[]
+  }
+
+  /** Overwrite a group's committed offsets (durable when this resolves). */
+  async commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void> {
+    this.requireMeta('offset commit')
+    await this.text((out, opaque) => encodeOffsetCommit(out, group, offsets, opaque))
+  }
+
+  /** Partition count of a topic on this broker. */
+  async partitionCount(topic: string): Promise<number> {
+    this.requireMeta('partitions')
+    return Number(await this.text((out, opaque) => encodePartitions(out, {topic, opaque})))
+  }
+
+  /** Log start and end of a partition (both 0 when it does not exist yet). */
+  async bounds(topic: string, partition: number): Promise<{start: number; end: number}> {
+    const ask = async (offset: number) => {
+      const frame = await this.conn.requestAsync((out, opaque) => encodeOffset(out, {topic, group: 'meta-admin', partition, offset, opaque}))
+      if (frame.type === 'result' && frame.code === 404) return 0
+      return Number(resultText(frame))
+    }
+    return {start: await ask(-1), end: await ask(TAIL_OFFSET)}
+  }
+
+  /** Translate a time or a message count into a byte offset (side index). */
+  async seek(topic: string, partition: number, mode: SeekMode, value: number, delta = 0): Promise<number> {
+    this.requireMeta('seek')
+    return Number(await this.text((out, opaque) => encodeSeek(out, {topic, partition, mode, value, delta, opaque})))
+  }
+
+  /** Whole messages in [from, to) of a partition. */
+  async count(topic: string, partition: number, from: number, to: number): Promise<number> {
+    this.requireMeta('count')
+    return Number(await this.text((out, opaque) => encodeCount(out, {topic, partition, from, to, opaque})))
+  }
+
+  private async text(write: Parameters<BrokerConnection['requestAsync']>[0]): Promise<string> {
+    return resultText(await this.conn.requestAsync(write))
+  }
+
+  private requireMeta(what: string): void {
+    if (!this.conn.capabilities.meta) {
+      throw new MetaError('SERVICE_UNAVAILABLE', `${what} needs a meta broker; ${this.conn.name} is a MetaQ broker without meta's extensions`)
+    }
   }
 
   close(): void {

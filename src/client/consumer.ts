@@ -1,22 +1,29 @@
 /**
- * The consumer: reads one or more topics, all their partitions or the ones you name, from an
- * offset you choose. (Consumer groups with committed offsets build on this; see group.ts.)
+ * Consumers: read topics from brokers, one fetch loop per partition, delivering batches in a
+ * bounded queue.
  *
  *   const consumer = createConsumer({broker: '127.0.0.1:8123', topics: ['orders'], from: 'earliest'})
  *   for await (const message of consumer) { … }            // one message at a time
  *   for await (const batch of consumer.batches()) { … }     // one fetch at a time (fastest)
  *   await consumer.run({eachMessage: async (m) => { … }})   // callback API; resolves on stop()
  *
+ * `Consumer` reads the partitions you name (or all of them) from a position you choose;
+ * `GroupConsumer` (group-consumer.ts) shares a topic's partitions among the members of a
+ * group and commits offsets. Both build on `ConsumerBase`, which tracks what the application
+ * has *processed*: a message counts as processed when the loop body that received it has
+ * finished (the next iteration starts) or its handler has returned. Only processed positions
+ * are reported by `positions()` and committed (at-least-once).
+ *
  * With a meta broker every partition keeps one long-poll get parked, so an idle consumer
  * costs nothing and a new message arrives within milliseconds; with a MetaQ broker it polls
- * with back-off. Fetched batches wait in a bounded queue; fetchers pause while it is full.
+ * with back-off.
  */
 import {EventEmitter} from 'node:events'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
 import {validateTopicName} from '../protocol/names.js'
 import {silentLogger, type Logger} from '../log.js'
-import {resultText} from './connection.js'
+import {resultText, type BrokerConnection} from './connection.js'
 import {PartitionFetcher, type FetchSettings, type FetchSink, type MessageBatch} from './fetcher.js'
 import {QueuedIterator} from './queued-iterator.js'
 import {StandaloneTopology, type Topology} from './topology.js'
@@ -30,19 +37,16 @@ export type StartPosition = 'earliest' | 'latest' | number
 /** Long.MAX_VALUE on the wire: the broker answers 301 with the end of the log. */
 export const TAIL_OFFSET = Number.MAX_SAFE_INTEGER
 
-export interface ConsumerOptions {
+/** Options every consumer takes. */
+export interface ConsumerBaseOptions {
+  /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
   broker?: string
+  /** … or a topology (cluster mode). A topology passed in is not closed by the consumer. */
   topology?: Topology
   topics: string[]
-  /** Only these partition numbers (default: every partition of each topic). */
-  partitions?: number[]
-  /** Group name sent in get requests (MetaQ requires one; default "meta"). */
-  group?: string
-  /** Start position for every partition (default 'earliest'), or per partition key `topic:brokerId-partition`. */
-  from?: StartPosition | ((topic: string, partition: Partition) => StartPosition | Promise<StartPosition>)
-  /** Stop each partition at the end offset it had when the consumer started (tail -e). */
-  stopAtEnd?: boolean
+  /** Initial bytes per fetch (default 1 MiB); grows for bigger messages. */
   maxSizeBytes?: number
+  /** Long-poll wait per fetch on meta brokers (default 10000). */
   maxWaitMs?: number
   fetchTimeoutMs?: number
   /** Batches buffered before fetchers pause (default 64). */
@@ -51,43 +55,65 @@ export interface ConsumerOptions {
   logger?: Logger
 }
 
+export interface ConsumerOptions extends ConsumerBaseOptions {
+  /** Only these partition numbers (default: every partition of each topic). */
+  partitions?: number[]
+  /** Group name sent in get requests (MetaQ requires one; default "meta"). */
+  group?: string
+  /** Start position for every partition (default 'earliest'), or a function of the partition. */
+  from?: StartPosition | ((topic: string, partition: Partition) => StartPosition | Promise<StartPosition>)
+  /** Stop each partition at the end offset it had when the consumer started (tail -e). */
+  stopAtEnd?: boolean
+}
+
 export interface RunHandlers {
   eachMessage?: (message: Message) => void | Promise<void>
   eachBatch?: (batch: MessageBatch) => void | Promise<void>
 }
 
-/** Key of a partition in offset maps: `topic:brokerId-partition`. */
+/** A processed position: the next offset, and the id of the last message processed. */
+export interface Position {
+  offset: number
+  msgId: string
+}
+
+/** Key of a partition in position maps: `topic:brokerId-partition`. */
 export function partitionKey(topic: string, partition: Partition): string {
   return `${topic}:${partitionName(partition)}`
 }
 
-export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<Message> {
-  readonly topics: string[]
-  private readonly topology: Topology
-  private readonly ownsTopology: boolean
-  private readonly options: ConsumerOptions
-  private readonly settings: FetchSettings
-  private readonly log: Logger
-  private readonly fetchers = new Map<string, PartitionFetcher>()
-  private readonly queue: QueuedIterator<MessageBatch>
-  private started: Promise<void> | undefined
-  private stopped = false
-  private finishedCount = 0
-  /** Offsets after the last message handed to the application, per partition key. */
-  private readonly delivered = new Map<string, number>()
+function batchKey(batch: MessageBatch): string {
+  return `${batch.topic}:${batch.brokerId}-${batch.partition}`
+}
 
-  constructor(options: ConsumerOptions) {
+export abstract class ConsumerBase extends EventEmitter implements FetchSink, AsyncIterable<Message> {
+  readonly topics: string[]
+  protected readonly topology: Topology
+  protected readonly ownsTopology: boolean
+  protected readonly settings: FetchSettings
+  protected readonly log: Logger
+  protected readonly fetchers = new Map<string, PartitionFetcher>()
+  protected readonly queue: QueuedIterator<MessageBatch>
+  protected stopped = false
+  /** Processed positions, per partition key. */
+  protected readonly processed = new Map<string, Position>()
+  /** Keys whose processed position changed since the last commit. */
+  protected readonly dirty = new Set<string>()
+  private started: Promise<void> | undefined
+  private inHand: MessageBatch | undefined
+  private idleWaiters: Array<() => void> = []
+
+  constructor(options: ConsumerBaseOptions, group: string) {
     super()
     if (options.topics.length === 0) throw MetaError.invalidArgument('no topic given: expected at least one')
     for (const topic of options.topics) validateTopicName(topic)
-    this.topics = options.topics
-    this.options = options
+    this.topics = [...new Set(options.topics)]
     this.log = (options.logger ?? silentLogger).child('consumer')
     this.ownsTopology = options.topology === undefined
     this.topology = options.topology ?? new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger})
     const maxSizeBytes = options.maxSizeBytes ?? 1024 * 1024
     this.settings = {
-      group: options.group ?? 'meta',
+      group,
       maxSizeBytes,
       maxSizeLimitBytes: Math.max(maxSizeBytes, 64 * 1024 * 1024),
       maxWaitMs: options.maxWaitMs ?? 10_000,
@@ -101,35 +127,52 @@ export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<M
     this.queue.onDrain = () => {
       for (const fetcher of this.fetchers.values()) fetcher.resume()
     }
-    // Avoid an unhandled 'error' crash: errors are retried; listeners may log them.
+    // Fetch errors are retried; listeners may log them, and without one they must not crash.
     this.on('error', () => {})
   }
 
-  /** Resolve partitions and start positions, and start fetching (called by the iterators). */
+  /** Start fetching (called by the iterators and run(); safe to call more than once). */
   start(): Promise<void> {
-    this.started ??= this.assignAll()
+    this.started ??= this.begin()
     return this.started
   }
 
   /**
-   * Batches as fetched; ends when every partition reached its stop offset, or on stop().
-   * Leaving the loop (break, return, throw, or the end) stops the consumer.
+   * Batches as fetched; ends on stop() (or at the end with stopAtEnd). A batch counts as
+   * processed when the loop asks for the next one. Leaving the loop stops the consumer.
    */
   async *batches(): AsyncGenerator<MessageBatch> {
     try {
       await this.start()
       for await (const batch of this.queue) {
+        if (!this.isCurrent(batch)) continue
+        this.inHand = batch
         yield batch
-        this.markDelivered(batch)
+        this.markProcessed(batch, batch.messages.length)
+        this.release()
       }
     } finally {
+      this.release()
       await this.stop()
     }
   }
 
+  /** One message at a time; a message counts as processed when the loop asks for the next. */
   async *[Symbol.asyncIterator](): AsyncIterator<Message> {
-    for await (const batch of this.batches()) {
-      for (const message of batch.messages) yield message
+    try {
+      await this.start()
+      for await (const batch of this.queue) {
+        for (let i = 0; i < batch.messages.length; i++) {
+          if (!this.isCurrent(batch)) break
+          this.inHand = batch
+          yield batch.messages[i]
+          this.markProcessed(batch, i + 1)
+          this.release()
+        }
+      }
+    } finally {
+      this.release()
+      await this.stop()
     }
   }
 
@@ -141,26 +184,20 @@ export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<M
     }
   }
 
-  /** The next offset per partition key, after the last message handed out. */
+  /** The processed position of every partition this consumer reads (fetch position if none yet). */
   positions(): Map<string, number> {
     const positions = new Map<string, number>()
-    for (const [key, fetcher] of this.fetchers) positions.set(key, this.delivered.get(key) ?? fetcher.offset)
+    for (const [key, fetcher] of this.fetchers) positions.set(key, this.processed.get(key)?.offset ?? fetcher.offset)
     return positions
   }
 
-  /** End offsets each partition stops at (stopAtEnd). */
-  stopOffsets(): Map<string, number> {
-    const stops = new Map<string, number>()
-    for (const [key, fetcher] of this.fetchers) if (fetcher.stopAt !== undefined) stops.set(key, fetcher.stopAt)
-    return stops
-  }
-
-  /** Stop fetching; iterators end after what is already queued is discarded. */
+  /** Stop fetching and end the iterators (queued batches are dropped). */
   async stop(): Promise<void> {
     if (this.stopped) return
     this.stopped = true
     for (const fetcher of this.fetchers.values()) fetcher.stop()
     this.queue.end()
+    await this.shutdown()
     if (this.ownsTopology) await this.topology.close()
   }
 
@@ -171,9 +208,7 @@ export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<M
   }
 
   finished(fetcher: PartitionFetcher): void {
-    this.finishedCount += 1
     this.emit('partitionEnd', {topic: fetcher.topic, ...fetcher.target, offset: fetcher.offset})
-    if (this.options.stopAtEnd && this.finishedCount === this.fetchers.size) this.queue.end()
   }
 
   error(fetcher: PartitionFetcher, err: MetaError): void {
@@ -181,51 +216,112 @@ export class Consumer extends EventEmitter implements FetchSink, AsyncIterable<M
     this.emit('error', err)
   }
 
-  private markDelivered(batch: MessageBatch): void {
-    this.delivered.set(`${batch.topic}:${batch.brokerId}-${batch.partition}`, batch.nextOffset)
-  }
+  /** Assign partitions and start fetchers. */
+  protected abstract begin(): Promise<void>
 
-  private async assignAll(): Promise<void> {
-    for (const topic of this.topics) {
-      let partitions = await this.topology.subscribePartitions(topic)
-      if (partitions.length === 0) partitions = [{brokerId: this.topology.brokerIds()[0] ?? 0, partition: 0}]
-      if (this.options.partitions !== undefined) {
-        const wanted = new Set(this.options.partitions)
-        const known = new Set(partitions.map((p) => p.partition))
-        for (const p of wanted) {
-          if (!known.has(p)) {
-            throw MetaError.invalidArgument(`invalid partition "${p}" for topic "${topic}": expected ${describe(partitions)}`)
-          }
-        }
-        partitions = partitions.filter((p) => wanted.has(p.partition))
-      }
-      for (const partition of partitions) await this.addFetcher(topic, partition)
-    }
-    if (this.options.stopAtEnd && this.finishedCount === this.fetchers.size) this.queue.end()
-    for (const fetcher of this.fetchers.values()) fetcher.start()
-  }
+  /** Extra work when stopping (commit, leave); the topology is still open. */
+  protected async shutdown(): Promise<void> {}
 
-  private async addFetcher(topic: string, partition: Partition): Promise<void> {
-    const conn = await this.topology.connection(partition.brokerId)
-    const from = this.options.from ?? 'earliest'
-    const position = typeof from === 'function' ? await from(topic, partition) : from
-    const start = position === 'earliest' ? 0 : position === 'latest' ? TAIL_OFFSET : position
-    const fetcher = new PartitionFetcher(topic, partition, conn, start, this.settings, this)
-    if (this.options.stopAtEnd) {
-      fetcher.stopAt = await endOffset(conn, this.settings.group, topic, partition.partition)
-      if (start === TAIL_OFFSET) fetcher.offset = fetcher.stopAt
-    }
+  /** Start reading a partition at `offset`. */
+  protected addFetcher(topic: string, partition: Partition, conn: BrokerConnection, offset: number, stopAt?: number): PartitionFetcher {
+    const fetcher = new PartitionFetcher(topic, partition, conn, offset, this.settings, this)
+    fetcher.stopAt = stopAt
     this.fetchers.set(fetcher.key, fetcher)
+    return fetcher
+  }
+
+  /**
+   * Stop reading a partition: fetching stops, its queued batches are dropped, and this waits
+   * until the application has finished with the message or batch of it in hand.
+   */
+  protected async removeFetcher(key: string): Promise<void> {
+    const fetcher = this.fetchers.get(key)
+    if (fetcher === undefined) return
+    fetcher.stop()
+    this.fetchers.delete(key)
+    while (this.inHand !== undefined && batchKey(this.inHand) === key) {
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+    }
+  }
+
+  private isCurrent(batch: MessageBatch): boolean {
+    return !this.stopped && this.fetchers.get(batchKey(batch))?.epoch === batch.epoch
+  }
+
+  private markProcessed(batch: MessageBatch, count: number): void {
+    if (count === 0) return
+    const last = batch.messages[count - 1]
+    const key = batchKey(batch)
+    this.processed.set(key, {offset: count === batch.messages.length ? batch.nextOffset : last.nextOffset, msgId: String(last.id)})
+    this.dirty.add(key)
+  }
+
+  private release(): void {
+    this.inHand = undefined
+    if (this.idleWaiters.length === 0) return
+    const waiters = this.idleWaiters
+    this.idleWaiters = []
+    for (const resolve of waiters) resolve()
   }
 }
 
-/** The end of a partition's log now (the `offset` command at Long.MAX_VALUE); 0 if it has none. */
-export async function endOffset(
-  conn: {requestAsync: StandaloneTopology['conn']['requestAsync']},
-  group: string,
-  topic: string,
-  partition: number,
-): Promise<number> {
+/** Reads the partitions you name (default all) of some topics, from a position you choose. */
+export class Consumer extends ConsumerBase {
+  private readonly options: ConsumerOptions
+  private finishedCount = 0
+
+  constructor(options: ConsumerOptions) {
+    super(options, options.group ?? 'meta')
+    this.options = options
+  }
+
+  /** End offsets each partition stops at (stopAtEnd). */
+  stopOffsets(): Map<string, number> {
+    const stops = new Map<string, number>()
+    for (const [key, fetcher] of this.fetchers) if (fetcher.stopAt !== undefined) stops.set(key, fetcher.stopAt)
+    return stops
+  }
+
+  override finished(fetcher: PartitionFetcher): void {
+    super.finished(fetcher)
+    this.finishedCount += 1
+    if (this.options.stopAtEnd && this.finishedCount === this.fetchers.size) this.queue.end()
+  }
+
+  protected async begin(): Promise<void> {
+    const planned: Array<{topic: string; partition: Partition; conn: BrokerConnection; start: number; stopAt?: number}> = []
+    for (const topic of this.topics) {
+      for (const partition of await this.partitionsOf(topic)) {
+        const conn = await this.topology.connection(partition.brokerId)
+        const from = this.options.from ?? 'earliest'
+        const position = typeof from === 'function' ? await from(topic, partition) : from
+        let start = position === 'earliest' ? 0 : position === 'latest' ? TAIL_OFFSET : position
+        let stopAt: number | undefined
+        if (this.options.stopAtEnd) {
+          stopAt = await endOffset(conn, this.settings.group, topic, partition.partition)
+          if (start === TAIL_OFFSET) start = stopAt
+        }
+        planned.push({topic, partition, conn, start, stopAt})
+      }
+    }
+    const fetchers = planned.map((p) => this.addFetcher(p.topic, p.partition, p.conn, p.start, p.stopAt))
+    for (const fetcher of fetchers) fetcher.start()
+  }
+
+  private async partitionsOf(topic: string): Promise<Partition[]> {
+    let partitions = await this.topology.subscribePartitions(topic)
+    if (partitions.length === 0) partitions = [{brokerId: this.topology.brokerIds()[0] ?? 0, partition: 0}]
+    if (this.options.partitions === undefined) return partitions
+    const known = new Set(partitions.map((p) => p.partition))
+    for (const p of new Set(this.options.partitions)) {
+      if (!known.has(p)) throw MetaError.invalidArgument(`invalid partition "${p}" for topic "${topic}": expected ${describe(partitions)}`)
+    }
+    return partitions.filter((p) => this.options.partitions!.includes(p.partition))
+  }
+}
+
+/** The end of a partition's log now (the `offset` command past the end); 0 if it has none. */
+export async function endOffset(conn: Pick<BrokerConnection, 'requestAsync'>, group: string, topic: string, partition: number): Promise<number> {
   const frame = await conn.requestAsync((out, opaque) => encodeOffset(out, {topic, group, partition, offset: TAIL_OFFSET, opaque}))
   if (frame.type === 'result' && frame.code === 404) return 0
   return Number(resultText(frame))

@@ -49,7 +49,11 @@ export interface MessageBatch {
   messages: Message[]
   /** Offset right after the last message: where this partition continues. */
   nextOffset: number
+  /** Which assignment of the partition fetched it (a batch from a revoked one is dropped). */
+  epoch: number
 }
+
+let nextEpoch = 1
 
 /** Where fetchers deliver. */
 export interface FetchSink {
@@ -81,6 +85,8 @@ class ConsumedMessage implements Message {
 }
 
 export class PartitionFetcher {
+  /** Unique per fetcher: batches carry it, so stale ones are recognised after a reassignment. */
+  readonly epoch = nextEpoch++
   /** Next offset to fetch (the position after the last delivered message). */
   offset: number
   private maxSize: number
@@ -223,7 +229,14 @@ export class PartitionFetcher {
     }
     let more = true
     if (messages.length > 0) {
-      more = this.sink.deliver({topic: this.topic, brokerId: this.target.brokerId, partition: this.target.partition, messages, nextOffset: this.offset})
+      more = this.sink.deliver({
+        topic: this.topic,
+        brokerId: this.target.brokerId,
+        partition: this.target.partition,
+        messages,
+        nextOffset: this.offset,
+        epoch: this.epoch,
+      })
     }
     if (!more) {
       this.paused = true

@@ -34,6 +34,10 @@ export * from './commands/result.js'
 export * from './commands/value.js'
 export * from './commands/extensions.js'
 export * from './commands/partitions.js'
+export * from './commands/group.js'
+export * from './commands/group-admin.js'
+export * from './commands/offsets.js'
+export * from './commands/seek.js'
 
 /** The version string `version` answers with: MetaQ's, so clients that check it are happy. */
 export const PROTOCOL_VERSION = '1.4.6.2'

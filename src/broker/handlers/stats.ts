@@ -73,7 +73,7 @@ function capabilityLines(ctx: BrokerContext): Line[] {
     ['broker_id', ctx.config.system.brokerId],
     ['max_message_bytes', ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES],
     ['long_poll', true],
-    ['groups', false],
+    ['groups', true],
   ]
 }
 

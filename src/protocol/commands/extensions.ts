@@ -1,11 +1,47 @@
 /**
  * meta's protocol extensions: new command names a MetaQ 1.4 client never sends
- * (docs/protocol.md). Each has its own file; this table registers them with the decoder.
+ * (docs/protocol.md). Each area has its own file; this table registers them with the decoder.
  */
 import type {HeaderParser} from '../decoder.js'
+import {
+  parseGroupClaim,
+  parseGroupHeartbeat,
+  parseGroupJoin,
+  parseGroupLeave,
+  type GroupClaimCommand,
+  type GroupHeartbeatCommand,
+  type GroupJoinCommand,
+  type GroupLeaveCommand,
+} from './group.js'
+import {parseGroupDescribe, parseGroupList, type GroupDescribeCommand, type GroupListCommand} from './group-admin.js'
+import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type OffsetFetchCommand} from './offsets.js'
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
+import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 
 /** Union of every extension frame. */
-export type ExtensionCommand = PartitionsCommand
+export type ExtensionCommand =
+  | PartitionsCommand
+  | GroupJoinCommand
+  | GroupHeartbeatCommand
+  | GroupLeaveCommand
+  | GroupClaimCommand
+  | OffsetCommitCommand
+  | OffsetFetchCommand
+  | GroupListCommand
+  | GroupDescribeCommand
+  | SeekCommand
+  | CountCommand
 
-export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [['partitions', parsePartitions]]
+export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
+  ['partitions', parsePartitions],
+  ['group-join', parseGroupJoin],
+  ['group-heartbeat', parseGroupHeartbeat],
+  ['group-leave', parseGroupLeave],
+  ['group-claim', parseGroupClaim],
+  ['offset-commit', parseOffsetCommit],
+  ['offset-fetch', parseOffsetFetch],
+  ['group-list', parseGroupList],
+  ['group-describe', parseGroupDescribe],
+  ['seek', parseSeek],
+  ['count', parseCount],
+]

@@ -1,0 +1,140 @@
+/**
+ * Consumer groups and committed offsets in standalone mode (meta extensions, see
+ * protocol/commands/group.ts and offsets.ts): the thin layer between frames and the group
+ * coordinator / offset log. Bodies are JSON; a malformed body answers 400 naming the problem.
+ */
+import type {
+  ClaimRequest,
+  GroupClaimCommand,
+  GroupHeartbeatCommand,
+  GroupJoinCommand,
+  GroupLeaveCommand,
+  TopicPartition,
+} from '../../protocol/commands/group.js'
+import type {GroupDescribeCommand, GroupListCommand} from '../../protocol/commands/group-admin.js'
+import type {CommittedOffset, OffsetCommitCommand, OffsetFetchCommand, OffsetFetchRequest} from '../../protocol/commands/offsets.js'
+import {Status} from '../../protocol/errors.js'
+import {isValidGroupName, isValidTopicName} from '../../protocol/names.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+
+function badGroup(conn: Connection, opaque: number, group: string): boolean {
+  if (isValidGroupName(group)) return false
+  conn.sendResult(Status.BAD_REQUEST, opaque, `invalid group name "${group}"`)
+  return true
+}
+
+function unknownMember(conn: Connection, opaque: number, group: string, memberId: string): void {
+  conn.sendResult(Status.NOT_FOUND, opaque, `unknown member "${memberId}" of group "${group}": join again`)
+}
+
+export function handleGroupJoin(ctx: BrokerContext, conn: Connection, frame: GroupJoinCommand): void {
+  if (badGroup(conn, frame.opaque, frame.group)) return
+  const refused = frame.topics.find((t) => !isValidTopicName(t) || ctx.topics.resolve(t) === undefined)
+  if (refused !== undefined) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `The server do not accept topic ${refused}`)
+    return
+  }
+  const view = ctx.groups.join(frame.group, frame.memberId, frame.topics, frame.sessionTimeoutMs, conn.remote)
+  conn.sendResult(Status.OK, frame.opaque, JSON.stringify(view))
+}
+
+export function handleGroupHeartbeat(ctx: BrokerContext, conn: Connection, frame: GroupHeartbeatCommand): void {
+  conn.beginRequest()
+  ctx.groups.heartbeat(frame.group, frame.memberId, frame.generation, frame.maxWaitMs, conn.id, (view) => {
+    conn.endRequest()
+    if (view === undefined) unknownMember(conn, frame.opaque, frame.group, frame.memberId)
+    else conn.sendResult(Status.OK, frame.opaque, JSON.stringify(view))
+  })
+}
+
+export function handleGroupLeave(ctx: BrokerContext, conn: Connection, frame: GroupLeaveCommand): void {
+  if (ctx.groups.leave(frame.group, frame.memberId)) conn.sendResult(Status.OK, frame.opaque)
+  else unknownMember(conn, frame.opaque, frame.group, frame.memberId)
+}
+
+export function handleGroupClaim(ctx: BrokerContext, conn: Connection, frame: GroupClaimCommand): void {
+  let request: ClaimRequest
+  try {
+    const body = JSON.parse(frame.body.toString('utf8')) as Partial<ClaimRequest>
+    request = {claim: topicPartitions(body.claim, 'claim'), release: topicPartitions(body.release ?? [], 'release')}
+  } catch (error) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid group-claim body: ${(error as Error).message}`)
+    return
+  }
+  conn.beginRequest()
+  ctx.groups.claim(frame.group, frame.memberId, request, frame.maxWaitMs, conn.id, (result) => {
+    conn.endRequest()
+    if (result === undefined) unknownMember(conn, frame.opaque, frame.group, frame.memberId)
+    else conn.sendResult(Status.OK, frame.opaque, JSON.stringify(result))
+  })
+}
+
+export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: OffsetCommitCommand): void {
+  if (badGroup(conn, frame.opaque, frame.group)) return
+  let offsets: CommittedOffset[]
+  try {
+    offsets = committedOffsets(JSON.parse(frame.body.toString('utf8')))
+  } catch (error) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
+    return
+  }
+  conn.beginRequest()
+  ctx.offsets.commit(frame.group, offsets, (err) => {
+    conn.endRequest()
+    if (err === null) conn.sendResult(Status.OK, frame.opaque)
+    else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+  })
+}
+
+export function handleOffsetFetch(ctx: BrokerContext, conn: Connection, frame: OffsetFetchCommand): void {
+  if (badGroup(conn, frame.opaque, frame.group)) return
+  let request: OffsetFetchRequest = {}
+  try {
+    if (frame.body.length > 0) request = JSON.parse(frame.body.toString('utf8')) as OffsetFetchRequest
+    if (request.topics !== undefined && !Array.isArray(request.topics)) throw new Error('"topics" must be an array')
+  } catch (error) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-fetch body: ${(error as Error).message}`)
+    return
+  }
+  const offsets: CommittedOffset[] = ctx.offsets.get(frame.group, request.topics)
+  conn.sendResult(Status.OK, frame.opaque, JSON.stringify(offsets))
+}
+
+export function handleGroupList(ctx: BrokerContext, conn: Connection, frame: GroupListCommand): void {
+  const summaries = ctx.groups.list(ctx.offsets.groupNames(), (g) => [...new Set(ctx.offsets.get(g).map((o) => o.topic))])
+  conn.sendResult(Status.OK, frame.opaque, JSON.stringify(summaries))
+}
+
+export function handleGroupDescribe(ctx: BrokerContext, conn: Connection, frame: GroupDescribeCommand): void {
+  const live = ctx.groups.describe(frame.group)
+  const offsets = ctx.offsets.get(frame.group)
+  if (live === undefined && offsets.length === 0) {
+    conn.sendResult(Status.NOT_FOUND, frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
+    return
+  }
+  const description = {group: frame.group, generation: live?.generation ?? 0, members: live?.members ?? [], offsets}
+  conn.sendResult(Status.OK, frame.opaque, JSON.stringify(description))
+}
+
+function topicPartitions(value: unknown, field: string): TopicPartition[] {
+  if (!Array.isArray(value)) throw new Error(`"${field}" must be an array of {topic, partition}`)
+  return value.map((item: {topic?: unknown; partition?: unknown}) => {
+    if (typeof item?.topic !== 'string' || !Number.isInteger(item.partition)) {
+      throw new Error(`"${field}" entries must be {topic: string, partition: integer}`)
+    }
+    return {topic: item.topic, partition: item.partition as number}
+  })
+}
+
+function committedOffsets(value: unknown): CommittedOffset[] {
+  if (!Array.isArray(value)) throw new Error('expected an array of {topic, partition, offset, msgId}')
+  return value.map((item: Partial<CommittedOffset>) => {
+    if (typeof item?.topic !== 'string' || !isValidTopicName(item.topic)) throw new Error(`invalid topic ${JSON.stringify(item?.topic)}`)
+    if (!Number.isInteger(item.partition) || (item.partition as number) < 0) throw new Error(`invalid partition ${JSON.stringify(item.partition)}`)
+    if (!Number.isSafeInteger(item.offset) || (item.offset as number) < 0) throw new Error(`invalid offset ${JSON.stringify(item.offset)}`)
+    const msgId = item.msgId === undefined ? '-1' : String(item.msgId)
+    if (!/^-?\d{1,20}$/.test(msgId)) throw new Error(`invalid msgId ${JSON.stringify(item.msgId)}`)
+    return {topic: item.topic, partition: item.partition as number, offset: item.offset as number, msgId}
+  })
+}

@@ -1,0 +1,52 @@
+/**
+ * seek and count (meta extensions, protocol/commands/seek.ts): translate times and message
+ * counts into byte offsets with the side index.
+ */
+import type {CountCommand, SeekCommand} from '../../protocol/commands/seek.js'
+import {Status} from '../../protocol/errors.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+
+export function handleSeek(ctx: BrokerContext, conn: Connection, frame: SeekCommand): void {
+  const log = ctx.store.get(frame.topic, frame.partition)
+  if (log === undefined) {
+    conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    return
+  }
+  if (frame.mode === 'last' && frame.value < 0) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid count ${frame.value}: expected a non-negative integer`)
+    return
+  }
+  const answer =
+    frame.mode === 'time'
+      ? log.offsetForTimestamp(frame.value)
+      : frame.mode === 'last'
+        ? log.offsetBeforeEnd(frame.value)
+        : log.shiftOffset(Math.min(Math.max(frame.value, log.minOffset), log.maxOffset), frame.delta)
+  reply(ctx, conn, frame.opaque, answer)
+}
+
+export function handleCount(ctx: BrokerContext, conn: Connection, frame: CountCommand): void {
+  const log = ctx.store.get(frame.topic, frame.partition)
+  if (log === undefined) {
+    conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    return
+  }
+  const clamp = (o: number) => Math.min(Math.max(o, log.minOffset), log.maxOffset)
+  reply(ctx, conn, frame.opaque, log.countBetween(clamp(frame.from), clamp(frame.to)))
+}
+
+function reply(ctx: BrokerContext, conn: Connection, opaque: number, answer: Promise<number>): void {
+  conn.beginRequest()
+  answer.then(
+    (value) => {
+      conn.endRequest()
+      conn.sendResult(Status.OK, opaque, String(value))
+    },
+    (error: Error) => {
+      conn.endRequest()
+      ctx.log.warn('seek failed', {error: error.message})
+      conn.sendResult(Status.INTERNAL_SERVER_ERROR, opaque, error.message)
+    },
+  )
+}

@@ -1,0 +1,68 @@
+/**
+ * Group administration — meta extensions for standalone mode.
+ *
+ *   group-list <opaque>\r\n              → JSON GroupSummary[]
+ *   group-describe <group> <opaque>\r\n  → JSON GroupDescription (404 if the group has neither members nor offsets)
+ */
+import type {OutputBuffer} from '../output-buffer.js'
+import {nameField, opaqueField, tokenCount} from '../tokens.js'
+import type {TopicPartition} from './group.js'
+import type {CommittedOffset} from './offsets.js'
+
+export interface GroupSummary {
+  group: string
+  generation: number
+  members: number
+  /** Topics with committed offsets or subscribed by a member. */
+  topics: string[]
+}
+
+export interface MemberDescription {
+  id: string
+  topics: string[]
+  /** host:port the member connected from. */
+  host: string
+  /** ms since its last heartbeat (0 while one is held). */
+  idleMs: number
+  sessionTimeoutMs: number
+  owned: TopicPartition[]
+}
+
+export interface GroupDescription {
+  group: string
+  generation: number
+  members: MemberDescription[]
+  offsets: CommittedOffset[]
+}
+
+export interface GroupListCommand {
+  readonly type: 'group-list'
+  opaque: number
+}
+
+export interface GroupDescribeCommand {
+  readonly type: 'group-describe'
+  group: string
+  opaque: number
+}
+
+export function parseGroupList(tokens: string[]): {frame: GroupListCommand; bodyLength: number} {
+  tokenCount('group-list', tokens, [2])
+  return {frame: {type: 'group-list', opaque: opaqueField('group-list', tokens[1])}, bodyLength: 0}
+}
+
+export function encodeGroupList(out: OutputBuffer, opaque: number): void {
+  out.writeAscii(`group-list ${opaque}\r\n`)
+}
+
+export function parseGroupDescribe(tokens: string[]): {frame: GroupDescribeCommand; bodyLength: number} {
+  tokenCount('group-describe', tokens, [3])
+  return {
+    frame: {type: 'group-describe', group: nameField('group-describe', 'group', tokens[1]), opaque: opaqueField('group-describe', tokens[2])},
+    bodyLength: 0,
+  }
+}
+
+export function encodeGroupDescribe(out: OutputBuffer, group: string, opaque: number): void {
+  out.writeAscii(`group-describe ${group} ${opaque}\r\n`)
+}
