@@ -24,12 +24,16 @@ export class CacheBlock {
   written = 0
   /** Bytes [written, filled) are appended but not yet written. */
   filled = 0
+  /** A view of `buf` for writing record headers (see PartitionLog.append). */
+  readonly view: DataView
 
   constructor(
     readonly buf: Buffer,
     readonly start: number,
     readonly owner: PartitionTail,
-  ) {}
+  ) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  }
 }
 
 /** The global byte budget and LRU order of every partition's blocks. */
