@@ -1,0 +1,126 @@
+/**
+ * The JSON envelope: one object per line, written by `meta tail -J` and read by
+ * `meta send -J`, so `meta tail -J a | meta send -J -t b` copies a topic exactly.
+ *
+ *   {"topic":"orders","partition":0,"offset":0,"id":"7177218","attribute":"customer-42",
+ *    "timestamp":1700000000000,"payload":"hello","encoding":"utf8","size":5}
+ *
+ * - id: a string (64-bit, beyond JSON's exact integers); timestamp: ms since the epoch.
+ * - attribute: MetaQ's one string attribute, or null when the message has none.
+ * - payload: the bytes as text when they are valid UTF-8 (`"encoding":"utf8"`), else base64
+ *   (`"encoding":"base64"`); size is the payload's length in bytes.
+ *
+ * Reading, only `payload` matters: `topic`, `partition` and `attribute` are used when
+ * present, `encoding` defaults to utf8, and the other fields are ignored. A payload that is
+ * not a string (an object, array, number, boolean) is sent as its JSON text, so hand-written
+ * lines like `{"payload":{"a":1}}` work; null sends an empty payload.
+ */
+import {isUtf8} from 'node:buffer'
+import type {Message} from '../client/index.js'
+import {MetaError} from '../protocol/errors.js'
+
+export interface Envelope {
+  topic: string
+  partition: number
+  offset: number
+  id: string
+  attribute: string | null
+  timestamp: number
+  payload: string
+  encoding: 'utf8' | 'base64'
+  size: number
+}
+
+/** What a line of envelope input asks to send. */
+export interface EnvelopeInput {
+  topic?: string
+  partition?: number
+  attribute?: string
+  payload: Buffer
+}
+
+export function toEnvelope(m: Message): Envelope {
+  const utf8 = isUtf8(m.data)
+  return {
+    topic: m.topic,
+    partition: m.partition,
+    offset: m.offset,
+    id: m.id.toString(),
+    attribute: m.attribute ?? null,
+    timestamp: m.timestampMs,
+    payload: m.data.toString(utf8 ? 'utf8' : 'base64'),
+    encoding: utf8 ? 'utf8' : 'base64',
+    size: m.data.length,
+  }
+}
+
+/**
+ * The envelopes of a batch as JSON lines (each ends with "\n"), built by hand rather than by
+ * JSON.stringify of an object per message: same text, about twice as fast.
+ */
+export function encodeEnvelopes(messages: readonly Message[], out: string[] = []): string[] {
+  let topic: string | undefined
+  let prefix = ''
+  for (const m of messages) {
+    if (m.topic !== topic) {
+      topic = m.topic
+      prefix = `{"topic":${JSON.stringify(topic)},"partition":`
+    }
+    const utf8 = isUtf8(m.data)
+    const payload = utf8 ? JSON.stringify(m.data.toString('utf8')) : `"${m.data.toString('base64')}"`
+    const attribute = m.attribute === undefined ? 'null' : JSON.stringify(m.attribute)
+    out.push(
+      `${prefix}${m.partition},"offset":${m.offset},"id":"${m.id}","attribute":${attribute},"timestamp":${m.timestampMs},` +
+        `"payload":${payload},"encoding":"${utf8 ? 'utf8' : 'base64'}","size":${m.data.length}}\n`,
+    )
+  }
+  return out
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/
+
+/** Parse one line of envelope input. Throws INVALID_ARGUMENT saying what is wrong. */
+export function decodeEnvelope(line: Buffer | string): EnvelopeInput {
+  let value: unknown
+  try {
+    value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'))
+  } catch (error) {
+    throw MetaError.invalidArgument(`invalid JSON envelope: ${(error as Error).message}`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw MetaError.invalidArgument('invalid JSON envelope: expected an object like {"topic":"t","payload":"…"}')
+  }
+  const e = value as Record<string, unknown>
+  const input: EnvelopeInput = {payload: decodePayload(e.payload, e.encoding)}
+  if (e.topic !== undefined && e.topic !== null) {
+    if (typeof e.topic !== 'string') throw MetaError.invalidArgument(`invalid envelope topic ${JSON.stringify(e.topic)}: expected a string`)
+    input.topic = e.topic
+  }
+  if (e.partition !== undefined && e.partition !== null) {
+    if (typeof e.partition !== 'number' || !Number.isInteger(e.partition) || e.partition < 0) {
+      throw MetaError.invalidArgument(`invalid envelope partition ${JSON.stringify(e.partition)}: expected a non-negative integer`)
+    }
+    input.partition = e.partition
+  }
+  if (e.attribute !== undefined && e.attribute !== null) {
+    if (typeof e.attribute !== 'string') {
+      throw MetaError.invalidArgument(`invalid envelope attribute ${JSON.stringify(e.attribute)}: expected a string or null`)
+    }
+    input.attribute = e.attribute
+  }
+  return input
+}
+
+function decodePayload(payload: unknown, encoding: unknown): Buffer {
+  if (encoding !== undefined && encoding !== null && encoding !== 'utf8' && encoding !== 'base64') {
+    throw MetaError.invalidArgument(`invalid envelope encoding ${JSON.stringify(encoding)}: expected "utf8" or "base64"`)
+  }
+  if (payload === undefined || payload === null) return Buffer.alloc(0)
+  if (encoding === 'base64') {
+    if (typeof payload !== 'string' || !BASE64.test(payload)) {
+      throw MetaError.invalidArgument('invalid envelope payload: "encoding" is "base64" but the payload is not base64 text')
+    }
+    return Buffer.from(payload, 'base64')
+  }
+  return Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload), 'utf8')
+}
