@@ -48,7 +48,7 @@ export interface PartitionInfo {
   maxOffset: number
   /** Total bytes held on disk across segments. */
   sizeBytes: number
-  /** Messages in the log (exact when the side index is intact). */
+  /** Messages in the log (exact: counted per segment by the side index and by appends). */
   messageCount: number
   segmentCount: number
   /** Messages written but not yet fdatasynced. */

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
+import {MessageStore} from '../../src/storage/index.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
 import {FaultyFileOps, openStore, put, putMany, readAll} from './support.js'
 
@@ -105,6 +106,22 @@ describe('flush policy', () => {
     await Promise.all(waiting)
     assert.deepEqual(acked.sort(), ['a', 'b', 'c', 'first'])
     assert.equal(ops.syncCalls, 2)
+    assert.equal(log.info().unflushedCount, 0)
+  })
+
+  test('MessageStore.reloadConfig() switches a topic between flush policies', async (t) => {
+    const dataPath = await tmpDir(t)
+    const ops = new FaultyFileOps()
+    let config = {dataPath, unflushThreshold: 1000, unflushIntervalMs: 3_600_000, maxSegmentBytes: 1 << 20}
+    const store = await MessageStore.open({dataPath, topicConfig: () => config, fileOps: ops})
+    t.after(() => store.close())
+    const log = store.getOrCreate('t', 0)
+    await put(log, 'threshold')
+    assert.equal(ops.syncCalls, 0, 'acknowledged without an fdatasync')
+    config = {...config, unflushThreshold: 0}
+    store.reloadConfig()
+    await put(log, 'group')
+    assert.equal(ops.syncCalls, 1, 'acknowledged after an fdatasync')
     assert.equal(log.info().unflushedCount, 0)
   })
 

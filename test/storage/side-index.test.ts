@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
 import {makeMessageId} from '../../src/protocol/message-id.js'
-import type {MessageStore, PartitionLog} from '../../src/storage/index.js'
+import {MessageStore, type PartitionLog} from '../../src/storage/index.js'
 import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
 import {FaultyFileOps, openStore, put, putMany} from './support.js'
 
@@ -190,7 +190,6 @@ describe('side index', () => {
     const bytes = readFileSync(segment)
     bytes[100] ^= 0xff
     writeFileSync(segment, bytes)
-    const {MessageStore} = await import('../../src/storage/index.js')
     await assert.rejects(
       MessageStore.open({dataPath, topicConfig: () => ({dataPath, unflushThreshold: 1000, unflushIntervalMs: 10_000, ...CONFIG})}),
       {code: 'STORAGE_CORRUPT'},
