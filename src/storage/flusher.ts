@@ -64,11 +64,6 @@ export class Flusher<C extends Checkpoint> {
     return this.host.policy().unflushThreshold <= 0
   }
 
-  /** End of the log covered by the last successful fdatasync. */
-  get syncedEnd(): number {
-    return this.synced.end
-  }
-
   /** A batch of `count` messages was written; settle or queue its callbacks per the policy. */
   written(count: number, callbacks: AppendCallback[]): void {
     this.unflushedCount += count
@@ -102,8 +97,8 @@ export class Flusher<C extends Checkpoint> {
     void this.run()
   }
 
-  /** Fail group-commit callbacks still waiting (the log is being rolled back or closed). */
-  failWaiting(err: MetaError): void {
+  /** Fail group-commit callbacks still waiting (the log is being rolled back). */
+  private failWaiting(err: MetaError): void {
     const waiting = this.waiting
     this.waiting = []
     this.host.fire(waiting, err)

@@ -63,6 +63,10 @@ interface FlushTimer {
   logs: Set<PartitionLog>
 }
 
+/**
+ * Every partition log of a broker, with the shared writer, flush timers and budgets. Create
+ * with {@link MessageStore.open}; finish with {@link MessageStore.close}.
+ */
 export class MessageStore {
   private readonly options: MessageStoreOptions
   private readonly ctx: StoreContext
@@ -109,6 +113,7 @@ export class MessageStore {
     return store
   }
 
+  /** The log of (topic, partition), or undefined when it does not exist. */
   get(topic: string, partition: number): PartitionLog | undefined {
     return this.logs.get(partitionDirName(topic, partition))
   }

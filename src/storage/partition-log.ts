@@ -59,6 +59,11 @@ export interface PartitionLogInit extends RecoveredPartition {
   newDirs?: string[]
 }
 
+/**
+ * The log of one (topic, partition): append (offsets assigned at once, bytes written at the
+ * end of the turn), read raw slices, MetaQ's nearest-offset, seeks by time and count, flush.
+ * Obtained from {@link MessageStore}; never constructed directly.
+ */
 export class PartitionLog {
   readonly topic: string
   readonly partition: number
