@@ -16,6 +16,7 @@
 import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {encodeResult} from '../protocol/commands/result.js'
+import {encodePutResult} from '../protocol/commands/put.js'
 import {valueHeader} from '../protocol/commands/value.js'
 import {createRequestDecoder, type RequestFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
@@ -84,6 +85,13 @@ export class Connection {
     this.scheduleFlush()
   }
 
+  /** A successful put's `result 200` (body "<msgId> <partition> <offset>"), encoded without a body string. */
+  sendPutResult(opaque: number, id: bigint, partition: number, offset: number): void {
+    if (this.closing) return
+    encodePutResult(this.out, opaque, id, partition, offset)
+    this.scheduleFlush()
+  }
+
   /** A `value` response: header and raw log bytes, leaving in the same socket write. */
   sendValue(opaque: number, data: Buffer): void {
     if (this.closing) return
@@ -100,9 +108,11 @@ export class Connection {
   close(): void {
     if (this.closing) return
     this.closing = true
-    this.socket.pause()
     this.flush()
     this.socket.end()
+    // Keep reading (and discarding: onData ignores a closing connection) so the peer's FIN is
+    // seen and the socket closes; a paused socket would wait for the deadline below.
+    this.socket.resume()
     // A peer that never reads would keep the socket half-open; do not wait for it forever.
     setTimeout(() => this.socket.destroy(), 5000).unref()
   }

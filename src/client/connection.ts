@@ -8,7 +8,8 @@
  *   TIMEOUT (MetaQ's synthetic 504).
  * - Loss: when the socket closes, every request in flight fails with CONNECTION_CLOSED
  *   (retriable); the connection reconnects with exponential backoff (unless closed by the
- *   user). Requests made while disconnected wait for the reconnect, within their deadline.
+ *   user). A request made while disconnected triggers a connection attempt at once (instead
+ *   of waiting out the back-off) and fails with that attempt's error if it fails.
  * - Heartbeat: after `heartbeatIntervalMs` without traffic it sends `version`, as MetaQ's
  *   client does; three failed heartbeats in a row drop the socket and reconnect.
  * - Capabilities: after connecting it asks `stats meta-capabilities`; a meta broker lists its
@@ -165,6 +166,7 @@ export class BrokerConnection extends EventEmitter {
     const opaque = this.pending.add(callback, Date.now() + (timeoutMs ?? this.options.requestTimeoutMs))
     write(this.out, opaque)
     if (this.state === 'open') this.scheduleFlush()
+    else if (this.state === 'waiting') this.reconnectNow()
   }
 
   /** Promise form of request() for non-hot paths. */
@@ -207,6 +209,13 @@ export class BrokerConnection extends EventEmitter {
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
     this.close()
+  }
+
+  /** A request is waiting: try now instead of at the end of the back-off. */
+  private reconnectNow(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    this.reconnectTimer = undefined
+    this.open()
   }
 
   private open(): void {

@@ -11,14 +11,22 @@ export {StandaloneTopology, type Topology, type StandaloneTopologyOptions} from 
 export {Producer, createProducer, type ProducerOptions, type SendOptions, type SendCallback} from './producer.js'
 export {
   Consumer,
+  ConsumerBase,
   createConsumer,
   endOffset,
   partitionKey,
   TAIL_OFFSET,
+  type ConsumerBaseOptions,
   type ConsumerOptions,
   type MessageBatch,
+  type Position,
   type RunHandlers,
   type StartPosition,
 } from './consumer.js'
+export {GroupConsumer, createGroupConsumer, broadcastGroupName, type GroupConsumerOptions} from './group-consumer.js'
+export {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition, type ClaimOutcome} from './membership.js'
+export {BrokerOffsetStore, offsetKey, type OffsetEntry, type OffsetStore} from './offset-store.js'
+export {RecoverStore, type RecoverStoreOptions} from './recover-store.js'
+export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy} from './assignment.js'
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'

@@ -1,0 +1,327 @@
+/**
+ * The group consumer: the members of a group share the partitions of their topics, resume
+ * from the group's committed offsets, and hand partitions over without delivering a message
+ * to two members at once (spec §5.2–5.5).
+ *
+ *   const consumer = createGroupConsumer({broker: '127.0.0.1:8123', group: 'billing', topics: ['orders']})
+ *   await consumer.run({eachMessage: async (m) => { … }})   // retried, then recovered (see below)
+ *   // or: for await (const m of consumer) { … }
+ *   await consumer.stop()                                  // commit, leave
+ *
+ * Rebalance (on every new membership view, one at a time):
+ *   1. compute my partitions with the strategy (MetaQ's DEFAULT unless told otherwise);
+ *   2. for partitions I lose: stop fetching, wait for the message in hand, commit, release;
+ *   3. claim my partitions (granted only once their previous owner released them), load their
+ *      committed offsets (or start at the earliest / latest offset) and fetch.
+ * Offsets are committed every `commitIntervalMs` (MetaQ: 5 s), before a partition is given
+ * up, and on stop() — only for processed messages (at-least-once).
+ *
+ * Handler failures (run API): a message whose handler throws is retried up to
+ * `maxFetchRetries` times, then given to the recover store (retried in the background) or
+ * dropped (`onFailure: 'drop'`), and consumption moves on. A `filter` skips messages (their
+ * offsets still advance).
+ */
+import {hostname, networkInterfaces} from 'node:os'
+import {randomUUID} from 'node:crypto'
+import {MetaError} from '../protocol/errors.js'
+import {validateGroupName} from '../protocol/names.js'
+import {assign, type AssignmentStrategy} from './assignment.js'
+import {ConsumerBase, partitionKey, TAIL_OFFSET, type ConsumerBaseOptions, type RunHandlers} from './consumer.js'
+import {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition} from './membership.js'
+import {BrokerOffsetStore, offsetKey, type OffsetEntry, type OffsetStore} from './offset-store.js'
+import {RecoverStore} from './recover-store.js'
+import type {Message, Partition} from './types.js'
+
+export interface GroupConsumerOptions extends ConsumerBaseOptions {
+  group: string
+  /** Default `<group>_<host>-<pid>-<uuid>` (MetaQ's consumerIdString). */
+  memberId?: string
+  /** How long the coordinator waits without a heartbeat before evicting this member (default 30000). */
+  sessionTimeoutMs?: number
+  /** Periodic commit (default 5000, MetaQ's commitOffsetPeriodInMills). */
+  commitIntervalMs?: number
+  /** Where offsets live (default: the broker in standalone mode). */
+  offsetStore?: OffsetStore
+  /** Partitions without a committed offset start at the end (MetaQ's consumeFromMaxOffset). */
+  fromLatest?: boolean
+  /** Ignore committed offsets and always start at the end (MetaQ's alwaysConsumeFromMaxOffset). */
+  alwaysFromLatest?: boolean
+  strategy?: AssignmentStrategy
+  /** Membership (default: the standalone broker coordinates; cluster mode passes ZooKeeper's). */
+  membership?: GroupMembership
+  /** Every consumer gets every partition; offsets are its own (MetaQ's broadcast consumer). */
+  broadcast?: boolean
+  /** Handler attempts per message before it is given up (default 5). */
+  maxFetchRetries?: number
+  /** What happens to a message whose handler kept failing (default 'recover'). */
+  onFailure?: 'recover' | 'drop'
+  /** Directory of the recover store (default ~/.meta_recover). */
+  recoverDir?: string
+  /** How often recovered messages are retried (default 300000; the first run after 5 s). */
+  recoverIntervalMs?: number
+  /** Skip messages the filter rejects (their offsets still advance). */
+  filter?: (message: Message) => boolean
+}
+
+const CLAIM_WAIT_MS = 5_000
+
+export class GroupConsumer extends ConsumerBase {
+  readonly group: string
+  readonly memberId: string
+  private readonly options: GroupConsumerOptions
+  private readonly offsetStore: OffsetStore
+  private membership: GroupMembership | undefined
+  private readonly owned = new Map<string, OwnedPartition>()
+  private view: MembershipView | undefined
+  private rebalancing: Promise<void> = Promise.resolve()
+  private pendingView: MembershipView | undefined
+  private commitTimer: NodeJS.Timeout | undefined
+  private recover: RecoverStore | undefined
+
+  constructor(options: GroupConsumerOptions) {
+    validateGroupName(options.group)
+    const group = options.broadcast ? broadcastGroupName(options.group) : options.group
+    super(options, group)
+    this.options = options
+    this.group = group
+    this.memberId = options.memberId ?? `${group}_${hostname()}-${process.pid}-${randomUUID()}`
+    if (options.offsetStore === undefined && options.broadcast) {
+      throw MetaError.invalidArgument('a broadcast consumer needs its own offset store (offsetStore), e.g. a FileOffsetStore')
+    }
+    this.offsetStore = options.offsetStore ?? new BrokerOffsetStore(this.topology)
+  }
+
+  /** Partitions this member owns now. */
+  assignment(): OwnedPartition[] {
+    return [...this.owned.values()]
+  }
+
+  /**
+   * Callback API with MetaQ's failure handling: each message's handler is retried, then
+   * recovered or dropped. Resolves when the consumer stops.
+   */
+  override async run(handlers: RunHandlers): Promise<void> {
+    const eachMessage = handlers.eachMessage
+    if (eachMessage !== undefined) this.recover = this.createRecoverStore(eachMessage)
+    for await (const batch of this.batches()) {
+      if (handlers.eachBatch) await handlers.eachBatch(batch)
+      if (eachMessage) for (const m of batch.messages) await this.handle(m, eachMessage)
+    }
+  }
+
+  /** Commit processed offsets now. */
+  async commit(): Promise<void> {
+    const entries: OffsetEntry[] = []
+    for (const key of this.dirty) {
+      const position = this.processed.get(key)
+      const owned = this.owned.get(key)
+      if (position === undefined || owned === undefined) continue
+      entries.push({topic: owned.topic, partition: owned.partition, offset: position.offset, msgId: position.msgId})
+    }
+    if (entries.length === 0) return
+    for (const e of entries) this.dirty.delete(partitionKey(e.topic, e.partition))
+    try {
+      await this.offsetStore.commit(this.group, entries)
+    } catch (error) {
+      for (const e of entries) this.dirty.add(partitionKey(e.topic, e.partition))
+      throw error
+    }
+  }
+
+  protected async begin(): Promise<void> {
+    const interval = this.options.commitIntervalMs ?? 5_000
+    this.commitTimer = setInterval(() => {
+      this.commit().catch((error: Error) => this.log.warn('periodic commit failed', {group: this.group, error: error.message}))
+    }, interval)
+    this.commitTimer.unref()
+    if (this.options.broadcast) {
+      await this.rebalance(await this.broadcastView())
+      return
+    }
+    this.membership = this.options.membership ?? (await this.standaloneMembership())
+    this.membership.on('change', (view: MembershipView) => this.scheduleRebalance(view))
+    this.scheduleRebalance(await this.membership.join())
+    await this.rebalancing
+  }
+
+  protected override async shutdown(): Promise<void> {
+    if (this.commitTimer) clearInterval(this.commitTimer)
+    this.recover?.stop()
+    await this.rebalancing.catch(() => undefined)
+    try {
+      await this.commit()
+    } catch (error) {
+      this.log.warn('final commit failed', {group: this.group, error: (error as Error).message})
+    }
+    await this.membership?.leave()
+    await this.offsetStore.close()
+  }
+
+  private async standaloneMembership(): Promise<GroupMembership> {
+    const conn = await this.topology.connection(this.topology.brokerIds()[0] ?? 0)
+    return new StandaloneMembership({
+      conn,
+      group: this.group,
+      memberId: this.memberId,
+      topics: this.topics,
+      sessionTimeoutMs: this.options.sessionTimeoutMs ?? 30_000,
+      log: this.log,
+    })
+  }
+
+  private async broadcastView(): Promise<MembershipView> {
+    const membersByTopic = new Map<string, string[]>()
+    const partitionsByTopic = new Map<string, Partition[]>()
+    for (const topic of this.topics) {
+      membersByTopic.set(topic, [this.memberId])
+      partitionsByTopic.set(topic, await this.topology.subscribePartitions(topic))
+    }
+    return {generation: 0, membersByTopic, partitionsByTopic}
+  }
+
+  /** Run rebalances one at a time; a view that arrives meanwhile replaces any waiting one. */
+  private scheduleRebalance(view: MembershipView): void {
+    if (this.stopped) return
+    const waiting = this.pendingView !== undefined
+    this.pendingView = view
+    if (waiting) return
+    this.rebalancing = this.rebalancing.then(async () => {
+      const next = this.pendingView
+      this.pendingView = undefined
+      if (next === undefined || this.stopped) return
+      try {
+        await this.rebalance(next)
+      } catch (error) {
+        this.log.warn('rebalance failed; retrying', {group: this.group, error: (error as Error).message})
+        this.emit('error', error)
+        setTimeout(() => this.scheduleRebalance(this.pendingView ?? next), 500).unref()
+      }
+    })
+  }
+
+  private async rebalance(view: MembershipView): Promise<void> {
+    this.view = view
+    const desired = new Map<string, OwnedPartition>()
+    for (const topic of this.topics) {
+      const partitions = view.partitionsByTopic.get(topic) ?? []
+      const members = view.membersByTopic.get(topic) ?? []
+      for (const partition of assign(this.options.strategy ?? 'default', members, partitions, this.memberId)) {
+        desired.set(partitionKey(topic, partition), {topic, partition})
+      }
+    }
+    const lost = [...this.owned.keys()].filter((key) => !desired.has(key))
+    for (const key of lost) await this.removeFetcher(key)
+    if (lost.length > 0) await this.commit()
+    const released = lost.map((key) => this.owned.get(key)!)
+    for (const key of lost) this.owned.delete(key)
+    this.emit('rebalance', {generation: view.generation, assigned: [...desired.values()], revoked: released})
+    await this.claimAndStart([...desired.values()], released, view)
+  }
+
+  /** Claim the partitions (idempotent for those already mine) and fetch the newly granted. */
+  private async claimAndStart(wanted: OwnedPartition[], released: OwnedPartition[], view: MembershipView): Promise<void> {
+    let release = released
+    let pending = wanted
+    while (!this.stopped && this.view === view) {
+      const outcome = this.membership
+        ? await this.membership.claim(pending, release, CLAIM_WAIT_MS)
+        : {granted: pending, busy: [] as OwnedPartition[], generation: view.generation}
+      release = []
+      const granted = outcome.granted.filter((p) => !this.owned.has(partitionKey(p.topic, p.partition)))
+      for (const busy of outcome.busy) await this.dropOwnership(partitionKey(busy.topic, busy.partition))
+      await this.startPartitions(granted)
+      if (outcome.busy.length === 0 || this.pendingView !== undefined) return
+      this.log.debug('waiting for partitions still owned by another member', {group: this.group, busy: outcome.busy.length})
+      pending = outcome.busy
+    }
+  }
+
+  /** Lost ownership we thought we had (evicted meanwhile): stop without committing. */
+  private async dropOwnership(key: string): Promise<void> {
+    if (!this.owned.has(key)) return
+    await this.removeFetcher(key)
+    this.owned.delete(key)
+    this.dirty.delete(key)
+  }
+
+  private async startPartitions(granted: OwnedPartition[]): Promise<void> {
+    const byTopic = new Map<string, OwnedPartition[]>()
+    for (const p of granted) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p])
+    for (const [topic, list] of byTopic) {
+      const committed = this.options.alwaysFromLatest
+        ? new Map<string, {offset: number; msgId: string}>()
+        : await this.offsetStore.load(this.group, topic, list.map((p) => p.partition))
+      for (const p of list) {
+        const key = partitionKey(topic, p.partition)
+        const stored = committed.get(offsetKey(p.partition))
+        const start = stored?.offset ?? (this.options.fromLatest || this.options.alwaysFromLatest ? TAIL_OFFSET : 0)
+        if (stored !== undefined) this.processed.set(key, {offset: stored.offset, msgId: stored.msgId})
+        else this.processed.delete(key)
+        const conn = await this.topology.connection(p.partition.brokerId)
+        this.owned.set(key, p)
+        if (!this.stopped) this.addFetcher(topic, p.partition, conn, start).start()
+      }
+    }
+  }
+
+  private async handle(message: Message, handler: (m: Message) => void | Promise<void>): Promise<void> {
+    if (this.options.filter !== undefined && !safeFilter(this.options.filter, message)) return
+    const maxRetries = this.options.maxFetchRetries ?? 5
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await handler(message)
+        return
+      } catch (error) {
+        if (attempt >= maxRetries) {
+          this.log.warn('giving up on a message after retries', {
+            group: this.group, topic: message.topic, partition: message.partition, offset: message.offset,
+            error: (error as Error).message,
+          })
+          this.emit('messageFailed', {message, error})
+          if ((this.options.onFailure ?? 'recover') === 'recover') await this.recover?.save(message)
+          return
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 10 * 2 ** attempt)))
+      }
+    }
+  }
+
+  private createRecoverStore(handler: (m: Message) => void | Promise<void>): RecoverStore | undefined {
+    if ((this.options.onFailure ?? 'recover') !== 'recover') return undefined
+    const store = new RecoverStore({
+      dir: this.options.recoverDir,
+      group: this.group,
+      intervalMs: this.options.recoverIntervalMs ?? 300_000,
+      handler,
+      log: this.log,
+    })
+    store.start()
+    return store
+  }
+}
+
+function safeFilter(filter: (m: Message) => boolean, message: Message): boolean {
+  try {
+    return filter(message)
+  } catch {
+    return false // MetaQ counts a filter that throws as a rejection
+  }
+}
+
+/** MetaQ's broadcast group name: `<group>-<local IP with '.' and ':' replaced by '-'>`. */
+export function broadcastGroupName(group: string): string {
+  let ip = '127.0.0.1'
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv4' && !a.internal)
+    if (found) {
+      ip = found.address
+      break
+    }
+  }
+  return `${group}-${ip.replace(/[.:]/g, '-')}`
+}
+
+export function createGroupConsumer(options: GroupConsumerOptions): GroupConsumer {
+  return new GroupConsumer(options)
+}
+
