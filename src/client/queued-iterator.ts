@@ -71,7 +71,8 @@ export class QueuedIterator<T> implements AsyncIterable<T> {
       return Promise.reject(error)
     }
     if (this.length > 0) {
-      const value = this.items[this.head++]
+      const value = this.items[this.head]
+      this.items[this.head++] = undefined as T // release it: consumed slots stay until the next compaction
       if (this.head > 1024 && this.head * 2 > this.items.length) {
         this.items = this.items.slice(this.head)
         this.head = 0
