@@ -29,6 +29,7 @@ import {
   isValidHeader,
   markBroken,
   recordTimestamp,
+  type IndexEntry,
 } from './side-index.js'
 
 /** Make the last segment's index hold exactly the entries of `built` (from the recovery scan). */
@@ -123,28 +124,30 @@ async function openIndex(ctx: StoreContext, segment: Segment, create: boolean): 
 }
 
 /** The header-checked last entry of a sealed segment's index, or undefined when unusable. */
-async function readLastEntry(
-  ctx: StoreContext,
-  segment: Segment,
-): Promise<{entry: ReturnType<typeof decodeEntry>; entries: number} | undefined> {
+async function readLastEntry(ctx: StoreContext, segment: Segment): Promise<{entry: IndexEntry; entries: number} | undefined> {
   let size: number
   try {
     size = (await stat(segment.indexFile.path)).size
   } catch {
-    // Missing (MetaQ data, or never written): rebuilt from the segment.
+    // Missing (MetaQ data, or never written) or unreadable: rebuilt from the segment.
     return undefined
   }
   const entries = (size - INDEX_HEADER_BYTES) / INDEX_ENTRY_BYTES
   if (!Number.isInteger(entries) || entries < 1) return undefined
-  return withFile(ctx, segment.indexFile, 'read', async (fd) => {
-    const header = Buffer.allocUnsafe(INDEX_HEADER_BYTES)
-    const last = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
-    const gotHeader = await readFully(ctx.ops, fd, header, 0, header.length, 0)
-    const gotLast = await readFully(ctx.ops, fd, last, 0, last.length, entryOffset(entries - 1))
-    if (gotHeader < header.length || gotLast < last.length || !isValidHeader(header)) return undefined
-    const entry = decodeEntry(last, 0)
-    return entry.pos > segment.size ? undefined : {entry, entries}
-  })
+  try {
+    return await withFile(ctx, segment.indexFile, 'read', async (fd) => {
+      const header = Buffer.allocUnsafe(INDEX_HEADER_BYTES)
+      const last = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+      const gotHeader = await readFully(ctx.ops, fd, header, 0, header.length, 0)
+      const gotLast = await readFully(ctx.ops, fd, last, 0, last.length, entryOffset(entries - 1))
+      if (gotHeader < header.length || gotLast < last.length || !isValidHeader(header)) return undefined
+      const entry = decodeEntry(last, 0)
+      return entry.pos > segment.size ? undefined : {entry, entries}
+    })
+  } catch (error) {
+    ctx.log.warn('cannot read side index, rebuilding it', {file: segment.indexFile.path, error: (error as Error).message})
+    return undefined
+  }
 }
 
 /** Feed the records of sealed `segment` from `from` to its end into `cursor`. */
