@@ -54,10 +54,7 @@ export async function countBefore(log: LogView, offset: number): Promise<number>
   if (offset >= log.end) return log.total
   const first = log.segments[0]
   if (offset <= first.start) return 0
-  const i = findSegmentIndex(
-    log.segments.map((v) => v.segment),
-    offset,
-  )
+  const i = findSegmentIndex(log.segments, offset)
   const view = log.segments[i]
   let base = 0
   for (let j = 0; j < i; j += 1) base += log.segments[j].count

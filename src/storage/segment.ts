@@ -50,7 +50,7 @@ export class Segment {
  * Index of the segment holding `offset` in `segments` (sorted by start, contiguous): the
  * last one whose start is <= offset. The caller checks the range first.
  */
-export function findSegmentIndex(segments: readonly Segment[], offset: number): number {
+export function findSegmentIndex(segments: ReadonlyArray<{readonly start: number}>, offset: number): number {
   let lo = 0
   let hi = segments.length - 1
   while (lo < hi) {
