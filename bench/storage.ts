@@ -14,7 +14,7 @@
  * per append scenario). The data directory is a temp dir removed at the end.
  */
 import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {checksum} from '../src/protocol/crc.js'
 import {MessageStore, nodeFileOps, type FileOps, type PartitionLog, type TopicStorageConfig} from '../src/storage/index.js'
@@ -198,6 +198,7 @@ function printTable(rows: Row[]): void {
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'meta-bench-storage-'))
+  const loadBefore = loadavg()[0]
   const rows: Row[] = []
   try {
     for (const bytes of [100, 1024]) {
@@ -212,7 +213,8 @@ async function main(): Promise<void> {
   } finally {
     rmSync(root, {recursive: true, force: true})
   }
-  console.log(`storage bench: node ${process.version}, ${SECONDS} s per append scenario, data in ${tmpdir()}`)
+  const load = `load average ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after`
+  console.log(`storage bench: node ${process.version}, ${SECONDS} s per append scenario, data in ${tmpdir()}, ${load}`)
   printTable(rows)
 }
 
