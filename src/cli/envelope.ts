@@ -18,6 +18,7 @@
 import {isUtf8} from 'node:buffer'
 import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
+import {ByteWriter} from './byte-writer.js'
 
 export interface Envelope {
   topic: string
@@ -55,10 +56,14 @@ export function toEnvelope(m: Message): Envelope {
 }
 
 /**
- * The envelopes of a batch as JSON lines (each ends with "\n"), built by hand rather than by
- * JSON.stringify of an object per message: same text, about twice as fast.
+ * The envelopes of a batch as JSON lines (each ends with "\n") in one Buffer: the same text
+ * as `JSON.stringify(toEnvelope(m))`, built without an object or a string per message. A
+ * UTF-8 payload that needs no JSON escaping (the common case) is copied as bytes.
  */
-export function encodeEnvelopes(messages: readonly Message[], out: string[] = []): string[] {
+export function encodeEnvelopes(messages: readonly Message[]): Buffer {
+  let estimate = 64
+  for (const m of messages) estimate += 200 + m.topic.length + (m.attribute?.length ?? 0) + Math.ceil(m.data.length * 1.4)
+  const w = new ByteWriter(estimate)
   let topic: string | undefined
   let prefix = ''
   for (const m of messages) {
@@ -66,15 +71,34 @@ export function encodeEnvelopes(messages: readonly Message[], out: string[] = []
       topic = m.topic
       prefix = `{"topic":${JSON.stringify(topic)},"partition":`
     }
+    w.utf8(prefix)
+    w.ascii(`${m.partition},"offset":${m.offset},"id":"${m.id}","attribute":`)
+    if (m.attribute === undefined) w.ascii('null')
+    else w.utf8(JSON.stringify(m.attribute))
+    w.ascii(`,"timestamp":${m.timestampMs},"payload":`)
     const utf8 = isUtf8(m.data)
-    const payload = utf8 ? JSON.stringify(m.data.toString('utf8')) : `"${m.data.toString('base64')}"`
-    const attribute = m.attribute === undefined ? 'null' : JSON.stringify(m.attribute)
-    out.push(
-      `${prefix}${m.partition},"offset":${m.offset},"id":"${m.id}","attribute":${attribute},"timestamp":${m.timestampMs},` +
-        `"payload":${payload},"encoding":"${utf8 ? 'utf8' : 'base64'}","size":${m.data.length}}\n`,
-    )
+    if (!utf8) {
+      w.ascii(`"${m.data.toString('base64')}","encoding":"base64"`)
+    } else if (jsonSafe(m.data)) {
+      w.ascii('"')
+      w.bytes(m.data)
+      w.ascii('","encoding":"utf8"')
+    } else {
+      w.utf8(JSON.stringify(m.data.toString('utf8')))
+      w.ascii(',"encoding":"utf8"')
+    }
+    w.ascii(`,"size":${m.data.length}}\n`)
   }
-  return out
+  return w.result()
+}
+
+/** True when no byte needs escaping inside a JSON string (quote, backslash, control characters). */
+function jsonSafe(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return false
+  }
+  return true
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/

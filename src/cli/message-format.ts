@@ -9,6 +9,7 @@
  */
 import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
+import {ByteWriter} from './byte-writer.js'
 import {unescapeBytes} from './escapes.js'
 
 export const DEFAULT_FORMAT = '%s\\n'
@@ -136,43 +137,5 @@ class CompiledFormat implements MessageFormatter {
       }
     }
     return w.result()
-  }
-}
-
-/** A growable buffer; each render gets a fresh one, so a pending stdout write never sees it change. */
-class ByteWriter {
-  private buf: Buffer
-  private length = 0
-
-  constructor(initialBytes: number) {
-    this.buf = Buffer.allocUnsafe(initialBytes)
-  }
-
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length)
-    this.buf.set(b, this.length)
-    this.length += b.length
-  }
-
-  ascii(text: string): void {
-    this.ensure(text.length)
-    this.length += this.buf.write(text, this.length, 'latin1')
-  }
-
-  utf8(text: string): void {
-    this.ensure(Buffer.byteLength(text))
-    this.length += this.buf.write(text, this.length, 'utf8')
-  }
-
-  result(): Buffer {
-    return this.buf.subarray(0, this.length)
-  }
-
-  private ensure(extra: number): void {
-    const needed = this.length + extra
-    if (needed <= this.buf.length) return
-    const next = Buffer.allocUnsafe(Math.max(needed, this.buf.length * 2))
-    this.buf.copy(next, 0, 0, this.length)
-    this.buf = next
   }
 }

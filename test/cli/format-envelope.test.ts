@@ -52,7 +52,7 @@ describe('compileFormat()', () => {
 
 describe('JSON envelope', () => {
   it('writes the documented fields, UTF-8 as text and the id as a string', () => {
-    const [line] = encodeEnvelopes([message('{"a":1}\n', {attribute: 'key "q"'})])
+    const line = encodeEnvelopes([message('{"a":1}\n', {attribute: 'key "q"'})]).toString()
     assert.ok(line.endsWith('}\n'))
     assert.deepEqual(JSON.parse(line), {
       topic: 'orders',
@@ -70,24 +70,33 @@ describe('JSON envelope', () => {
 
   it('uses base64 for payloads that are not valid UTF-8, and null for no attribute', () => {
     const bin = Buffer.from([0xff, 0x00, 0xc3])
-    const envelope = JSON.parse(encodeEnvelopes([message(bin)])[0])
+    const envelope = JSON.parse(encodeEnvelopes([message(bin)]).toString())
     assert.equal(envelope.encoding, 'base64')
     assert.equal(envelope.payload, bin.toString('base64'))
     assert.equal(envelope.attribute, null)
   })
 
   it('decodes what it encodes, byte for byte', () => {
-    const payloads = [Buffer.from([0xff, 0xfe, 0, 1, 2]), Buffer.from('plain'), Buffer.alloc(0), Buffer.from('\u2028é\u0000\ud83d\ude00'), Buffer.from([0xef, 0xbb, 0xbf, 0x41])]
+    const payloads = [Buffer.from([0xff, 0xfe, 0, 1, 2]), Buffer.from('plain'), Buffer.alloc(0), Buffer.from('\u2028é\u0000\ud83d\ude00'), Buffer.from([0xef, 0xbb, 0xbf, 0x41]), Buffer.from('tab\there "quoted" back\\slash \x7f')]
     for (const data of payloads) {
       for (const attribute of [undefined, '', 'ключ', 'a\nb']) {
-        const [line] = encodeEnvelopes([message(data, {attribute})])
-        const back = decodeEnvelope(Buffer.from(line))
+        const m = message(data, {attribute})
+        const line = encodeEnvelopes([m])
+        assert.equal(line.toString(), `${JSON.stringify(toEnvelope(m))}\n`, 'the same text as JSON.stringify')
+        const back = decodeEnvelope(line.subarray(0, -1))
         assert.deepEqual(back.payload, data)
         assert.equal(back.attribute, attribute)
         assert.equal(back.topic, 'orders')
         assert.equal(back.partition, 2)
       }
     }
+  })
+
+  it('writes a batch as one buffer of lines, one per message', () => {
+    const batch = [message('a'), message(Buffer.of(0xff), {topic: 'other', attribute: 'x'}), message('"q"\\')]
+    const lines = encodeEnvelopes(batch).toString().split('\n')
+    assert.equal(lines.pop(), '')
+    assert.deepEqual(lines.map((l) => JSON.parse(l)), batch.map(toEnvelope))
   })
 
   it('accepts minimal and hand-written envelopes', () => {
