@@ -1,0 +1,25 @@
+/**
+ * What `meta send` says at the end: the summary line on stderr and the exit status.
+ */
+import {formatElapsed} from './durations.js'
+import {formatBytes, formatCount} from './output.js'
+import type {SendSummary} from './send-session.js'
+
+/** `sent 10,000 messages (48.8 KiB) in 0.41 s, 24,390 msg/s; 2 failed, 1 skipped`. */
+export function formatSendSummary(s: SendSummary): string {
+  const seconds = s.elapsedMs / 1000
+  const rate = seconds > 0 ? s.sent / seconds : 0
+  let line = `sent ${formatCount(s.sent)} message${s.sent === 1 ? '' : 's'} (${formatBytes(s.bytes)}) in ${formatElapsed(s.elapsedMs)}, ${formatCount(rate)} msg/s`
+  const extras: string[] = []
+  if (s.failed > 0) extras.push(`${formatCount(s.failed)} failed`)
+  if (s.skipped > 0) extras.push(`${formatCount(s.skipped)} skipped`)
+  if (s.unacknowledged > 0) extras.push(`${formatCount(s.unacknowledged)} unacknowledged`)
+  if (s.empty > 0) extras.push(`${formatCount(s.empty)} empty ignored`)
+  if (extras.length > 0) line += `; ${extras.join(', ')}`
+  return s.interrupted ? `interrupted: ${line}` : line
+}
+
+/** 0 only when every message read was acknowledged (empty records do not count). */
+export function sendExitCode(s: SendSummary): number {
+  return s.failed > 0 || s.skipped > 0 || s.unacknowledged > 0 || s.error !== undefined ? 1 : 0
+}

@@ -1,0 +1,158 @@
+import {Flags} from '@oclif/core'
+import {BaseCommand} from '../cli/base-command.js'
+import {brokerFlag} from '../cli/client-flags.js'
+import {parseDurationMs} from '../cli/durations.js'
+import {parseDelimiter} from '../cli/escapes.js'
+import {startProgress} from '../cli/progress.js'
+import {SendSession, type SendSummary} from '../cli/send-session.js'
+import {formatSendSummary, sendExitCode} from '../cli/send-report.js'
+import {signalExitCode, trapSignals} from '../cli/signals.js'
+import {formatCount} from '../cli/output.js'
+import {usageErrors} from '../cli/usage.js'
+import {validateTopicName} from '../protocol/names.js'
+
+export default class Send extends BaseCommand<typeof Send> {
+  static override summary = 'Send messages: one per stdin line, or one per file.'
+  static override description = `Reads stdin and sends one message per line (-D to split at another delimiter, e.g. '\\0' for binary-safe input), or sends each FILE argument as one whole message. With FILE arguments stdin is not read ('-' among them reads stdin, split as usual).
+
+Messages are pipelined (--max-in-flight unacknowledged at once) and the input is paused while the window is full, so memory stays bounded whatever the input size. MetaQ has one string attribute per message, used as the message key: -K splits it off each line, -a sets one for all. -J reads the JSON lines that 'meta tail -J' writes, so a topic can be copied exactly (binary payloads and attributes included); -t, -p and -a override what the envelopes say.
+
+Without -p the partitioner picks partitions: round-robin (MetaQ's default), random, or hash (by attribute, which keeps the order of each key).
+
+A summary goes to stderr at the end ('sent N messages (X) in T s, R msg/s'), or to stdout as an object with --json; a live progress line is shown when stderr is a terminal. Problems (a failed send, a line too large for the broker) are reported with their line number, the first few in full and the rest counted.
+
+Exit status: 0 only if every message was acknowledged; 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once.`
+
+  static override examples = [
+    {description: 'One message per line', command: 'seq 1 1000 | <%= config.bin %> <%= command.id %> -t orders'},
+    {description: 'Split an attribute (the key) off each line at the first ":"', command: `printf 'customer-42:{"total":10}\\n' | <%= config.bin %> <%= command.id %> -t orders -K :`},
+    {description: 'Keep each key on one partition, in order', command: '<%= config.bin %> <%= command.id %> -t orders -K : --partitioner hash < orders.txt'},
+    {description: 'Binary-safe: NUL-separated records', command: `find . -name '*.json' -print0 | <%= config.bin %> <%= command.id %> -t files -D '\\0'`},
+    {description: 'Each file is one message', command: '<%= config.bin %> <%= command.id %> -t images a.png b.png'},
+    {description: 'Copy a topic, attributes and binary payloads included', command: '<%= config.bin %> tail -t orders -e -J | <%= config.bin %> <%= command.id %> -J -t orders-copy'},
+    {description: 'At most 100 messages per second, each acknowledged before the next', command: '<%= config.bin %> <%= command.id %> -t orders --rate 100 --sync < events.txt'},
+    {description: 'A machine-readable summary', command: '<%= config.bin %> <%= command.id %> -t orders --json < events.txt'},
+  ]
+
+  static override strict = false
+  static override enableJsonFlag = true
+  static override usage = '<%= command.id %> -t TOPIC [FLAGS] [FILE...]'
+
+  static override flags = {
+    broker: brokerFlag,
+    topic: Flags.string({
+      char: 't',
+      summary: 'Topic to send to (required unless -J envelopes name their topics).',
+    }),
+    partition: Flags.integer({
+      char: 'p',
+      summary: 'Send every message to this partition; -1 = the partitioner, even over -J envelope partitions.',
+      min: -1,
+    }),
+    partitioner: Flags.option({
+      options: ['round-robin', 'random', 'hash'] as const,
+      summary: 'How partitions are chosen without -p: round-robin (MetaQ default), random, hash (by attribute).',
+      default: 'round-robin',
+    })(),
+    delimiter: Flags.string({
+      char: 'D',
+      summary: "Message delimiter on stdin (default '\\n'); escapes \\n \\t \\r \\0 \\\\ \\xNN.",
+      exclusive: ['jsonl'],
+    }),
+    'key-delimiter': Flags.string({
+      char: 'K',
+      summary: 'Split each message at the first occurrence into attribute (key) and payload.',
+      exclusive: ['jsonl', 'attribute'],
+    }),
+    attribute: Flags.string({char: 'a', summary: 'Attribute (key) for every message.'}),
+    jsonl: Flags.boolean({
+      char: 'J',
+      summary: "Input is JSON envelopes, one per line, as 'meta tail -J' writes them.",
+    }),
+    count: Flags.integer({char: 'c', summary: 'Stop after sending this many messages.', min: 1}),
+    'max-in-flight': Flags.integer({summary: 'Most unacknowledged messages at once (default 4096).', min: 1, max: 16_384, exclusive: ['sync']}),
+    sync: Flags.boolean({summary: 'Wait for each acknowledgement before sending the next message.'}),
+    rate: Flags.integer({summary: 'Send at most this many messages per second.', min: 1}),
+    oversize: Flags.option({
+      options: ['skip', 'fail'] as const,
+      summary: "A message larger than the broker's limit: skip it (report, go on, exit 1) or fail (stop at once).",
+      default: 'skip',
+    })(),
+    'ack-timeout': Flags.string({summary: 'Deadline for each acknowledgement, e.g. 3s (default 10s).', helpGroup: 'CONNECTION'}),
+    retries: Flags.integer({summary: 'Retries of a send that failed in a retriable way (default 2).', min: 0, helpGroup: 'CONNECTION'}),
+    quiet: Flags.boolean({char: 'q', summary: 'No progress line and no summary on stderr (problems are still reported).'}),
+    progress: Flags.boolean({summary: 'Live progress line on stderr (only when it is a terminal).', allowNo: true, default: true}),
+  }
+
+  async run(): Promise<SendSummary> {
+    const {argv} = await this.parse(Send)
+    const flags = this.flags
+    const files = argv as string[]
+    if (flags.topic === undefined && !flags.jsonl) {
+      this.error('missing topic: pass -t TOPIC (or -J with envelopes that name their topics)', {exit: 2})
+    }
+    if (files.filter((f) => f === '-').length > 1) this.error("'-' (stdin) may be given only once", {exit: 2})
+
+    const json = this.jsonEnabled()
+    const quiet = flags.quiet || json
+    let progressShown = false
+    const report = (line: string) => {
+      if (progressShown) process.stderr.write('\r\u001B[K')
+      process.stderr.write(`${line}\n`)
+    }
+    const values = usageErrors(() => {
+      if (flags.topic !== undefined) validateTopicName(flags.topic)
+      return {
+        keyDelimiter: flags['key-delimiter'] === undefined ? undefined : parseDelimiter(flags['key-delimiter'], '-K'),
+        delimiter: parseDelimiter(flags.delimiter ?? '\\n', '-D'),
+        ackTimeoutMs: parseDurationMs(flags['ack-timeout'] ?? '10s', '--ack-timeout'),
+      }
+    })
+    const session = await SendSession.open({
+      ...values,
+      broker: flags.broker,
+      topic: flags.topic,
+      partition: flags.partition,
+      attribute: flags.attribute,
+      envelopes: flags.jsonl,
+      files,
+      count: flags.count,
+      rate: flags.rate,
+      maxInFlight: flags.sync ? 1 : flags['max-in-flight'],
+      partitioner: flags.partitioner,
+      retries: flags.retries,
+      oversize: flags.oversize,
+      report,
+      logger: this.logger,
+    })
+
+    if (files.length === 0 && process.stdin.isTTY && !quiet) {
+      process.stderr.write('% reading messages from the terminal, one per line; end with Ctrl-D\n')
+    }
+    const signals = trapSignals(
+      () => session.interrupt(),
+      () => process.stderr.write('\n% interrupted again: exiting without waiting\n'),
+    )
+    const progress = startProgress(
+      () => `sent ${formatCount(session.sent)} · ${formatCount(session.inFlight)} in flight · ${formatCount(session.sent / Math.max(session.elapsedMs / 1000, 0.001))} msg/s`,
+      {disabled: quiet || !flags.progress},
+    )
+    progressShown = progress.enabled
+    let summary: SendSummary
+    try {
+      summary = await session.run()
+    } finally {
+      progress.stop()
+      progressShown = false
+      signals.dispose()
+      await session.close()
+    }
+
+    const hidden = session.problemSummary()
+    if (hidden !== undefined) process.stderr.write(`${hidden}\n`)
+    if (!quiet) process.stderr.write(`${formatSendSummary(summary)}\n`)
+    if (session.error !== undefined && !json) throw session.error
+    process.exitCode = signals.signal === undefined ? sendExitCode(summary) : signalExitCode(signals.signal)
+    return summary
+  }
+}
