@@ -1,0 +1,193 @@
+/**
+ * The engine of `meta tail`: consume, render each fetched batch into one buffer, write it to
+ * stdout in one call (PERFORMANCE.md E.5), and stop for exactly the reasons asked for.
+ *
+ * - Backpressure: when stdout is full the loop awaits 'drain'; meanwhile the consumer's
+ *   bounded queue fills and its fetchers pause, so memory stays bounded.
+ * - Stops: every partition reached the end offset it had at start (-e; the consumer pins the
+ *   offsets, so new messages never keep it running — kcat #33), -c messages written, no
+ *   message for --timeout, stop() (a signal), or the reader closed stdout (EPIPE). All of them
+ *   are normal ends (exit 0).
+ * - Status lines (`% Reached end of topic t [p] at offset N`) are printed after that
+ *   partition's last message was written, not when it was fetched.
+ *
+ * Consumer groups (`--group`) plug in at openConsumer(): a group member instead of a plain
+ * consumer, with the stored offset as the default start and a commit on stop.
+ */
+import {createConsumer, partitionKey, type Consumer, type Message} from '../client/index.js'
+import type {Logger} from '../log.js'
+import {encodeEnvelopes} from './envelope.js'
+import type {MessageFormatter} from './message-format.js'
+import {toStartPosition, type OffsetSpec} from './offset-spec.js'
+import {OutputSink} from './output-sink.js'
+
+export interface TailOptions {
+  broker: string
+  topics: string[]
+  /** Partition numbers (default: all). */
+  partitions?: number[]
+  offset: OffsetSpec
+  /** Stop when every partition reached the end offset it had at start (-e). */
+  exitAtEnd?: boolean
+  /** Stop after this many messages. */
+  count?: number
+  /** Stop when no message arrived for this long. */
+  idleTimeoutMs?: number
+  /** How each message is written: a compiled -f format, or JSON envelopes (-J). */
+  output: {kind: 'format'; formatter: MessageFormatter} | {kind: 'jsonl'}
+  /** One write per message instead of one per batch (-u). */
+  unbuffered?: boolean
+  /** Status lines for stderr (omit for -q). */
+  status?: (line: string) => void
+  logger?: Logger
+  stdout?: NodeJS.WritableStream
+}
+
+export type TailStopReason = 'end' | 'count' | 'timeout' | 'signal' | 'closed'
+
+export interface TailResult {
+  /** Messages written. */
+  messages: number
+  reason: TailStopReason
+}
+
+interface PartitionEnd {
+  topic: string
+  partition: number
+  offset: number
+}
+
+export class TailSession {
+  private readonly options: TailOptions
+  private readonly sink: OutputSink
+  private consumer: Consumer | undefined
+  private written = 0
+  private stopReason: TailStopReason | undefined
+  /** Next offset after the last message written, per partition key. */
+  private readonly positions = new Map<string, number>()
+  /** Partitions the consumer finished whose last messages are not written yet. */
+  private readonly pendingEnds = new Map<string, PartitionEnd>()
+  private idleTimer: NodeJS.Timeout | undefined
+  private lastError = ''
+
+  constructor(options: TailOptions) {
+    this.options = options
+    this.sink = new OutputSink(options.stdout ?? process.stdout)
+    this.sink.onClosed = () => this.stop('closed')
+  }
+
+  /** Messages written so far. */
+  get messages(): number {
+    return this.written
+  }
+
+  /** Consume until a stop; rejects for start failures (unreachable broker, bad partition). */
+  async run(): Promise<TailResult> {
+    const consumer = this.openConsumer()
+    this.consumer = consumer
+    if (this.stopReason !== undefined) await consumer.stop()
+    this.armIdleTimer()
+    try {
+      for await (const batch of consumer.batches()) {
+        if (this.stopReason !== undefined) break
+        this.idleTimer?.refresh()
+        let messages = batch.messages
+        const left = this.options.count === undefined ? Number.POSITIVE_INFINITY : this.options.count - this.written
+        if (messages.length > left) messages = messages.slice(0, left)
+        await this.write(messages)
+        this.idleTimer?.refresh() // a slow reader is not idleness
+        this.written += messages.length
+        const key = partitionKey(batch.topic, batch)
+        this.positions.set(key, messages.at(-1)!.nextOffset)
+        this.reportEndIfWritten(key)
+        if (this.written >= (this.options.count ?? Number.POSITIVE_INFINITY)) this.stop('count')
+      }
+      this.stopReason ??= 'end'
+    } finally {
+      if (this.idleTimer !== undefined) clearTimeout(this.idleTimer)
+      await consumer.stop()
+    }
+    if (this.stopReason === 'end') for (const end of this.pendingEnds.values()) this.reportEnd(end)
+    await this.sink.flush()
+    this.sink.dispose()
+    return {messages: this.written, reason: this.stopReason}
+  }
+
+  /** Stop fetching (a signal, the idle timeout); run() then flushes and resolves. */
+  stop(reason: TailStopReason = 'signal'): void {
+    if (this.stopReason !== undefined) return
+    this.stopReason = reason
+    void this.consumer?.stop()
+  }
+
+  private openConsumer(): Consumer {
+    const o = this.options
+    const consumer = createConsumer({
+      broker: o.broker,
+      topics: o.topics,
+      partitions: o.partitions,
+      from: toStartPosition(o.offset),
+      stopAtEnd: o.exitAtEnd,
+      // A 1 MiB fetch of small messages is ~10 MB of message objects: 8 batches keep stdout
+      // busy while bounding memory when the reader is slow (the default 64 could hold 640 MB).
+      maxBufferedBatches: 8,
+      logger: o.logger,
+    })
+    consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
+    consumer.on('error', (error: Error) => {
+      // Fetch errors are retried by the consumer; say so once per distinct error, not per retry.
+      if (error.message === this.lastError) return
+      this.lastError = error.message
+      o.logger?.warn('fetch failed; retrying', {error: error.message})
+    })
+    return consumer
+  }
+
+  private write(messages: readonly Message[]): Promise<void> | undefined {
+    const output = this.options.output
+    if (!this.options.unbuffered) {
+      return this.sink.write(output.kind === 'jsonl' ? encodeEnvelopes(messages) : output.formatter.format(messages))
+    }
+    return this.writeEach(messages)
+  }
+
+  private async writeEach(messages: readonly Message[]): Promise<void> {
+    const output = this.options.output
+    for (const m of messages) {
+      if (this.sink.closed) return
+      const pending = this.sink.write(output.kind === 'jsonl' ? encodeEnvelopes([m]) : output.formatter.format([m]))
+      if (pending !== undefined) await pending
+    }
+  }
+
+  private armIdleTimer(): void {
+    const idleMs = this.options.idleTimeoutMs
+    if (idleMs === undefined) return
+    this.idleTimer = setTimeout(() => this.stop('timeout'), idleMs)
+  }
+
+  private onPartitionEnd(end: PartitionEnd & {brokerId: number}): void {
+    const key = partitionKey(end.topic, end)
+    const position = this.positions.get(key)
+    const nothingToWrite = position === undefined ? this.startOffset() === end.offset : position >= end.offset
+    if (nothingToWrite) this.reportEnd(end)
+    else this.pendingEnds.set(key, end)
+  }
+
+  private reportEndIfWritten(key: string): void {
+    const end = this.pendingEnds.get(key)
+    if (end === undefined || (this.positions.get(key) ?? -1) < end.offset) return
+    this.pendingEnds.delete(key)
+    this.reportEnd(end)
+  }
+
+  private reportEnd(end: PartitionEnd): void {
+    this.options.status?.(`% Reached end of topic ${end.topic} [${end.partition}] at offset ${end.offset}`)
+  }
+
+  /** Where partitions start, when it is one number for all. */
+  private startOffset(): number | undefined {
+    const spec = this.options.offset
+    return spec.kind === 'beginning' ? 0 : spec.kind === 'offset' ? spec.offset : undefined
+  }
+}

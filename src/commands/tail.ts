@@ -1,0 +1,102 @@
+import {Flags} from '@oclif/core'
+import {BaseCommand} from '../cli/base-command.js'
+import {brokerFlag} from '../cli/client-flags.js'
+import {parseDurationMs} from '../cli/durations.js'
+import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
+import {parseOffsetSpec} from '../cli/offset-spec.js'
+import {trapSignals} from '../cli/signals.js'
+import {TailSession} from '../cli/tail-session.js'
+import {usageErrors} from '../cli/usage.js'
+import {MetaError} from '../protocol/errors.js'
+import {validateTopicName} from '../protocol/names.js'
+
+export default class Tail extends BaseCommand<typeof Tail> {
+  static override summary = 'Print the messages of topics: follow them, or read to the end and exit.'
+  static override description = `Consumes one or more topics (all partitions, or those given with -p) from the start (-o beginning, the default), the end (-o end: only new messages) or a byte offset, and writes each message to stdout: its payload and a newline by default, a -f format, or a JSON envelope per line with -J (which 'meta send -J' reads back).
+
+Only messages go to stdout; status lines ('% Reached end of topic t [p] at offset N') and errors go to stderr, -q silences the status lines. Output is written one fetched batch at a time; -u writes each message at once.
+
+-e exits when every partition has reached the end offset it had when tail started (new messages do not keep it running), also when partitions are empty. -c N exits after N messages, --timeout after a time without messages. All of these, Ctrl-C (SIGINT/SIGTERM), and a reader that stops reading (meta tail | head) end with exit status 0; a second Ctrl-C exits at once.
+
+Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offset, %i message id, %a attribute (empty if none), %T timestamp (ms), %% a percent sign; escapes \\n \\t \\r \\0 \\\\ \\xNN.`
+
+  static override examples = [
+    {description: 'Follow a topic from the start', command: '<%= config.bin %> <%= command.id %> -t orders'},
+    {description: 'Only new messages', command: '<%= config.bin %> <%= command.id %> -t orders -o end'},
+    {description: 'Everything there is now, then exit', command: '<%= config.bin %> <%= command.id %> -t orders -e > orders.txt'},
+    {description: 'Partitions 0 and 2, with their coordinates', command: `<%= config.bin %> <%= command.id %> -t orders -p 0,2 -f '%t [%p] @%o %a: %s\\n'`},
+    {description: 'JSON lines for jq', command: `<%= config.bin %> <%= command.id %> -t orders -e -J | jq -r .attribute`},
+    {description: 'Copy a topic', command: '<%= config.bin %> <%= command.id %> -t orders -e -J | <%= config.bin %> send -J -t orders-copy'},
+    {description: 'Wait at most 5 s for the next message', command: '<%= config.bin %> <%= command.id %> -t orders -o end -c 1 --timeout 5s'},
+  ]
+
+  static override usage = '<%= command.id %> -t TOPIC [FLAGS]'
+
+  static override flags = {
+    broker: brokerFlag,
+    topic: Flags.string({
+      char: 't',
+      summary: 'Topic to read; repeat the flag or give a comma-separated list.',
+      required: true,
+      multiple: true,
+      delimiter: ',',
+    }),
+    partition: Flags.string({
+      char: 'p',
+      summary: 'Only these partitions (comma-separated numbers; default all).',
+      multiple: true,
+      delimiter: ',',
+    }),
+    offset: Flags.string({
+      char: 'o',
+      summary: 'Where to start: beginning, end, or a byte offset.',
+      default: 'beginning',
+    }),
+    exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
+    count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
+    timeout: Flags.string({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m.'}),
+    format: Flags.string({char: 'f', summary: `Output format for each message (default '${DEFAULT_FORMAT}'); tokens below.`, exclusive: ['jsonl']}),
+    jsonl: Flags.boolean({char: 'J', summary: "One JSON envelope per line ('meta send -J' reads it back)."}),
+    quiet: Flags.boolean({char: 'q', summary: 'No status lines on stderr.'}),
+    unbuffered: Flags.boolean({char: 'u', summary: 'Write each message at once instead of once per fetched batch.'}),
+  }
+
+  async run(): Promise<void> {
+    const flags = this.flags
+    const values = usageErrors(() => {
+      const topics = [...new Set(flags.topic.map((t) => t.trim()))]
+      for (const topic of topics) validateTopicName(topic)
+      return {
+        topics,
+        partitions: flags.partition?.map(parsePartition),
+        offset: parseOffsetSpec(flags.offset),
+        idleTimeoutMs: flags.timeout === undefined ? undefined : parseDurationMs(flags.timeout, '--timeout'),
+        output: flags.jsonl ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
+      }
+    })
+    const session = new TailSession({
+      ...values,
+      broker: flags.broker,
+      exitAtEnd: flags.exit,
+      count: flags.count,
+      unbuffered: flags.unbuffered,
+      status: flags.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      logger: this.logger,
+    })
+    const signals = trapSignals(
+      () => session.stop('signal'),
+      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
+    )
+    try {
+      await session.run()
+    } finally {
+      signals.dispose()
+    }
+  }
+}
+
+function parsePartition(text: string): number {
+  const value = text.trim()
+  if (!/^\d+$/.test(value)) throw MetaError.invalidArgument(`invalid partition "${text}": expected a partition number, e.g. -p 0,2`)
+  return Number(value)
+}
