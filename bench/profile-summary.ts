@@ -2,7 +2,10 @@
  * Summarise a V8 CPU profile (`node --cpu-prof`): the functions with the most self time, and
  * the heaviest inclusive frames, so a profile can be read without DevTools.
  *
- *   node --import tsx bench/profile-summary.ts prof/CPU.*.cpuprofile [--top 30]
+ *   node --import tsx bench/profile-summary.ts prof/CPU.*.cpuprofile [--top 30] [--lines name]
+ *
+ * --lines prints the sampled ticks per source line of the functions whose name contains
+ * `name` (lines of the file V8 ran: dist/ for the built CLI).
  */
 import {readFileSync} from 'node:fs'
 
@@ -11,6 +14,7 @@ interface ProfileNode {
   callFrame: {functionName: string; url: string; lineNumber: number}
   hitCount?: number
   children?: number[]
+  positionTicks?: Array<{line: number; ticks: number}>
 }
 
 interface Profile {
@@ -24,7 +28,10 @@ interface Profile {
 const args = process.argv.slice(2)
 const topIndex = args.indexOf('--top')
 const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 30
-const files = args.filter((a, i) => !a.startsWith('--') && i !== topIndex + 1)
+const linesIndex = args.indexOf('--lines')
+const linesOf = linesIndex >= 0 ? args[linesIndex + 1] : undefined
+const optionValues = new Set([topIndex, linesIndex].filter((i) => i >= 0).map((i) => i + 1))
+const files = args.filter((a, i) => !a.startsWith('--') && !optionValues.has(i))
 
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
@@ -62,4 +69,16 @@ for (const file of files) {
   for (const [key, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${key}`)
   console.log('-- inclusive time')
   for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${key}`)
+  if (linesOf !== undefined) {
+    const ticks = new Map<string, number>()
+    for (const n of profile.nodes) {
+      if (!n.callFrame.functionName.includes(linesOf)) continue
+      for (const t of n.positionTicks ?? []) {
+        const key = `${label(n).replace(/:\d+$/, '')}:${t.line}`
+        ticks.set(key, (ticks.get(key) ?? 0) + t.ticks)
+      }
+    }
+    console.log(`-- ticks per line in functions matching "${linesOf}"`)
+    for (const [key, count] of [...ticks].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${String(count).padStart(6)}  ${key}`)
+  }
 }

@@ -9,7 +9,7 @@ import {runCli} from '../helpers/process.js'
 
 const SUMMARY_KEYS = [
   'mode', 'broker', 'embedded', 'flush', 'topic', 'messageBytes', 'partitions', 'connections', 'maxInFlight', 'rate',
-  'messages', 'failed', 'bytes', 'elapsedMs', 'msgsPerSec', 'mbPerSec', 'latency',
+  'messages', 'failed', 'bytes', 'elapsedMs', 'msgsPerSec', 'mbPerSec', 'latency', 'cpu',
 ].sort()
 const LATENCY_KEYS = ['kind', 'p50', 'p95', 'p99', 'p999', 'max', 'mean', 'count'].sort()
 
@@ -22,6 +22,8 @@ async function bench(args: string[]) {
   assert.match(summary.broker, /^127\.0\.0\.1:\d+$/)
   assert.equal(typeof summary.elapsedMs, 'number')
   assert.equal(typeof summary.msgsPerSec, 'number')
+  assert.equal(typeof summary.cpu.clientUsPerMsg, 'number')
+  assert.equal(typeof summary.cpu.brokerUsPerMsg, 'number')
   return summary
 }
 

@@ -74,6 +74,7 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
       signal: abort.signal,
       logger: context.logger,
       warmupMs: flags.warmup,
+      brokerCpuMs: embedded?.cpuMs,
     }
     const run: RunSummary =
       mode === 'produce' ? await runProduce(options) : mode === 'consume' ? await runConsume(options) : await runE2e(options)
@@ -103,6 +104,10 @@ export function renderSummary(s: BenchSummary): string {
       `  ${l.kind} latency: p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
     )
   }
+  lines.push(
+    `  cpu per message: client ${s.cpu.clientUsPerMsg.toFixed(2)} µs` +
+      (s.cpu.brokerUsPerMsg === null ? '' : `, broker ${s.cpu.brokerUsPerMsg.toFixed(2)} µs`),
+  )
   const broker = s.embedded ? `embedded broker (${s.flush} flush, ${s.partitions} partition${s.partitions === 1 ? '' : 's'})` : `broker ${s.broker}`
   lines.push(
     `  ${broker}, topic ${s.topic}, ${s.connections} connection${s.connections === 1 ? '' : 's'}, max in flight ${s.maxInFlight}` +

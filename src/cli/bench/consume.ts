@@ -24,7 +24,7 @@ export async function runConsume(options: BenchRunOptions): Promise<RunSummary> 
     if (fill.failed > 0) options.progress(`${fill.failed} fill messages failed`)
   }
 
-  const meter = new Meter(options.progressIntervalMs, options.progress, false)
+  const meter = new Meter(options.progressIntervalMs, options.progress, false, options.brokerCpuMs)
   const limit = options.count ?? Number.POSITIVE_INFINITY
   const deadline = options.durationMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + options.durationMs
   let endedAt = 0

@@ -29,7 +29,7 @@ export async function runE2e(options: BenchRunOptions & {warmupMs?: number}): Pr
   const unstamped = Buffer.from(template)
   unstamped.writeDoubleBE(0, 0)
   const bytes = options.messageBytes
-  const meter = new Meter(options.progressIntervalMs, options.progress, true)
+  const meter = new Meter(options.progressIntervalMs, options.progress, true, options.brokerCpuMs)
   let expected = Number.POSITIVE_INFINITY
   let lastReceivedAt = 0
   let allReceived!: () => void

@@ -5,6 +5,7 @@
  * graceful shutdown that flushes everything), waits for the exit and removes the data dir.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
+import {readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -29,6 +30,8 @@ export interface EmbeddedBroker {
   address: string
   pid: number
   dataDir: string
+  /** CPU time (user + system) the broker process used so far, in ms; undefined where /proc is missing. */
+  cpuMs(): number | undefined
   stop(): Promise<void>
 }
 
@@ -62,6 +65,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       address,
       pid: child.pid!,
       dataDir,
+      cpuMs: () => processCpuMs(child.pid!),
       stop: async () => {
         await stopChild(child)
         process.off('exit', killOnExit)
@@ -100,6 +104,21 @@ function listeningAddress(child: ChildProcess, stderr: () => string, timeoutMs: 
     child.once('exit', onExit)
   })
 }
+
+/** utime + stime of a process from /proc/<pid>/stat (Linux), in ms. */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND
+  } catch {
+    return undefined // not Linux, or the process is gone: CPU figures are left out
+  }
+}
+
+/** USER_HZ: 100 on every Linux architecture Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100
 
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return

@@ -1,7 +1,8 @@
 /**
  * Counting for `meta bench`: totals, a windowed progress line on stderr every interval
  * (`  5.0s  412,345 msg/s  41.2 MB/s  p99 3.1 ms`), and latency histograms (the window's is
- * folded into the total at each line, so a latency is recorded once).
+ * folded into the total at each line, so a latency is recorded once), and the CPU time the
+ * load generator (and, when known, the broker) spent between start() and stop().
  */
 import {formatCount} from '../output.js'
 import {LatencyHistogram} from './histogram.js'
@@ -19,6 +20,12 @@ export class Meter {
   private lastMessages = 0
   private lastBytes = 0
   private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  private clientCpuAtStart: NodeJS.CpuUsage | undefined
+  private brokerCpuAtStart: number | undefined
+  /** CPU ms spent between start() and stop() by this process, and by the broker when known. */
+  clientCpuMs = 0
+  brokerCpuMs: number | null = null
 
   /**
    * @param intervalMs progress line interval (0 = no progress lines)
@@ -29,11 +36,14 @@ export class Meter {
     private readonly intervalMs: number,
     private readonly print: (line: string) => void,
     private readonly withLatency: boolean,
+    private readonly brokerCpu?: () => number | undefined,
   ) {}
 
   start(now = performance.now()): void {
     this.startedAt = now
     this.lastAt = now
+    this.clientCpuAtStart = process.cpuUsage()
+    this.brokerCpuAtStart = this.brokerCpu?.()
     if (this.intervalMs > 0) this.timer = setInterval(() => this.report(), this.intervalMs)
   }
 
@@ -49,9 +59,17 @@ export class Meter {
 
   /** Stop the progress lines and fold the last window into the total. */
   stop(): void {
+    if (this.stopped) return
+    this.stopped = true
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined
     this.fold()
+    if (this.clientCpuAtStart !== undefined) {
+      const used = process.cpuUsage(this.clientCpuAtStart)
+      this.clientCpuMs = (used.user + used.system) / 1000
+    }
+    const brokerNow = this.brokerCpu?.()
+    if (this.brokerCpuAtStart !== undefined && brokerNow !== undefined) this.brokerCpuMs = brokerNow - this.brokerCpuAtStart
   }
 
   private report(): void {

@@ -14,7 +14,7 @@ export type RunSummary = Omit<BenchSummary, 'embedded' | 'flush' | 'partitions'>
 export async function runProduce(options: BenchRunOptions): Promise<RunSummary> {
   const payload = Buffer.alloc(options.messageBytes, 'x')
   const producers = await openProducers(options, payload)
-  const meter = new Meter(options.progressIntervalMs, options.progress, true)
+  const meter = new Meter(options.progressIntervalMs, options.progress, true, options.brokerCpuMs)
   let failed = 0
   let firstError: string | undefined
   const bytes = options.messageBytes
@@ -68,5 +68,13 @@ export function summarize(
     msgsPerSec: seconds > 0 ? Math.round(meter.messages / seconds) : 0,
     mbPerSec: seconds > 0 ? Math.round((meter.bytes / MB / seconds) * 100) / 100 : 0,
     latency: mode === 'consume' ? null : latency,
+    cpu: {
+      clientUsPerMsg: perMessage(meter.clientCpuMs, meter.messages)!,
+      brokerUsPerMsg: meter.brokerCpuMs === null ? null : perMessage(meter.brokerCpuMs, meter.messages),
+    },
   }
+}
+
+function perMessage(cpuMs: number, messages: number): number {
+  return messages === 0 ? 0 : Math.round((cpuMs * 1000 * 100) / messages) / 100
 }

@@ -27,6 +27,8 @@ export interface BenchRunOptions {
   progressIntervalMs: number
   /** Where progress lines go. */
   progress: (line: string) => void
+  /** The broker's CPU time so far in ms, when it can be read (an embedded broker on Linux). */
+  brokerCpuMs?: () => number | undefined
   /** Aborting ends the run early (Ctrl-C): sending stops, what is in flight is awaited. */
   signal?: AbortSignal
   logger?: Logger
@@ -64,4 +66,10 @@ export interface BenchSummary {
   /** Payload MB/s, 1 MB = 10^6 bytes. */
   mbPerSec: number
   latency: BenchLatency | null
+  /**
+   * CPU time per message in µs during the measured run: this process (the load generator)
+   * and the broker (null unless embedded on Linux). On a machine shared with other work these
+   * are steadier than wall-clock rates; with a core each, throughput ≈ 10^6 / the larger one.
+   */
+  cpu: {clientUsPerMsg: number; brokerUsPerMsg: number | null}
 }
