@@ -1,0 +1,152 @@
+/**
+ * Group and offset administration behind one interface, so `meta offset …` and `meta group …`
+ * do not care where a group's offsets and a topic's partitions live. Standalone mode
+ * ({@link StandaloneGroupAdmin}): one broker keeps both (the group-*, offset-* and seek
+ * extensions). Cluster mode will add an implementation that reads offsets from ZooKeeper
+ * znodes and partitions from every broker.
+ *
+ *   const admin = await connectGroupAdmin({broker: '127.0.0.1:8123'})
+ *   const offsets = await admin.fetchOffsets('billing')
+ *   await admin.close()
+ *
+ * Offsets are byte positions; counts are messages (the side index translates between them).
+ */
+import type {Logger} from '../log.js'
+import {MetaError, isMetaError} from '../protocol/errors.js'
+import type {GroupDescription, GroupSummary} from '../protocol/commands/group-admin.js'
+import type {CommittedOffset} from '../protocol/commands/offsets.js'
+import {connectAdmin, type AdminClient} from './admin.js'
+
+export type {GroupDescription, GroupSummary, MemberDescription} from '../protocol/commands/group-admin.js'
+export type {CommittedOffset} from '../protocol/commands/offsets.js'
+
+/** Log start and end of a partition (byte offsets; both 0 for a partition without data). */
+export interface PartitionBounds {
+  start: number
+  end: number
+}
+
+/** What the admin commands need from wherever groups, offsets and partitions live. */
+export interface GroupOffsetsAdmin {
+  /**
+   * Id of the broker holding `topic`'s partition (MetaQ names a partition `brokerId-partition`);
+   * the single broker's id in standalone mode, undefined when the broker does not say.
+   */
+  brokerIdOf(topic: string, partition: number): number | undefined
+  /** Every group with members or committed offsets. */
+  listGroups(): Promise<GroupSummary[]>
+  /** Members (with owned partitions) and committed offsets. NOT_FOUND for an unknown group. */
+  describeGroup(group: string): Promise<GroupDescription>
+  /** Committed offsets of a group, optionally only for some topics (none: an empty array). */
+  fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]>
+  /** Overwrite committed offsets; durable when it resolves. */
+  commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void>
+  /** The partition numbers of a topic. INVALID_ARGUMENT naming the topic when it is not accepted. */
+  partitions(topic: string): Promise<number[]>
+  bounds(topic: string, partition: number): Promise<PartitionBounds>
+  /** Offset of the first message stored at or after `ms` (ms since the epoch); the log end when none. */
+  seekTime(topic: string, partition: number, ms: number): Promise<number>
+  /** Offset of the message `count` messages before the end; the log start when fewer exist. */
+  seekLast(topic: string, partition: number, count: number): Promise<number>
+  /**
+   * Move `delta` messages (negative: back) from `offset`, clamped to the log. An offset inside
+   * a record counts that record as passed, so a delta of 0 rounds up to the next record boundary.
+   */
+  shift(topic: string, partition: number, offset: number, delta: number): Promise<number>
+  /** Whole messages starting in [from, to) (clamped to the log). */
+  count(topic: string, partition: number, from: number, to: number): Promise<number>
+  close(): Promise<void>
+}
+
+export interface GroupAdminOptions {
+  /** host:port (default 127.0.0.1:8123). */
+  broker?: string
+  timeoutMs?: number
+  logger?: Logger
+}
+
+/** {@link GroupOffsetsAdmin} over one meta broker that coordinates groups itself. */
+export class StandaloneGroupAdmin implements GroupOffsetsAdmin {
+  private readonly partitionCounts = new Map<string, number>()
+
+  constructor(readonly client: AdminClient) {}
+
+  brokerIdOf(): number | undefined {
+    return this.client.conn.capabilities.brokerId
+  }
+
+  listGroups(): Promise<GroupSummary[]> {
+    return this.client.groups()
+  }
+
+  describeGroup(group: string): Promise<GroupDescription> {
+    return this.client.describeGroup(group)
+  }
+
+  fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]> {
+    return this.client.fetchOffsets(group, topics)
+  }
+
+  commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void> {
+    return this.client.commitOffsets(group, offsets)
+  }
+
+  async partitions(topic: string): Promise<number[]> {
+    let n = this.partitionCounts.get(topic)
+    if (n === undefined) {
+      try {
+        n = await this.client.partitionCount(topic)
+      } catch (error) {
+        // The broker answers 500 for a topic it does not accept (and for an invalid name).
+        if (isMetaError(error, 'INTERNAL')) {
+          throw MetaError.invalidArgument(`unknown topic "${topic}": broker ${this.client.conn.name} does not accept it`, {topic})
+        }
+        throw error
+      }
+      this.partitionCounts.set(topic, n)
+    }
+    return Array.from({length: n}, (_, i) => i)
+  }
+
+  bounds(topic: string, partition: number): Promise<PartitionBounds> {
+    return this.client.bounds(topic, partition)
+  }
+
+  seekTime(topic: string, partition: number, ms: number): Promise<number> {
+    return orZero(this.client.seek(topic, partition, 'time', ms))
+  }
+
+  seekLast(topic: string, partition: number, count: number): Promise<number> {
+    return orZero(this.client.seek(topic, partition, 'last', count))
+  }
+
+  shift(topic: string, partition: number, offset: number, delta: number): Promise<number> {
+    return orZero(this.client.seek(topic, partition, 'shift', offset, delta))
+  }
+
+  count(topic: string, partition: number, from: number, to: number): Promise<number> {
+    return orZero(this.client.count(topic, partition, from, to))
+  }
+
+  async close(): Promise<void> {
+    this.client.close()
+  }
+}
+
+/**
+ * A partition the topic has but that holds no data yet has no log on the broker (404): its
+ * start and end are 0, so every seek and count is 0 too.
+ */
+async function orZero(answer: Promise<number>): Promise<number> {
+  try {
+    return await answer
+  } catch (error) {
+    if (isMetaError(error, 'NOT_FOUND')) return 0
+    throw error
+  }
+}
+
+/** Connect to a standalone broker (CONNECTION_FAILED when it cannot be reached). */
+export async function connectGroupAdmin(options: GroupAdminOptions = {}): Promise<GroupOffsetsAdmin> {
+  return new StandaloneGroupAdmin(await connectAdmin(options))
+}
