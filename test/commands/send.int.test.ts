@@ -45,13 +45,14 @@ describe('meta send', () => {
     )
   })
 
-  it('-a sets one attribute; --partitioner hash keeps each key on one partition', async (t) => {
+  it('-a sets one attribute; --partitioner hash keeps each key on one partition; --sync and --rate send all', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 4})
     const topic = uniqueName('attr')
-    const result = await runCli(['send', '-t', topic, '-b', address(broker), '-a', 'fixed', '--partitioner', 'hash'], {input: 'a\nb\nc\nd\n'})
+    const args = ['send', '-t', topic, '-b', address(broker), '-a', 'fixed', '--partitioner', 'hash', '--sync', '--rate', '500']
+    const result = await runCli(args, {input: 'a\nb\nc\nd\n'})
     assert.equal(result.code, 0, result.stderr)
     const messages = await readAll(broker, topic)
-    assert.equal(messages.length, 4)
+    assert.deepEqual(messages.map((m) => m.data.toString()), ['a', 'b', 'c', 'd'])
     assert.ok(messages.every((m) => m.attribute === 'fixed'))
     assert.equal(new Set(messages.map((m) => m.partition)).size, 1, 'one key, one partition')
   })
@@ -144,8 +145,9 @@ describe('meta send', () => {
     const broker = await startTestBroker(t)
     const [a, b] = [uniqueName('env-a'), uniqueName('env-b')]
     const bad = Array.from({length: 7}, () => '{"payload":"no topic"}')
-    const input = [`{"topic":"${a}","payload":"1"}`, `{"topic":"${b}","payload":"/w==","encoding":"base64","attribute":"k"}`, 'oops', ...bad].join('\n')
-    const result = await runCli(['send', '-J', '-b', address(broker), '--json'], {input})
+    // -p -1: the partitioner, not the envelope's partition 3 (the topics have one partition).
+    const input = [`{"topic":"${a}","partition":3,"payload":"1"}`, `{"topic":"${b}","payload":"/w==","encoding":"base64","attribute":"k"}`, 'oops', ...bad].join('\n')
+    const result = await runCli(['send', '-J', '-b', address(broker), '--json', '-p', '-1'], {input})
     assert.equal(result.code, 1)
     const problems = result.stderr.trimEnd().split('\n')
     assert.equal(problems.length, 6, result.stderr)

@@ -37,11 +37,11 @@ describe('meta tail', () => {
     assert.ok(status.includes(`% Reached end of topic ${topic} [2] at offset ${endOf(2)}`))
   })
 
-  it('-c N exits after N messages; -q silences status lines', async (t) => {
+  it('-c N exits after N messages; -q silences status lines; -u writes the same bytes', async (t) => {
     const broker = await startTestBroker(t)
     const topic = uniqueName('tail-c')
     await produce(broker, topic, Array.from({length: 10}, (_, i) => ({payload: `m${i}`})))
-    const result = await runCli(['tail', '-t', topic, '-b', address(broker), '-c', '3', '-q'])
+    const result = await runCli(['tail', '-t', topic, '-b', address(broker), '-c', '3', '-q', '-u'])
     assert.equal(result.code, 0, result.stderr)
     assert.equal(result.stdout, 'm0\nm1\nm2\n')
     assert.equal(result.stderr, '')
