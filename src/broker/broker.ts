@@ -18,6 +18,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {MessageStore, type TopicStorageConfig} from '../storage/index.js'
 import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
+import {ClusterRegistration} from './cluster-registration.js'
 import {defaultBrokerConfig, type BrokerConfig} from './config/index.js'
 import {Connection, type ConnectionHandler} from './connection.js'
 import type {BrokerContext} from './context.js'
@@ -61,6 +62,8 @@ export class Broker implements ConnectionHandler {
   private readonly newPartitionListeners: Array<(topic: string, partition: number) => void> = []
   private closing: Promise<void> | undefined
   private boundPort = 0
+  /** Set in cluster mode (zk.zkConnect). */
+  cluster: ClusterRegistration | undefined
 
   private constructor(config: BrokerConfig, store: MessageStore, offsets: OffsetLog, topics: TopicRegistry, log: Logger) {
     this.config = config
@@ -96,8 +99,10 @@ export class Broker implements ConnectionHandler {
       startedAtMs: Date.now(),
       connectionCount: () => this.connections.size,
       onNewPartition: (topic, partition) => {
+        this.cluster?.topicCreated(topic)
         for (const listener of this.newPartitionListeners) listener(topic, partition)
       },
+      putOutcome: (failed) => this.cluster?.putOutcome(failed),
     }
     store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))
   }
@@ -122,7 +127,18 @@ export class Broker implements ConnectionHandler {
     const broker = new Broker(config, store, offsets, topics, log)
     try {
       await broker.listen()
+      const zk = config.zookeeper
+      if (zk.zkConnect !== undefined && zk.zkEnable) {
+        broker.cluster = await ClusterRegistration.start({
+          config,
+          topics,
+          url: broker.url,
+          topicsWithData: store.topics(),
+          log: log.child('cluster'),
+        })
+      }
     } catch (error) {
+      await new Promise<void>((resolve) => broker.server.close(() => resolve()))
       broker.context.groups.close()
       offsets.close()
       await store.close()
@@ -239,6 +255,8 @@ export class Broker implements ConnectionHandler {
 
   private async shutdown(): Promise<void> {
     this.log.info('shutting down', {connections: this.connections.size})
+    // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
+    await this.cluster?.stop()
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const conn of this.connections) conn.stopReading()
     this.context.polls.expireAll()

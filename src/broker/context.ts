@@ -31,4 +31,6 @@ export interface BrokerContext {
   connectionCount(): number
   /** Called once for each topic-partition the first time a put creates it (ZooKeeper registration). */
   onNewPartition(topic: string, partition: number): void
+  /** Called with every put's storage outcome (cluster mode leaves topics-pub while puts fail). */
+  putOutcome(failed: boolean): void
 }

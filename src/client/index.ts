@@ -27,6 +27,8 @@ export {GroupConsumer, createGroupConsumer, broadcastGroupName, type GroupConsum
 export {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition, type ClaimOutcome} from './membership.js'
 export {BrokerOffsetStore, offsetKey, type OffsetEntry, type OffsetStore} from './offset-store.js'
 export {RecoverStore, type RecoverStoreOptions} from './recover-store.js'
+export {FileOffsetStore, DEFAULT_OFFSET_FILE_NAME, type FileOffsetStoreOptions} from './offset-stores/file-offset-store.js'
+export {MysqlOffsetStore, DEFAULT_OFFSET_TABLE, type MysqlOffsetStoreOptions} from './offset-stores/mysql-offset-store.js'
 export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy} from './assignment.js'
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'

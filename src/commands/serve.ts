@@ -23,6 +23,10 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
     {description: 'A throwaway broker on a random port', command: '<%= config.bin %> <%= command.id %> --port 0 --data-dir /tmp/meta-dev'},
     {description: 'Acknowledge puts only after fdatasync (group commit)', command: '<%= config.bin %> <%= command.id %> --group-commit'},
     {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
+    {
+      description: 'Join a cluster coordinated by ZooKeeper (second broker: another id and port)',
+      command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 1 --port 8124 -d ~/meta-1',
+    },
   ]
 
   static override flags = {
@@ -36,6 +40,12 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
     'unflush-interval-ms': Flags.integer({summary: 'Longest time between fdatasyncs, in ms.', min: 1}),
     'group-commit': Flags.boolean({summary: 'Acknowledge puts only after fdatasync (unflushThreshold=0).', exclusive: ['unflush-threshold']}),
     'host-name': Flags.string({summary: 'Host name published to clients (meta://host:port).'}),
+    zk: Flags.string({
+      summary: 'ZooKeeper connect string (host:port[,host:port][/chroot]): run in cluster mode.',
+      description: 'Overrides zk.zkConnect. The broker registers under zk.zkRoot (default /meta) exactly as MetaQ does.',
+      env: 'META_ZK',
+    }),
+    'zk-root': Flags.string({summary: 'Root znode of the cluster (zk.zkRoot, default /meta).'}),
   }
 
   protected static override defaultLogLevel: LogLevel = 'info'
@@ -53,6 +63,8 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
     if (flags['group-commit']) overrides.unflushThreshold = 0
     if (flags['unflush-interval-ms'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval-ms']
     if (flags['host-name'] !== undefined) overrides.hostName = flags['host-name']
+    if (flags.zk !== undefined) overrides.zkConnect = flags.zk
+    if (flags['zk-root'] !== undefined) overrides.zkRoot = flags['zk-root']
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 

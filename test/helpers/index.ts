@@ -54,3 +54,19 @@ export async function waitFor<T>(fn: () => T | Promise<T>, options: WaitForOptio
     await new Promise((resolve) => setTimeout(resolve, intervalMs))
   }
 }
+
+/**
+ * Cleanup for resources shared by a whole describe block (started in `before`): register with
+ * `scope.after(fn)`, and call `scope.run()` from the block's `after` hook (runs in reverse).
+ */
+export function suiteScope(): Cleanup & {run(): Promise<void>} {
+  const fns: Array<() => unknown> = []
+  return {
+    after(fn) {
+      fns.push(fn)
+    },
+    async run() {
+      for (const fn of fns.reverse()) await fn()
+    },
+  }
+}

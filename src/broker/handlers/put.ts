@@ -58,8 +58,9 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   conn.beginRequest()
   const offset = log.append(id, frame.flag, frame.body, crc, (err) => {
     conn.endRequest()
+    ctx.putOutcome(err !== null)
     if (err === null) {
-      conn.sendResult(Status.OK, opaque, `${id} ${partition} ${offset}`)
+      conn.sendPutResult(opaque, id, partition, offset)
     } else {
       failPut(ctx, conn, frame, partition, err.message)
     }

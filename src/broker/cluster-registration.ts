@@ -1,0 +1,130 @@
+/**
+ * Cluster mode on the broker side: with `zk.zkConnect` set (and zk.zkEnable), the broker
+ * registers in ZooKeeper as MetaQ does (cluster/broker-registry.ts): every configured topic
+ * and every topic with data at start, then each new topic at its first put.
+ *
+ * Put health: when puts fail in storage (a full disk, an I/O error), the broker leaves
+ * `topics-pub` so producers stop choosing it, and probes its data directory every few
+ * seconds (write, fdatasync, remove a small file); once a probe succeeds it publishes again.
+ */
+import {randomBytes} from 'node:crypto'
+import {open, unlink} from 'node:fs/promises'
+import {join} from 'node:path'
+import type {Logger} from '../log.js'
+import {BrokerRegistry, type RegisteredTopic} from '../cluster/broker-registry.js'
+import {ZkPaths} from '../cluster/paths.js'
+import {ZkSession} from '../cluster/zk-session.js'
+import type {BrokerConfig} from './config/index.js'
+import type {TopicRegistry} from './topics.js'
+
+export const PUT_HEALTH_PROBE_INTERVAL_MS = 5_000
+const PROBE_FILE = '.meta-write-probe'
+const PROBE_BYTES = 64 * 1024
+
+export class ClusterRegistration {
+  private probeTimer: NodeJS.Timeout | undefined
+
+  private constructor(
+    readonly session: ZkSession,
+    readonly registry: BrokerRegistry,
+    private readonly config: BrokerConfig,
+    private readonly topics: TopicRegistry,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connect, check the broker id is free, and register. */
+  static async start(options: {
+    config: BrokerConfig
+    topics: TopicRegistry
+    url: string
+    topicsWithData: string[]
+    log: Logger
+  }): Promise<ClusterRegistration> {
+    const {config, topics, url, log} = options
+    const zk = config.zookeeper
+    const session = await ZkSession.connect({
+      connect: zk.zkConnect!,
+      sessionTimeoutMs: zk.zkSessionTimeoutMs,
+      connectTimeoutMs: zk.zkConnectionTimeoutMs,
+      logger: log,
+    })
+    const registry = new BrokerRegistry({
+      session,
+      paths: new ZkPaths(zk.zkRoot),
+      brokerId: config.system.brokerId,
+      url,
+      configChecksum: config.checksum,
+      log,
+    })
+    const registration = new ClusterRegistration(session, registry, config, topics, log)
+    const names = new Set([...topics.configuredTopics(), ...options.topicsWithData])
+    try {
+      await registry.register([...names].sort().flatMap((name) => registration.describe(name) ?? []))
+    } catch (error) {
+      session.close()
+      throw error
+    }
+    return registration
+  }
+
+  /** A topic got its first partition on this broker. */
+  topicCreated(topic: string): void {
+    const described = this.describe(topic)
+    if (described) void this.registry.registerTopic(described).catch(() => undefined)
+  }
+
+  /** Called for every put's storage outcome; failures take the broker out of topics-pub. */
+  putOutcome(failed: boolean): void {
+    if (!failed || !this.registry.isPublishable) return
+    void this.registry.setPublishable(false).catch(() => undefined)
+    this.scheduleProbe()
+  }
+
+  async stop(): Promise<void> {
+    if (this.probeTimer) clearTimeout(this.probeTimer)
+    try {
+      await this.registry.unregister()
+    } catch (error) {
+      this.log.warn('could not unregister from ZooKeeper', {error: (error as Error).message})
+    }
+    this.session.close()
+  }
+
+  private describe(topic: string): RegisteredTopic | undefined {
+    const resolved = this.topics.resolve(topic)
+    if (resolved === undefined) return undefined
+    return {
+      topic,
+      numPartitions: resolved.numPartitions,
+      acceptPublish: resolved.acceptPublish,
+      acceptSubscribe: resolved.acceptSubscribe,
+    }
+  }
+
+  private scheduleProbe(): void {
+    if (this.probeTimer) return
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = undefined
+      this.probe().then(
+        () => void this.registry.setPublishable(true).catch(() => undefined),
+        (error: Error) => {
+          this.log.debug('data directory still failing writes', {error: error.message})
+          this.scheduleProbe()
+        },
+      )
+    }, PUT_HEALTH_PROBE_INTERVAL_MS)
+    this.probeTimer.unref()
+  }
+
+  private async probe(): Promise<void> {
+    const path = join(this.config.system.dataPath, PROBE_FILE)
+    const file = await open(path, 'w')
+    try {
+      await file.write(randomBytes(PROBE_BYTES))
+      await file.datasync()
+    } finally {
+      await file.close()
+      await unlink(path).catch(() => undefined)
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * A broker's registration in ZooKeeper, exactly as a MetaQ 1.4 master writes it (spec §4,
+ * Appendix A.3), so MetaQ's Java, Python, Ruby, PHP, Node and .NET clients find it:
+ *
+ *   1. `ids/<id>` (persistent, URL for pre-1.4 clients) and `ids/<id>/master` (ephemeral, URL);
+ *      a live `master` with another URL means another broker has this id: refuse (with the same
+ *      URL it is this broker's node from before a crash: replace it);
+ *   2. `ids/<id>/master_config_checksum` (ephemeral);
+ *   3. per topic: legacy `topics/<t>/<id>-m` = numPartitions, and the JSON nodes
+ *      `topics-pub/<t>/<id>-m` (if acceptPublish and the broker is publishable) and
+ *      `topics-sub/<t>/<id>-m` (if acceptSubscribe).
+ *
+ * After a session expiry everything is registered again. `setPublishable(false)` takes the
+ * broker out of `topics-pub` (e.g. its disk is full) so producers stop choosing it, and
+ * `true` puts it back. `unregister()` removes every node on a clean stop.
+ */
+import {MetaError} from '../protocol/errors.js'
+import type {Logger} from '../log.js'
+import {CreateMode, type ZkSession} from './zk-session.js'
+import {encodeTopicBroker, type ZkPaths} from './paths.js'
+
+export interface RegisteredTopic {
+  topic: string
+  numPartitions: number
+  acceptPublish: boolean
+  acceptSubscribe: boolean
+}
+
+export interface BrokerRegistryOptions {
+  session: ZkSession
+  paths: ZkPaths
+  brokerId: number
+  /** `meta://host:port` */
+  url: string
+  configChecksum: number
+  log: Logger
+}
+
+export class BrokerRegistry {
+  private readonly topics = new Map<string, RegisteredTopic>()
+  private publishable = true
+  private registered = false
+  private queue: Promise<void> = Promise.resolve()
+
+  constructor(private readonly options: BrokerRegistryOptions) {
+    options.session.on('session', () => {
+      if (this.registered) this.serial(() => this.registerAll(true))
+    })
+  }
+
+  /** Register the broker and the given topics; throws CLUSTER_ERROR if the id is taken. */
+  async register(topics: RegisteredTopic[]): Promise<void> {
+    for (const t of topics) this.topics.set(t.topic, t)
+    await this.serial(() => this.registerAll(false))
+    this.registered = true
+  }
+
+  /** Register one more topic (its first put), or update it. */
+  registerTopic(topic: RegisteredTopic): Promise<void> {
+    const known = this.topics.get(topic.topic)
+    if (known && JSON.stringify(known) === JSON.stringify(topic)) return Promise.resolve()
+    this.topics.set(topic.topic, topic)
+    return this.serial(() => this.writeTopic(topic))
+  }
+
+  /** Take the broker out of (false) or back into (true) topics-pub. */
+  setPublishable(publishable: boolean): Promise<void> {
+    if (publishable === this.publishable) return Promise.resolve()
+    this.publishable = publishable
+    this.options.log.warn(publishable ? 'accepting puts again: back in topics-pub' : 'puts failing: leaving topics-pub', {
+      brokerId: this.options.brokerId,
+    })
+    return this.serial(async () => {
+      for (const t of this.topics.values()) await this.writePub(t)
+    })
+  }
+
+  get isPublishable(): boolean {
+    return this.publishable
+  }
+
+  /** Remove every node this broker wrote. */
+  async unregister(): Promise<void> {
+    this.registered = false
+    await this.serial(async () => {
+      const {session, paths, brokerId} = this.options
+      for (const t of this.topics.keys()) {
+        await session.remove(paths.topicBroker(t, brokerId))
+        await session.remove(paths.topicPubBroker(t, brokerId))
+        await session.remove(paths.topicSubBroker(t, brokerId))
+      }
+      await session.remove(paths.configChecksum(brokerId))
+      await session.remove(paths.master(brokerId))
+      await session.remove(paths.broker(brokerId))
+    })
+  }
+
+  private serial(work: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(work)
+    this.queue = next.catch((error: Error) => this.options.log.error('ZooKeeper registration failed', {error: error.message}))
+    return next
+  }
+
+  private async registerAll(again: boolean): Promise<void> {
+    const {session, paths, brokerId, url, configChecksum, log} = this.options
+    const master = paths.master(brokerId)
+    if (!(await session.create(master, url, CreateMode.EPHEMERAL))) {
+      const stat = await session.exists(master)
+      const owner = stat?.ephemeralOwner.toString('hex')
+      if (owner !== undefined && owner !== session.sessionId) {
+        const other = await session.getString(master)
+        if (other !== url) {
+          throw new MetaError(
+            'CLUSTER_ERROR',
+            `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master}); give this broker another brokerId`,
+          )
+        }
+        // Our own node from before a crash, whose session has not expired yet: take it over,
+        // or it would vanish when that old session ends.
+        log.info('replacing the registration of a previous run', {brokerId, url})
+        await session.remove(master)
+        if (!(await session.create(master, url, CreateMode.EPHEMERAL))) throw new MetaError('CLUSTER_ERROR', `cannot register ${master}`)
+      }
+    }
+    await session.put(paths.broker(brokerId), url)
+    await session.put(paths.configChecksum(brokerId), String(configChecksum), CreateMode.EPHEMERAL)
+    for (const t of this.topics.values()) await this.writeTopic(t)
+    log.info(again ? 're-registered in ZooKeeper after a new session' : 'registered in ZooKeeper', {
+      brokerId,
+      url,
+      topics: this.topics.size,
+    })
+  }
+
+  private async writeTopic(t: RegisteredTopic): Promise<void> {
+    const {session, paths, brokerId} = this.options
+    await session.put(paths.topicBroker(t.topic, brokerId), String(t.numPartitions), CreateMode.EPHEMERAL)
+    await this.writePub(t)
+    if (t.acceptSubscribe) {
+      await session.put(paths.topicSubBroker(t.topic, brokerId), encodeTopicBroker(t.numPartitions, brokerId), CreateMode.EPHEMERAL)
+    } else {
+      await session.remove(paths.topicSubBroker(t.topic, brokerId))
+    }
+  }
+
+  private async writePub(t: RegisteredTopic): Promise<void> {
+    const {session, paths, brokerId} = this.options
+    if (t.acceptPublish && this.publishable) {
+      await session.put(paths.topicPubBroker(t.topic, brokerId), encodeTopicBroker(t.numPartitions, brokerId), CreateMode.EPHEMERAL)
+    } else {
+      await session.remove(paths.topicPubBroker(t.topic, brokerId))
+    }
+  }
+}

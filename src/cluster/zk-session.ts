@@ -1,0 +1,236 @@
+/**
+ * A ZooKeeper session that survives expiry: promise-returning operations over
+ * node-zookeeper-client, and a fresh underlying client whenever the server expires the
+ * session (the old client is unusable then). Registrants listen for 'session' (a new session
+ * began: re-create ephemeral nodes, set watches again); 'expired' is emitted first.
+ *
+ * Watches are one-shot, as in ZooKeeper: the callers set them again when they fire.
+ */
+import {EventEmitter} from 'node:events'
+import zookeeper from 'node-zookeeper-client'
+import {MetaError} from '../protocol/errors.js'
+import {silentLogger, type Logger} from '../log.js'
+
+export const CreateMode = zookeeper.CreateMode
+export type Watcher = (event: zookeeper.Event) => void
+
+export interface ZkSessionOptions {
+  /** `host:port[,host:port…][/chroot]` */
+  connect: string
+  sessionTimeoutMs?: number
+  connectTimeoutMs?: number
+  logger?: Logger
+}
+
+const NO_NODE = zookeeper.Exception.NO_NODE
+const NODE_EXISTS = zookeeper.Exception.NODE_EXISTS
+const NOT_EMPTY = zookeeper.Exception.NOT_EMPTY
+
+function code(error: unknown): number | undefined {
+  return typeof (error as {getCode?: () => number})?.getCode === 'function' ? (error as zookeeper.Exception).getCode() : undefined
+}
+
+export function isNoNode(error: unknown): boolean {
+  return code(error) === NO_NODE
+}
+
+export function isNodeExists(error: unknown): boolean {
+  return code(error) === NODE_EXISTS
+}
+
+export class ZkSession extends EventEmitter {
+  private client: zookeeper.Client
+  private closed = false
+  private readonly log: Logger
+
+  private constructor(private readonly options: ZkSessionOptions) {
+    super()
+    this.log = (options.logger ?? silentLogger).child('zk')
+    this.client = this.newClient()
+  }
+
+  /** Connect; rejects with CLUSTER_ERROR naming the connect string if it cannot within the timeout. */
+  static async connect(options: ZkSessionOptions): Promise<ZkSession> {
+    const session = new ZkSession(options)
+    try {
+      await session.waitConnected(session.client)
+    } catch (error) {
+      session.close()
+      throw error
+    }
+    return session
+  }
+
+  get connectString(): string {
+    return this.options.connect
+  }
+
+  /** This session's id (hex), e.g. to compare with a node's ephemeralOwner. */
+  get sessionId(): string {
+    return this.client.getSessionId().toString('hex')
+  }
+
+  /** The underlying client (tests use it to expire the session). */
+  get raw(): zookeeper.Client {
+    return this.client
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    this.client.close()
+  }
+
+  /** Create a node (parents created as persistent). Resolves false if it already exists. */
+  async create(path: string, data: string | Buffer, mode = CreateMode.PERSISTENT): Promise<boolean> {
+    await this.ensureParent(path)
+    try {
+      await this.call<string>((cb) => this.client.create(path, toBuffer(data), mode, cb))
+      return true
+    } catch (error) {
+      if (isNodeExists(error)) return false
+      throw error
+    }
+  }
+
+  /**
+   * Create or overwrite a node's data. An ephemeral node left by an earlier session (a crashed
+   * process whose session has not expired yet) is replaced, so it becomes ours and does not
+   * vanish when that session ends.
+   */
+  async put(path: string, data: string | Buffer, mode = CreateMode.PERSISTENT): Promise<void> {
+    if (await this.create(path, data, mode)) return
+    const ephemeral = mode === CreateMode.EPHEMERAL || mode === CreateMode.EPHEMERAL_SEQUENTIAL
+    if (ephemeral) {
+      const stat = await this.exists(path)
+      if (stat !== undefined && stat.ephemeralOwner.toString('hex') !== this.sessionId) {
+        await this.remove(path)
+        if (await this.create(path, data, mode)) return
+      }
+    }
+    await this.setData(path, data)
+  }
+
+  async setData(path: string, data: string | Buffer): Promise<void> {
+    await this.call((cb) => this.client.setData(path, toBuffer(data), cb))
+  }
+
+  /** A node's data as UTF-8 (MetaQ's string serializer), or undefined if it does not exist. */
+  async getString(path: string, watcher?: Watcher): Promise<string | undefined> {
+    try {
+      const data = await this.call<Buffer>((cb) =>
+        watcher ? this.client.getData(path, watcher, cb) : this.client.getData(path, cb),
+      )
+      return data === undefined || data === null ? '' : data.toString('utf8')
+    } catch (error) {
+      if (isNoNode(error)) return undefined
+      throw error
+    }
+  }
+
+  /** Children (sorted), or [] when the node does not exist (a watcher is then set with exists). */
+  async children(path: string, watcher?: Watcher): Promise<string[]> {
+    try {
+      const list = await this.call<string[]>((cb) =>
+        watcher ? this.client.getChildren(path, watcher, cb) : this.client.getChildren(path, cb),
+      )
+      return [...list].sort()
+    } catch (error) {
+      if (!isNoNode(error)) throw error
+      if (watcher) await this.exists(path, watcher)
+      return []
+    }
+  }
+
+  /** The node's stat, or undefined. */
+  async exists(path: string, watcher?: Watcher): Promise<zookeeper.Stat | undefined> {
+    const stat = await this.call<zookeeper.Stat>((cb) => (watcher ? this.client.exists(path, watcher, cb) : this.client.exists(path, cb)))
+    return stat ?? undefined
+  }
+
+  /** Remove a node; a missing node is fine. */
+  async remove(path: string): Promise<void> {
+    try {
+      await this.call((cb) => this.client.remove(path, cb))
+    } catch (error) {
+      if (!isNoNode(error)) throw error
+    }
+  }
+
+  /** Remove a node and everything under it. */
+  async removeTree(path: string): Promise<void> {
+    for (const child of await this.children(path)) await this.removeTree(`${path}/${child}`)
+    try {
+      await this.remove(path)
+    } catch (error) {
+      if (code(error) === NOT_EMPTY) return this.removeTree(path) // a child appeared meanwhile
+      throw error
+    }
+  }
+
+  private async ensureParent(path: string): Promise<void> {
+    const parent = path.slice(0, path.lastIndexOf('/'))
+    if (parent === '' || (await this.exists(parent)) !== undefined) return
+    await this.call((cb) => this.client.mkdirp(parent, cb))
+  }
+
+  private call<T = unknown>(run: (cb: (error: Error | zookeeper.Exception | null, result?: T) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      run((error, result) => {
+        if (error) reject(error instanceof Error && !(error as unknown as zookeeper.Exception).getCode ? error : zkError(error))
+        else resolve(result as T)
+      })
+    })
+  }
+
+  private newClient(): zookeeper.Client {
+    const client = zookeeper.createClient(this.options.connect, {
+      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      spinDelay: 200,
+      retries: 3,
+    })
+    client.on('expired', () => this.onExpired(client))
+    client.on('disconnected', () => this.log.debug('disconnected from ZooKeeper'))
+    client.connect()
+    return client
+  }
+
+  private waitConnected(client: zookeeper.Client): Promise<void> {
+    const timeoutMs = this.options.connectTimeoutMs ?? 30_000
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new MetaError('CLUSTER_ERROR', `cannot reach ZooKeeper at ${this.options.connect}: no session within ${timeoutMs} ms`))
+      }, timeoutMs)
+      client.once('connected', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+
+  private onExpired(client: zookeeper.Client): void {
+    if (this.closed || client !== this.client) return
+    this.log.warn('ZooKeeper session expired; starting a new one', {connect: this.options.connect})
+    this.emit('expired')
+    client.close()
+    this.client = this.newClient()
+    const fresh = this.client
+    this.waitConnected(fresh).then(
+      () => {
+        if (!this.closed && fresh === this.client) this.emit('session')
+      },
+      (error: Error) => this.log.error('cannot start a new ZooKeeper session', {error: error.message}),
+    )
+  }
+}
+
+function toBuffer(data: string | Buffer): Buffer {
+  return typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+}
+
+function zkError(error: unknown): Error {
+  const e = error as zookeeper.Exception
+  const wrapped = new MetaError('CLUSTER_ERROR', `ZooKeeper ${e.getName?.() ?? 'error'}${e.getPath?.() ? ` at ${e.getPath()}` : ''}`, {cause: error})
+  ;(wrapped as unknown as {getCode: () => number}).getCode = () => e.getCode()
+  return wrapped
+}

@@ -1,0 +1,151 @@
+/**
+ * A real ZooKeeper server (Debian's `zookeeper` package) for cluster tests: standalone, on a
+ * free loopback port, with its data in a temp dir; stoppable and restartable on the same port
+ * and data. Missing packages fail the test with the command that installs them (never a skip).
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {mkdir, writeFile, readFile} from 'node:fs/promises'
+import {createServer, connect} from 'node:net'
+import {join} from 'node:path'
+import zookeeper from 'node-zookeeper-client'
+import {tmpDir, waitFor, type Cleanup} from './index.js'
+
+const JARS = [
+  '/usr/share/java/zookeeper.jar',
+  '/usr/share/java/slf4j-log4j12.jar',
+  '/usr/share/java/log4j-1.2.jar',
+]
+
+export interface TestZooKeeper {
+  /** `127.0.0.1:<port>` */
+  connect: string
+  port: number
+  /** Stop the server (SIGKILL when `hard`). */
+  stop(hard?: boolean): Promise<void>
+  /** Start it again on the same port and data directory. */
+  start(): Promise<void>
+  /** End a client's session from the server side (the client sees 'expired'). */
+  expireSession(client: zookeeper.Client): Promise<void>
+  /** A plain client for assertions, closed after the test. */
+  client(): Promise<zookeeper.Client>
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as {port: number}).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+function fourLetter(port: number, word: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({port, host: '127.0.0.1'})
+    let answer = ''
+    socket.on('connect', () => socket.write(word))
+    socket.on('data', (d) => (answer += d.toString()))
+    socket.on('error', () => resolve(''))
+    socket.on('close', () => resolve(answer))
+  })
+}
+
+export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
+  const missing = JARS.filter((jar) => !existsSync(jar))
+  if (missing.length > 0) {
+    throw new Error(
+      `ZooKeeper is not installed (missing ${missing.join(', ')}): run "apt-get install -y zookeeper" or "bash scripts/provision.sh"`,
+    )
+  }
+  const dir = await tmpDir(t, 'meta-zk-')
+  const port = await freePort()
+  await mkdir(join(dir, 'data'), {recursive: true})
+  const cfg = join(dir, 'zoo.cfg')
+  await writeFile(
+    cfg,
+    [
+      'tickTime=500',
+      'initLimit=10',
+      'syncLimit=5',
+      `dataDir=${join(dir, 'data')}`,
+      `clientPort=${port}`,
+      'clientPortAddress=127.0.0.1',
+      'maxClientCnxns=0',
+      'admin.enableServer=false',
+      '4lw.commands.whitelist=ruok,srvr,stat',
+      'forceSync=no',
+      // Sessions may be as short as 2 ticks (1 s), so tests can expire them quickly.
+      'minSessionTimeout=1000',
+      '',
+    ].join('\n'),
+  )
+  let child: ChildProcess | undefined
+  const clients: zookeeper.Client[] = []
+  const log = join(dir, 'zk.log')
+
+  const start = async () => {
+    const {openSync} = await import('node:fs')
+    const out = openSync(log, 'a')
+    child = spawn(
+      'java',
+      ['-Xmx256m', '-Dzookeeper.root.logger=INFO,CONSOLE', '-cp', ['/etc/zookeeper/conf', ...JARS].join(':'),
+        'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
+      {stdio: ['ignore', out, out]},
+    )
+    const started = child
+    await waitFor(async () => started.exitCode === null && (await fourLetter(port, 'ruok')) === 'imok', {
+      what: `ZooKeeper on 127.0.0.1:${port}`,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    }).catch(async (error: Error) => {
+      const tail = (await readFile(log, 'utf8').catch(() => '')).split('\n').slice(-20).join('\n')
+      throw new Error(`${error.message}\n--- zk.log ---\n${tail}`)
+    })
+  }
+
+  const stop = async (hard = false) => {
+    const running = child
+    child = undefined
+    if (running === undefined || running.exitCode !== null) return
+    const exited = new Promise((resolve) => running.once('exit', resolve))
+    running.kill(hard ? 'SIGKILL' : 'SIGTERM')
+    await exited
+  }
+
+  const newClient = async (options: Record<string, unknown> = {}) => {
+    const client = zookeeper.createClient(`127.0.0.1:${port}`, {sessionTimeout: 5000, spinDelay: 100, retries: 2, ...options})
+    clients.push(client)
+    await new Promise<void>((resolve) => {
+      client.once('connected', () => resolve())
+      client.once('expired', () => resolve()) // a twin of a session that is already gone
+      client.connect()
+    })
+    return client
+  }
+
+  await start()
+  t.after(async () => {
+    for (const c of clients) c.close()
+    await stop(true)
+  })
+  return {
+    connect: `127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
+    client: () => newClient(),
+    async expireSession(victim) {
+      // The classic trick: a second client on the same session, closed, ends the session. The
+      // victim may win the session back before the close lands, so try until it sees expiry.
+      const expired = new Promise<void>((resolve) => victim.once('expired', () => resolve()))
+      let seen = false
+      void expired.then(() => (seen = true))
+      for (let attempt = 0; attempt < 10 && !seen; attempt++) {
+        const twin = await newClient({sessionId: victim.getSessionId(), sessionPassword: victim.getSessionPassword()})
+        twin.close()
+        await Promise.race([expired, new Promise((resolve) => setTimeout(resolve, 1000))])
+      }
+      if (!seen) throw new Error('could not expire the ZooKeeper session')
+    },
+  }
+}
