@@ -46,7 +46,11 @@ export interface ProducerOptions {
 
 export interface SendOptions {
   attribute?: string
-  /** Send to this partition index (on the broker chosen for it) instead of using the selector. */
+  /**
+   * Send to this partition instead of using the selector. Partitions are numbered in MetaQ's
+   * order over the whole topic (by broker id, then partition): in standalone mode the number
+   * is the broker's partition; in a cluster, 0..n-1 across all brokers.
+   */
   partition?: number
   /** MetaQ flag bits (bit 0 is managed for the attribute). */
   flag?: number
@@ -56,6 +60,8 @@ export type SendCallback = (result: SendResult) => void
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
 const RETRY_DELAY_MS = 100
+/** How long a broker that failed a send at the connection level is avoided by the selector. */
+export const BROKER_DOWN_MS = 3_000
 
 /** One message on its way. */
 interface SendTask {
@@ -90,6 +96,8 @@ export class Producer extends EventEmitter {
   private inFlightCount = 0
   private idleWaiters: Array<() => void> = []
   private closed = false
+  /** Brokers that failed at the connection level recently: id → until (ms). */
+  private readonly downUntil = new Map<number, number>()
 
   constructor(options: ProducerOptions = {}) {
     super()
@@ -104,6 +112,11 @@ export class Producer extends EventEmitter {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
     this.retries = options.retries ?? 2
     this.maxMessageBytes = options.maxMessageBytes
+    // The cluster changed (a broker came or went): look the topic's partitions up again.
+    this.topology.on('change', (topic: string) => {
+      const state = this.topics.get(topic)
+      if (state !== undefined && state.lookup === undefined) state.partitions = undefined
+    })
   }
 
   /** Messages sent and not yet acknowledged (or failed). */
@@ -194,12 +207,16 @@ export class Producer extends EventEmitter {
   private async lookup(topic: string, state: TopicState): Promise<void> {
     try {
       const partitions = await this.topology.publishPartitions(topic)
-      for (const p of partitions) {
-        if (!this.connections.has(p.brokerId)) this.connections.set(p.brokerId, await this.topology.connection(p.brokerId))
-      }
-      if (partitions.length === 0) {
-        for (const id of this.topology.brokerIds()) {
-          if (!this.connections.has(id)) this.connections.set(id, await this.topology.connection(id))
+      const brokerIds = partitions.length > 0 ? new Set(partitions.map((p) => p.brokerId)) : new Set(this.topology.brokerIds())
+      for (const id of brokerIds) {
+        const known = this.connections.get(id)
+        if (known !== undefined && !known.isClosed) continue
+        try {
+          this.connections.set(id, await this.topology.connection(id))
+        } catch (error) {
+          // One unreachable broker must not stop sends to the others.
+          this.log.debug('no connection to broker', {brokerId: id, error: (error as Error).message})
+          this.markDown(id)
         }
       }
       state.partitions = partitions
@@ -220,25 +237,47 @@ export class Producer extends EventEmitter {
   private route(task: SendTask, partitions: Partition[]): void {
     let target: Partition
     if (task.pinned !== undefined) {
-      target = {brokerId: partitions[0]?.brokerId ?? this.firstBrokerId(), partition: task.pinned}
+      if (partitions.length === 0) {
+        target = {brokerId: this.firstBrokerId(), partition: task.pinned}
+      } else if (task.pinned < partitions.length) {
+        // Partition numbers count the topic's partitions in MetaQ's order (broker id, then
+        // partition): in standalone mode that is the partition itself.
+        target = partitions[task.pinned]
+      } else {
+        this.fail(task, MetaError.invalidArgument(`invalid partition "${task.pinned}" for topic "${task.message.topic}": expected 0..${partitions.length - 1}`))
+        return
+      }
     } else if (partitions.length === 0) {
       target = {brokerId: this.firstBrokerId(), partition: -1}
     } else {
-      target = this.selector(task.message.topic, partitions, task.message)
+      target = this.selector(task.message.topic, this.available(partitions), task.message)
     }
     const conn = this.connections.get(target.brokerId)
-    if (conn === undefined) {
-      this.fail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
-      return
-    }
     task.brokerId = target.brokerId
     task.partition = target.partition
     task.attempts += 1
+    if (conn === undefined || conn.isClosed) {
+      this.retryOrFail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
+      return
+    }
     conn.request(
       (out, opaque) => writePut(out, task.message.topic, target.partition, task.body, task.flag, task.crc, opaque),
       (err, frame) => this.onResponse(task, err, frame),
       this.sendTimeoutMs,
     )
+  }
+
+  /** Partitions whose broker has not failed recently (all of them if every broker has). */
+  private available(partitions: Partition[]): Partition[] {
+    if (this.downUntil.size === 0) return partitions
+    const now = Date.now()
+    for (const [id, until] of this.downUntil) if (until <= now) this.downUntil.delete(id)
+    const up = partitions.filter((p) => !this.downUntil.has(p.brokerId))
+    return up.length > 0 ? up : partitions
+  }
+
+  private markDown(brokerId: number): void {
+    this.downUntil.set(brokerId, Date.now() + BROKER_DOWN_MS)
   }
 
   private firstBrokerId(): number {
@@ -275,6 +314,11 @@ export class Producer extends EventEmitter {
   }
 
   private retryOrFail(task: SendTask, err: MetaError): void {
+    if (err.code === 'CONNECTION_FAILED' || err.code === 'CONNECTION_CLOSED' || err.code === 'TIMEOUT') {
+      this.markDown(task.brokerId)
+      const state = this.topics.get(task.message.topic)
+      if (state !== undefined && state.lookup === undefined) state.partitions = undefined // refresh connections too
+    }
     if (err.retriable && task.attempts <= this.retries && !this.closed) {
       this.log.debug('retrying send', {topic: task.message.topic, attempt: task.attempts, error: err.message})
       setTimeout(() => this.dispatch(task), RETRY_DELAY_MS * task.attempts)

@@ -1,0 +1,166 @@
+/**
+ * Cluster mode for clients: brokers and partitions discovered in ZooKeeper as MetaQ's clients
+ * discover them (topics-pub for producers, topics-sub for consumers, ids/<id>/master for
+ * addresses), kept current with watches. Connections open on first use and close when their
+ * broker leaves the cluster. Emits 'change' (topic) when a topic's partitions change and
+ * 'brokers' when the set of brokers does.
+ */
+import {EventEmitter} from 'node:events'
+import {MetaError} from '../protocol/errors.js'
+import {silentLogger, type Logger} from '../log.js'
+import {readBrokers, readPublishPartitions, readSubscribePartitions} from '../cluster/discovery.js'
+import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
+import {ZkSession} from '../cluster/zk-session.js'
+import {BrokerConnection, type ConnectionOptions} from './connection.js'
+import type {Topology} from './topology.js'
+import type {Partition} from './types.js'
+
+export interface ClusterTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
+  /** ZooKeeper connect string `host:port[,…][/chroot]`. */
+  zk: string
+  /** Root znode (zk.zkRoot; default /meta). */
+  zkRoot?: string
+  zkSessionTimeoutMs?: number
+  logger?: Logger
+}
+
+export class ClusterTopology extends EventEmitter implements Topology {
+  readonly paths: ZkPaths
+  private sessionPromise: Promise<ZkSession>
+  private brokers = new Map<number, string>()
+  private readonly connections = new Map<number, BrokerConnection>()
+  private readonly pub = new Map<string, Promise<Partition[]>>()
+  private readonly sub = new Map<string, Promise<Partition[]>>()
+  private readonly log: Logger
+  private closed = false
+
+  constructor(private readonly options: ClusterTopologyOptions) {
+    super()
+    this.paths = new ZkPaths(options.zkRoot ?? DEFAULT_ZK_ROOT)
+    this.log = (options.logger ?? silentLogger).child('cluster')
+    this.sessionPromise = ZkSession.connect({
+      connect: options.zk,
+      sessionTimeoutMs: options.zkSessionTimeoutMs ?? 30_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      logger: options.logger,
+    }).then(async (session) => {
+      session.on('session', () => void this.refreshAll())
+      await this.refreshBrokers(session)
+      return session
+    })
+    // Surface a bad connect string on first use, not as an unhandled rejection.
+    this.sessionPromise.catch(() => undefined)
+  }
+
+  /** The ZooKeeper session (membership and the ZooKeeper offset store share it). */
+  session(): Promise<ZkSession> {
+    return this.sessionPromise
+  }
+
+  publishPartitions(topic: string): Promise<Partition[]> {
+    let cached = this.pub.get(topic)
+    if (cached === undefined) {
+      cached = this.watchPartitions(topic, 'pub')
+      this.pub.set(topic, cached)
+    }
+    return cached
+  }
+
+  subscribePartitions(topic: string): Promise<Partition[]> {
+    let cached = this.sub.get(topic)
+    if (cached === undefined) {
+      cached = this.watchPartitions(topic, 'sub')
+      this.sub.set(topic, cached)
+    }
+    return cached
+  }
+
+  async connection(brokerId: number): Promise<BrokerConnection> {
+    const existing = this.connections.get(brokerId)
+    if (existing !== undefined && !existing.isClosed) return existing
+    const session = await this.sessionPromise
+    let url = this.brokers.get(brokerId)
+    if (url === undefined) {
+      await this.refreshBrokers(session)
+      url = this.brokers.get(brokerId)
+    }
+    const address = url === undefined ? undefined : parseBrokerUrl(url)
+    if (address === undefined) {
+      throw new MetaError('CONNECTION_FAILED', `broker ${brokerId} is not registered in ZooKeeper at ${this.options.zk}${this.paths.root}`)
+    }
+    const conn = new BrokerConnection({...this.options, ...address, logger: this.options.logger})
+    this.connections.set(brokerId, conn)
+    return conn
+  }
+
+  /** A connection already open (no waiting): the producer's hot path. */
+  connectionNow(brokerId: number): BrokerConnection | undefined {
+    const conn = this.connections.get(brokerId)
+    return conn !== undefined && !conn.isClosed ? conn : undefined
+  }
+
+  brokerIds(): number[] {
+    return [...this.brokers.keys()].sort((a, b) => a - b)
+  }
+
+  /** Every registered broker and its URL. */
+  async brokerUrls(): Promise<Map<number, string>> {
+    await this.sessionPromise
+    return new Map(this.brokers)
+  }
+
+  invalidate(topic: string): void {
+    this.pub.delete(topic)
+    this.sub.delete(topic)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const conn of this.connections.values()) conn.close()
+    this.connections.clear()
+    const session = await this.sessionPromise.catch(() => undefined)
+    session?.close()
+  }
+
+  private async watchPartitions(topic: string, kind: 'pub' | 'sub'): Promise<Partition[]> {
+    const session = await this.sessionPromise
+    const cache = kind === 'pub' ? this.pub : this.sub
+    const watcher = () => {
+      if (this.closed) return
+      // Re-read (which sets the next watch), then tell listeners.
+      const next = this.watchPartitions(topic, kind)
+      cache.set(topic, next)
+      next.then(() => this.emit('change', topic), (error: Error) => this.log.warn('cannot re-read partitions', {topic, error: error.message}))
+    }
+    return kind === 'pub'
+      ? readPublishPartitions(session, this.paths, topic, watcher)
+      : readSubscribePartitions(session, this.paths, topic, watcher)
+  }
+
+  private async refreshBrokers(session: ZkSession): Promise<void> {
+    const brokers = await readBrokers(session, this.paths, () => {
+      if (!this.closed) void this.refreshBrokers(session).catch((error: Error) => this.log.warn('cannot re-read brokers', {error: error.message}))
+    })
+    const before = this.brokers
+    this.brokers = brokers
+    for (const [id, conn] of this.connections) {
+      const url = brokers.get(id)
+      if (url === before.get(id) || (url !== undefined && before.get(id) === undefined)) continue
+      // The broker left (or moved): close our connection; a later use reconnects to the new URL.
+      this.log.info('broker left the cluster', {brokerId: id})
+      conn.close()
+      this.connections.delete(id)
+    }
+    if ([...brokers.keys()].join() !== [...before.keys()].join()) this.emit('brokers', this.brokerIds())
+  }
+
+  private async refreshAll(): Promise<void> {
+    const session = await this.sessionPromise
+    await this.refreshBrokers(session)
+    for (const topic of new Set([...this.pub.keys(), ...this.sub.keys()])) {
+      this.invalidate(topic)
+      this.emit('change', topic)
+    }
+  }
+}

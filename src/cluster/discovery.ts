@@ -1,0 +1,74 @@
+/**
+ * Reading the cluster as MetaQ's clients do (spec §5.2, §6.1): which brokers exist, which
+ * partitions producers may write and consumers read. Each reader can set a one-shot watch.
+ */
+import {parseBrokerRole, parseBrokerUrl, MASTER_ROLE, type ZkPaths} from './paths.js'
+import type {Watcher, ZkSession} from './zk-session.js'
+
+export interface ClusterPartition {
+  brokerId: number
+  partition: number
+}
+
+/** `ids/<id>/master` of every registered broker, by id. */
+export async function readBrokers(session: ZkSession, paths: ZkPaths, watcher?: Watcher): Promise<Map<number, string>> {
+  const brokers = new Map<number, string>()
+  for (const child of await session.children(paths.brokerIds(), watcher)) {
+    if (!/^\d+$/.test(child)) continue
+    const url = await session.getString(paths.master(Number(child)))
+    if (url !== undefined && parseBrokerUrl(url) !== undefined) brokers.set(Number(child), url)
+  }
+  return brokers
+}
+
+/** Master URL of one broker, or undefined when it is not registered. */
+export async function readMasterUrl(session: ZkSession, paths: ZkPaths, brokerId: number, watcher?: Watcher): Promise<string | undefined> {
+  if (watcher) await session.exists(paths.master(brokerId), watcher)
+  return session.getString(paths.master(brokerId))
+}
+
+/**
+ * Producer partitions: for each `-m` child of `topics-pub/<topic>`, `brokerId-0 …
+ * brokerId-(numParts-1)` from its JSON, sorted numerically by (broker id, partition).
+ */
+export async function readPublishPartitions(session: ZkSession, paths: ZkPaths, topic: string, watcher?: Watcher): Promise<ClusterPartition[]> {
+  const partitions: ClusterPartition[] = []
+  for (const child of await session.children(paths.topicPub(topic), watcher)) {
+    const role = parseBrokerRole(child)
+    if (role === undefined || role.role !== MASTER_ROLE) continue
+    const numParts = parseNumParts(await session.getString(`${paths.topicPub(topic)}/${child}`))
+    for (let p = 0; p < numParts; p++) partitions.push({brokerId: role.brokerId, partition: p})
+  }
+  return partitions.sort((a, b) => a.brokerId - b.brokerId || a.partition - b.partition)
+}
+
+/**
+ * Consumer partitions: the union over `topics-sub/<topic>` children (masters and slaves,
+ * deduplicated by broker id) of `brokerId-i`, sorted as strings (so `0-10` < `0-2`).
+ */
+export async function readSubscribePartitions(session: ZkSession, paths: ZkPaths, topic: string, watcher?: Watcher): Promise<ClusterPartition[]> {
+  const byKey = new Map<string, ClusterPartition>()
+  for (const child of await session.children(paths.topicSub(topic), watcher)) {
+    const role = parseBrokerRole(child)
+    if (role === undefined) continue
+    const numParts = parseNumParts(await session.getString(`${paths.topicSub(topic)}/${child}`))
+    for (let p = 0; p < numParts; p++) byKey.set(`${role.brokerId}-${p}`, {brokerId: role.brokerId, partition: p})
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p)
+}
+
+/** Every topic registered by any broker. */
+export async function readTopics(session: ZkSession, paths: ZkPaths): Promise<string[]> {
+  const names = new Set([...(await session.children(paths.topicsPub())), ...(await session.children(paths.topicsSub()))])
+  return [...names].sort()
+}
+
+function parseNumParts(json: string | undefined): number {
+  if (json === undefined) return 0
+  try {
+    const value = JSON.parse(json) as {numParts?: unknown}
+    return Number.isInteger(value.numParts) && (value.numParts as number) > 0 ? (value.numParts as number) : 0
+  } catch {
+    return 0 // not MetaQ's JSON: ignore this broker's entry rather than fail the topic
+  }
+}
