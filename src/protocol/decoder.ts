@@ -15,6 +15,14 @@ import {MetaError} from './errors.js'
 
 export type HeaderParser<F> = (tokens: string[]) => {frame: F; bodyLength: number}
 
+/**
+ * A byte-level parser for one command's most common header form, tried before the token
+ * parser: it reads `buf[start, eol)` (the header line without \r\n) in place and returns
+ * undefined for anything it does not handle, which then goes through the token parser
+ * unchanged (errors included). Registered by command name; the first byte selects it.
+ */
+export type ByteParser<F> = (buf: Buffer, start: number, eol: number) => {frame: F; bodyLength: number} | undefined
+
 export interface DecoderLimits {
   /** Longest accepted header line, \r\n excluded (default 4096). */
   maxHeaderBytes?: number
@@ -36,13 +44,17 @@ export class FrameDecoder<F extends object> {
   private pendingFilled = 0
   private readonly maxHeaderBytes: number
   private readonly maxBodyBytes: number
+  /** Byte parsers by the first byte of their command name. */
+  private readonly byteParsers: Array<ByteParser<F> | undefined> = []
 
   constructor(
     private readonly parsers: ReadonlyMap<string, HeaderParser<F>>,
     limits: DecoderLimits = {},
+    byteParsers: ReadonlyMap<string, ByteParser<F>> = new Map(),
   ) {
     this.maxHeaderBytes = limits.maxHeaderBytes ?? MAX_HEADER_BYTES_DEFAULT
     this.maxBodyBytes = limits.maxBodyBytes ?? 16 * 1024 * 1024
+    for (const [name, parser] of byteParsers) this.byteParsers[name.charCodeAt(0)] = parser
   }
 
   /** Bytes received but not yet returned as frames. */
@@ -92,16 +104,12 @@ export class FrameDecoder<F extends object> {
       return undefined
     }
     if (eol - start > this.maxHeaderBytes) throw this.headerTooLong()
-    const tokens = buf.toString('latin1', start, eol).split(' ')
-    const parser = this.parsers.get(tokens[0])
-    if (parser === undefined) {
-      throw new MetaError('DECODE_ERROR', `unknown command ${JSON.stringify(truncate(tokens[0]))}`)
-    }
-    const {frame, bodyLength} = parser(tokens)
+    const {frame, bodyLength} = this.byteParsers[buf[start]]?.(buf, start, eol) ?? this.parseTokens(buf, start, eol)
     if (bodyLength > this.maxBodyBytes) {
+      const name = buf.toString('latin1', start, eol).split(' ')[0]
       throw new MetaError(
         'FRAME_TOO_LARGE',
-        `"${tokens[0]}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
+        `"${name}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
         {details: {bodyLength, maxBodyBytes: this.maxBodyBytes}},
       )
     }
@@ -125,6 +133,15 @@ export class FrameDecoder<F extends object> {
     return undefined
   }
 
+  private parseTokens(buf: Buffer, start: number, eol: number): {frame: F; bodyLength: number} {
+    const tokens = buf.toString('latin1', start, eol).split(' ')
+    const parser = this.parsers.get(tokens[0])
+    if (parser === undefined) {
+      throw new MetaError('DECODE_ERROR', `unknown command ${JSON.stringify(truncate(tokens[0]))}`)
+    }
+    return parser(tokens)
+  }
+
   private advance(to: number): void {
     if (to >= this.buf.length) {
       this.buf = EMPTY
@@ -139,6 +156,87 @@ export class FrameDecoder<F extends object> {
       details: {maxHeaderBytes: this.maxHeaderBytes},
     })
   }
+}
+
+/**
+ * Reads the tokens of a header line in place, for byte parsers. Numbers follow
+ * tokens.ts#parseIntToken for what they accept, minus its rarer forms (a '+' sign, 16
+ * digits), for which they answer NaN so that the caller falls back to the token parser.
+ */
+export class HeaderCursor {
+  private buf: Buffer = EMPTY
+  private end = 0
+  /** Position of the next unread byte. */
+  pos = 0
+
+  /** Read `buf[start, end)`. Returns this cursor. */
+  reset(buf: Buffer, start: number, end: number): this {
+    this.buf = buf
+    this.pos = start
+    this.end = end
+    return this
+  }
+
+  /** True when every byte of the line has been read. */
+  get atEnd(): boolean {
+    return this.pos >= this.end
+  }
+
+  /** Consume `literal` (e.g. "put ") if the line continues with it. */
+  expect(literal: readonly number[]): boolean {
+    const buf = this.buf
+    const pos = this.pos
+    if (pos + literal.length > this.end) return false
+    for (let i = 0; i < literal.length; i++) if (buf[pos + i] !== literal[i]) return false
+    this.pos = pos + literal.length
+    return true
+  }
+
+  /** Consume one space followed by a non-empty token. */
+  space(): boolean {
+    const pos = this.pos
+    if (pos + 1 >= this.end || this.buf[pos] !== 0x20 || this.buf[pos + 1] === 0x20) return false
+    this.pos = pos + 1
+    return true
+  }
+
+  /** Consume a non-empty token up to the next space or the end; returns its end (or -1). */
+  word(): number {
+    const buf = this.buf
+    const end = this.end
+    const start = this.pos
+    let pos = start
+    while (pos < end && buf[pos] !== 0x20) pos++
+    if (pos === start) return -1
+    this.pos = pos
+    return pos
+  }
+
+  /** Consume a decimal integer token: optional '-', 1 to 15 digits. NaN when it is not one. */
+  int(): number {
+    const buf = this.buf
+    const end = this.end
+    let pos = this.pos
+    const negative = pos < end && buf[pos] === 0x2d
+    if (negative) pos++
+    const digitsStart = pos
+    let value = 0
+    while (pos < end) {
+      const digit = buf[pos] - 48
+      if (digit < 0 || digit > 9) break
+      value = value * 10 + digit
+      pos++
+    }
+    const digits = pos - digitsStart
+    if (digits === 0 || digits > 15 || (pos < end && buf[pos] !== 0x20)) return Number.NaN
+    this.pos = pos
+    return negative ? -value : value
+  }
+}
+
+/** The bytes of an ASCII literal, for {@link HeaderCursor.expect}. */
+export function asciiBytes(text: string): number[] {
+  return Array.from(text, (c) => c.charCodeAt(0))
 }
 
 /** Index of the \r of the first \r\n at or after `from`, searching at most limit+2 bytes. */

@@ -6,12 +6,12 @@
  * amount to. meta's extension commands (docs/protocol.md) are registered in the same table
  * under names a MetaQ client never sends.
  */
-import {FrameDecoder, type DecoderLimits, type HeaderParser} from './decoder.js'
+import {FrameDecoder, type ByteParser, type DecoderLimits, type HeaderParser} from './decoder.js'
 import {parseGet, type GetCommand} from './commands/get.js'
 import {parseOffset, type OffsetCommand} from './commands/offset.js'
-import {parsePut, type PutCommand} from './commands/put.js'
+import {parsePut, parsePutBytes, type PutCommand} from './commands/put.js'
 import {parseQuit, type QuitCommand} from './commands/quit.js'
-import {parseResult, type ResultResponse} from './commands/result.js'
+import {parseResult, parseResultBytes, type ResultResponse} from './commands/result.js'
 import {parseStats, type StatsCommand} from './commands/stats.js'
 import {parseSync, type SyncCommand} from './commands/sync.js'
 import {parseTransaction, type TransactionCommand} from './commands/transaction.js'
@@ -51,12 +51,16 @@ const RESPONSE_PARSERS = new Map<string, HeaderParser<ResponseFrame>>([
   ['value', parseValue],
 ])
 
+/** Byte-level parsers for the per-message frames (put, its result), tried first. */
+const REQUEST_BYTE_PARSERS = new Map<string, ByteParser<RequestFrame>>([['put', parsePutBytes]])
+const RESPONSE_BYTE_PARSERS = new Map<string, ByteParser<ResponseFrame>>([['result', parseResultBytes]])
+
 /** Decodes client → broker traffic. */
 export function createRequestDecoder(limits?: DecoderLimits): FrameDecoder<RequestFrame> {
-  return new FrameDecoder<RequestFrame>(REQUEST_PARSERS, limits)
+  return new FrameDecoder<RequestFrame>(REQUEST_PARSERS, limits, REQUEST_BYTE_PARSERS)
 }
 
 /** Decodes broker → client traffic. */
 export function createResponseDecoder(limits?: DecoderLimits): FrameDecoder<ResponseFrame> {
-  return new FrameDecoder<ResponseFrame>(RESPONSE_PARSERS, limits)
+  return new FrameDecoder<ResponseFrame>(RESPONSE_PARSERS, limits, RESPONSE_BYTE_PARSERS)
 }

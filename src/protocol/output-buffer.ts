@@ -1,6 +1,11 @@
 /**
  * A growable byte buffer that encoders write frames into. The connection drains it once per
  * event-loop turn, so many small responses (put acks) leave in one socket write.
+ *
+ * Hot-path encoders (put, put acks) write header lines piecewise — cached bytes for the
+ * constant parts, {@link writeInt} for numbers — because building a template string and
+ * converting it with `Buffer#write` costs several hundred ns per frame, more than the rest
+ * of the frame's work.
  */
 export class OutputBuffer {
   private buf: Buffer
@@ -16,8 +21,16 @@ export class OutputBuffer {
 
   /** Append ASCII/Latin-1 text (protocol header lines). */
   writeAscii(text: string): void {
-    this.ensure(text.length)
-    this.length += this.buf.write(text, this.length, 'latin1')
+    const n = text.length
+    this.ensure(n)
+    if (n <= SHORT_TEXT_CHARS) {
+      const buf = this.buf
+      let pos = this.length
+      for (let i = 0; i < n; i++) buf[pos++] = text.charCodeAt(i)
+      this.length = pos
+    } else {
+      this.length += this.buf.write(text, this.length, 'latin1')
+    }
   }
 
   /** Append UTF-8 text. */
@@ -27,9 +40,64 @@ export class OutputBuffer {
   }
 
   writeBytes(bytes: Uint8Array): void {
-    this.ensure(bytes.byteLength)
-    this.buf.set(bytes, this.length)
-    this.length += bytes.byteLength
+    const n = bytes.byteLength
+    this.ensure(n)
+    if (n <= SHORT_BYTES) {
+      const buf = this.buf
+      let pos = this.length
+      for (let i = 0; i < n; i++) buf[pos++] = bytes[i]
+      this.length = pos
+    } else {
+      this.buf.set(bytes, this.length)
+      this.length += n
+    }
+  }
+
+  /** Append one byte (a separator: space, CR, LF). */
+  writeByte(byte: number): void {
+    this.ensure(1)
+    this.buf[this.length++] = byte
+  }
+
+  /** Append "\r\n". */
+  writeCrlf(): void {
+    this.ensure(2)
+    this.buf[this.length++] = 0x0d
+    this.buf[this.length++] = 0x0a
+  }
+
+  /**
+   * Append the decimal text of an integer, exactly as `String(n)` writes it, for any safe
+   * integer (|n| <= 2^53 - 1). Other numbers are written with String(n).
+   */
+  writeInt(n: number): void {
+    if (!Number.isSafeInteger(n) || Object.is(n, -0)) {
+      this.writeAscii(String(n))
+      return
+    }
+    this.ensure(MAX_INT_CHARS)
+    const buf = this.buf
+    let pos = this.length
+    if (n < 0) {
+      buf[pos++] = 0x2d
+      n = -n
+    }
+    const end = pos + decimalDigits(n)
+    let i = end
+    if (n <= 0x7fffffff) {
+      do {
+        const q = (n / 10) | 0
+        buf[--i] = 48 + (n - q * 10)
+        n = q
+      } while (n > 0)
+    } else {
+      do {
+        const q = Math.floor(n / 10)
+        buf[--i] = 48 + (n - q * 10)
+        n = q
+      } while (n > 0)
+    }
+    this.length = end
   }
 
   /** Take the bytes written so far as one Buffer (a copy) and reset. */
@@ -49,4 +117,28 @@ export class OutputBuffer {
     this.buf.copy(next, 0, 0, this.length)
     this.buf = next
   }
+}
+
+/** Below this many characters a JavaScript loop beats the native latin1 write call. */
+const SHORT_TEXT_CHARS = 24
+/** Below this many bytes a JavaScript loop beats TypedArray#set. */
+const SHORT_BYTES = 16
+/** "-9007199254740991" */
+const MAX_INT_CHARS = 17
+
+/** The length of String(n) for an integer n (writeInt writes exactly that many bytes). */
+export function intTextLength(n: number): number {
+  if (!Number.isSafeInteger(n) || Object.is(n, -0)) return String(n).length
+  return n < 0 ? 1 + decimalDigits(-n) : decimalDigits(n)
+}
+
+/** Digits of a non-negative safe integer. */
+function decimalDigits(n: number): number {
+  let digits = 1
+  let limit = 10
+  while (n >= limit && digits < 16) {
+    digits += 1
+    limit *= 10
+  }
+  return digits
 }

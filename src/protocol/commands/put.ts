@@ -11,8 +11,9 @@
  * partition -1 = the broker picks one. The body is the encoded payload (message-set.ts).
  * Reply: `result 200` with body "<msgId> <partition> <offset>", or an error result.
  */
-import type {OutputBuffer} from '../output-buffer.js'
-import {intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {asciiBytes, HeaderCursor} from '../decoder.js'
+import {intTextLength, type OutputBuffer} from '../output-buffer.js'
+import {INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutCommand {
   readonly type: 'put'
@@ -57,10 +58,86 @@ export function parsePut(tokens: string[]): {frame: PutCommand; bodyLength: numb
 }
 
 const EMPTY = Buffer.alloc(0)
+const PUT_SPACE = asciiBytes('put ')
+const cursor = new HeaderCursor()
+/** The last topic read by parsePutBytes, as bytes and as the string the token parser makes. */
+let lastTopicBytes: Buffer = EMPTY
+let lastTopic = ''
+
+/**
+ * The broker's hot path: the current non-transactional form
+ * `put <topic> <partition> <len> <flag> <checksum> <opaque>` read from the bytes in place
+ * (decoder.ts ByteParser). Any other form, or any value the token parser would question,
+ * returns undefined, and parsePut handles it exactly as before.
+ */
+export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: PutCommand; bodyLength: number} | undefined {
+  const c = cursor.reset(buf, start, eol)
+  if (!c.expect(PUT_SPACE)) return undefined
+  const topicStart = c.pos
+  const topicEnd = c.word()
+  if (topicEnd < 0 || !c.space()) return undefined
+  const partition = c.int()
+  if (!c.space()) return undefined
+  const bodyLength = c.int()
+  if (!c.space()) return undefined
+  const flag = c.int()
+  if (!c.space()) return undefined
+  const checksum = c.int()
+  if (!c.space()) return undefined
+  const opaque = c.int()
+  if (!c.atEnd) return undefined
+  // NaN fails every comparison below, so malformed numbers fall back too.
+  if (!(partition >= INT32_MIN && partition <= INT32_MAX && flag >= INT32_MIN && flag <= INT32_MAX)) return undefined
+  if (!(checksum >= INT32_MIN && checksum <= INT32_MAX && bodyLength >= 0 && bodyLength <= INT32_MAX)) return undefined
+  if (!(opaque >= INT32_MIN && opaque <= 4294967295)) return undefined
+  const frame: PutCommand = {
+    type: 'put',
+    topic: topicOf(buf, topicStart, topicEnd),
+    partition,
+    flag,
+    checksum,
+    txKey: null,
+    opaque,
+    body: EMPTY,
+  }
+  return {frame, bodyLength}
+}
+
+/** The topic token as a string, reusing the last one when the bytes are the same. */
+function topicOf(buf: Buffer, start: number, end: number): string {
+  const length = end - start
+  if (length === lastTopicBytes.length) {
+    let same = true
+    for (let i = 0; i < length; i++) {
+      if (buf[start + i] !== lastTopicBytes[i]) {
+        same = false
+        break
+      }
+    }
+    if (same) return lastTopic
+  }
+  lastTopic = buf.toString('latin1', start, end)
+  lastTopicBytes = Buffer.from(buf.subarray(start, end))
+  return lastTopic
+}
+
+const PREFIX_CACHE_MAX = 1024
+const putPrefixes = new Map<string, Buffer>()
+
+/** `put <topic> ` as bytes, cached per topic. */
+function putPrefix(topic: string): Buffer {
+  let prefix = putPrefixes.get(topic)
+  if (prefix === undefined) {
+    if (putPrefixes.size >= PREFIX_CACHE_MAX) putPrefixes.clear()
+    prefix = Buffer.from(`put ${topic} `, 'latin1')
+    putPrefixes.set(topic, prefix)
+  }
+  return prefix
+}
 
 /**
  * The client's hot path: a non-transactional put in the current form, written straight into
- * the output buffer without building a command object.
+ * the output buffer without building a command object (or a header string).
  */
 export function writePut(
   out: OutputBuffer,
@@ -71,8 +148,35 @@ export function writePut(
   checksum: number,
   opaque: number,
 ): void {
-  out.writeAscii(`put ${topic} ${partition} ${body.byteLength} ${flag} ${checksum} ${opaque}\r\n`)
+  out.writeBytes(putPrefix(topic))
+  out.writeInt(partition)
+  out.writeByte(0x20)
+  out.writeInt(body.byteLength)
+  out.writeByte(0x20)
+  out.writeInt(flag)
+  out.writeByte(0x20)
+  out.writeInt(checksum)
+  out.writeByte(0x20)
+  out.writeInt(opaque)
+  out.writeCrlf()
   out.writeBytes(body)
+}
+
+const RESULT_200 = Buffer.from('result 200 ', 'latin1')
+
+/** A successful put's reply: `result 200 <len> <opaque>` with body "<msgId> <partition> <offset>". */
+export function encodePutResult(out: OutputBuffer, opaque: number, id: bigint, partition: number, offset: number): void {
+  const idText = id.toString()
+  out.writeBytes(RESULT_200)
+  out.writeInt(idText.length + 2 + intTextLength(partition) + intTextLength(offset))
+  out.writeByte(0x20)
+  out.writeInt(opaque)
+  out.writeCrlf()
+  out.writeAscii(idText)
+  out.writeByte(0x20)
+  out.writeInt(partition)
+  out.writeByte(0x20)
+  out.writeInt(offset)
 }
 
 /** Encode in the current form (with checksum; with txKey when given). */

@@ -6,8 +6,9 @@
  * 200 = success; any other code is an error whose body is the message (errors.ts). Like the
  * Java client, the decoder ignores tokens after the opaque.
  */
+import {asciiBytes, HeaderCursor} from '../decoder.js'
 import type {OutputBuffer} from '../output-buffer.js'
-import {intField, lengthField, opaqueField} from '../tokens.js'
+import {INT32_MAX, INT32_MIN, intField, lengthField, opaqueField} from '../tokens.js'
 import {MetaError} from '../errors.js'
 
 export interface ResultResponse {
@@ -29,15 +30,42 @@ export function parseResult(tokens: string[]): {frame: ResultResponse; bodyLengt
   }
 }
 
+const RESULT_SPACE = asciiBytes('result ')
+const cursor = new HeaderCursor()
+
+/**
+ * The client's hot path: `result <code> <bodyLen> <opaque>` read from the bytes in place
+ * (decoder.ts ByteParser); any other form (extra tokens, odd numbers) returns undefined and
+ * goes through parseResult exactly as before.
+ */
+export function parseResultBytes(buf: Buffer, start: number, eol: number): {frame: ResultResponse; bodyLength: number} | undefined {
+  const c = cursor.reset(buf, start, eol)
+  if (!c.expect(RESULT_SPACE)) return undefined
+  const code = c.int()
+  if (!c.space()) return undefined
+  const bodyLength = c.int()
+  if (!c.space()) return undefined
+  const opaque = c.int()
+  if (!c.atEnd) return undefined
+  if (!(code >= INT32_MIN && code <= INT32_MAX && bodyLength >= 0 && bodyLength <= INT32_MAX)) return undefined
+  if (!(opaque >= INT32_MIN && opaque <= 4294967295)) return undefined
+  return {frame: {type: 'result', code, opaque, body: EMPTY}, bodyLength}
+}
+
+const RESULT_PREFIX = Buffer.from('result ', 'latin1')
+
 /** Header and body go into the same buffer, so they leave in one socket write. */
 export function encodeResult(out: OutputBuffer, code: number, opaque: number, body: string | Uint8Array = ''): void {
-  if (typeof body === 'string') {
-    const bytes = Buffer.byteLength(body)
-    out.writeAscii(`result ${code} ${bytes} ${opaque}\r\n`)
-    if (bytes === body.length) out.writeAscii(body)
-    else out.writeUtf8(body)
-  } else {
-    out.writeAscii(`result ${code} ${body.byteLength} ${opaque}\r\n`)
-    out.writeBytes(body)
-  }
+  const text = typeof body === 'string'
+  const bytes = text ? Buffer.byteLength(body) : body.byteLength
+  out.writeBytes(RESULT_PREFIX)
+  out.writeInt(code)
+  out.writeByte(0x20)
+  out.writeInt(bytes)
+  out.writeByte(0x20)
+  out.writeInt(opaque)
+  out.writeCrlf()
+  if (!text) out.writeBytes(body)
+  else if (bytes === body.length) out.writeAscii(body)
+  else out.writeUtf8(body)
 }

@@ -1,0 +1,120 @@
+/**
+ * The byte-level fast paths (put and result headers read in place, and the piecewise
+ * encoders) must be invisible: for every header line, the decoders with byte parsers give
+ * exactly the frame, or exactly the error, that the token parsers alone give; and the
+ * encoders write exactly the bytes the template strings wrote.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {FrameDecoder} from '../../src/protocol/decoder.js'
+import {createRequestDecoder, createResponseDecoder} from '../../src/protocol/frames.js'
+import {encodePutResult, parsePut, writePut} from '../../src/protocol/commands/put.js'
+import {encodeResult, parseResult} from '../../src/protocol/commands/result.js'
+import {OutputBuffer, intTextLength} from '../../src/protocol/output-buffer.js'
+
+function outcome(decoder: {push(b: Buffer): void; next(): object | undefined}, bytes: Buffer): unknown {
+  try {
+    decoder.push(bytes)
+    const frames = []
+    for (let f = decoder.next(); f !== undefined; f = decoder.next()) frames.push(f)
+    return {frames}
+  } catch (error) {
+    return {error: (error as {code?: string}).code, message: (error as Error).message}
+  }
+}
+
+const NUMBERS = [
+  '0', '7', '-1', '-0', '+5', '007', '2147483647', '2147483648', '-2147483648', '-2147483649', '4294967295', '4294967296',
+  '123456789012345', '1234567890123456', '12345678901234567', '9223372036854775807', '', '1a', '--1', '-', ' ', 'null', 'TX:1',
+]
+
+const VALID = ['0', '7', '-1', '42', '100', '2147483647', '-2147483648', '4294967295']
+
+/** A small deterministic PRNG (mulberry32), so failures reproduce. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function chooser(seed: number) {
+  const random = rng(seed)
+  const one = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]
+  return {
+    one,
+    /** Mostly a valid number, sometimes an odd or malformed one. */
+    num: () => (random() < 0.8 ? one(VALID) : one(NUMBERS)),
+    chance: (p: number) => random() < p,
+  }
+}
+
+describe('byte parsers', () => {
+  it('createRequestDecoder() decodes every put header like the token parser alone', () => {
+    const tokensOnly = () => new FrameDecoder(new Map([['put', parsePut]]), {maxBodyBytes: 64})
+    const topics = ['t', 'orders', 'app-web', '', 'a b']
+    let decoded = 0
+    const c = chooser(1)
+    for (let i = 0; i < 4000; i++) {
+      const fields = [
+        'put',
+        c.chance(0.9) ? 'orders' : c.one(topics),
+        c.num(),
+        c.one(['3', '0', '26', '-1', '65', '+3', '03']),
+        c.num(),
+        c.num(),
+        c.chance(0.1) ? c.one(['TX:1', 'null', 'XID:a']) : c.num(),
+        c.num(),
+      ].slice(0, c.chance(0.7) ? 7 : c.one([5, 6, 8, 9]))
+      const header = fields.join(c.chance(0.95) ? ' ' : '  ')
+      const tail = c.chance(0.9) ? '' : c.one([' ', ' x'])
+      const bytes = Buffer.from(`${header}${tail}\r\nabcdefghijklmnopqrstuvwxyz`, 'latin1')
+      const fast = outcome(createRequestDecoder({maxBodyBytes: 64}), bytes)
+      assert.deepEqual(fast, outcome(tokensOnly(), bytes), JSON.stringify(bytes.toString()))
+      if ((fast as {frames?: unknown[]}).frames?.length) decoded++
+    }
+    assert.ok(decoded > 200, `only ${decoded} headers were valid`)
+  })
+
+  it('createResponseDecoder() decodes every result header like the token parser alone', () => {
+    const tokensOnly = () => new FrameDecoder(new Map([['result', parseResult]]))
+    let decoded = 0
+    const c = chooser(2)
+    for (let i = 0; i < 2000; i++) {
+      const fields = ['result', c.num(), c.one(['0', '3', '12', '-1', '+2', '007']), c.num(), 'extra'].slice(0, c.chance(0.8) ? 4 : c.one([3, 5]))
+      const bytes = Buffer.from(`${fields.join(c.chance(0.95) ? ' ' : '  ')}${c.chance(0.9) ? '' : ' '}\r\nabcdefghijkl`, 'latin1')
+      const fast = outcome(createResponseDecoder(), bytes)
+      assert.deepEqual(fast, outcome(tokensOnly(), bytes), JSON.stringify(bytes.toString()))
+      if ((fast as {frames?: unknown[]}).frames?.length) decoded++
+    }
+    assert.ok(decoded > 200, `only ${decoded} headers were valid`)
+  })
+
+  it('reuses the last topic string only when the bytes are the same', () => {
+    const decoder = createRequestDecoder()
+    const frames = outcome(decoder, Buffer.from('put abc 0 1 0 -1 1\r\nxput abd 0 1 0 -1 2\r\nyput abc 0 1 0 -1 3\r\nzput ab 0 1 0 -1 4\r\nw')) as {
+      frames: Array<{topic: string}>
+    }
+    assert.deepEqual(frames.frames.map((f) => f.topic), ['abc', 'abd', 'abc', 'ab'])
+  })
+
+  it('writePut(), encodePutResult() and encodeResult() write what the template strings wrote', () => {
+    const ints = [0, 1, 9, 10, 99, 100, -1, -10, 2147483647, -2147483648, 4294967295, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, -0, 1.5]
+    for (const a of ints) {
+      for (const b of [0, -1, 12, 2147483647]) {
+        const out = new OutputBuffer(8)
+        writePut(out, 'orders', a, Buffer.from('hello'), b, a, b)
+        assert.equal(out.take().toString('latin1'), `put orders ${a} 5 ${b} ${a} ${b}\r\nhello`)
+        encodeResult(out, a, b, 'x y é')
+        assert.equal(out.take().toString('utf8'), `result ${a} 6 ${b}\r\nx y é`)
+      }
+      assert.equal(intTextLength(a), String(a).length)
+    }
+    const out = new OutputBuffer(8)
+    encodePutResult(out, -5, 7205759403792793600n, 3, 2 ** 33)
+    const body = `7205759403792793600 3 ${2 ** 33}`
+    assert.equal(out.take().toString('latin1'), `result 200 ${body.length} -5\r\n${body}`)
+  })
+})
