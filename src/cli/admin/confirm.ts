@@ -1,0 +1,34 @@
+/**
+ * The confirmation before a destructive admin action. Only a person at a terminal is asked:
+ * with stdin not a TTY (a script, a pipe, `</dev/null`) there is no prompt at all, because
+ * @inquirer/prompts never returns at stdin EOF (TOOLCHAIN P10) and a script has already said
+ * what it wants with its flags (`--execute`). `--yes` skips the question on a terminal too.
+ * The question is written to stderr so stdout keeps only the command's data.
+ */
+import {confirm} from '@inquirer/prompts'
+import {MetaError} from '../../protocol/errors.js'
+
+export interface ConfirmOptions {
+  /** --yes: do not ask. */
+  yes: boolean
+  /** Whether a person can answer (default: stdin and stderr are terminals). */
+  interactive?: boolean
+}
+
+/** True when the action may go ahead: no one to ask, --yes, or the person said yes. */
+export async function confirmOnTty(message: string, options: ConfirmOptions): Promise<boolean> {
+  const interactive = options.interactive ?? (process.stdin.isTTY === true && process.stderr.isTTY === true)
+  if (options.yes || !interactive) return true
+  try {
+    return await confirm({message, default: false}, {output: process.stderr})
+  } catch (error) {
+    // Ctrl-C at the prompt (ExitPromptError) is a "no".
+    if (error instanceof Error && error.name === 'ExitPromptError') return false
+    throw error
+  }
+}
+
+/** The error for a declined confirmation. */
+export function declined(what: string): MetaError {
+  return new MetaError('ABORTED', `${what} was not confirmed: nothing was changed`)
+}

@@ -1,0 +1,130 @@
+/**
+ * Tables of the admin commands. Missing values (no committed offset, no owner) print as `-`.
+ * Offsets are printed as they are (they are positions, not quantities); counts and sizes
+ * are humanised.
+ */
+import type {GroupDescription, GroupSummary} from '../../client/group-admin.js'
+import type {PartitionStats} from '../../client/admin.js'
+import {formatBytes, formatCount, renderTable, type Cell} from '../output.js'
+import type {PartitionLag} from './offset-rows.js'
+import type {ResetPlan} from './reset-plan.js'
+
+/** ms since the epoch → `2026-12-01T10:00:00Z` (UTC, whole seconds); `-` for none. */
+export function formatTime(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !(ms > 0)) return '-'
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
+/** 1500 → "1.5s", 90000 → "1m30s", 250 → "250ms". */
+export function formatIdle(ms: number): string {
+  if (ms < 1000) return `${ms}ms`
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)}s`
+  const m = Math.floor(ms / 60_000)
+  const s = Math.floor((ms % 60_000) / 1000)
+  return m >= 60 ? `${Math.floor(m / 60)}h${m % 60}m` : `${m}m${s}s`
+}
+
+const num = (n: number | null): Cell => (n === null ? '-' : n)
+const count = (n: number | null): Cell => (n === null ? '-' : formatCount(n))
+
+/** `meta offset show`. */
+export function renderOffsets(rows: readonly PartitionLag[]): string {
+  return renderTable(
+    ['TOPIC', 'PARTITION', 'COMMITTED', 'LOG-START', 'LOG-END', 'LAG(bytes)', 'LAG(messages)', 'COMMITTED-AT'],
+    rows.map((r) => [r.topic, r.partition, num(r.committed), r.logStart, r.logEnd, num(r.lagBytes), count(r.lagMessages), formatTime(r.committedAtMs)]),
+    {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'left']},
+  )
+}
+
+/** `meta group list`. */
+export function renderGroups(groups: readonly GroupSummary[]): string {
+  return renderTable(
+    ['GROUP', 'MEMBERS', 'GENERATION', 'TOPICS'],
+    groups.map((g) => [g.group, g.members, g.generation, g.topics.length > 0 ? g.topics.join(',') : '-']),
+    {align: ['left', 'right', 'right', 'left']},
+  )
+}
+
+/** A describe row: the lag plus who owns the partition. */
+export interface OwnedLag extends PartitionLag {
+  owner: string | null
+}
+
+/** `meta group describe`: a summary, the members, then one row per partition. */
+export function renderGroupDescription(group: Omit<GroupDescription, 'offsets'>, rows: readonly OwnedLag[]): string {
+  const summary = renderTable(['GROUP', 'GENERATION', 'MEMBERS'], [[group.group, group.generation, group.members.length]], {
+    align: ['left', 'right', 'right'],
+  })
+  const parts = [summary]
+  if (group.members.length > 0) {
+    parts.push(
+      renderTable(
+        ['MEMBER', 'HOST', 'IDLE', 'SESSION-TIMEOUT', 'TOPICS', 'PARTITIONS'],
+        group.members.map((m) => [
+          m.id,
+          m.host,
+          formatIdle(m.idleMs),
+          formatIdle(m.sessionTimeoutMs),
+          m.topics.join(','),
+          m.owned.length === 0 ? '-' : m.owned.map((o) => `${o.topic}:${o.partition}`).join(','),
+        ]),
+        // Always pass the alignments: renderTable hands cli-table3 `colAligns: undefined`, which it cannot read.
+        {align: ['left', 'left', 'right', 'right', 'left', 'left']},
+      ),
+    )
+  }
+  parts.push(
+    rows.length === 0
+      ? 'no partitions: the group has no committed offsets and no subscribed topics'
+      : renderTable(
+          ['TOPIC', 'PARTITION', 'COMMITTED', 'LOG-START', 'LOG-END', 'LAG', 'LAG-MSGS', 'OWNER'],
+          rows.map((r) => [r.topic, r.partition, num(r.committed), r.logStart, r.logEnd, num(r.lagBytes), count(r.lagMessages), r.owner ?? '-']),
+          {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'left']},
+        ),
+  )
+  return parts.join('\n\n')
+}
+
+/** `meta offset reset`: the plan. */
+export function renderPlan(plan: ResetPlan): string {
+  return renderTable(
+    ['GROUP', 'TOPIC', 'PARTITION', 'CURRENT', 'NEW'],
+    plan.partitions.map((r) => [plan.group, r.topic, r.partition, num(r.current), r.new]),
+    {align: ['left', 'left', 'right', 'right', 'right']},
+  )
+}
+
+/** One line of `meta topic list`. */
+export interface TopicSummary {
+  topic: string
+  partitions: number
+  messageCount: number
+  sizeBytes: number
+}
+
+/** `meta topic list`. */
+export function renderTopics(topics: readonly TopicSummary[]): string {
+  return renderTable(
+    ['TOPIC', 'PARTITIONS', 'MESSAGES', 'SIZE'],
+    topics.map((t) => [t.topic, t.partitions, formatCount(t.messageCount), formatBytes(t.sizeBytes)]),
+    {align: ['left', 'right', 'right', 'right']},
+  )
+}
+
+/** `meta topic describe`. */
+export function renderTopicPartitions(partitions: readonly PartitionStats[]): string {
+  const opt = (n: number | undefined, f: (n: number) => Cell): Cell => (n === undefined || Number.isNaN(n) ? '-' : f(n))
+  return renderTable(
+    ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND'],
+    partitions.map((p) => [
+      p.partition,
+      p.minOffset,
+      p.maxOffset,
+      opt(p.messageCount, formatCount),
+      opt(p.sizeBytes, formatBytes),
+      opt(p.segments, (n) => n),
+      formatTime(p.lastAppendMs),
+    ]),
+    {align: ['right', 'right', 'right', 'right', 'right', 'right', 'left']},
+  )
+}
