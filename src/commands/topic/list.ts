@@ -1,0 +1,35 @@
+import {BaseCommand} from '../../cli/base-command.js'
+import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {renderTopics, type TopicSummary} from '../../cli/admin/render.js'
+import {topicSummaries} from '../../cli/admin/views.js'
+import {connectAdmin} from '../../client/index.js'
+
+export default class TopicList extends BaseCommand<typeof TopicList> {
+  static override summary = 'List topics with their partition count, messages and size.'
+
+  static override description = `Every topic the broker holds data for or has a [topic=…] section for in server.ini (from MetaQ's \`stats topics\` and meta's \`stats partitions\`). SIZE is the bytes stored in the partition logs.`
+
+  static override examples = [
+    {description: 'Topics on the local broker', command: '<%= config.bin %> <%= command.id %>'},
+    {description: 'Topic names only', command: "<%= config.bin %> <%= command.id %> --json | jq -r '.[].topic'"},
+  ]
+
+  static override enableJsonFlag = true
+
+  static override flags = {
+    broker: brokerFlag,
+    timeout: timeoutFlag,
+  }
+
+  async run(): Promise<TopicSummary[] | undefined> {
+    const admin = await connectAdmin({broker: this.flags.broker, timeoutMs: this.flags.timeout, logger: this.logger})
+    try {
+      const topics = await topicSummaries(admin)
+      if (this.jsonEnabled()) return topics
+      process.stdout.write(topics.length === 0 ? 'no topics\n' : `${renderTopics(topics)}\n`)
+      return undefined
+    } finally {
+      admin.close()
+    }
+  }
+}
