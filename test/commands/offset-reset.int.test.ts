@@ -201,9 +201,22 @@ describe('meta offset reset', () => {
 
   it('refuses to execute while the group has live members, naming them; --force overrides', async (t) => {
     const f = await fixture(t)
-    const member = createGroupConsumer({broker: f.url, group: f.group, topics: [f.topic], memberId: 'live-1', sessionTimeoutMs: 10_000})
-    t.after(() => member.stop())
-    void member.run({eachMessage: () => {}})
+    const member = createGroupConsumer({
+      broker: f.url,
+      group: f.group,
+      topics: [f.topic],
+      memberId: 'live-1',
+      sessionTimeoutMs: 10_000,
+      commitIntervalMs: 600_000,
+    })
+    // Hold the first message of each partition: the member processes, and so commits, nothing.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    t.after(async () => {
+      release()
+      await member.stop()
+    })
+    void member.run({eachMessage: () => held})
     await waitFor(async () => (await f.admin.describeGroup(f.group)).members.length === 1, {what: 'member live-1 to join'})
     const before = await committed(f)
 
@@ -217,7 +230,6 @@ describe('meta offset reset', () => {
     assert.match(refused.stderr, /hint: .*'--force' resets anyway/)
     assert.deepEqual(await committed(f), before)
 
-    // Partition 2 has no committed offset, and the member does not commit for messages it has not consumed.
     const forced = await reset(f, ['-t', `${f.topic}:2`, '--to-offset', '60', '--execute', '--force'])
     assert.equal(forced.code, 0, forced.stderr)
     assert.match(forced.stderr, /warning: --force: resetting group .* while it has live members/)

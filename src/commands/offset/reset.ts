@@ -113,7 +113,7 @@ Safety: --execute refuses while the group has live members, because they keep th
       if (!json) process.stdout.write(`${request.export ? formatOffsetsCsv(plan.partitions.map(toLine)) : `${renderPlan(plan)}\n`}`)
       let executed = false
       if (!request.execute) {
-        if (plan.members.length > 0) note(`warning: ${activeGroupError(plan).message}; --execute will refuse unless --force`)
+        if (plan.members.length > 0 && !flags.force) note(`warning: ${activeGroupError(plan).message}; --execute will refuse unless --force`)
         note(`dry run: nothing was changed (${changed.length} of ${plan.partitions.length} offsets would change); add --execute to commit this plan`)
       } else if (changed.length === 0) {
         note(`nothing to change: every offset of group "${plan.group}" in scope is already where the plan puts it`)
