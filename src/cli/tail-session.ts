@@ -68,7 +68,7 @@ export class TailSession {
   /** Partitions the consumer finished whose last messages are not written yet. */
   private readonly pendingEnds = new Map<string, PartitionEnd>()
   private idleTimer: NodeJS.Timeout | undefined
-  private lastError = ''
+  private readonly reportedErrors = new Set<string>()
 
   constructor(options: TailOptions) {
     this.options = options
@@ -86,11 +86,14 @@ export class TailSession {
     const consumer = this.openConsumer()
     this.consumer = consumer
     if (this.stopReason !== undefined) await consumer.stop()
-    this.armIdleTimer()
     try {
+      // The idle clock starts once partitions are assigned: a slow connect is not idleness.
+      await consumer.start()
+      this.armIdleTimer()
       for await (const batch of consumer.batches()) {
         if (this.stopReason !== undefined) break
         this.idleTimer?.refresh()
+        this.reportedErrors.clear()
         let messages = batch.messages
         const left = this.options.count === undefined ? Number.POSITIVE_INFINITY : this.options.count - this.written
         if (messages.length > left) messages = messages.slice(0, left)
@@ -103,6 +106,10 @@ export class TailSession {
         if (this.written >= (this.options.count ?? Number.POSITIVE_INFINITY)) this.stop('count')
       }
       this.stopReason ??= 'end'
+    } catch (error) {
+      // Stopped while still connecting (Ctrl-C, --timeout): the start fails with
+      // CONNECTION_CLOSED because we closed it; that is the stop we asked for, not an error.
+      if (this.stopReason === undefined) throw error
     } finally {
       if (this.idleTimer !== undefined) clearTimeout(this.idleTimer)
       await consumer.stop()
@@ -134,10 +141,12 @@ export class TailSession {
       logger: o.logger,
     })
     consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
-    consumer.on('error', (error: Error) => {
-      // Fetch errors are retried by the consumer; say so once per distinct error, not per retry.
-      if (error.message === this.lastError) return
-      this.lastError = error.message
+    consumer.on('error', (error: Error & {code?: string}) => {
+      // Fetch errors are retried by the consumer: say so once per kind of error until
+      // messages flow again, not once per retry.
+      const kind = error.code ?? error.message
+      if (this.reportedErrors.has(kind)) return
+      this.reportedErrors.add(kind)
       o.logger?.warn('fetch failed; retrying', {error: error.message})
     })
     return consumer
