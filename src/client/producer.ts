@@ -16,7 +16,7 @@
 import {EventEmitter} from 'node:events'
 import {checksum} from '../protocol/crc.js'
 import {MetaError} from '../protocol/errors.js'
-import {encodePayload} from '../protocol/message-set.js'
+import {encodePayload, FLAG_HAS_ATTRIBUTE} from '../protocol/message-set.js'
 import {writePut} from '../protocol/commands/put.js'
 import {isValidTopicName, validateTopicName} from '../protocol/names.js'
 import type {ResponseFrame} from '../protocol/frames.js'
@@ -94,6 +94,8 @@ export class Producer extends EventEmitter {
   private readonly topics = new Map<string, TopicState>()
   private readonly connections = new Map<number, BrokerConnection>()
   private inFlightCount = 0
+  /** The last topic name that passed validation (sends usually repeat it). */
+  private validTopic: string | undefined
   private idleWaiters: Array<() => void> = []
   private closed = false
   /** Brokers that failed at the connection level recently: id → until (ms). */
@@ -136,9 +138,20 @@ export class Producer extends EventEmitter {
    */
   sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
-    if (!isValidTopicName(topic)) validateTopicName(topic)
+    if (topic !== this.validTopic) {
+      if (!isValidTopicName(topic)) validateTopicName(topic)
+      this.validTopic = topic
+    }
     const data = typeof payload === 'string' ? Buffer.from(payload) : payload
-    const {payload: body, flag} = encodePayload(data, options.attribute, options.flag ?? 0)
+    let body: Buffer
+    let flag: number
+    if (options.attribute === undefined && data instanceof Buffer) {
+      // encodePayload would only wrap the same bytes in a new Buffer view.
+      body = data
+      flag = (options.flag ?? 0) & ~FLAG_HAS_ATTRIBUTE
+    } else {
+      ;({payload: body, flag} = encodePayload(data, options.attribute, options.flag ?? 0))
+    }
     const limit = this.messageLimit()
     if (body.length > limit) {
       throw MetaError.invalidArgument(`message of ${body.length} bytes is larger than the broker's limit of ${limit} bytes`, {
@@ -294,6 +307,17 @@ export class Producer extends EventEmitter {
       this.fail(task, new MetaError('DECODE_ERROR', `unexpected ${frame!.type} response to put`))
       return
     }
+    if (frame!.code === 200 && parsePutReply(frame!.body)) {
+      this.complete(task, {
+        success: true,
+        topic: task.message.topic,
+        partition: reply.partition,
+        brokerId: task.brokerId,
+        offset: reply.offset,
+        id: reply.id,
+      })
+      return
+    }
     const body = frame!.body.toString('utf8')
     if (frame!.code !== 200) {
       const error = MetaError.fromWire(frame!.code, body)
@@ -350,6 +374,53 @@ export class Producer extends EventEmitter {
       for (const resolve of waiters) resolve()
     }
   }
+}
+
+/** The fields of the last reply read by parsePutReply. */
+const reply = {id: 0n, partition: 0, offset: 0}
+
+/**
+ * Read a put reply body "<msgId> <partition> <offset>" straight from its bytes into `reply`:
+ * digits only (an optional '-' on the id), up to 19 digits of id and 15 of the others.
+ * Returns false for anything else, which is then parsed from its text as before.
+ */
+function parsePutReply(body: Buffer): boolean {
+  const end = body.length
+  let pos = 0
+  const negative = end > 0 && body[0] === 0x2d
+  if (negative) pos = 1
+  const idStart = pos
+  while (pos < end && body[pos] >= 0x30 && body[pos] <= 0x39) pos++
+  const idDigits = pos - idStart
+  if (idDigits === 0 || idDigits > 19 || pos >= end || body[pos] !== 0x20) return false
+  const idEnd = pos
+  const partition = digitsAt(body, pos + 1)
+  if (partition < 0 || scanEnd >= end || body[scanEnd] !== 0x20) return false
+  const offset = digitsAt(body, scanEnd + 1)
+  if (offset < 0 || scanEnd !== end) return false
+  // Up to 19 digits: the leading ones and the last 9 each fit a double exactly.
+  const split = Math.max(idStart, idEnd - 9)
+  let high = 0
+  for (let i = idStart; i < split; i++) high = high * 10 + body[i] - 0x30
+  let low = 0
+  for (let i = split; i < idEnd; i++) low = low * 10 + body[i] - 0x30
+  const id = high === 0 ? BigInt(low) : BigInt(high) * 1_000_000_000n + BigInt(low)
+  reply.id = negative ? -id : id
+  reply.partition = partition
+  reply.offset = offset
+  return true
+}
+
+/** Where digitsAt stopped. */
+let scanEnd = 0
+
+/** The value of 1 to 15 decimal digits at `pos` (scanEnd = the position after them), or -1. */
+function digitsAt(buf: Buffer, pos: number): number {
+  const start = pos
+  let value = 0
+  while (pos < buf.length && buf[pos] >= 0x30 && buf[pos] <= 0x39) value = value * 10 + buf[pos++] - 0x30
+  scanEnd = pos
+  return pos === start || pos - start > 15 ? -1 : value
 }
 
 export function createProducer(options: ProducerOptions = {}): Producer {
