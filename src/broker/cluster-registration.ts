@@ -54,6 +54,7 @@ export class ClusterRegistration {
       brokerId: config.system.brokerId,
       url,
       configChecksum: config.checksum,
+      sessionTimeoutMs: zk.zkSessionTimeoutMs,
       log,
     })
     const registration = new ClusterRegistration(session, registry, config, topics, log)

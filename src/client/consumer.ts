@@ -26,7 +26,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {resultText, type BrokerConnection} from './connection.js'
 import {PartitionFetcher, type FetchSettings, type FetchSink, type MessageBatch} from './fetcher.js'
 import {QueuedIterator} from './queued-iterator.js'
-import {StandaloneTopology, type Topology} from './topology.js'
+import {createTopology, type Topology} from './topology.js'
 import {partitionName, type Message, type Partition} from './types.js'
 
 export type {MessageBatch} from './fetcher.js'
@@ -41,7 +41,11 @@ export const TAIL_OFFSET = Number.MAX_SAFE_INTEGER
 export interface ConsumerBaseOptions {
   /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
   broker?: string
-  /** … or a topology (cluster mode). A topology passed in is not closed by the consumer. */
+  /** … or a ZooKeeper connect string (cluster mode: brokers and partitions from ZooKeeper) … */
+  zk?: string
+  /** Root znode with `zk` (default /meta). */
+  zkRoot?: string
+  /** … or a topology of your own. A topology passed in is not closed by the consumer. */
   topology?: Topology
   topics: string[]
   /** Initial bytes per fetch (default 1 MiB); grows for bigger messages. */
@@ -110,7 +114,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     this.topics = [...new Set(options.topics)]
     this.log = (options.logger ?? silentLogger).child('consumer')
     this.ownsTopology = options.topology === undefined
-    this.topology = options.topology ?? new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger})
+    this.topology = options.topology ?? createTopology(options)
     const maxSizeBytes = options.maxSizeBytes ?? 1024 * 1024
     this.settings = {
       group,

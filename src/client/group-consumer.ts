@@ -30,6 +30,9 @@ import {ConsumerBase, partitionKey, TAIL_OFFSET, type ConsumerBaseOptions, type 
 import {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition} from './membership.js'
 import {BrokerOffsetStore, offsetKey, type OffsetEntry, type OffsetStore} from './offset-store.js'
 import {RecoverStore} from './recover-store.js'
+import {ClusterTopology} from './cluster-topology.js'
+import {ClusterMembership} from './cluster-membership.js'
+import {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
 import type {Message, Partition} from './types.js'
 
 export interface GroupConsumerOptions extends ConsumerBaseOptions {
@@ -88,7 +91,10 @@ export class GroupConsumer extends ConsumerBase {
     if (options.offsetStore === undefined && options.broadcast) {
       throw MetaError.invalidArgument('a broadcast consumer needs its own offset store (offsetStore), e.g. a FileOffsetStore')
     }
-    this.offsetStore = options.offsetStore ?? new BrokerOffsetStore(this.topology)
+    const topology = this.topology
+    this.offsetStore =
+      options.offsetStore ??
+      (topology instanceof ClusterTopology ? new ZkOffsetStore(() => topology.session(), topology.paths) : new BrokerOffsetStore(topology))
   }
 
   /** Partitions this member owns now. */
@@ -138,7 +144,7 @@ export class GroupConsumer extends ConsumerBase {
       await this.rebalance(await this.broadcastView())
       return
     }
-    this.membership = this.options.membership ?? (await this.standaloneMembership())
+    this.membership = this.options.membership ?? (await this.defaultMembership())
     this.membership.on('change', (view: MembershipView) => this.scheduleRebalance(view))
     this.scheduleRebalance(await this.membership.join())
     await this.rebalancing
@@ -157,7 +163,18 @@ export class GroupConsumer extends ConsumerBase {
     await this.offsetStore.close()
   }
 
-  private async standaloneMembership(): Promise<GroupMembership> {
+  private async defaultMembership(): Promise<GroupMembership> {
+    const topology = this.topology
+    if (topology instanceof ClusterTopology) {
+      return new ClusterMembership({
+        session: await topology.session(),
+        paths: topology.paths,
+        group: this.group,
+        memberId: this.memberId,
+        topics: this.topics,
+        log: this.log,
+      })
+    }
     const conn = await this.topology.connection(this.topology.brokerIds()[0] ?? 0)
     return new StandaloneMembership({
       conn,

@@ -7,7 +7,10 @@ export * from './address.js'
 export * from './types.js'
 export {BrokerConnection, resultText, connectionError, type ConnectionOptions, type BrokerCapabilities} from './connection.js'
 export * from './partition-selector.js'
-export {StandaloneTopology, type Topology, type StandaloneTopologyOptions} from './topology.js'
+export {StandaloneTopology, createTopology, type Topology, type StandaloneTopologyOptions} from './topology.js'
+export {ClusterTopology, type ClusterTopologyOptions} from './cluster-topology.js'
+export {ClusterMembership, type ClusterMembershipOptions} from './cluster-membership.js'
+export {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
 export {Producer, createProducer, type ProducerOptions, type SendOptions, type SendCallback} from './producer.js'
 export {
   Consumer,

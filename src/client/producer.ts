@@ -23,13 +23,17 @@ import type {ResponseFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import type {BrokerConnection} from './connection.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
-import {StandaloneTopology, type Topology} from './topology.js'
+import {createTopology, type Topology} from './topology.js'
 import type {OutgoingMessage, Partition, SendResult} from './types.js'
 
 export interface ProducerOptions {
   /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
   broker?: string
-  /** … or a topology (cluster mode); the producer closes it on close() only if it created it. */
+  /** … or a ZooKeeper connect string (cluster mode) … */
+  zk?: string
+  /** Root znode with `zk` (default /meta). */
+  zkRoot?: string
+  /** … or a topology of your own; the producer closes it on close() only if it created it. */
   topology?: Topology
   /** How partitions are chosen when a send does not name one (default round-robin). */
   selector?: SelectorName | PartitionSelector
@@ -105,9 +109,7 @@ export class Producer extends EventEmitter {
     super()
     this.log = (options.logger ?? silentLogger).child('producer')
     this.ownsTopology = options.topology === undefined
-    this.topology =
-      options.topology ??
-      new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger, requestTimeoutMs: options.sendTimeoutMs})
+    this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs})
     this.selector =
       typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
     this.maxInFlight = options.maxInFlight ?? 4096

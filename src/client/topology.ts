@@ -9,6 +9,8 @@ import type {Logger} from '../log.js'
 import {parseBrokerAddress, type BrokerAddress} from './address.js'
 import {BrokerConnection, resultText, type ConnectionOptions} from './connection.js'
 import type {Partition} from './types.js'
+import {ClusterTopology} from './cluster-topology.js'
+import {MetaError} from '../protocol/errors.js'
 
 export interface Topology extends EventEmitter {
   /**
@@ -30,6 +32,17 @@ export interface Topology extends EventEmitter {
 export interface StandaloneTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
   broker: string | BrokerAddress
   logger?: Logger
+}
+
+/** The topology a client's options ask for: ZooKeeper with `zk`, else one broker. */
+export function createTopology(options: {broker?: string; zk?: string; zkRoot?: string; logger?: Logger; requestTimeoutMs?: number}): Topology {
+  if (options.zk !== undefined && options.broker !== undefined) {
+    throw MetaError.invalidArgument('both a broker address and a ZooKeeper connect string were given: expected one of them')
+  }
+  if (options.zk !== undefined) {
+    return new ClusterTopology({zk: options.zk, zkRoot: options.zkRoot, logger: options.logger, requestTimeoutMs: options.requestTimeoutMs})
+  }
+  return new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger, requestTimeoutMs: options.requestTimeoutMs})
 }
 
 /** One broker, reached directly (no ZooKeeper). */

@@ -3,8 +3,9 @@
  * Appendix A.3), so MetaQ's Java, Python, Ruby, PHP, Node and .NET clients find it:
  *
  *   1. `ids/<id>` (persistent, URL for pre-1.4 clients) and `ids/<id>/master` (ephemeral, URL);
- *      a live `master` with another URL means another broker has this id: refuse (with the same
- *      URL it is this broker's node from before a crash: replace it);
+ *      a `master` with another URL whose broker answers means another broker has this id:
+ *      refuse; one whose broker does not answer is a crashed predecessor: wait for its session
+ *      to expire; with the same URL it is this broker's own node from before a crash: replace it;
  *   2. `ids/<id>/master_config_checksum` (ephemeral);
  *   3. per topic: legacy `topics/<t>/<id>-m` = numPartitions, and the JSON nodes
  *      `topics-pub/<t>/<id>-m` (if acceptPublish and the broker is publishable) and
@@ -17,7 +18,8 @@
 import {MetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 import {CreateMode, type ZkSession} from './zk-session.js'
-import {encodeTopicBroker, type ZkPaths} from './paths.js'
+import {connect} from 'node:net'
+import {encodeTopicBroker, parseBrokerUrl, type ZkPaths} from './paths.js'
 
 export interface RegisteredTopic {
   topic: string
@@ -33,7 +35,23 @@ export interface BrokerRegistryOptions {
   /** `meta://host:port` */
   url: string
   configChecksum: number
+  /** The ZooKeeper session timeout: how long a crashed broker's nodes may linger. */
+  sessionTimeoutMs: number
   log: Logger
+}
+
+/** True if something accepts TCP connections at host:port within a second. */
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({host, port})
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1000, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
 }
 
 export class BrokerRegistry {
@@ -109,14 +127,9 @@ export class BrokerRegistry {
       const owner = stat?.ephemeralOwner.toString('hex')
       if (owner !== undefined && owner !== session.sessionId) {
         const other = await session.getString(master)
-        if (other !== url) {
-          throw new MetaError(
-            'CLUSTER_ERROR',
-            `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master}); give this broker another brokerId`,
-          )
-        }
-        // Our own node from before a crash, whose session has not expired yet: take it over,
-        // or it would vanish when that old session ends.
+        if (other !== undefined && other !== url) await this.waitForDeadRegistration(master, other)
+        // Our own node from before a crash (same URL) or a dead broker's whose session has
+        // just expired: take it over, or it would vanish when that old session ends.
         log.info('replacing the registration of a previous run', {brokerId, url})
         await session.remove(master)
         if (!(await session.create(master, url, CreateMode.EPHEMERAL))) throw new MetaError('CLUSTER_ERROR', `cannot register ${master}`)
@@ -130,6 +143,25 @@ export class BrokerRegistry {
       url,
       topics: this.topics.size,
     })
+  }
+
+  /**
+   * Another URL holds this broker id. If that broker answers, it is alive: refuse. If it does
+   * not (it crashed and this is its replacement on another port), wait for its ZooKeeper
+   * session to expire, which frees the node, for at most the session timeout.
+   */
+  private async waitForDeadRegistration(master: string, other: string): Promise<void> {
+    const {session, brokerId, log} = this.options
+    const refuse = (why: string) =>
+      new MetaError('CLUSTER_ERROR', `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master})${why}; give this broker another brokerId`)
+    const address = parseBrokerUrl(other)
+    if (address === undefined || (await reachable(address.host, address.port))) throw refuse('')
+    const deadline = Date.now() + this.options.sessionTimeoutMs + 5_000
+    log.warn('broker id held by an unreachable broker; waiting for its ZooKeeper session to expire', {brokerId, other})
+    while ((await session.getString(master)) === other) {
+      if (Date.now() > deadline) throw refuse(', and its session did not expire')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
   }
 
   private async writeTopic(t: RegisteredTopic): Promise<void> {

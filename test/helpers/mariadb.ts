@@ -9,13 +9,13 @@
  * failure message), then creates the user and database over that socket and checks the login
  * over TCP.
  *
- * The server runs under a tiny `sh` watchdog that holds our stdin pipe: when this process
- * dies in any way (even SIGKILL), the pipe closes and the watchdog kills mariadbd, so a
- * crashed test run leaves no server behind.
+ * The server runs under a watchdog (watched.ts): when this process dies in any way (even
+ * SIGKILL), mariadbd is killed, so a crashed test run leaves no server behind.
  *
  * Missing binaries fail the test with what to install; nothing is skipped (DESIGN §5).
  */
-import {execFile, spawn, type ChildProcess} from 'node:child_process'
+import {execFile} from 'node:child_process'
+import {startWatched, type ServerProcess} from './watched.js'
 import {randomBytes} from 'node:crypto'
 import {existsSync} from 'node:fs'
 import {access, constants, mkdtemp, readdir, readFile, rm, statfs, writeFile} from 'node:fs/promises'
@@ -129,42 +129,6 @@ export async function startMariaDb(t: Cleanup): Promise<MariaDb> {
   await check.query('SELECT 1')
   await check.end()
   return {host, port, user, password, database, uri: `mysql://${user}:${password}@${host}:${port}/${database}`, logPath}
-}
-
-interface ServerProcess {
-  child: ChildProcess
-  exited: Promise<void>
-  stop(): Promise<void>
-}
-
-/**
- * mariadbd under `sh`: fd 3 keeps our stdin pipe (a background job's own stdin would be
- * /dev/null); `cat` returns when the pipe closes, and mariadbd is killed. When mariadbd exits
- * by itself, sh stops the watchdog first (so it never kills a reused pid) and exits with
- * mariadbd's status. Neither the child nor its pipe keeps this process alive.
- */
-function startWatched(mariadbd: string, args: string[]): ServerProcess {
-  const script =
-    'exec 3<&0; "$@" 3<&- & pid=$!; ' +
-    '(cat <&3 >/dev/null; kill -9 $pid 2>/dev/null) & watchdog=$!; ' +
-    'wait $pid; status=$?; kill $watchdog 2>/dev/null; exit $status'
-  const child = spawn('/bin/sh', ['-c', script, 'sh', mariadbd, ...args], {stdio: ['pipe', 'ignore', 'ignore']})
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.stdin!.on('error', () => {
-    // EPIPE once the watchdog is gone: the server is gone too, which is all stop() wants.
-  })
-  child.unref()
-  ;(child.stdin as unknown as {unref(): void}).unref()
-  return {
-    child,
-    exited,
-    async stop() {
-      // Hold the event loop open until the server is gone.
-      child.ref()
-      child.stdin!.end()
-      await exited
-    },
-  }
 }
 
 /** 'ready' once root can log in over the socket; 'exited' if the server stops first. */

@@ -60,9 +60,10 @@ export interface BrokerProcess {
   stderr(): string
 }
 
-/** Start `meta serve --port 0 <args>` and wait for its "listening" line. */
+/** Start `meta serve <args>` (on port 0 unless args name one) and wait for its "listening" line. */
 export async function spawnBroker(t: Cleanup, args: string[], timeoutMs = 20_000): Promise<BrokerProcess> {
-  const child = spawnCli(['serve', '--port', '0', '--log-format', 'json', ...args])
+  const portArgs = args.includes('--port') ? [] : ['--port', '0']
+  const child = spawnCli(['serve', ...portArgs, '--log-format', 'json', ...args])
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

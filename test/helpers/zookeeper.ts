@@ -3,13 +3,13 @@
  * free loopback port, with its data in a temp dir; stoppable and restartable on the same port
  * and data. Missing packages fail the test with the command that installs them (never a skip).
  */
-import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {mkdir, writeFile, readFile} from 'node:fs/promises'
 import {createServer, connect} from 'node:net'
 import {join} from 'node:path'
 import zookeeper from 'node-zookeeper-client'
 import {tmpDir, waitFor, type Cleanup} from './index.js'
+import {startWatched, type ServerProcess} from './watched.js'
 
 const JARS = [
   '/usr/share/java/zookeeper.jar',
@@ -21,8 +21,8 @@ export interface TestZooKeeper {
   /** `127.0.0.1:<port>` */
   connect: string
   port: number
-  /** Stop the server (SIGKILL when `hard`). */
-  stop(hard?: boolean): Promise<void>
+  /** Stop the server (SIGKILL). */
+  stop(): Promise<void>
   /** Start it again on the same port and data directory. */
   start(): Promise<void>
   /** End a client's session from the server side (the client sees 'expired'). */
@@ -79,21 +79,23 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
       '',
     ].join('\n'),
   )
-  let child: ChildProcess | undefined
+  let server: ServerProcess | undefined
   const clients: zookeeper.Client[] = []
   const log = join(dir, 'zk.log')
 
   const start = async () => {
     const {openSync} = await import('node:fs')
     const out = openSync(log, 'a')
-    child = spawn(
+    server = startWatched(
       'java',
       ['-Xmx256m', '-Dzookeeper.root.logger=INFO,CONSOLE', '-cp', ['/etc/zookeeper/conf', ...JARS].join(':'),
         'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
-      {stdio: ['ignore', out, out]},
+      out,
     )
-    const started = child
-    await waitFor(async () => started.exitCode === null && (await fourLetter(port, 'ruok')) === 'imok', {
+    const started = server
+    let gone = false
+    void started.exited.then(() => (gone = true))
+    await waitFor(async () => !gone && (await fourLetter(port, 'ruok')) === 'imok', {
       what: `ZooKeeper on 127.0.0.1:${port}`,
       timeoutMs: 30_000,
       intervalMs: 50,
@@ -103,13 +105,11 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     })
   }
 
-  const stop = async (hard = false) => {
-    const running = child
-    child = undefined
-    if (running === undefined || running.exitCode !== null) return
-    const exited = new Promise((resolve) => running.once('exit', resolve))
-    running.kill(hard ? 'SIGKILL' : 'SIGTERM')
-    await exited
+  // Always a hard stop: a ZooKeeper server keeps its sessions in its log either way.
+  const stop = async () => {
+    const running = server
+    server = undefined
+    await running?.stop()
   }
 
   const newClient = async (options: Record<string, unknown> = {}) => {
@@ -126,7 +126,7 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
   await start()
   t.after(async () => {
     for (const c of clients) c.close()
-    await stop(true)
+    await stop()
   })
   return {
     connect: `127.0.0.1:${port}`,

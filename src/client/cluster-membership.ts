@@ -1,0 +1,159 @@
+/**
+ * Group membership through ZooKeeper, exactly as MetaQ 1.4 consumers do it (spec §4, §5.2),
+ * so meta and MetaQ consumers can share a group:
+ *
+ * - member:    ephemeral `consumers/<group>/ids/<consumerId>` = subscribed topics, comma-joined;
+ * - view:      members per topic = children of `ids` whose data lists the topic; partitions =
+ *              `topics-sub/<topic>` (cluster/discovery.ts); watches on both produce a new
+ *              view (a local generation counter) on every change;
+ * - ownership: ephemeral `consumers/<group>/owners/<topic>/<brokerId>-<partition>` = owner id;
+ *              a claim of a node another member holds waits (an exists watch) until it is
+ *              deleted, up to the claim's maxWaitMs.
+ *
+ * After a session expiry the ephemeral nodes are gone: the member is registered again and a
+ * new view is emitted, and the group consumer claims its partitions again.
+ */
+import {EventEmitter} from 'node:events'
+import type {Logger} from '../log.js'
+import {readSubscribePartitions} from '../cluster/discovery.js'
+import type {ZkPaths} from '../cluster/paths.js'
+import {CreateMode, type ZkSession} from '../cluster/zk-session.js'
+import type {ClaimOutcome, GroupMembership, MembershipView, OwnedPartition} from './membership.js'
+import type {Partition} from './types.js'
+
+export interface ClusterMembershipOptions {
+  session: ZkSession
+  paths: ZkPaths
+  group: string
+  memberId: string
+  topics: string[]
+  log: Logger
+}
+
+export class ClusterMembership extends EventEmitter implements GroupMembership {
+  readonly memberId: string
+  private generation = 0
+  private left = false
+  private refreshing: Promise<MembershipView> | undefined
+  private refreshAgain = false
+
+  constructor(private readonly options: ClusterMembershipOptions) {
+    super()
+    this.memberId = options.memberId
+    options.session.on('session', () => {
+      if (this.left) return
+      this.options.log.info('new ZooKeeper session: registering the member again', {group: options.group, member: this.memberId})
+      this.register().then(() => this.refresh(), (error: Error) => this.options.log.error('cannot register again', {error: error.message}))
+    })
+  }
+
+  async join(): Promise<MembershipView> {
+    await this.register()
+    return this.readView()
+  }
+
+  async claim(claim: readonly OwnedPartition[], release: readonly OwnedPartition[], maxWaitMs: number): Promise<ClaimOutcome> {
+    const {session, paths, group} = this.options
+    for (const p of release) {
+      const path = paths.owner(group, p.topic, p.partition.brokerId, p.partition.partition)
+      if ((await session.getString(path)) === this.memberId) await session.remove(path)
+    }
+    const deadline = Date.now() + maxWaitMs
+    const granted: OwnedPartition[] = []
+    let busy: OwnedPartition[] = [...claim]
+    for (;;) {
+      const stillBusy: OwnedPartition[] = []
+      const deleted: Array<Promise<void>> = []
+      for (const p of busy) {
+        const path = paths.owner(group, p.topic, p.partition.brokerId, p.partition.partition)
+        if (await this.takeOwner(path)) {
+          granted.push(p)
+          continue
+        }
+        stillBusy.push(p)
+        deleted.push(new Promise<void>((resolve) => void session.exists(path, () => resolve()).then((s) => s === undefined && resolve())))
+      }
+      busy = stillBusy
+      const remaining = deadline - Date.now()
+      if (busy.length === 0 || remaining <= 0 || this.left) break
+      // Wait for one of the owners to let go (or the time to run out), then try again.
+      await Promise.race([Promise.race(deleted), new Promise((resolve) => setTimeout(resolve, remaining))])
+    }
+    return {granted, busy, generation: this.generation}
+  }
+
+  async leave(): Promise<void> {
+    if (this.left) return
+    this.left = true
+    const {session, paths, group} = this.options
+    try {
+      for (const topic of this.options.topics) {
+        for (const child of await session.children(paths.owners(group, topic))) {
+          const path = `${paths.owners(group, topic)}/${child}`
+          if ((await session.getString(path)) === this.memberId) await session.remove(path)
+        }
+      }
+      await session.remove(paths.consumerId(group, this.memberId))
+    } catch (error) {
+      // The nodes are ephemeral: they go with the session if this fails.
+      this.options.log.debug('leave failed', {error: (error as Error).message})
+    }
+  }
+
+  private async register(): Promise<void> {
+    const {session, paths, group, topics} = this.options
+    await session.put(paths.consumerId(group, this.memberId), topics.join(','), CreateMode.EPHEMERAL)
+  }
+
+  /** Create the owner node, or find it is already ours. */
+  private async takeOwner(path: string): Promise<boolean> {
+    const {session} = this.options
+    if (await session.create(path, this.memberId, CreateMode.EPHEMERAL)) return true
+    const owner = await session.getString(path)
+    if (owner === undefined) return this.takeOwner(path) // deleted meanwhile
+    if (owner !== this.memberId) return false
+    // Ours, but possibly from a session that expired: make sure it is this session's node.
+    await session.put(path, this.memberId, CreateMode.EPHEMERAL)
+    return true
+  }
+
+  /** Re-read the view after a watch fired; overlapping refreshes are coalesced. */
+  private refresh(): Promise<MembershipView> {
+    if (this.refreshing !== undefined) {
+      this.refreshAgain = true
+      return this.refreshing
+    }
+    this.refreshing = this.readView()
+      .then((view) => {
+        if (!this.left) this.emit('change', view)
+        return view
+      })
+      .finally(() => {
+        this.refreshing = undefined
+        if (this.refreshAgain) {
+          this.refreshAgain = false
+          void this.refresh().catch(() => undefined)
+        }
+      })
+    return this.refreshing
+  }
+
+  private async readView(): Promise<MembershipView> {
+    const {session, paths, group, topics, log} = this.options
+    const onChange = () => {
+      if (!this.left) this.refresh().catch((error: Error) => log.warn('cannot read the group', {group, error: error.message}))
+    }
+    this.generation += 1
+    const membersByTopic = new Map<string, string[]>()
+    for (const id of await session.children(paths.consumerIds(group), onChange)) {
+      const data = (await session.getString(paths.consumerId(group, id))) ?? ''
+      for (const topic of data.split(',').map((t) => t.trim())) {
+        if (topic === '') continue
+        membersByTopic.set(topic, [...(membersByTopic.get(topic) ?? []), id])
+      }
+    }
+    const partitionsByTopic = new Map<string, Partition[]>()
+    for (const topic of topics) partitionsByTopic.set(topic, await readSubscribePartitions(session, paths, topic, onChange))
+    return {generation: this.generation, membersByTopic, partitionsByTopic}
+  }
+}
