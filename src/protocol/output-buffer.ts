@@ -71,6 +71,20 @@ export class OutputBuffer {
    * integer (|n| <= 2^53 - 1). Other numbers are written with String(n).
    */
   writeInt(n: number): void {
+    if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) {
+      // The common case (lengths, partitions, opaques, most offsets): int32 arithmetic.
+      this.ensure(10)
+      const buf = this.buf
+      const end = this.length + smallDigits(n)
+      let i = end
+      do {
+        const q = (n / 10) | 0
+        buf[--i] = 48 + (n - q * 10)
+        n = q
+      } while (n > 0)
+      this.length = end
+      return
+    }
     if (!Number.isSafeInteger(n) || Object.is(n, -0)) {
       this.writeAscii(String(n))
       return
@@ -84,19 +98,11 @@ export class OutputBuffer {
     }
     const end = pos + decimalDigits(n)
     let i = end
-    if (n <= 0x7fffffff) {
-      do {
-        const q = (n / 10) | 0
-        buf[--i] = 48 + (n - q * 10)
-        n = q
-      } while (n > 0)
-    } else {
-      do {
-        const q = Math.floor(n / 10)
-        buf[--i] = 48 + (n - q * 10)
-        n = q
-      } while (n > 0)
-    }
+    do {
+      const q = Math.floor(n / 10)
+      buf[--i] = 48 + (n - q * 10)
+      n = q
+    } while (n > 0)
     this.length = end
   }
 
@@ -128,8 +134,15 @@ const MAX_INT_CHARS = 17
 
 /** The length of String(n) for an integer n (writeInt writes exactly that many bytes). */
 export function intTextLength(n: number): number {
+  if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) return smallDigits(n)
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return String(n).length
   return n < 0 ? 1 + decimalDigits(-n) : decimalDigits(n)
+}
+
+/** Digits of a non-negative int32. */
+function smallDigits(n: number): number {
+  if (n < 100000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : 5
+  return n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10
 }
 
 /** Digits of a non-negative safe integer. */

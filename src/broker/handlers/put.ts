@@ -10,13 +10,14 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
+import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
   if (frame.txKey !== null) {
-    failPut(ctx, conn, frame, frame.partition, 'transactions are not supported by this broker')
+    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, 'transactions are not supported by this broker')
     return
   }
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
@@ -26,25 +27,25 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   }
   const topic = ctx.topics.resolve(frame.topic)
   if (topic === undefined) {
-    failPut(ctx, conn, frame, frame.partition, topicRefusal(frame.topic))
+    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, topicRefusal(frame.topic))
     return
   }
   const partition = frame.partition === -1 ? ctx.topics.randomPartition(topic) : frame.partition
   if (partition < 0 || partition >= topic.numPartitions) {
-    failPut(ctx, conn, frame, partition, `wrong partition ${partition}: topic "${frame.topic}" has partitions 0..${topic.numPartitions - 1}`)
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, `wrong partition ${partition}: topic "${frame.topic}" has partitions 0..${topic.numPartitions - 1}`)
     return
   }
   const crc = checksum(frame.body)
   if (frame.checksum !== NO_CHECKSUM && frame.checksum !== crc) {
-    failPut(ctx, conn, frame, partition, `Checksum failure,expected ${crc} but was ${frame.checksum}`)
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, `Checksum failure,expected ${crc} but was ${frame.checksum}`)
     return
   }
-  let log = ctx.store.get(frame.topic, partition)
+  let log = cachedLog(ctx.store, frame.topic, partition)
   if (log === undefined) {
     try {
       log = ctx.store.getOrCreate(frame.topic, partition)
     } catch (error) {
-      failPut(ctx, conn, frame, partition, (error as Error).message)
+      failPut(ctx, conn, frame.topic, frame.opaque, partition, (error as Error).message)
       return
     }
     ctx.onNewPartition(frame.topic, partition)
@@ -55,16 +56,43 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   }
   const id = ctx.ids.next()
   const opaque = frame.opaque
+  const topicName = frame.topic
   conn.beginRequest()
+  // The callback keeps what the answer needs, not the frame: the body (a view of the socket
+  // chunk) is garbage once append has copied it.
   const offset = log.append(id, frame.flag, frame.body, crc, (err) => {
     conn.endRequest()
     ctx.putOutcome(err !== null)
     if (err === null) {
       conn.sendPutResult(opaque, id, partition, offset)
     } else {
-      failPut(ctx, conn, frame, partition, err.message)
+      failPut(ctx, conn, topicName, opaque, partition, err.message)
     }
   })
+}
+
+/**
+ * The store's log of (topic, partition), remembered per topic: MessageStore#get builds a
+ * key string per call, a cost on every put. A store never drops a log while it is open, so
+ * a remembered log stays the right one; only logs that exist are remembered.
+ */
+let cacheStore: MessageStore | undefined
+let logCache = new Map<string, Array<PartitionLog | undefined>>()
+
+function cachedLog(store: MessageStore, topic: string, partition: number): PartitionLog | undefined {
+  if (store !== cacheStore) {
+    cacheStore = store
+    logCache = new Map()
+  }
+  let logs = logCache.get(topic)
+  const cached = logs?.[partition]
+  if (cached !== undefined) return cached
+  const log = store.get(topic, partition)
+  if (log !== undefined) {
+    if (logs === undefined) logCache.set(topic, (logs = []))
+    logs[partition] = log
+  }
+  return log
 }
 
 function topicRefusal(topic: string): string {
@@ -77,10 +105,10 @@ function topicRefusal(topic: string): string {
 }
 
 /** MetaQ's put failure body, so clients that parse it keep working. */
-function failPut(ctx: BrokerContext, conn: Connection, frame: PutCommand, partition: number, reason: string): void {
+function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, partition: number, reason: string): void {
   ctx.counters.putFailed += 1
-  if (ctx.topics.resolve(frame.topic)?.stat) ctx.realtime.record(frame.topic, 'put_failed')
-  ctx.log.debug('put failed', {topic: frame.topic, partition, reason})
-  const body = `Put message to [broker '${ctx.url}'] [partition '${frame.topic}-${partition}'] failed.Detail:${reason}`
-  conn.sendResult(new MetaError('INTERNAL').wireStatus, frame.opaque, body)
+  if (ctx.topics.resolve(topic)?.stat) ctx.realtime.record(topic, 'put_failed')
+  ctx.log.debug('put failed', {topic, partition, reason})
+  const body = `Put message to [broker '${ctx.url}'] [partition '${topic}-${partition}'] failed.Detail:${reason}`
+  conn.sendResult(new MetaError('INTERNAL').wireStatus, opaque, body)
 }
