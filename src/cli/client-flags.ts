@@ -23,3 +23,21 @@ export const timeoutFlag = Flags.integer({
   min: 1,
   helpGroup: 'CONNECTION',
 })
+
+/** Cluster mode: find brokers in ZooKeeper instead of talking to one broker (-b). */
+export const zkFlag = Flags.string({
+  summary: 'ZooKeeper connect string (host:port[,…][/chroot]): find brokers there (cluster mode).',
+  description: 'Also read from $META_ZK. Replaces -b.',
+  env: 'META_ZK',
+  helpGroup: 'CONNECTION',
+})
+
+export const zkRootFlag = Flags.string({
+  summary: 'Root znode of the cluster (zk.zkRoot; default /meta).',
+  helpGroup: 'CONNECTION',
+})
+
+/** Where a client command connects: one broker, or a ZooKeeper cluster. */
+export function connectionTarget(flags: {broker?: string; zk?: string; 'zk-root'?: string}): {broker?: string; zk?: string; zkRoot?: string} {
+  return flags.zk === undefined ? {broker: flags.broker} : {zk: flags.zk, zkRoot: flags['zk-root']}
+}

@@ -1,29 +1,45 @@
 /**
  * `meta tail -o` start positions. Each form is one entry of FORMS: a pattern and what it
- * means, so the forms that need the side index or consumer groups (`-N`, `+N`, `@<time>`,
- * `stored`) are added as entries, not as new branches in the command.
+ * means. `-N`, `+N` and `@<time>` are answered by the broker's side index (seek), per
+ * partition; `stored` is the group's committed offset.
  *
  * Offsets are byte positions in the partition log (MetaQ's meaning), never message counts.
  */
-import type {StartPosition} from '../client/index.js'
-import {MetaError} from '../protocol/errors.js'
+import {AdminClient, type BrokerConnection, type Partition, type StartPosition} from '../client/index.js'
+import {MetaError, isMetaError} from '../protocol/errors.js'
+import {parseDateTimeMs, parseLookbackMs} from './admin/parse.js'
 
 export type OffsetSpec =
   | {kind: 'beginning'}
   | {kind: 'end'}
   /** A byte offset; the consumer realigns to the next message boundary when it is not one. */
   | {kind: 'offset'; offset: number}
+  /** -N: the last N messages of each partition. */
+  | {kind: 'last'; count: number}
+  /** +N: skip the first N messages of each partition. */
+  | {kind: 'skip'; count: number}
+  /** @<time>: the first message stored at or after this time (ms since the epoch). */
+  | {kind: 'time'; ms: number}
+  /** stored: the group's committed offset (the default with --group). */
+  | {kind: 'stored'}
 
 interface OffsetForm {
   pattern: RegExp
   /** What the form means, for error messages and docs. */
   describe: string
-  parse(match: RegExpExecArray): OffsetSpec
+  parse(match: RegExpExecArray, nowMs: number): OffsetSpec
+}
+
+function count(text: string): number {
+  const n = Number(text)
+  if (!Number.isSafeInteger(n)) throw MetaError.invalidArgument(`invalid message count "${text}": expected at most ${Number.MAX_SAFE_INTEGER}`)
+  return n
 }
 
 const FORMS: OffsetForm[] = [
   {pattern: /^(?:beginning|earliest|start|first)$/i, describe: 'beginning', parse: () => ({kind: 'beginning'})},
   {pattern: /^(?:end|latest|last)$/i, describe: 'end', parse: () => ({kind: 'end'})},
+  {pattern: /^stored$/i, describe: 'stored', parse: () => ({kind: 'stored'})},
   {
     pattern: /^(\d+)$/,
     describe: '<byte offset>',
@@ -33,36 +49,69 @@ const FORMS: OffsetForm[] = [
       return {kind: 'offset', offset}
     },
   },
-]
-
-/** Forms users know from kcat/rpk that meta will support once their prerequisite lands. */
-const PLANNED: Array<{pattern: RegExp; reason: string}> = [
-  {pattern: /^-\d+$/, reason: 'relative offsets (-N: the last N messages) need the side index'},
-  {pattern: /^\+\d+$/, reason: 'relative offsets (+N: skip N messages) need the side index'},
-  {pattern: /^[se]?@/, reason: 'time offsets (@<time>) need the side index'},
-  {pattern: /^stored$/i, reason: 'the stored offset needs a consumer group (--group)'},
+  {pattern: /^-(\d+)$/, describe: '-N (last N messages)', parse: (m) => ({kind: 'last', count: count(m[1])})},
+  {pattern: /^\+(\d+)$/, describe: '+N (skip N messages)', parse: (m) => ({kind: 'skip', count: count(m[1])})},
+  {
+    // kcat's s@<ms since the epoch>
+    pattern: /^s@(\d+)$/,
+    describe: 's@<ms>',
+    parse: (m) => ({kind: 'time', ms: Number(m[1])}),
+  },
+  {
+    pattern: /^@-(.+)$/,
+    describe: '@-<duration> (e.g. @-1h)',
+    parse: (m, nowMs) => ({kind: 'time', ms: nowMs - parseLookbackMs(m[1], '-o @-<duration>')}),
+  },
+  {
+    pattern: /^@(.+)$/,
+    describe: '@<ISO time>',
+    parse: (m) => ({kind: 'time', ms: /^\d{10,}$/.test(m[1]) ? Number(m[1]) : parseDateTimeMs(m[1], '-o @<time>')}),
+  },
 ]
 
 /** Parse a `-o` value. Throws INVALID_ARGUMENT naming the value and the accepted forms. */
-export function parseOffsetSpec(text: string): OffsetSpec {
+export function parseOffsetSpec(text: string, nowMs = Date.now()): OffsetSpec {
   const value = text.trim()
   for (const form of FORMS) {
     const match = form.pattern.exec(value)
-    if (match) return form.parse(match)
+    if (match) return form.parse(match, nowMs)
   }
-  const planned = PLANNED.find((p) => p.pattern.test(value))
-  if (planned) throw MetaError.invalidArgument(`offset "${text}" is not supported yet: ${planned.reason}`)
   throw MetaError.invalidArgument(`invalid offset "${text}": expected ${FORMS.map((f) => f.describe).join(', ')}`)
 }
 
-/** The consumer's start position for a spec. */
-export function toStartPosition(spec: OffsetSpec): StartPosition {
-  switch (spec.kind) {
-    case 'beginning':
-      return 'earliest'
-    case 'end':
-      return 'latest'
-    case 'offset':
-      return spec.offset
+/**
+ * Where a partition starts for a spec. Seeks by count and time ask the partition's broker
+ * (its side index). `stored` returns undefined: the group's committed offset decides.
+ */
+export function startResolver(spec: OffsetSpec): (topic: string, partition: Partition, conn: BrokerConnection) => Promise<StartPosition | undefined> {
+  return async (topic, partition, conn) => {
+    const admin = new AdminClient(conn)
+    const p = partition.partition
+    switch (spec.kind) {
+      case 'beginning':
+        return 'earliest'
+      case 'end':
+        return 'latest'
+      case 'offset':
+        return spec.offset
+      case 'stored':
+        return undefined
+      case 'last':
+        return seekOrStart(() => admin.seek(topic, p, 'last', spec.count))
+      case 'skip':
+        return seekOrStart(async () => admin.seek(topic, p, 'shift', (await admin.bounds(topic, p)).start, spec.count))
+      case 'time':
+        return seekOrStart(() => admin.seek(topic, p, 'time', spec.ms))
+    }
+  }
+}
+
+/** A seek on a partition that does not exist yet starts at its beginning. */
+async function seekOrStart(seek: () => Promise<number>): Promise<StartPosition> {
+  try {
+    return await seek()
+  } catch (error) {
+    if (isMetaError(error, 'NOT_FOUND')) return 'earliest'
+    throw error
   }
 }

@@ -24,7 +24,8 @@ import type {Stats} from 'node:fs'
 import {performance} from 'node:perf_hooks'
 import {
   createProducer,
-  StandaloneTopology,
+  createTopology,
+  type Topology,
   type Producer,
   type SelectorName,
   type SendResult,
@@ -43,7 +44,11 @@ export const INTERRUPT_GRACE_MS = 5000
 export type OversizePolicy = 'skip' | 'fail'
 
 export interface SendSessionOptions {
-  broker: string
+  /** host:port of a standalone broker … */
+  broker?: string
+  /** … or a ZooKeeper connect string (cluster mode). */
+  zk?: string
+  zkRoot?: string
   /** Required unless envelopes name their topics. */
   topic?: string
   /** A partition for every message; -1 = always the partitioner (even over envelope partitions). */
@@ -116,7 +121,7 @@ type StopReason = 'count' | 'interrupt' | 'oversize' | 'connection'
 export class SendSession {
   private readonly options: SendSessionOptions
   private readonly producer: Producer
-  private readonly topology: StandaloneTopology
+  private readonly topology: Topology
   readonly maxMessageBytes: number
   private readonly problems: ProblemReporter
   private readonly fixedPartition: number | undefined
@@ -149,7 +154,7 @@ export class SendSession {
   private graceOver: (() => void) | undefined
   private readonly graceElapsed: Promise<void>
 
-  private constructor(options: SendSessionOptions, topology: StandaloneTopology, maxMessageBytes: number) {
+  private constructor(options: SendSessionOptions, topology: Topology, maxMessageBytes: number) {
     this.options = options
     this.topology = topology
     this.maxMessageBytes = maxMessageBytes
@@ -184,13 +189,21 @@ export class SendSession {
    */
   static async open(options: SendSessionOptions): Promise<SendSession> {
     for (const file of options.files ?? []) if (file !== '-') await checkFile(file)
-    const topology = new StandaloneTopology({broker: options.broker, requestTimeoutMs: options.ackTimeoutMs, logger: options.logger})
+    const topology = createTopology({
+      broker: options.zk === undefined ? options.broker : undefined,
+      zk: options.zk,
+      zkRoot: options.zkRoot,
+      requestTimeoutMs: options.ackTimeoutMs,
+      logger: options.logger,
+    })
     try {
-      const conn = await topology.connection(0)
+      const partitions = options.topic === undefined ? [] : await topology.publishPartitions(options.topic)
+      // A cluster topic no broker registered yet has no partitions: the first broker picks one.
+      const conn = await topology.connection(partitions[0]?.brokerId ?? topology.brokerIds()[0] ?? 0)
       if (options.topic !== undefined) {
-        const partitions = await topology.publishPartitions(options.topic)
         const wanted = options.partition
-        if (wanted !== undefined && wanted >= 0 && partitions.length > 0 && !partitions.some((p) => p.partition === wanted)) {
+        // Partition numbers count the topic's partitions in MetaQ's order (the broker's own in standalone mode).
+        if (wanted !== undefined && wanted >= 0 && partitions.length > 0 && wanted >= partitions.length) {
           throw MetaError.invalidArgument(
             `invalid partition "${wanted}" for topic "${options.topic}": expected 0..${partitions.length - 1}`,
           )

@@ -11,18 +11,32 @@
  * - Status lines (`% Reached end of topic t [p] at offset N`) are printed after that
  *   partition's last message was written, not when it was fetched.
  *
- * Consumer groups (`--group`) plug in at openConsumer(): a group member instead of a plain
- * consumer, with the stored offset as the default start and a commit on stop.
+ * Consumer groups (`--group`): openConsumer() makes a group member instead of a plain
+ * consumer, with the stored offset as the default start; offsets are committed every 5 s
+ * for messages written to stdout, and on stop.
  */
-import {createConsumer, partitionKey, type Consumer, type Message} from '../client/index.js'
+import {createConsumer, createGroupConsumer, partitionKey, type ConsumerBase, type Message} from '../client/index.js'
 import type {Logger} from '../log.js'
 import {encodeEnvelopes} from './envelope.js'
 import type {MessageFormatter} from './message-format.js'
-import {toStartPosition, type OffsetSpec} from './offset-spec.js'
+import {startResolver, type OffsetSpec} from './offset-spec.js'
 import {OutputSink} from './output-sink.js'
 
 export interface TailOptions {
-  broker: string
+  /** host:port of a standalone broker … */
+  broker?: string
+  /** … or a ZooKeeper connect string (cluster mode). */
+  zk?: string
+  zkRoot?: string
+  /** Read as a member of this consumer group (partitions shared, offsets committed). */
+  group?: {
+    name: string
+    /** Partitions without a committed offset start at the end. */
+    fromLatest?: boolean
+    /** Do not commit offsets (peek). */
+    noCommit?: boolean
+    sessionTimeoutMs?: number
+  }
   topics: string[]
   /** Partition numbers (default: all). */
   partitions?: number[]
@@ -60,7 +74,7 @@ interface PartitionEnd {
 export class TailSession {
   private readonly options: TailOptions
   private readonly sink: OutputSink
-  private consumer: Consumer | undefined
+  private consumer: ConsumerBase | undefined
   private written = 0
   private stopReason: TailStopReason | undefined
   /** Next offset after the last message written, per partition key. */
@@ -127,19 +141,31 @@ export class TailSession {
     void this.consumer?.stop()
   }
 
-  private openConsumer(): Consumer {
+  private openConsumer(): ConsumerBase {
     const o = this.options
-    const consumer = createConsumer({
+    const resolve = startResolver(o.offset)
+    const common = {
       broker: o.broker,
+      zk: o.zk,
+      zkRoot: o.zkRoot,
       topics: o.topics,
-      partitions: o.partitions,
-      from: toStartPosition(o.offset),
       stopAtEnd: o.exitAtEnd,
       // A 1 MiB fetch of small messages is ~10 MB of message objects: 8 batches keep stdout
       // busy while bounding memory when the reader is slow (the default 64 could hold 640 MB).
       maxBufferedBatches: 8,
       logger: o.logger,
-    })
+    }
+    const consumer: ConsumerBase =
+      o.group === undefined
+        ? createConsumer({...common, partitions: o.partitions, from: async (topic, p, conn) => (await resolve(topic, p, conn)) ?? 'earliest'})
+        : createGroupConsumer({
+            ...common,
+            group: o.group.name,
+            fromLatest: o.group.fromLatest,
+            autoCommit: !o.group.noCommit,
+            sessionTimeoutMs: o.group.sessionTimeoutMs,
+            from: o.offset.kind === 'stored' ? undefined : async (topic, p, conn) => (await resolve(topic, p, conn)) ?? 'earliest',
+          })
     consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
     consumer.on('error', (error: Error & {code?: string}) => {
       // Fetch errors are retried by the consumer: say so once per kind of error until

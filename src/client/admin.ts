@@ -55,6 +55,8 @@ export interface TopicStats {
 export interface PartitionStats {
   topic: string
   partition: number
+  /** The broker holding it (set in cluster views that span brokers). */
+  brokerId?: number
   minOffset: number
   maxOffset: number
   sizeBytes?: number

@@ -34,6 +34,12 @@ export type {MessageBatch} from './fetcher.js'
 /** Where a partition starts: the first message, the end (only new messages), or a byte offset. */
 export type StartPosition = 'earliest' | 'latest' | number
 
+/**
+ * A start position per partition; `conn` reaches the partition's broker (for seeks by time or
+ * by message count).
+ */
+export type StartResolver = (topic: string, partition: Partition, conn: BrokerConnection) => StartPosition | Promise<StartPosition>
+
 /** Long.MAX_VALUE on the wire: the broker answers 301 with the end of the log. */
 export const TAIL_OFFSET = Number.MAX_SAFE_INTEGER
 
@@ -65,7 +71,7 @@ export interface ConsumerOptions extends ConsumerBaseOptions {
   /** Group name sent in get requests (MetaQ requires one; default "meta"). */
   group?: string
   /** Start position for every partition (default 'earliest'), or a function of the partition. */
-  from?: StartPosition | ((topic: string, partition: Partition) => StartPosition | Promise<StartPosition>)
+  from?: StartPosition | StartResolver
   /** Stop each partition at the end offset it had when the consumer started (tail -e). */
   stopAtEnd?: boolean
 }
@@ -298,7 +304,7 @@ export class Consumer extends ConsumerBase {
       for (const partition of await this.partitionsOf(topic)) {
         const conn = await this.topology.connection(partition.brokerId)
         const from = this.options.from ?? 'earliest'
-        const position = typeof from === 'function' ? await from(topic, partition) : from
+        const position = typeof from === 'function' ? await from(topic, partition, conn) : from
         let start = position === 'earliest' ? 0 : position === 'latest' ? TAIL_OFFSET : position
         let stopAt: number | undefined
         if (this.options.stopAtEnd) {

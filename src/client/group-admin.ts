@@ -16,6 +16,8 @@ import {MetaError, isMetaError} from '../protocol/errors.js'
 import type {GroupDescription, GroupSummary} from '../protocol/commands/group-admin.js'
 import type {CommittedOffset} from '../protocol/commands/offsets.js'
 import {connectAdmin, type AdminClient} from './admin.js'
+import {ClusterTopology} from './cluster-topology.js'
+import {ZkGroupAdmin} from './zk-group-admin.js'
 
 export type {GroupDescription, GroupSummary, MemberDescription} from '../protocol/commands/group-admin.js'
 export type {CommittedOffset} from '../protocol/commands/offsets.js'
@@ -59,8 +61,11 @@ export interface GroupOffsetsAdmin {
 }
 
 export interface GroupAdminOptions {
-  /** host:port (default 127.0.0.1:8123). */
+  /** host:port (default 127.0.0.1:8123) … */
   broker?: string
+  /** … or a ZooKeeper connect string (cluster mode: groups and offsets in MetaQ's znodes). */
+  zk?: string
+  zkRoot?: string
   timeoutMs?: number
   logger?: Logger
 }
@@ -146,7 +151,20 @@ async function orZero(answer: Promise<number>): Promise<number> {
   }
 }
 
-/** Connect to a standalone broker (CONNECTION_FAILED when it cannot be reached). */
+/**
+ * Connect to a standalone broker (CONNECTION_FAILED when it cannot be reached), or with `zk`
+ * to a cluster's ZooKeeper (CLUSTER_ERROR when it cannot be reached).
+ */
 export async function connectGroupAdmin(options: GroupAdminOptions = {}): Promise<GroupOffsetsAdmin> {
+  if (options.zk !== undefined) {
+    const topology = new ClusterTopology({zk: options.zk, zkRoot: options.zkRoot, requestTimeoutMs: options.timeoutMs, logger: options.logger})
+    try {
+      await topology.session()
+    } catch (error) {
+      await topology.close()
+      throw error
+    }
+    return new ZkGroupAdmin(topology)
+  }
   return new StandaloneGroupAdmin(await connectAdmin(options))
 }

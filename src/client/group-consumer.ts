@@ -26,7 +26,8 @@ import {randomUUID} from 'node:crypto'
 import {MetaError} from '../protocol/errors.js'
 import {validateGroupName} from '../protocol/names.js'
 import {assign, type AssignmentStrategy} from './assignment.js'
-import {ConsumerBase, partitionKey, TAIL_OFFSET, type ConsumerBaseOptions, type RunHandlers} from './consumer.js'
+import {ConsumerBase, endOffset, partitionKey, TAIL_OFFSET, type ConsumerBaseOptions, type RunHandlers, type StartResolver} from './consumer.js'
+import type {PartitionFetcher} from './fetcher.js'
 import {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition} from './membership.js'
 import {BrokerOffsetStore, offsetKey, type OffsetEntry, type OffsetStore} from './offset-store.js'
 import {RecoverStore} from './recover-store.js'
@@ -64,6 +65,15 @@ export interface GroupConsumerOptions extends ConsumerBaseOptions {
   recoverIntervalMs?: number
   /** Skip messages the filter rejects (their offsets still advance). */
   filter?: (message: Message) => boolean
+  /**
+   * Where each newly assigned partition starts, overriding its committed offset (a seek on
+   * start, e.g. `meta tail --group g -o @-1h`); undefined keeps the committed offset.
+   */
+  from?: StartResolver
+  /** Stop each assigned partition at the end it had when assigned; end the iteration when all did. */
+  stopAtEnd?: boolean
+  /** Commit offsets (default true); false reads without moving the group (peek). */
+  autoCommit?: boolean
 }
 
 const CLAIM_WAIT_MS = 5_000
@@ -80,6 +90,8 @@ export class GroupConsumer extends ConsumerBase {
   private pendingView: MembershipView | undefined
   private commitTimer: NodeJS.Timeout | undefined
   private recover: RecoverStore | undefined
+  /** Partitions that reached their stop offset (stopAtEnd). */
+  private readonly finishedKeys = new Set<string>()
 
   constructor(options: GroupConsumerOptions) {
     validateGroupName(options.group)
@@ -115,8 +127,9 @@ export class GroupConsumer extends ConsumerBase {
     }
   }
 
-  /** Commit processed offsets now. */
+  /** Commit processed offsets now (nothing with autoCommit: false). */
   async commit(): Promise<void> {
+    if (this.options.autoCommit === false) return
     const entries: OffsetEntry[] = []
     for (const key of this.dirty) {
       const position = this.processed.get(key)
@@ -262,6 +275,7 @@ export class GroupConsumer extends ConsumerBase {
   }
 
   private async startPartitions(granted: OwnedPartition[]): Promise<void> {
+    const started: PartitionFetcher[] = []
     const byTopic = new Map<string, OwnedPartition[]>()
     for (const p of granted) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p])
     for (const [topic, list] of byTopic) {
@@ -271,14 +285,31 @@ export class GroupConsumer extends ConsumerBase {
       for (const p of list) {
         const key = partitionKey(topic, p.partition)
         const stored = committed.get(offsetKey(p.partition))
-        const start = stored?.offset ?? (this.options.fromLatest || this.options.alwaysFromLatest ? TAIL_OFFSET : 0)
-        if (stored !== undefined) this.processed.set(key, {offset: stored.offset, msgId: stored.msgId})
-        else this.processed.delete(key)
         const conn = await this.topology.connection(p.partition.brokerId)
+        const override = this.options.from === undefined ? undefined : await this.options.from(topic, p.partition, conn)
+        const fallback = this.options.fromLatest || this.options.alwaysFromLatest ? TAIL_OFFSET : 0
+        let start = override === undefined ? (stored?.offset ?? fallback) : override === 'earliest' ? 0 : override === 'latest' ? TAIL_OFFSET : override
+        if (stored !== undefined && override === undefined) this.processed.set(key, {offset: stored.offset, msgId: stored.msgId})
+        else this.processed.delete(key)
+        let stopAt: number | undefined
+        if (this.options.stopAtEnd) {
+          stopAt = await endOffset(conn, this.group, topic, p.partition.partition)
+          if (start === TAIL_OFFSET) start = stopAt
+        }
         this.owned.set(key, p)
-        if (!this.stopped) this.addFetcher(topic, p.partition, conn, start).start()
+        if (!this.stopped) started.push(this.addFetcher(topic, p.partition, conn, start, stopAt))
       }
     }
+    // Start only once all are added, so an empty partition that finishes at once (stopAtEnd)
+    // cannot end the iteration before its siblings exist.
+    for (const fetcher of started) fetcher.start()
+  }
+
+  override finished(fetcher: PartitionFetcher): void {
+    super.finished(fetcher)
+    if (!this.options.stopAtEnd) return
+    this.finishedKeys.add(fetcher.key)
+    if ([...this.fetchers.keys()].every((key) => this.finishedKeys.has(key))) this.queue.end()
   }
 
   private async handle(message: Message, handler: (m: Message) => void | Promise<void>): Promise<void> {

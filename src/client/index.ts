@@ -11,6 +11,8 @@ export {StandaloneTopology, createTopology, type Topology, type StandaloneTopolo
 export {ClusterTopology, type ClusterTopologyOptions} from './cluster-topology.js'
 export {ClusterMembership, type ClusterMembershipOptions} from './cluster-membership.js'
 export {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
+export {connectGroupAdmin, StandaloneGroupAdmin, type GroupOffsetsAdmin, type GroupAdminOptions, type PartitionBounds} from './group-admin.js'
+export {ZkGroupAdmin} from './zk-group-admin.js'
 export {Producer, createProducer, type ProducerOptions, type SendOptions, type SendCallback} from './producer.js'
 export {
   Consumer,
@@ -25,6 +27,7 @@ export {
   type Position,
   type RunHandlers,
   type StartPosition,
+  type StartResolver,
 } from './consumer.js'
 export {GroupConsumer, createGroupConsumer, broadcastGroupName, type GroupConsumerOptions} from './group-consumer.js'
 export {StandaloneMembership, type GroupMembership, type MembershipView, type OwnedPartition, type ClaimOutcome} from './membership.js'

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag} from '../cli/client-flags.js'
+import {brokerFlag, connectionTarget, zkFlag, zkRootFlag} from '../cli/client-flags.js'
 import {parseDurationMs} from '../cli/durations.js'
 import {parseDelimiter} from '../cli/escapes.js'
 import {startProgress} from '../cli/progress.js'
@@ -40,6 +40,8 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     topic: Flags.string({
       char: 't',
       summary: 'Topic to send to (required unless -J envelopes name their topics).',
@@ -110,7 +112,7 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
     })
     const session = await SendSession.open({
       ...values,
-      broker: flags.broker,
+      ...connectionTarget(flags),
       topic: flags.topic,
       partition: flags.partition,
       attribute: flags.attribute,

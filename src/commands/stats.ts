@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../cli/client-flags.js'
+import {acrossBrokers} from '../cli/admin/views.js'
 import {fetchStats, renderStats, STATS_ITEMS, type StatsResult} from '../cli/stats-view.js'
 import {connectAdmin, type AdminClient} from '../client/index.js'
 
@@ -18,6 +19,7 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     {description: 'One topic, from another broker', command: '<%= config.bin %> <%= command.id %> orders -b 10.0.0.5:8123'},
     {description: 'Topics as JSON for a health check', command: "<%= config.bin %> <%= command.id %> topics --json | jq '.[].messageCount'"},
     {description: "The broker's text exactly as MetaQ sends it", command: '<%= config.bin %> <%= command.id %> offsets --raw'},
+    {description: 'Every broker of a cluster', command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --all'},
     {description: 'Redraw every 2 seconds', command: '<%= config.bin %> <%= command.id %> realtime --watch 2'},
   ]
 
@@ -32,6 +34,9 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
+    all: Flags.boolean({summary: 'Every broker registered in ZooKeeper (with --zk), one block each.', dependsOn: ['zk']}),
     timeout: timeoutFlag,
     raw: Flags.boolean({summary: "Print the broker's text exactly as it answered (MetaQ's STATS … END format).", exclusive: ['json']}),
     watch: Flags.custom<number>({
@@ -45,10 +50,14 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     })(),
   }
 
-  async run(): Promise<StatsResult['stats'] | string | undefined> {
+  async run(): Promise<StatsResult['stats'] | string | Array<{brokerId: number | undefined; stats: StatsResult['stats']}> | undefined> {
     const {flags, args} = this
     if (flags.watch !== undefined && args.item === 'reset') {
       this.error("'--watch' cannot be used with 'reset'", {exit: 2})
+    }
+    if (flags.zk !== undefined) {
+      if (flags.watch !== undefined) this.error("'--watch' cannot be used with '--zk'", {exit: 2})
+      return this.cluster()
     }
     const admin = await connectAdmin({broker: flags.broker, timeoutMs: flags.timeout, logger: this.logger})
     try {
@@ -67,6 +76,21 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     } finally {
       admin.close()
     }
+  }
+
+  /** --zk (--all): the item from every broker registered in ZooKeeper. */
+  private async cluster(): Promise<Array<{brokerId: number | undefined; stats: StatsResult['stats']}> | undefined> {
+    const {flags, args} = this
+    const blocks = await acrossBrokers(connectionTarget(flags), {timeoutMs: flags.timeout, logger: this.logger}, async (admin, brokerId) => {
+      const name = admin.conn.name
+      if (flags.raw) return {brokerId, name, text: await admin.raw(args.item ?? ''), stats: undefined}
+      const result = await fetchStats(admin, args.item, name)
+      return {brokerId, name, text: renderStats(result), stats: result.stats}
+    })
+    if (this.jsonEnabled()) return blocks.map((b) => ({brokerId: b.brokerId, broker: b.name, stats: b.stats!}))
+    if (blocks.length === 0) process.stderr.write(`no broker is registered in ZooKeeper at ${flags.zk}\n`)
+    for (const b of blocks) process.stdout.write(`== broker ${b.brokerId} (${b.name}) ==\n${b.text}${b.text.endsWith('\n') ? '' : '\n'}\n`)
+    return undefined
   }
 
   /** Fetch and print every `seconds` until SIGINT/SIGTERM; a failed fetch ends the command. */

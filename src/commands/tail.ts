@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag} from '../cli/client-flags.js'
+import {brokerFlag, connectionTarget, zkFlag, zkRootFlag} from '../cli/client-flags.js'
 import {parseDurationMs} from '../cli/durations.js'
 import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
 import {parseOffsetSpec} from '../cli/offset-spec.js'
@@ -18,6 +18,8 @@ Only messages go to stdout; status lines ('% Reached end of topic t [p] at offse
 
 -e exits when every partition has reached the end offset it had when tail started (new messages do not keep it running), also when partitions are empty. -c N exits after N messages, --timeout after a time without messages. All of these, Ctrl-C (SIGINT/SIGTERM), and a reader that stops reading (meta tail | head) end with exit status 0; a second Ctrl-C exits at once.
 
+--group G reads as a member of consumer group G: start and stop several 'meta tail --group G' and they split the topic's partitions between them (MetaQ's strategy), a member that stops or dies hands its partitions over, and a restarted member resumes from the group's committed offset (-o stored, the default with --group; committed every 5 s for messages written, and on exit).
+
 Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offset, %i message id, %a attribute (empty if none), %T timestamp (ms), %% a percent sign; escapes \\n \\t \\r \\0 \\\\ \\xNN.`
 
   static override examples = [
@@ -28,12 +30,26 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     {description: 'JSON lines for jq', command: `<%= config.bin %> <%= command.id %> -t orders -e -J | jq -r .attribute`},
     {description: 'Copy a topic', command: '<%= config.bin %> <%= command.id %> -t orders -e -J | <%= config.bin %> send -J -t orders-copy'},
     {description: 'Wait at most 5 s for the next message', command: '<%= config.bin %> <%= command.id %> -t orders -o end -c 1 --timeout 5s'},
+    {description: 'The last 100 messages of each partition', command: '<%= config.bin %> <%= command.id %> -t orders -o -100 -e'},
+    {description: 'Everything from the last hour', command: '<%= config.bin %> <%= command.id %> -t orders -o @-1h -e'},
+    {description: 'Share the work with other members of group "billing"; resume where it left off', command: '<%= config.bin %> <%= command.id %> -t orders --group billing'},
+    {description: 'Against a cluster', command: '<%= config.bin %> <%= command.id %> -t orders --zk 127.0.0.1:2181'},
   ]
 
   static override usage = '<%= command.id %> -t TOPIC [FLAGS]'
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
+    group: Flags.string({
+      char: 'g',
+      summary: 'Read as a member of this consumer group: partitions are shared with its other members, offsets committed.',
+      exclusive: ['partition'],
+    }),
+    'from-latest': Flags.boolean({summary: 'With --group: partitions the group never read start at the end, not the beginning.', dependsOn: ['group']}),
+    'no-commit': Flags.boolean({summary: 'With --group: read without committing offsets (peek).', dependsOn: ['group']}),
+    'session-timeout': Flags.string({summary: 'With --group: how long the group waits for a vanished member (default 30s).', dependsOn: ['group']}),
     topic: Flags.string({
       char: 't',
       summary: 'Topic to read; repeat the flag or give a comma-separated list.',
@@ -49,8 +65,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     offset: Flags.string({
       char: 'o',
-      summary: 'Where to start: beginning, end, or a byte offset.',
-      default: 'beginning',
+      summary: 'Where to start: beginning, end, stored, <byte offset>, -N, +N, @<time>, @-<duration>.',
+      description:
+        'beginning (default) and end; stored: the group\'s committed offset (the default with --group); a byte offset; -N: the last N messages of each partition; +N: skip the first N; @2026-12-01T10:00:00Z or @<ms>: from the first message at or after that time; @-1h: from an hour ago.',
     }),
     exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
     count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
@@ -69,14 +86,21 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       return {
         topics,
         partitions: flags.partition?.map(parsePartition),
-        offset: parseOffsetSpec(flags.offset),
+        offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
         idleTimeoutMs: flags.timeout === undefined ? undefined : parseDurationMs(flags.timeout, '--timeout'),
         output: flags.jsonl ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
       }
     })
+    if (values.offset.kind === 'stored' && flags.group === undefined) {
+      usageErrors(() => {
+        throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
+      })
+    }
+    const sessionTimeoutMs = flags['session-timeout'] === undefined ? undefined : usageErrors(() => parseDurationMs(flags['session-timeout']!, '--session-timeout'))
     const session = new TailSession({
       ...values,
-      broker: flags.broker,
+      ...connectionTarget(flags),
+      group: flags.group === undefined ? undefined : {name: flags.group, fromLatest: flags['from-latest'], noCommit: flags['no-commit'], sessionTimeoutMs},
       exitAtEnd: flags.exit,
       count: flags.count,
       unbuffered: flags.unbuffered,

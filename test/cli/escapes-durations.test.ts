@@ -6,7 +6,7 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {parseDelimiter, unescapeBytes} from '../../src/cli/escapes.js'
 import {formatElapsed, parseDurationMs} from '../../src/cli/durations.js'
-import {parseOffsetSpec, toStartPosition} from '../../src/cli/offset-spec.js'
+import {parseOffsetSpec} from '../../src/cli/offset-spec.js'
 
 describe('unescapeBytes()', () => {
   it('turns escapes into bytes and leaves other text as UTF-8', () => {
@@ -52,19 +52,29 @@ describe('parseDurationMs()', () => {
 })
 
 describe('parseOffsetSpec()', () => {
-  it('reads beginning, end and byte offsets', () => {
-    assert.equal(toStartPosition(parseOffsetSpec('beginning')), 'earliest')
-    assert.equal(toStartPosition(parseOffsetSpec('earliest')), 'earliest')
-    assert.equal(toStartPosition(parseOffsetSpec('end')), 'latest')
-    assert.equal(toStartPosition(parseOffsetSpec('1234')), 1234)
+  const now = Date.UTC(2026, 11, 2, 12, 0, 0)
+  it('reads beginning, end, stored and byte offsets', () => {
+    assert.deepEqual(parseOffsetSpec('beginning'), {kind: 'beginning'})
+    assert.deepEqual(parseOffsetSpec('earliest'), {kind: 'beginning'})
+    assert.deepEqual(parseOffsetSpec('end'), {kind: 'end'})
+    assert.deepEqual(parseOffsetSpec('stored'), {kind: 'stored'})
+    assert.deepEqual(parseOffsetSpec('1234'), {kind: 'offset', offset: 1234})
   })
 
-  it('says which planned forms are not supported yet, and why', () => {
-    assert.throws(() => parseOffsetSpec('-10'), /offset "-10" is not supported yet: relative offsets/)
-    assert.throws(() => parseOffsetSpec('+10'), /not supported yet: relative offsets/)
-    assert.throws(() => parseOffsetSpec('@1700000000000'), /not supported yet: time offsets/)
-    assert.throws(() => parseOffsetSpec('stored'), /not supported yet: the stored offset needs a consumer group/)
-    assert.throws(() => parseOffsetSpec('middle'), /invalid offset "middle": expected beginning, end, <byte offset>/)
+  it('reads message counts and times', () => {
+    assert.deepEqual(parseOffsetSpec('-10'), {kind: 'last', count: 10})
+    assert.deepEqual(parseOffsetSpec('+10'), {kind: 'skip', count: 10})
+    assert.deepEqual(parseOffsetSpec('@1700000000000'), {kind: 'time', ms: 1700000000000})
+    assert.deepEqual(parseOffsetSpec('s@1700000000000'), {kind: 'time', ms: 1700000000000})
+    assert.deepEqual(parseOffsetSpec('@2026-12-01T10:00:00Z'), {kind: 'time', ms: Date.UTC(2026, 11, 1, 10)})
+    assert.deepEqual(parseOffsetSpec('@-1h', now), {kind: 'time', ms: now - 3_600_000})
+    assert.deepEqual(parseOffsetSpec('@-PT30M', now), {kind: 'time', ms: now - 1_800_000})
+  })
+
+  it('refuses what it cannot read, naming the value', () => {
+    assert.throws(() => parseOffsetSpec('middle'), /invalid offset "middle": expected beginning, end, stored, <byte offset>/)
     assert.throws(() => parseOffsetSpec('99999999999999999999'), /expected at most/)
+    assert.throws(() => parseOffsetSpec('@yesterday'), /invalid -o @<time> "yesterday"/)
+    assert.throws(() => parseOffsetSpec('@-soon'), /invalid -o @-<duration> "soon"/)
   })
 })

@@ -117,7 +117,7 @@ export function renderTopicPartitions(partitions: readonly PartitionStats[]): st
   return renderTable(
     ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND'],
     partitions.map((p) => [
-      p.partition,
+      p.brokerId === undefined ? p.partition : `${p.brokerId}-${p.partition}`,
       p.minOffset,
       p.maxOffset,
       opt(p.messageCount, formatCount),

@@ -3,7 +3,9 @@
  * fetch: typed results (printed as tables, or returned as --json) assembled from the admin
  * interfaces, so the command files stay flags → call → print.
  */
-import type {AdminClient, PartitionStats} from '../../client/admin.js'
+import {connectAdmin, type AdminClient, type PartitionStats} from '../../client/admin.js'
+import {ClusterTopology} from '../../client/cluster-topology.js'
+import type {Logger} from '../../log.js'
 import type {GroupOffsetsAdmin, MemberDescription} from '../../client/group-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 import {expandTopics, lagRows, partitionsOf, tpKey, type PartitionLag} from './offset-rows.js'
@@ -106,4 +108,53 @@ export async function topicDetail(admin: AdminClient, topic: string): Promise<To
     lastAppendMs: 0,
   }))
   return {topic, partitions: empty}
+}
+
+/**
+ * Run `view` against every broker a command reaches: the one at -b, or every broker
+ * registered in ZooKeeper with --zk (each result tagged with its broker id).
+ */
+export async function acrossBrokers<T>(
+  target: {broker?: string; zk?: string; zkRoot?: string},
+  options: {timeoutMs?: number; logger?: Logger},
+  view: (admin: AdminClient, brokerId: number | undefined) => Promise<T>,
+): Promise<T[]> {
+  if (target.zk === undefined) {
+    const admin = await connectAdmin({broker: target.broker, ...options})
+    try {
+      return [await view(admin, undefined)]
+    } finally {
+      admin.close()
+    }
+  }
+  const topology = new ClusterTopology({zk: target.zk, zkRoot: target.zkRoot, requestTimeoutMs: options.timeoutMs, logger: options.logger})
+  try {
+    const results: T[] = []
+    for (const [brokerId, url] of await topology.brokerUrls()) {
+      const admin = await connectAdmin({broker: url, ...options})
+      try {
+        results.push(await view(admin, brokerId))
+      } finally {
+        admin.close()
+      }
+    }
+    return results
+  } finally {
+    await topology.close()
+  }
+}
+
+/** Topic summaries of several brokers merged by topic (partitions, messages and bytes add up). */
+export function mergeTopicSummaries(lists: readonly TopicSummary[][]): TopicSummary[] {
+  const merged = new Map<string, TopicSummary>()
+  for (const t of lists.flat()) {
+    const m = merged.get(t.topic)
+    if (m === undefined) merged.set(t.topic, {...t})
+    else {
+      m.partitions += t.partitions
+      m.messageCount += t.messageCount
+      m.sizeBytes += t.sizeBytes
+    }
+  }
+  return [...merged.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0))
 }

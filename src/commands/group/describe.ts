@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {renderGroupDescription} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
 import {groupDetail, type GroupDetail} from '../../cli/admin/views.js'
@@ -27,13 +27,15 @@ Offsets are byte positions, as in MetaQ. An unknown group (no members and no com
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
   }
 
   async run(): Promise<GroupDetail | undefined> {
     const group = this.args.group
     usage(() => validateGroupName(group))
-    const admin = await connectGroupAdmin({broker: this.flags.broker, timeoutMs: this.flags.timeout, logger: this.logger})
+    const admin = await connectGroupAdmin({...connectionTarget(this.flags), timeoutMs: this.flags.timeout, logger: this.logger})
     try {
       const detail = await groupDetail(admin, group)
       if (this.jsonEnabled()) return detail

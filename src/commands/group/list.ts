@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {renderGroups} from '../../cli/admin/render.js'
 import {connectGroupAdmin, type GroupSummary} from '../../client/group-admin.js'
 
@@ -17,11 +17,13 @@ export default class GroupList extends BaseCommand<typeof GroupList> {
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
   }
 
   async run(): Promise<GroupSummary[] | undefined> {
-    const admin = await connectGroupAdmin({broker: this.flags.broker, timeoutMs: this.flags.timeout, logger: this.logger})
+    const admin = await connectGroupAdmin({...connectionTarget(this.flags), timeoutMs: this.flags.timeout, logger: this.logger})
     try {
       const groups = await admin.listGroups()
       if (this.jsonEnabled()) return groups

@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {confirmOnTty, declined} from '../../cli/admin/confirm.js'
 import {formatOffsetsCsv, parseOffsetsCsv, type OffsetLine} from '../../cli/admin/parse.js'
 import {renderPlan} from '../../cli/admin/render.js'
@@ -66,6 +66,8 @@ Safety: --execute refuses while the group has live members, because they keep th
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
     group: Flags.string({char: 'g', summary: 'Consumer group whose offsets to reset.', required: true, helpGroup: 'SCOPE'}),
     topic: Flags.string({
@@ -99,7 +101,7 @@ Safety: --execute refuses while the group has live members, because they keep th
     const json = this.jsonEnabled()
     const request = resolveResetFlags({...flags, json})
     const lines = request.strategy.kind === 'file' ? await readOffsetsFile(request.strategy.path) : undefined
-    const admin = await connectGroupAdmin({broker: flags.broker, timeoutMs: flags.timeout, logger: this.logger})
+    const admin = await connectGroupAdmin({...connectionTarget(flags), timeoutMs: flags.timeout, logger: this.logger})
     try {
       const plan = await buildPlan(admin, request, lines)
       const changed = changedRows(plan)

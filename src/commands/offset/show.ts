@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {mergeTopicSpecs, parseTopicSpec} from '../../cli/admin/parse.js'
 import {renderOffsets} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
@@ -27,6 +27,8 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
     group: Flags.string({char: 'g', summary: 'Consumer group.', required: true}),
     topic: Flags.string({
@@ -41,7 +43,7 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
     const {flags} = this
     usage(() => validateGroupName(flags.group))
     const topics = mergeTopicSpecs((flags.topic ?? []).map((t) => usage(() => parseTopicSpec(t))))
-    const admin = await connectGroupAdmin({broker: flags.broker, timeoutMs: flags.timeout, logger: this.logger})
+    const admin = await connectGroupAdmin({...connectionTarget(flags), timeoutMs: flags.timeout, logger: this.logger})
     try {
       const result = await groupOffsets(admin, flags.group, topics)
       if (this.jsonEnabled()) return result

@@ -1,10 +1,10 @@
 import {Args} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {renderTopicPartitions} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
-import {topicDetail, type TopicDetail} from '../../cli/admin/views.js'
-import {connectAdmin} from '../../client/index.js'
+import {acrossBrokers, topicDetail, type TopicDetail} from '../../cli/admin/views.js'
+import {MetaError, isMetaError} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 
 export default class TopicDescribe extends BaseCommand<typeof TopicDescribe> {
@@ -25,20 +25,29 @@ export default class TopicDescribe extends BaseCommand<typeof TopicDescribe> {
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
   }
 
   async run(): Promise<TopicDetail | undefined> {
     const topic = this.args.topic
     usage(() => validateTopicName(topic))
-    const admin = await connectAdmin({broker: this.flags.broker, timeoutMs: this.flags.timeout, logger: this.logger})
-    try {
-      const detail = await topicDetail(admin, topic)
-      if (this.jsonEnabled()) return detail
-      process.stdout.write(`${renderTopicPartitions(detail.partitions)}\n`)
-      return undefined
-    } finally {
-      admin.close()
-    }
+    const target = connectionTarget(this.flags)
+    const perBroker = await acrossBrokers(target, {timeoutMs: this.flags.timeout, logger: this.logger}, async (admin, brokerId) => {
+      try {
+        return (await topicDetail(admin, topic)).partitions.map((p) => ({...p, brokerId}))
+      } catch (error) {
+        // In a cluster a topic lives on some brokers only.
+        if (target.zk !== undefined && isMetaError(error, 'NOT_FOUND')) return []
+        throw error
+      }
+    })
+    const partitions = perBroker.flat()
+    if (partitions.length === 0) throw new MetaError('NOT_FOUND', `unknown topic "${topic}": no broker of the cluster has it`)
+    const detail: TopicDetail = {topic, partitions}
+    if (this.jsonEnabled()) return detail
+    process.stdout.write(`${renderTopicPartitions(detail.partitions)}\n`)
+    return undefined
   }
 }

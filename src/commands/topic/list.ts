@@ -1,8 +1,7 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, timeoutFlag} from '../../cli/client-flags.js'
+import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
 import {renderTopics, type TopicSummary} from '../../cli/admin/render.js'
-import {topicSummaries} from '../../cli/admin/views.js'
-import {connectAdmin} from '../../client/index.js'
+import {acrossBrokers, mergeTopicSummaries, topicSummaries} from '../../cli/admin/views.js'
 
 export default class TopicList extends BaseCommand<typeof TopicList> {
   static override summary = 'List topics with their partition count, messages and size.'
@@ -18,18 +17,18 @@ export default class TopicList extends BaseCommand<typeof TopicList> {
 
   static override flags = {
     broker: brokerFlag,
+    zk: zkFlag,
+    'zk-root': zkRootFlag,
     timeout: timeoutFlag,
   }
 
   async run(): Promise<TopicSummary[] | undefined> {
-    const admin = await connectAdmin({broker: this.flags.broker, timeoutMs: this.flags.timeout, logger: this.logger})
-    try {
-      const topics = await topicSummaries(admin)
-      if (this.jsonEnabled()) return topics
-      process.stdout.write(topics.length === 0 ? 'no topics\n' : `${renderTopics(topics)}\n`)
-      return undefined
-    } finally {
-      admin.close()
-    }
+    const perBroker = await acrossBrokers(connectionTarget(this.flags), {timeoutMs: this.flags.timeout, logger: this.logger}, (admin) =>
+      topicSummaries(admin),
+    )
+    const topics = mergeTopicSummaries(perBroker)
+    if (this.jsonEnabled()) return topics
+    process.stdout.write(topics.length === 0 ? 'no topics\n' : `${renderTopics(topics)}\n`)
+    return undefined
   }
 }

@@ -1,0 +1,90 @@
+/**
+ * The CLI in cluster mode (--zk) against two brokers and a real ZooKeeper, through the built
+ * bin/run.js: send and tail find the brokers in ZooKeeper, stats --all shows every broker,
+ * topic list adds brokers up, and `offset reset --execute` writes MetaQ's offset znode
+ * ("<msgId>-<offset>"), read back directly.
+ */
+import {after, before, describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import type zookeeper from 'node-zookeeper-client'
+import {createGroupConsumer, createProducer, type Message} from '../../src/client/index.js'
+import {startTestBroker} from '../helpers/broker.js'
+import {runCli} from '../helpers/process.js'
+import {startZooKeeper, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
+
+function read(client: zookeeper.Client, path: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) =>
+    client.getData(path, (err, data) => {
+      if (err && (err as unknown as {getCode(): number}).getCode?.() === -101) resolve(undefined)
+      else if (err) reject(err)
+      else resolve(data?.toString('utf8') ?? '')
+    }),
+  )
+}
+
+describe('meta commands with --zk', () => {
+  const scope = suiteScope()
+  let zk: TestZooKeeper
+  let client: zookeeper.Client
+  const root = `/${uniqueName('meta')}`
+  const topic = uniqueName()
+  let ports: number[] = []
+  before(async () => {
+    zk = await startZooKeeper(scope)
+    client = await zk.client()
+    for (const id of [0, 1]) {
+      const broker = await startTestBroker(scope, {ini: `[system]\nbrokerId=${id}\nnumPartitions=1\n[zookeeper]\nzk.zkRoot=${root}\n`, zkConnect: zk.connect})
+      ports.push(broker.port)
+      const producer = createProducer({broker: `127.0.0.1:${broker.port}`})
+      await producer.send(topic, `seed-${id}`)
+      await producer.close()
+    }
+    await waitFor(async () => (await read(client, `${root}/brokers/topics-pub/${topic}/1-m`)) !== undefined, {what: 'the topic on both brokers'})
+  })
+  after(() => scope.run())
+  const zkArgs = () => ['--zk', zk.connect, '--zk-root', root]
+
+  it('send and tail find the brokers in ZooKeeper', async () => {
+    const sent = await runCli(['send', '-t', topic, ...zkArgs(), '--json'], {input: 'a\nb\nc\nd\n'})
+    assert.equal(sent.code, 0, sent.stderr)
+    assert.equal(JSON.parse(sent.stdout).sent, 4)
+    const tail = await runCli(['tail', '-t', topic, '-e', '-q', '-f', '%p:%s\\n', ...zkArgs()])
+    assert.equal(tail.code, 0, tail.stderr)
+    assert.deepEqual(tail.stdout.trim().split('\n').sort(), ['0:a', '0:c', '0:seed-0', '0:seed-1', '0:b', '0:d'].sort())
+  })
+
+  it('stats --all shows every registered broker; topic list adds them up', async () => {
+    const stats = await runCli(['stats', ...zkArgs(), '--all', '--json'])
+    assert.equal(stats.code, 0, stats.stderr)
+    const blocks = JSON.parse(stats.stdout) as Array<{brokerId: number; stats: {port: number}}>
+    assert.deepEqual(blocks.map((b) => [b.brokerId, b.stats.port]), [[0, ports[0]], [1, ports[1]]])
+    const topics = await runCli(['topic', 'list', ...zkArgs(), '--json'])
+    assert.equal(topics.code, 0, topics.stderr)
+    const row = (JSON.parse(topics.stdout) as Array<{topic: string; partitions: number}>).find((t) => t.topic === topic)
+    assert.equal(row?.partitions, 2)
+  })
+
+  it('offset reset --execute moves the offset znode', async () => {
+    const group = uniqueName('group')
+    const member = createGroupConsumer({zk: zk.connect, zkRoot: root, group, topics: [topic], commitIntervalMs: 50})
+    const seen: Message[] = []
+    void member.run({eachMessage: (m) => void seen.push(m)})
+    await waitFor(() => seen.length >= 2, {what: 'the member to consume'})
+    await member.stop()
+    const node = `${root}/consumers/${group}/offsets/${topic}/1-0`
+    assert.match((await read(client, node)) ?? '', /^-?\d+-[1-9]\d*$/, 'committed past the start')
+
+    const dry = await runCli(['offset', 'reset', '--group', group, '--topic', topic, '--to-earliest', ...zkArgs()])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.match((await read(client, node)) ?? '', /-[1-9]\d*$/, 'a dry run changes nothing')
+    const run = await runCli(['offset', 'reset', '--group', group, '--topic', topic, '--to-earliest', '--execute', ...zkArgs()])
+    assert.equal(run.code, 0, run.stderr)
+    assert.equal(await read(client, node), '-1-0', 'MetaQ format: "<msgId>-<offset>"')
+
+    const describe = await runCli(['group', 'describe', group, ...zkArgs(), '--json'])
+    assert.equal(describe.code, 0, describe.stderr)
+    const detail = JSON.parse(describe.stdout) as {partitions: Array<{brokerId: number; committed: number | null}>}
+    assert.deepEqual(detail.partitions.map((p) => [p.brokerId, p.committed]), [[0, 0], [1, 0]])
+  })
+})
