@@ -13,7 +13,8 @@ export function renderTable(head: string[], rows: Cell[][], options: {align?: Ar
   const table = new Table({
     head: head.map((h) => chalk.bold(h)),
     style: {head: [], border: [], compact: true, 'padding-left': 1, 'padding-right': 1},
-    colAligns: options.align,
+    // cli-table3 reads colAligns[x] for every cell: it must be an array.
+    colAligns: options.align ?? head.map(() => 'left' as const),
     chars: {
       top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
       bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
