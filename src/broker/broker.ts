@@ -27,7 +27,7 @@ import {RealtimeStats, type BrokerCounters} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
-import {handlePut} from './handlers/put.js'
+import {handlePut, handlePutBatch} from './handlers/put.js'
 import {handleStats} from './handlers/stats.js'
 import {handlePartitions, handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
 import {
@@ -210,6 +210,8 @@ export class Broker implements ConnectionHandler {
         return handleSeek(ctx, conn, frame)
       case 'count':
         return handleCount(ctx, conn, frame)
+      case 'put-batch':
+        return handlePutBatch(ctx, conn, frame)
       default:
         return assertNever(frame)
     }

@@ -57,6 +57,8 @@ export interface BrokerCapabilities {
   brokerId?: number
   /** Largest payload the broker accepts in one put. */
   maxMessageBytes?: number
+  /** Serves `put-batch` (many messages of one partition per frame). */
+  batchPut?: boolean
 }
 
 const NO_CAPABILITIES: BrokerCapabilities = {meta: false, longPoll: false, groups: false}
@@ -387,6 +389,7 @@ function parseCapabilities(frame: ResponseFrame): BrokerCapabilities {
     groups: values.get('groups') === 'true',
     brokerId: values.has('broker_id') ? Number(values.get('broker_id')) : undefined,
     maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
+    batchPut: values.get('batch_put') === 'true',
   }
 }
 

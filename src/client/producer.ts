@@ -16,12 +16,13 @@
 import {EventEmitter} from 'node:events'
 import {checksum} from '../protocol/crc.js'
 import {MetaError} from '../protocol/errors.js'
-import {encodePayload, FLAG_HAS_ATTRIBUTE} from '../protocol/message-set.js'
+import {encodePayload, FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {writePut} from '../protocol/commands/put.js'
 import {isValidTopicName, validateTopicName} from '../protocol/names.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import type {BrokerConnection} from './connection.js'
+import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
 import {createTopology, type Topology} from './topology.js'
 import type {OutgoingMessage, Partition, SendResult} from './types.js'
@@ -102,6 +103,8 @@ export class Producer extends EventEmitter {
   private validTopic: string | undefined
   private idleWaiters: Array<() => void> = []
   private closed = false
+  /** Puts to brokers that serve put-batch, grouped per partition and turn. */
+  private readonly batcher: PutBatcher<SendTask>
   /** Brokers that failed at the connection level recently: id → until (ms). */
   private readonly downUntil = new Map<number, number>()
 
@@ -116,6 +119,7 @@ export class Producer extends EventEmitter {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
     this.retries = options.retries ?? 2
     this.maxMessageBytes = options.maxMessageBytes
+    this.batcher = new PutBatcher<SendTask>(this.sendTimeoutMs, (task, err, outcome, frame) => this.onBatchResult(task, err, outcome, frame))
     // The cluster changed (a broker came or went): look the topic's partitions up again.
     this.topology.on('change', (topic: string) => {
       const state = this.topics.get(topic)
@@ -275,6 +279,10 @@ export class Producer extends EventEmitter {
       this.retryOrFail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
       return
     }
+    if (conn.capabilities.batchPut === true && target.partition >= 0 && RECORD_HEADER_BYTES + task.body.length <= this.batcher.maxBatchBytes(conn)) {
+      this.batcher.add(conn, task.message.topic, target.partition, task)
+      return
+    }
     conn.request(
       (out, opaque) => writePut(out, task.message.topic, target.partition, task.body, task.flag, task.crc, opaque),
       (err, frame) => this.onResponse(task, err, frame),
@@ -322,9 +330,7 @@ export class Producer extends EventEmitter {
     }
     const body = frame!.body.toString('utf8')
     if (frame!.code !== 200) {
-      const error = MetaError.fromWire(frame!.code, body)
-      if (body.includes('wrong partition')) this.topology.invalidate(task.message.topic)
-      this.retryOrFail(task, error)
+      this.onRefused(task, frame!.code, body)
       return
     }
     const first = body.indexOf(' ')
@@ -337,6 +343,30 @@ export class Producer extends EventEmitter {
       offset: Number(body.slice(second + 1)),
       id: BigInt(body.slice(0, first)),
     })
+  }
+
+  /** The broker answered a put (or its batch) with an error status. */
+  private onRefused(task: SendTask, code: number, body: string): void {
+    const error = MetaError.fromWire(code, body)
+    if (body.includes('wrong partition')) this.topology.invalidate(task.message.topic)
+    this.retryOrFail(task, error)
+  }
+
+  private onBatchResult(task: SendTask, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined): void {
+    if (outcome !== undefined) {
+      this.complete(task, {
+        success: true,
+        topic: task.message.topic,
+        partition: outcome.partition,
+        brokerId: task.brokerId,
+        offset: outcome.offset,
+        id: outcome.id,
+      })
+    } else if (err !== null) {
+      this.retryOrFail(task, err)
+    } else {
+      this.onRefused(task, frame!.type === 'result' ? frame!.code : 500, frame!.body.toString('utf8'))
+    }
   }
 
   private retryOrFail(task: SendTask, err: MetaError): void {

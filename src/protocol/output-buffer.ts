@@ -59,6 +59,12 @@ export class OutputBuffer {
     this.buf[this.length++] = byte
   }
 
+  /** Append a big-endian int32 (record headers). */
+  writeInt32BE(value: number): void {
+    this.ensure(4)
+    this.length = this.buf.writeInt32BE(value | 0, this.length)
+  }
+
   /** Append "\r\n". */
   writeCrlf(): void {
     this.ensure(2)

@@ -8,6 +8,8 @@
  */
 import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
+import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
+import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import type {MessageStore, PartitionLog} from '../../storage/index.js'
@@ -93,6 +95,104 @@ function cachedLog(store: MessageStore, topic: string, partition: number): Parti
     logs[partition] = log
   }
   return log
+}
+
+/**
+ * put-batch (meta extension, protocol/commands/put-batch.ts): the same checks as put, for a
+ * whole batch of stored-format records; ids are written into the records in place and the
+ * batch is appended as one run (PartitionLog#appendRecords checks every record and checksum:
+ * all of it is stored or none). Durability and acknowledgement follow put exactly.
+ */
+export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
+  ctx.counters.cmdPut += frame.count
+  if (ctx.topics.isClosed(frame.topic, frame.partition)) {
+    ctx.counters.putFailed += frame.count
+    conn.sendResult(Status.FORBIDDEN, frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
+    return
+  }
+  const topic = ctx.topics.resolve(frame.topic)
+  if (topic === undefined) {
+    failBatch(ctx, conn, frame, frame.partition, topicRefusal(frame.topic))
+    return
+  }
+  const partition = frame.partition === -1 ? ctx.topics.randomPartition(topic) : frame.partition
+  if (partition < 0 || partition >= topic.numPartitions) {
+    failBatch(ctx, conn, frame, partition, `wrong partition ${partition}: topic "${frame.topic}" has partitions 0..${topic.numPartitions - 1}`)
+    return
+  }
+  const body = frame.body
+  const runs = assignIds(ctx, body, frame.count)
+  if (runs === undefined) {
+    failBatch(ctx, conn, frame, partition, `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`)
+    return
+  }
+  let log = cachedLog(ctx.store, frame.topic, partition)
+  if (log === undefined) {
+    try {
+      log = ctx.store.getOrCreate(frame.topic, partition)
+    } catch (error) {
+      failBatch(ctx, conn, frame, partition, (error as Error).message)
+      return
+    }
+    ctx.onNewPartition(frame.topic, partition)
+  }
+  if (topic.stat) {
+    for (let pos = 0; pos < body.length; pos += RECORD_HEADER_BYTES + body.readInt32BE(pos)) {
+      ctx.realtime.record(frame.topic, 'put')
+      ctx.realtime.record(frame.topic, 'message_size', body.readInt32BE(pos))
+    }
+  }
+  let offset: number
+  const {topic: topicName, opaque, count} = frame
+  conn.beginRequest()
+  try {
+    offset = log.appendRecords(body, count, (err) => {
+      conn.endRequest()
+      ctx.putOutcome(err !== null)
+      if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
+      else failBatchOf(ctx, conn, topicName, opaque, count, partition, err.message)
+    })
+  } catch (error) {
+    // A record that does not check out (length, checksum): nothing was appended.
+    conn.endRequest()
+    const reason = (error as Error).message.includes('bad-checksum') ? `Checksum failure,${(error as Error).message}` : (error as Error).message
+    failBatch(ctx, conn, frame, partition, reason)
+  }
+}
+
+/**
+ * Give each record of the batch the next id (written in place, no bigint per record) and
+ * return the id runs of the reply (`<index>:<id>` where ids stop being consecutive), or
+ * undefined when the records do not tile the body exactly.
+ */
+function assignIds(ctx: BrokerContext, body: Buffer, count: number): string | undefined {
+  let runs = ''
+  let pos = 0
+  let prevHigh = 0
+  let prevLow = 0
+  for (let i = 0; i < count; i++) {
+    if (body.length - pos < RECORD_HEADER_BYTES) return undefined
+    const length = body.readInt32BE(pos)
+    if (length < 0 || length > body.length - pos - RECORD_HEADER_BYTES) return undefined
+    ctx.ids.writeNext(body, pos + 8)
+    const high = body.readUInt32BE(pos + 8)
+    const low = body.readUInt32BE(pos + 12)
+    const next = i > 0 && (low === prevLow + 1 ? high === prevHigh : low === 0 && prevLow === 0xffffffff && high === prevHigh + 1)
+    if (!next) runs += `${i === 0 ? '' : ' '}${i}:${body.readBigInt64BE(pos + 8)}`
+    prevHigh = high
+    prevLow = low
+    pos += RECORD_HEADER_BYTES + length
+  }
+  return pos === body.length && count > 0 ? runs : undefined
+}
+
+function failBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand, partition: number, reason: string): void {
+  failBatchOf(ctx, conn, frame.topic, frame.opaque, frame.count, partition, reason)
+}
+
+function failBatchOf(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, count: number, partition: number, reason: string): void {
+  ctx.counters.putFailed += count - 1 // failPut counts one
+  failPut(ctx, conn, topic, opaque, partition, reason)
 }
 
 function topicRefusal(topic: string): string {

@@ -74,6 +74,7 @@ function capabilityLines(ctx: BrokerContext): Line[] {
     ['max_message_bytes', ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES],
     ['long_poll', true],
     ['groups', true],
+    ['batch_put', true],
   ]
 }
 

@@ -16,6 +16,7 @@ import {
 import {parseGroupDescribe, parseGroupList, type GroupDescribeCommand, type GroupListCommand} from './group-admin.js'
 import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type OffsetFetchCommand} from './offsets.js'
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
+import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 
 /** Union of every extension frame. */
@@ -31,6 +32,7 @@ export type ExtensionCommand =
   | GroupDescribeCommand
   | SeekCommand
   | CountCommand
+  | PutBatchCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -44,4 +46,5 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['group-describe', parseGroupDescribe],
   ['seek', parseSeek],
   ['count', parseCount],
+  ['put-batch', parsePutBatch],
 ]
