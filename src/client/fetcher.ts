@@ -16,7 +16,8 @@
 import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
-import {decodeMessageSet, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import {checksum} from '../protocol/crc.js'
+import {decodePayload, FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {messageIdTimestampAt} from '../protocol/message-id.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
@@ -64,24 +65,46 @@ export interface FetchSink {
   error(fetcher: PartitionFetcher, err: MetaError): void
 }
 
-/** A consumed message. `timestampMs` is derived from the id on first use. */
+/**
+ * A consumed message. `id` and `timestampMs` are read from the record header on first use
+ * (the header stays in the fetched body, which `data` is a view of anyway).
+ */
 class ConsumedMessage implements Message {
+  private idValue: bigint | undefined
+
   constructor(
     readonly topic: string,
     readonly partition: number,
     readonly brokerId: number,
     readonly offset: number,
     readonly nextOffset: number,
-    readonly id: bigint,
     readonly flag: number,
     readonly attribute: string | undefined,
     readonly data: Buffer,
-    private readonly record: Buffer,
+    private readonly set: Buffer,
+    private readonly pos: number,
   ) {}
 
-  get timestampMs(): number {
-    return messageIdTimestampAt(this.record, 8)
+  get id(): bigint {
+    return (this.idValue ??= this.set.readBigInt64BE(this.pos + 8))
   }
+
+  get timestampMs(): number {
+    return messageIdTimestampAt(this.set, this.pos + 8)
+  }
+}
+
+/** What decodeRecords made of a fetched body. */
+interface DecodedRecords {
+  messages: Message[]
+  /** Bytes of whole records read; the next fetch starts after them. */
+  bytesConsumed: number
+  /** Set when a record is bad (length, checksum, attribute block); messages hold those before it. */
+  error?: MetaError
+}
+
+function invalidRecord(reason: string, offset: number): MetaError {
+  return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
 }
 
 export class PartitionFetcher {
@@ -205,25 +228,12 @@ export class PartitionFetcher {
   }
 
   private onValue(requestOffset: number, body: Buffer): void {
-    const {messages: stored, bytesConsumed, error} = decodeMessageSet(body, {
-      baseOffset: requestOffset,
-      verifyChecksum: this.settings.verifyChecksum,
-      maxPayloadBytes: this.settings.maxSizeLimitBytes,
-    })
+    const {messages, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
     this.delayMs = this.settings.minDelayMs
-    const messages: Message[] = []
-    for (const m of stored) {
-      if (m.offset < this.skipBelow) continue
-      const pos = m.offset - requestOffset
-      messages.push(
-        new ConsumedMessage(this.topic, this.target.partition, this.target.brokerId, m.offset, m.offset + m.size, m.id, m.flag,
-          m.attribute, m.data, body.subarray(pos, pos + RECORD_HEADER_BYTES)),
-      )
-    }
     this.offset = requestOffset + bytesConsumed
     if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
     if (error !== undefined) return this.onCorruptRecord(error)
-    if (stored.length === 0) this.growFor(body)
+    if (bytesConsumed === 0) this.growFor(body)
     else if (body.length < this.maxSize / 2 && this.maxSize > this.settings.maxSizeBytes) {
       this.maxSize = Math.max(this.settings.maxSizeBytes, this.maxSize / 2)
     }
@@ -243,6 +253,51 @@ export class PartitionFetcher {
       return
     }
     this.fetchSoon(0)
+  }
+
+  /**
+   * The whole records of a fetched body (MetaQ's stored format, protocol/message-set.ts) as
+   * messages, in one pass: the same checks and stops as decodeMessageSet (a partial last
+   * record ends the set; a bad length, checksum or attribute block ends it with an error),
+   * without an intermediate object per record. Records below skipBelow (already delivered
+   * before a realignment) are read but not returned.
+   */
+  private decodeRecords(baseOffset: number, body: Buffer): DecodedRecords {
+    const messages: Message[] = []
+    const verify = this.settings.verifyChecksum
+    const maxPayload = this.settings.maxSizeLimitBytes
+    const {topic, skipBelow} = this
+    const {partition, brokerId} = this.target
+    const end = body.length
+    let pos = 0
+    while (end - pos >= RECORD_HEADER_BYTES) {
+      const length = body.readInt32BE(pos)
+      if (length < 0 || length > maxPayload) {
+        return {messages, bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, baseOffset + pos)}
+      }
+      const next = pos + RECORD_HEADER_BYTES + length
+      if (next > end) break
+      const payload = body.subarray(pos + RECORD_HEADER_BYTES, next)
+      if (verify && checksum(payload) !== body.readInt32BE(pos + 4)) {
+        return {messages, bytesConsumed: pos, error: invalidRecord('checksum mismatch', baseOffset + pos)}
+      }
+      const flag = body.readInt32BE(pos + 16)
+      let attribute: string | undefined
+      let data = payload
+      if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
+        try {
+          ;({attribute, data} = decodePayload(payload, flag))
+        } catch (error) {
+          return {messages, bytesConsumed: pos, error: invalidRecord((error as Error).message, baseOffset + pos)}
+        }
+      }
+      const offset = baseOffset + pos
+      if (offset >= skipBelow) {
+        messages.push(new ConsumedMessage(topic, partition, brokerId, offset, baseOffset + next, flag, attribute, data, body, pos))
+      }
+      pos = next
+    }
+    return {messages, bytesConsumed: pos}
   }
 
   /** The next record does not fit in maxSize: grow to its size (read from its header). */
