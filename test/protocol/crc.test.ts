@@ -1,0 +1,28 @@
+/**
+ * checksum() computes small inputs in JavaScript and large ones with zlib: both must give
+ * zlib's CRC-32 masked to 31 bits, for every length around the switch and any alignment.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {crc32} from 'node:zlib'
+import {checksum} from '../../src/protocol/crc.js'
+
+describe('checksum', () => {
+  it('checksum() equals zlib crc32 & 0x7fffffff for lengths 0..400 at every alignment', () => {
+    const big = Buffer.alloc(4096)
+    let x = 12345
+    for (let i = 0; i < big.length; i++) {
+      x = (x * 1103515245 + 12345) & 0x7fffffff
+      big[i] = x >>> 16
+    }
+    for (let length = 0; length <= 400; length++) {
+      for (const start of [0, 1, 3, 7, 8]) {
+        const view = big.subarray(start, start + length)
+        assert.equal(checksum(view), crc32(view) & 0x7fffffff, `length ${length} at ${start}`)
+        assert.equal(checksum(new Uint8Array(view)), crc32(view) & 0x7fffffff)
+      }
+    }
+    assert.equal(checksum(Buffer.from('hello')), 907060870)
+    assert.equal(checksum(Buffer.alloc(0xff, 0xff)), crc32(Buffer.alloc(0xff, 0xff)) & 0x7fffffff)
+  })
+})
