@@ -84,7 +84,12 @@ export class ClusterRegistration {
   async stop(): Promise<void> {
     if (this.probeTimer) clearTimeout(this.probeTimer)
     try {
-      await this.registry.unregister()
+      // Bounded: a shutdown must not wait on a ZooKeeper that is gone (the nodes are
+      // ephemeral and vanish with the session anyway).
+      await Promise.race([
+        this.registry.unregister(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('ZooKeeper did not answer within 5 s')), 5000).unref()),
+      ])
     } catch (error) {
       this.log.warn('could not unregister from ZooKeeper', {error: (error as Error).message})
     }

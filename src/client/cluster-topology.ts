@@ -11,6 +11,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {readBrokers, readPublishPartitions, readSubscribePartitions} from '../cluster/discovery.js'
 import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
+import {encodePartitions} from '../protocol/commands/partitions.js'
 import {BrokerConnection, type ConnectionOptions} from './connection.js'
 import type {Topology} from './topology.js'
 import type {Partition} from './types.js'
@@ -79,6 +80,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
     const existing = this.connections.get(brokerId)
     if (existing !== undefined && !existing.isClosed) return existing
     const session = await this.sessionPromise
+    // A watch can fire while the topology closes: never open a connection nobody will close.
+    if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'the cluster topology is closed')
     let url = this.brokers.get(brokerId)
     if (url === undefined) {
       await this.refreshBrokers(session)
@@ -88,6 +91,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
     if (address === undefined) {
       throw new MetaError('CONNECTION_FAILED', `broker ${brokerId} is not registered in ZooKeeper at ${this.options.zk}${this.paths.root}`)
     }
+    if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'the cluster topology is closed')
     const conn = new BrokerConnection({...this.options, ...address, logger: this.options.logger})
     this.connections.set(brokerId, conn)
     return conn
@@ -134,8 +138,36 @@ export class ClusterTopology extends EventEmitter implements Topology {
       next.then(() => this.emit('change', topic), (error: Error) => this.log.warn('cannot re-read partitions', {topic, error: error.message}))
     }
     return kind === 'pub'
-      ? readPublishPartitions(session, this.paths, topic, watcher)
+      ? this.withUnregistered(topic, await readPublishPartitions(session, this.paths, topic, watcher))
       : readSubscribePartitions(session, this.paths, topic, watcher)
+  }
+
+  /**
+   * A broker registers a topic in ZooKeeper at its first put there, so in a zero-config
+   * cluster (brokers that accept any topic) a new topic would stay on the first broker that
+   * got it. meta brokers that are not listed for the topic are asked (the `partitions`
+   * extension) whether they accept it, and their partitions are added. MetaQ brokers are not
+   * asked: for them topics-pub is the whole truth, as for MetaQ's producers.
+   */
+  private async withUnregistered(topic: string, listed: Partition[]): Promise<Partition[]> {
+    const present = new Set(listed.map((p) => p.brokerId))
+    const extra: Partition[] = []
+    for (const brokerId of this.brokerIds()) {
+      if (present.has(brokerId)) continue
+      try {
+        const conn = await this.connection(brokerId)
+        await withTimeout(conn.ready(), 1000)
+        if (!conn.capabilities.meta) continue
+        const frame = await conn.requestAsync((out, opaque) => encodePartitions(out, {topic, opaque}), 1000)
+        if (frame.type !== 'result' || frame.code !== 200) continue // the broker does not accept the topic
+        const count = Number(frame.body.toString())
+        for (let partition = 0; partition < count; partition++) extra.push({brokerId, partition})
+      } catch (error) {
+        this.log.debug('cannot ask a broker about a topic', {brokerId, topic, error: (error as Error).message})
+      }
+    }
+    if (extra.length === 0) return listed
+    return [...listed, ...extra].sort((a, b) => a.brokerId - b.brokerId || a.partition - b.partition)
   }
 
   private async refreshBrokers(session: ZkSession): Promise<void> {
@@ -163,4 +195,12 @@ export class ClusterTopology extends EventEmitter implements Topology {
       this.emit('change', topic)
     }
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new MetaError('TIMEOUT', `no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }

@@ -90,6 +90,7 @@ export class GroupConsumer extends ConsumerBase {
   private pendingView: MembershipView | undefined
   private commitTimer: NodeJS.Timeout | undefined
   private recover: RecoverStore | undefined
+  private committing: Promise<void> = Promise.resolve()
   /** Partitions that reached their stop offset (stopAtEnd). */
   private readonly finishedKeys = new Set<string>()
 
@@ -130,6 +131,15 @@ export class GroupConsumer extends ConsumerBase {
   /** Commit processed offsets now (nothing with autoCommit: false). */
   async commit(): Promise<void> {
     if (this.options.autoCommit === false) return
+    // One commit at a time, in order: a later commit (the final one on stop) must not finish
+    // before an earlier one still writing older offsets.
+    const previous = this.committing
+    const next = previous.then(() => this.commitDirty())
+    this.committing = next.catch(() => undefined)
+    return next
+  }
+
+  private async commitDirty(): Promise<void> {
     const entries: OffsetEntry[] = []
     for (const key of this.dirty) {
       const position = this.processed.get(key)

@@ -19,6 +19,8 @@ export interface ZkSessionOptions {
   connect: string
   sessionTimeoutMs?: number
   connectTimeoutMs?: number
+  /** Deadline of one operation (default 15000). */
+  operationTimeoutMs?: number
   logger?: Logger
 }
 
@@ -174,9 +176,18 @@ export class ZkSession extends EventEmitter {
     await this.call((cb) => this.client.mkdirp(parent, cb))
   }
 
+  /**
+   * One operation. It fails with CLUSTER_ERROR if no answer comes within the operation
+   * timeout: an operation queued on a client whose session then expired is never answered.
+   */
   private call<T = unknown>(run: (cb: (error: Error | zookeeper.Exception | null, result?: T) => void) => void): Promise<T> {
+    const timeoutMs = this.options.operationTimeoutMs ?? 15_000
     return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new MetaError('CLUSTER_ERROR', `ZooKeeper at ${this.options.connect} did not answer within ${timeoutMs} ms`))
+      }, timeoutMs)
       run((error, result) => {
+        clearTimeout(timer)
         if (error) reject(error instanceof Error && !(error as unknown as zookeeper.Exception).getCode ? error : zkError(error))
         else resolve(result as T)
       })

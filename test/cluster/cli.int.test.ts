@@ -70,7 +70,7 @@ describe('meta commands with --zk', () => {
     const member = createGroupConsumer({zk: zk.connect, zkRoot: root, group, topics: [topic], commitIntervalMs: 50})
     const seen: Message[] = []
     void member.run({eachMessage: (m) => void seen.push(m)})
-    await waitFor(() => seen.length >= 2, {what: 'the member to consume'})
+    await waitFor(() => seen.some((m) => m.brokerId === 0) && seen.some((m) => m.brokerId === 1), {what: 'the member to consume from both brokers'})
     await member.stop()
     const node = `${root}/consumers/${group}/offsets/${topic}/1-0`
     assert.match((await read(client, node)) ?? '', /^-?\d+-[1-9]\d*$/, 'committed past the start')

@@ -110,6 +110,19 @@ describe('a cluster of brokers on ZooKeeper', () => {
     assert.equal(count, 3 + 12 + 30 + 60, 'a plain consumer reads every broker')
   })
 
+  it('spreads a brand-new topic over every zero-config broker, not only the first to get it', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    await cluster(t, zk, root, 2)
+    const topic = uniqueName()
+    const producer = createProducer({zk: zk.connect, zkRoot: root})
+    t.after(() => producer.close())
+    const results = await sendAll(producer, topic, 8)
+    assert.deepEqual([...new Set(results.map((r) => r.brokerId))].sort(), [0, 1])
+    await waitFor(async () => (await children(client, `${root}/brokers/topics-pub/${topic}`)).join() === '0-m,1-m', {
+      what: 'both brokers to register the topic at its first put',
+    })
+  })
+
   it('a group shares the partitions of several brokers and keeps MetaQ znodes', async (t) => {
     const root = `/${uniqueName('meta')}`
     const brokers = await cluster(t, zk, root, 2)

@@ -42,7 +42,12 @@ export async function waitFor<T>(fn: () => T | Promise<T>, options: WaitForOptio
   let lastError: unknown
   for (;;) {
     try {
-      const value = await fn()
+      // An attempt that never settles must not outlive the deadline.
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the last attempt did not finish')), Math.max(0, deadline - Date.now()) + 50)
+      })
+      const value = await Promise.race([Promise.resolve(fn()), late]).finally(() => clearTimeout(timer))
       if (value) return value as NonNullable<T>
     } catch (error) {
       lastError = error

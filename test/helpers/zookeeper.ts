@@ -43,6 +43,8 @@ function fourLetter(port: number, word: string): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect({port, host: '127.0.0.1'})
     let answer = ''
+    // A server still starting may accept and then say nothing: give up on this attempt.
+    socket.setTimeout(1000, () => socket.destroy())
     socket.on('connect', () => socket.write(word))
     socket.on('data', (d) => (answer += d.toString()))
     socket.on('error', () => resolve(''))
@@ -58,10 +60,12 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     )
   }
   const dir = await tmpDir(t, 'meta-zk-')
-  const port = await freePort()
-  await mkdir(join(dir, 'data'), {recursive: true})
+  let port = 0
+  const dataDir = join(dir, 'data')
+  await mkdir(dataDir, {recursive: true})
   const cfg = join(dir, 'zoo.cfg')
-  await writeFile(
+  const writeConfig = () =>
+    writeFile(
     cfg,
     [
       'tickTime=500',
@@ -72,18 +76,23 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
       'clientPortAddress=127.0.0.1',
       'maxClientCnxns=0',
       'admin.enableServer=false',
-      '4lw.commands.whitelist=ruok,srvr,stat',
+      '4lw.commands.whitelist=ruok,srvr,stat,conf',
       'forceSync=no',
       // Sessions may be as short as 2 ticks (1 s), so tests can expire them quickly.
       'minSessionTimeout=1000',
       '',
     ].join('\n'),
-  )
+    )
   let server: ServerProcess | undefined
   const clients: zookeeper.Client[] = []
   const log = join(dir, 'zk.log')
 
-  const start = async () => {
+  /**
+   * Launch on `port` and wait until the server answering there is ours (`conf` names our data
+   * directory): another test file may have been handed the same free port a moment earlier.
+   * Resolves false when our server exited (the port was taken).
+   */
+  const launch = async (): Promise<boolean> => {
     const {openSync} = await import('node:fs')
     const out = openSync(log, 'a')
     server = startWatched(
@@ -95,14 +104,37 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     const started = server
     let gone = false
     void started.exited.then(() => (gone = true))
-    await waitFor(async () => !gone && (await fourLetter(port, 'ruok')) === 'imok', {
+    return waitFor(async () => (gone ? 'gone' : (await fourLetter(port, 'conf')).includes(dataDir) ? 'ours' : false), {
       what: `ZooKeeper on 127.0.0.1:${port}`,
       timeoutMs: 30_000,
       intervalMs: 50,
-    }).catch(async (error: Error) => {
-      const tail = (await readFile(log, 'utf8').catch(() => '')).split('\n').slice(-20).join('\n')
-      throw new Error(`${error.message}\n--- zk.log ---\n${tail}`)
-    })
+    }).then(
+      async (state) => {
+        if (state === 'ours') return true
+        await started.stop()
+        return false
+      },
+      async (error: Error) => {
+        await started.stop()
+        const tail = (await readFile(log, 'utf8').catch(() => '')).split('\n').slice(-20).join('\n')
+        throw new Error(`${error.message}\n--- zk.log ---\n${tail}`)
+      },
+    )
+  }
+
+  /** First start: a fresh free port, again if another process got it first. */
+  const startFresh = async () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      port = await freePort()
+      await writeConfig()
+      if (await launch()) return
+    }
+    throw new Error('could not start ZooKeeper on a free port after 5 attempts')
+  }
+
+  /** Restart on the same port and data (clients reconnect to it). */
+  const start = async () => {
+    if (!(await launch())) throw new Error(`ZooKeeper could not restart on port ${port}: taken meanwhile`)
   }
 
   // Always a hard stop: a ZooKeeper server keeps its sessions in its log either way.
@@ -115,15 +147,20 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
   const newClient = async (options: Record<string, unknown> = {}) => {
     const client = zookeeper.createClient(`127.0.0.1:${port}`, {sessionTimeout: 5000, spinDelay: 100, retries: 2, ...options})
     clients.push(client)
-    await new Promise<void>((resolve) => {
-      client.once('connected', () => resolve())
-      client.once('expired', () => resolve()) // a twin of a session that is already gone
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ZooKeeper session from 127.0.0.1:${port} within 15 s`)), 15_000)
+      const done = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      client.once('connected', done)
+      client.once('expired', done) // a twin of a session that is already gone
       client.connect()
     })
     return client
   }
 
-  await start()
+  await startFresh()
   t.after(async () => {
     for (const c of clients) c.close()
     await stop()
