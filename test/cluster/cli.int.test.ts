@@ -10,18 +10,9 @@ import type zookeeper from 'node-zookeeper-client'
 import {createGroupConsumer, createProducer, type Message} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {runCli} from '../helpers/process.js'
-import {startZooKeeper, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {startZooKeeper, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
 
-function read(client: zookeeper.Client, path: string): Promise<string | undefined> {
-  return new Promise((resolve, reject) =>
-    client.getData(path, (err, data) => {
-      if (err && (err as unknown as {getCode(): number}).getCode?.() === -101) resolve(undefined)
-      else if (err) reject(err)
-      else resolve(data?.toString('utf8') ?? '')
-    }),
-  )
-}
 
 describe('meta commands with --zk', () => {
   const scope = suiteScope()
@@ -40,7 +31,7 @@ describe('meta commands with --zk', () => {
       await producer.send(topic, `seed-${id}`)
       await producer.close()
     }
-    await waitFor(async () => (await read(client, `${root}/brokers/topics-pub/${topic}/1-m`)) !== undefined, {what: 'the topic on both brokers'})
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-pub/${topic}/1-m`)) !== undefined, {what: 'the topic on both brokers'})
   })
   after(() => scope.run())
   const zkArgs = () => ['--zk', zk.connect, '--zk-root', root]
@@ -73,14 +64,14 @@ describe('meta commands with --zk', () => {
     await waitFor(() => seen.some((m) => m.brokerId === 0) && seen.some((m) => m.brokerId === 1), {what: 'the member to consume from both brokers'})
     await member.stop()
     const node = `${root}/consumers/${group}/offsets/${topic}/1-0`
-    assert.match((await read(client, node)) ?? '', /^-?\d+-[1-9]\d*$/, 'committed past the start')
+    assert.match((await zkRead(client, node)) ?? '', /^-?\d+-[1-9]\d*$/, 'committed past the start')
 
     const dry = await runCli(['offset', 'reset', '--group', group, '--topic', topic, '--to-earliest', ...zkArgs()])
     assert.equal(dry.code, 0, dry.stderr)
-    assert.match((await read(client, node)) ?? '', /-[1-9]\d*$/, 'a dry run changes nothing')
+    assert.match((await zkRead(client, node)) ?? '', /-[1-9]\d*$/, 'a dry run changes nothing')
     const run = await runCli(['offset', 'reset', '--group', group, '--topic', topic, '--to-earliest', '--execute', ...zkArgs()])
     assert.equal(run.code, 0, run.stderr)
-    assert.equal(await read(client, node), '-1-0', 'MetaQ format: "<msgId>-<offset>"')
+    assert.equal(await zkRead(client, node), '-1-0', 'MetaQ format: "<msgId>-<offset>"')
 
     const describe = await runCli(['group', 'describe', group, ...zkArgs(), '--json'])
     assert.equal(describe.code, 0, describe.stderr)

@@ -20,28 +20,10 @@ import {
 import type {Broker} from '../../src/broker/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {exited, spawnBroker} from '../helpers/process.js'
-import {freePort, startZooKeeper, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {freePort, startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
 import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
-function read(client: zookeeper.Client, path: string): Promise<string | undefined> {
-  return new Promise((resolve, reject) =>
-    client.getData(path, (err, data) => {
-      if (err && (err as unknown as {getCode(): number}).getCode?.() === -101) resolve(undefined)
-      else if (err) reject(err)
-      else resolve(data?.toString('utf8') ?? '')
-    }),
-  )
-}
 
-function children(client: zookeeper.Client, path: string): Promise<string[]> {
-  return new Promise((resolve, reject) =>
-    client.getChildren(path, (err, list) => {
-      if (err && (err as unknown as {getCode(): number}).getCode?.() === -101) resolve([])
-      else if (err) reject(err)
-      else resolve([...list].sort())
-    }),
-  )
-}
 
 async function cluster(t: Cleanup, zk: TestZooKeeper, root: string, count: number, partitions = 2): Promise<Broker[]> {
   const brokers: Broker[] = []
@@ -80,7 +62,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const topic = uniqueName()
     // Register the topic on every broker (a put creates it).
     for (const b of brokers) await seed(b.port, topic)
-    await waitFor(async () => (await children(client, `${root}/brokers/topics-pub/${topic}`)).length === 3, {what: 'topic on 3 brokers'})
+    await waitFor(async () => (await zkChildren(client, `${root}/brokers/topics-pub/${topic}`)).length === 3, {what: 'topic on 3 brokers'})
 
     const roundRobin = createProducer({zk: zk.connect, zkRoot: root})
     t.after(() => roundRobin.close())
@@ -118,7 +100,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     t.after(() => producer.close())
     const results = await sendAll(producer, topic, 8)
     assert.deepEqual([...new Set(results.map((r) => r.brokerId))].sort(), [0, 1])
-    await waitFor(async () => (await children(client, `${root}/brokers/topics-pub/${topic}`)).join() === '0-m,1-m', {
+    await waitFor(async () => (await zkChildren(client, `${root}/brokers/topics-pub/${topic}`)).join() === '0-m,1-m', {
       what: 'both brokers to register the topic at its first put',
     })
   })
@@ -131,7 +113,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const producer = createProducer({zk: zk.connect, zkRoot: root})
     t.after(() => producer.close())
     for (const b of brokers) await seed(b.port, topic)
-    await waitFor(async () => (await children(client, `${root}/brokers/topics-sub/${topic}`)).length === 2, {what: 'topic on both brokers'})
+    await waitFor(async () => (await zkChildren(client, `${root}/brokers/topics-sub/${topic}`)).length === 2, {what: 'topic on both brokers'})
     await sendAll(producer, topic, 20)
 
     const members: GroupConsumer[] = []
@@ -147,13 +129,13 @@ describe('a cluster of brokers on ZooKeeper', () => {
     await waitFor(() => owned(members[0]) === '0-0,0-1' && owned(members[1]) === '1-0,1-1', {what: 'a: broker 0, b: broker 1', timeoutMs: 20_000})
     await waitFor(() => seen.size === 22, {what: 'all 22 messages', timeoutMs: 20_000})
 
-    assert.deepEqual(await children(client, `${root}/consumers/${group}/ids`), [`${group}_a`, `${group}_b`])
-    assert.equal(await read(client, `${root}/consumers/${group}/ids/${group}_a`), topic)
-    assert.equal(await read(client, `${root}/consumers/${group}/owners/${topic}/1-0`), `${group}_b`)
+    assert.deepEqual(await zkChildren(client, `${root}/consumers/${group}/ids`), [`${group}_a`, `${group}_b`])
+    assert.equal(await zkRead(client, `${root}/consumers/${group}/ids/${group}_a`), topic)
+    assert.equal(await zkRead(client, `${root}/consumers/${group}/owners/${topic}/1-0`), `${group}_b`)
     await members[0].commit()
     await members[1].commit()
     for (const bp of ['0-0', '0-1', '1-0', '1-1']) {
-      const value = await read(client, `${root}/consumers/${group}/offsets/${topic}/${bp}`)
+      const value = await zkRead(client, `${root}/consumers/${group}/offsets/${topic}/${bp}`)
       assert.match(value ?? '', /^-?\d+-\d+$/, `offset node ${bp} is "<msgId>-<offset>"`)
     }
   })
@@ -170,7 +152,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     ]
     const procs = [await spawnBroker(t, args(0)), await spawnBroker(t, args(1))]
     for (const p of procs) await seed(p.port, topic, 'seed-' + p.port)
-    await waitFor(async () => (await children(client, `${root}/brokers/topics-pub/${topic}`)).length === 2, {what: 'topic on both brokers'})
+    await waitFor(async () => (await zkChildren(client, `${root}/brokers/topics-pub/${topic}`)).length === 2, {what: 'topic on both brokers'})
 
     const producer = createProducer({zk: zk.connect, zkRoot: root, sendTimeoutMs: 1000, retries: 3})
     t.after(() => producer.close())
@@ -206,7 +188,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const brokers = await cluster(t, zk, root, 2, 1)
     const topic = uniqueName()
     for (const b of brokers) await seed(b.port, topic)
-    await waitFor(async () => (await children(client, `${root}/brokers/topics-sub/${topic}`)).length === 2, {what: 'topic on both brokers'})
+    await waitFor(async () => (await zkChildren(client, `${root}/brokers/topics-sub/${topic}`)).length === 2, {what: 'topic on both brokers'})
     const dir = await tmpDir(t)
     const counts = [0, 0]
     for (const i of [0, 1]) {

@@ -8,23 +8,11 @@ import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {startTestBroker} from '../helpers/broker.js'
-import {startZooKeeper, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {startZooKeeper, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
 import {RawClient} from '../helpers/raw-client.js'
 import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
 
-function read(client: zookeeper.Client, path: string): Promise<string | undefined> {
-  return new Promise((resolve, reject) =>
-    client.getData(path, (err, data) => {
-      if (err && (err as unknown as {getCode(): number}).getCode?.() === -101) resolve(undefined)
-      else if (err) reject(err)
-      else resolve(data?.toString('utf8') ?? '')
-    }),
-  )
-}
 
-function stat(client: zookeeper.Client, path: string): Promise<zookeeper.Stat | undefined> {
-  return new Promise((resolve, reject) => client.exists(path, (err, s) => (err ? reject(err) : resolve(s ?? undefined))))
-}
 
 const INI = (root: string) => `[system]
 brokerId=7
@@ -53,19 +41,19 @@ describe('broker registration in ZooKeeper', () => {
     const root = `/${uniqueName('meta')}`
     const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
     const url = `meta://127.0.0.1:${broker.port}`
-    assert.equal(await read(client, `${root}/brokers/ids/7`), url)
-    assert.equal(await read(client, `${root}/brokers/ids/7/master`), url)
-    assert.equal(await read(client, `${root}/brokers/ids/7/master_config_checksum`), String(broker.config.checksum))
-    const masterStat = await stat(client, `${root}/brokers/ids/7/master`)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/7`), url)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/7/master`), url)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/7/master_config_checksum`), String(broker.config.checksum))
+    const masterStat = await zkStat(client, `${root}/brokers/ids/7/master`)
     assert.notEqual(masterStat!.ephemeralOwner.toString('hex'), '0000000000000000', 'master is ephemeral')
-    assert.equal((await stat(client, `${root}/brokers/ids/7`))!.ephemeralOwner.toString('hex'), '0000000000000000', 'ids/<id> is persistent')
-    assert.equal(await read(client, `${root}/brokers/topics/orders/7-m`), '4')
-    assert.equal(await read(client, `${root}/brokers/topics-pub/orders/7-m`), '{"numParts":4,"broker":"7-m"}')
-    assert.equal(await read(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}')
-    assert.equal(await read(client, `${root}/brokers/topics/audit/7-m`), '3')
-    assert.equal(await read(client, `${root}/brokers/topics-pub/audit/7-m`), undefined, 'acceptPublish=false: not in topics-pub')
-    assert.equal(await read(client, `${root}/brokers/topics-sub/audit/7-m`), '{"numParts":3,"broker":"7-m"}')
-    assert.equal(await read(client, `${root}/brokers/topics/logs-*/7-m`), undefined, 'patterns are not topics')
+    assert.equal((await zkStat(client, `${root}/brokers/ids/7`))!.ephemeralOwner.toString('hex'), '0000000000000000', 'ids/<id> is persistent')
+    assert.equal(await zkRead(client, `${root}/brokers/topics/orders/7-m`), '4')
+    assert.equal(await zkRead(client, `${root}/brokers/topics-pub/orders/7-m`), '{"numParts":4,"broker":"7-m"}')
+    assert.equal(await zkRead(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}')
+    assert.equal(await zkRead(client, `${root}/brokers/topics/audit/7-m`), '3')
+    assert.equal(await zkRead(client, `${root}/brokers/topics-pub/audit/7-m`), undefined, 'acceptPublish=false: not in topics-pub')
+    assert.equal(await zkRead(client, `${root}/brokers/topics-sub/audit/7-m`), '{"numParts":3,"broker":"7-m"}')
+    assert.equal(await zkRead(client, `${root}/brokers/topics/logs-*/7-m`), undefined, 'patterns are not topics')
   })
 
   it('registers a new topic at its first put', async (t) => {
@@ -73,10 +61,10 @@ describe('broker registration in ZooKeeper', () => {
     const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
     const raw = await RawClient.connect(t, broker.port)
     await raw.request('put logs-web 2 1 0 -1 1\r\nx')
-    await waitFor(async () => (await read(client, `${root}/brokers/topics-pub/logs-web/7-m`)) === '{"numParts":3,"broker":"7-m"}', {
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-pub/logs-web/7-m`)) === '{"numParts":3,"broker":"7-m"}', {
       what: 'logs-web in topics-pub',
     })
-    assert.equal(await read(client, `${root}/brokers/topics/logs-web/7-m`), '3')
+    assert.equal(await zkRead(client, `${root}/brokers/topics/logs-web/7-m`), '3')
   })
 
   it('refuses a second broker with the same id', async (t) => {
@@ -92,20 +80,20 @@ describe('broker registration in ZooKeeper', () => {
     const root = `/${uniqueName('meta')}`
     const broker = await startTestBroker(t, {ini: INI(root).replace('[zookeeper]\n', '[zookeeper]\nzk.zkSessionTimeoutMs=4000\n'), zkConnect: zk.connect})
     const master = `${root}/brokers/ids/7/master`
-    const first = (await stat(client, master))!.ephemeralOwner.toString('hex')
+    const first = (await zkStat(client, master))!.ephemeralOwner.toString('hex')
     await zk.expireSession(broker.cluster!.session.raw)
     await waitFor(async () => {
-      const s = await stat(client, master)
+      const s = await zkStat(client, master)
       return s !== undefined && s.ephemeralOwner.toString('hex') !== first
     }, {what: 'the master node under a new session', timeoutMs: 20_000})
-    await waitFor(async () => (await read(client, `${root}/brokers/topics-pub/orders/7-m`)) === '{"numParts":4,"broker":"7-m"}', {
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-pub/orders/7-m`)) === '{"numParts":4,"broker":"7-m"}', {
       what: 'topics re-registered under the new session',
     })
 
     await zk.stop()
     await zk.start()
     client = await zk.client()
-    await waitFor(async () => (await read(client, `${root}/brokers/topics-pub/orders/7-m`)) !== undefined, {
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-pub/orders/7-m`)) !== undefined, {
       what: 'registration after the ZooKeeper restart',
       timeoutMs: 20_000,
     })
@@ -115,9 +103,9 @@ describe('broker registration in ZooKeeper', () => {
     const root = `/${uniqueName('meta')}`
     const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
     await broker.close()
-    assert.equal(await read(client, `${root}/brokers/ids/7/master`), undefined)
-    assert.equal(await read(client, `${root}/brokers/ids/7`), undefined)
-    assert.equal(await read(client, `${root}/brokers/topics-pub/orders/7-m`), undefined)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/7/master`), undefined)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/7`), undefined)
+    assert.equal(await zkRead(client, `${root}/brokers/topics-pub/orders/7-m`), undefined)
   })
 
   it('leaves topics-pub while puts fail and returns once its disk accepts writes', async (t) => {
@@ -126,8 +114,8 @@ describe('broker registration in ZooKeeper', () => {
     const pub = `${root}/brokers/topics-pub/orders/7-m`
     // A failed put as storage reports it (a full disk cannot be made on demand here).
     broker.cluster!.putOutcome(true)
-    await waitFor(async () => (await read(client, pub)) === undefined, {what: 'orders to leave topics-pub'})
-    assert.equal(await read(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}', 'still readable')
-    await waitFor(async () => (await read(client, pub)) !== undefined, {what: 'the write probe to succeed', timeoutMs: 15_000})
+    await waitFor(async () => (await zkRead(client, pub)) === undefined, {what: 'orders to leave topics-pub'})
+    assert.equal(await zkRead(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}', 'still readable')
+    await waitFor(async () => (await zkRead(client, pub)) !== undefined, {what: 'the write probe to succeed', timeoutMs: 15_000})
   })
 })

@@ -186,3 +186,36 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     },
   }
 }
+
+const NO_NODE = -101
+
+function isNoNode(err: unknown): boolean {
+  return (err as {getCode?: () => number})?.getCode?.() === NO_NODE
+}
+
+/** A node's data as UTF-8 ('' for none), or undefined when it does not exist. */
+export function zkRead(client: zookeeper.Client, path: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) =>
+    client.getData(path, (err, data) => {
+      if (err && isNoNode(err)) resolve(undefined)
+      else if (err) reject(err)
+      else resolve(data?.toString('utf8') ?? '')
+    }),
+  )
+}
+
+/** A node's children, sorted ([] when it does not exist). */
+export function zkChildren(client: zookeeper.Client, path: string): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    client.getChildren(path, (err, list) => {
+      if (err && isNoNode(err)) resolve([])
+      else if (err) reject(err)
+      else resolve([...list].sort())
+    }),
+  )
+}
+
+/** A node's stat, or undefined when it does not exist. */
+export function zkStat(client: zookeeper.Client, path: string): Promise<zookeeper.Stat | undefined> {
+  return new Promise((resolve, reject) => client.exists(path, (err, s) => (err ? reject(err) : resolve(s ?? undefined))))
+}
