@@ -51,7 +51,9 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     ...(options.flush === 'group-commit' ? ['--group-commit'] : []),
     ...(options.partitions === undefined ? [] : ['--partitions', String(options.partitions)]),
   ]
-  const child = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'pipe']})
+  // Its own process group: Ctrl-C in a terminal interrupts the bench, which then finishes what
+  // is in flight and stops the broker itself, rather than the broker vanishing mid-run.
+  const child = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'pipe'], detached: true})
   // Never leave a broker behind when this process exits abruptly.
   const killOnExit = () => child.kill('SIGKILL')
   process.once('exit', killOnExit)
