@@ -68,6 +68,7 @@ export const benchFlags = {
   interval: Flags.custom<number>({
     summary: 'Progress line every this long, on stderr (0 = none).',
     default: 5000,
+    defaultHelp: async () => '5s',
     helpValue: '<duration>',
     parse: async (input) => parseDurationMs(input),
   })(),

@@ -19,6 +19,7 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
     warmup: Flags.custom<number>({
       summary: 'Send (unrecorded) for this long first.',
       default: 1000,
+      defaultHelp: async () => '1s',
       helpValue: '<duration>',
       parse: async (input) => parseDurationMs(input),
     })(),
