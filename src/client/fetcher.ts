@@ -16,8 +16,7 @@
 import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
-import {checksum} from '../protocol/crc.js'
-import {decodePayload, FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import {RECORD_HEADER_BYTES, walkMessageSet} from '../protocol/message-set.js'
 import {messageIdTimestampAt} from '../protocol/message-id.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
@@ -101,10 +100,6 @@ interface DecodedRecords {
   bytesConsumed: number
   /** Set when a record is bad (length, checksum, attribute block); messages hold those before it. */
   error?: MetaError
-}
-
-function invalidRecord(reason: string, offset: number): MetaError {
-  return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
 }
 
 export class PartitionFetcher {
@@ -264,40 +259,16 @@ export class PartitionFetcher {
    */
   private decodeRecords(baseOffset: number, body: Buffer): DecodedRecords {
     const messages: Message[] = []
-    const verify = this.settings.verifyChecksum
-    const maxPayload = this.settings.maxSizeLimitBytes
     const {topic, skipBelow} = this
     const {partition, brokerId} = this.target
-    const end = body.length
-    let pos = 0
-    while (end - pos >= RECORD_HEADER_BYTES) {
-      const length = body.readInt32BE(pos)
-      if (length < 0 || length > maxPayload) {
-        return {messages, bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, baseOffset + pos)}
-      }
-      const next = pos + RECORD_HEADER_BYTES + length
-      if (next > end) break
-      const payload = body.subarray(pos + RECORD_HEADER_BYTES, next)
-      if (verify && checksum(payload) !== body.readInt32BE(pos + 4)) {
-        return {messages, bytesConsumed: pos, error: invalidRecord('checksum mismatch', baseOffset + pos)}
-      }
-      const flag = body.readInt32BE(pos + 16)
-      let attribute: string | undefined
-      let data = payload
-      if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
-        try {
-          ;({attribute, data} = decodePayload(payload, flag))
-        } catch (error) {
-          return {messages, bytesConsumed: pos, error: invalidRecord((error as Error).message, baseOffset + pos)}
-        }
-      }
+    const options = {baseOffset, verifyChecksum: this.settings.verifyChecksum, maxPayloadBytes: this.settings.maxSizeLimitBytes}
+    const {bytesConsumed, error} = walkMessageSet(body, options, (pos, next, flag, attribute, data) => {
       const offset = baseOffset + pos
       if (offset >= skipBelow) {
         messages.push(new ConsumedMessage(topic, partition, brokerId, offset, baseOffset + next, flag, attribute, data, body, pos))
       }
-      pos = next
-    }
-    return {messages, bytesConsumed: pos}
+    })
+    return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
   }
 
   /** The next record does not fit in maxSize: grow to its size (read from its header). */

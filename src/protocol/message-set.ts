@@ -113,24 +113,34 @@ export interface DecodedSet {
   error?: MetaError
 }
 
-/** Decode a message set, stopping silently at a partial trailing record. */
-export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): DecodedSet {
+/**
+ * Called for each whole, valid record: its position in the set, the position after it, its
+ * flag, attribute and data (views into the set).
+ */
+export type RecordVisitor = (pos: number, next: number, flag: number, attribute: string | undefined, data: Buffer) => void
+
+/**
+ * Walk a message set record by record with MetaQ's checks, calling `visit` for each whole,
+ * valid record; stops silently at a partial trailing record and with an error at a bad one
+ * (negative or oversize length, CRC mismatch, attribute block that does not fit). The one
+ * loop behind decodeMessageSet and the consumer's decoder.
+ */
+export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: RecordVisitor): {bytesConsumed: number; error?: MetaError} {
   const base = options.baseOffset ?? 0
   const verify = options.verifyChecksum ?? true
   const maxPayload = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES_DEFAULT
-  const messages: StoredMessage[] = []
-  let pos = 0
   const end = buf.length
+  let pos = 0
   while (end - pos >= RECORD_HEADER_BYTES) {
     const length = buf.readInt32BE(pos)
     if (length < 0 || length > maxPayload) {
-      return {messages, bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, base + pos)}
+      return {bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, base + pos)}
     }
-    if (end - pos - RECORD_HEADER_BYTES < length) break
-    const crc = buf.readInt32BE(pos + 4)
-    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length)
-    if (verify && checksum(payload) !== crc) {
-      return {messages, bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
+    const next = pos + RECORD_HEADER_BYTES + length
+    if (next > end) break
+    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
+    if (verify && checksum(payload) !== buf.readInt32BE(pos + 4)) {
+      return {bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
     }
     const flag = buf.readInt32BE(pos + 16)
     let attribute: string | undefined
@@ -139,22 +149,32 @@ export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): Deco
       try {
         ;({attribute, data} = decodePayload(payload, flag))
       } catch (error) {
-        return {messages, bytesConsumed: pos, error: invalidRecord((error as Error).message, base + pos)}
+        return {bytesConsumed: pos, error: invalidRecord((error as Error).message, base + pos)}
       }
     }
+    visit(pos, next, flag, attribute, data)
+    pos = next
+  }
+  return {bytesConsumed: pos}
+}
+
+/** Decode a message set, stopping silently at a partial trailing record. */
+export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): DecodedSet {
+  const base = options.baseOffset ?? 0
+  const messages: StoredMessage[] = []
+  const {bytesConsumed, error} = walkMessageSet(buf, options, (pos, next, flag, attribute, data) => {
     messages.push({
       offset: base + pos,
-      size: RECORD_HEADER_BYTES + length,
+      size: next - pos,
       id: buf.readBigInt64BE(pos + 8),
       flag,
-      checksum: crc,
-      payload,
+      checksum: buf.readInt32BE(pos + 4),
+      payload: buf.subarray(pos + RECORD_HEADER_BYTES, next),
       attribute,
       data,
     })
-    pos += RECORD_HEADER_BYTES + length
-  }
-  return {messages, bytesConsumed: pos}
+  })
+  return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
 }
 
 function invalidRecord(reason: string, offset: number): MetaError {
