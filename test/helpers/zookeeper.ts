@@ -177,7 +177,7 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
       const expired = new Promise<void>((resolve) => victim.once('expired', () => resolve()))
       let seen = false
       void expired.then(() => (seen = true))
-      for (let attempt = 0; attempt < 10 && !seen; attempt++) {
+      for (let attempt = 0; attempt < 30 && !seen; attempt++) {
         const twin = await newClient({sessionId: victim.getSessionId(), sessionPassword: victim.getSessionPassword()})
         twin.close()
         await Promise.race([expired, new Promise((resolve) => setTimeout(resolve, 1000))])

@@ -42,15 +42,10 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     failPut(ctx, conn, frame.topic, frame.opaque, partition, `Checksum failure,expected ${crc} but was ${frame.checksum}`)
     return
   }
-  let log = cachedLog(ctx.store, frame.topic, partition)
-  if (log === undefined) {
-    try {
-      log = ctx.store.getOrCreate(frame.topic, partition)
-    } catch (error) {
-      failPut(ctx, conn, frame.topic, frame.opaque, partition, (error as Error).message)
-      return
-    }
-    ctx.onNewPartition(frame.topic, partition)
+  const log = logFor(ctx, frame.topic, partition)
+  if (typeof log === 'string') {
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, log)
+    return
   }
   if (topic.stat) {
     ctx.realtime.record(frame.topic, 'put')
@@ -126,15 +121,10 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
     failBatch(ctx, conn, frame, partition, `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`)
     return
   }
-  let log = cachedLog(ctx.store, frame.topic, partition)
-  if (log === undefined) {
-    try {
-      log = ctx.store.getOrCreate(frame.topic, partition)
-    } catch (error) {
-      failBatch(ctx, conn, frame, partition, (error as Error).message)
-      return
-    }
-    ctx.onNewPartition(frame.topic, partition)
+  const log = logFor(ctx, frame.topic, partition)
+  if (typeof log === 'string') {
+    failBatch(ctx, conn, frame, partition, log)
+    return
   }
   if (topic.stat) {
     for (let pos = 0; pos < body.length; pos += RECORD_HEADER_BYTES + body.readInt32BE(pos)) {
@@ -211,4 +201,21 @@ function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: nu
   ctx.log.debug('put failed', {topic, partition, reason})
   const body = `Put message to [broker '${ctx.url}'] [partition '${topic}-${partition}'] failed.Detail:${reason}`
   conn.sendResult(new MetaError('INTERNAL').wireStatus, opaque, body)
+}
+
+/**
+ * The partition's log, created at its first put (and announced, for ZooKeeper registration);
+ * a string is why it could not be created.
+ */
+function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | string {
+  const log = cachedLog(ctx.store, topic, partition)
+  if (log !== undefined) return log
+  let created: PartitionLog
+  try {
+    created = ctx.store.getOrCreate(topic, partition)
+  } catch (error) {
+    return (error as Error).message
+  }
+  ctx.onNewPartition(topic, partition)
+  return created
 }
