@@ -12,6 +12,7 @@
 import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
 import {MessageIdGenerator} from '../protocol/message-id.js'
+import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
@@ -231,7 +232,7 @@ export class Broker implements ConnectionHandler {
   private async listen(): Promise<void> {
     const {listenHost, serverPort} = this.config.system
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject)
+      this.server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, listenHost, serverPort)))
       this.server.listen(serverPort, listenHost, () => {
         this.server.off('error', reject)
         resolve()
@@ -283,6 +284,21 @@ export class Broker implements ConnectionHandler {
 
 export function startBroker(options: BrokerOptions = {}): Promise<Broker> {
   return Broker.start(options)
+}
+
+/** A listen failure as one clear line naming the address and what to do. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with --port or serverPort`, {cause: error})
+    case 'EACCES':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
+    case 'EADDRNOTAVAIL':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: no such local address; check --host or listenHost`, {cause: error})
+    default:
+      return error
+  }
 }
 
 function assertNever(frame: never): never {

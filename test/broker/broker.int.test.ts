@@ -170,6 +170,16 @@ describe('broker put/get', () => {
   })
 })
 
+describe('broker start', () => {
+  it('refuses a port in use with one clear line', async (t) => {
+    const first = await startTestBroker(t)
+    await assert.rejects(
+      startTestBroker(t, {serverPort: first.port}),
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${first.port}: the port is already in use`),
+    )
+  })
+})
+
 describe('broker long poll (get with maxWaitMs)', () => {
   it('wakes a parked get when a message arrives', async (t) => {
     const broker = await startTestBroker(t)
