@@ -36,6 +36,9 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
   private left = false
   private refreshing: Promise<MembershipView> | undefined
   private refreshAgain = false
+  /** Set by cancelClaims(): waiting claims return at once (the consumer is stopping). */
+  private cancelled = false
+  private wakers: Array<() => void> = []
 
   constructor(private readonly options: ClusterMembershipOptions) {
     super()
@@ -75,11 +78,25 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
       }
       busy = stillBusy
       const remaining = deadline - Date.now()
-      if (busy.length === 0 || remaining <= 0 || this.left) break
-      // Wait for one of the owners to let go (or the time to run out), then try again.
-      await Promise.race([Promise.race(deleted), new Promise((resolve) => setTimeout(resolve, remaining))])
+      if (busy.length === 0 || remaining <= 0 || this.left || this.cancelled) break
+      // Wait for one of the owners to let go (or the time to run out, or a stop), then try again.
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        Promise.race(deleted),
+        new Promise((resolve) => (timer = setTimeout(resolve, remaining))),
+        new Promise<void>((resolve) => this.wakers.push(resolve)),
+      ])
+      clearTimeout(timer)
     }
     return {granted, busy, generation: this.generation}
+  }
+
+  /** Make claims that wait for other owners return now (the consumer is stopping). */
+  cancelClaims(): void {
+    this.cancelled = true
+    const wakers = this.wakers
+    this.wakers = []
+    for (const wake of wakers) wake()
   }
 
   async leave(): Promise<void> {

@@ -176,6 +176,7 @@ export class GroupConsumer extends ConsumerBase {
   protected override async shutdown(): Promise<void> {
     if (this.commitTimer) clearInterval(this.commitTimer)
     this.recover?.stop()
+    this.membership?.cancelClaims?.()
     await this.rebalancing.catch(() => undefined)
     try {
       await this.commit()

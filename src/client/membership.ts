@@ -49,6 +49,8 @@ export interface GroupMembership extends EventEmitter {
   claim(claim: readonly OwnedPartition[], release: readonly OwnedPartition[], maxWaitMs: number): Promise<ClaimOutcome>
   /** Leave the group (releasing everything) and stop. */
   leave(): Promise<void>
+  /** Optional: make claims that are waiting for other owners return at once (stopping). */
+  cancelClaims?(): void
 }
 
 export interface StandaloneMembershipOptions {

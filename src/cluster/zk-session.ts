@@ -182,6 +182,7 @@ export class ZkSession extends EventEmitter {
    */
   private call<T = unknown>(run: (cb: (error: Error | zookeeper.Exception | null, result?: T) => void) => void): Promise<T> {
     const timeoutMs = this.options.operationTimeoutMs ?? 15_000
+    if (this.closed) return Promise.reject(new MetaError('CLUSTER_ERROR', `the ZooKeeper session to ${this.options.connect} is closed`))
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new MetaError('CLUSTER_ERROR', `ZooKeeper at ${this.options.connect} did not answer within ${timeoutMs} ms`))

@@ -12,6 +12,7 @@ import {
   createConsumer,
   createGroupConsumer,
   createProducer,
+  ClusterTopology,
   FileOffsetStore,
   type GroupConsumer,
   type Message,
@@ -20,7 +21,7 @@ import {
 import type {Broker} from '../../src/broker/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {exited, spawnBroker} from '../helpers/process.js'
-import {freePort, startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
+import {freePort, startZooKeeper, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
 import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 
@@ -181,6 +182,39 @@ describe('a cluster of brokers on ZooKeeper', () => {
     procs[1] = await spawnBroker(t, args(1))
     for (let i = 40; i < 60; i++) await send(i)
     await waitFor(() => acked.every((a) => seen.has(a)), {what: 'every acknowledged message consumed', timeoutMs: 30_000})
+  })
+
+  it('a group member whose ZooKeeper session expires registers again and keeps consuming', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    await cluster(t, zk, root, 1)
+    const topic = uniqueName()
+    const group = uniqueName('group')
+    const producer = createProducer({zk: zk.connect, zkRoot: root})
+    t.after(() => producer.close())
+    await producer.send(topic, 'first')
+    // A short session: after the forced expiry a stalled connection is noticed within ~1 s.
+    const topology = new ClusterTopology({zk: zk.connect, zkRoot: root, zkSessionTimeoutMs: 4000})
+    const member = createGroupConsumer({topology, group, topics: [topic], memberId: `${group}_m`, commitIntervalMs: 50})
+    // The member first (it commits and leaves through the topology), then its topology.
+    t.after(async () => {
+      await member.stop()
+      await topology.close()
+    })
+    const seen: string[] = []
+    void member.run({eachMessage: (m: Message) => void seen.push(m.data.toString())})
+    await waitFor(() => seen.includes('first'), {what: 'the first message'})
+    const idsNode = `${root}/consumers/${group}/ids/${group}_m`
+    const before = (await zkStat(client, idsNode))!.ephemeralOwner.toString('hex')
+    await zk.expireSession((await topology.session()).raw)
+    await waitFor(async () => {
+      const s = await zkStat(client, idsNode)
+      return s !== undefined && s.ephemeralOwner.toString('hex') !== before
+    }, {what: 'the member registered under a new session', timeoutMs: 20_000})
+    await waitFor(async () => (await zkRead(client, `${root}/consumers/${group}/owners/${topic}/0-0`)) === `${group}_m`, {
+      what: 'the member to own its partition again',
+    })
+    await producer.send(topic, 'after expiry')
+    await waitFor(() => seen.includes('after expiry'), {what: 'a message after the expiry'})
   })
 
   it('broadcast consumers each get every message, with file offsets, in cluster mode', async (t) => {
