@@ -41,3 +41,10 @@ export const zkRootFlag = Flags.string({
 export function connectionTarget(flags: {broker?: string; zk?: string; 'zk-root'?: string}): {broker?: string; zk?: string; zkRoot?: string} {
   return flags.zk === undefined ? {broker: flags.broker} : {zk: flags.zk, zkRoot: flags['zk-root']}
 }
+
+/** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root. */
+export const connectionFlags = {
+  broker: brokerFlag,
+  zk: zkFlag,
+  'zk-root': zkRootFlag,
+}

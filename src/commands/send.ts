@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag, connectionTarget, zkFlag, zkRootFlag} from '../cli/client-flags.js'
+import {connectionFlags, connectionTarget} from '../cli/client-flags.js'
 import {parseDurationMs} from '../cli/durations.js'
 import {parseDelimiter} from '../cli/escapes.js'
 import {startProgress} from '../cli/progress.js'
@@ -39,9 +39,7 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
   static override usage = '<%= command.id %> -t TOPIC [FLAGS] [FILE...]'
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     topic: Flags.string({
       char: 't',
       summary: 'Topic to send to (required unless -J envelopes name their topics).',

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../cli/client-flags.js'
 import {acrossBrokers} from '../cli/admin/views.js'
 import {fetchStats, renderStats, STATS_ITEMS, type StatsResult} from '../cli/stats-view.js'
 import {connectAdmin, type AdminClient} from '../client/index.js'
@@ -33,9 +33,7 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
   }
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     all: Flags.boolean({summary: 'Every broker registered in ZooKeeper (with --zk), one block each.', dependsOn: ['zk']}),
     timeout: timeoutFlag,
     raw: Flags.boolean({summary: "Print the broker's text exactly as it answered (MetaQ's STATS … END format).", exclusive: ['json']}),

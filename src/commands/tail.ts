@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {brokerFlag, connectionTarget, zkFlag, zkRootFlag} from '../cli/client-flags.js'
+import {connectionFlags, connectionTarget} from '../cli/client-flags.js'
 import {parseDurationMs} from '../cli/durations.js'
 import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
 import {parseOffsetSpec} from '../cli/offset-spec.js'
@@ -39,9 +39,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
   static override usage = '<%= command.id %> -t TOPIC [FLAGS]'
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     group: Flags.string({
       char: 'g',
       summary: 'Read as a member of this consumer group: partitions are shared with its other members, offsets committed.',

@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {renderGroupDescription} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
 import {groupDetail, type GroupDetail} from '../../cli/admin/views.js'
@@ -26,9 +26,7 @@ Offsets are byte positions, as in MetaQ. An unknown group (no members and no com
   }
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     timeout: timeoutFlag,
   }
 

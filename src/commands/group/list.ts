@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {renderGroups} from '../../cli/admin/render.js'
 import {connectGroupAdmin, type GroupSummary} from '../../client/group-admin.js'
 
@@ -16,9 +16,7 @@ export default class GroupList extends BaseCommand<typeof GroupList> {
   static override enableJsonFlag = true
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     timeout: timeoutFlag,
   }
 

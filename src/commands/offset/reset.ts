@@ -1,7 +1,7 @@
 import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {confirmOnTty, declined} from '../../cli/admin/confirm.js'
 import {formatOffsetsCsv, parseOffsetsCsv, type OffsetLine} from '../../cli/admin/parse.js'
 import {renderPlan} from '../../cli/admin/render.js'
@@ -65,9 +65,7 @@ Safety: --execute refuses while the group has live members, because they keep th
   static override enableJsonFlag = true
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     timeout: timeoutFlag,
     group: Flags.string({char: 'g', summary: 'Consumer group whose offsets to reset.', required: true, helpGroup: 'SCOPE'}),
     topic: Flags.string({

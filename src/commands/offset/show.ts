@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {mergeTopicSpecs, parseTopicSpec} from '../../cli/admin/parse.js'
 import {renderOffsets} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
@@ -26,9 +26,7 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
   static override enableJsonFlag = true
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     timeout: timeoutFlag,
     group: Flags.string({char: 'g', summary: 'Consumer group.', required: true}),
     topic: Flags.string({

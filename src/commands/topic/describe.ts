@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {brokerFlag, connectionTarget, timeoutFlag, zkFlag, zkRootFlag} from '../../cli/client-flags.js'
+import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {renderTopicPartitions} from '../../cli/admin/render.js'
 import {usage} from '../../cli/admin/reset-options.js'
 import {acrossBrokers, topicDetail, type TopicDetail} from '../../cli/admin/views.js'
@@ -24,9 +24,7 @@ export default class TopicDescribe extends BaseCommand<typeof TopicDescribe> {
   }
 
   static override flags = {
-    broker: brokerFlag,
-    zk: zkFlag,
-    'zk-root': zkRootFlag,
+    ...connectionFlags,
     timeout: timeoutFlag,
   }
 
