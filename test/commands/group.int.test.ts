@@ -8,6 +8,7 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {connectAdmin, createGroupConsumer, createProducer} from '../../src/client/index.js'
+import {startHeldMember} from '../helpers/members.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
@@ -121,22 +122,7 @@ describe('meta group', () => {
 
   it('group describe shows the summary, members and per-partition lag with owners', async (t) => {
     const f = await fixture(t)
-    const member = createGroupConsumer({
-      broker: f.url,
-      group: f.group,
-      topics: [f.topic],
-      memberId: 'm-1',
-      sessionTimeoutMs: 10_000,
-      commitIntervalMs: 60_000,
-    })
-    // Hold the first message of each partition so the member commits nothing and the offsets stay put.
-    let release = () => {}
-    const held = new Promise<void>((resolve) => (release = resolve))
-    t.after(async () => {
-      release()
-      await member.stop()
-    })
-    void member.run({eachMessage: () => held})
+    startHeldMember(t, {broker: f.url, group: f.group, topic: f.topic, memberId: 'm-1'})
     const detail = await waitFor(
       async () => {
         const r = await cli(['group', 'describe', f.group, '-b', f.url, '--json'])

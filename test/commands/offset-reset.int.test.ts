@@ -12,8 +12,9 @@ import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {connectAdmin, createGroupConsumer, createProducer, type AdminClient} from '../../src/client/index.js'
+import {connectAdmin, createProducer, type AdminClient} from '../../src/client/index.js'
 import {messageIdTimestamp} from '../../src/protocol/message-id.js'
+import {startHeldMember} from '../helpers/members.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import {BIN, collect, runCli, spawnCli} from '../helpers/process.js'
@@ -201,22 +202,7 @@ describe('meta offset reset', () => {
 
   it('refuses to execute while the group has live members, naming them; --force overrides', async (t) => {
     const f = await fixture(t)
-    const member = createGroupConsumer({
-      broker: f.url,
-      group: f.group,
-      topics: [f.topic],
-      memberId: 'live-1',
-      sessionTimeoutMs: 10_000,
-      commitIntervalMs: 600_000,
-    })
-    // Hold the first message of each partition: the member processes, and so commits, nothing.
-    let release = () => {}
-    const held = new Promise<void>((resolve) => (release = resolve))
-    t.after(async () => {
-      release()
-      await member.stop()
-    })
-    void member.run({eachMessage: () => held})
+    startHeldMember(t, {broker: f.url, group: f.group, topic: f.topic, memberId: 'live-1'})
     await waitFor(async () => (await f.admin.describeGroup(f.group)).members.length === 1, {what: 'member live-1 to join'})
     const before = await committed(f)
 
