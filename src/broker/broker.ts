@@ -7,8 +7,14 @@
  *   2. answer parked long polls (404) and let in-flight puts finish: the store writes and
  *      fdatasyncs every pending batch, and each put is acknowledged from its callback;
  *   3. flush every connection's answers and close the sockets (forcibly after a deadline);
- *   4. close the store's files.
+ *   4. stop retention (the segment in progress finishes), close the store's files, release
+ *      the data directory lock.
+ *
+ * The data directory is locked (`<dataPath>/.meta.lock`, storage/data-dir-lock.ts) from
+ * before the store opens until after it closes: a second broker on it refuses to start.
+ * `reload()` applies a changed server.ini while running (reload.ts).
  */
+import {mkdirSync} from 'node:fs'
 import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
 import {MessageIdGenerator} from '../protocol/message-id.js'
@@ -16,11 +22,12 @@ import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
-import {MessageStore, type TopicStorageConfig} from '../storage/index.js'
+import {acquireDataDirLock, MessageStore, type DataDirLock, type TopicStorageConfig} from '../storage/index.js'
+import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
 import {ClusterRegistration} from './cluster-registration.js'
-import {defaultBrokerConfig, type BrokerConfig} from './config/index.js'
+import {defaultBrokerConfig, resolveTopic, type BrokerConfig, type ConfigOverrides} from './config/index.js'
 import {Connection, type ConnectionHandler} from './connection.js'
 import type {BrokerContext} from './context.js'
 import {LongPollRegistry} from './long-poll.js'
@@ -42,10 +49,18 @@ import {
   handleOffsetFetch,
 } from './handlers/groups.js'
 import {handleCount, handleSeek} from './handlers/seek.js'
+import {handleConfigReload, handlePartitionsState} from './handlers/admin.js'
+import {planReload, type ReloadSource} from './reload.js'
+import {RetentionScheduler} from './retention.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
   config?: BrokerConfig
+  /**
+   * Settings that were given over the file (`meta serve` flags): applied again over the file
+   * at every reload, so a reload never undoes a flag.
+   */
+  overrides?: ConfigOverrides
   logger?: Logger
 }
 
@@ -53,7 +68,6 @@ export interface BrokerOptions {
 const CLOSE_DEADLINE_MS = 5000
 
 export class Broker implements ConnectionHandler {
-  readonly config: BrokerConfig
   readonly store: MessageStore
   readonly topics: TopicRegistry
   readonly log: Logger
@@ -63,11 +77,24 @@ export class Broker implements ConnectionHandler {
   private readonly newPartitionListeners: Array<(topic: string, partition: number) => void> = []
   private closing: Promise<void> | undefined
   private boundPort = 0
+  private readonly overrides: ConfigOverrides
+  private readonly locks: DataDirLock[]
+  private reloading: Promise<unknown> = Promise.resolve()
+  /** Retention jobs (deleteWhen / deletePolicy / maxPartitionBytes). */
+  readonly retention: RetentionScheduler
   /** Set in cluster mode (zk.zkConnect). */
   cluster: ClusterRegistration | undefined
 
-  private constructor(config: BrokerConfig, store: MessageStore, offsets: OffsetLog, topics: TopicRegistry, log: Logger) {
-    this.config = config
+  private constructor(
+    config: BrokerConfig,
+    store: MessageStore,
+    offsets: OffsetLog,
+    topics: TopicRegistry,
+    log: Logger,
+    extra: {overrides: ConfigOverrides; locks: DataDirLock[]},
+  ) {
+    this.overrides = extra.overrides
+    this.locks = extra.locks
     this.store = store
     this.topics = topics
     this.log = log
@@ -104,48 +131,84 @@ export class Broker implements ConnectionHandler {
         for (const listener of this.newPartitionListeners) listener(topic, partition)
       },
       putOutcome: (failed) => this.cluster?.putOutcome(failed),
+      reload: (dryRun) => this.reload(undefined, {dryRun}),
     }
     store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))
+    this.retention = new RetentionScheduler(store, config, log.child('retention'))
   }
 
   static async start(options: BrokerOptions = {}): Promise<Broker> {
     const config = options.config ?? defaultBrokerConfig()
     const log = (options.logger ?? silentLogger).child('broker')
     const topics = new TopicRegistry(config)
-    const store = await MessageStore.open({
-      dataPath: config.system.dataPath,
-      extraDataPaths: [...new Set(config.topics.map((t) => t.dataPath))].filter((p) => p !== config.system.dataPath),
-      topicConfig: (topic) => storageConfigFor(config, topics, topic),
-      logger: log.child('storage'),
-    })
+    const roots = dataRoots(config)
+    const locks = lockDataDirs(roots, log)
+    let store: MessageStore
     let offsets: OffsetLog
+    // The store resolves topics with the broker's config of the moment (reloads replace it).
+    const holder: {broker?: Broker} = {}
     try {
-      offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))
+      topics.loadClosed(config.system.dataPath)
+      store = await MessageStore.open({
+        dataPath: config.system.dataPath,
+        extraDataPaths: roots.filter((p) => p !== config.system.dataPath),
+        topicConfig: (topic) => storageConfigFor(holder.broker?.config ?? config, topics, topic),
+        logger: log.child('storage'),
+      })
+      try {
+        offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))
+      } catch (error) {
+        await store.close()
+        throw error
+      }
     } catch (error) {
-      await store.close()
+      for (const lock of locks) lock.release()
       throw error
     }
-    const broker = new Broker(config, store, offsets, topics, log)
+    const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks})
+    holder.broker = started
     try {
-      await broker.listen()
+      await started.listen()
+      for (const lock of locks) lock.setAddress(`${started.host}:${started.port}`)
+      warnAboutHiddenPartitions(config, store, log)
+      started.retention.schedule(config)
       const zk = config.zookeeper
       if (zk.zkConnect !== undefined && zk.zkEnable) {
-        broker.cluster = await ClusterRegistration.start({
+        started.cluster = await ClusterRegistration.start({
           config,
           topics,
-          url: broker.url,
+          url: started.url,
           topicsWithData: store.topics(),
           log: log.child('cluster'),
         })
       }
     } catch (error) {
-      await new Promise<void>((resolve) => broker.server.close(() => resolve()))
-      broker.context.groups.close()
+      await new Promise<void>((resolve) => started.server.close(() => resolve()))
+      await started.retention.close()
+      started.context.groups.close()
       offsets.close()
       await store.close()
+      for (const lock of locks) lock.release()
       throw error
     }
-    return broker
+    return started
+  }
+
+  /** The configuration in force (replaced by {@link reload}). */
+  get config(): BrokerConfig {
+    return this.context.config
+  }
+
+  /**
+   * Re-read server.ini and apply what changed (reload.ts): the broker's own file by default,
+   * or `source` (another path, or text, e.g. a master's server.ini a slave syncs). With
+   * `dryRun`, only reports what would change. Reloads run one at a time. Rejects with
+   * CONFIG_INVALID naming the file, line and key when the file is refused (nothing changes).
+   */
+  reload(source?: ReloadSource, options: {dryRun?: boolean} = {}): Promise<ReloadReport> {
+    const run = this.reloading.then(() => this.reloadNow(source, options.dryRun === true))
+    this.reloading = run.catch(() => undefined)
+    return run
   }
 
   get port(): number {
@@ -213,6 +276,11 @@ export class Broker implements ConnectionHandler {
         return handleCount(ctx, conn, frame)
       case 'put-batch':
         return handlePutBatch(ctx, conn, frame)
+      case 'config-reload':
+        return handleConfigReload(ctx, conn, frame)
+      case 'partitions-close':
+      case 'partitions-open':
+        return handlePartitionsState(ctx, conn, frame)
       default:
         return assertNever(frame)
     }
@@ -264,6 +332,7 @@ export class Broker implements ConnectionHandler {
     for (const conn of this.connections) conn.stopReading()
     this.context.polls.expireAll()
     this.context.groups.close()
+    await this.retention.close()
     await this.store.close()
     this.context.offsets.close()
     const sockets = [...this.connections].map(
@@ -278,7 +347,81 @@ export class Broker implements ConnectionHandler {
     await Promise.race([Promise.all(sockets), deadline])
     for (const conn of this.connections) conn.socket.destroy()
     await serverClosed
+    for (const lock of this.locks) lock.release()
     this.log.info('stopped')
+  }
+
+  private async reloadNow(source: ReloadSource | undefined, dryRun: boolean): Promise<ReloadReport> {
+    if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
+    const running = this.config
+    const {diff, report} = await planReload(running, this.overrides, this.store, source)
+    if (dryRun || !report.changed) return report
+    const next = diff.config
+    const newRoots = dataRoots(next).filter((root) => !this.locks.some((lock) => lock.dir === root))
+    const added = lockDataDirs(newRoots, this.log)
+    for (const lock of added) lock.setAddress(`${this.host}:${this.port}`)
+    this.locks.push(...added)
+    this.context.config = next
+    this.topics.setConfig(next)
+    this.store.reloadConfig()
+    this.retention.schedule(next)
+    const count = (config: BrokerConfig, topic: string) => resolveTopic(config, topic)?.numPartitions ?? 0
+    this.context.groups.partitionCountsChanged((topic) => count(running, topic) !== count(next, topic))
+    for (const change of diff.changes) {
+      const fields = {section: change.section, key: change.key, before: change.before, after: change.after, ...(change.note ? {note: change.note} : {})}
+      if (change.applied) this.log.info('reload: changed', fields)
+      else this.log.warn('reload: not applied until a restart', fields)
+    }
+    this.log.info('configuration reloaded', {source: report.source, checksum: next.checksum, changes: diff.changes.length})
+    if (this.cluster !== undefined) {
+      await this.cluster.reloaded(next.checksum, this.store.topics()).catch((error: Error) => {
+        this.log.error('reload: ZooKeeper registration failed (retried on the next session)', {error: error.message})
+      })
+    }
+    return {...report, applied: true}
+  }
+}
+
+/** Every root directory holding partitions: dataPath and topics' own dataPaths. */
+function dataRoots(config: BrokerConfig): string[] {
+  return [...new Set([config.system.dataPath, ...config.topics.map((t) => t.dataPath)])]
+}
+
+/** Create and lock each root; on a failure release what was taken and rethrow (DATA_DIR_LOCKED names the holder). */
+function lockDataDirs(roots: readonly string[], log: Logger): DataDirLock[] {
+  const locks: DataDirLock[] = []
+  try {
+    for (const root of roots) {
+      try {
+        mkdirSync(root, {recursive: true})
+      } catch (error) {
+        throw new MetaError('STORAGE_ERROR', `cannot create data directory "${root}": ${(error as Error).message}`, {cause: error})
+      }
+      const lock = acquireDataDirLock(root, {command: 'meta serve'})
+      if (lock.tookOverFrom !== undefined) {
+        log.warn('took over a stale data directory lock (its process is gone)', {dir: root, previous: lock.tookOverFrom})
+      }
+      locks.push(lock)
+    }
+  } catch (error) {
+    for (const lock of locks) lock.release()
+    throw error
+  }
+  return locks
+}
+
+/** Data in partitions a topic no longer has (numPartitions lowered in the file): say so once. */
+function warnAboutHiddenPartitions(config: BrokerConfig, store: MessageStore, log: Logger): void {
+  for (const topic of store.topics()) {
+    const resolved = resolveTopic(config, topic)
+    if (resolved === undefined) continue
+    const beyond = store.list().filter((l) => l.topic === topic && l.partition >= resolved.numPartitions).map((l) => l.partition)
+    if (beyond.length === 0) continue
+    log.warn('partitions beyond numPartitions hold data: they stay readable, but producers and consumer groups no longer see them', {
+      topic,
+      numPartitions: resolved.numPartitions,
+      partitions: beyond,
+    })
   }
 }
 

@@ -74,6 +74,22 @@ export class ClusterRegistration {
     if (described) void this.registry.registerTopic(described).catch(() => undefined)
   }
 
+  /**
+   * After a reload: publish the new config checksum, register topics that are new or whose
+   * settings changed (partition count, acceptPublish, acceptSubscribe), and remove the nodes
+   * of topics this broker no longer accepts. `topicsWithData` are kept registered while
+   * accepted, as at start.
+   */
+  async reloaded(checksum: number, topicsWithData: string[]): Promise<void> {
+    const names = new Set([...this.topics.configuredTopics(), ...topicsWithData, ...this.registry.registeredTopics()])
+    const work: Array<Promise<void>> = [this.registry.setConfigChecksum(checksum)]
+    for (const name of [...names].sort()) {
+      const described = this.describe(name)
+      work.push(described === undefined ? this.registry.unregisterTopic(name) : this.registry.registerTopic(described))
+    }
+    await Promise.all(work)
+  }
+
   /** Called for every put's storage outcome; failures take the broker out of topics-pub. */
   putOutcome(failed: boolean): void {
     if (!failed || !this.registry.isPublishable) return

@@ -10,8 +10,10 @@ import type {BrokerConfig} from './config/index.js'
 import type {LongPollRegistry} from './long-poll.js'
 import type {BrokerCounters, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
+import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 
 export interface BrokerContext {
+  /** The configuration in force; replaced as a whole by a reload. */
   config: BrokerConfig
   store: MessageStore
   topics: TopicRegistry
@@ -33,4 +35,6 @@ export interface BrokerContext {
   onNewPartition(topic: string, partition: number): void
   /** Called with every put's storage outcome (cluster mode leaves topics-pub while puts fail). */
   putOutcome(failed: boolean): void
+  /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
+  reload(dryRun: boolean): Promise<ReloadReport>
 }

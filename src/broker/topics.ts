@@ -1,16 +1,28 @@
 /**
  * Which topics and partitions this broker serves: resolved topic settings (cached, as the put
  * path asks for every message), partition choice for `-1`, and closed partitions (spec §10:
- * close-partitions makes put and get answer 403; in memory only, as in MetaQ).
+ * close-partitions makes put and get answer 403). Beyond MetaQ, which forgets them at a
+ * restart, closed partitions are kept in `<dataPath>/__meta_state/closed-partitions.json`.
  */
 import {isValidTopicName} from '../protocol/names.js'
+import {MetaError} from '../protocol/errors.js'
+import {loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} from '../storage/index.js'
 import {resolveTopic, type BrokerConfig, type ResolvedTopic} from './config/index.js'
 
 export class TopicRegistry {
   private cache = new Map<string, ResolvedTopic | null>()
-  private closed = new Set<string>()
+  private closed: ClosedPartitionMap = new Map()
+  /** Where closed partitions are kept; undefined = in memory only. */
+  private stateDir: string | undefined
+  private saving: Promise<void> = Promise.resolve()
 
   constructor(private config: BrokerConfig) {}
+
+  /** Load the closed partitions kept in `dataPath` and keep them there from now on. */
+  loadClosed(dataPath: string): void {
+    this.stateDir = dataPath
+    this.closed = loadClosedPartitions(dataPath)
+  }
 
   /** Replace the config (reload); cached resolutions are dropped. */
   setConfig(config: BrokerConfig): void {
@@ -36,21 +48,85 @@ export class TopicRegistry {
   }
 
   isClosed(topic: string, partition: number): boolean {
-    return this.closed.size > 0 && this.closed.has(`${topic}\0${partition}`)
+    return this.closed.size > 0 && this.closed.get(topic)?.has(partition) === true
   }
 
-  /** Close partitions [start, end] of a topic: put and get answer 403 until reopened. */
-  close(topic: string, start: number, end: number): void {
-    for (let p = start; p <= end; p++) this.closed.add(`${topic}\0${p}`)
+  /** The closed partitions of a topic, ascending. */
+  closedPartitions(topic: string): number[] {
+    return [...(this.closed.get(topic) ?? [])].sort((a, b) => a - b)
   }
 
-  /** Reopen every closed partition of a topic. */
-  open(topic: string): void {
-    for (const key of this.closed) if (key.startsWith(`${topic}\0`)) this.closed.delete(key)
+  /** Every topic with a closed partition. */
+  topicsWithClosedPartitions(): string[] {
+    return [...this.closed.keys()].sort()
+  }
+
+  /**
+   * Close partitions [start, end] of a topic (default: all of its partitions): put and get
+   * answer 403 until reopened. Takes effect at once; resolves once it is saved. Returns the
+   * partitions that were open before. Throws INVALID_ARGUMENT for a topic this broker does not
+   * accept or a range outside its partitions.
+   */
+  close(topic: string, start?: number, end?: number): Promise<number[]> {
+    const [from, to] = this.range(topic, start, end, 'close')
+    const set = this.closed.get(topic) ?? new Set<number>()
+    const changed: number[] = []
+    for (let p = from; p <= to; p++) {
+      if (!set.has(p)) changed.push(p)
+      set.add(p)
+    }
+    this.closed.set(topic, set)
+    return this.persist(topic, changed, () => {
+      for (const p of changed) set.delete(p)
+      if (set.size === 0) this.closed.delete(topic)
+    })
+  }
+
+  /** Reopen partitions [start, end] of a topic (default: every closed one). Returns those that were closed. */
+  open(topic: string, start?: number, end?: number): Promise<number[]> {
+    const set = this.closed.get(topic)
+    if (set === undefined) return Promise.resolve([])
+    const from = start ?? 0
+    const to = end ?? Number.MAX_SAFE_INTEGER
+    const changed = [...set].filter((p) => p >= from && p <= to).sort((a, b) => a - b)
+    for (const p of changed) set.delete(p)
+    if (set.size === 0) this.closed.delete(topic)
+    return this.persist(topic, changed, () => {
+      const again = this.closed.get(topic) ?? new Set<number>()
+      for (const p of changed) again.add(p)
+      this.closed.set(topic, again)
+    })
   }
 
   /** Configured topic patterns without wildcards (registered and listed even before data). */
   configuredTopics(): string[] {
     return this.config.topics.map((t) => t.pattern).filter((p) => !p.includes('*'))
+  }
+
+  private range(topic: string, start: number | undefined, end: number | undefined, what: string): [number, number] {
+    const resolved = this.resolve(topic)
+    if (resolved === undefined) throw MetaError.invalidArgument(`cannot ${what} partitions of topic "${topic}": this broker does not accept it`)
+    const last = resolved.numPartitions - 1
+    const from = start ?? 0
+    const to = end ?? last
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 0 || to < from || to > last) {
+      throw MetaError.invalidArgument(`invalid partition range ${from}..${to} for topic "${topic}": expected a range within 0..${last}`)
+    }
+    return [from, to]
+  }
+
+  /** Save the closed set after a change; on failure undo the change and reject. */
+  private persist(topic: string, changed: number[], undo: () => void): Promise<number[]> {
+    if (this.stateDir === undefined || changed.length === 0) return Promise.resolve(changed)
+    const dir = this.stateDir
+    const next = this.saving.then(() => saveClosedPartitions(dir, this.closed))
+    this.saving = next.catch(() => undefined)
+    return next.then(
+      () => changed,
+      (error: Error) => {
+        undo()
+        throw new MetaError('STORAGE_ERROR', `partitions of "${topic}" unchanged: ${error.message}`, {cause: error})
+      },
+    )
   }
 }

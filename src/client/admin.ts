@@ -12,6 +12,12 @@ import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../pr
 import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
+import {
+  encodeConfigReload,
+  encodePartitionsState,
+  type PartitionsStateReply,
+  type ReloadReport,
+} from '../protocol/commands/broker-admin.js'
 import {parseBrokerAddress} from './address.js'
 import {BrokerConnection, resultText} from './connection.js'
 import {TAIL_OFFSET} from './consumer.js'
@@ -64,6 +70,8 @@ export interface PartitionStats {
   segments?: number
   unflushed?: number
   lastAppendMs?: number
+  /** Closed by `meta partitions close` (put and get answer 403); meta brokers only. */
+  closed?: boolean
 }
 
 /** A realtime value: `Count=…,Value=…,…` or null when nothing was recorded. */
@@ -172,6 +180,7 @@ export function parsePartitionsStats(body: string): PartitionStats[] {
       segments: Number(v.segments),
       unflushed: Number(v.unflushed),
       lastAppendMs: Number(v.last_append_ms),
+      ...(v.closed === undefined ? {} : {closed: v.closed === 'true'}),
     }
   })
 }
@@ -218,6 +227,9 @@ function pairs(tokens: string[]): Record<string, string> {
   for (let i = 0; i + 1 < tokens.length; i += 2) out[tokens[i]] = tokens[i + 1]
   return out
 }
+
+/** A reload reads a file and may touch ZooKeeper: give it longer than a stats request. */
+const RELOAD_TIMEOUT_MS = 30_000
 
 export interface AdminOptions {
   broker?: string
@@ -319,6 +331,34 @@ export class AdminClient {
   async count(topic: string, partition: number, from: number, to: number): Promise<number> {
     this.requireMeta('count')
     return Number(await this.text((out, opaque) => encodeCount(out, {topic, partition, from, to, opaque})))
+  }
+
+  /**
+   * Re-read and apply the broker's server.ini (`check`: only report what would change).
+   * Throws CONFIG_INVALID (naming file, line and key) when the broker refuses the file.
+   */
+  async reload(mode: 'apply' | 'check' = 'apply'): Promise<ReloadReport> {
+    this.requireMeta('reload')
+    const frame = await this.conn.requestAsync((out, opaque) => encodeConfigReload(out, mode, opaque), RELOAD_TIMEOUT_MS)
+    if (frame.type === 'result' && frame.code === 400) throw new MetaError('CONFIG_INVALID', frame.body.toString('utf8'))
+    return JSON.parse(resultText(frame)) as ReloadReport
+  }
+
+  /** Close partitions start..end of a topic (default: all): put and get answer 403 until reopened. */
+  closePartitions(topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {
+    return this.partitionsState('partitions-close', topic, start, end)
+  }
+
+  /** Reopen partitions start..end of a topic (default: every closed one). */
+  openPartitions(topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {
+    return this.partitionsState('partitions-open', topic, start, end)
+  }
+
+  private async partitionsState(type: 'partitions-close' | 'partitions-open', topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {
+    this.requireMeta(type.replace('-', ' '))
+    const frame = await this.conn.requestAsync((out, opaque) => encodePartitionsState(out, {type, topic, start: start ?? -1, end: end ?? -1}, opaque))
+    if (frame.type === 'result' && frame.code === 400) throw MetaError.invalidArgument(frame.body.toString('utf8'))
+    return JSON.parse(resultText(frame)) as PartitionsStateReply
   }
 
   private async text(write: Parameters<BrokerConnection['requestAsync']>[0]): Promise<string> {

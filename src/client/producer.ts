@@ -46,6 +46,12 @@ export interface ProducerOptions {
   retries?: number
   /** Largest payload (attribute included) accepted, checked before sending (default: what the broker says, else 1 MiB − 20). */
   maxMessageBytes?: number
+  /**
+   * Standalone: how often the topics' partition counts are asked again, in ms (default 30 s;
+   * 0 = never), so partitions added by a broker reload are used. Cluster mode follows
+   * ZooKeeper instead.
+   */
+  topologyRefreshMs?: number
   logger?: Logger
 }
 
@@ -107,12 +113,14 @@ export class Producer extends EventEmitter {
   private readonly batcher: PutBatcher<SendTask>
   /** Brokers that failed at the connection level recently: id → until (ms). */
   private readonly downUntil = new Map<number, number>()
+  /** Partitions that answered 403 (closed) recently: `topic\0brokerId-partition` → until (ms). */
+  private readonly closedUntil = new Map<string, number>()
 
   constructor(options: ProducerOptions = {}) {
     super()
     this.log = (options.logger ?? silentLogger).child('producer')
     this.ownsTopology = options.topology === undefined
-    this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs})
+    this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs, refreshMs: options.topologyRefreshMs})
     this.selector =
       typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
     this.maxInFlight = options.maxInFlight ?? 4096
@@ -269,7 +277,7 @@ export class Producer extends EventEmitter {
     } else if (partitions.length === 0) {
       target = {brokerId: this.firstBrokerId(), partition: -1}
     } else {
-      target = this.selector(task.message.topic, this.available(partitions), task.message)
+      target = this.selector(task.message.topic, this.available(task.message.topic, partitions), task.message)
     }
     const conn = this.connections.get(target.brokerId)
     task.brokerId = target.brokerId
@@ -290,12 +298,16 @@ export class Producer extends EventEmitter {
     )
   }
 
-  /** Partitions whose broker has not failed recently (all of them if every broker has). */
-  private available(partitions: Partition[]): Partition[] {
-    if (this.downUntil.size === 0) return partitions
+  /**
+   * Partitions whose broker has not failed recently and that did not answer "closed" lately
+   * (all of them if none is left).
+   */
+  private available(topic: string, partitions: Partition[]): Partition[] {
+    if (this.downUntil.size === 0 && this.closedUntil.size === 0) return partitions
     const now = Date.now()
     for (const [id, until] of this.downUntil) if (until <= now) this.downUntil.delete(id)
-    const up = partitions.filter((p) => !this.downUntil.has(p.brokerId))
+    for (const [key, until] of this.closedUntil) if (until <= now) this.closedUntil.delete(key)
+    const up = partitions.filter((p) => !this.downUntil.has(p.brokerId) && !this.closedUntil.has(`${topic}\0${p.brokerId}-${p.partition}`))
     return up.length > 0 ? up : partitions
   }
 
@@ -349,6 +361,8 @@ export class Producer extends EventEmitter {
   private onRefused(task: SendTask, code: number, body: string): void {
     const error = MetaError.fromWire(code, body)
     if (body.includes('wrong partition')) this.topology.invalidate(task.message.topic)
+    // A closed partition (MetaQ's 403): a message the selector placed goes to another one.
+    if (error.code === 'PARTITION_CLOSED') this.closedUntil.set(`${task.message.topic}\0${task.brokerId}-${task.partition}`, Date.now() + BROKER_DOWN_MS)
     this.retryOrFail(task, error)
   }
 

@@ -32,28 +32,56 @@ export interface Topology extends EventEmitter {
 export interface StandaloneTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
   broker: string | BrokerAddress
   logger?: Logger
+  /**
+   * How often the partition counts of the topics in use are asked again, in ms (default
+   * 30 s; 0 = never), so partitions a broker gains by a reload are used without a restart.
+   * A change emits 'change' (topic).
+   */
+  refreshMs?: number
 }
 
+/** Default {@link StandaloneTopologyOptions.refreshMs}. */
+export const DEFAULT_TOPOLOGY_REFRESH_MS = 30_000
+
 /** The topology a client's options ask for: ZooKeeper with `zk`, else one broker. */
-export function createTopology(options: {broker?: string; zk?: string; zkRoot?: string; logger?: Logger; requestTimeoutMs?: number}): Topology {
+export function createTopology(options: {
+  broker?: string
+  zk?: string
+  zkRoot?: string
+  logger?: Logger
+  requestTimeoutMs?: number
+  /** Standalone: see {@link StandaloneTopologyOptions.refreshMs}. Cluster mode follows ZooKeeper watches instead. */
+  refreshMs?: number
+}): Topology {
   if (options.zk !== undefined && options.broker !== undefined) {
     throw MetaError.invalidArgument('both a broker address and a ZooKeeper connect string were given: expected one of them')
   }
   if (options.zk !== undefined) {
     return new ClusterTopology({zk: options.zk, zkRoot: options.zkRoot, logger: options.logger, requestTimeoutMs: options.requestTimeoutMs})
   }
-  return new StandaloneTopology({broker: options.broker ?? '127.0.0.1:8123', logger: options.logger, requestTimeoutMs: options.requestTimeoutMs})
+  return new StandaloneTopology({
+    broker: options.broker ?? '127.0.0.1:8123',
+    logger: options.logger,
+    requestTimeoutMs: options.requestTimeoutMs,
+    refreshMs: options.refreshMs,
+  })
 }
 
 /** One broker, reached directly (no ZooKeeper). */
 export class StandaloneTopology extends EventEmitter implements Topology {
   readonly conn: BrokerConnection
   private readonly partitionCounts = new Map<string, Promise<number>>()
+  private readonly refreshTimer: NodeJS.Timeout | undefined
 
   constructor(options: StandaloneTopologyOptions) {
     super()
     const address = typeof options.broker === 'string' ? parseBrokerAddress(options.broker) : options.broker
     this.conn = new BrokerConnection({...options, ...address})
+    const refreshMs = options.refreshMs ?? DEFAULT_TOPOLOGY_REFRESH_MS
+    if (refreshMs > 0) {
+      this.refreshTimer = setInterval(() => void this.refresh(), refreshMs)
+      this.refreshTimer.unref()
+    }
   }
 
   /** The broker's id as it reports it (0 for a MetaQ broker, which does not say). */
@@ -87,7 +115,19 @@ export class StandaloneTopology extends EventEmitter implements Topology {
   }
 
   async close(): Promise<void> {
+    if (this.refreshTimer !== undefined) clearInterval(this.refreshTimer)
     this.conn.close()
+  }
+
+  /** Ask again for the partition counts in use; emit 'change' for each topic whose count moved. */
+  private async refresh(): Promise<void> {
+    if (this.conn.isClosed || !this.conn.capabilities.meta) return
+    for (const [topic, cached] of [...this.partitionCounts]) {
+      const before = await cached.catch(() => undefined)
+      this.partitionCounts.delete(topic)
+      const after = await this.partitionCount(topic).catch(() => undefined)
+      if (before !== undefined && after !== undefined && before !== after) this.emit('change', topic)
+    }
   }
 
   private partitionCount(topic: string): Promise<number> {

@@ -81,6 +81,29 @@ export class BrokerRegistry {
     return this.serial(() => this.writeTopic(topic))
   }
 
+  /** Remove a topic's nodes (a reload made the broker stop accepting it). */
+  unregisterTopic(topic: string): Promise<void> {
+    if (!this.topics.delete(topic)) return Promise.resolve()
+    const {session, paths, brokerId} = this.options
+    return this.serial(async () => {
+      await session.remove(paths.topicBroker(topic, brokerId))
+      await session.remove(paths.topicPubBroker(topic, brokerId))
+      await session.remove(paths.topicSubBroker(topic, brokerId))
+    })
+  }
+
+  /** Topics registered now. */
+  registeredTopics(): string[] {
+    return [...this.topics.keys()].sort()
+  }
+
+  /** Publish a new config checksum (`master_config_checksum`, after a reload). */
+  setConfigChecksum(checksum: number): Promise<void> {
+    this.options.configChecksum = checksum
+    const {session, paths, brokerId} = this.options
+    return this.serial(() => session.put(paths.configChecksum(brokerId), String(checksum), CreateMode.EPHEMERAL))
+  }
+
   /** Take the broker out of (false) or back into (true) topics-pub. */
   setPublishable(publishable: boolean): Promise<void> {
     if (publishable === this.publishable) return Promise.resolve()

@@ -57,6 +57,7 @@ export const ERRORS = {
   UNKNOWN_MEMBER: {wireCode: Status.NOT_FOUND, retriable: true, message: 'unknown group member'},
   CLUSTER_ERROR: {retriable: true, message: 'cluster error'},
   ABORTED: {retriable: false, message: 'aborted'},
+  DATA_DIR_LOCKED: {retriable: false, message: 'data directory is in use by another process'},
 } as const satisfies Record<string, CatalogueRow>
 
 export type ErrorCode = keyof typeof ERRORS

@@ -23,4 +23,6 @@ export interface StoreContext {
   queueWrite(log: PartitionLog): void
   /** Resolves after the next end-of-turn write has run. */
   nextWrite(): Promise<void>
+  /** A log started a new segment (size-bound retention checks here). Must not throw. */
+  rolled(log: PartitionLog): void
 }

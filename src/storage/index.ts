@@ -5,5 +5,17 @@
 export {MessageStore, DEFAULT_MAX_OPEN_FILES, DEFAULT_TAIL_CACHE_BYTES, type MessageStoreOptions} from './message-store.js'
 export {PartitionLog} from './partition-log.js'
 export {nodeFileOps, type FileOps, type OpenMode} from './file-ops.js'
-export type {RemoveMode, SegmentInfo} from './retention.js'
+export type {RetentionAction, RetentionOutcome, RetentionRule, SegmentInfo} from './retention.js'
+export {
+  acquireDataDirLock,
+  checkDataDirFree,
+  dataDirLockPath,
+  describeLockHolder,
+  isLockHeld,
+  lockedError,
+  readDataDirLock,
+  type DataDirLock,
+  type DataDirLockInfo,
+} from './data-dir-lock.js'
 export type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
+export {closedPartitionsPath, loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} from './closed-partitions.js'

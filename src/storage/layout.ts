@@ -17,6 +17,16 @@
  * `position` is relative to the segment start and is a record boundary; `count` is the
  * number of messages in the segment before `position`; `max timestamp` is the largest
  * message timestamp (ms since the Unix epoch, from the id) of those messages, 0 when none.
+ * Retention (spec §2.7) leaves MetaQ's archive names behind in the partition directory:
+ * `<start>.meta.arc` (policy `archive,<N>`, the segment renamed) and `<start>.meta.zip`
+ * (`archive,<N>,true`, a zip holding `<start>.meta`), written as `<start>.meta.zip.tmp` first.
+ *
+ * At the top of a data directory, besides partition directories:
+ *
+ *   <dataPath>/.meta.lock                               the holder of the directory (data-dir-lock.ts)
+ *   <dataPath>/__meta_state/closed-partitions.json      partitions closed by `meta partitions close`
+ *   <dataPath>/__meta_offsets/                          standalone groups' committed offsets
+ *
  * An entry exists for the first record and then for the first record at least
  * INDEX_INTERVAL_BYTES after the previous entry; a sealed (non-last) segment ends with an
  * entry whose position is the segment size (its totals).
@@ -26,6 +36,16 @@
 export const SEGMENT_SUFFIX = '.meta'
 /** Suffix added to a segment file archived by retention (MetaQ's `archive` policy). */
 export const ARCHIVE_SUFFIX = '.arc'
+/** Suffix added to a segment file zipped by retention (MetaQ's `archive,<N>,true` policy). */
+export const ZIP_ARCHIVE_SUFFIX = '.zip'
+/** Suffix of a zip archive while it is written (renamed to ZIP_ARCHIVE_SUFFIX when complete). */
+export const ZIP_TEMP_SUFFIX = '.zip.tmp'
+/** The data directory's lock file (data-dir-lock.ts). */
+export const LOCK_FILE_NAME = '.meta.lock'
+/** Directory of the broker's own state files at the top of the data directory. */
+export const STATE_DIR_NAME = '__meta_state'
+/** Closed partitions, in STATE_DIR_NAME: `{"version": 1, "closed": {"<topic>": [0, 2]}}`. */
+export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
 /** Suffix of a segment's side index file. */
 export const INDEX_SUFFIX = '.idx'
 /** Minimum digits of a segment's start offset in its file name. */
@@ -56,6 +76,11 @@ export const RECOVERY_CONCURRENCY = 16
 /** The file name of the segment starting at `start`. */
 export function segmentFileName(start: number): string {
   return `${String(start).padStart(SEGMENT_NAME_DIGITS, '0')}${SEGMENT_SUFFIX}`
+}
+
+/** Whether a partition directory entry is a segment archived by retention (`.meta.arc`, `.meta.zip` or a zip being written). */
+export function isArchivedSegmentName(name: string): boolean {
+  return /^\d{20,}\.meta\.(arc|zip|zip\.tmp)$/.test(name)
 }
 
 /** The file name of the side index of the segment starting at `start`. */

@@ -72,6 +72,7 @@ export class MessageStore {
   private readonly ctx: StoreContext
   private readonly logs = new Map<string, PartitionLog>()
   private readonly listeners: Array<(log: PartitionLog) => void> = []
+  private readonly rollListeners: Array<(log: PartitionLog) => void> = []
   private readonly timers = new Map<number, FlushTimer>()
   private queued: PartitionLog[] = []
   private writeScheduled = false
@@ -93,6 +94,15 @@ export class MessageStore {
       dirSync: new DirSync(ops, fds, syncLimiter),
       queueWrite: (partitionLog) => this.queueWrite(partitionLog),
       nextWrite: () => this.nextWrite(),
+      rolled: (partitionLog) => {
+        for (const listener of this.rollListeners) {
+          try {
+            listener(partitionLog)
+          } catch (error) {
+            this.ctx.log.error('roll listener threw', {topic: partitionLog.topic, partition: partitionLog.partition, error: String(error)})
+          }
+        }
+      },
     }
   }
 
@@ -159,6 +169,14 @@ export class MessageStore {
    */
   onAppend(listener: (log: PartitionLog) => void): void {
     this.listeners.push(listener)
+  }
+
+  /**
+   * Call `listener` when a log starts a new segment (inside the end-of-turn write: the
+   * listener must only note it and do its work later). Errors are logged.
+   */
+  onRoll(listener: (log: PartitionLog) => void): void {
+    this.rollListeners.push(listener)
   }
 
   /** Re-resolve every topic's config (flush policy, segment size) after a config reload. */

@@ -25,7 +25,16 @@ import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import {ioError} from './io-error.js'
 import type {RecoveredPartition} from './recovery.js'
-import {describeSegments, removeSealedPrefix, type RemoveMode, type SegmentInfo} from './retention.js'
+import {
+  describeSegments,
+  detachSealedPrefix,
+  disposeSegments,
+  selectExpired,
+  type RetentionAction,
+  type RetentionOutcome,
+  type RetentionRule,
+  type SegmentInfo,
+} from './retention.js'
 import {findSegmentIndex, Segment} from './segment.js'
 import {
   createSegmentFile,
@@ -210,7 +219,15 @@ export class PartitionLog {
     const to = Math.min(offset + maxBytes, segment.end)
     const cached = this.tail.slice(offset, to)
     if (cached !== undefined) return {kind: 'data', data: cached}
-    const data = await readSegment(this.ctx, segment, offset, to)
+    let data: Buffer
+    try {
+      data = await readSegment(this.ctx, segment, offset, to)
+    } catch (error) {
+      // Retention removed the segment between the lookup and the read: the offset is now
+      // below the log start, which the caller answers with a 301 like any such offset.
+      if (segment.file.retired && offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
+      throw error
+    }
     return data.length > 0 ? {kind: 'data', data} : {kind: 'end', end: this.writtenEnd}
   }
 
@@ -259,12 +276,41 @@ export class PartitionLog {
 
   /**
    * Retention: remove the sealed segments that end at or before `offset`, oldest first,
-   * deleting each (or, with `archive`, renaming it to `.meta.arc`) with its side index.
-   * The active segment always stays. Returns how many were removed; minOffset moves up.
+   * deleting each (or archiving it: `.meta.arc`, or `.meta.zip` with `archive-zip`) with its
+   * side index. The active segment always stays. The log start moves at once; the files are
+   * handled asynchronously before this resolves. Resolves to how many were removed.
    */
-  removeSegmentsBefore(offset: number, mode: RemoveMode = 'delete'): number {
+  async removeSegmentsBefore(offset: number, action: RetentionAction = 'delete'): Promise<number> {
     this.checkOpen()
-    return removeSealedPrefix(this.ctx, this.segments, offset, mode)
+    const detached = detachSealedPrefix(this.ctx, this.segments, offset)
+    await disposeSegments(this.ctx, detached, action)
+    return detached.length
+  }
+
+  /**
+   * One retention pass: remove the oldest sealed segments that `rule` selects (older than its
+   * age, or beyond its size bound) with `action`. Resolves once their files are handled.
+   */
+  async applyRetention(rule: RetentionRule, action: RetentionAction): Promise<RetentionOutcome> {
+    this.checkOpen()
+    const infos = await this.segmentInfos()
+    const reasons = selectExpired(infos, rule)
+    if (reasons.length === 0 || this.closed) return {removed: [], minOffset: this.minOffset}
+    const last = infos[reasons.length - 1]
+    const detached = detachSealedPrefix(this.ctx, this.segments, last.start + last.sizeBytes)
+    const removed = detached.map((segment, i) => ({
+      start: segment.start,
+      sizeBytes: segment.size,
+      file: segment.file.path,
+      reason: reasons[i] ?? 'age',
+    }))
+    await disposeSegments(this.ctx, detached, action)
+    return {removed, minOffset: this.minOffset}
+  }
+
+  /** Bytes the log holds (end minus start). */
+  get sizeBytes(): number {
+    return this.writtenEnd - this.minOffset
   }
 
   /** Write what is pending, then fdatasync everything written. Rejects with the sync's MetaError. */
@@ -394,6 +440,7 @@ export class PartitionLog {
     createSegmentFile(this.ctx.fds, next)
     this.segments.push(next)
     this.dirsToSync.push(this.dir)
+    this.ctx.rolled(this)
   }
 
   /** Write the pending batch's side index entries (after its data) and take its totals. */

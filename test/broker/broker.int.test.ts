@@ -126,11 +126,11 @@ describe('broker put/get', () => {
     const client = await RawClient.connect(t, broker.port)
     const topic = uniqueName()
     putOk(await client.request(`put ${topic} 1 1 0 -1 1\r\nx`))
-    broker.topics.close(topic, 1, 1)
+    await broker.topics.close(topic, 1, 1)
     assert.equal(result(await client.request(`put ${topic} 1 1 0 -1 2\r\nx`), 403), 'Partition[0-1] has been closed')
     result(await client.request(`get ${topic} g 1 0 1024 3\r\n`), 403)
     putOk(await client.request(`put ${topic} 0 1 0 -1 4\r\nx`))
-    broker.topics.open(topic)
+    await broker.topics.open(topic)
     putOk(await client.request(`put ${topic} 1 1 0 -1 5\r\nx`))
   })
 

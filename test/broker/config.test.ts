@@ -127,7 +127,12 @@ describe('parseServerIni()', () => {
     assert.equal(config.source?.path, join(process.cwd(), 'conf/server.ini'))
     assert.equal(config.checksum, crc32(Buffer.from(SAMPLE)))
     assert.deepEqual(config.warnings, [
-      '[system] getProcessThreadCount, putProcessThreadCount: accepted for compatibility with MetaQ; meta does not use them',
+      '[system] dashboardHttpPort is not used yet (pending: issue 13, the HTTP dashboard); it is accepted and ignored until then',
+      '[system] flushTxLogAtCommit is not used yet (pending: issue 12, transactions and their journal); it is accepted and ignored until then',
+      '[system] getProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for get/offset',
+      '[system] putProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for put/transaction',
+      '[system] updateConsumerOffsets is ignored (accepted for compatibility with MetaQ): meta always answers a get past the end of the log with 301 and the end offset, what true does in MetaQ',
+      '[zookeeper] zk.zkSyncTimeMs is ignored (accepted for compatibility with MetaQ): on stop meta leaves ZooKeeper first and then drains its connections instead of sleeping this long',
       '[topic=meta-test] group.meta-example=com.taobao.metamorphosis.example.filter.MyFilter: server-side consumer filters are java classes that meta cannot run; these groups get every message',
       '[topic=log-*] numPartitions: topics matched by a wildcard section get the [system] values (as in MetaQ), so these are not used',
     ])
@@ -165,6 +170,7 @@ describe('parseServerIni()', () => {
       loadMessageStoresInParallel: false,
       listenHost: '127.0.0.1',
       groupSessionTimeoutMs: 30_000,
+      maxPartitionBytes: 0,
     })
     assert.equal('hostName' in config.system, false)
     assert.equal('appClassPath' in config.system, false)
@@ -237,7 +243,26 @@ describe('parseServerIni()', () => {
       zkConnectionTimeoutMs: 5000,
       zkSyncTimeMs: 0,
     })
-    assert.match(config.warnings[0], /^\[system\] appClassPath, quartzThreadCount: accepted for compatibility/)
+    assert.deepEqual(
+      config.warnings.map((w) => w.split(' ').slice(0, 4).join(' ')),
+      [
+        '[system] dashboardHttpPort is not',
+        '[system] appClassPath is ignored',
+        '[system] quartzThreadCount is ignored',
+        '[system] maxCheckpoints is not',
+        '[system] checkpointInterval is not',
+        '[system] maxTxTimeoutTimerCapacity is not',
+        '[system] maxTxTimeoutInSeconds is not',
+        '[system] flushTxLogAtCommit is not',
+        '[system] loadMessageStoresInParallel is ignored',
+        '[zookeeper] zk.zkSyncTimeMs is ignored',
+      ],
+      'compatibility-only and pending keys are reported, one line each',
+    )
+    assert.equal(
+      config.warnings[0],
+      '[system] dashboardHttpPort is not used yet (pending: issue 13, the HTTP dashboard); it is accepted and ignored until then',
+    )
   })
 
   it('treats a blank or absent zk.zkConnect as standalone, not an error', () => {
@@ -469,6 +494,7 @@ describe('resolveTopic()', () => {
       acceptPublish: true,
       acceptSubscribe: true,
       stat: false,
+      maxPartitionBytes: 0,
       configured: true,
     })
   })

@@ -47,15 +47,15 @@ describe('broker stats', () => {
     assert.equal(lines(text(await client.request('stats\r\n')))[0].split(' ')[0], 'pid')
   })
 
-  it('answers topics, offsets and a topic name', async (t) => {
+  it('answers topics (with the configured partition count), offsets and a topic name', async (t) => {
     const broker = await startTestBroker(t, {ini: INI})
     const client = await RawClient.connect(t, broker.port)
     await client.request('put orders 1 5 0 -1 1\r\nhello')
     await client.request('put orders 1 5 0 -1 2\r\nhello')
     await client.request('put app-web 0 1 0 -1 3\r\nx')
     assert.deepEqual(lines(text(await client.request('stats topics 4\r\n'))), [
-      'app-web partitions 1 message_count 1 message_bytes 21 accept_publish true accept_subscribe true',
-      'orders partitions 1 message_count 2 message_bytes 50 accept_publish true accept_subscribe true',
+      'app-web partitions 2 message_count 1 message_bytes 21 accept_publish true accept_subscribe true',
+      'orders partitions 2 message_count 2 message_bytes 50 accept_publish true accept_subscribe true',
       'quiet *Empty*',
     ])
     assert.deepEqual(lines(text(await client.request('stats offsets 5\r\n'))), [
@@ -63,7 +63,7 @@ describe('broker stats', () => {
       'orders part 1 min_offset 0 max_offset 50',
     ])
     const orders = lines(text(await client.request('stats orders 6\r\n')))
-    assert.deepEqual(orders.slice(0, 5), ['orders', 'resultCode 0', 'partitions 1', 'message_count 2', 'bytes 50'])
+    assert.deepEqual(orders.slice(0, 5), ['orders', 'resultCode 0', 'partitions 2', 'message_count 2', 'bytes 50'])
     assert.match(orders[5], /^topic_realtime_put Count=2,Value=2,Value\/Count=1,Count\/Duration=[\d.]+|invalid,Duration=\d+$/)
     assert.equal(orders[10].split(' ')[0], 'topic_realtime_message_size')
     assert.equal(lines(text(await client.request('stats quiet 7\r\n')))[1], 'resultCode 2')

@@ -27,14 +27,14 @@ describe('retention', () => {
     )
     assert.ok(infos.every((i) => i.lastModifiedMs > 0))
 
-    assert.equal(log.removeSegmentsBefore(130), 1, 'only segments that end at or before the offset')
+    assert.equal(await log.removeSegmentsBefore(130), 1, 'only segments that end at or before the offset')
     assert.equal(log.minOffset, 120)
     assert.deepEqual(await log.read(0, 100), {kind: 'below', offset: 120})
     assert.equal(log.info().messageCount, 6)
     assert.equal(await log.offsetBeforeEnd(100), 120)
     assert.equal(await log.countBetween(0, log.maxOffset), 6)
 
-    assert.equal(log.removeSegmentsBefore(Number.MAX_SAFE_INTEGER, 'archive'), 1, 'the active segment stays')
+    assert.equal(await log.removeSegmentsBefore(Number.MAX_SAFE_INTEGER, 'archive'), 1, 'the active segment stays')
     const dir = join(dataPath, 'r-0')
     assert.deepEqual(files(dir), [
       '00000000000000000120.meta.arc',

@@ -48,6 +48,8 @@ export type * from './types.js'
 export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, type KeySpec, type KeyUse} from './keys.js'
 export {nextQuartzFireTime} from './quartz.js'
 export {formatDeletePolicy} from './values.js'
+export {diffReload, locateKey, RELOADABLE_SYSTEM_FIELDS, type ConfigChange, type ReloadDiff} from './reload.js'
+export {scheduleQuartz, type QuartzJob} from './quartz.js'
 
 /** The label errors use for text that did not come from a named file. */
 const DEFAULT_LABEL = 'server.ini'
@@ -210,6 +212,14 @@ function buildTopic(system: SystemConfig, pattern: string, explicit: Partial<Top
   return {pattern, ...pickTopicSettings(system), ...explicit, groupFilters: {...groupFilters}, explicit: {...explicit}}
 }
 
+/** The startup line for a key that is set in the file but has no effect. */
+function ignoredKeyWarning(spec: KeySpec): string {
+  const section = ZOOKEEPER_KEYS.includes(spec as never) ? '[zookeeper]' : '[system]'
+  return spec.use === 'pending'
+    ? `${section} ${spec.key} is not used yet (pending: ${spec.note}); it is accepted and ignored until then`
+    : `${section} ${spec.key} is ignored (accepted for compatibility with MetaQ): ${spec.note}`
+}
+
 /** A close valid name for a misspelt one (case-insensitive Levenshtein), if one is close enough to be a typo. */
 function suggest(name: string, candidates: readonly string[]): string | undefined {
   if (candidates.length === 0) return undefined
@@ -225,7 +235,7 @@ class SectionParser {
   private readonly systemValues: Record<string, unknown> = {}
   private readonly zookeeperValues: Record<string, unknown> = {}
   private readonly topics: {pattern: string; explicit: Record<string, unknown>; groupFilters: Record<string, string>}[] = []
-  private readonly compatKeys = new Set<string>()
+  private readonly ignoredKeys: KeySpec[] = []
   private readonly warnings: string[] = []
 
   constructor(
@@ -262,11 +272,7 @@ class SectionParser {
     if (this.systemValues.dataLogPath === undefined) system.dataLogPath = system.dataPath
     const zookeeper = {...defaultZookeeperConfig(), ...this.zookeeperValues} as ZookeeperConfig
     const topics = this.topics.map((t) => buildTopic(system, t.pattern, t.explicit as Partial<TopicSettings>, t.groupFilters))
-    if (this.compatKeys.size > 0) {
-      this.warnings.unshift(
-        `[system] ${[...this.compatKeys].join(', ')}: accepted for compatibility with MetaQ; meta does not use ${this.compatKeys.size === 1 ? 'it' : 'them'}`,
-      )
-    }
+    this.warnings.unshift(...this.ignoredKeys.map(ignoredKeyWarning))
     return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings}
   }
 
@@ -314,7 +320,7 @@ class SectionParser {
         if (!(error instanceof ValueError)) throw error
         throw configError(`${where}: [${section.name}] ${entry.key} = ${quote(entry.value)}: ${error.message}`, details)
       }
-      if (spec.use === 'compat' && specs === SYSTEM_KEYS) this.compatKeys.add(spec.key)
+      if ((spec.use === 'compat' || spec.use === 'pending') && !this.ignoredKeys.includes(spec)) this.ignoredKeys.push(spec)
     }
   }
 

@@ -24,8 +24,14 @@ import {
 
 export type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
 
-/** Whether meta acts on a key, accepts it only so MetaQ files load, or added it. */
-export type KeyUse = 'used' | 'compat' | 'extension'
+/**
+ * What meta does with a key: acts on it (`used`), accepts it only so MetaQ files load and
+ * ignores it (`compat`), accepts it and will act on it once an open issue lands (`pending`),
+ * or added it (`extension`, acted on). `compat` and `pending` keys set in a file are logged
+ * once at startup with their `note`; a test checks that every `used` and `extension` key is
+ * read outside the config module.
+ */
+export type KeyUse = 'used' | 'compat' | 'pending' | 'extension'
 
 export interface KeySpec<F extends string = string> {
   /** The INI key, exactly as MetaQ spells it. */
@@ -36,6 +42,8 @@ export interface KeySpec<F extends string = string> {
   min?: number
   max?: number
   use: KeyUse
+  /** For `compat` and `pending` keys: why it has no effect (and what meta does instead), or which issue implements it. */
+  note?: string
 }
 
 type SystemField = keyof SystemConfig
@@ -50,12 +58,16 @@ const int = <F extends string>(key: string, field: F, min: number, max = INT_MAX
   use,
 })
 const of = <F extends string>(key: string, field: F, kind: ValueKind, use: KeyUse = 'used'): KeySpec<F> => ({key, field, kind, use})
+/** A key that is accepted and has no effect, with why. */
+const ignored = <F extends string>(spec: KeySpec<F>, use: 'compat' | 'pending', note: string): KeySpec<F> => ({...spec, use, note})
+
+const TRANSACTIONS_PENDING = 'issue 12, transactions and their journal'
 
 export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('brokerId', 'brokerId', 0, 1023),
   of('hostName', 'hostName', 'host'),
   int('serverPort', 'serverPort', 0, 65535),
-  int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535),
+  ignored(int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535), 'pending', 'issue 13, the HTTP dashboard'),
   int('numPartitions', 'numPartitions', 1),
   int('unflushThreshold', 'unflushThreshold', INT_MIN),
   int('unflushInterval', 'unflushIntervalMs', 1),
@@ -64,25 +76,34 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   // 1 KiB ordinary messages could never be fetched (spec §11.2), so refuse it outright.
   int('maxTransferSize', 'maxTransferBytes', 1024),
   of('dataPath', 'dataPath', 'path'),
-  of('dataLogPath', 'dataLogPath', 'path'),
-  of('appClassPath', 'appClassPath', 'path', 'compat'),
-  int('getProcessThreadCount', 'getProcessThreadCount', 1, INT_MAX, 'compat'),
-  int('putProcessThreadCount', 'putProcessThreadCount', 1, INT_MAX, 'compat'),
+  ignored(of('dataLogPath', 'dataLogPath', 'path'), 'pending', TRANSACTIONS_PENDING),
+  ignored(of('appClassPath', 'appClassPath', 'path'), 'compat', 'meta cannot load java classes (server-side consumer filters)'),
+  ignored(int('getProcessThreadCount', 'getProcessThreadCount', 1), 'compat', 'meta has no thread pool for get/offset'),
+  ignored(int('putProcessThreadCount', 'putProcessThreadCount', 1), 'compat', 'meta has no thread pool for put/transaction'),
   of('deletePolicy', 'deletePolicy', 'deletePolicy'),
   of('deleteWhen', 'deleteWhen', 'cron'),
-  int('quartzThreadCount', 'quartzThreadCount', 1, INT_MAX, 'compat'),
-  int('maxCheckpoints', 'maxCheckpoints', 1),
-  int('checkpointInterval', 'checkpointIntervalMs', 1),
-  int('maxTxTimeoutTimerCapacity', 'maxTxTimeoutTimerCapacity', 1),
-  int('maxTxTimeoutInSeconds', 'maxTxTimeoutSeconds', 1),
-  int('flushTxLogAtCommit', 'flushTxLogAtCommit', 0, 2),
+  ignored(int('quartzThreadCount', 'quartzThreadCount', 1), 'compat', 'retention runs in the broker process, one partition at a time'),
+  ignored(int('maxCheckpoints', 'maxCheckpoints', 1), 'pending', TRANSACTIONS_PENDING),
+  ignored(int('checkpointInterval', 'checkpointIntervalMs', 1), 'pending', TRANSACTIONS_PENDING),
+  ignored(int('maxTxTimeoutTimerCapacity', 'maxTxTimeoutTimerCapacity', 1), 'pending', TRANSACTIONS_PENDING),
+  ignored(int('maxTxTimeoutInSeconds', 'maxTxTimeoutSeconds', 1), 'pending', TRANSACTIONS_PENDING),
+  ignored(int('flushTxLogAtCommit', 'flushTxLogAtCommit', 0, 2), 'pending', TRANSACTIONS_PENDING),
   of('acceptPublish', 'acceptPublish', 'bool'),
   of('acceptSubscribe', 'acceptSubscribe', 'bool'),
   of('stat', 'stat', 'bool'),
-  of('updateConsumerOffsets', 'updateConsumerOffsets', 'bool'),
-  of('loadMessageStoresInParallel', 'loadMessageStoresInParallel', 'bool'),
+  ignored(
+    of('updateConsumerOffsets', 'updateConsumerOffsets', 'bool'),
+    'compat',
+    'meta always answers a get past the end of the log with 301 and the end offset, what true does in MetaQ',
+  ),
+  ignored(
+    of('loadMessageStoresInParallel', 'loadMessageStoresInParallel', 'bool'),
+    'compat',
+    'meta always opens and recovers partitions in parallel (16 at a time), what true does in MetaQ',
+  ),
   of('listenHost', 'listenHost', 'host', 'extension'),
   int('groupSessionTimeoutMs', 'groupSessionTimeoutMs', 100, INT_MAX, 'extension'),
+  int('maxPartitionBytes', 'maxPartitionBytes', 0, Number.MAX_SAFE_INTEGER, 'extension'),
 ]
 
 export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
@@ -91,7 +112,11 @@ export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
   of('zk.zkEnable', 'zkEnable', 'bool'),
   int('zk.zkSessionTimeoutMs', 'zkSessionTimeoutMs', 1),
   int('zk.zkConnectionTimeoutMs', 'zkConnectionTimeoutMs', 1),
-  int('zk.zkSyncTimeMs', 'zkSyncTimeMs', 0),
+  ignored(
+    int('zk.zkSyncTimeMs', 'zkSyncTimeMs', 0),
+    'compat',
+    'on stop meta leaves ZooKeeper first and then drains its connections instead of sleeping this long',
+  ),
 ]
 
 /** The keys a `[topic=…]` section may set (besides `group.<name>`): the same specs as `[system]`'s. */
@@ -105,6 +130,7 @@ export const TOPIC_FIELDS: readonly (keyof TopicSettings)[] = [
   'acceptPublish',
   'acceptSubscribe',
   'stat',
+  'maxPartitionBytes',
 ]
 export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly string[]).includes(spec.field)) as readonly KeySpec<
   keyof TopicSettings
@@ -150,6 +176,7 @@ export function defaultSystemConfig(): SystemConfig {
     loadMessageStoresInParallel: false,
     listenHost: '127.0.0.1',
     groupSessionTimeoutMs: 30_000,
+    maxPartitionBytes: 0,
   }
 }
 

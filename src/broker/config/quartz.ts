@@ -66,3 +66,24 @@ export function nextQuartzFireTime(expression: string, from: Date = new Date()):
   const fields = expression.trim().split(/\s+/)
   return new Cron(fields.join(' '), CRON_OPTIONS).nextRun(from) ?? undefined
 }
+
+/** A running schedule ({@link scheduleQuartz}). */
+export interface QuartzJob {
+  stop(): void
+  /** When it fires next, or undefined when never again. */
+  nextRun(): Date | undefined
+}
+
+/**
+ * Call `fn` every time Quartz expression `expression` fires (local time, seconds included).
+ * The timer does not keep the process alive. A run that is still going when the next one is
+ * due is not overlapped: that firing is skipped (croner's `protect`).
+ */
+export function scheduleQuartz(expression: string, fn: () => Promise<void> | void): QuartzJob {
+  const fields = expression.trim().split(/\s+/)
+  const cron = new Cron(fields.join(' '), {...CRON_OPTIONS, paused: false, protect: true, unref: true}, fn)
+  return {
+    stop: () => cron.stop(),
+    nextRun: () => cron.nextRun() ?? undefined,
+  }
+}

@@ -59,6 +59,13 @@ export interface SystemConfig {
   listenHost: string
   /** meta extension: standalone consumer-group session timeout. */
   groupSessionTimeoutMs: number
+  /**
+   * meta extension (per topic too): retention's size bound. When a partition holds more than
+   * this many bytes, its oldest sealed segments are removed (with the topic's deletePolicy
+   * action) until it holds at most this many; checked when a segment rolls and at every
+   * deleteWhen run. 0 = no bound.
+   */
+  maxPartitionBytes: number
 }
 
 export interface ZookeeperConfig {
@@ -85,6 +92,8 @@ export interface TopicSettings {
   acceptPublish: boolean
   acceptSubscribe: boolean
   stat: boolean
+  /** meta extension: see {@link SystemConfig.maxPartitionBytes}. */
+  maxPartitionBytes: number
 }
 
 /** One `[topic=<pattern>]` section; omitted keys inherit `[system]`. */

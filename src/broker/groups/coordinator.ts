@@ -86,6 +86,21 @@ export class GroupCoordinator {
     this.sweeper.unref()
   }
 
+  /**
+   * Topics' partition counts changed (a reload): every group with a member subscribed to one
+   * for which `changed(topic)` is true gets a new generation, so its members rebalance over
+   * the new partitions.
+   */
+  partitionCountsChanged(changed: (topic: string) => boolean): void {
+    for (const g of this.groups.values()) {
+      const topics = new Set([...g.members.values()].flatMap((m) => m.topics))
+      if ([...topics].some(changed)) {
+        this.options.log.info('partition count changed: rebalancing', {group: g.name})
+        this.bump(g)
+      }
+    }
+  }
+
   join(group: string, memberId: string, topics: string[], sessionTimeoutMs: number, host: string): GroupView {
     const g = this.group(group)
     const timeout = clamp(sessionTimeoutMs || this.options.defaultSessionTimeoutMs, MIN_SESSION_TIMEOUT_MS, MAX_SESSION_TIMEOUT_MS)

@@ -9,7 +9,7 @@
  *   config     the raw server.ini bytes (no STATS/END wrapper)
  *   help       the items and what they return
  *   reset      resets realtime stats: `reset ok`
- *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n>`
+ *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
  */
 import {META_VERSION, PROTOCOL_VERSION} from '../../protocol/index.js'
@@ -46,7 +46,7 @@ export function statsLines(ctx: BrokerContext, item: string): Line[] {
       return partitionInfos(ctx).map((p) => [
         p.topic, p.partition, 'min_offset', p.minOffset, 'max_offset', p.maxOffset, 'size_bytes', p.sizeBytes,
         'message_count', p.messageCount, 'segments', p.segmentCount, 'unflushed', p.unflushedCount,
-        'last_append_ms', p.lastAppendMs,
+        'last_append_ms', p.lastAppendMs, 'closed', ctx.topics.isClosed(p.topic, p.partition),
       ])
     case 'realtime':
       return REALTIME_ITEMS.map((name) => [`realtime_${name}`, ctx.realtime.format(name)])
@@ -115,7 +115,8 @@ function topicsLines(ctx: BrokerContext): Line[] {
     const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
     const resolved = ctx.topics.resolve(topic)
     lines.push([
-      topic, 'partitions', infos.length,
+      // The configured count (what producers and consumers use), not how many hold data yet.
+      topic, 'partitions', resolved?.numPartitions ?? infos.length,
       'message_count', infos.reduce((s, p) => s + p.messageCount, 0),
       'message_bytes', infos.reduce((s, p) => s + p.sizeBytes, 0),
       'accept_publish', resolved?.acceptPublish ?? false,
@@ -132,11 +133,12 @@ function topicLines(ctx: BrokerContext, topic: string): Line[] {
   const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
   const configured = ctx.topics.configuredTopics().includes(topic)
   const resultCode = infos.length > 0 ? 0 : configured ? 2 : 1
+  const partitions = resultCode === 1 ? 0 : (ctx.topics.resolve(topic)?.numPartitions ?? infos.length)
   const rt = (name: (typeof REALTIME_ITEMS)[number]) => ctx.realtime.format(name, topic)
   return [
     [topic],
     ['resultCode', resultCode],
-    ['partitions', infos.length],
+    ['partitions', partitions],
     ['message_count', infos.reduce((s, p) => s + p.messageCount, 0)],
     ['bytes', infos.reduce((s, p) => s + p.sizeBytes, 0)],
     ['topic_realtime_put', rt('put')],

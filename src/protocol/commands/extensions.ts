@@ -18,6 +18,13 @@ import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type Offs
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
+import {
+  parseConfigReload,
+  parsePartitionsClose,
+  parsePartitionsOpen,
+  type ConfigReloadCommand,
+  type PartitionsStateCommand,
+} from './broker-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -33,6 +40,8 @@ export type ExtensionCommand =
   | SeekCommand
   | CountCommand
   | PutBatchCommand
+  | ConfigReloadCommand
+  | PartitionsStateCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -47,4 +56,7 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['seek', parseSeek],
   ['count', parseCount],
   ['put-batch', parsePutBatch],
+  ['config-reload', parseConfigReload],
+  ['partitions-close', parsePartitionsClose],
+  ['partitions-open', parsePartitionsOpen],
 ]

@@ -1,0 +1,57 @@
+/**
+ * config-reload, partitions-close and partitions-open (meta extensions,
+ * protocol/commands/broker-admin.ts): MetaQ's JMX operations reload, closePartitions and
+ * openPartitions over the wire.
+ */
+import type {ConfigReloadCommand, PartitionsStateCommand, PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
+import {isMetaError, Status} from '../../protocol/errors.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+
+export function handleConfigReload(ctx: BrokerContext, conn: Connection, frame: ConfigReloadCommand): void {
+  conn.beginRequest()
+  ctx.reload(frame.mode === 'check').then(
+    (report) => {
+      conn.endRequest()
+      conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report))
+    },
+    (error: Error) => {
+      conn.endRequest()
+      const status = isMetaError(error, 'CONFIG_INVALID') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR
+      conn.sendResult(status, frame.opaque, error.message)
+    },
+  )
+}
+
+export function handlePartitionsState(ctx: BrokerContext, conn: Connection, frame: PartitionsStateCommand): void {
+  const all = frame.start === -1 && frame.end === -1
+  const start = all ? undefined : frame.start
+  const end = all ? undefined : frame.end
+  let change: Promise<number[]>
+  try {
+    change = frame.type === 'partitions-close' ? ctx.topics.close(frame.topic, start, end) : ctx.topics.open(frame.topic, start, end)
+  } catch (error) {
+    conn.sendResult(isMetaError(error, 'INVALID_ARGUMENT') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR, frame.opaque, (error as Error).message)
+    return
+  }
+  conn.beginRequest()
+  change.then(
+    (changed) => {
+      conn.endRequest()
+      // Parked long polls on newly closed partitions answer 403 now instead of at their timeout.
+      if (frame.type === 'partitions-close') for (const p of changed) ctx.polls.wake(frame.topic, p)
+      ctx.log.info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
+      const reply: PartitionsStateReply = {
+        topic: frame.topic,
+        brokerId: ctx.config.system.brokerId,
+        changed,
+        closed: ctx.topics.closedPartitions(frame.topic),
+      }
+      conn.sendResult(Status.OK, frame.opaque, JSON.stringify(reply))
+    },
+    (error: Error) => {
+      conn.endRequest()
+      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+    },
+  )
+}

@@ -1,0 +1,107 @@
+/**
+ * Broker administration — meta extensions (docs/protocol.md), the wire form of MetaQ's JMX
+ * operations `reload`, `closePartitions` and `openPartitions` (spec §10):
+ *
+ *   config-reload <mode> <opaque>\r\n
+ *       mode `apply`: re-read the broker's server.ini and apply it; `check`: only say what
+ *       would change. → 200 + JSON ReloadReport; 400 + the error (file, line, key) when the
+ *       file is refused (nothing changes); 500 when there is no file to read
+ *   partitions-close <topic> <start> <end> <opaque>\r\n
+ *   partitions-open <topic> <start> <end> <opaque>\r\n
+ *       partitions start..end of the topic (both -1: every partition, resp. every closed one)
+ *       → 200 + JSON PartitionsStateReply; 400 for a topic the broker does not accept or a
+ *       range outside its partitions
+ *
+ * MetaQ brokers do not know these commands (a MetaQ client never sends them).
+ */
+import type {OutputBuffer} from '../output-buffer.js'
+import {badToken, intField, nameField, opaqueField, tokenCount} from '../tokens.js'
+
+export const RELOAD_MODES = ['apply', 'check'] as const
+export type ReloadMode = (typeof RELOAD_MODES)[number]
+
+export interface ConfigReloadCommand {
+  readonly type: 'config-reload'
+  mode: ReloadMode
+  opaque: number
+}
+
+export interface PartitionsStateCommand {
+  readonly type: 'partitions-close' | 'partitions-open'
+  topic: string
+  /** -1 with end -1: the whole topic. */
+  start: number
+  end: number
+  opaque: number
+}
+
+/** One difference a reload found (see broker/config/reload.ts). */
+export interface ReloadChange {
+  section: string
+  key: string
+  before: string | null
+  after: string | null
+  applied: boolean
+  note?: string
+}
+
+/** The reply to `config-reload`. */
+export interface ReloadReport {
+  /** The file read (absolute path), or a label for text given directly. */
+  source: string
+  /** False for `check`. */
+  applied: boolean
+  /** False when the file says what the broker already runs with. */
+  changed: boolean
+  checksumBefore: number
+  checksumAfter: number
+  topicsAdded: string[]
+  topicsRemoved: string[]
+  changes: ReloadChange[]
+  /** Operator notes (ignored keys, filters), as logged at startup. */
+  warnings: string[]
+}
+
+/** The reply to `partitions-close` / `partitions-open`. */
+export interface PartitionsStateReply {
+  topic: string
+  brokerId: number
+  /** Partitions whose state this request changed. */
+  changed: number[]
+  /** Every closed partition of the topic afterwards. */
+  closed: number[]
+}
+
+export function parseConfigReload(tokens: string[]): {frame: ConfigReloadCommand; bodyLength: number} {
+  tokenCount('config-reload', tokens, [3])
+  const mode = tokens[1] as ReloadMode
+  if (!RELOAD_MODES.includes(mode)) throw badToken('config-reload', 'mode', tokens[1], RELOAD_MODES.join(' or '))
+  return {frame: {type: 'config-reload', mode, opaque: opaqueField('config-reload', tokens[2])}, bodyLength: 0}
+}
+
+export function encodeConfigReload(out: OutputBuffer, mode: ReloadMode, opaque: number): void {
+  out.writeAscii(`config-reload ${mode} ${opaque}\r\n`)
+}
+
+function parsePartitionsState(type: PartitionsStateCommand['type']) {
+  return (tokens: string[]): {frame: PartitionsStateCommand; bodyLength: number} => {
+    tokenCount(type, tokens, [5])
+    return {
+      frame: {
+        type,
+        topic: nameField(type, 'topic', tokens[1]),
+        start: intField(type, 'start', tokens[2]),
+        end: intField(type, 'end', tokens[3]),
+        opaque: opaqueField(type, tokens[4]),
+      },
+      bodyLength: 0,
+    }
+  }
+}
+
+export const parsePartitionsClose = parsePartitionsState('partitions-close')
+export const parsePartitionsOpen = parsePartitionsState('partitions-open')
+
+export function encodePartitionsState(out: OutputBuffer, cmd: Omit<PartitionsStateCommand, 'opaque'>, opaque: number): void {
+  out.writeAscii(`${cmd.type} ${cmd.topic} ${cmd.start} ${cmd.end} ${opaque}\r\n`)
+}
