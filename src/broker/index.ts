@@ -8,3 +8,12 @@
 export {Broker, startBroker, publishedHost, type BrokerOptions} from './broker.js'
 export * from './config/index.js'
 export {renderStats, decimal} from './stats.js'
+export {
+  planMovePartitions,
+  planDeletePartitions,
+  applyPartitionPlan,
+  type PartitionPlan,
+  type PartitionStep,
+} from '../storage/partition-admin.js'
+export type {ReloadSource} from './reload.js'
+export type {RetentionResult} from './retention.js'

@@ -88,7 +88,7 @@ function checkAgainstData(running: BrokerConfig, diff: ReloadDiff, store: Messag
       throw refusal(
         label,
         line,
-        `[${section}] numPartitions = ${after.numPartitions}: partition${beyond.length > 1 ? 's' : ''} ${beyond.join(', ')} of topic "${topic}" hold data (${messages} messages); ` +
+        `[${section}] numPartitions = ${after.numPartitions}: partition${beyond.length > 1 ? 's' : ''} ${beyond.join(', ')} of topic "${topic}" ${beyond.length > 1 ? 'hold' : 'holds'} data (${messages} messages); ` +
           'lowering numPartitions would hide it from producers and consumers. Close those partitions (meta partitions close), let consumers finish them, ' +
           'delete them offline (meta partitions delete), then lower numPartitions',
       )

@@ -1,3 +1,4 @@
+import {unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
 import {
@@ -10,19 +11,27 @@ import {
 } from '../broker/index.js'
 import type {LogLevel} from '../log.js'
 
+/** How often --watch-config looks at the file. */
+const WATCH_INTERVAL_MS = 1000
+
 export default class Serve extends BaseCommand<typeof Serve> {
   static override summary = 'Run a broker.'
   static override description = `Starts a MetaQ 1.4 compatible broker in the foreground. With no flags it is a standalone broker on 127.0.0.1:8123 that accepts any topic (numPartitions=1 unless --partitions), keeping data in $META_DATA_DIR or ~/meta.
 
 -c reads a MetaQ server.ini; flags override the file.
 
-Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answered and every file is flushed before it exits 0.`
+Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answered and every file is flushed before it exits 0.
+
+SIGHUP re-reads the -c file and applies what changed (as meta reload does); --watch-config does so whenever the file changes. A file with an error is refused whole and logged; the broker keeps running with its configuration. Flags keep overriding the file after a reload.
+
+The data directory is locked while the broker runs (<data-dir>/.meta.lock): a second broker on it refuses to start and names the first one; a lock left by a process that no longer runs is taken over.`
 
   static override examples = [
     {description: 'Zero-config standalone broker', command: '<%= config.bin %> <%= command.id %>'},
     {description: 'A throwaway broker on a random port', command: '<%= config.bin %> <%= command.id %> --port 0 --data-dir /tmp/meta-dev'},
     {description: 'Acknowledge puts only after fdatasync (group commit)', command: '<%= config.bin %> <%= command.id %> --group-commit'},
     {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
+    {description: 'Apply edits to server.ini as soon as it is saved', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini --watch-config'},
     {
       description: 'Join a cluster coordinated by ZooKeeper (second broker: another id and port)',
       command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 1 --port 8124 -d ~/meta-1',
@@ -46,6 +55,7 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
       env: 'META_ZK',
     }),
     'zk-root': Flags.string({summary: 'Root znode of the cluster (zk.zkRoot, default /meta).'}),
+    'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
   }
 
   protected static override defaultLogLevel: LogLevel = 'info'
@@ -68,7 +78,7 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
-    const broker = await startBroker({config, logger: this.logger})
+    const broker = await startBroker({config, overrides, logger: this.logger})
     const s = config.system
     this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
       url: broker.url,
@@ -77,6 +87,23 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
     })
+
+    const reload = (why: string) => {
+      if (flags.config === undefined) {
+        this.logger.warn(`${why}: nothing to reload (the broker was started without -c)`)
+        return
+      }
+      broker.reload().then(
+        (report) => {
+          if (!report.changed) this.logger.info(`${why}: configuration unchanged`, {source: report.source})
+        },
+        (error: Error) => this.logger.error(`${why}: configuration refused, the running one stays`, {error: error.message}),
+      )
+    }
+    const onHangup = () => reload('SIGHUP')
+    process.on('SIGHUP', onHangup)
+    const configPath = flags.config
+    const watcher = flags['watch-config'] && configPath !== undefined ? watchConfig(configPath, () => reload('config file changed')) : undefined
 
     await new Promise<void>((resolve) => {
       let stopping = false
@@ -96,5 +123,16 @@ Logs go to stderr. SIGINT/SIGTERM stop it gracefully: in-flight puts are answere
       process.on('SIGINT', stop)
       process.on('SIGTERM', stop)
     })
+    process.off('SIGHUP', onHangup)
+    watcher?.()
   }
+}
+
+/** Call `onChange` when the file's size or modification time changes (polled: survives editors that replace the file). Returns a stop function. */
+function watchConfig(path: string, onChange: () => void): () => void {
+  const listener = (now: Stats, before: Stats) => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) onChange()
+  }
+  watchFile(path, {interval: WATCH_INTERVAL_MS, persistent: false}, listener)
+  return () => unwatchFile(path, listener)
 }

@@ -114,8 +114,11 @@ export function renderTopics(topics: readonly TopicSummary[]): string {
 /** `meta topic describe`. */
 export function renderTopicPartitions(partitions: readonly PartitionStats[]): string {
   const opt = (n: number | undefined, f: (n: number) => Cell): Cell => (n === undefined || Number.isNaN(n) ? '-' : f(n))
+  // A STATE column only when a partition is closed (meta partitions close), so the usual table stays as it was.
+  const state = partitions.some((p) => p.closed === true)
+  const head = ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND', ...(state ? ['STATE'] : [])]
   return renderTable(
-    ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND'],
+    head,
     partitions.map((p) => [
       p.brokerId === undefined ? p.partition : `${p.brokerId}-${p.partition}`,
       p.minOffset,
@@ -124,7 +127,8 @@ export function renderTopicPartitions(partitions: readonly PartitionStats[]): st
       opt(p.sizeBytes, formatBytes),
       opt(p.segments, (n) => n),
       formatTime(p.lastAppendMs),
+      ...(state ? [p.closed === true ? 'closed' : 'open'] : []),
     ]),
-    {align: ['right', 'right', 'right', 'right', 'right', 'right', 'left']},
+    {align: ['right', 'right', 'right', 'right', 'right', 'right', 'left', ...(state ? (['left'] as const) : [])]},
   )
 }

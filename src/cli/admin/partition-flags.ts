@@ -1,0 +1,21 @@
+/**
+ * Flags shared by `meta partitions close|open|move|delete`: the topic and a partition range.
+ */
+import {Flags} from '@oclif/core'
+import {validateTopicName} from '../../protocol/names.js'
+import {usage, UsageError} from './reset-options.js'
+
+export const topicFlag = Flags.string({char: 't', summary: 'Topic whose partitions to change.', required: true})
+export const startFlag = Flags.integer({summary: 'First partition of the range (inclusive).', min: 0})
+export const endFlag = Flags.integer({summary: 'Last partition of the range (inclusive).', min: 0})
+
+/** Check the topic name and that --start/--end come together and in order; both undefined = the whole topic. */
+export function partitionRange(flags: {topic: string; start?: number; end?: number}, required = false): {start?: number; end?: number} {
+  usage(() => validateTopicName(flags.topic))
+  const {start, end} = flags
+  if ((start === undefined) !== (end === undefined) || (required && start === undefined)) {
+    throw new UsageError(required ? "'--start' and '--end' are required" : "'--start' and '--end' go together")
+  }
+  if (start !== undefined && end !== undefined && end < start) throw new UsageError(`invalid range --start ${start} --end ${end}: expected end >= start`)
+  return {start, end}
+}
