@@ -79,33 +79,9 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     for (const warning of config.warnings) this.logger.info(warning)
 
     const broker = await startBroker({config, overrides, logger: this.logger})
-    const s = config.system
-    this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
-      url: broker.url,
-      dataPath: s.dataPath,
-      mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',
-      topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
-      flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
-    })
-
-    const reload = (why: string) => {
-      if (flags.config === undefined) {
-        this.logger.warn(`${why}: nothing to reload (the broker was started without -c)`)
-        return
-      }
-      broker.reload().then(
-        (report) => {
-          if (!report.changed) this.logger.info(`${why}: configuration unchanged`, {source: report.source})
-        },
-        (error: Error) => this.logger.error(`${why}: configuration refused, the running one stays`, {error: error.message}),
-      )
-    }
-    const onHangup = () => reload('SIGHUP')
-    process.on('SIGHUP', onHangup)
-    const configPath = flags.config
-    const watcher = flags['watch-config'] && configPath !== undefined ? watchConfig(configPath, () => reload('config file changed')) : undefined
-
-    await new Promise<void>((resolve) => {
+    // Signal handlers go in before the "listening" line: whoever waits for that line may
+    // signal at once, and a signal without a handler would kill the process uncleanly.
+    const stopped = new Promise<void>((resolve) => {
       let stopping = false
       const stop = (signal: NodeJS.Signals) => {
         if (stopping) {
@@ -123,6 +99,33 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       process.on('SIGINT', stop)
       process.on('SIGTERM', stop)
     })
+    const reload = (why: string) => {
+      if (flags.config === undefined) {
+        this.logger.warn(`${why}: nothing to reload (the broker was started without -c)`)
+        return
+      }
+      broker.reload().then(
+        (report) => {
+          if (!report.changed) this.logger.info(`${why}: configuration unchanged`, {source: report.source})
+        },
+        (error: Error) => this.logger.error(`${why}: configuration refused, the running one stays`, {error: error.message}),
+      )
+    }
+    const onHangup = () => reload('SIGHUP')
+    process.on('SIGHUP', onHangup)
+    const configPath = flags.config
+    const watcher = flags['watch-config'] && configPath !== undefined ? watchConfig(configPath, () => reload('config file changed')) : undefined
+
+    const s = config.system
+    this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
+      url: broker.url,
+      dataPath: s.dataPath,
+      mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',
+      topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
+      flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
+    })
+
+    await stopped
     process.off('SIGHUP', onHangup)
     watcher?.()
   }
