@@ -130,8 +130,12 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private async watchPartitions(topic: string, kind: 'pub' | 'sub'): Promise<Partition[]> {
     const session = await this.sessionPromise
     const cache = kind === 'pub' ? this.pub : this.sub
+    // One read sets several one-shot watches (the topic's children and each child's data):
+    // the first that fires re-reads, the others are spent.
+    let fired = false
     const watcher = () => {
-      if (this.closed) return
+      if (this.closed || fired) return
+      fired = true
       // Re-read (which sets the next watch), then tell listeners.
       const next = this.watchPartitions(topic, kind)
       cache.set(topic, next)

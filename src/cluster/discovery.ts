@@ -29,14 +29,16 @@ export async function readMasterUrl(session: ZkSession, paths: ZkPaths, brokerId
 
 /**
  * Producer partitions: for each `-m` child of `topics-pub/<topic>`, `brokerId-0 …
- * brokerId-(numParts-1)` from its JSON, sorted numerically by (broker id, partition).
+ * brokerId-(numParts-1)` from its JSON, sorted numerically by (broker id, partition). The
+ * watcher fires when a broker joins or leaves the topic and also when one changes its
+ * partition count (a reload), so it may fire more than once per read: make it idempotent.
  */
 export async function readPublishPartitions(session: ZkSession, paths: ZkPaths, topic: string, watcher?: Watcher): Promise<ClusterPartition[]> {
   const partitions: ClusterPartition[] = []
   for (const child of await session.children(paths.topicPub(topic), watcher)) {
     const role = parseBrokerRole(child)
     if (role === undefined || role.role !== MASTER_ROLE) continue
-    const numParts = parseNumParts(await session.getString(`${paths.topicPub(topic)}/${child}`))
+    const numParts = parseNumParts(await session.getString(`${paths.topicPub(topic)}/${child}`, watcher))
     for (let p = 0; p < numParts; p++) partitions.push({brokerId: role.brokerId, partition: p})
   }
   return partitions.sort((a, b) => a.brokerId - b.brokerId || a.partition - b.partition)
@@ -44,14 +46,15 @@ export async function readPublishPartitions(session: ZkSession, paths: ZkPaths, 
 
 /**
  * Consumer partitions: the union over `topics-sub/<topic>` children (masters and slaves,
- * deduplicated by broker id) of `brokerId-i`, sorted as strings (so `0-10` < `0-2`).
+ * deduplicated by broker id) of `brokerId-i`, sorted as strings (so `0-10` < `0-2`). The
+ * watcher also fires on a partition count change (see readPublishPartitions).
  */
 export async function readSubscribePartitions(session: ZkSession, paths: ZkPaths, topic: string, watcher?: Watcher): Promise<ClusterPartition[]> {
   const byKey = new Map<string, ClusterPartition>()
   for (const child of await session.children(paths.topicSub(topic), watcher)) {
     const role = parseBrokerRole(child)
     if (role === undefined) continue
-    const numParts = parseNumParts(await session.getString(`${paths.topicSub(topic)}/${child}`))
+    const numParts = parseNumParts(await session.getString(`${paths.topicSub(topic)}/${child}`, watcher))
     for (let p = 0; p < numParts; p++) byKey.set(`${role.brokerId}-${p}`, {brokerId: role.brokerId, partition: p})
   }
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p)
