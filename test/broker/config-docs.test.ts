@@ -14,10 +14,10 @@ describe('docs/configuration.md', () => {
     assert.match(doc, /^\| `group\.<group>` \|/m)
   })
 
-  it('marks the extension and compatibility-only keys as such', () => {
-    for (const spec of SYSTEM_KEYS) {
+  it('marks the extension, compatibility-only and pending keys as such', () => {
+    for (const spec of [...SYSTEM_KEYS, ...ZOOKEEPER_KEYS]) {
       const row = doc.split('\n').find((line) => line.startsWith(`| \`${spec.key}\` |`)) ?? ''
-      const expected = spec.use === 'extension' ? '**extension**' : spec.use === 'compat' ? 'compat' : 'yes'
+      const expected = {extension: '**extension**', compat: 'compat', pending: 'pending', used: 'yes'}[spec.use]
       assert.ok(row.split('|').map((cell) => cell.trim()).includes(expected), `${spec.key} should be marked ${expected}: ${row}`)
     }
   })
