@@ -105,7 +105,7 @@ describe('Producer', () => {
     const wrong = await producer.send('orders', 'x', {partition: 5})
     assert.equal(wrong.success, false)
     assert.equal(wrong.errorMessage, 'invalid partition "5" for topic "orders": expected 0..1', 'checked before sending')
-    broker.topics.close('orders', 0, 0)
+    await broker.topics.close('orders', 0, 0)
     const closed = await producer.send('orders', 'x', {partition: 0})
     assert.equal(closed.errorMessage, '403', 'MetaQ reports a closed partition as "403"')
   })

@@ -9,6 +9,7 @@
  * The new file's bytes and checksum become the config's (what `stats config` returns and
  * `master_config_checksum` publishes), as in MetaQ.
  */
+import type {ReloadChange} from '../../protocol/commands/broker-admin.js'
 import {readIni} from './ini-reader.js'
 import {formatValue, SYSTEM_KEYS, TOPIC_FIELDS, TOPIC_KEYS, ZOOKEEPER_KEYS, type KeySpec} from './keys.js'
 import type {BrokerConfig, SystemConfig, TopicConfig, TopicSettings} from './types.js'
@@ -16,20 +17,8 @@ import type {BrokerConfig, SystemConfig, TopicConfig, TopicSettings} from './typ
 /** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind). */
 export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = TOPIC_FIELDS.filter((field) => field !== 'dataPath')
 
-/** One difference between the running config and the file. */
-export interface ConfigChange {
-  /** `system`, `zookeeper` or `topic=<pattern>`. */
-  section: string
-  /** The INI key (`numPartitions`), or `(section)` when a whole topic section was added or removed. */
-  key: string
-  /** server.ini text of the value before and after; null when absent. */
-  before: string | null
-  after: string | null
-  /** False: the running broker keeps `before` until it restarts. */
-  applied: boolean
-  /** What it means for the running broker (partitions added, data kept, …). */
-  note?: string
-}
+/** One difference between the running config and the file (the wire report's type, protocol/commands/broker-admin.ts). */
+export type ConfigChange = ReloadChange
 
 export interface ReloadDiff {
   /** The config to run with. */

@@ -4,7 +4,7 @@
  */
 import type {AdminClient} from '../../client/admin.js'
 import type {PartitionsStateReply, ReloadReport} from '../../protocol/commands/broker-admin.js'
-import {MetaError} from '../../protocol/errors.js'
+import {isMetaError, MetaError} from '../../protocol/errors.js'
 import type {Logger} from '../../log.js'
 import type {PartitionPlan} from '../../broker/index.js'
 import {formatBytes, renderTable} from '../output.js'
@@ -44,6 +44,31 @@ export async function onBrokers<T>(
     throw new MetaError('NOT_FOUND', `${which} registered in ZooKeeper at ${target.zk} could do it`)
   }
   return found
+}
+
+/**
+ * `meta partitions close|open`: the change on every broker the flags reach; in cluster mode
+ * brokers that do not have the topic are skipped. Prints the table unless `json`.
+ */
+export async function changePartitionState(
+  change: 'close' | 'open',
+  flags: {broker?: string; zk?: string; 'zk-root'?: string; topic: string; start?: number; end?: number; 'broker-id'?: number; timeout: number},
+  options: {logger: Logger; json: boolean},
+): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
+  const answers = await onBrokers(
+    {broker: flags.broker, zk: flags.zk, zkRoot: flags['zk-root']},
+    {
+      timeoutMs: flags.timeout,
+      logger: options.logger,
+      brokerId: flags['broker-id'],
+      // In a cluster a topic lives on some brokers only.
+      skip: (error) => isMetaError(error, 'INVALID_ARGUMENT') && /does not accept/.test(error.message),
+    },
+    (admin) => (change === 'close' ? admin.closePartitions(flags.topic, flags.start, flags.end) : admin.openPartitions(flags.topic, flags.start, flags.end)),
+  )
+  if (options.json) return answers.map((a) => ({broker: a.broker, ...a.result}))
+  process.stdout.write(renderPartitionsState(answers, change === 'close' ? 'closed' : 'opened'))
+  return undefined
 }
 
 /** `meta reload`: what changed, one line per change, after a heading naming the file. */

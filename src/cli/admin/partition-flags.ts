@@ -9,6 +9,17 @@ export const topicFlag = Flags.string({char: 't', summary: 'Topic whose partitio
 export const startFlag = Flags.integer({summary: 'First partition of the range (inclusive).', min: 0})
 export const endFlag = Flags.integer({summary: 'Last partition of the range (inclusive).', min: 0})
 
+/** -t, --start, --end. */
+export const rangeFlags = {topic: topicFlag, start: startFlag, end: endFlag}
+
+/** `meta partitions move|delete`: the data directory, the range, --execute and --yes. */
+export const offlineFlags = {
+  'data-dir': Flags.directory({char: 'd', summary: 'The data directory (dataPath) holding the partitions.', required: true, exists: true}),
+  ...rangeFlags,
+  execute: Flags.boolean({summary: 'Apply the plan (without it, only the plan is printed).'}),
+  yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
+}
+
 /** Check the topic name and that --start/--end come together and in order; both undefined = the whole topic. */
 export function partitionRange(flags: {topic: string; start?: number; end?: number}, required = false): {start?: number; end?: number} {
   usage(() => validateTopicName(flags.topic))

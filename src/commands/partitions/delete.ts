@@ -1,6 +1,5 @@
-import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {endFlag, partitionRange, startFlag, topicFlag} from '../../cli/admin/partition-flags.js'
+import {offlineFlags, partitionRange} from '../../cli/admin/partition-flags.js'
 import {runOfflinePlan, type OfflineResult} from '../../cli/admin/offline-plan.js'
 import {planDeletePartitions} from '../../broker/index.js'
 
@@ -19,13 +18,7 @@ Prints the plan and changes nothing unless --execute is given. On a terminal --e
   static override enableJsonFlag = true
 
   static override flags = {
-    'data-dir': Flags.directory({char: 'd', summary: 'The data directory (dataPath) holding the partitions.', required: true, exists: true}),
-    topic: topicFlag,
-    start: startFlag,
-    end: endFlag,
-
-    execute: Flags.boolean({summary: 'Apply the plan (without it, only the plan is printed).'}),
-    yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
+    ...offlineFlags,
   }
 
   async run(): Promise<OfflineResult | undefined> {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {endFlag, partitionRange, startFlag, topicFlag} from '../../cli/admin/partition-flags.js'
+import {offlineFlags, partitionRange} from '../../cli/admin/partition-flags.js'
 import {runOfflinePlan, type OfflineResult} from '../../cli/admin/offline-plan.js'
 import {planMovePartitions} from '../../broker/index.js'
 
@@ -19,13 +19,8 @@ Prints the plan (one row per directory) and changes nothing unless --execute is 
   static override enableJsonFlag = true
 
   static override flags = {
-    'data-dir': Flags.directory({char: 'd', summary: 'The data directory (dataPath) holding the partitions.', required: true, exists: true}),
-    topic: topicFlag,
-    start: startFlag,
-    end: endFlag,
+    ...offlineFlags,
     offset: Flags.integer({summary: 'How far to move: partition i becomes i + offset (may be negative).', required: true}),
-    execute: Flags.boolean({summary: 'Apply the plan (without it, only the plan is printed).'}),
-    yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }
 
   async run(): Promise<OfflineResult | undefined> {

@@ -1,9 +1,8 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
-import {onBrokers, renderPartitionsState} from '../../cli/admin/operations.js'
-import {endFlag, partitionRange, startFlag, topicFlag} from '../../cli/admin/partition-flags.js'
-import {isMetaError} from '../../protocol/errors.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {changePartitionState} from '../../cli/admin/operations.js'
+import {partitionRange, rangeFlags} from '../../cli/admin/partition-flags.js'
 import type {PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
 
 export default class PartitionsOpen extends BaseCommand<typeof PartitionsOpen> {
@@ -23,29 +22,13 @@ With --zk the command goes to every broker that has the topic, or only to --brok
 
   static override flags = {
     ...connectionFlags,
-    topic: topicFlag,
-    start: startFlag,
-    end: endFlag,
+    ...rangeFlags,
     'broker-id': Flags.integer({summary: 'With --zk: only this broker.', min: 0, max: 1023, dependsOn: ['zk']}),
     timeout: timeoutFlag,
   }
 
   async run(): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
-    const {flags} = this
-    const {start, end} = partitionRange(flags)
-    const answers = await onBrokers(
-      connectionTarget(flags),
-      {
-        timeoutMs: flags.timeout,
-        logger: this.logger,
-        brokerId: flags['broker-id'],
-        // In a cluster a topic lives on some brokers only.
-        skip: (error) => isMetaError(error, 'INVALID_ARGUMENT') && /does not accept/.test(error.message),
-      },
-      (admin) => admin.openPartitions(flags.topic, start, end),
-    )
-    if (this.jsonEnabled()) return answers.map((a) => ({broker: a.broker, ...a.result}))
-    process.stdout.write(renderPartitionsState(answers, 'opened'))
-    return undefined
+    const {start, end} = partitionRange(this.flags)
+    return changePartitionState('open', {...this.flags, start, end}, {logger: this.logger, json: this.jsonEnabled()})
   }
 }

@@ -35,13 +35,18 @@ export interface PartitionsStateCommand {
   opaque: number
 }
 
-/** One difference a reload found (see broker/config/reload.ts). */
+/** One difference a reload found between the running config and the file (broker/config/reload.ts). */
 export interface ReloadChange {
+  /** `system`, `zookeeper` or `topic=<pattern>`. */
   section: string
+  /** The INI key (`numPartitions`), or `(section)` when a whole topic section was added or removed. */
   key: string
+  /** server.ini text of the value before and after; null when absent. */
   before: string | null
   after: string | null
+  /** False: the running broker keeps `before` until it restarts. */
   applied: boolean
+  /** What it means for the running broker (partitions added, data kept, …). */
   note?: string
 }
 
