@@ -5,8 +5,17 @@
  * says how many body bytes follow (spec §1.1). The decoder finds the line, hands the tokens
  * to the parser registered for token 0, then collects exactly that many body bytes. Limits
  * are enforced before anything is buffered: a header line longer than `maxHeaderBytes`, or a
- * declared body longer than `maxBodyBytes`, throws FRAME_TOO_LARGE; a malformed header
- * throws DECODE_ERROR. Both are fatal for the stream (the broker closes the connection).
+ * declared body longer than `maxSkippedBodyBytes` (default `maxBodyBytes`), throws
+ * FRAME_TOO_LARGE; a malformed header throws DECODE_ERROR. Both are fatal for the stream (the
+ * broker closes the connection). A body longer than `maxBodyBytes` but within
+ * `maxSkippedBodyBytes` is streamed past without being buffered, and its frame is returned
+ * with an empty body and {@link oversizeBodyBytes} set, so the receiver can answer it.
+ *
+ * NUL bytes between frames are skipped (some MetaQ clients pad a put after its body); a NUL
+ * inside a header line is still an error.
+ *
+ * Header lines are decoded as UTF-8, so a name token with non-ASCII characters is the string
+ * the client meant (names are validated elsewhere, names.ts).
  *
  * Bodies that arrive whole in one chunk are views into that chunk (no copy); a body split
  * across chunks is assembled into a buffer of exactly its length (no quadratic concat).
@@ -28,12 +37,32 @@ export interface DecoderLimits {
   maxHeaderBytes?: number
   /** Longest accepted body (default 16 MiB). */
   maxBodyBytes?: number
+  /**
+   * Longest body that is skipped (streamed past, never buffered) rather than refused: its
+   * frame comes out with an empty body and {@link oversizeBodyBytes} set. Default
+   * `maxBodyBytes` (nothing is skipped).
+   */
+  maxSkippedBodyBytes?: number
 }
 
 export const MAX_HEADER_BYTES_DEFAULT = 4096
 const CR = 0x0d
 const LF = 0x0a
+const NUL = 0x00
 const EMPTY = Buffer.alloc(0)
+
+/** The property the decoder sets on a frame whose body it skipped. */
+interface Oversize {
+  oversizeBodyBytes?: number
+}
+
+/**
+ * The declared body length of a frame whose body was too large and was skipped (its `body`
+ * is empty), or undefined for a frame that arrived whole.
+ */
+export function oversizeBodyBytes(frame: object): number | undefined {
+  return (frame as Oversize).oversizeBodyBytes
+}
 
 export class FrameDecoder<F extends object> {
   private buf: Buffer = EMPTY
@@ -42,8 +71,11 @@ export class FrameDecoder<F extends object> {
   private pending: F | undefined
   private pendingBody: Buffer = EMPTY
   private pendingFilled = 0
+  /** Bytes of a skipped body still to come. */
+  private skipping = 0
   private readonly maxHeaderBytes: number
   private readonly maxBodyBytes: number
+  private readonly maxSkippedBodyBytes: number
   /** Byte parsers by the first byte of their command name. */
   private readonly byteParsers: Array<ByteParser<F> | undefined> = []
 
@@ -54,6 +86,7 @@ export class FrameDecoder<F extends object> {
   ) {
     this.maxHeaderBytes = limits.maxHeaderBytes ?? MAX_HEADER_BYTES_DEFAULT
     this.maxBodyBytes = limits.maxBodyBytes ?? 16 * 1024 * 1024
+    this.maxSkippedBodyBytes = Math.max(this.maxBodyBytes, limits.maxSkippedBodyBytes ?? 0)
     for (const [name, parser] of byteParsers) this.byteParsers[name.charCodeAt(0)] = parser
   }
 
@@ -62,9 +95,12 @@ export class FrameDecoder<F extends object> {
     return this.buf.length - this.pos + this.pendingFilled
   }
 
-  /** True while a frame has started but not completed (a disconnect now loses it whole). */
+  /**
+   * True while a frame has started but not completed (a disconnect now loses it whole), or
+   * whole frames wait to be taken with next().
+   */
   get inFrame(): boolean {
-    return this.pending !== undefined || this.pos < this.buf.length
+    return this.pending !== undefined || this.skipping > 0 || this.pos < this.buf.length
   }
 
   push(chunk: Buffer): void {
@@ -75,6 +111,11 @@ export class FrameDecoder<F extends object> {
       this.pendingFilled += take
       if (take === chunk.length) return
       chunk = chunk.subarray(take)
+    } else if (this.skipping > 0) {
+      const skip = Math.min(chunk.length, this.skipping)
+      this.skipping -= skip
+      if (skip === chunk.length) return
+      chunk = chunk.subarray(skip)
     }
     if (this.pos < this.buf.length) {
       this.buf = Buffer.concat([this.buf.subarray(this.pos), chunk])
@@ -95,9 +136,16 @@ export class FrameDecoder<F extends object> {
       this.pendingFilled = 0
       return frame
     }
+    if (this.skipping > 0) return undefined
     const buf = this.buf
-    const start = this.pos
-    if (start >= buf.length) return undefined
+    let start = this.pos
+    while (start < buf.length && buf[start] === NUL) start++
+    if (start >= buf.length) {
+      this.buf = EMPTY
+      this.pos = 0
+      return undefined
+    }
+    this.pos = start
     const eol = findCrlf(buf, start, this.maxHeaderBytes)
     if (eol < 0) {
       if (buf.length - start > this.maxHeaderBytes + 1) throw this.headerTooLong()
@@ -105,15 +153,18 @@ export class FrameDecoder<F extends object> {
     }
     if (eol - start > this.maxHeaderBytes) throw this.headerTooLong()
     const {frame, bodyLength} = this.byteParsers[buf[start]]?.(buf, start, eol) ?? this.parseTokens(buf, start, eol)
-    if (bodyLength > this.maxBodyBytes) {
-      const name = buf.toString('latin1', start, eol).split(' ')[0]
-      throw new MetaError(
-        'FRAME_TOO_LARGE',
-        `"${name}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
-        {details: {bodyLength, maxBodyBytes: this.maxBodyBytes}},
-      )
-    }
     const bodyStart = eol + 2
+    if (bodyLength > this.maxBodyBytes) {
+      if (bodyLength > this.maxSkippedBodyBytes) {
+        const name = buf.toString('latin1', start, eol).split(' ')[0]
+        throw new MetaError(
+          'FRAME_TOO_LARGE',
+          `"${name}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
+          {details: {bodyLength, maxBodyBytes: this.maxBodyBytes}},
+        )
+      }
+      return this.skipBody(frame, bodyStart, bodyLength)
+    }
     if (bodyLength === 0) {
       this.advance(bodyStart)
       return frame
@@ -133,8 +184,18 @@ export class FrameDecoder<F extends object> {
     return undefined
   }
 
+  /** Return an oversize frame at once, and pass over its body as it arrives. */
+  private skipBody(frame: F, bodyStart: number, bodyLength: number): F {
+    const available = Math.min(this.buf.length - bodyStart, bodyLength)
+    ;(frame as {body?: Buffer}).body = EMPTY
+    ;(frame as Oversize).oversizeBodyBytes = bodyLength
+    this.skipping = bodyLength - available
+    this.advance(bodyStart + available)
+    return frame
+  }
+
   private parseTokens(buf: Buffer, start: number, eol: number): {frame: F; bodyLength: number} {
-    const tokens = buf.toString('latin1', start, eol).split(' ')
+    const tokens = buf.toString('utf8', start, eol).split(' ')
     const parser = this.parsers.get(tokens[0])
     if (parser === undefined) {
       throw new MetaError('DECODE_ERROR', `unknown command ${JSON.stringify(truncate(tokens[0]))}`)
@@ -210,6 +271,19 @@ export class HeaderCursor {
     if (pos === start) return -1
     this.pos = pos
     return pos
+  }
+
+  /**
+   * Consume a decimal integer token in canonical form: no '+', no leading zero, no "-0"
+   * (tokens.ts#canonicalIntField). NaN when it is not one.
+   */
+  canonicalInt(): number {
+    const buf = this.buf
+    const pos = this.pos
+    const digit = buf[pos] === 0x2d ? pos + 1 : pos
+    // A leading "0" is canonical only as the whole token "0".
+    if (digit < this.end && buf[digit] === 0x30 && (digit > pos || (digit + 1 < this.end && buf[digit + 1] !== 0x20))) return Number.NaN
+    return this.int()
   }
 
   /** Consume a decimal integer token: optional '-', 1 to 15 digits. NaN when it is not one. */

@@ -84,6 +84,19 @@ export function opaqueField(command: string, token: string | undefined): number 
   return value
 }
 
+/**
+ * Parse an int32 field that must be written canonically: an optional '-', then digits without
+ * a leading zero ("0" itself is fine). Partitions are read this way: Java's Integer.parseInt
+ * would take "+0" or "00" as partition 0, meta refuses them (docs/protocol.md).
+ */
+export function canonicalIntField(command: string, field: string, token: string | undefined): number {
+  const value = intField(command, field, token)
+  if (!CANONICAL_INT.test(token!)) throw badToken(command, field, token, 'a decimal integer without "+" or leading zeros')
+  return value
+}
+
+const CANONICAL_INT = /^(?:0|-?[1-9]\d*)$/
+
 /** Parse a long field (offsets) or throw a codec error naming it. */
 export function longField(command: string, field: string, token: string | undefined): number {
   const value = token === undefined ? Number.NaN : parseLongToken(token)

@@ -20,6 +20,7 @@ import {
   encodeValue,
   encodeVersion,
   isMetaError,
+  oversizeBodyBytes,
   type RequestFrame,
   type ResponseFrame,
 } from '../../src/protocol/index.js'
@@ -217,6 +218,100 @@ describe('request decoder', () => {
     const decoder = createRequestDecoder({maxHeaderBytes: 4096})
     decoder.push(Buffer.from(`get ${topic} g 0 0 1 1\r\n`))
     assert.equal(decoder.next()?.type, 'get')
+  })
+
+  it('skips NUL bytes between commands (some MetaQ clients pad puts), in any chunking', () => {
+    const stream = Buffer.concat([
+      Buffer.from('\0\0put t 0 5 0 -1 1\r\nhello'),
+      Buffer.alloc(7),
+      Buffer.from('version 2\r\n\0'),
+    ])
+    const whole = requests(stream)
+    assert.deepEqual(
+      whole.map((f) => f.type),
+      ['put', 'version'],
+    )
+    const byByte = decodeAll(createRequestDecoder(), [...stream].map((b) => Buffer.from([b])))
+    assert.deepEqual(byByte, whole)
+    const decoder = createRequestDecoder()
+    decoder.push(Buffer.alloc(3))
+    assert.equal(decoder.next(), undefined)
+    assert.equal(decoder.inFrame, false, 'padding alone is not a partial frame')
+  })
+
+  it('still refuses a NUL inside a header line', () => {
+    const decoder = createRequestDecoder()
+    decoder.push(Buffer.from('ver\0sion 1\r\n'))
+    assert.throws(() => decoder.next(), (err) => isMetaError(err, 'DECODE_ERROR'))
+  })
+
+  it('skips the body of an oversize frame up to maxSkippedBodyBytes without buffering it', () => {
+    const decoder = createRequestDecoder({maxBodyBytes: 1024, maxSkippedBodyBytes: 4096})
+    const chunks = [Buffer.from('put t 0 4000 0 -1 7\r\n'), Buffer.alloc(1000, 1), Buffer.alloc(3000, 2), Buffer.from('version 8\r\n')]
+    const frames: RequestFrame[] = []
+    for (const chunk of chunks) {
+      decoder.push(chunk)
+      assert.ok(decoder.bufferedBytes < 64, `nothing of the skipped body is buffered (${decoder.bufferedBytes})`)
+      for (let f = decoder.next(); f !== undefined; f = decoder.next()) frames.push(f)
+    }
+    assert.equal(frames.length, 2)
+    const put = frames[0]
+    assert.ok(put.type === 'put')
+    assert.equal(put.opaque, 7)
+    assert.equal(put.body.length, 0)
+    assert.equal(oversizeBodyBytes(put), 4000)
+    assert.deepEqual(frames[1], {type: 'version', opaque: 8})
+  })
+
+  it('skips an oversize body that arrives in the same chunk as its header and the next frame', () => {
+    const frames = decodeAll(createRequestDecoder({maxBodyBytes: 4, maxSkippedBodyBytes: 16}), [
+      Buffer.from('put t 0 10 0 -1 1\r\n0123456789version 2\r\n'),
+    ])
+    assert.deepEqual(frames.map((f) => [f.type, oversizeBodyBytes(f)]), [['put', 10], ['version', undefined]])
+  })
+
+  it('refuses a body beyond maxSkippedBodyBytes', () => {
+    const decoder = createRequestDecoder({maxBodyBytes: 1024, maxSkippedBodyBytes: 4096})
+    decoder.push(Buffer.from('put t 0 4097 0 -1 1\r\n'))
+    assert.throws(() => decoder.next(), (err) => isMetaError(err, 'FRAME_TOO_LARGE'))
+  })
+
+  it('counts a skipped body as a partial frame until it has passed', () => {
+    const decoder = createRequestDecoder({maxBodyBytes: 4, maxSkippedBodyBytes: 16})
+    decoder.push(Buffer.from('put t 0 10 0 -1 1\r\n01234'))
+    assert.equal(decoder.next()?.type, 'put')
+    assert.equal(decoder.inFrame, true)
+    decoder.push(Buffer.from('56789'))
+    assert.equal(decoder.next(), undefined)
+    assert.equal(decoder.inFrame, false)
+  })
+
+  for (const partition of ['+0', '00', '-0', '01', '+1']) {
+    it(`refuses the partition token ${JSON.stringify(partition)} (not a canonical decimal integer)`, () => {
+      for (const line of [
+        `put t ${partition} 5 0 -1 1\r\nhello`,
+        `put t ${partition} 5 0 1\r\nhello`,
+        `get t g ${partition} 0 100 1\r\n`,
+        `offset t g ${partition} 0 1\r\n`,
+      ]) {
+        const decoder = createRequestDecoder()
+        decoder.push(Buffer.from(line))
+        assert.throws(
+          () => decoder.next(),
+          (err) => isMetaError(err, 'DECODE_ERROR') && err.message.includes(`invalid partition "${partition}"`),
+          line,
+        )
+      }
+    })
+  }
+
+  it('decodes a non-ASCII topic token as UTF-8', () => {
+    const [frame] = requests(Buffer.from('get tëst g 0 0 100 1\r\n', 'utf8'))
+    assert.ok(frame.type === 'get')
+    assert.equal(frame.topic, 'tëst')
+    const [put] = requests(Buffer.from('put tëst 0 1 0 -1 1\r\nx', 'utf8'))
+    assert.ok(put.type === 'put')
+    assert.equal(put.topic, 'tëst')
   })
 
   it('reports a partial frame so a disconnect can drop it whole', () => {

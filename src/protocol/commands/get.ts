@@ -12,7 +12,7 @@
  * soon as data arrives (long poll). MetaQ clients never send it.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {LONG_MAX_TEXT, intField, lengthField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, LONG_MAX_TEXT, intField, lengthField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface GetCommand {
   readonly type: 'get'
@@ -33,7 +33,7 @@ export function parseGet(tokens: string[]): {frame: GetCommand; bodyLength: numb
       type: 'get',
       topic: nameField('get', 'topic', tokens[1]),
       group: nameField('get', 'group', tokens[2]),
-      partition: intField('get', 'partition', tokens[3]),
+      partition: canonicalIntField('get', 'partition', tokens[3]),
       offset: longField('get', 'offset', tokens[4]),
       maxSize: intField('get', 'maxSize', tokens[5]),
       opaque: opaqueField('get', tokens[6]),

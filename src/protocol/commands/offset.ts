@@ -8,7 +8,7 @@
  * partition.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface OffsetCommand {
   readonly type: 'offset'
@@ -26,7 +26,7 @@ export function parseOffset(tokens: string[]): {frame: OffsetCommand; bodyLength
       type: 'offset',
       topic: nameField('offset', 'topic', tokens[1]),
       group: nameField('offset', 'group', tokens[2]),
-      partition: intField('offset', 'partition', tokens[3]),
+      partition: canonicalIntField('offset', 'partition', tokens[3]),
       offset: longField('offset', 'offset', tokens[4]),
       opaque: opaqueField('offset', tokens[5]),
     },

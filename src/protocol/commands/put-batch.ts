@@ -18,7 +18,7 @@
  * text), for the whole batch.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutBatchCommand {
   readonly type: 'put-batch'
@@ -38,7 +38,7 @@ export function parsePutBatch(tokens: string[]): {frame: PutBatchCommand; bodyLe
   const frame: PutBatchCommand = {
     type: 'put-batch',
     topic: nameField('put-batch', 'topic', tokens[1]),
-    partition: intField('put-batch', 'partition', tokens[2]),
+    partition: canonicalIntField('put-batch', 'partition', tokens[2]),
     count: lengthField('put-batch', 'count', tokens[3]),
     opaque: opaqueField('put-batch', tokens[5]),
     body: EMPTY,

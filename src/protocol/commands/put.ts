@@ -13,7 +13,7 @@
  */
 import {asciiBytes, HeaderCursor} from '../decoder.js'
 import {intTextLength, type OutputBuffer} from '../output-buffer.js'
-import {INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutCommand {
   readonly type: 'put'
@@ -47,7 +47,7 @@ export function parsePut(tokens: string[]): {frame: PutCommand; bodyLength: numb
   const frame: PutCommand = {
     type: 'put',
     topic: nameField('put', 'topic', tokens[1]),
-    partition: intField('put', 'partition', tokens[2]),
+    partition: canonicalIntField('put', 'partition', tokens[2]),
     flag: intField('put', 'flag', tokens[4]),
     checksum,
     txKey,
@@ -76,7 +76,7 @@ export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: 
   const topicStart = c.pos
   const topicEnd = c.word()
   if (topicEnd < 0 || !c.space()) return undefined
-  const partition = c.int()
+  const partition = c.canonicalInt()
   if (!c.space()) return undefined
   const bodyLength = c.int()
   if (!c.space()) return undefined
@@ -116,7 +116,7 @@ function topicOf(buf: Buffer, start: number, end: number): string {
     }
     if (same) return lastTopic
   }
-  lastTopic = buf.toString('latin1', start, end)
+  lastTopic = buf.toString('utf8', start, end)
   lastTopicBytes = Buffer.from(buf.subarray(start, end))
   return lastTopic
 }

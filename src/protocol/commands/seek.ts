@@ -11,7 +11,7 @@
  * clamped to [first offset, end]. 404 when the partition does not exist.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {badToken, intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, badToken, intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export type SeekMode = 'time' | 'last' | 'shift'
 
@@ -47,7 +47,7 @@ export function parseSeek(tokens: string[]): {frame: SeekCommand; bodyLength: nu
     frame: {
       type: 'seek',
       topic: nameField('seek', 'topic', tokens[1]),
-      partition: intField('seek', 'partition', tokens[2]),
+      partition: canonicalIntField('seek', 'partition', tokens[2]),
       mode,
       value: longField('seek', 'value', tokens[4]),
       delta: mode === 'shift' ? longField('seek', 'delta', tokens[5]) : 0,
@@ -68,7 +68,7 @@ export function parseCount(tokens: string[]): {frame: CountCommand; bodyLength: 
     frame: {
       type: 'count',
       topic: nameField('count', 'topic', tokens[1]),
-      partition: intField('count', 'partition', tokens[2]),
+      partition: canonicalIntField('count', 'partition', tokens[2]),
       from: longField('count', 'from', tokens[3]),
       to: longField('count', 'to', tokens[4]),
       opaque: opaqueField('count', tokens[5]),

@@ -8,7 +8,7 @@
  * A broker that is not a sync slave answers 503.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {badToken, intField, lengthField, nameField, opaqueField, parseBigIntToken, tokenCount} from '../tokens.js'
+import {canonicalIntField, badToken, intField, lengthField, nameField, opaqueField, parseBigIntToken, tokenCount} from '../tokens.js'
 import {NO_CHECKSUM} from './put.js'
 
 export interface SyncCommand {
@@ -30,7 +30,7 @@ export function parseSync(tokens: string[]): {frame: SyncCommand; bodyLength: nu
     frame: {
       type: 'sync',
       topic: nameField('sync', 'topic', tokens[1]),
-      partition: intField('sync', 'partition', tokens[2]),
+      partition: canonicalIntField('sync', 'partition', tokens[2]),
       flag: intField('sync', 'flag', tokens[4]),
       msgId,
       checksum: tokens.length === 8 ? intField('sync', 'checksum', tokens[6]) : NO_CHECKSUM,
