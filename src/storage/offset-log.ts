@@ -54,6 +54,10 @@ export class OffsetLog {
   private queue: Pending[] = []
   private syncing = false
   private closed = false
+  /** Resolves once close() has answered every commit and closed the file. */
+  private closedFile: Promise<void> | undefined
+  /** Set while close() waits for an fdatasync in flight. */
+  private finishClose: (() => void) | undefined
 
   private constructor(dataPath: string, private readonly log: Logger) {
     this.dir = join(dataPath, OFFSETS_DIR)
@@ -100,15 +104,39 @@ export class OffsetLog {
     })
   }
 
-  close(): void {
-    if (this.closed) return
+  /**
+   * Write what is queued, fsync, close the file, and answer every commit given before (after
+   * the fdatasync in flight, if any, has answered its own). Commits after close fail at once.
+   * Synchronous when no fdatasync is in flight.
+   */
+  close(): Promise<void> {
+    if (this.closedFile !== undefined) return this.closedFile
     this.closed = true
-    this.writeQueued()
+    if (!this.syncing) {
+      this.closeFile()
+      this.closedFile = Promise.resolve()
+    } else {
+      this.closedFile = new Promise((resolve) => {
+        this.finishClose = () => {
+          this.closeFile()
+          resolve()
+        }
+      })
+    }
+    return this.closedFile
+  }
+
+  private closeFile(): void {
+    const batch = this.writeQueued()
+    let err: MetaError | null = null
     try {
       fsyncSync(this.fd)
+    } catch (error) {
+      err = new MetaError('STORAGE_ERROR', `cannot sync ${this.path}: ${(error as Error).message}`)
     } finally {
       closeSync(this.fd)
     }
+    for (const p of batch) p.done(err)
   }
 
   private enqueue(payload: object, done: (err: MetaError | null) => void): void {
@@ -125,7 +153,8 @@ export class OffsetLog {
       this.syncing = false
       const err = error ? new MetaError('STORAGE_ERROR', `cannot sync ${this.path}: ${error.message}`) : null
       for (const p of batch) p.done(err)
-      if (this.queue.length > 0) this.writeAndSync()
+      if (this.finishClose !== undefined) this.finishClose()
+      else if (this.queue.length > 0) this.writeAndSync()
       else this.maybeCompact()
     })
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import {appendFileSync, readdirSync, statSync, truncateSync} from 'node:fs'
 import {join} from 'node:path'
 import {OffsetLog, OFFSETS_DIR, OFFSETS_FILE} from '../../src/storage/offset-log.js'
-import {tmpDir} from '../helpers/index.js'
+import {tmpDir, waitFor} from '../helpers/index.js'
 
 function commit(log: OffsetLog, group: string, offsets: Array<[string, number, number]>): Promise<void> {
   return new Promise((resolve, reject) =>
@@ -36,6 +36,24 @@ describe('OffsetLog', () => {
     assert.deepEqual(plain(again, 'g2'), [['logs', 0, 7, '70']])
     assert.deepEqual(again.groupNames(), ['g1', 'g2'])
     assert.deepEqual(again.get('g1', ['logs']), [])
+  })
+
+  it('close() answers every commit it was given, including one queued behind an fdatasync', async (t) => {
+    const dir = await tmpDir(t)
+    const log = OffsetLog.open(dir)
+    const answers: Array<string | null> = []
+    const codes: Array<string | null> = []
+    const entry = (offset: number) => [{topic: 't', partition: 0, offset, msgId: String(offset)}]
+    log.commit('g', entry(1), (err) => answers.push(err?.message ?? null)) // starts an fdatasync
+    log.commit('g', entry(2), (err) => answers.push(err?.message ?? null)) // waits for the next one
+    await log.close()
+    await waitFor(() => answers.length === 2, {what: 'both commits to be answered', timeoutMs: 10_000})
+    assert.deepEqual(answers, [null, null])
+    const again = OffsetLog.open(dir)
+    t.after(() => again.close())
+    assert.deepEqual(plain(again, 'g'), [['t', 0, 2, '2']])
+    log.commit('g', entry(3), (err) => codes.push(err?.code ?? null))
+    assert.deepEqual(codes, ['STORAGE_ERROR'], 'a commit after close fails at once')
   })
 
   it('truncates a torn tail and a corrupt last record, keeping the records before them', async (t) => {
