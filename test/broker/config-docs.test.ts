@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import {readFile} from 'node:fs/promises'
 import {describe, it} from 'node:test'
-import {parseServerIni, resolveTopic, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS} from '../../src/broker/config.js'
+import {parseServerIni, resolveTopic, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS} from '../../src/broker/config/index.js'
 
 const doc = await readFile(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
 

@@ -10,7 +10,7 @@ import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {describe, it} from 'node:test'
-import {SYSTEM_KEYS, ZOOKEEPER_KEYS} from '../../src/broker/config.js'
+import {SYSTEM_KEYS, ZOOKEEPER_KEYS} from '../../src/broker/config/index.js'
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url))
 const CONFIG_DIR = join(SRC, 'broker', 'config')

@@ -1,7 +1,7 @@
 /** The value kinds of server.ini on their own: deletePolicy, Quartz deleteWhen, integer expressions. */
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
-import {formatDeletePolicy, nextQuartzFireTime, parseServerIni} from '../../src/broker/config.js'
+import {formatDeletePolicy, nextQuartzFireTime, parseServerIni} from '../../src/broker/config/index.js'
 import {evaluateIntegerExpression} from '../../src/broker/config/expression.js'
 
 const policy = (text: string) => parseServerIni(`[system]\ndeletePolicy=${text}\n`).system.deletePolicy

@@ -17,7 +17,7 @@ import {
   renderServerIni,
   resolveTopic,
   type BrokerConfig,
-} from '../../src/broker/config.js'
+} from '../../src/broker/config/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {tmpDir} from '../helpers/index.js'
 

@@ -1,2 +1,0 @@
-/** The server.ini configuration module lives in ./config/; this file keeps `./config.js` imports working. */
-export * from './config/index.js'
