@@ -184,7 +184,7 @@ if (ONLY === undefined || 'broker: put path'.includes(ONLY)) {
   let best = Number.POSITIVE_INFINITY
   for (let round = 0; round < ROUNDS; round++) {
     const socket = new FakeSocket()
-    new Connection(socket as never, broker as never, silentLogger, {maxBodyBytes: 1024 * 1024})
+    new Connection(socket as never, broker as never, silentLogger, {maxBodyBytes: 1024 * 1024, maxPendingBytes: 16 * 1024 * 1024})
     const cpu0 = process.cpuUsage()
     for (const chunk of putStream) {
       socket.emit('data', chunk)

@@ -1,18 +1,25 @@
 /**
  * The broker: a TCP listener speaking MetaQ 1.4, the message store, and the per-command
  * handlers, wired together. `startBroker(options)` returns once it listens (port 0 gives an
- * ephemeral port, read it from `broker.port`); `close()` shuts down gracefully:
+ * ephemeral port, read it from `broker.port`); `close()` shuts down gracefully
+ * (docs/invariants.md "Connections"):
  *
- *   1. stop accepting connections and stop reading requests;
- *   2. answer parked long polls (404) and let in-flight puts finish: the store writes and
- *      fdatasyncs every pending batch, and each put is acknowledged from its callback;
+ *   1. leave ZooKeeper, stop accepting connections and stop decoding requests;
+ *   2. answer parked long polls (404) and held group requests, and wait until every request
+ *      decoded so far is answered: puts are written (and fdatasynced under group commit) and
+ *      acknowledged, reads complete, offset commits are synced (up to a deadline);
  *   3. flush every connection's answers and close the sockets (forcibly after a deadline);
- *   4. stop retention (the segment in progress finishes), close the store's files, release
- *      the data directory lock.
+ *   4. only then stop retention (the segment in progress finishes), close the store's files
+ *      and the offset log, and release the data directory lock.
  *
  * The data directory is locked (`<dataPath>/.meta.lock`, storage/data-dir-lock.ts) from
  * before the store opens until after it closes: a second broker on it refuses to start.
  * `reload()` applies a changed server.ini while running (reload.ts).
+ *
+ * Connections: a periodic sweep closes those whose partial frame is older than
+ * connectionFrameTimeoutMs or that sent no request for connectionIdleTimeoutMs. Where the
+ * descriptor limit is known (Linux), connections beyond what it leaves (fd-limit.ts) are
+ * refused with a rate-limited warning instead of libuv's silent accept-and-close at EMFILE.
  */
 import {mkdirSync} from 'node:fs'
 import {createServer, type Server, type Socket} from 'node:net'
@@ -22,20 +29,23 @@ import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
-import {acquireDataDirLock, MessageStore, type DataDirLock, type TopicStorageConfig} from '../storage/index.js'
+import {oversizeBodyBytes} from '../protocol/decoder.js'
+import {acquireDataDirLock, DEFAULT_MAX_OPEN_FILES, MessageStore, type DataDirLock, type TopicStorageConfig} from '../storage/index.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
 import {ClusterRegistration} from './cluster-registration.js'
 import {defaultBrokerConfig, resolveTopic, type BrokerConfig, type ConfigOverrides} from './config/index.js'
-import {Connection, type ConnectionHandler} from './connection.js'
+import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import type {BrokerContext} from './context.js'
+import {connectionCap, openFileCount, openFileLimit} from './fd-limit.js'
 import {LongPollRegistry} from './long-poll.js'
+import {PartitionLogs} from './partition-logs.js'
 import {RealtimeStats, type BrokerCounters} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
-import {handlePut, handlePutBatch} from './handlers/put.js'
+import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
 import {handleStats} from './handlers/stats.js'
 import {handlePartitions, handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
 import {
@@ -64,8 +74,12 @@ export interface BrokerOptions {
   logger?: Logger
 }
 
-/** How long close() waits for clients to read their last answers before dropping them. */
-const CLOSE_DEADLINE_MS = 5000
+/** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
+export const OVERSIZE_SKIP_FACTOR = 4
+/** Longest period of the connection sweep (timeouts, descriptor cap). */
+const SWEEP_INTERVAL_MAX_MS = 1000
+/** At most one warning per this long about refused connections (the rest are counted in it). */
+const REFUSAL_WARNING_INTERVAL_MS = 60_000
 
 export class Broker implements ConnectionHandler {
   readonly store: MessageStore
@@ -82,6 +96,11 @@ export class Broker implements ConnectionHandler {
   private reloading: Promise<unknown> = Promise.resolve()
   /** Retention jobs (deleteWhen / deletePolicy / maxPartitionBytes). */
   readonly retention: RetentionScheduler
+  private sweeper: NodeJS.Timeout | undefined
+  /** RLIMIT_NOFILE, when known. */
+  private fdLimit: number | undefined
+  /** Connections refused since the last warning, and when that warning was logged. */
+  private refused = {count: 0, loggedAtMs: 0, lastReason: ''}
   /** Set in cluster mode (zk.zkConnect). */
   cluster: ClusterRegistration | undefined
 
@@ -109,6 +128,7 @@ export class Broker implements ConnectionHandler {
     this.context = {
       config,
       store,
+      logs: new PartitionLogs(store),
       topics,
       counters,
       realtime: new RealtimeStats(),
@@ -126,6 +146,7 @@ export class Broker implements ConnectionHandler {
       port: 0,
       startedAtMs: Date.now(),
       connectionCount: () => this.connections.size,
+      connections: () => this.connections.values(),
       onNewPartition: (topic, partition) => {
         this.cluster?.topicCreated(topic)
         for (const listener of this.newPartitionListeners) listener(topic, partition)
@@ -183,10 +204,11 @@ export class Broker implements ConnectionHandler {
         })
       }
     } catch (error) {
+      clearInterval(started.sweeper)
       await new Promise<void>((resolve) => started.server.close(() => resolve()))
       await started.retention.close()
       started.context.groups.close()
-      offsets.close()
+      await offsets.close()
       await store.close()
       for (const lock of locks) lock.release()
       throw error
@@ -235,6 +257,8 @@ export class Broker implements ConnectionHandler {
 
   handle(conn: Connection, frame: RequestFrame): void {
     const ctx = this.context
+    const oversize = oversizeBodyBytes(frame)
+    if (oversize !== undefined) return handleOversize(ctx, conn, frame, oversize)
     switch (frame.type) {
       case 'put':
         return handlePut(ctx, conn, frame)
@@ -247,7 +271,7 @@ export class Broker implements ConnectionHandler {
       case 'version':
         return handleVersion(conn, frame)
       case 'quit':
-        return conn.close()
+        return conn.end()
       case 'transaction':
         return handleTransaction(conn, frame)
       case 'sync':
@@ -286,6 +310,11 @@ export class Broker implements ConnectionHandler {
     }
   }
 
+  draining(conn: Connection): void {
+    this.context.polls.expireConnection(conn)
+    this.context.groups.answerConnection(conn.id)
+  }
+
   closed(conn: Connection): void {
     this.connections.delete(conn)
     this.context.polls.dropConnection(conn)
@@ -310,7 +339,17 @@ export class Broker implements ConnectionHandler {
     this.boundPort = typeof address === 'object' && address !== null ? address.port : serverPort
     this.context.port = this.boundPort
     this.context.url = `meta://${formatHost(publishedHost(this.config))}:${this.boundPort}`
-    this.server.on('error', (err) => this.log.error('listener error', {error: err.message}))
+    this.server.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EMFILE' || err.code === 'ENFILE') this.refuse(`accept failed: ${err.code}`)
+      else this.log.error('listener error', {error: err.message})
+    })
+    this.server.on('drop', () => this.refuse('at the connection cap'))
+    this.fdLimit = openFileLimit()
+    this.updateConnectionCap()
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.config.system
+    const shortest = Math.min(...[connectionFrameTimeoutMs, connectionIdleTimeoutMs].filter((ms) => ms > 0), SWEEP_INTERVAL_MAX_MS * 4)
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.floor(shortest / 4)))
+    this.sweeper.unref()
   }
 
   private accept(socket: Socket): void {
@@ -318,23 +357,73 @@ export class Broker implements ConnectionHandler {
       socket.destroy()
       return
     }
-    const maxBodyBytes = Math.max(0, this.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
-    const conn = new Connection(socket, this, this.log.child('conn'), {maxBodyBytes})
+    const {maxTransferBytes, connectionMaxPendingBytes} = this.config.system
+    const maxBodyBytes = Math.max(0, maxTransferBytes - RECORD_HEADER_BYTES)
+    const conn = new Connection(socket, this, this.log.child('conn'), {
+      maxBodyBytes,
+      maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
+      maxPendingBytes: connectionMaxPendingBytes,
+    })
     this.connections.add(conn)
     this.log.debug('client connected', {remote: conn.remote})
   }
 
+  /** Close connections past their frame or idle time; keep the descriptor cap current. */
+  private sweep(): void {
+    const now = Date.now()
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.config.system
+    for (const conn of this.connections) {
+      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs)
+      if (why !== undefined) this.log.info('closing connection', {remote: conn.remote, reason: why})
+    }
+    this.updateConnectionCap()
+    if (this.refused.count > 0 && now - this.refused.loggedAtMs >= REFUSAL_WARNING_INTERVAL_MS) this.refuse(undefined)
+  }
+
+  /**
+   * Cap connections so that accepting one never meets EMFILE (which libuv handles by silently
+   * closing the pending connections). Re-counted when connections come near the cap.
+   */
+  private updateConnectionCap(): void {
+    const limit = this.fdLimit
+    if (limit === undefined) return
+    const cap = this.server.maxConnections
+    if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
+    const open = openFileCount()
+    if (open === undefined) return
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, DEFAULT_MAX_OPEN_FILES)
+  }
+
+  /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */
+  private refuse(reason: string | undefined): void {
+    if (reason !== undefined) {
+      this.refused.count += 1
+      this.refused.lastReason = reason
+    }
+    const now = Date.now()
+    if (now - this.refused.loggedAtMs < REFUSAL_WARNING_INTERVAL_MS && reason !== undefined) return
+    this.log.warn('refusing new connections: file descriptors nearly exhausted; existing connections are served. Raise the limit (ulimit -n, LimitNOFILE)', {
+      limit: this.fdLimit,
+      connections: this.connections.size,
+      maxConnections: this.server.maxConnections,
+      refused: this.refused.count,
+      reason: this.refused.lastReason,
+    })
+    this.refused.count = 0
+    this.refused.loggedAtMs = now
+  }
+
   private async shutdown(): Promise<void> {
     this.log.info('shutting down', {connections: this.connections.size})
+    clearInterval(this.sweeper)
     // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
     await this.cluster?.stop()
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const conn of this.connections) conn.stopReading()
     this.context.polls.expireAll()
     this.context.groups.close()
-    await this.retention.close()
-    await this.store.close()
-    this.context.offsets.close()
+    // Every request decoded so far is answered before anything closes.
+    await withDeadline(Promise.all([...this.connections].map((conn) => conn.idle())), CLOSE_DEADLINE_MS)
     const sockets = [...this.connections].map(
       (conn) =>
         new Promise<void>((resolve) => {
@@ -343,9 +432,12 @@ export class Broker implements ConnectionHandler {
           conn.close()
         }),
     )
-    const deadline = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_DEADLINE_MS).unref())
-    await Promise.race([Promise.all(sockets), deadline])
+    await withDeadline(Promise.all(sockets), CLOSE_DEADLINE_MS)
     for (const conn of this.connections) conn.socket.destroy()
+    // Files last: nothing can use them any more.
+    await this.retention.close()
+    await this.store.close()
+    await this.context.offsets.close()
     await serverClosed
     for (const lock of this.locks) lock.release()
     this.log.info('stopped')
@@ -423,6 +515,14 @@ function warnAboutHiddenPartitions(config: BrokerConfig, store: MessageStore, lo
       partitions: beyond,
     })
   }
+}
+
+/** Wait for `promise`, but no longer than `ms`. */
+async function withDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+  await Promise.race([promise, deadline])
+  clearTimeout(timer)
 }
 
 export function startBroker(options: BrokerOptions = {}): Promise<Broker> {

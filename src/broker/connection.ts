@@ -8,10 +8,20 @@
  * one cork/uncork, so many acks leave in one writev and a header never leaves without its
  * body (some MetaQ clients read a response as one chunk, spec A.2.4).
  *
- * Backpressure and memory: reading pauses while the socket's queued bytes exceed
- * MAX_QUEUED_BYTES or too many requests are in flight, and resumes on 'drain' / completion.
- * The decoder holds at most one frame. Bad input (decode error, oversize frame) logs one
- * line and closes this connection only, after flushing what was already answered.
+ * Memory (docs/invariants.md "Connections"): what a connection holds is counted in bytes:
+ * answers not yet taken by the kernel, plus what each request in flight will need (a read its
+ * maxSize, a put its body, anything else {@link REQUEST_OVERHEAD_BYTES}). Before each frame is
+ * handled the total is compared with `maxPendingBytes`; at or over it, decoding stops (frames
+ * already received wait in the decoder) and the socket is paused, until answers drain or
+ * requests finish. So one connection holds at most maxPendingBytes + one request's bytes + the
+ * decoder's buffer (one socket read, or one body up to the message limit), however it
+ * pipelines. Work a handler must do later for a connection (a woken long poll) waits the same
+ * way ({@link Connection.whenUnsaturated}).
+ *
+ * Ending: bad input, `quit`, a timeout and broker shutdown stop decoding, answer every request
+ * decoded before (puts still waiting for the disk included; parked waits are answered at once
+ * by the handler's `draining`), then flush and close the socket. A socket that never drains is
+ * destroyed after {@link CLOSE_DEADLINE_MS}.
  */
 import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
@@ -23,16 +33,28 @@ import type {FrameDecoder} from '../protocol/decoder.js'
 import {isMetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 
-/** Pause reading while more than this many response bytes wait in the socket. */
-export const MAX_QUEUED_BYTES = 32 * 1024 * 1024
-/** Pause reading while this many requests await an asynchronous answer. */
-export const MAX_IN_FLIGHT_REQUESTS = 100_000
+/** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
+export const REQUEST_OVERHEAD_BYTES = 256
+/** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
+export const CLOSE_DEADLINE_MS = 5000
 /** Bodies at least this big are queued as their own chunk instead of being copied. */
 const LARGE_BODY_BYTES = 64 * 1024
+
+export interface ConnectionLimits {
+  /** Largest body of a request (the maximum message size). */
+  maxBodyBytes: number
+  /** Bodies up to this size are skipped and answered with an error; larger ones close the connection. */
+  maxSkippedBodyBytes?: number
+  maxHeaderBytes?: number
+  /** Bytes queued and in flight at which the connection stops taking requests. */
+  maxPendingBytes: number
+}
 
 export interface ConnectionHandler {
   /** Handle one request; may answer now or later (track with beginRequest/endRequest). */
   handle(conn: Connection, frame: RequestFrame): void
+  /** The connection takes no more requests: answer what it has waiting (long polls) now. */
+  draining(conn: Connection): void
   closed(conn: Connection): void
 }
 
@@ -43,40 +65,96 @@ export class Connection {
   readonly remote: string
   /** Set once the socket is closing; late answers are dropped. */
   closing = false
+  /** When the last whole request arrived (ms since the epoch); the connection's start at first. */
+  lastRequestAtMs = Date.now()
+  /** When the partial frame now being received began (0 = none, or the broker is not reading). */
+  frameStartedAtMs = 0
   private readonly decoder: FrameDecoder<RequestFrame>
   private readonly out = new OutputBuffer()
   private chunks: Buffer[] = []
+  private chunkBytes = 0
   private flushScheduled = false
+  private pumpScheduled = false
+  private pumping = false
   private inFlight = 0
+  /** Bytes reserved by requests in flight. */
+  private heldBytes = 0
+  /** Work waiting for the connection to drop below its limit. */
+  private deferred: Array<() => void> = []
   private readPaused = false
+  /** No more requests are decoded (draining or closing). */
+  private stopped = false
+  /** Close as soon as no request is in flight. */
+  private closeWhenIdle = false
+  private idleWaiters: Array<() => void> = []
+  private readonly maxPendingBytes: number
 
   constructor(
     readonly socket: Socket,
     private readonly handler: ConnectionHandler,
     private readonly log: Logger,
-    limits: {maxBodyBytes: number; maxHeaderBytes?: number},
+    limits: ConnectionLimits,
   ) {
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`
+    this.maxPendingBytes = limits.maxPendingBytes
     this.decoder = createRequestDecoder(limits)
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
-    socket.on('drain', () => this.maybeResume())
+    socket.on('drain', this.afterWrite)
     socket.on('error', (err) => this.log.debug('connection error', {remote: this.remote, error: err.message}))
     socket.on('close', () => {
       this.closing = true
-      if (this.decoder.inFrame) this.log.debug('client left mid-frame; partial frame dropped', {remote: this.remote})
+      if (this.decoder.inFrame && !this.stopped) this.log.debug('client left mid-frame; partial frame dropped', {remote: this.remote})
       this.handler.closed(this)
+      this.settleIdle()
     })
   }
 
-  /** Mark a request as answered later (puts waiting for the disk, long polls, reads). */
-  beginRequest(): void {
-    this.inFlight += 1
+  /** Requests awaiting an answer. */
+  get requestsInFlight(): number {
+    return this.inFlight
   }
 
-  endRequest(): void {
+  /** Bytes this connection holds: answers not yet taken by the kernel, and requests in flight. */
+  get pendingBytes(): number {
+    return this.heldBytes + this.out.byteLength + this.chunkBytes + this.socket.writableLength
+  }
+
+  /** True while the connection is at its limit: no new request is taken. */
+  get saturated(): boolean {
+    return this.pendingBytes >= this.maxPendingBytes
+  }
+
+  /** True while the broker reads this connection's requests. */
+  get reading(): boolean {
+    return !this.readPaused && !this.stopped
+  }
+
+  /**
+   * Mark a request as answered later (puts waiting for the disk, long polls, reads), holding
+   * `bytes` of its data against the connection's limit until {@link endRequest}.
+   */
+  beginRequest(bytes = 0): void {
+    this.inFlight += 1
+    this.heldBytes += bytes + REQUEST_OVERHEAD_BYTES
+  }
+
+  /** The request begun with `bytes` is answered (send its answer first). */
+  endRequest(bytes = 0): void {
     this.inFlight -= 1
-    if (this.readPaused) this.maybeResume()
+    this.heldBytes -= bytes + REQUEST_OVERHEAD_BYTES
+    if (this.inFlight === 0 && this.deferred.length === 0) this.settleIdle()
+    if (this.readPaused || this.deferred.length > 0) this.schedulePump()
+  }
+
+  /** Run `work` now if the connection is below its limit, else once it drops below (in order). */
+  whenUnsaturated(work: () => void): void {
+    if (this.deferred.length === 0 && !this.saturated) {
+      work()
+      return
+    }
+    this.deferred.push(work)
+    this.pauseReading()
   }
 
   sendResult(code: number, opaque: number, body: string | Uint8Array = ''): void {
@@ -100,62 +178,163 @@ export class Connection {
       this.out.writeBytes(data)
     } else {
       this.chunks.push(this.out.take(), data)
+      this.chunkBytes += data.length
     }
     this.scheduleFlush()
   }
 
-  /** Stop reading, answer what is queued, then close (quit, bad input, shutdown). */
+  /**
+   * Take no more requests; answer every one already decoded (the handler answers parked
+   * waits at once), then close (quit, bad input, timeouts).
+   */
+  end(): void {
+    if (this.closing) return
+    this.stopReading()
+    this.closeWhenIdle = true
+    this.handler.draining(this)
+    if (this.inFlight === 0 && this.deferred.length === 0) this.close()
+    else setTimeout(() => this.close(), CLOSE_DEADLINE_MS).unref()
+  }
+
+  /** Flush what is answered and close the socket now (answers that come later are dropped). */
   close(): void {
     if (this.closing) return
     this.closing = true
+    this.stopped = true
     this.flush()
     this.socket.end()
-    // Keep reading (and discarding: onData ignores a closing connection) so the peer's FIN is
+    // Keep reading (and discarding: onData ignores a stopped connection) so the peer's FIN is
     // seen and the socket closes; a paused socket would wait for the deadline below.
     this.socket.resume()
     // A peer that never reads would keep the socket half-open; do not wait for it forever.
-    setTimeout(() => this.socket.destroy(), 5000).unref()
+    setTimeout(() => this.socket.destroy(), CLOSE_DEADLINE_MS).unref()
   }
 
-  /** Stop reading new requests (shutdown) without closing. */
+  /** Stop decoding requests (shutdown, ending); what arrives from now on is discarded. */
   stopReading(): void {
+    this.stopped = true
+    this.frameStartedAtMs = 0
+    // Reading on (and discarding) lets a client's FIN or reset be seen meanwhile.
+    this.readPaused = false
+    this.socket.resume()
+  }
+
+  /** Resolves once no request is in flight (at once if none is), or the socket closed. */
+  idle(): Promise<void> {
+    if ((this.inFlight === 0 && this.deferred.length === 0) || this.socket.destroyed) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  /**
+   * Close this connection if a frame has been arriving for longer than `frameTimeoutMs`, or no
+   * request came for `idleTimeoutMs` while none was in flight (0 = no limit). Called
+   * periodically by the broker; returns why it closed, if it did.
+   */
+  checkTimeouts(nowMs: number, frameTimeoutMs: number, idleTimeoutMs: number): string | undefined {
+    if (this.stopped) return undefined
+    if (frameTimeoutMs > 0 && this.frameStartedAtMs > 0 && nowMs - this.frameStartedAtMs > frameTimeoutMs) {
+      this.end()
+      return `a frame incomplete after ${frameTimeoutMs} ms`
+    }
+    if (idleTimeoutMs > 0 && this.inFlight === 0 && nowMs - this.lastRequestAtMs > idleTimeoutMs) {
+      this.end()
+      return `no request for ${idleTimeoutMs} ms`
+    }
+    return undefined
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.stopped) return
+    this.decoder.push(chunk)
+    this.pump()
+  }
+
+  /**
+   * Run deferred work and decode buffered requests while below the limit; then read on, or
+   * pause the socket until answers drain or requests finish.
+   */
+  private pump(): void {
+    if (this.pumping || this.closing) return
+    this.pumping = true
+    let decoded = 0
+    try {
+      while (this.deferred.length > 0 && !this.saturated) this.deferred.shift()!()
+      while (!this.stopped && !this.saturated) {
+        const frame = this.decoder.next()
+        if (frame === undefined) break
+        decoded += 1
+        this.handler.handle(this, frame)
+      }
+    } catch (error) {
+      this.rejectInput(error)
+    } finally {
+      this.pumping = false
+    }
+    if (this.stopped) {
+      // Deferred work may have been answered at once: an ending connection may be done.
+      if (this.inFlight === 0 && this.deferred.length === 0) this.settleIdle()
+      return
+    }
+    const now = decoded > 0 || this.frameStartedAtMs === 0 ? Date.now() : 0
+    if (decoded > 0) this.lastRequestAtMs = now
+    if (this.saturated || this.deferred.length > 0) {
+      this.pauseReading()
+    } else {
+      if (this.readPaused) {
+        this.readPaused = false
+        this.socket.resume()
+      }
+      // A partial frame (or skipped body) is the client's to finish from now on.
+      if (!this.decoder.inFrame) this.frameStartedAtMs = 0
+      else if (decoded > 0 || this.frameStartedAtMs === 0) this.frameStartedAtMs = now
+    }
+  }
+
+  private pauseReading(): void {
+    // The broker is not reading: a partial frame is not the client's fault meanwhile.
+    this.frameStartedAtMs = 0
+    if (this.readPaused || this.stopped) return
     this.readPaused = true
     this.socket.pause()
   }
 
-  private onData(chunk: Buffer): void {
-    if (this.closing) return
-    this.decoder.push(chunk)
-    try {
-      for (let frame = this.decoder.next(); frame !== undefined; frame = this.decoder.next()) {
-        this.handler.handle(this, frame)
-        if (this.closing) return
-      }
-    } catch (error) {
-      this.rejectInput(error)
-      return
+  private schedulePump(): void {
+    if (this.pumpScheduled) return
+    this.pumpScheduled = true
+    // Not synchronously: endRequest runs inside storage callbacks, which must not re-enter.
+    process.nextTick(() => {
+      this.pumpScheduled = false
+      this.pump()
+    })
+  }
+
+  /** A socket write finished (or the socket drained): maybe take requests again. */
+  private readonly afterWrite = (): void => {
+    if (this.readPaused || this.deferred.length > 0) this.pump()
+  }
+
+  private settleIdle(): void {
+    if (this.closeWhenIdle && this.inFlight === 0 && this.deferred.length === 0) {
+      // Answers were queued before endRequest; they leave with the close, on the next tick
+      // (unless a request began meanwhile).
+      process.nextTick(() => {
+        if (this.inFlight === 0 && this.deferred.length === 0) this.close()
+      })
     }
-    if (this.inFlight >= MAX_IN_FLIGHT_REQUESTS || this.socket.writableLength > MAX_QUEUED_BYTES) {
-      this.readPaused = true
-      this.socket.pause()
-    }
+    if (this.idleWaiters.length === 0) return
+    if (!this.socket.destroyed && (this.inFlight > 0 || this.deferred.length > 0)) return
+    const waiters = this.idleWaiters
+    this.idleWaiters = []
+    for (const resolve of waiters) resolve()
   }
 
   private rejectInput(error: unknown): void {
     if (isMetaError(error, 'DECODE_ERROR') || isMetaError(error, 'FRAME_TOO_LARGE')) {
-      this.log.warn('bad request; closing connection', {remote: this.remote, error: error.message})
+      this.log.warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
     } else {
       this.log.error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
     }
-    this.close()
-  }
-
-  private maybeResume(): void {
-    if (!this.readPaused || this.closing) return
-    if (this.inFlight < MAX_IN_FLIGHT_REQUESTS / 2 && this.socket.writableLength <= MAX_QUEUED_BYTES / 2) {
-      this.readPaused = false
-      this.socket.resume()
-    }
+    this.end()
   }
 
   private scheduleFlush(): void {
@@ -171,11 +350,13 @@ export class Connection {
     const chunks = this.chunks
     if (chunks.length === 0) return
     this.chunks = []
+    this.chunkBytes = 0
     if (chunks.length === 1) {
-      this.socket.write(chunks[0])
+      this.socket.write(chunks[0], this.afterWrite)
     } else {
       this.socket.cork()
-      for (const chunk of chunks) this.socket.write(chunk)
+      for (let i = 0; i < chunks.length - 1; i++) this.socket.write(chunks[i])
+      this.socket.write(chunks[chunks.length - 1], this.afterWrite)
       this.socket.uncork()
     }
   }

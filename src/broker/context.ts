@@ -7,7 +7,9 @@ import type {MessageStore} from '../storage/index.js'
 import type {OffsetLog} from '../storage/offset-log.js'
 import type {GroupCoordinator} from './groups/coordinator.js'
 import type {BrokerConfig} from './config/index.js'
+import type {Connection} from './connection.js'
 import type {LongPollRegistry} from './long-poll.js'
+import type {PartitionLogs} from './partition-logs.js'
 import type {BrokerCounters, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
@@ -16,6 +18,8 @@ export interface BrokerContext {
   /** The configuration in force; replaced as a whole by a reload. */
   config: BrokerConfig
   store: MessageStore
+  /** The store's logs, looked up without building a key per request. */
+  logs: PartitionLogs
   topics: TopicRegistry
   counters: BrokerCounters
   realtime: RealtimeStats
@@ -31,6 +35,8 @@ export interface BrokerContext {
   port: number
   startedAtMs: number
   connectionCount(): number
+  /** The open connections (for `stats meta-connections`). */
+  connections(): Iterable<Connection>
   /** Called once for each topic-partition the first time a put creates it (ZooKeeper registration). */
   onNewPartition(topic: string, partition: number): void
   /** Called with every put's storage outcome (cluster mode leaves topics-pub while puts fail). */

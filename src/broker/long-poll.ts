@@ -78,6 +78,20 @@ export class LongPollRegistry {
     this.count = 0
   }
 
+  /** Answer every waiter of one connection now (the connection is ending). */
+  expireConnection(conn: Connection): void {
+    for (const [key, set] of this.waiting) {
+      for (const waiter of set) {
+        if (waiter.conn !== conn) continue
+        clearTimeout(waiter.timer)
+        set.delete(waiter)
+        this.count -= 1
+        this.expire(waiter)
+      }
+      if (set.size === 0) this.waiting.delete(key)
+    }
+  }
+
   /** Forget the waiters of a closed connection. */
   dropConnection(conn: Connection): void {
     for (const [key, set] of this.waiting) {

@@ -114,5 +114,6 @@ export const STATS_HELP_LINES: ReadonlyArray<[string, string]> = [
   ['realtime', 'Returns realtime statistics.'],
   ['config', "Returns broker's config file content."],
   ['reset', 'Resets realtime statistics.'],
+  ['meta-connections', 'Returns each connection: requests in flight, bytes pending, whether it is read, idle time (meta).'],
   ['<topic>', 'Returns statistics of one topic.'],
 ]

@@ -57,12 +57,76 @@ describe('broker bad input', () => {
     assert.equal(bytesConsumed, value.body.length)
   })
 
-  it('refuses an oversize body before the client sends it', async (t) => {
+  it('answers a put body over the limit with an error naming both sizes, skips the body and carries on', async (t) => {
     const broker = await startTestBroker(t, {maxTransferBytes: 4096})
     const client = await RawClient.connect(t, broker.port)
-    client.send(`put ${uniqueName()} 0 5000 0 -1 1\r\n`)
-    await client.waitClosed()
+    const topic = uniqueName()
+    // 4 x the limit (4076) is the most that is skipped rather than refused.
+    client.send(Buffer.concat([Buffer.from(`put ${topic} 0 16304 0 -1 1\r\n`), Buffer.alloc(16304, 0x61)]))
+    const refused = await client.next()
+    assert.ok(refused.type === 'result')
+    assert.equal(refused.code, 500)
+    assert.match(text(refused), /failed\.Detail:.*16304 bytes.*limit of 4076 bytes/)
+    const ack = await client.request(`put ${topic} 0 5 0 -1 2\r\nhello`)
+    assert.ok(ack.type === 'result' && ack.code === 200, 'the connection still works')
+    assert.equal(text(ack).split(' ')[2], '0', 'nothing of the refused put was stored')
+    assert.equal(client.closed, false)
   })
+
+  it('closes the connection for a put body beyond 4 times the limit, before the client sends it', async (t) => {
+    const broker = await startTestBroker(t, {maxTransferBytes: 4096})
+    const client = await RawClient.connect(t, broker.port)
+    client.send(`put ${uniqueName()} 0 16305 0 -1 1\r\n`)
+    await client.waitClosed()
+    assert.equal(client.pending, 0)
+  })
+
+  it('acknowledges a put that came in the same read as a bad line, then closes', async (t) => {
+    const broker = await startTestBroker(t, {unflushThreshold: 0})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    client.send(`put ${topic} 0 5 0 -1 1\r\nhelloput ${topic} 0 5 0 -1 2\r\nworldbogus line\r\nversion 3\r\n`)
+    const first = await client.next()
+    const second = await client.next()
+    assert.deepEqual([first.opaque, second.opaque], [1, 2])
+    assert.ok(first.type === 'result' && first.code === 200 && second.type === 'result' && second.code === 200)
+    await client.waitClosed()
+    assert.equal(client.pending, 0, 'nothing after the bad line is answered')
+  })
+
+  it('skips NUL padding between commands instead of closing', async (t) => {
+    const broker = await startTestBroker(t)
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    client.send(Buffer.concat([Buffer.from(`put ${topic} 0 5 0 -1 1\r\nhello`), Buffer.alloc(16), Buffer.from('version 2\r\n')]))
+    // The version answer may come first: the put is answered once written.
+    const answers = [await client.next(), await client.next()].sort((a, b) => a.opaque - b.opaque)
+    assert.deepEqual(
+      answers.map((a) => [a.opaque, a.type === 'result' && a.code]),
+      [[1, 200], [2, 200]],
+    )
+    assert.equal(client.closed, false)
+  })
+
+  it('echoes a non-ASCII topic name in an error body as UTF-8', async (t) => {
+    const broker = await startTestBroker(t)
+    const client = await RawClient.connect(t, broker.port)
+    const refused = await client.request(Buffer.from('put tëst-日本 0 5 0 -1 1\r\nhello', 'utf8'))
+    assert.ok(refused.type === 'result' && refused.code === 500)
+    assert.match(text(refused), /"tëst-日本"/)
+    const missing = await client.request(Buffer.from('get tëst g 0 0 100 2\r\n', 'utf8'))
+    assert.match(text(missing), /tëst/)
+  })
+
+  for (const partition of ['+0', '00']) {
+    it(`closes the connection on partition ${JSON.stringify(partition)} (not a canonical decimal)`, async (t) => {
+      const broker = await startTestBroker(t)
+      const client = await RawClient.connect(t, broker.port)
+      client.send(`put ${uniqueName()} ${partition} 5 0 -1 1\r\nhello`)
+      await client.waitClosed()
+      assert.equal(client.pending, 0)
+    })
+  }
 
   it('accepts a body of exactly the maximum message size (maxTransferSize - 20)', async (t) => {
     const broker = await startTestBroker(t, {maxTransferBytes: 4096})

@@ -171,6 +171,9 @@ describe('parseServerIni()', () => {
       listenHost: '127.0.0.1',
       groupSessionTimeoutMs: 30_000,
       maxPartitionBytes: 0,
+      connectionMaxPendingBytes: 16 * 1024 * 1024,
+      connectionFrameTimeoutMs: 60_000,
+      connectionIdleTimeoutMs: 600_000,
     })
     assert.equal('hostName' in config.system, false)
     assert.equal('appClassPath' in config.system, false)

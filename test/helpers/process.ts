@@ -60,10 +60,25 @@ export interface BrokerProcess {
   stderr(): string
 }
 
+export interface SpawnBrokerOptions {
+  /** How long to wait for the "listening" line (default 20 s). */
+  timeoutMs?: number
+  /** Run the broker with this limit of open file descriptors (`ulimit -n` in a bash that execs it). */
+  fdLimit?: number
+}
+
 /** Start `meta serve <args>` (on port 0 unless args name one) and wait for its "listening" line. */
-export async function spawnBroker(t: Cleanup, args: string[], timeoutMs = 20_000): Promise<BrokerProcess> {
+export async function spawnBroker(t: Cleanup, args: string[], options: SpawnBrokerOptions = {}): Promise<BrokerProcess> {
+  const timeoutMs = options.timeoutMs ?? 20_000
   const portArgs = args.includes('--port') ? [] : ['--port', '0']
-  const child = spawnCli(['serve', ...portArgs, '--log-format', 'json', ...args])
+  const serveArgs = ['serve', ...portArgs, '--log-format', 'json', ...args]
+  const child =
+    options.fdLimit === undefined
+      ? spawnCli(serveArgs)
+      : spawn('bash', ['-c', `ulimit -n ${options.fdLimit} && exec "$0" "$@"`, process.execPath, BIN, ...serveArgs], {
+          env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
+          stdio: ['pipe', 'pipe', 'pipe'],
+        })
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

@@ -104,6 +104,9 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   of('listenHost', 'listenHost', 'host', 'extension'),
   int('groupSessionTimeoutMs', 'groupSessionTimeoutMs', 100, INT_MAX, 'extension'),
   int('maxPartitionBytes', 'maxPartitionBytes', 0, Number.MAX_SAFE_INTEGER, 'extension'),
+  int('connectionMaxPendingBytes', 'connectionMaxPendingBytes', 64 * 1024, INT_MAX, 'extension'),
+  int('connectionFrameTimeoutMs', 'connectionFrameTimeoutMs', 0, INT_MAX, 'extension'),
+  int('connectionIdleTimeoutMs', 'connectionIdleTimeoutMs', 0, INT_MAX, 'extension'),
 ]
 
 export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
@@ -177,6 +180,9 @@ export function defaultSystemConfig(): SystemConfig {
     listenHost: '127.0.0.1',
     groupSessionTimeoutMs: 30_000,
     maxPartitionBytes: 0,
+    connectionMaxPendingBytes: 16 * 1024 * 1024,
+    connectionFrameTimeoutMs: 60_000,
+    connectionIdleTimeoutMs: 600_000,
   }
 }
 

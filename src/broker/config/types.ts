@@ -66,6 +66,16 @@ export interface SystemConfig {
    * deleteWhen run. 0 = no bound.
    */
   maxPartitionBytes: number
+  /**
+   * meta extension: bytes one connection may have queued (answers not yet taken by the socket)
+   * or in flight (reads at their maxSize, puts at their body size) before the broker stops
+   * reading its requests.
+   */
+  connectionMaxPendingBytes: number
+  /** meta extension: a frame started on a connection must complete within this long, else it is closed; 0 = no limit. */
+  connectionFrameTimeoutMs: number
+  /** meta extension: a connection with no request for this long (and none in flight) is closed; 0 = never. */
+  connectionIdleTimeoutMs: number
 }
 
 export interface ZookeeperConfig {

@@ -182,6 +182,14 @@ export class GroupCoordinator {
     if (released) this.retryClaims(g)
   }
 
+  /** A connection is ending: answer its held requests now (heartbeats with the view, claims with what is free). */
+  answerConnection(connectionId: number): void {
+    for (const g of this.groups.values()) {
+      for (const held of g.heartbeats) if (held.connectionId === connectionId) this.releaseHeartbeat(g, held, true)
+      for (const held of g.claims) if (held.connectionId === connectionId) this.answerClaim(g, held)
+    }
+  }
+
   /** A connection closed: its held requests are dropped and its members' sessions start to run out. */
   connectionClosed(connectionId: number): void {
     for (const g of this.groups.values()) {

@@ -7,8 +7,13 @@
  * Long.MAX_VALUE, "start from the tail", is the common case); at exactly the end 404, or a
  * parked wait when the request carries maxWaitMs; 400 for maxSize <= 0; 403 when closed;
  * 404 when the partition does not exist (a long poll waits for it if the topic is accepted).
+ *
+ * Memory: a read holds min(maxSize, maxTransferSize) bytes against the connection's limit
+ * until it is answered (connection.ts); a parked long poll holds only its overhead, and when
+ * woken it runs again only once the connection is below its limit.
  */
 import type {GetCommand} from '../../protocol/commands/get.js'
+import type {ReadResult} from '../../storage/index.js'
 import {Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
@@ -29,7 +34,7 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
     conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid maxSize ${frame.maxSize}: expected a positive integer`)
     return
   }
-  const log = ctx.store.get(frame.topic, frame.partition)
+  const log = ctx.logs.get(frame.topic, frame.partition)
   if (log === undefined) {
     const canAppear = topic !== undefined && frame.partition >= 0 && frame.partition < topic.numPartitions
     if (frame.maxWaitMs > 0 && canAppear) {
@@ -41,47 +46,60 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
     return
   }
   const maxBytes = Math.min(frame.maxSize, ctx.config.system.maxTransferBytes)
-  conn.beginRequest()
+  conn.beginRequest(maxBytes)
   log.read(frame.offset, maxBytes).then(
     (result) => {
-      conn.endRequest()
-      switch (result.kind) {
-        case 'data':
-          conn.sendValue(frame.opaque, result.data)
-          return
-        case 'below':
-          conn.sendResult(Status.MOVED, frame.opaque, String(result.offset))
-          return
-        case 'end':
-          if (frame.offset > result.end) {
-            conn.sendResult(Status.MOVED, frame.opaque, String(result.end))
-          } else if (frame.maxWaitMs > 0 && !conn.closing) {
-            conn.beginRequest()
-            ctx.polls.park(conn, frame)
-          } else {
-            miss(ctx, conn, frame, `Could not find message at position ${frame.offset}`)
-          }
-      }
+      answerRead(ctx, conn, frame, result)
+      conn.endRequest(maxBytes)
     },
     (error: Error) => {
-      conn.endRequest()
       ctx.log.warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
       conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.endRequest(maxBytes)
     },
   )
 }
 
-/** A woken long poll runs its get again (it is answered or parked anew). */
+function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, result: ReadResult): void {
+  switch (result.kind) {
+    case 'data':
+      conn.sendValue(frame.opaque, result.data)
+      return
+    case 'below':
+      conn.sendResult(Status.MOVED, frame.opaque, String(result.offset))
+      return
+    case 'end':
+      if (frame.offset > result.end) {
+        conn.sendResult(Status.MOVED, frame.opaque, String(result.end))
+      } else if (frame.maxWaitMs > 0 && !conn.closing) {
+        conn.beginRequest()
+        ctx.polls.park(conn, frame)
+      } else {
+        miss(ctx, conn, frame, `Could not find message at position ${frame.offset}`)
+      }
+  }
+}
+
+/**
+ * A woken long poll runs its get again (it is answered or parked anew), once its connection
+ * is below its limit: many polls woken at once must not all read at once.
+ */
 export function retryGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
-  conn.endRequest()
-  if (conn.closing) return
-  serveGet(ctx, conn, frame)
+  if (conn.closing) {
+    conn.endRequest()
+    return
+  }
+  conn.whenUnsaturated(() => {
+    // Served before the parked wait ends, so the connection never looks idle in between.
+    if (!conn.closing) serveGet(ctx, conn, frame)
+    conn.endRequest()
+  })
 }
 
 /** A long poll that waited its full time answers as an immediate miss would. */
 export function expireGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
-  conn.endRequest()
   miss(ctx, conn, frame, `Could not find message at position ${frame.offset}`)
+  conn.endRequest()
 }
 
 function miss(ctx: BrokerContext, conn: Connection, frame: GetCommand, body: string): void {

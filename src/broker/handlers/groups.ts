@@ -42,9 +42,9 @@ export function handleGroupJoin(ctx: BrokerContext, conn: Connection, frame: Gro
 export function handleGroupHeartbeat(ctx: BrokerContext, conn: Connection, frame: GroupHeartbeatCommand): void {
   conn.beginRequest()
   ctx.groups.heartbeat(frame.group, frame.memberId, frame.generation, frame.maxWaitMs, conn.id, (view) => {
-    conn.endRequest()
     if (view === undefined) unknownMember(conn, frame.opaque, frame.group, frame.memberId)
     else conn.sendResult(Status.OK, frame.opaque, JSON.stringify(view))
+    conn.endRequest()
   })
 }
 
@@ -64,9 +64,9 @@ export function handleGroupClaim(ctx: BrokerContext, conn: Connection, frame: Gr
   }
   conn.beginRequest()
   ctx.groups.claim(frame.group, frame.memberId, request, frame.maxWaitMs, conn.id, (result) => {
-    conn.endRequest()
     if (result === undefined) unknownMember(conn, frame.opaque, frame.group, frame.memberId)
     else conn.sendResult(Status.OK, frame.opaque, JSON.stringify(result))
+    conn.endRequest()
   })
 }
 
@@ -79,11 +79,11 @@ export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: 
     conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
     return
   }
-  conn.beginRequest()
+  conn.beginRequest(frame.body.length)
   ctx.offsets.commit(frame.group, offsets, (err) => {
-    conn.endRequest()
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
     else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+    conn.endRequest(frame.body.length)
   })
 }
 

@@ -12,7 +12,8 @@ import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
-import type {MessageStore, PartitionLog} from '../../storage/index.js'
+import type {RequestFrame} from '../../protocol/frames.js'
+import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 
@@ -54,42 +55,46 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   const id = ctx.ids.next()
   const opaque = frame.opaque
   const topicName = frame.topic
-  conn.beginRequest()
+  const bodyBytes = frame.body.length
+  conn.beginRequest(bodyBytes)
   // The callback keeps what the answer needs, not the frame: the body (a view of the socket
   // chunk) is garbage once append has copied it.
-  const offset = log.append(id, frame.flag, frame.body, crc, (err) => {
-    conn.endRequest()
-    ctx.putOutcome(err !== null)
-    if (err === null) {
-      conn.sendPutResult(opaque, id, partition, offset)
-    } else {
-      failPut(ctx, conn, topicName, opaque, partition, err.message)
-    }
-  })
+  let offset = 0
+  try {
+    offset = log.append(id, frame.flag, frame.body, crc, (err) => {
+      ctx.putOutcome(err !== null)
+      if (err === null) {
+        conn.sendPutResult(opaque, id, partition, offset)
+      } else {
+        failPut(ctx, conn, topicName, opaque, partition, err.message)
+      }
+      conn.endRequest(bodyBytes)
+    })
+  } catch (error) {
+    // The log refused the append before taking it (closed): nothing was stored.
+    failPut(ctx, conn, topicName, opaque, partition, (error as Error).message)
+    conn.endRequest(bodyBytes)
+  }
 }
 
 /**
- * The store's log of (topic, partition), remembered per topic: MessageStore#get builds a
- * key string per call, a cost on every put. A store never drops a log while it is open, so
- * a remembered log stays the right one; only logs that exist are remembered.
+ * A request whose body was over the message limit (up to OVERSIZE_SKIP_FACTOR times it): the
+ * decoder skipped the body without buffering it; answer with an error naming both sizes.
+ * A put gets MetaQ's put failure body.
  */
-let cacheStore: MessageStore | undefined
-let logCache = new Map<string, Array<PartitionLog | undefined>>()
-
-function cachedLog(store: MessageStore, topic: string, partition: number): PartitionLog | undefined {
-  if (store !== cacheStore) {
-    cacheStore = store
-    logCache = new Map()
+export function handleOversize(ctx: BrokerContext, conn: Connection, frame: RequestFrame, bodyBytes: number): void {
+  const maxTransferBytes = ctx.config.system.maxTransferBytes
+  const limit = Math.max(0, maxTransferBytes - RECORD_HEADER_BYTES)
+  const reason = `message body of ${bodyBytes} bytes exceeds the limit of ${limit} bytes (maxTransferSize ${maxTransferBytes} minus the ${RECORD_HEADER_BYTES}-byte record header)`
+  if (frame.type === 'put') {
+    ctx.counters.cmdPut += 1
+    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, reason)
+  } else if (frame.type === 'put-batch') {
+    ctx.counters.cmdPut += frame.count
+    failBatch(ctx, conn, frame, frame.partition, reason)
+  } else if ('opaque' in frame) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `"${frame.type}" ${reason}`)
   }
-  let logs = logCache.get(topic)
-  const cached = logs?.[partition]
-  if (cached !== undefined) return cached
-  const log = store.get(topic, partition)
-  if (log !== undefined) {
-    if (logs === undefined) logCache.set(topic, (logs = []))
-    logs[partition] = log
-  }
-  return log
 }
 
 /**
@@ -134,19 +139,20 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   }
   let offset: number
   const {topic: topicName, opaque, count} = frame
-  conn.beginRequest()
+  const bodyBytes = body.length
+  conn.beginRequest(bodyBytes)
   try {
     offset = log.appendRecords(body, count, (err) => {
-      conn.endRequest()
       ctx.putOutcome(err !== null)
       if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
       else failBatchOf(ctx, conn, topicName, opaque, count, partition, err.message)
+      conn.endRequest(bodyBytes)
     })
   } catch (error) {
     // A record that does not check out (length, checksum): nothing was appended.
-    conn.endRequest()
     const reason = (error as Error).message.includes('bad-checksum') ? `Checksum failure,${(error as Error).message}` : (error as Error).message
     failBatch(ctx, conn, frame, partition, reason)
+    conn.endRequest(bodyBytes)
   }
 }
 
@@ -208,7 +214,7 @@ function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: nu
  * a string is why it could not be created.
  */
 function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | string {
-  const log = cachedLog(ctx.store, topic, partition)
+  const log = ctx.logs.get(topic, partition)
   if (log !== undefined) return log
   let created: PartitionLog
   try {

@@ -10,6 +10,7 @@
  *   help       the items and what they return
  *   reset      resets realtime stats: `reset ok`
  *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
+ *   meta-connections (meta) `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
  */
 import {META_VERSION, PROTOCOL_VERSION} from '../../protocol/index.js'
@@ -54,12 +55,27 @@ export function statsLines(ctx: BrokerContext, item: string): Line[] {
       return STATS_HELP_LINES.map(([name, text]) => [name, text])
     case 'meta-capabilities':
       return capabilityLines(ctx)
+    case 'meta-connections':
+      return connectionLines(ctx)
     case 'reset':
       ctx.realtime.reset()
       return [['reset', 'ok']]
     default:
       return topicLines(ctx, item)
   }
+}
+
+/**
+ * meta extension: one line per connection, for operators looking for the client that holds
+ * memory (pending_bytes: answers not yet taken by the socket plus requests in flight) or that
+ * the broker has stopped reading (reading false: at its limit, or ending).
+ */
+function connectionLines(ctx: BrokerContext): Line[] {
+  const now = Date.now()
+  return [...ctx.connections()].map((c) => [
+    c.remote, 'id', c.id, 'in_flight', c.requestsInFlight, 'pending_bytes', c.pendingBytes, 'reading', c.reading,
+    'idle_ms', now - c.lastRequestAtMs,
+  ])
 }
 
 /**
