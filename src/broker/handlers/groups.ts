@@ -79,12 +79,36 @@ export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: 
     conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
     return
   }
+  const refused = outOfRange(ctx, offsets)
+  if (refused !== undefined) {
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `offset-commit refused: ${refused}`)
+    return
+  }
   conn.beginRequest(frame.body.length)
   ctx.offsets.commit(frame.group, offsets, (err) => {
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
     else conn.sendResult(err.wireStatus, frame.opaque, err.message)
     conn.endRequest(frame.body.length)
   })
+}
+
+/**
+ * Why a commit may not be stored, or undefined: every entry must name a topic this broker
+ * accepts, one of its partitions, and an offset no further than the end of that partition's
+ * log (0 for a partition with no data yet). A consumer only commits positions it has read up
+ * to; anything beyond is a mistake that would only send the group to 301 later.
+ */
+function outOfRange(ctx: BrokerContext, offsets: readonly CommittedOffset[]): string | undefined {
+  for (const {topic, partition, offset} of offsets) {
+    const resolved = ctx.topics.resolve(topic)
+    if (resolved === undefined) return `topic "${topic}" is not accepted by this broker`
+    if (partition >= resolved.numPartitions) {
+      return `invalid partition ${partition} for topic "${topic}": expected 0..${resolved.numPartitions - 1}`
+    }
+    const end = ctx.logs.get(topic, partition)?.maxOffset ?? 0
+    if (offset > end) return `invalid offset ${offset} for "${topic}" partition ${partition}: expected 0..${end} (the end of its log)`
+  }
+  return undefined
 }
 
 export function handleOffsetFetch(ctx: BrokerContext, conn: Connection, frame: OffsetFetchCommand): void {
