@@ -34,6 +34,7 @@ import {RecoverStore} from './recover-store.js'
 import {ClusterTopology} from './cluster-topology.js'
 import {ClusterMembership} from './cluster-membership.js'
 import {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
+import {RangeCheckedOffsetStore} from './offset-stores/range-check.js'
 import type {Message, Partition} from './types.js'
 
 export interface GroupConsumerOptions extends ConsumerBaseOptions {
@@ -105,9 +106,11 @@ export class GroupConsumer extends ConsumerBase {
       throw MetaError.invalidArgument('a broadcast consumer needs its own offset store (offsetStore), e.g. a FileOffsetStore')
     }
     const topology = this.topology
-    this.offsetStore =
+    const store =
       options.offsetStore ??
       (topology instanceof ClusterTopology ? new ZkOffsetStore(() => topology.session(), topology.paths) : new BrokerOffsetStore(topology))
+    // A broker checks the commits it stores; ZooKeeper, MySQL and files take whatever is written.
+    this.offsetStore = store instanceof BrokerOffsetStore ? store : new RangeCheckedOffsetStore(store, topology, this.log)
   }
 
   /** Partitions this member owns now. */

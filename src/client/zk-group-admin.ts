@@ -85,10 +85,22 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
     return result.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
   }
 
+  /**
+   * Write offsets into ZooKeeper, where no broker checks them: every partition must exist and
+   * every offset lie within its log (INVALID_ARGUMENT otherwise, and nothing is written).
+   */
   async commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void> {
-    const session = await this.topology.session()
+    const targets: Array<{o: CommittedOffset; p: Partition}> = []
     for (const o of offsets) {
       const p = await this.partition(o.topic, o.partition)
+      const {end} = await this.bounds(o.topic, o.partition)
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0 || o.offset > end) {
+        throw MetaError.invalidArgument(`invalid offset ${o.offset} for topic "${o.topic}" partition ${o.partition}: expected 0..${end} (the end of its log)`)
+      }
+      targets.push({o, p})
+    }
+    const session = await this.topology.session()
+    for (const {o, p} of targets) {
       await session.put(this.topology.paths.offset(group, o.topic, p.brokerId, p.partition), encodeZkOffset(o.msgId, o.offset))
     }
   }

@@ -71,6 +71,11 @@ describe('StandaloneGroupAdmin', () => {
 
     await assert.rejects(a.describeGroup(group), (error) => isMetaError(error, 'NOT_FOUND'))
     assert.deepEqual(await a.fetchOffsets(group), [])
+    // Two records of 10 bytes: partition 1 ends at 60; the broker refuses commits past the end.
+    const producer = createProducer({broker: url})
+    for (let i = 0; i < 2; i++) assert.ok((await producer.send(topic, 'ten bytes!', {partition: 1})).success)
+    await producer.close()
+    await assert.rejects(a.commitOffsets(group, [{topic, partition: 1, offset: 61, msgId: '-1'}]), (error) => isMetaError(error))
     await a.commitOffsets(group, [{topic, partition: 1, offset: 60, msgId: '-1'}])
     const [offset] = await a.fetchOffsets(group, [topic])
     assert.equal(offset.offset, 60)

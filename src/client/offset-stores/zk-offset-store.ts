@@ -7,6 +7,7 @@ import {encodeZkOffset, parseZkOffset, type ZkPaths} from '../../cluster/paths.j
 import type {ZkSession} from '../../cluster/zk-session.js'
 import {offsetKey, type OffsetEntry, type OffsetStore} from '../offset-store.js'
 import type {Partition} from '../types.js'
+import {checkEntries, checkGroup} from './entries.js'
 
 export class ZkOffsetStore implements OffsetStore {
   constructor(
@@ -26,6 +27,8 @@ export class ZkOffsetStore implements OffsetStore {
   }
 
   async commit(group: string, entries: readonly OffsetEntry[]): Promise<void> {
+    checkGroup(group)
+    checkEntries(entries)
     const session = await this.session()
     for (const e of entries) {
       await session.put(this.paths.offset(group, e.topic, e.partition.brokerId, e.partition.partition), encodeZkOffset(e.msgId, e.offset))
