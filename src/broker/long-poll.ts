@@ -80,29 +80,28 @@ export class LongPollRegistry {
 
   /** Answer every waiter of one connection now (the connection is ending). */
   expireConnection(conn: Connection): void {
-    for (const [key, set] of this.waiting) {
-      for (const waiter of set) {
-        if (waiter.conn !== conn) continue
-        clearTimeout(waiter.timer)
-        set.delete(waiter)
-        this.count -= 1
-        this.expire(waiter)
-      }
-      if (set.size === 0) this.waiting.delete(key)
-    }
+    for (const waiter of this.takeConnection(conn)) this.expire(waiter)
   }
 
   /** Forget the waiters of a closed connection. */
   dropConnection(conn: Connection): void {
+    this.takeConnection(conn)
+  }
+
+  /** Remove a connection's waiters (timers cleared) and return them. */
+  private takeConnection(conn: Connection): Waiter[] {
+    const taken: Waiter[] = []
     for (const [key, set] of this.waiting) {
       for (const waiter of set) {
         if (waiter.conn !== conn) continue
         clearTimeout(waiter.timer)
         set.delete(waiter)
-        this.count -= 1
+        taken.push(waiter)
       }
       if (set.size === 0) this.waiting.delete(key)
     }
+    this.count -= taken.length
+    return taken
   }
 
   private remove(key: string, waiter: Waiter): void {
