@@ -70,6 +70,8 @@ type State = 'connecting' | 'open' | 'waiting' | 'closed'
 export class BrokerConnection extends EventEmitter {
   readonly address: BrokerAddress
   capabilities: BrokerCapabilities = NO_CAPABILITIES
+  /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
+  private capabilitiesKnown = false
   private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger'>>
   private readonly log: Logger
   private readonly pending: PendingTable
@@ -145,7 +147,7 @@ export class BrokerConnection extends EventEmitter {
 
   /** Resolve once connected (and capabilities are known); reject if the first attempt fails. */
   ready(): Promise<void> {
-    if (this.state === 'open') return Promise.resolve()
+    if (this.state === 'open' && this.capabilitiesKnown) return Promise.resolve()
     if (this.state === 'closed') return Promise.reject(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} is closed`))
     return new Promise((resolve, reject) => {
       this.connectWaiters.push((err) => (err === null ? resolve() : reject(err)))
@@ -246,6 +248,7 @@ export class BrokerConnection extends EventEmitter {
 
   private onConnected(): void {
     this.state = 'open'
+    this.capabilitiesKnown = false
     this.reconnectDelayMs = this.options.reconnectInitialDelayMs
     this.heartbeatFailures = 0
     this.lastTrafficMs = Date.now()
@@ -257,6 +260,7 @@ export class BrokerConnection extends EventEmitter {
         // Lost before the answer: onSocketClosed reports the failure to ready() waiters.
         if (err !== null && this.state !== 'open') return
         this.capabilities = err === null && frame !== undefined ? parseCapabilities(frame) : NO_CAPABILITIES
+        this.capabilitiesKnown = true
         this.settleConnectWaiters(null)
         this.emit('connect')
       },
