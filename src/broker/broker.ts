@@ -117,7 +117,8 @@ export class Broker implements ConnectionHandler {
     this.store = store
     this.topics = topics
     this.log = log
-    this.server = createServer({noDelay: true}, (socket) => this.accept(socket))
+    // Half-open: a client that ends its side after its requests still gets their answers.
+    this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
     const counters: BrokerCounters = {
       cmdPut: 0, cmdGet: 0, cmdOffset: 0, txBegin: 0, txXaBegin: 0, txCommit: 0, txRollback: 0, getMiss: 0, putFailed: 0,
     }

@@ -20,8 +20,10 @@
  *
  * Ending: bad input, `quit`, a timeout and broker shutdown stop decoding, answer every request
  * decoded before (puts still waiting for the disk included; parked waits are answered at once
- * by the handler's `draining`), then flush and close the socket. A socket that never drains is
- * destroyed after {@link CLOSE_DEADLINE_MS}.
+ * by the handler's `draining`), then flush and close the socket. A client that half-closes its
+ * side (the server allows half-open sockets) has every whole request it sent answered first,
+ * then is closed the same way. A socket that never drains is destroyed after
+ * {@link CLOSE_DEADLINE_MS}.
  */
 import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
@@ -86,6 +88,8 @@ export class Connection {
   private stopped = false
   /** Close as soon as no request is in flight. */
   private closeWhenIdle = false
+  /** The client half-closed: end once the requests it sent are decoded. */
+  private peerEnded = false
   private idleWaiters: Array<() => void> = []
   private readonly maxPendingBytes: number
 
@@ -101,6 +105,10 @@ export class Connection {
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('drain', this.afterWrite)
+    socket.on('end', () => {
+      this.peerEnded = true
+      this.pump()
+    })
     socket.on('error', (err) => this.log.debug('connection error', {remote: this.remote, error: err.message}))
     socket.on('close', () => {
       this.closing = true
@@ -257,11 +265,15 @@ export class Connection {
     if (this.pumping || this.closing) return
     this.pumping = true
     let decoded = 0
+    let drained = false
     try {
       while (this.deferred.length > 0 && !this.saturated) this.deferred.shift()!()
       while (!this.stopped && !this.saturated) {
         const frame = this.decoder.next()
-        if (frame === undefined) break
+        if (frame === undefined) {
+          drained = true
+          break
+        }
         decoded += 1
         this.handler.handle(this, frame)
       }
@@ -270,6 +282,8 @@ export class Connection {
     } finally {
       this.pumping = false
     }
+    // The client sent all it will: once its whole requests are decoded, finish like quit.
+    if (this.peerEnded && drained && !this.stopped) this.end()
     if (this.stopped) {
       // Deferred work may have been answered at once: an ending connection may be done.
       if (this.inFlight === 0 && this.deferred.length === 0) this.settleIdle()

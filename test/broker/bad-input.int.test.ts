@@ -94,6 +94,19 @@ describe('broker bad input', () => {
     assert.equal(client.pending, 0, 'nothing after the bad line is answered')
   })
 
+  it('answers what a client sent before half-closing its side (printf … | nc), then closes', async (t) => {
+    const broker = await startTestBroker(t, {unflushThreshold: 0})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    client.socket.end(`put ${topic} 0 5 0 -1 1\r\nhelloput ${topic} 0 5 0 -1 2\r\nworldversion 3\r\n`)
+    const answers = [await client.next(), await client.next(), await client.next()].sort((a, b) => a.opaque - b.opaque)
+    assert.deepEqual(
+      answers.map((a) => [a.opaque, a.type === 'result' && a.code]),
+      [[1, 200], [2, 200], [3, 200]],
+    )
+    await client.waitClosed()
+  })
+
   it('skips NUL padding between commands instead of closing', async (t) => {
     const broker = await startTestBroker(t)
     const client = await RawClient.connect(t, broker.port)
