@@ -49,6 +49,19 @@ async function open(address: string): Promise<Wire> {
   return {socket, onFrame: (fn) => (handler = fn), closed}
 }
 
+/** Wait for every answer, but report (and fail) rather than hang when some never come. */
+async function answeredWithin(done: Promise<void>, missing: () => number, ms = 30_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${missing()} requests unanswered ${ms} ms after the run`)), ms)
+  })
+  try {
+    await Promise.race([done, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** RSS and peak RSS of a process in MiB (Linux /proc). */
 function memory(pid: number): {rssMiB: number; hwmMiB: number} {
   const status = readFileSync(`/proc/${pid}/status`, 'latin1')
@@ -67,16 +80,21 @@ async function plainPuts(broker: EmbeddedBroker, bytes: number, window: number):
   let acked = 0
   let failed = 0
   let stopping = false
+  let finish = () => {}
   const fill = () => {
     while (!stopping && sent - acked - failed < window) writePut(out, topic, 0, body, 0, crc, sent++ & 0x7fffffff)
     if (out.byteLength > 0) wire.socket.write(out.take())
   }
   const done = new Promise<void>((resolve) => {
+    finish = () => {
+      if (stopping && acked + failed === sent) resolve()
+    }
     wire.onFrame((frame) => {
       if (frame.type === 'result' && frame.code === 200) acked += 1
       else failed += 1
-      if (stopping && acked + failed === sent) resolve()
+      finish()
     })
+    wire.closed.then(() => resolve())
   })
   const cpu0 = broker.cpuMs()
   const t0 = performance.now()
@@ -86,7 +104,8 @@ async function plainPuts(broker: EmbeddedBroker, bytes: number, window: number):
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000))
   stopping = true
   clearInterval(timer)
-  await done
+  finish()
+  await answeredWithin(done, () => sent - acked - failed)
   const seconds = (performance.now() - t0) / 1000
   const cpu = (broker.cpuMs() ?? Number.NaN) - (cpu0 ?? Number.NaN)
   wire.socket.destroy()
@@ -141,20 +160,26 @@ async function fetchWindow(broker: EmbeddedBroker, window: number): Promise<stri
     sentCount += 1
     wire.socket.write(`get ${topic} g 0 ${offset} ${MIB} ${sentCount}\r\n`)
   }
+  let finish = () => {}
   const done = new Promise<void>((resolve) => {
+    finish = () => {
+      if (stopping && answered === sentCount) resolve()
+    }
     wire.onFrame((frame) => {
       answered += 1
       if (frame.type === 'value') bytes += frame.body.length
       if (!stopping) get()
-      else if (answered === sentCount) resolve()
+      else finish()
     })
+    wire.closed.then(() => resolve())
   })
   const cpu0 = broker.cpuMs()
   const t0 = performance.now()
   for (let i = 0; i < window; i++) get()
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000))
   stopping = true
-  await done
+  finish()
+  await answeredWithin(done, () => sentCount - answered)
   const seconds = (performance.now() - t0) / 1000
   const cpu = (broker.cpuMs() ?? Number.NaN) - (cpu0 ?? Number.NaN)
   wire.socket.destroy()
