@@ -12,13 +12,13 @@ export function handleConfigReload(ctx: BrokerContext, conn: Connection, frame: 
   conn.beginRequest()
   ctx.reload(frame.mode === 'check').then(
     (report) => {
-      conn.endRequest()
       conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report))
+      conn.endRequest()
     },
     (error: Error) => {
-      conn.endRequest()
       const status = isMetaError(error, 'CONFIG_INVALID') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR
       conn.sendResult(status, frame.opaque, error.message)
+      conn.endRequest()
     },
   )
 }
@@ -37,7 +37,6 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
   conn.beginRequest()
   change.then(
     (changed) => {
-      conn.endRequest()
       // Parked long polls on newly closed partitions answer 403 now instead of at their timeout.
       if (frame.type === 'partitions-close') for (const p of changed) ctx.polls.wake(frame.topic, p)
       ctx.log.info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
@@ -48,10 +47,11 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
         closed: ctx.topics.closedPartitions(frame.topic),
       }
       conn.sendResult(Status.OK, frame.opaque, JSON.stringify(reply))
+      conn.endRequest()
     },
     (error: Error) => {
-      conn.endRequest()
       conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.endRequest()
     },
   )
 }
