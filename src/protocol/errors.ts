@@ -46,6 +46,7 @@ export const ERRORS = {
   UNAUTHORIZED: {wireCode: Status.UNAUTHORIZED, retriable: false, message: 'unauthorized'},
   UNKNOWN_ERROR_CODE: {retriable: false, message: 'unknown status code'},
   STORAGE_CORRUPT: {retriable: false, message: 'storage is corrupt'},
+  PARTITION_QUARANTINED: {wireCode: Status.INTERNAL_SERVER_ERROR, retriable: true, message: 'partition is quarantined'},
   INVALID_MESSAGE: {retriable: false, message: 'invalid message'},
   FRAME_TOO_LARGE: {retriable: false, message: 'frame too large'},
   DECODE_ERROR: {retriable: false, message: 'malformed frame'},

@@ -1,8 +1,10 @@
 /**
  * What every partition log shares with the store that owns it: the file operations, the
- * file-descriptor budget, the tail cache budget, the logger, and the end-of-turn writer.
+ * file-descriptor budget, the tail cache budget, the logger, the end-of-turn writer, and the
+ * damage bookkeeping.
  */
 import type {Logger} from '../log.js'
+import type {DamageBook} from './damage.js'
 import type {DirSync} from './dir-sync.js'
 import type {FdCache} from './fd-cache.js'
 import type {FileOps} from './file-ops.js'
@@ -19,6 +21,10 @@ export interface StoreContext {
   readonly syncLimiter: Limiter
   /** fdatasync of directory entries, coalesced across partitions. */
   readonly dirSync: DirSync
+  /** Damaged ranges found since open, and the investigations in flight. */
+  readonly damage: DamageBook
+  /** Longest record (header included) a resynchronisation after damage may start. */
+  readonly maxRecordBytes: number
   /** Queue `log` for the write at the end of this event-loop turn. */
   queueWrite(log: PartitionLog): void
   /** Resolves after the next end-of-turn write has run. */

@@ -6,11 +6,11 @@
  * binary-search its index file for the last entry before the target, then walk the records
  * from that entry to the next one (at most one index interval). A walk that cannot reach its
  * target means the index disagrees with the segment: it is marked broken and the segment
- * is walked from its start instead.
+ * is walked from its start instead. Walks step over the segment's known damaged ranges.
  */
 import type {StoreContext} from './context.js'
 import {INDEX_ENTRY_BYTES} from './layout.js'
-import {readFully, scanFile} from './scan.js'
+import {readFully, scanAround} from './scan.js'
 import {findSegmentIndex, type Segment} from './segment.js'
 import {withFile} from './segment-io.js'
 import {decodeEntry, entryOffset, markBroken, recordTimestamp, START_ENTRY, type IndexEntry} from './side-index.js'
@@ -185,11 +185,34 @@ async function walk(ctx: StoreContext, view: SegmentView, from: IndexEntry, to: 
   }
   return withFile(ctx, view.segment.file, 'read', async (fd) => {
     try {
-      const {end} = await scanFile(ctx.ops, fd, from.pos, to, visit)
+      const {end} = await scanAround(ctx.ops, fd, from.pos, to, view.segment.holes, visit)
       return goal.atEnd(end, n)
     } catch (error) {
       if (error instanceof Found) return error.value
       throw error
     }
   })
+}
+
+/**
+ * The last index entry at or before relative position `rel` of `segment` (a record boundary
+ * when the index is right), or START_ENTRY without a usable index.
+ */
+export async function entryAtOrBefore(ctx: StoreContext, segment: Segment, rel: number): Promise<IndexEntry> {
+  if (segment.indexState !== 'ok' || segment.indexEntries === 0) return START_ENTRY
+  const view = {
+    segment,
+    start: segment.start,
+    size: segment.size,
+    count: segment.messageCount,
+    maxTs: segment.maxTimestamp,
+    entries: segment.indexEntries,
+  }
+  try {
+    const {from} = await bracket(ctx, view, (e) => e.pos <= rel)
+    return from.pos <= rel ? from : START_ENTRY
+  } catch (error) {
+    ctx.log.debug('cannot read side index entry, walking from the segment start', {file: segment.indexFile.path, error: String(error)})
+    return START_ENTRY
+  }
 }

@@ -8,16 +8,17 @@
  *   gives the totals; one before it means the index is stale (a crash between roll and index
  *   write), so the segment is scanned from that entry and the index extended; anything else
  *   (missing, bad magic or version, a truncated entry, an entry past the segment end) means
- *   a rebuild from a full scan. A sealed segment whose records do not scan to its end is
- *   damage that is not at the tail: STORAGE_CORRUPT.
+ *   a rebuild from a full scan. Damage a scan meets becomes a hole (damage.ts), up to the
+ *   segment's end when no valid record follows it; a segment scanned whole is verified.
  */
 import {stat} from 'node:fs/promises'
-import {MetaError} from '../protocol/errors.js'
 import type {StoreContext} from './context.js'
+import {recordHoles, type PartitionRef} from './damage.js'
 import {writeFullySync} from './file-ops.js'
 import {ioError} from './io-error.js'
 import {INDEX_ENTRY_BYTES, INDEX_HEADER_BYTES} from './layout.js'
-import {readFully, scanFile} from './scan.js'
+import {scanSegment, type Hole} from './resync.js'
+import {readFully} from './scan.js'
 import type {Segment} from './segment.js'
 import {withFile} from './segment-io.js'
 import {
@@ -66,30 +67,40 @@ export async function reconcileTailIndex(ctx: StoreContext, segment: Segment, bu
 }
 
 /** Load a sealed segment's totals from its index, extending or rebuilding the index as needed. */
-export async function loadSealedIndex(ctx: StoreContext, segment: Segment): Promise<void> {
+export async function loadSealedIndex(ctx: StoreContext, owner: PartitionRef, segment: Segment): Promise<void> {
   const last = await readLastEntry(ctx, segment)
   if (last !== undefined && last.entry.pos === segment.size) {
     new IndexCursor(last.entry.count, last.entry.maxTs, last.entry.pos).applyTo(segment)
     segment.indexEntries = last.entries
     segment.indexState = 'ok'
+    // Taken at its index's word: the scrub (or a read) checks its records later.
+    segment.verified = false
     return
   }
   const extend = last !== undefined && last.entry.pos < segment.size
   const cursor = extend ? new IndexCursor(last.entry.count, last.entry.maxTs, last.entry.pos) : new IndexCursor()
   const from = extend ? last.entry.pos : 0
-  await scanSealed(ctx, segment, from, cursor)
+  await scanSealed(ctx, owner, segment, from, cursor, 'index')
+  segment.verified = !extend
+  if (!extend) ctx.log.info('rebuilt side index', {file: segment.indexFile.path})
+  await writeSealedIndex(ctx, segment, cursor, extend ? last.entries : 0)
+}
+
+/**
+ * Seal `cursor` at the segment's size, take its totals, and write its entries to the index
+ * file from entry `first` (0: the whole file, header included).
+ */
+export async function writeSealedIndex(ctx: StoreContext, segment: Segment, cursor: IndexCursor, first: number): Promise<void> {
   cursor.seal(segment.size)
   cursor.applyTo(segment)
-  const first = extend ? last.entries : 0
-  const bytes = extend ? encodeEntries(cursor.out) : Buffer.concat([encodeHeader(), encodeEntries(cursor.out)])
+  const bytes = first > 0 ? encodeEntries(cursor.out) : Buffer.concat([encodeHeader(), encodeEntries(cursor.out)])
   segment.indexEntries = first + cursor.out.length / 3
   segment.indexState = 'ok'
   cursor.out = []
-  if (!extend) ctx.log.info('rebuilt side index', {file: segment.indexFile.path})
   try {
     const fd = (await openIndex(ctx, segment, true)) as number
     try {
-      const at = extend ? entryOffset(first) : 0
+      const at = first > 0 ? entryOffset(first) : 0
       writeFullySync(ctx.ops, fd, [bytes], at)
       ctx.ops.ftruncateSync(fd, at + bytes.length)
     } finally {
@@ -150,20 +161,30 @@ async function readLastEntry(ctx: StoreContext, segment: Segment): Promise<{entr
   }
 }
 
-/** Feed the records of sealed `segment` from `from` to its end into `cursor`. */
-async function scanSealed(ctx: StoreContext, segment: Segment, from: number, cursor: IndexCursor): Promise<void> {
-  const path = segment.file.path
-  const result = await withFile(ctx, segment.file, 'read', (fd) =>
-    scanFile(ctx.ops, fd, from, segment.size, (chunk, pos, _length, filePos) => {
-      cursor.record(filePos, recordTimestamp(chunk, pos))
-    }),
+/**
+ * Feed the records of sealed `segment` from `from` to its end into `cursor`, taking the holes
+ * the scan finds (damage with no valid record after it runs to the segment's end).
+ */
+export async function scanSealed(
+  ctx: StoreContext,
+  owner: PartitionRef,
+  segment: Segment,
+  from: number,
+  cursor: IndexCursor,
+  source: 'index' | 'scrub',
+  pace?: (bytes: number) => Promise<void>,
+): Promise<void> {
+  const scan = await withFile(ctx, segment.file, 'read', (fd) =>
+    scanSegment(
+      ctx.ops,
+      fd,
+      from,
+      segment.size,
+      (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)),
+      {maxRecordBytes: ctx.maxRecordBytes, skip: segment.holes, pace},
+    ),
   )
-  if (result.end < segment.size) {
-    throw new MetaError(
-      'STORAGE_CORRUPT',
-      `sealed segment "${path}" is damaged at offset ${segment.start + result.end} (${result.stop}): ` +
-        'only the tail of the last segment can be repaired',
-      {details: {file: path, offset: segment.start + result.end}},
-    )
-  }
+  const holes: Hole[] = scan.holes
+  if (scan.tail !== undefined) holes.push({from: scan.tail.from, to: segment.size, reason: scan.tail.reason})
+  await recordHoles(ctx, owner, segment, holes, source)
 }

@@ -2,7 +2,16 @@
  * The storage engine's public surface: the store of partition logs, the log itself, their
  * types and the file-operations seam. Everything else in this folder is internal.
  */
-export {MessageStore, DEFAULT_MAX_OPEN_FILES, DEFAULT_TAIL_CACHE_BYTES, type MessageStoreOptions} from './message-store.js'
+export {
+  MessageStore,
+  DEFAULT_MAX_OPEN_FILES,
+  DEFAULT_TAIL_CACHE_BYTES,
+  quarantineError,
+  type MessageStoreOptions,
+  type QuarantinedPartition,
+  type StoreHealth,
+} from './message-store.js'
+export type {DamagedRange} from './damage.js'
 export {PartitionLog} from './partition-log.js'
 export {nodeFileOps, type FileOps, type OpenMode} from './file-ops.js'
 export type {RetentionAction, RetentionOutcome, RetentionRule, SegmentInfo} from './retention.js'

@@ -1,13 +1,26 @@
 /**
  * Every on-disk name and format constant of the store, in one place (STYLE 5).
  *
- *   <dataPath>/<topic>-<partition>/<start offset, 20+ digits>.meta   segment (MetaQ's format)
- *   <dataPath>/<topic>-<partition>/<start offset, 20+ digits>.idx    side index of that segment
+ *   <dataPath>/<topic>-<partition>/<start offset, 20 digits>.meta   segment (MetaQ's format)
+ *   <dataPath>/<topic>-<partition>/<start offset, 20 digits>.idx    side index of that segment
  *
  * A partition directory name splits on its LAST '-' (topics may contain '-'). Segment names
- * are the absolute byte offset of the segment's first byte, zero-padded to at least 20
- * digits. Only `*.meta` files are segments: MetaQ's archived `*.meta.arc` / `*.meta.zip`,
- * our index files and anything else are not.
+ * are the absolute byte offset of the segment's first byte, zero-padded to 20 digits (a
+ * longer name would need an offset above 2^63). Every other file in a partition directory is
+ * classified by {@link classifyPartitionFile}, the one list of what meta writes there:
+ *
+ *   <20 digits>.meta.arc | .meta.zip   a segment archived by retention (MetaQ's names;
+ *                                      `.meta.zip.tmp` while a zip is written)
+ *   <20 digits>.damaged                log bytes starting at that offset, cut out of the log
+ *                                      or copied from a damaged range: kept aside, never read
+ *   <20 digits>.damage.json            damaged ranges of that segment acknowledged by
+ *                                      `meta repair` (JSON, format below)
+ *   <any name>.aside                   a file `meta repair` set aside (e.g. `junk.meta.aside`)
+ *   <any name>.tmp                     a file being written atomically (left by a crash)
+ *
+ * A `.meta` file whose name is not a segment name is damage: the partition is quarantined
+ * (recovery.ts), because loading around it could reuse its offsets. Anything else unknown is
+ * reported once at open and otherwise left alone.
  *
  * Side index file (format version 1), all integers big-endian:
  *
@@ -48,10 +61,18 @@ export const STATE_DIR_NAME = '__meta_state'
 export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
 /** Suffix of a segment's side index file. */
 export const INDEX_SUFFIX = '.idx'
-/** Minimum digits of a segment's start offset in its file name. */
+/** Suffix of log bytes kept aside (cut from the log, or copied from a damaged range). */
+export const DAMAGED_SUFFIX = '.damaged'
+/** Suffix of a segment's acknowledged damaged ranges (written by `meta repair`). */
+export const DAMAGE_MAP_SUFFIX = '.damage.json'
+/** Suffix `meta repair` adds to a file it sets aside. */
+export const ASIDE_SUFFIX = '.aside'
+/** Suffix of a file being written (renamed over its final name when complete). */
+export const TEMP_SUFFIX = '.tmp'
+/** Digits of a segment's start offset in its file name. */
 export const SEGMENT_NAME_DIGITS = 20
-/** A segment file name: start offset (20+ digits) and the suffix. */
-export const SEGMENT_NAME_PATTERN = /^(\d{20,})\.meta$/
+/** A segment file name: start offset (20 digits) and the suffix. */
+export const SEGMENT_NAME_PATTERN = /^(\d{20})\.meta$/
 /** A partition directory name: topic, then the partition number after the last '-'. */
 export const PARTITION_DIR_PATTERN = /^(.+)-(\d+)$/
 
@@ -72,6 +93,18 @@ export const SCAN_CHUNK_BYTES = 1024 * 1024
 export const SCAN_MAX_RECORD_BYTES = 64 * 1024 * 1024
 /** Partitions recovered at once when the store opens. */
 export const RECOVERY_CONCURRENCY = 16
+
+/**
+ * Resynchronising after a damaged record (resync.ts): a candidate record longer than this
+ * (header included) is not considered, unless the store is told records can be longer.
+ */
+export const RESYNC_MAX_RECORD_BYTES = 4 * 1024 * 1024
+/** Valid records (with a payload) that confirm a resynchronisation point. */
+export const RESYNC_CONFIRM_RECORDS = 3
+/** Default read rate of the background scrub of sealed segments. */
+export const SCRUB_BYTES_PER_SECOND = 64 * 1024 * 1024
+/** Bytes the scrub reads per step. */
+export const SCRUB_CHUNK_BYTES = 1024 * 1024
 
 /** The file name of the segment starting at `start`. */
 export function segmentFileName(start: number): string {
@@ -94,6 +127,67 @@ export function parseSegmentFileName(name: string): number | undefined {
   if (match === null) return undefined
   const start = Number(match[1])
   return Number.isSafeInteger(start) ? start : undefined
+}
+
+/** The name of the file keeping aside log bytes that started at `offset`. */
+export function damagedFileName(offset: number): string {
+  return `${String(offset).padStart(SEGMENT_NAME_DIGITS, '0')}${DAMAGED_SUFFIX}`
+}
+
+/** The name of the acknowledged-damage file of the segment starting at `start`. */
+export function damageMapFileName(start: number): string {
+  return `${String(start).padStart(SEGMENT_NAME_DIGITS, '0')}${DAMAGE_MAP_SUFFIX}`
+}
+
+/** What a file in a partition directory is (see the list at the top of this file). */
+export type PartitionFile =
+  /** `<20 digits>.meta`: a segment starting at `start`. */
+  | {readonly kind: 'segment'; readonly start: number}
+  /** `<20 digits>.idx`: the side index of the segment starting at `start`. */
+  | {readonly kind: 'index'; readonly start: number}
+  /** `<20 digits>.damage.json`: acknowledged damaged ranges of the segment at `start`. */
+  | {readonly kind: 'damage-map'; readonly start: number}
+  /** `<20 digits>.damaged`: log bytes that started at `offset`, kept aside. */
+  | {readonly kind: 'damaged'; readonly offset: number}
+  /** `<20 digits>.meta.arc`, `.meta.zip` (`.meta.zip.tmp`): archived by retention. */
+  | {readonly kind: 'archive'}
+  /** `*.aside`: set aside by `meta repair`. */
+  | {readonly kind: 'aside'}
+  /** `*.tmp`: an unfinished atomic write. */
+  | {readonly kind: 'temp'}
+  /**
+   * Ends in `.meta` but is not a segment name (`junk.meta`, `525041.meta`). `start` is the
+   * offset its digits name when it is all digits (`meta repair` can rename it).
+   */
+  | {readonly kind: 'bad-segment-name'; readonly start?: number}
+  /** Anything else: reported, left alone. */
+  | {readonly kind: 'unknown'}
+
+const NUMBERED = /^(\d{20})(\.idx|\.damage\.json|\.damaged)$/
+const NUMBERED_KINDS = {'.idx': 'index', '.damage.json': 'damage-map', '.damaged': 'damaged'} as const
+
+/**
+ * Classify one entry name of a partition directory. The one place that knows every name
+ * meta writes there: add new kinds here (and to the list at the top of this file).
+ */
+export function classifyPartitionFile(name: string): PartitionFile {
+  const start = parseSegmentFileName(name)
+  if (start !== undefined) return {kind: 'segment', start}
+  const numbered = NUMBERED.exec(name)
+  if (numbered !== null && Number.isSafeInteger(Number(numbered[1]))) {
+    const kind = NUMBERED_KINDS[numbered[2] as keyof typeof NUMBERED_KINDS]
+    const at = Number(numbered[1])
+    return kind === 'damaged' ? {kind, offset: at} : {kind, start: at}
+  }
+  if (isArchivedSegmentName(name)) return {kind: 'archive'}
+  if (name.endsWith(ASIDE_SUFFIX)) return {kind: 'aside'}
+  if (name.endsWith(TEMP_SUFFIX)) return {kind: 'temp'}
+  if (name.endsWith(SEGMENT_SUFFIX)) {
+    const digits = /^(\d+)\.meta$/.exec(name)
+    const named = digits === null ? undefined : Number(digits[1])
+    return named !== undefined && Number.isSafeInteger(named) ? {kind: 'bad-segment-name', start: named} : {kind: 'bad-segment-name'}
+  }
+  return {kind: 'unknown'}
 }
 
 /** The directory name of a partition. */

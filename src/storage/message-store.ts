@@ -9,21 +9,28 @@
  * then tells `onAppend` listeners. One periodic flush timer per distinct `unflushIntervalMs`
  * (unref'ed) fdatasyncs threshold-mode logs with unflushed messages. Shared budgets: at most
  * `maxOpenFiles` descriptors (fd-cache.ts) and `tailCacheBytes` of cached tail (tail-cache.ts).
+ *
+ * Damage stays local: a partition whose directory cannot be opened as one log (recovery.ts:
+ * a stray `.meta` name, segments that are not contiguous, an I/O error) is quarantined — not
+ * served, not written, reported by `quarantined()` and at error level — and every other
+ * partition opens. After open, a background scrub checks sealed segments (scrub.ts).
  */
 import {mkdirSync, type Dirent} from 'node:fs'
 import {readdir} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
 import {silentLogger, type Logger} from '../log.js'
-import {MetaError} from '../protocol/errors.js'
+import {MetaError, type ErrorCode} from '../protocol/errors.js'
 import type {StoreContext} from './context.js'
+import {DamageBook} from './damage.js'
 import {DirSync} from './dir-sync.js'
 import {FdCache} from './fd-cache.js'
 import {nodeFileOps, type FileOps} from './file-ops.js'
 import {ioError} from './io-error.js'
 import {Limiter} from './limiter.js'
-import {parsePartitionDirName, partitionDirName, RECOVERY_CONCURRENCY} from './layout.js'
+import {parsePartitionDirName, partitionDirName, RECOVERY_CONCURRENCY, RESYNC_MAX_RECORD_BYTES, SCRUB_BYTES_PER_SECOND} from './layout.js'
 import {PartitionLog} from './partition-log.js'
 import {recoverPartition} from './recovery.js'
+import {Scrubber} from './scrub.js'
 import {Segment} from './segment.js'
 import {createSegmentFile} from './segment-io.js'
 import {TailCache} from './tail-cache.js'
@@ -56,6 +63,43 @@ export interface MessageStoreOptions {
   logger?: Logger
   /** Fault-injection seam for tests (ENOSPC, EIO); defaults to node:fs. */
   fileOps?: FileOps
+  /**
+   * Longest record (header included) the store expects, e.g. the broker's maxTransferSize;
+   * resynchronising after damage considers records up to max(this, 4 MiB).
+   */
+  maxRecordBytes?: number
+  /**
+   * The background scrub of sealed segments after open (scrub.ts): its read rate (default
+   * 64 MiB/s), or false for none (reads of unchecked segments still check what they return).
+   */
+  scrub?: false | {bytesPerSecond?: number}
+}
+
+/** A partition that is not served because its directory is damaged (see the top of this file). */
+export interface QuarantinedPartition {
+  topic: string
+  partition: number
+  /** Its directory (or directories, when found under two data paths). */
+  dirs: string[]
+  /** The data path to give `meta repair -d`. */
+  dataPath: string
+  /** Why, naming the files (the STORAGE_CORRUPT or STORAGE_ERROR message). */
+  reason: string
+  code: ErrorCode
+}
+
+/** Damage facts of the whole store (stats lines). */
+export interface StoreHealth {
+  quarantinedPartitions: number
+  /** Damaged ranges readers step over now, and their bytes. */
+  damagedRanges: number
+  damagedBytes: number
+  /** Damaged ranges found since open (recovery, reads, `offset` checks, scrub). */
+  damageFound: number
+  /** Sealed segments the scrub has not checked yet. */
+  unverifiedSegments: number
+  /** Bytes the scrub has read. */
+  scrubbedBytes: number
 }
 
 interface FlushTimer {
@@ -74,6 +118,8 @@ export class MessageStore {
   private readonly listeners: Array<(log: PartitionLog) => void> = []
   private readonly rollListeners: Array<(log: PartitionLog) => void> = []
   private readonly timers = new Map<number, FlushTimer>()
+  private readonly quarantine = new Map<string, QuarantinedPartition>()
+  private scrubber: Scrubber | undefined
   private queued: PartitionLog[] = []
   private writeScheduled = false
   private writeWaiters: Array<() => void> = []
@@ -92,6 +138,8 @@ export class MessageStore {
       tailCache: new TailCache(options.tailCacheBytes ?? DEFAULT_TAIL_CACHE_BYTES),
       syncLimiter,
       dirSync: new DirSync(ops, fds, syncLimiter),
+      damage: new DamageBook(),
+      maxRecordBytes: Math.max(RESYNC_MAX_RECORD_BYTES, options.maxRecordBytes ?? 0),
       queueWrite: (partitionLog) => this.queueWrite(partitionLog),
       nextWrite: () => this.nextWrite(),
       rolled: (partitionLog) => {
@@ -109,7 +157,8 @@ export class MessageStore {
   /**
    * Open the store: scan `dataPath` and `extraDataPaths` for `<topic>-<partition>`
    * directories (others are ignored) and recover each (recovery.ts), a bounded number at a
-   * time. Rejects with STORAGE_CORRUPT (damage not at a tail) or STORAGE_ERROR.
+   * time; quarantine those that cannot be recovered; start the scrub. Rejects with
+   * STORAGE_ERROR only when a data path itself cannot be listed.
    */
   static async open(options: MessageStoreOptions): Promise<MessageStore> {
     const store = new MessageStore(options)
@@ -120,7 +169,49 @@ export class MessageStore {
       await store.ctx.fds.closeAll()
       throw error
     }
+    if (options.scrub !== false) {
+      const rate = options.scrub?.bytesPerSecond ?? SCRUB_BYTES_PER_SECOND
+      store.scrubber = new Scrubber(() => store.list(), rate, store.ctx.log.child('scrub'))
+    }
     return store
+  }
+
+  /** Partitions not served because their directory is damaged, sorted. */
+  quarantined(): QuarantinedPartition[] {
+    return [...this.quarantine.values()].sort((a, b) =>
+      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+    )
+  }
+
+  /** Why (topic, partition) is quarantined, or undefined when it is not. */
+  quarantineOf(topic: string, partition: number): QuarantinedPartition | undefined {
+    return this.quarantine.size === 0 ? undefined : this.quarantine.get(partitionDirName(topic, partition))
+  }
+
+  /** Damage facts for stats. */
+  health(): StoreHealth {
+    let damagedRanges = 0
+    let damagedBytes = 0
+    let unverifiedSegments = 0
+    for (const log of this.logs.values()) {
+      const info = log.info()
+      damagedRanges += info.damagedRanges
+      damagedBytes += info.damagedBytes
+      unverifiedSegments += log.unverifiedSegments().length
+    }
+    return {
+      quarantinedPartitions: this.quarantine.size,
+      damagedRanges,
+      damagedBytes,
+      damageFound: this.ctx.damage.found,
+      unverifiedSegments,
+      scrubbedBytes: this.scrubber?.scrubbedBytes ?? 0,
+    }
+  }
+
+  /** Resolves when the scrub started at open has finished (at once without one). */
+  async scrubbed(): Promise<void> {
+    await this.scrubber?.done
   }
 
   /** The log of (topic, partition), or undefined when it does not exist. */
@@ -137,6 +228,8 @@ export class MessageStore {
     const existing = this.get(topic, partition)
     if (existing !== undefined) return existing
     this.checkOpen()
+    const quarantined = this.quarantineOf(topic, partition)
+    if (quarantined !== undefined) throw quarantineError(quarantined)
     checkName(topic, partition, startOffset)
     const config = this.options.topicConfig(topic)
     const dir = join(config.dataPath, partitionDirName(topic, partition))
@@ -203,6 +296,7 @@ export class MessageStore {
   }
 
   private async closeAll(): Promise<void> {
+    await this.scrubber?.stop()
     this.writeQueued()
     this.stopTimers()
     await Promise.all([...this.logs.values()].map((log) => log.close()))
@@ -292,36 +386,86 @@ export class MessageStore {
   }
 
   private async recoverAll(): Promise<void> {
-    const dirs = await this.findPartitionDirs()
-    await forEachLimited(dirs, RECOVERY_CONCURRENCY, async ({dir, topic, partition}) => {
+    const {dirs, twice} = await this.findPartitionDirs()
+    for (const found of twice) this.quarantinePartition(found, new MetaError('STORAGE_CORRUPT', found.reason))
+    await forEachLimited(dirs, RECOVERY_CONCURRENCY, async (found) => {
+      const {dir, topic, partition} = found
       const config = this.options.topicConfig(topic)
-      const recovered = await recoverPartition(this.ctx, {dir, topic, partition})
+      let recovered
+      try {
+        recovered = await recoverPartition(this.ctx, {dir, topic, partition})
+      } catch (error) {
+        if (!(error instanceof MetaError) || (error.code !== 'STORAGE_CORRUPT' && error.code !== 'STORAGE_ERROR')) throw error
+        this.quarantinePartition({...found, dirs: [dir]}, error)
+        return
+      }
       this.add(new PartitionLog({...recovered, topic, partition, dir, config}, this.ctx))
     })
-    if (dirs.length > 0) this.ctx.log.info('recovered partitions', {count: dirs.length})
+    if (dirs.length > 0) this.ctx.log.info('recovered partitions', {count: this.logs.size, quarantined: this.quarantine.size})
   }
 
-  /** Partition directories under every root; the same partition in two roots is ambiguous. */
-  private async findPartitionDirs(): Promise<Array<{dir: string; topic: string; partition: number}>> {
+  private quarantinePartition(found: {topic: string; partition: number; dirs: string[]; root: string}, error: MetaError): void {
+    const entry: QuarantinedPartition = {
+      topic: found.topic,
+      partition: found.partition,
+      dirs: found.dirs,
+      dataPath: found.root,
+      reason: error.message,
+      code: error.code,
+    }
+    this.quarantine.set(partitionDirName(found.topic, found.partition), entry)
+    this.ctx.log.error('partition quarantined: not served until repaired', {
+      topic: entry.topic,
+      partition: entry.partition,
+      dirs: entry.dirs,
+      reason: entry.reason,
+      repair: repairCommand(entry),
+    })
+  }
+
+  /**
+   * Partition directories under every root. The same partition in two roots is ambiguous:
+   * it is returned in `twice` (to be quarantined), not in `dirs`.
+   */
+  private async findPartitionDirs(): Promise<{
+    dirs: Array<{dir: string; root: string; topic: string; partition: number}>
+    twice: Array<{dirs: string[]; root: string; topic: string; partition: number; reason: string}>
+  }> {
     const roots = [...new Set([this.options.dataPath, ...(this.options.extraDataPaths ?? [])].map((r) => resolve(r)))]
-    const found = new Map<string, {dir: string; topic: string; partition: number}>()
+    const found = new Map<string, Array<{dir: string; root: string; topic: string; partition: number}>>()
     for (const root of roots) {
       for (const entry of await listDirectories(root)) {
         const parsed = parsePartitionDirName(entry.name)
         if (parsed === undefined) continue
-        const dir = join(root, entry.name)
         const key = partitionDirName(parsed.topic, parsed.partition)
-        const other = found.get(key)
-        if (other !== undefined) {
-          throw new MetaError('STORAGE_CORRUPT', `partition "${key}" exists twice: "${other.dir}" and "${dir}"`, {
-            details: {dirs: [other.dir, dir]},
-          })
-        }
-        found.set(key, {dir, ...parsed})
+        found.set(key, [...(found.get(key) ?? []), {dir: join(root, entry.name), root, ...parsed}])
       }
     }
-    return [...found.values()]
+    const dirs = [...found.values()].filter((list) => list.length === 1).map((list) => list[0])
+    const twice = [...found.entries()]
+      .filter(([, list]) => list.length > 1)
+      .map(([key, list]) => ({
+        ...list[0],
+        dirs: list.map((f) => f.dir),
+        reason: `partition "${key}" exists twice: ${list.map((f) => `"${f.dir}"`).join(' and ')}`,
+      }))
+    return {dirs, twice}
   }
+}
+
+/** The `meta repair` command line that checks a quarantined partition. */
+function repairCommand(q: QuarantinedPartition): string {
+  return `meta repair -d ${q.dataPath} -t ${q.topic} -p ${q.partition}`
+}
+
+/** The error for a put (or partition creation) into a quarantined partition. */
+export function quarantineError(q: QuarantinedPartition): MetaError {
+  return new MetaError(
+    'PARTITION_QUARANTINED',
+    `partition "${q.topic}-${q.partition}" is quarantined: ${q.reason}; ` +
+      `check and repair it offline with "${repairCommand(q)}", then restart the broker`,
+    {details: {topic: q.topic, partition: q.partition, dirs: q.dirs}},
+  )
 }
 
 /** Subdirectories of `root`; none when it does not exist yet. */

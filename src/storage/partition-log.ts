@@ -17,11 +17,16 @@
  * Failure: a failed write fails every callback of its batch, truncates the log back to where
  * the batch started (removing segments the batch created), and resets the pending state; the
  * log keeps serving reads and later appends.
+ *
+ * Damage (damage.ts): reads step over a segment's holes, and reads of a sealed segment the
+ * scrub has not verified yet check their records first (verify.ts). With no damage and every
+ * segment verified, the read path pays two field checks.
  */
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES, scanRecords} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
+import {damagedRangesOf, holeAt, type DamagedRange} from './damage.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import {ioError} from './io-error.js'
 import type {RecoveredPartition} from './recovery.js'
@@ -47,6 +52,7 @@ import {
 import {commitEntries, IndexCursor, recordTimestamp, truncateEntries} from './side-index.js'
 import {PartitionTail} from './tail-cache.js'
 import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
+import {firstBadRecord, locateDamage, verifySegment} from './verify.js'
 
 /** The written state to roll back to after a failed write or group-commit fdatasync. */
 interface LogCheckpoint extends Checkpoint {
@@ -145,7 +151,14 @@ export class PartitionLog {
   /** Point-in-time facts (stats, admin); `messageCount` is exact (side index). */
   info(): PartitionInfo {
     let messageCount = 0
-    for (const segment of this.segments) messageCount += segment.messageCount
+    let damagedRanges = 0
+    let damagedBytes = 0
+    for (const segment of this.segments) {
+      messageCount += segment.messageCount
+      if (segment.holes === undefined) continue
+      damagedRanges += segment.holes.length
+      for (const hole of segment.holes) damagedBytes += hole.to - hole.from
+    }
     return {
       topic: this.topic,
       partition: this.partition,
@@ -156,7 +169,14 @@ export class PartitionLog {
       segmentCount: this.segments.length,
       unflushedCount: this.flusher.unflushedCount,
       lastAppendMs: this.lastAppendMs,
+      damagedRanges,
+      damagedBytes,
     }
+  }
+
+  /** Every damaged range readers step over, oldest first (stats, admin). */
+  damagedRanges(): DamagedRange[] {
+    return this.segments.flatMap(damagedRangesOf)
   }
 
   /**
@@ -205,10 +225,11 @@ export class PartitionLog {
   }
 
   /**
-   * Raw log bytes [offset, min(offset + maxBytes, end of the segment holding offset, end of
-   * the written log)). Never crosses a segment boundary; may end mid-record. `below` when
-   * offset < minOffset, `end` when offset >= maxOffset. Rejects with STORAGE_ERROR on I/O
-   * failure or when the store is closed.
+   * Raw log bytes [offset, min(offset + maxBytes, end of the segment holding offset, start of
+   * the next damaged range, end of the written log)). Never crosses a segment boundary or a
+   * damaged range; may end mid-record. `below` when offset < minOffset, `end` when offset >=
+   * maxOffset, `damaged` when offset lies in a damaged range (the next record is at its
+   * `offset`). Rejects with STORAGE_ERROR on I/O failure or when the store is closed.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
     this.checkOpen()
@@ -216,7 +237,12 @@ export class PartitionLog {
     if (offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
     if (offset >= this.writtenEnd) return {kind: 'end', end: this.writtenEnd}
     const segment = this.segments[findSegmentIndex(this.segments, offset)]
-    const to = Math.min(offset + maxBytes, segment.end)
+    let to = Math.min(offset + maxBytes, segment.end)
+    if (segment.holes !== undefined) {
+      const hole = holeAt(segment.holes, offset - segment.start)
+      if (hole !== undefined && segment.start + hole.from <= offset) return {kind: 'damaged', offset: segment.start + hole.to}
+      if (hole !== undefined) to = Math.min(to, segment.start + hole.from)
+    }
     const cached = this.tail.slice(offset, to)
     if (cached !== undefined) return {kind: 'data', data: cached}
     let data: Buffer
@@ -228,17 +254,42 @@ export class PartitionLog {
       if (segment.file.retired && offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
       throw error
     }
-    return data.length > 0 ? {kind: 'data', data} : {kind: 'end', end: this.writtenEnd}
+    if (data.length === 0) return {kind: 'end', end: this.writtenEnd}
+    return segment.verified ? {kind: 'data', data} : this.checkedRead(segment, offset, maxBytes, data)
   }
 
   /**
    * MetaQ's `offset` command: the start of the segment holding `offset`; minOffset below the
-   * log; maxOffset at or after its end.
+   * log; maxOffset at or after its end; the end of a damaged range inside one.
    */
   nearestOffset(offset: number): number {
     if (offset < this.minOffset) return this.minOffset
     if (offset >= this.writtenEnd) return this.writtenEnd
-    return this.segments[findSegmentIndex(this.segments, offset)].start
+    const segment = this.segments[findSegmentIndex(this.segments, offset)]
+    const hole = holeAt(segment.holes, offset - segment.start)
+    if (hole !== undefined && segment.start + hole.from <= offset) return segment.start + hole.to
+    return segment.start
+  }
+
+  /**
+   * The `offset` command after a reader's checksum failure at or after `offset`: check the
+   * records of the window a fetch from there returned (`windowBytes`), recording any damage,
+   * then answer where to fetch from: past the damage when `offset` is in it, `offset` itself
+   * when it is a record boundary (the next fetch stops at the damage), else
+   * {@link nearestOffset}.
+   */
+  async checkOffset(offset: number, windowBytes: number): Promise<number> {
+    this.checkOpen()
+    if (offset < this.minOffset || offset >= this.writtenEnd) return this.nearestOffset(offset)
+    const segment = this.segments[findSegmentIndex(this.segments, offset)]
+    const rel = offset - segment.start
+    if ((holeAt(segment.holes, rel)?.from ?? Number.POSITIVE_INFINITY) <= rel) return this.nearestOffset(offset)
+    const until = Math.min(rel + Math.max(1, windowBytes), segment.size)
+    const key = `${segment.file.path}:${rel}:${until}`
+    const aligned = await this.ctx.damage.once(key, () => locateDamage(this.ctx, this, segment, rel, until, 'offset'))
+    const hole = holeAt(segment.holes, rel)
+    if (hole !== undefined && hole.from <= rel) return segment.start + hole.to
+    return aligned ? offset : segment.start
   }
 
   /** Offset of the first message whose timestamp (from its id) is >= `ms`; maxOffset when none. */
@@ -329,6 +380,17 @@ export class PartitionLog {
     if (!this.flusher.groupCommit && this.flusher.unflushedCount > 0) this.flusher.requestSync()
   }
 
+  /** @internal Sealed segments whose records the scrub has not checked yet. */
+  unverifiedSegments(): Segment[] {
+    return this.segments.filter((segment) => !segment.verified && segment !== this.active)
+  }
+
+  /** @internal The scrub of one sealed segment (verify.ts); a no-op once it left the log. */
+  async verify(segment: Segment, pace: (bytes: number) => Promise<void>): Promise<void> {
+    if (this.closed || segment.verified || !this.segments.includes(segment)) return
+    await verifySegment(this.ctx, this, segment, pace)
+  }
+
   /**
    * @internal The end-of-turn write: send the pending batch to the segment files. Returns
    * true when bytes became readable.
@@ -370,6 +432,23 @@ export class PartitionLog {
       this.ctx.log.error('final flush failed', {topic: this.topic, partition: this.partition, error: String(error)})
     }
     this.tail.clear()
+  }
+
+  /**
+   * A read of a sealed segment not verified yet: serve it when its records check out; on a
+   * bad one, find the damage from a known record boundary and read again around it. A read
+   * at a misaligned offset registers nothing and is served as is: the reader's own checks
+   * send it to `offset`.
+   */
+  private async checkedRead(segment: Segment, offset: number, maxBytes: number, data: Buffer): Promise<ReadResult> {
+    const rel = offset - segment.start
+    const bad = firstBadRecord(data, rel, segment.size)
+    if (bad < 0) return {kind: 'data', data}
+    const key = `${segment.file.path}:${rel}:${rel + bad + 1}`
+    const aligned = await this.ctx.damage.once(key, () => locateDamage(this.ctx, this, segment, rel, rel + bad + 1, 'read'))
+    const hole = holeAt(segment.holes, rel + bad)
+    if (!aligned || hole === undefined || hole.from > rel + bad) return {kind: 'data', data}
+    return this.read(offset, maxBytes)
   }
 
   /** The written state, for a side index query. */

@@ -59,13 +59,14 @@ export async function readFully(
   return done
 }
 
-/** Walk the valid records of file range [from, to) of `fd`. */
+/** Walk the valid records of file range [from, to) of `fd`; `pace` is awaited after each read. */
 export async function scanFile(
   ops: FileOps,
   fd: number,
   from: number,
   to: number,
   visit?: RecordVisitor,
+  pace?: (bytes: number) => Promise<void>,
 ): Promise<ScanResult> {
   let buf: Buffer = Buffer.allocUnsafe(Math.max(RECORD_HEADER_BYTES, Math.min(SCAN_CHUNK_BYTES, to - from)))
   let base = from
@@ -73,6 +74,7 @@ export async function scanFile(
   for (;;) {
     const want = Math.min(buf.length - held, to - base - held)
     const got = await readFully(ops, fd, buf, held, want, base + held)
+    if (pace !== undefined) await pace(got)
     held += got
     if (got < want) to = base + held
     const chunk = buf.subarray(0, held)
@@ -108,4 +110,30 @@ function carry(buf: Buffer, end: number, held: number, need: number): Buffer {
   const bigger = Buffer.allocUnsafe(need)
   buf.copy(bigger, 0, end, held)
   return bigger
+}
+
+/**
+ * Walk the valid records of file range [from, to), stepping over `holes` (known damaged
+ * ranges, sorted; see damage.ts) without looking at them. Stops at the first unknown damage.
+ */
+export async function scanAround(
+  ops: FileOps,
+  fd: number,
+  from: number,
+  to: number,
+  holes: ReadonlyArray<{readonly from: number; readonly to: number}> | undefined,
+  visit?: RecordVisitor,
+): Promise<ScanResult> {
+  if (holes === undefined) return scanFile(ops, fd, from, to, visit)
+  let pos = from
+  for (const hole of holes) {
+    if (hole.to <= pos) continue
+    if (hole.from >= to) break
+    if (hole.from > pos) {
+      const scanned = await scanFile(ops, fd, pos, hole.from, visit)
+      if (scanned.end < hole.from) return scanned
+    }
+    pos = hole.to
+  }
+  return pos >= to ? {end: pos, stop: 'end'} : scanFile(ops, fd, pos, to, visit)
 }

@@ -7,6 +7,7 @@
 import {join} from 'node:path'
 import {CachedFile} from './fd-cache.js'
 import {indexFileName, segmentFileName} from './layout.js'
+import type {Hole} from './resync.js'
 
 export class Segment {
   /** The `.meta` file. */
@@ -28,6 +29,18 @@ export class Segment {
    * `indexEntries` valid entries; `broken`: unusable until the next open (queries scan).
    */
   indexState: 'none' | 'ok' | 'broken' = 'none'
+  /**
+   * Damaged ranges readers step over (damage.ts), sorted and disjoint; undefined when there
+   * are none, so the read path's check costs one comparison.
+   */
+  holes: Hole[] | undefined = undefined
+  /**
+   * Every record was checked (checksums) since the store opened, or written by it: reads need
+   * no checks. False for sealed segments taken at their index's word until the scrub runs.
+   */
+  verified = true
+  /** Damaged ranges `meta repair` acknowledged (`.damage.json`): logged at info, not warn. */
+  acknowledged: Hole[] | undefined = undefined
 
   constructor(
     /** Absolute log offset of the segment's first byte. */

@@ -37,6 +37,8 @@ export type ReadResult =
   | {readonly kind: 'below'; readonly offset: number}
   /** The offset is at or past the end of the log; `end` is the current end (get → 404/301). */
   | {readonly kind: 'end'; readonly end: number}
+  /** The offset lies in a damaged range; the next readable record is at `offset` (get → 301). */
+  | {readonly kind: 'damaged'; readonly offset: number}
 
 /** Point-in-time facts about a partition (stats, admin commands). */
 export interface PartitionInfo {
@@ -55,4 +57,8 @@ export interface PartitionInfo {
   unflushedCount: number
   /** Time of the last append (ms since the Unix epoch), or of the newest file when none. */
   lastAppendMs: number
+  /** Damaged ranges readers step over (found since the store opened). */
+  damagedRanges: number
+  /** Bytes in those ranges. */
+  damagedBytes: number
 }

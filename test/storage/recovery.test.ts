@@ -1,8 +1,9 @@
 /**
  * Recovery (spec §2.6, STYLE 23/33): write → close → reopen gives the same state; damage at
  * the tail of the last segment (torn record, flipped byte, garbage, zero fill) is truncated
- * to the last good record; damage elsewhere (segments that are not contiguous) fails with
- * STORAGE_CORRUPT. The damage is done to real files between close and reopen.
+ * to the last good record; damage elsewhere (segments that are not contiguous) quarantines
+ * the partition (damage.test.ts has the rest). The damage is done to real files between
+ * close and reopen.
  */
 import assert from 'node:assert/strict'
 import {appendFileSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync} from 'node:fs'
@@ -106,22 +107,19 @@ describe('recovery', () => {
     assert.equal(store.get('t', 0)?.maxOffset, records.length)
   })
 
-  test('MessageStore.open() fails with STORAGE_CORRUPT when segments are not contiguous', async (t) => {
+  test('MessageStore.open() quarantines a partition whose segments are not contiguous, naming both files', async (t) => {
     const dataPath = await tmpDir(t)
     const dir = join(dataPath, 'gap-0')
     mkdirSync(dir)
     writeFileSync(join(dir, SEGMENT), handRecord(1n, 0, Buffer.from('abc')))
     writeFileSync(join(dir, '00000000000000000030.meta'), handRecord(2n, 0, Buffer.from('def')))
-    await assert.rejects(
-      MessageStore.open({dataPath, topicConfig: () => ({dataPath, ...THRESHOLD_DEFAULTS})}),
-      (err: Error & {code?: string}) => {
-        assert.equal(err.code, 'STORAGE_CORRUPT')
-        assert.match(err.message, /gap-0/)
-        assert.match(err.message, /00000000000000000000\.meta/)
-        assert.match(err.message, /00000000000000000030\.meta/)
-        return true
-      },
-    )
+    const store = await openStore(t, dataPath)
+    assert.equal(store.get('gap', 0), undefined)
+    const [quarantined] = store.quarantined()
+    assert.equal(quarantined.code, 'STORAGE_CORRUPT')
+    assert.match(quarantined.reason, /gap-0/)
+    assert.match(quarantined.reason, /"00000000000000000000\.meta" ends at 23/)
+    assert.match(quarantined.reason, /"00000000000000000030\.meta" starts at 30/)
   })
 
   test('MessageStore.open() takes sealed segments at file size and scans only the last', async (t) => {
@@ -159,7 +157,7 @@ describe('recovery', () => {
     assert.ok(files(dir).includes(SEGMENT), 'an empty partition gets a first segment')
   })
 
-  test('MessageStore.open() scans extraDataPaths and rejects a partition found twice', async (t) => {
+  test('MessageStore.open() scans extraDataPaths and quarantines a partition found twice', async (t) => {
     const dataPath = await tmpDir(t)
     const other = await tmpDir(t)
     const store = await openStore(t, other)
@@ -176,9 +174,8 @@ describe('recovery', () => {
     await both.close()
 
     mkdirSync(join(dataPath, 'moved-1'))
-    await assert.rejects(
-      MessageStore.open({dataPath, extraDataPaths: [other], topicConfig: () => ({dataPath, ...THRESHOLD_DEFAULTS})}),
-      {code: 'STORAGE_CORRUPT'},
-    )
+    const twice = await openStore(t, dataPath, {}, {extraDataPaths: [other]})
+    assert.equal(twice.get('moved', 1), undefined)
+    assert.deepEqual(twice.quarantined().map((q) => [q.topic, q.partition, q.code, q.dirs.length]), [['moved', 1, 'STORAGE_CORRUPT', 2]])
   })
 })
