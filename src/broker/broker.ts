@@ -176,6 +176,8 @@ export class Broker implements ConnectionHandler {
         extraDataPaths: roots.filter((p) => p !== config.system.dataPath),
         topicConfig: (topic) => storageConfigFor(holder.broker?.config ?? config, topics, topic),
         logger: log.child('storage'),
+        // No stored record can be longer than a put the broker accepts.
+        maxRecordBytes: config.system.maxTransferBytes,
       })
       try {
         offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))

@@ -112,6 +112,7 @@ export const STATS_HELP_LINES: ReadonlyArray<[string, string]> = [
   ['topics', 'Returns the topics this broker serves.'],
   ['offsets', 'Returns the min and max offsets of every partition.'],
   ['realtime', 'Returns realtime statistics.'],
+  ['damage', 'Returns quarantined partitions and damaged ranges (meta).'],
   ['config', "Returns broker's config file content."],
   ['reset', 'Resets realtime statistics.'],
   ['meta-connections', 'Returns each connection: requests in flight, bytes pending, whether it is read, idle time (meta).'],

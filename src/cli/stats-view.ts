@@ -6,6 +6,7 @@
  *   topics     TOPIC PARTITIONS MESSAGES BYTES PUBLISH SUBSCRIBE
  *   offsets    TOPIC PARTITION MIN-OFFSET MAX-OFFSET
  *   partitions the same plus size, messages, segments, unflushed, last append (meta brokers)
+ *   damage     TOPIC PARTITION STATE OFFSET BYTES REASON (meta brokers: quarantined partitions, damaged ranges)
  *   realtime   ITEM COUNT VALUE VALUE/COUNT COUNT/S DURATION
  *   config     the broker's server.ini text as-is
  *   help       ITEM DESCRIPTION
@@ -14,6 +15,7 @@
  */
 import type {
   AdminClient,
+  DamageStats,
   PartitionStats,
   RealtimeStatsResult,
   RealtimeValue,
@@ -26,7 +28,7 @@ import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
 /** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'realtime', 'config', 'help', 'reset'] as const
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset'] as const
 
 export interface HelpLine {
   item: string
@@ -39,6 +41,7 @@ export type StatsResult =
   | {item: 'topics'; stats: TopicStats[]}
   | {item: 'offsets'; stats: PartitionStats[]}
   | {item: 'partitions'; stats: PartitionStats[]}
+  | {item: 'damage'; stats: DamageStats[]}
   | {item: 'realtime'; stats: RealtimeStatsResult}
   | {item: 'config'; stats: {text: string}}
   | {item: 'help'; stats: HelpLine[]}
@@ -56,6 +59,8 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       return {item: 'offsets', stats: await admin.offsets()}
     case 'partitions':
       return {item: 'partitions', stats: await admin.partitions()}
+    case 'damage':
+      return {item: 'damage', stats: await admin.damage()}
     case 'realtime':
       return {item: 'realtime', stats: await admin.realtime()}
     case 'config':
@@ -99,6 +104,8 @@ function renderBody(result: StatsResult, nowMs: number): string {
       )
     case 'partitions':
       return renderPartitions(result.stats, nowMs)
+    case 'damage':
+      return renderDamage(result.stats)
     case 'realtime':
       return renderRealtime(Object.entries(result.stats))
     case 'config':
@@ -139,7 +146,29 @@ function renderSystem(s: SystemStats): string {
     ['total_messages', formatCount(s.totalMessages)],
     ['topics', s.topics],
     ['config_checksum', s.configChecksum],
+    ...(s.damage === undefined
+      ? []
+      : [
+          ['quarantined_partitions', s.damage.quarantinedPartitions],
+          ['damaged_ranges', `${s.damage.damagedRanges} (${formatBytes(s.damage.damagedBytes)})`],
+          ['crc_failures', s.damage.crcFailures],
+          ['unverified_segments', s.damage.unverifiedSegments],
+          ['scrubbed', formatBytes(s.damage.scrubbedBytes)],
+        ]),
   ])
+}
+
+function renderDamage(lines: DamageStats[]): string {
+  if (lines.length === 0) return 'no quarantined partitions and no damaged ranges'
+  return renderTable(
+    ['TOPIC', 'PARTITION', 'STATE', 'OFFSET', 'BYTES', 'REASON'],
+    lines.map((d) =>
+      d.kind === 'quarantined'
+        ? [d.topic, d.partition, 'quarantined', '-', '-', d.reason]
+        : [d.topic, d.partition, d.acknowledged ? 'damaged (acknowledged)' : 'damaged', d.offset, d.bytes, `${d.reason} in ${d.file}`],
+    ),
+    {align: ['left', 'right', 'left', 'right', 'right', 'left']},
+  )
 }
 
 function renderTopics(topics: TopicStats[]): string {

@@ -44,7 +44,28 @@ export interface SystemStats {
   totalMessages: number
   topics: number
   configChecksum: number
+  /** meta brokers only: damage found in their data (undefined from a MetaQ broker). */
+  damage?: StorageDamageStats
 }
+
+/** meta's lines after MetaQ's system stats: what the broker found damaged in its data. */
+export interface StorageDamageStats {
+  /** Partitions not served because their directory is damaged (see `stats damage`). */
+  quarantinedPartitions: number
+  /** Damaged ranges readers step over now, and their bytes. */
+  damagedRanges: number
+  damagedBytes: number
+  /** Damaged records (bad length or checksum) found since the broker started. */
+  crcFailures: number
+  /** Sealed segments the background scrub has not checked yet. */
+  unverifiedSegments: number
+  scrubbedBytes: number
+}
+
+/** One line of meta's `stats damage`: a quarantined partition, or a damaged range. */
+export type DamageStats =
+  | {kind: 'quarantined'; topic: string; partition: number; code: string; reason: string}
+  | {kind: 'damaged-range'; topic: string; partition: number; offset: number; bytes: number; reason: string; acknowledged: boolean; file: string}
 
 /** One line of `stats topics`. Topics configured without data have `empty: true`. */
 export interface TopicStats {
@@ -138,7 +159,41 @@ export function parseSystemStats(body: string): SystemStats {
     totalMessages: n('total_messages'),
     topics: n('topics'),
     configChecksum: n('config_checksum'),
+    ...(m.has('quarantined_partitions')
+      ? {
+          damage: {
+            quarantinedPartitions: n('quarantined_partitions'),
+            damagedRanges: n('damaged_ranges'),
+            damagedBytes: n('damaged_bytes'),
+            crcFailures: n('crc_failures'),
+            unverifiedSegments: n('unverified_segments'),
+            scrubbedBytes: n('scrubbed_bytes'),
+          },
+        }
+      : {}),
   }
+}
+
+/** meta's `stats damage` (the reason and file are the rest of their line). */
+export function parseDamageStats(body: string): DamageStats[] {
+  return statsLines(body).flatMap((tokens): DamageStats[] => {
+    const [topic, partitionText, kind] = tokens
+    const partition = Number(partitionText)
+    const rest = (key: string) => tokens.slice(tokens.indexOf(key) + 1).join(' ')
+    if (kind === 'quarantined') return [{kind: 'quarantined', topic, partition, code: tokens[5], reason: rest('reason')}]
+    if (kind !== 'damaged_range') return []
+    const v = pairs(tokens.slice(3, tokens.indexOf('file')))
+    return [{
+      kind: 'damaged-range',
+      topic,
+      partition,
+      offset: Number(v.offset),
+      bytes: Number(v.bytes),
+      reason: v.reason,
+      acknowledged: v.acknowledged === 'true',
+      file: rest('file'),
+    }]
+  })
 }
 
 export function parseTopicsStats(body: string): TopicStats[] {
@@ -259,6 +314,11 @@ export class AdminClient {
   /** Per-partition detail: meta's `stats partitions`, or `stats offsets` from a MetaQ broker. */
   async partitions(): Promise<PartitionStats[]> {
     return this.conn.capabilities.meta ? parsePartitionsStats(await this.conn.stats('partitions')) : this.offsets()
+  }
+
+  /** meta's `stats damage`; empty from a MetaQ broker (which has no such item). */
+  async damage(): Promise<DamageStats[]> {
+    return this.conn.capabilities.meta ? parseDamageStats(await this.conn.stats('damage')) : []
   }
 
   async realtime(): Promise<RealtimeStatsResult> {

@@ -227,27 +227,31 @@ export class PartitionFetcher {
     this.delayMs = this.settings.minDelayMs
     this.offset = requestOffset + bytesConsumed
     if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
-    if (error !== undefined) return this.onCorruptRecord(error)
+    if (error !== undefined) {
+      // The whole records before the bad one are good: hand them over first.
+      if (messages.length > 0) this.deliver(messages)
+      return this.onCorruptRecord(error)
+    }
     if (bytesConsumed === 0) this.growFor(body)
     else if (body.length < this.maxSize / 2 && this.maxSize > this.settings.maxSizeBytes) {
       this.maxSize = Math.max(this.settings.maxSizeBytes, this.maxSize / 2)
     }
-    let more = true
-    if (messages.length > 0) {
-      more = this.sink.deliver({
-        topic: this.topic,
-        brokerId: this.target.brokerId,
-        partition: this.target.partition,
-        messages,
-        nextOffset: this.offset,
-        epoch: this.epoch,
-      })
-    }
-    if (!more) {
-      this.paused = true
-      return
-    }
+    if (messages.length > 0 && !this.deliver(messages)) return
     this.fetchSoon(0)
+  }
+
+  /** Hand a batch to the sink; false (and paused) when it wants no more for now. */
+  private deliver(messages: Message[]): boolean {
+    const more = this.sink.deliver({
+      topic: this.topic,
+      brokerId: this.target.brokerId,
+      partition: this.target.partition,
+      messages,
+      nextOffset: this.offset,
+      epoch: this.epoch,
+    })
+    if (!more) this.paused = true
+    return more
   }
 
   /**
@@ -285,8 +289,9 @@ export class PartitionFetcher {
 
   /**
    * A record failed its CRC: the offset may be misaligned (a user-given offset) or the log
-   * damaged. Ask the broker for the nearest valid offset and walk from there, skipping what
-   * precedes the bad position; if the broker says we are already at a valid boundary, the
+   * damaged. Ask the broker for the nearest valid offset: before the bad position, walk from
+   * there, skipping what precedes it; after it, a meta broker found a damaged range there and
+   * says where the next record is: skip to it; at it, we are at a valid boundary and the
    * record itself is damaged: report it and retry later rather than deliver it.
    */
   private onCorruptRecord(error: MetaError): void {
@@ -302,6 +307,12 @@ export class PartitionFetcher {
           this.settings.log.warn('checksum failure; realigning', {partition: this.key, offset: badOffset, restartAt: nearest})
           this.offset = nearest
           this.skipBelow = badOffset
+          this.fetchSoon(0)
+          return
+        }
+        if (Number.isFinite(nearest) && nearest > badOffset) {
+          this.settings.log.warn('damaged range on the broker; skipping it', {partition: this.key, offset: badOffset, restartAt: nearest})
+          this.offset = nearest
           this.fetchSoon(0)
           return
         }

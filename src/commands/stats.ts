@@ -9,13 +9,14 @@ export default class Stats extends BaseCommand<typeof Stats> {
   static override summary = "Show a broker's statistics."
   static override description = `Asks the broker for one stats item (MetaQ's \`stats\` command) and prints it as a table.
 
-Items: none (the broker: uptime, connections, command counts, messages), topics, offsets, partitions (per-partition detail: offsets, size, messages, segments, unflushed messages, last append), realtime, config (the broker's server.ini, printed as-is), help, reset (resets the realtime counters), or a topic name.
+Items: none (the broker: uptime, connections, command counts, messages), topics, offsets, partitions (per-partition detail: offsets, size, messages, segments, unflushed messages, last append), damage (quarantined partitions and damaged ranges the broker steps over; see docs/repair.md), realtime, config (the broker's server.ini, printed as-is), help, reset (resets the realtime counters), or a topic name.
 
 --json prints typed objects (an object for the broker and a topic, arrays for topics, offsets and partitions); --raw prints the broker's text exactly as MetaQ sends it (STATS … END), for scripts that parse MetaQ's format. --watch N redraws every N seconds until Ctrl-C: on a terminal it clears the screen, otherwise it prints a new block under a timestamp line (with --json, one JSON document per line).`
 
   static override examples = [
     {description: 'The broker at a glance', command: '<%= config.bin %> <%= command.id %>'},
     {description: 'Per-partition offsets, sizes and unflushed messages', command: '<%= config.bin %> <%= command.id %> partitions'},
+    {description: 'Quarantined partitions and damaged ranges', command: '<%= config.bin %> <%= command.id %> damage'},
     {description: 'One topic, from another broker', command: '<%= config.bin %> <%= command.id %> orders -b 10.0.0.5:8123'},
     {description: 'Topics as JSON for a health check', command: "<%= config.bin %> <%= command.id %> topics --json | jq '.[].messageCount'"},
     {description: "The broker's text exactly as MetaQ sends it", command: '<%= config.bin %> <%= command.id %> offsets --raw'},

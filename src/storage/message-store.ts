@@ -95,7 +95,7 @@ export interface StoreHealth {
   damagedRanges: number
   damagedBytes: number
   /** Damaged ranges found since open (recovery, reads, `offset` checks, scrub). */
-  damageFound: number
+  crcFailures: number
   /** Sealed segments the scrub has not checked yet. */
   unverifiedSegments: number
   /** Bytes the scrub has read. */
@@ -203,7 +203,7 @@ export class MessageStore {
       quarantinedPartitions: this.quarantine.size,
       damagedRanges,
       damagedBytes,
-      damageFound: this.ctx.damage.found,
+      crcFailures: this.ctx.damage.found,
       unverifiedSegments,
       scrubbedBytes: this.scrubber?.scrubbedBytes ?? 0,
     }

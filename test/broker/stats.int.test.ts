@@ -23,7 +23,7 @@ stat=false
 `
 
 describe('broker stats', () => {
-  it('answers system stats with MetaQ keys in order, also for `stats  <opaque>`', async (t) => {
+  it('answers system stats with MetaQ keys in order, then meta\'s, also for `stats  <opaque>`', async (t) => {
     const broker = await startTestBroker(t, {ini: INI})
     const client = await RawClient.connect(t, broker.port)
     await client.request('put orders 0 5 0 -1 1\r\nhello')
@@ -34,6 +34,7 @@ describe('broker stats', () => {
       'pid', 'broker_id', 'port', 'uptime', 'version', 'slave', 'curr_connections', 'threads', 'cmd_put', 'cmd_get',
       'cmd_offset', 'tx_begin', 'tx_xa_begin', 'tx_commit', 'tx_rollback', 'get_miss', 'put_failed', 'total_messages',
       'topics', 'config_checksum',
+      'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes',
     ])
     const map = Object.fromEntries(body.map((l) => l.split(' ')))
     assert.equal(map.broker_id, '3')

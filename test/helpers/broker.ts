@@ -10,21 +10,23 @@ import {
   type Broker,
   type ConfigOverrides,
 } from '../../src/broker/index.js'
-import {createLogger} from '../../src/log.js'
+import {createLogger, type Logger} from '../../src/log.js'
 import {tmpDir, type Cleanup} from './index.js'
 
 export interface TestBrokerOptions extends ConfigOverrides {
   /** server.ini text to start from (dataPath and port are still overridden). */
   ini?: string
+  /** Where the broker logs (default: nowhere, or stderr at META_TEST_LOG_LEVEL). */
+  logger?: Logger
 }
 
 export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {}): Promise<Broker> {
-  const {ini, ...overrides} = options
+  const {ini, logger, ...overrides} = options
   const dataPath = overrides.dataPath ?? (await tmpDir(t, 'meta-broker-'))
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, logger: level ? createLogger({level}) : undefined})
+  const broker = await startBroker({config, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
 }

@@ -102,7 +102,7 @@ describe('damage in a sealed segment (item 2)', () => {
     assert.equal(warnings.length, 1, `one warning, got ${JSON.stringify(captured.entries)}`)
     assert.equal(warnings[0].offset, offsets[2])
     assert.equal(warnings[0].file, segmentOf(dir, offsets[2]).path)
-    assert.equal(store.health().damageFound, 1)
+    assert.equal(store.health().crcFailures, 1)
     assert.deepEqual(
       log.damagedRanges().map((r) => [r.offset, r.bytes]),
       [[offsets[2], offsets[3] - offsets[2]]],
@@ -120,7 +120,7 @@ describe('damage in a sealed segment (item 2)', () => {
     const captured = captureLogger()
     const store = await openStore(t, dataPath, {maxSegmentBytes: 200}, {logger: captured.logger})
     await waitFor(() => store.health().unverifiedSegments === 0, {what: 'the scrub to verify every sealed segment'})
-    assert.equal(store.health().damageFound, 1)
+    assert.equal(store.health().crcFailures, 1)
     assert.equal(captured.find('warn', /damaged/).length, 1)
     const log = partitionOf(store)
     assert.deepEqual(await log.read(offsets[9], 4096), {kind: 'damaged', offset: offsets[10]})
@@ -153,7 +153,7 @@ describe('damage in a sealed segment (item 2)', () => {
     const log = partitionOf(store)
     const result = await log.read(offsets[1] + 7, 4096)
     assert.equal(result.kind, 'data')
-    assert.equal(store.health().damageFound, 0)
+    assert.equal(store.health().crcFailures, 0)
     assert.deepEqual(await consumeAll(log), expected(offsets, []))
   })
 })

@@ -6,7 +6,9 @@
  * end (meta moves such a consumer back to the end instead of stalling it, DESIGN §3.2;
  * Long.MAX_VALUE, "start from the tail", is the common case); at exactly the end 404, or a
  * parked wait when the request carries maxWaitMs; 400 for maxSize <= 0; 403 when closed;
- * 404 when the partition does not exist (a long poll waits for it if the topic is accepted).
+ * 404 when the partition does not exist (a long poll waits for it if the topic is accepted);
+ * 500 when it is quarantined; 301 + the next record when the offset lies in a damaged range
+ * (storage/damage.ts: reads end before one, so clients never get damaged bytes it knows of).
  *
  * Memory: a read holds min(maxSize, maxTransferSize) bytes against the connection's limit
  * until it is answered (connection.ts); a parked long poll holds only its overhead, and when
@@ -17,6 +19,7 @@ import type {ReadResult} from '../../storage/index.js'
 import {Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {refuseQuarantined} from './quarantine.js'
 
 export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
   ctx.counters.cmdGet += 1
@@ -36,6 +39,7 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
   }
   const log = ctx.logs.get(frame.topic, frame.partition)
   if (log === undefined) {
+    if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
     const canAppear = topic !== undefined && frame.partition >= 0 && frame.partition < topic.numPartitions
     if (frame.maxWaitMs > 0 && canAppear) {
       conn.beginRequest()
@@ -66,6 +70,7 @@ function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, res
       conn.sendValue(frame.opaque, result.data)
       return
     case 'below':
+    case 'damaged':
       conn.sendResult(Status.MOVED, frame.opaque, String(result.offset))
       return
     case 'end':

@@ -1,20 +1,38 @@
 /**
- * offset (spec §1.7): the nearest valid offset — the start of the segment holding the
- * requested offset, the first offset when below, the end when at or past it; 404 when the
- * partition does not exist.
+ * offset (spec §1.7): the nearest valid offset. MetaQ clients ask after a record failed its
+ * checksum, with the offset they fetched from, so the broker first checks the records a fetch
+ * from there returned (up to maxTransferSize, storage PartitionLog#checkOffset), then answers:
+ * the end of a damaged range when the offset is in one, the offset itself when it is a record
+ * boundary (the next fetch stops where the damage starts), else MetaQ's answer, the start of
+ * the segment holding it; the first offset when below, the end when at or past it. 404 when
+ * the partition does not exist, 500 when it is quarantined.
  */
 import type {OffsetCommand} from '../../protocol/commands/offset.js'
 import {Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {refuseQuarantined} from './quarantine.js'
 
 export function handleOffset(ctx: BrokerContext, conn: Connection, frame: OffsetCommand): void {
   ctx.counters.cmdOffset += 1
   if (ctx.topics.resolve(frame.topic)?.stat) ctx.realtime.record(frame.topic, 'offset')
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
+    if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
     conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
-  conn.sendResult(Status.OK, frame.opaque, String(log.nearestOffset(frame.offset)))
+  conn.beginRequest()
+  log.checkOffset(frame.offset, ctx.config.system.maxTransferBytes).then(
+    // Answered before the request ends: an ending connection closes once its last one ends.
+    (offset) => {
+      conn.sendResult(Status.OK, frame.opaque, String(offset))
+      conn.endRequest()
+    },
+    (error: Error) => {
+      ctx.log.warn('offset check failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
+      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.endRequest()
+    },
+  )
 }

@@ -6,10 +6,12 @@ import type {CountCommand, SeekCommand} from '../../protocol/commands/seek.js'
 import {Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {refuseQuarantined} from './quarantine.js'
 
 export function handleSeek(ctx: BrokerContext, conn: Connection, frame: SeekCommand): void {
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
+    if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
     conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
@@ -29,6 +31,7 @@ export function handleSeek(ctx: BrokerContext, conn: Connection, frame: SeekComm
 export function handleCount(ctx: BrokerContext, conn: Connection, frame: CountCommand): void {
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
+    if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
     conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }

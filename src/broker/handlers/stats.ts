@@ -11,6 +11,8 @@
  *   reset      resets realtime stats: `reset ok`
  *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   meta-connections (meta) `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
+ *   damage     (meta) `<topic> <p> quarantined true code <CODE> reason <text…>` per quarantined partition,
+ *              `<topic> <p> damaged_range offset <n> bytes <n> reason <why> acknowledged <b> file <path…>` per damaged range
  *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
  */
 import {META_VERSION, PROTOCOL_VERSION} from '../../protocol/index.js'
@@ -49,6 +51,8 @@ export function statsLines(ctx: BrokerContext, item: string): Line[] {
         'message_count', p.messageCount, 'segments', p.segmentCount, 'unflushed', p.unflushedCount,
         'last_append_ms', p.lastAppendMs, 'closed', ctx.topics.isClosed(p.topic, p.partition),
       ])
+    case 'damage':
+      return damageLines(ctx)
     case 'realtime':
       return REALTIME_ITEMS.map((name) => [`realtime_${name}`, ctx.realtime.format(name)])
     case 'help':
@@ -98,6 +102,7 @@ function systemLines(ctx: BrokerContext): Line[] {
   const c = ctx.counters
   const infos = partitionInfos(ctx)
   const totalMessages = infos.reduce((sum, p) => sum + p.messageCount, 0)
+  const health = ctx.store.health()
   return [
     ['pid', process.pid],
     ['broker_id', ctx.config.system.brokerId],
@@ -120,7 +125,27 @@ function systemLines(ctx: BrokerContext): Line[] {
     ['total_messages', totalMessages],
     ['topics', ctx.store.topics().length],
     ['config_checksum', ctx.config.checksum],
+    // meta's lines, after MetaQ's (clients read stats as key/value pairs).
+    ['quarantined_partitions', health.quarantinedPartitions],
+    ['damaged_ranges', health.damagedRanges],
+    ['damaged_bytes', health.damagedBytes],
+    ['crc_failures', health.crcFailures],
+    ['unverified_segments', health.unverifiedSegments],
+    ['scrubbed_bytes', health.scrubbedBytes],
   ]
+}
+
+/** Quarantined partitions, then every damaged range readers step over. */
+function damageLines(ctx: BrokerContext): Line[] {
+  const lines: Line[] = ctx.store
+    .quarantined()
+    .map((q) => [q.topic, q.partition, 'quarantined', true, 'code', q.code, 'reason', q.reason])
+  for (const log of ctx.store.list()) {
+    for (const r of log.damagedRanges()) {
+      lines.push([log.topic, log.partition, 'damaged_range', 'offset', r.offset, 'bytes', r.bytes, 'reason', r.reason, 'acknowledged', r.acknowledged, 'file', r.file])
+    }
+  }
+  return lines
 }
 
 function topicsLines(ctx: BrokerContext): Line[] {
