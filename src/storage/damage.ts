@@ -25,6 +25,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {open, rename, rm} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 import type {StoreContext} from './context.js'
+import type {FileOps} from './file-ops.js'
 import {damagedFileName, SCAN_CHUNK_BYTES, segmentFileName, TEMP_SUFFIX} from './layout.js'
 import type {Hole} from './resync.js'
 import {readFully} from './scan.js'
@@ -151,40 +152,45 @@ const ZEROS = Buffer.alloc(SCAN_CHUNK_BYTES)
  */
 export async function keepAside(ctx: StoreContext, segment: Segment, from: number, to: number): Promise<string | undefined> {
   const path = join(dirname(segment.file.path), damagedFileName(segment.start + from))
-  if (existsSync(path)) return path
-  const tmp = `${path}${TEMP_SUFFIX}`
   try {
-    let wrote = false
+    const kept = await withFile(ctx, segment.file, 'read', (fd) => copyAside(ctx.ops, fd, path, from, to))
+    return kept ? path : undefined
+  } catch (error) {
+    ctx.log.error('cannot keep damaged bytes aside', {file: segment.file.path, offset: segment.start + from, to: path, error: String(error)})
+    return undefined
+  }
+}
+
+/**
+ * Copy bytes [from, to) of `fd` to a new file `path` (through `<path>.tmp`), zero runs left
+ * sparse. False (and no file) when they are all zeros; true when `path` exists already.
+ */
+export async function copyAside(ops: FileOps, fd: number, path: string, from: number, to: number): Promise<boolean> {
+  if (existsSync(path)) return true
+  const tmp = `${path}${TEMP_SUFFIX}`
+  let wrote = false
+  try {
     const out = await open(tmp, 'w')
     try {
-      await withFile(ctx, segment.file, 'read', async (fd) => {
-        const buf = Buffer.allocUnsafe(Math.min(SCAN_CHUNK_BYTES, to - from))
-        for (let pos = from; pos < to; ) {
-          const n = await readFully(ctx.ops, fd, buf, 0, Math.min(buf.length, to - pos), pos)
-          if (n === 0) break
-          // Zero runs stay holes in a sparse file; an all-zero range is not kept at all.
-          if (!buf.subarray(0, n).equals(ZEROS.subarray(0, n))) {
-            await out.write(buf, 0, n, pos - from)
-            wrote = true
-          }
-          pos += n
+      const buf = Buffer.allocUnsafe(Math.max(1, Math.min(SCAN_CHUNK_BYTES, to - from)))
+      for (let pos = from; pos < to; ) {
+        const n = await readFully(ops, fd, buf, 0, Math.min(buf.length, to - pos), pos)
+        if (n === 0) break
+        if (!buf.subarray(0, n).equals(ZEROS.subarray(0, n))) {
+          await out.write(buf, 0, n, pos - from)
+          wrote = true
         }
-      })
+        pos += n
+      }
       await out.truncate(to - from)
     } finally {
       await out.close()
     }
-    if (!wrote) {
-      await rm(tmp, {force: true})
-      return undefined
-    }
-    await rename(tmp, path)
-    return path
-  } catch (error) {
-    ctx.log.error('cannot keep damaged bytes aside', {file: segment.file.path, offset: segment.start + from, to: path, error: String(error)})
-    await rm(tmp, {force: true}).catch(() => undefined)
-    return undefined
+    if (wrote) await rename(tmp, path)
+  } finally {
+    if (!wrote || existsSync(tmp)) await rm(tmp, {force: true})
   }
+  return wrote
 }
 
 /** Ranges of a damage map file as holes of the segment at `start`; undefined when unreadable. */

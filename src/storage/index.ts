@@ -1,6 +1,7 @@
 /**
  * The storage engine's public surface: the store of partition logs, the log itself, their
- * types and the file-operations seam. Everything else in this folder is internal.
+ * types, the file-operations seam and the offline check and repair of a data directory
+ * (`meta repair`). Everything else in this folder is internal.
  */
 export {
   MessageStore,
@@ -28,3 +29,13 @@ export {
 } from './data-dir-lock.js'
 export type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
 export {closedPartitionsPath, loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} from './closed-partitions.js'
+export {
+  actionJson,
+  applyRepairs,
+  checkDataDir,
+  describeAction,
+  type Finding,
+  type PartitionReport,
+  type RepairAction,
+  type RepairScope,
+} from './repair/index.js'
