@@ -211,3 +211,18 @@ export function scanRecords(
   }
   return {end: pos, stop: 'end'}
 }
+
+/**
+ * Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records whose checksums
+ * verify (a batch appended as is: replication, transaction commit, batched put).
+ */
+export function checkRecordBatch(records: Buffer, count: number): void {
+  let seen = 0
+  const {end, stop} = scanRecords(records, 0, () => (seen += 1))
+  if (end !== records.length || seen !== count || count === 0) {
+    throw MetaError.invalidArgument(
+      `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` +
+        `found ${seen} (${stop} at byte ${end})`,
+    )
+  }
+}

@@ -108,6 +108,18 @@ export function damagedRangesOf(segment: Segment): DamagedRange[] {
   }))
 }
 
+/** Damaged ranges and bytes over `segments` (PartitionInfo). */
+export function damageTotals(segments: readonly Segment[]): {damagedRanges: number; damagedBytes: number} {
+  let damagedRanges = 0
+  let damagedBytes = 0
+  for (const segment of segments) {
+    if (segment.holes === undefined) continue
+    damagedRanges += segment.holes.length
+    for (const hole of segment.holes) damagedBytes += hole.to - hole.from
+  }
+  return {damagedRanges, damagedBytes}
+}
+
 function isAcknowledged(segment: Segment, hole: Hole): boolean {
   return segment.acknowledged?.some((a) => a.from === hole.from && a.to === hole.to) ?? false
 }

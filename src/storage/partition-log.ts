@@ -23,10 +23,10 @@
  * segment verified, the read path pays two field checks.
  */
 import {MetaError} from '../protocol/errors.js'
-import {RECORD_HEADER_BYTES, scanRecords} from '../protocol/message-set.js'
+import {checkRecordBatch, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
-import {damagedRangesOf, holeAt, type DamagedRange} from './damage.js'
+import {damagedRangesOf, damageTotals, holeAt, type DamagedRange} from './damage.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import {ioError} from './io-error.js'
 import type {RecoveredPartition} from './recovery.js'
@@ -52,7 +52,7 @@ import {
 import {commitEntries, IndexCursor, recordTimestamp, truncateEntries} from './side-index.js'
 import {PartitionTail} from './tail-cache.js'
 import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
-import {firstBadRecord, locateDamage, verifySegment} from './verify.js'
+import {checkOffsetIn, damageBeforeServing, verifySegment} from './verify.js'
 
 /** The written state to roll back to after a failed write or group-commit fdatasync. */
 interface LogCheckpoint extends Checkpoint {
@@ -151,14 +151,7 @@ export class PartitionLog {
   /** Point-in-time facts (stats, admin); `messageCount` is exact (side index). */
   info(): PartitionInfo {
     let messageCount = 0
-    let damagedRanges = 0
-    let damagedBytes = 0
-    for (const segment of this.segments) {
-      messageCount += segment.messageCount
-      if (segment.holes === undefined) continue
-      damagedRanges += segment.holes.length
-      for (const hole of segment.holes) damagedBytes += hole.to - hole.from
-    }
+    for (const segment of this.segments) messageCount += segment.messageCount
     return {
       topic: this.topic,
       partition: this.partition,
@@ -169,8 +162,7 @@ export class PartitionLog {
       segmentCount: this.segments.length,
       unflushedCount: this.flusher.unflushedCount,
       lastAppendMs: this.lastAppendMs,
-      damagedRanges,
-      damagedBytes,
+      ...damageTotals(this.segments),
     }
   }
 
@@ -211,7 +203,7 @@ export class PartitionLog {
    * INVALID_ARGUMENT when `records` is not exactly `count` whole, checksum-valid records.
    */
   appendRecords(records: Buffer, count: number, done: AppendCallback): number {
-    checkRecords(records, count)
+    checkRecordBatch(records, count)
     const offset = this.startRecords()
     const block = this.tail.reserve(offset, records.length)
     records.copy(block.buf, block.filled)
@@ -281,15 +273,7 @@ export class PartitionLog {
   async checkOffset(offset: number, windowBytes: number): Promise<number> {
     this.checkOpen()
     if (offset < this.minOffset || offset >= this.writtenEnd) return this.nearestOffset(offset)
-    const segment = this.segments[findSegmentIndex(this.segments, offset)]
-    const rel = offset - segment.start
-    if ((holeAt(segment.holes, rel)?.from ?? Number.POSITIVE_INFINITY) <= rel) return this.nearestOffset(offset)
-    const until = Math.min(rel + Math.max(1, windowBytes), segment.size)
-    const key = `${segment.file.path}:${rel}:${until}`
-    const aligned = await this.ctx.damage.once(key, () => locateDamage(this.ctx, this, segment, rel, until, 'offset'))
-    const hole = holeAt(segment.holes, rel)
-    if (hole !== undefined && hole.from <= rel) return segment.start + hole.to
-    return aligned ? offset : segment.start
+    return checkOffsetIn(this.ctx, this, this.segments[findSegmentIndex(this.segments, offset)], offset, windowBytes)
   }
 
   /** Offset of the first message whose timestamp (from its id) is >= `ms`; maxOffset when none. */
@@ -388,7 +372,12 @@ export class PartitionLog {
   /** @internal The scrub of one sealed segment (verify.ts); a no-op once it left the log. */
   async verify(segment: Segment, pace: (bytes: number) => Promise<void>): Promise<void> {
     if (this.closed || segment.verified || !this.segments.includes(segment)) return
-    await verifySegment(this.ctx, this, segment, pace)
+    try {
+      await verifySegment(this.ctx, this, segment, pace)
+    } catch (error) {
+      // Retention removed it meanwhile: nothing left to check.
+      if (this.segments.includes(segment)) throw error
+    }
   }
 
   /**
@@ -434,21 +423,10 @@ export class PartitionLog {
     this.tail.clear()
   }
 
-  /**
-   * A read of a sealed segment not verified yet: serve it when its records check out; on a
-   * bad one, find the damage from a known record boundary and read again around it. A read
-   * at a misaligned offset registers nothing and is served as is: the reader's own checks
-   * send it to `offset`.
-   */
+  /** A read of a sealed segment not verified yet: served, or read again around new damage. */
   private async checkedRead(segment: Segment, offset: number, maxBytes: number, data: Buffer): Promise<ReadResult> {
-    const rel = offset - segment.start
-    const bad = firstBadRecord(data, rel, segment.size)
-    if (bad < 0) return {kind: 'data', data}
-    const key = `${segment.file.path}:${rel}:${rel + bad + 1}`
-    const aligned = await this.ctx.damage.once(key, () => locateDamage(this.ctx, this, segment, rel, rel + bad + 1, 'read'))
-    const hole = holeAt(segment.holes, rel + bad)
-    if (!aligned || hole === undefined || hole.from > rel + bad) return {kind: 'data', data}
-    return this.read(offset, maxBytes)
+    const again = await damageBeforeServing(this.ctx, this, segment, offset, data)
+    return again ? this.read(offset, maxBytes) : {kind: 'data', data}
   }
 
   /** The written state, for a side index query. */
@@ -619,20 +597,5 @@ export class PartitionLog {
       },
       fire: (callbacks, err) => this.fire(callbacks, err),
     }
-  }
-}
-
-/**
- * Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records whose checksums
- * verify: one bad record in the last segment would make recovery drop everything after it.
- */
-function checkRecords(records: Buffer, count: number): void {
-  let seen = 0
-  const {end, stop} = scanRecords(records, 0, () => (seen += 1))
-  if (end !== records.length || seen !== count || count === 0) {
-    throw MetaError.invalidArgument(
-      `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` +
-        `found ${seen} (${stop} at byte ${end})`,
-    )
   }
 }

@@ -8,7 +8,7 @@
 import {checksum} from '../protocol/crc.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
-import {recordHoles, type DamageSource, type PartitionRef} from './damage.js'
+import {holeAt, recordHoles, type DamageSource, type PartitionRef} from './damage.js'
 import {entryAtOrBefore} from './index-queries.js'
 import {scanSealed, writeSealedIndex} from './index-recovery.js'
 import {scanSegment, type Hole} from './resync.js'
@@ -35,6 +35,53 @@ export function firstBadRecord(data: Buffer, rel: number, segmentSize: number): 
     pos = next
   }
   return pos < data.length && rel + data.length === segmentSize ? pos : -1
+}
+
+/**
+ * PartitionLog#read of an unverified sealed segment returned `data` at `offset`: true when a
+ * record in it is damaged and a hole now covers it (read again: the read stops before it or
+ * answers `damaged`); false to serve `data` as it is — its records check out, or `offset` is
+ * not a record boundary (a reader's misaligned offset is not damage: its own checks send it
+ * to `offset`).
+ */
+export async function damageBeforeServing(
+  ctx: StoreContext,
+  owner: PartitionRef,
+  segment: Segment,
+  offset: number,
+  data: Buffer,
+): Promise<boolean> {
+  const rel = offset - segment.start
+  const bad = firstBadRecord(data, rel, segment.size)
+  if (bad < 0) return false
+  const at = rel + bad
+  const aligned = await ctx.damage.once(`${segment.file.path}:${rel}:${at}`, () => locateDamage(ctx, owner, segment, rel, at + 1, 'read'))
+  const hole = holeAt(segment.holes, at)
+  return aligned && hole !== undefined && hole.from <= at
+}
+
+/**
+ * PartitionLog#checkOffset for `offset` inside `segment`: check the window a fetch from there
+ * returned, then answer past a hole holding `offset`, `offset` itself when it is a record
+ * boundary, else the segment start (MetaQ's answer).
+ */
+export async function checkOffsetIn(
+  ctx: StoreContext,
+  owner: PartitionRef,
+  segment: Segment,
+  offset: number,
+  windowBytes: number,
+): Promise<number> {
+  const rel = offset - segment.start
+  const pastHole = (): number | undefined => {
+    const hole = holeAt(segment.holes, rel)
+    return hole !== undefined && hole.from <= rel ? segment.start + hole.to : undefined
+  }
+  const known = pastHole()
+  if (known !== undefined) return known
+  const until = Math.min(rel + Math.max(1, windowBytes), segment.size)
+  const aligned = await ctx.damage.once(`${segment.file.path}:${rel}:${until}`, () => locateDamage(ctx, owner, segment, rel, until, 'offset'))
+  return pastHole() ?? (aligned ? offset : segment.start)
 }
 
 /**
