@@ -12,9 +12,9 @@
  * others), so nothing on disk has to be trusted about them.
  *
  * Each new hole is logged once (warn; info when `meta repair` acknowledged it in
- * `<segment>.damage.json`), counted (stats `damage_found`), and its bytes are copied to
- * `<20-digit offset>.damaged` beside the segment unless they are all zeros (unwritten
- * space) or that file already exists.
+ * `<segment>.damage.json`), counted (stats `crc_failures`), and, unless acknowledged, its
+ * bytes are copied to `<20-digit offset>.damaged` beside the segment (not when they are all
+ * zeros, unwritten space, or when that file exists).
  *
  * Damage map file (`<20-digit segment start>.damage.json`, written by `meta repair`):
  *
@@ -138,7 +138,9 @@ export async function recordHoles(
   for (const hole of holes) {
     if (!addHole(segment, hole)) continue
     ctx.damage.found += 1
-    const keptAside = await keepAside(ctx, segment, hole.from, hole.to)
+    const acknowledged = isAcknowledged(segment, hole)
+    // An acknowledged range was kept aside by `meta repair`; the operator owns that file now.
+    const keptAside = acknowledged ? undefined : await keepAside(ctx, segment, hole.from, hole.to)
     const fields = {
       topic: owner.topic,
       partition: owner.partition,
@@ -150,7 +152,7 @@ export async function recordHoles(
       foundBy: source,
       keptAside,
     }
-    if (isAcknowledged(segment, hole)) ctx.log.info('known damaged range skipped (acknowledged by meta repair)', fields)
+    if (acknowledged) ctx.log.info('known damaged range skipped (acknowledged by meta repair)', fields)
     else ctx.log.warn('damaged range skipped: readers resume after it', fields)
   }
 }
