@@ -23,6 +23,8 @@
  *   leftover-temp      `*.tmp` left by a crash: removed
  *   orphan-file        a side index or damage map without its segment: removed (derived data)
  *   unknown-file       reported, left alone (not damage)
+ *   unreadable         the directory or a file cannot be read (permissions, I/O error):
+ *                      reported as damage, nothing done
  *
  * `known-damaged-range` is a range `meta repair` acknowledged before: reported, not damage.
  */
@@ -57,6 +59,7 @@ export type FindingKind =
   | 'leftover-temp'
   | 'orphan-file'
   | 'unknown-file'
+  | 'unreadable'
 
 export interface Finding {
   kind: FindingKind

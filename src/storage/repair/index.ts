@@ -43,6 +43,14 @@ export async function checkDataDir(scope: RepairScope): Promise<PartitionReport[
   }
   dirs.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
   const reports: PartitionReport[] = []
-  for (const {dir, topic, partition} of dirs) reports.push(await checkPartition(dir, topic, partition))
+  for (const {dir, topic, partition} of dirs) {
+    try {
+      reports.push(await checkPartition(dir, topic, partition))
+    } catch (error) {
+      // One partition that cannot be read must not hide the others.
+      const detail = error instanceof Error ? error.message : String(error)
+      reports.push({topic, partition, dir, findings: [{kind: 'unreadable', file: '.', detail, damage: true}]})
+    }
+  }
   return reports
 }
