@@ -35,16 +35,21 @@ export interface LogView {
   total: number
 }
 
-/** Snapshot `segments` (written state) for a query. */
-export function viewOf(ctx: StoreContext, segments: readonly Segment[]): LogView {
-  const views = segments.map((segment) => ({
+/** Snapshot one segment (written state) for a query. */
+function segmentView(segment: Segment): SegmentView {
+  return {
     segment,
     start: segment.start,
     size: segment.size,
     count: segment.messageCount,
     maxTs: segment.maxTimestamp,
     entries: segment.indexEntries,
-  }))
+  }
+}
+
+/** Snapshot `segments` (written state) for a query. */
+export function viewOf(ctx: StoreContext, segments: readonly Segment[]): LogView {
+  const views = segments.map(segmentView)
   const last = views[views.length - 1]
   return {ctx, segments: views, end: last.start + last.size, total: views.reduce((n, v) => n + v.count, 0)}
 }
@@ -200,16 +205,8 @@ async function walk(ctx: StoreContext, view: SegmentView, from: IndexEntry, to: 
  */
 export async function entryAtOrBefore(ctx: StoreContext, segment: Segment, rel: number): Promise<IndexEntry> {
   if (segment.indexState !== 'ok' || segment.indexEntries === 0) return START_ENTRY
-  const view = {
-    segment,
-    start: segment.start,
-    size: segment.size,
-    count: segment.messageCount,
-    maxTs: segment.maxTimestamp,
-    entries: segment.indexEntries,
-  }
   try {
-    const {from} = await bracket(ctx, view, (e) => e.pos <= rel)
+    const {from} = await bracket(ctx, segmentView(segment), (e) => e.pos <= rel)
     return from.pos <= rel ? from : START_ENTRY
   } catch (error) {
     ctx.log.debug('cannot read side index entry, walking from the segment start', {file: segment.indexFile.path, error: String(error)})
