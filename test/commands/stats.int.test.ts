@@ -6,10 +6,13 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {mkdirSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
+import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {collect, runCli, spawnCli} from '../helpers/process.js'
+import {tmpDir} from '../helpers/index.js'
 
 const INI = `[system]
 numPartitions=2
@@ -144,5 +147,23 @@ describe('meta stats', () => {
       assert.match(block, /^Every 0\.2s: meta stats offsets \(127\.0\.0\.1:\d+\)  \d{4}-\d\d-\d\dT/)
       assert.match(block, /\n orders\s+1\s+0\s+50\n/)
     }
+  })
+
+  it('shows quarantined partitions: `stats damage` as a table and as JSON, and the count in the system table', async (t) => {
+    const dataPath = await tmpDir(t)
+    mkdirSync(join(dataPath, 'orders-0'))
+    writeFileSync(join(dataPath, 'orders-0', 'junk.meta'), 'not a segment')
+    const broker = await startTestBroker(t, {ini: INI, dataPath})
+    const address = `127.0.0.1:${broker.port}`
+    const table = await runCli(['stats', 'damage', '-b', address])
+    assert.equal(table.code, 0, table.stderr)
+    assert.match(table.stdout, /orders\s+0\s+quarantined\s+-\s+-\s+"junk\.meta" in ".*" is not a segment name/)
+    const json = await runCli(['stats', 'damage', '-b', address, '--json'])
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as Array<{kind: string; topic: string; partition: number}>).map((d) => [d.kind, d.topic, d.partition]),
+      [['quarantined', 'orders', 0]],
+    )
+    const system = await runCli(['stats', '-b', address])
+    assert.match(system.stdout, /quarantined_partitions\s+1/)
   })
 })

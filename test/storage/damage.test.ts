@@ -146,6 +146,18 @@ describe('damage in a sealed segment (item 2)', () => {
     assert.deepEqual(await consumeAll(log), expected(offsets, [5]))
   })
 
+  test('damage at the end of a sealed segment costs the rest of that segment only', async (t) => {
+    const dataPath = await tmpDir(t)
+    const offsets = await writeLog(t, dataPath, 20, 200)
+    // Message 6 is the last record of segment [0, 210): its length now points past the end.
+    writeWord(join(dataPath, 't-0'), offsets[6], 0, 1000)
+    const store = await openStore(t, dataPath, {maxSegmentBytes: 200}, {scrub: false})
+    const log = partitionOf(store)
+    assert.deepEqual(await log.read(offsets[6], 4096), {kind: 'damaged', offset: offsets[7]})
+    assert.equal(offsets[7], 210, 'readers continue in the next segment')
+    assert.deepEqual(await consumeAll(log), expected(offsets, [6]))
+  })
+
   test('a misaligned read of an unverified segment registers no damage', async (t) => {
     const dataPath = await tmpDir(t)
     const offsets = await writeLog(t, dataPath, 20, 200)
@@ -197,6 +209,20 @@ describe('damage early in the last segment (item 3)', () => {
       assert.deepEqual(files(dir).filter((n) => n.endsWith('.damaged')), [name20(offsets[1], '.damaged')])
     })
   }
+
+  test('MessageStore.open() steps over a zero-filled range in the last segment and keeps nothing aside for it', async (t) => {
+    const dataPath = await tmpDir(t)
+    const offsets = await writeLog(t, dataPath, 10, 1024 * 1024)
+    const segment = join(dataPath, 't-0', SEGMENT_0)
+    const bytes = readFileSync(segment)
+    bytes.fill(0, offsets[3], offsets[6])
+    writeFileSync(segment, bytes)
+    const store = await openStore(t, dataPath)
+    const log = partitionOf(store)
+    assert.deepEqual(await consumeAll(log), expected(offsets, [3, 4, 5]))
+    assert.deepEqual(log.damagedRanges().map((r) => [r.offset, r.bytes, r.reason]), [[offsets[3], offsets[6] - offsets[3], 'zero-fill']])
+    assert.deepEqual(files(join(dataPath, 't-0')).filter((n) => n.endsWith('.damaged')), [])
+  })
 
   test('MessageStore.open() still truncates a torn tail, keeping the cut bytes aside', async (t) => {
     const dataPath = await tmpDir(t)
