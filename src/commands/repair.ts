@@ -40,7 +40,7 @@ Without --execute nothing changes: it prints each finding and the repair it woul
 
 Repairs never delete data: a misnamed segment is renamed to its 20-digit name (or set aside as <name>.aside), a gap left by a truncated or missing sealed segment is bridged by a zero-filled placeholder so every later record keeps its offset, bytes cut from a segment (overlaps, torn tails) are kept in <offset>.damaged files, and damaged records stay where they are and are recorded in <segment>.damage.json (acknowledged: the broker logs them at info and a later check calls the partition clean). Side indexes are rebuilt.
 
-It refuses while a broker holds the directory (<data-dir>/.meta.lock) and holds that lock while it repairs. Restart the broker afterwards: quarantined partitions are served again. A topic with its own dataPath in server.ini is checked with -d set to that path. See docs/repair.md.`
+It refuses while a broker (or another meta command) holds the directory (<data-dir>/.meta.lock) and holds that lock while it repairs. Restart the broker afterwards: quarantined partitions are served again. A topic with its own dataPath in server.ini is checked with -d set to that path. See docs/repair.md.`
 
   static override examples = [
     {description: 'Check a whole data directory (the broker is stopped)', command: '<%= config.bin %> <%= command.id %> -d ~/meta'},
