@@ -128,12 +128,15 @@ describe('meta repair', () => {
   it('refuses while a live process holds the data directory', async (t) => {
     const dataPath = await tmpDir(t)
     await writeData(t, dataPath)
-    writeFileSync(join(dataPath, '.meta.lock'), JSON.stringify({pid: process.pid, host: hostname(), address: '127.0.0.1:8123', startedAt: new Date().toISOString()}))
+    writeFileSync(
+      join(dataPath, '.meta.lock'),
+      JSON.stringify({pid: process.pid, host: hostname(), address: '127.0.0.1:8123', startedAt: new Date().toISOString(), command: 'meta serve'}),
+    )
     const result = await runCli(['repair', '-d', dataPath, '--execute'], {timeoutMs: DEADLINE_MS})
     assert.equal(result.code, 1)
-    assert.match(result.stderr, /DATA_DIR_LOCKED.*in use by process \d+/)
+    assert.match(result.stderr, new RegExp(`DATA_DIR_LOCKED.*in use by meta serve, pid ${process.pid} listening on 127\\.0\\.0\\.1:8123`))
     // A lock left by a process that is gone does not stop it.
-    writeFileSync(join(dataPath, '.meta.lock'), JSON.stringify({pid: 2 ** 22 + 12345, host: hostname()}))
+    writeFileSync(join(dataPath, '.meta.lock'), JSON.stringify({pid: 2 ** 22 + 12345, host: hostname(), startedAt: new Date().toISOString()}))
     const stale = await runCli(['repair', '-d', dataPath], {timeoutMs: DEADLINE_MS})
     assert.equal(stale.code, 0, stale.stderr)
   })
