@@ -78,10 +78,11 @@ export class Scrubber {
     if (!(this.bytesPerSecond > 0) || this.bytesPerSecond === Number.POSITIVE_INFINITY) return
     const aheadMs = (this.scrubbedBytes / this.bytesPerSecond) * 1000 - (Date.now() - this.startedMs)
     if (aheadMs < 1) return
+    // Not unref'ed: `await store.scrubbed()` must not let the process exit mid-scrub; close()
+    // clears it, and the scrub ends on its own anyway.
     await new Promise<void>((resolve) => {
       this.wake = resolve
       this.timer = setTimeout(resolve, aheadMs)
-      this.timer.unref()
     })
     this.wake = undefined
     this.timer = undefined
