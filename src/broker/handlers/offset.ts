@@ -22,17 +22,19 @@ export function handleOffset(ctx: BrokerContext, conn: Connection, frame: Offset
     conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
-  conn.beginRequest()
-  log.checkOffset(frame.offset, ctx.config.system.maxTransferBytes).then(
+  // The check reads up to a fetch's worth of the log: held against the connection's limit.
+  const windowBytes = ctx.config.system.maxTransferBytes
+  conn.beginRequest(windowBytes)
+  log.checkOffset(frame.offset, windowBytes).then(
     // Answered before the request ends: an ending connection closes once its last one ends.
     (offset) => {
       conn.sendResult(Status.OK, frame.opaque, String(offset))
-      conn.endRequest()
+      conn.endRequest(windowBytes)
     },
     (error: Error) => {
       ctx.log.warn('offset check failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
       conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
-      conn.endRequest()
+      conn.endRequest(windowBytes)
     },
   )
 }
