@@ -1,6 +1,7 @@
 /**
  * Broker addresses as users and ZooKeeper write them: `host:port`, `host` (port 8123),
- * `meta://host:port`, `[::1]:8123`.
+ * `meta://host:port`, `[::1]:8123`, and a bare port `41234` or `:41234` (127.0.0.1, as
+ * kcat, rpk and nats read a port alone).
  */
 import {MetaError} from '../protocol/errors.js'
 
@@ -14,6 +15,8 @@ export interface BrokerAddress {
 
 export function parseBrokerAddress(text: string): BrokerAddress {
   const raw = text.trim().replace(/^meta:\/\//, '').replace(/\/$/, '')
+  const bare = /^:?(\d+)$/.exec(raw)
+  if (bare !== null) return checked(text, '127.0.0.1', bare[1])
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw)
   let host: string
   let portText: string | undefined
@@ -29,9 +32,13 @@ export function parseBrokerAddress(text: string): BrokerAddress {
       host = raw
     }
   }
+  return checked(text, host, portText)
+}
+
+function checked(text: string, host: string, portText: string | undefined): BrokerAddress {
   const port = portText === undefined ? DEFAULT_BROKER_PORT : Number(portText)
   if (host === '' || !Number.isInteger(port) || port < 1 || port > 65535 || /\s/.test(host)) {
-    throw MetaError.invalidArgument(`invalid broker address "${text}": expected host:port, e.g. 127.0.0.1:8123`)
+    throw MetaError.invalidArgument(`invalid broker address "${text}": expected host:port (or a port alone for 127.0.0.1), e.g. 127.0.0.1:8123`)
   }
   return {host, port}
 }

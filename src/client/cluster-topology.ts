@@ -12,7 +12,7 @@ import {readBrokers, readPublishPartitions, readSubscribePartitions} from '../cl
 import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
-import {BrokerConnection, type ConnectionOptions} from './connection.js'
+import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, type ConnectionOptions} from './connection.js'
 import type {Topology} from './topology.js'
 import type {Partition} from './types.js'
 
@@ -30,6 +30,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private sessionPromise: Promise<ZkSession>
   private brokers = new Map<number, string>()
   private readonly connections = new Map<number, BrokerConnection>()
+  /** Connections being opened: concurrent callers share one (else all but the last leaked open). */
+  private readonly opening = new Map<number, Promise<BrokerConnection>>()
   private readonly pub = new Map<string, Promise<Partition[]>>()
   private readonly sub = new Map<string, Promise<Partition[]>>()
   private readonly log: Logger
@@ -42,7 +44,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
     this.sessionPromise = ZkSession.connect({
       connect: options.zk,
       sessionTimeoutMs: options.zkSessionTimeoutMs ?? 30_000,
-      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       logger: options.logger,
     }).then(async (session) => {
       session.on('session', () => void this.refreshAll())
@@ -76,9 +78,18 @@ export class ClusterTopology extends EventEmitter implements Topology {
     return cached
   }
 
-  async connection(brokerId: number): Promise<BrokerConnection> {
+  connection(brokerId: number): Promise<BrokerConnection> {
     const existing = this.connections.get(brokerId)
-    if (existing !== undefined && !existing.isClosed) return existing
+    if (existing !== undefined && !existing.isClosed) return Promise.resolve(existing)
+    let opening = this.opening.get(brokerId)
+    if (opening === undefined) {
+      opening = this.open(brokerId).finally(() => this.opening.delete(brokerId))
+      this.opening.set(brokerId, opening)
+    }
+    return opening
+  }
+
+  private async open(brokerId: number): Promise<BrokerConnection> {
     const session = await this.sessionPromise
     // A watch can fire while the topology closes: never open a connection nobody will close.
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'the cluster topology is closed')

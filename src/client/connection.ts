@@ -15,6 +15,10 @@
  * - Capabilities: after connecting it asks `stats meta-capabilities`; a meta broker lists its
  *   protocol extensions (long poll, groups), a MetaQ broker answers with unknown-topic stats,
  *   so extensions are used only where they are understood.
+ * - Wrong endpoints fail fast with one line naming the address: nothing listening
+ *   (`connection refused`), no TCP connection within the connect timeout, a listener that
+ *   accepts but never answers the first request within the connect timeout, and a server that
+ *   answers something other than this protocol (an HTTP server) are all CONNECTION_FAILED.
  */
 import {connect, type Socket} from 'node:net'
 import {EventEmitter} from 'node:events'
@@ -62,6 +66,9 @@ export interface BrokerCapabilities {
 }
 
 const NO_CAPABILITIES: BrokerCapabilities = {meta: false, longPoll: false, groups: false}
+
+/** Default deadline of a connection attempt, and of the broker's answer to the first request. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
 const HEARTBEAT_FAILURES_MAX = 3
 const TIMEOUT_SCAN_MS = 100
 
@@ -94,7 +101,7 @@ export class BrokerConnection extends EventEmitter {
     this.address = {host: options.host, port: options.port}
     this.options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
-      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       reconnect: options.reconnect ?? true,
       reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 100,
       reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5_000,
@@ -228,7 +235,7 @@ export class BrokerConnection extends EventEmitter {
     const socket = connect({host: this.address.host, port: this.address.port, noDelay: true})
     this.socket = socket
     const connectTimer = setTimeout(() => {
-      socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: connect timed out after ${this.options.connectTimeoutMs} ms`))
+      socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
     }, this.options.connectTimeoutMs)
     connectTimer.unref()
     socket.once('connect', () => {
@@ -253,13 +260,22 @@ export class BrokerConnection extends EventEmitter {
     this.heartbeatFailures = 0
     this.lastTrafficMs = Date.now()
     this.log.debug('connected')
-    // Learn what the broker supports before anyone waiting on ready() sends extensions.
+    // Learn what the broker supports before anyone waiting on ready() sends extensions. Every
+    // broker answers this (a MetaQ broker as stats of an unknown topic), so no answer within
+    // the connect timeout means whatever listens there is not a broker.
+    const socket = this.socket
     this.request(
       (out, opaque) => encodeStats(out, {item: 'meta-capabilities', opaque}),
       (err, frame) => {
         // Lost before the answer: onSocketClosed reports the failure to ready() waiters.
         if (err !== null && this.state !== 'open') return
-        this.capabilities = err === null && frame !== undefined ? parseCapabilities(frame) : NO_CAPABILITIES
+        if (err !== null) {
+          socket?.destroy(
+            new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: it accepted the connection but did not answer within ${formatMs(this.options.connectTimeoutMs)} (is a meta or MetaQ broker listening there?)`),
+          )
+          return
+        }
+        this.capabilities = frame !== undefined ? parseCapabilities(frame) : NO_CAPABILITIES
         this.capabilitiesKnown = true
         this.settleConnectWaiters(null)
         this.emit('connect')
@@ -270,7 +286,9 @@ export class BrokerConnection extends EventEmitter {
   }
 
   private onSocketClosed(): void {
-    const wasOpen = this.state === 'open'
+    // A connection that failed its handshake was never usable: report it as a failed connect.
+    const wasOpen = this.state === 'open' && this.capabilitiesKnown
+    this.capabilitiesKnown = false
     this.socket = undefined
     if (this.state === 'closed') return
     const err = this.lastError ?? new MetaError('CONNECTION_CLOSED', `broker ${this.name} closed the connection`)
@@ -309,6 +327,13 @@ export class BrokerConnection extends EventEmitter {
         callback(null, frame)
       }
     } catch (error) {
+      if (!this.capabilitiesKnown) {
+        // The first answer is not this protocol: an HTTP server, a database, a typo'd port.
+        const head = chunk.toString('latin1').split(/\r?\n/, 1)[0].replace(/[^\x20-\x7e]/g, '?').slice(0, 40)
+        this.log.debug('not a broker', {error: (error as Error).message})
+        this.socket?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
+        return
+      }
       this.log.error('malformed response; dropping the connection', {error: (error as Error).message})
       this.socket?.destroy()
     }
@@ -395,6 +420,10 @@ function parseCapabilities(frame: ResponseFrame): BrokerCapabilities {
     maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
     batchPut: values.get('batch_put') === 'true',
   }
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
 }
 
 /** A socket error as one clear line: `cannot reach broker 127.0.0.1:8123: connection refused`. */
