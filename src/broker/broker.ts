@@ -51,6 +51,7 @@ import {handlePartitions, handleSync, handleTransaction, handleVersion} from './
 import {
   handleGroupClaim,
   handleGroupDescribe,
+  handleGroupDelete,
   handleGroupHeartbeat,
   handleGroupJoin,
   handleGroupLeave,
@@ -297,6 +298,8 @@ export class Broker implements ConnectionHandler {
         return handleGroupList(ctx, conn, frame)
       case 'group-describe':
         return handleGroupDescribe(ctx, conn, frame)
+      case 'group-delete':
+        return handleGroupDelete(ctx, conn, frame)
       case 'seek':
         return handleSeek(ctx, conn, frame)
       case 'count':

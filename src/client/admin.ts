@@ -7,7 +7,7 @@
  */
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
-import {encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
+import {encodeGroupDelete, encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
 import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
 import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
@@ -19,7 +19,7 @@ import {
   type ReloadReport,
 } from '../protocol/commands/broker-admin.js'
 import {parseBrokerAddress} from './address.js'
-import {BrokerConnection, resultText} from './connection.js'
+import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, resultText} from './connection.js'
 import {TAIL_OFFSET} from './consumer.js'
 
 /** `stats` (no item). Numbers are numbers; `slave` is a boolean. */
@@ -288,7 +288,10 @@ const RELOAD_TIMEOUT_MS = 30_000
 
 export interface AdminOptions {
   broker?: string
+  /** Deadline of each request (default 10000). */
   timeoutMs?: number
+  /** Deadline of connecting and of the broker's first answer (default 5000). */
+  connectTimeoutMs?: number
   logger?: Logger
 }
 
@@ -351,6 +354,12 @@ export class AdminClient {
   async describeGroup(group: string): Promise<GroupDescription> {
     this.requireMeta('group describe')
     return JSON.parse(await this.text((out, opaque) => encodeGroupDescribe(out, group, opaque))) as GroupDescription
+  }
+
+  /** Delete a group's committed offsets (durable when this resolves); NOT_FOUND for an unknown group, BAD_REQUEST while it has live members. */
+  async deleteGroup(group: string): Promise<void> {
+    this.requireMeta('group delete')
+    await this.text((out, opaque) => encodeGroupDelete(out, group, opaque))
   }
 
   /** A group's committed offsets (optionally only some topics). */
@@ -443,7 +452,7 @@ export async function connectAdmin(options: AdminOptions = {}): Promise<AdminCli
     ...address,
     reconnect: false,
     requestTimeoutMs: options.timeoutMs ?? 10_000,
-    connectTimeoutMs: options.timeoutMs ?? 5_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     logger: options.logger ?? silentLogger,
   })
   if (conn.isClosed) throw new MetaError('CONNECTION_FAILED', `cannot reach broker ${conn.name}`)

@@ -43,6 +43,8 @@ export interface GroupOffsetsAdmin {
   fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]>
   /** Overwrite committed offsets; durable when it resolves. */
   commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void>
+  /** Delete a group and its committed offsets; NOT_FOUND for an unknown group; refused while it has live members. */
+  deleteGroup(group: string): Promise<void>
   /** The partition numbers of a topic. INVALID_ARGUMENT naming the topic when it is not accepted. */
   partitions(topic: string): Promise<number[]>
   bounds(topic: string, partition: number): Promise<PartitionBounds>
@@ -94,6 +96,10 @@ export class StandaloneGroupAdmin implements GroupOffsetsAdmin {
 
   commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void> {
     return this.client.commitOffsets(group, offsets)
+  }
+
+  deleteGroup(group: string): Promise<void> {
+    return this.client.deleteGroup(group)
   }
 
   async partitions(topic: string): Promise<number[]> {

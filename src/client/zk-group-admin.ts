@@ -105,6 +105,20 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
     }
   }
 
+  /** Remove `consumers/<group>` (offsets and owners); refused while members are registered. */
+  async deleteGroup(group: string): Promise<void> {
+    const session = await this.topology.session()
+    const paths = this.topology.paths
+    if ((await session.exists(paths.group(group))) === undefined) {
+      throw new MetaError('NOT_FOUND', `unknown group "${group}": no such group in ZooKeeper at ${paths.group(group)}`)
+    }
+    const ids = await session.children(paths.consumerIds(group))
+    if (ids.length > 0) {
+      throw new MetaError('GROUP_ERROR', `group "${group}" has ${ids.length} live member${ids.length === 1 ? '' : 's'}: stop them before deleting it`)
+    }
+    await session.removeTree(paths.group(group))
+  }
+
   async partitions(topic: string): Promise<number[]> {
     return (await this.layout(topic)).map((_, i) => i)
   }

@@ -11,7 +11,7 @@ import type {
   GroupLeaveCommand,
   TopicPartition,
 } from '../../protocol/commands/group.js'
-import type {GroupDescribeCommand, GroupListCommand} from '../../protocol/commands/group-admin.js'
+import type {GroupDeleteCommand, GroupDescribeCommand, GroupListCommand} from '../../protocol/commands/group-admin.js'
 import type {CommittedOffset, OffsetCommitCommand, OffsetFetchCommand, OffsetFetchRequest} from '../../protocol/commands/offsets.js'
 import {Status} from '../../protocol/errors.js'
 import {isValidGroupName, isValidTopicName} from '../../protocol/names.js'
@@ -139,6 +139,30 @@ export function handleGroupDescribe(ctx: BrokerContext, conn: Connection, frame:
   }
   const description = {group: frame.group, generation: live?.generation ?? 0, members: live?.members ?? [], offsets}
   conn.sendResult(Status.OK, frame.opaque, JSON.stringify(description))
+}
+
+/**
+ * Delete a group's committed offsets (durable when answered). Refused while the group has
+ * live members: they would commit again at once, and their positions are in their memory.
+ */
+export function handleGroupDelete(ctx: BrokerContext, conn: Connection, frame: GroupDeleteCommand): void {
+  if (badGroup(conn, frame.opaque, frame.group)) return
+  const live = ctx.groups.describe(frame.group)
+  if (live !== undefined && live.members.length > 0) {
+    const n = live.members.length
+    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `group "${frame.group}" has ${n} live member${n === 1 ? '' : 's'}: stop them before deleting it`)
+    return
+  }
+  if (ctx.offsets.get(frame.group).length === 0) {
+    conn.sendResult(Status.NOT_FOUND, frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
+    return
+  }
+  conn.beginRequest()
+  ctx.offsets.deleteGroup(frame.group, (err) => {
+    conn.endRequest()
+    if (err === null) conn.sendResult(Status.OK, frame.opaque)
+    else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+  })
 }
 
 function topicPartitions(value: unknown, field: string): TopicPartition[] {

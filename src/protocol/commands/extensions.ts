@@ -13,7 +13,14 @@ import {
   type GroupJoinCommand,
   type GroupLeaveCommand,
 } from './group.js'
-import {parseGroupDescribe, parseGroupList, type GroupDescribeCommand, type GroupListCommand} from './group-admin.js'
+import {
+  parseGroupDelete,
+  parseGroupDescribe,
+  parseGroupList,
+  type GroupDeleteCommand,
+  type GroupDescribeCommand,
+  type GroupListCommand,
+} from './group-admin.js'
 import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type OffsetFetchCommand} from './offsets.js'
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
@@ -37,6 +44,7 @@ export type ExtensionCommand =
   | OffsetFetchCommand
   | GroupListCommand
   | GroupDescribeCommand
+  | GroupDeleteCommand
   | SeekCommand
   | CountCommand
   | PutBatchCommand
@@ -53,6 +61,7 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['offset-fetch', parseOffsetFetch],
   ['group-list', parseGroupList],
   ['group-describe', parseGroupDescribe],
+  ['group-delete', parseGroupDelete],
   ['seek', parseSeek],
   ['count', parseCount],
   ['put-batch', parsePutBatch],

@@ -3,6 +3,8 @@
  *
  *   group-list <opaque>\r\n              → JSON GroupSummary[]
  *   group-describe <group> <opaque>\r\n  → JSON GroupDescription (404 if the group has neither members nor offsets)
+ *   group-delete <group> <opaque>\r\n    → 200 once the group's committed offsets are deleted (durable);
+ *                                         404 unknown group, 400 while it has live members
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {nameField, opaqueField, tokenCount} from '../tokens.js'
@@ -46,6 +48,12 @@ export interface GroupDescribeCommand {
   opaque: number
 }
 
+export interface GroupDeleteCommand {
+  readonly type: 'group-delete'
+  group: string
+  opaque: number
+}
+
 export function parseGroupList(tokens: string[]): {frame: GroupListCommand; bodyLength: number} {
   tokenCount('group-list', tokens, [2])
   return {frame: {type: 'group-list', opaque: opaqueField('group-list', tokens[1])}, bodyLength: 0}
@@ -65,4 +73,16 @@ export function parseGroupDescribe(tokens: string[]): {frame: GroupDescribeComma
 
 export function encodeGroupDescribe(out: OutputBuffer, group: string, opaque: number): void {
   out.writeAscii(`group-describe ${group} ${opaque}\r\n`)
+}
+
+export function parseGroupDelete(tokens: string[]): {frame: GroupDeleteCommand; bodyLength: number} {
+  tokenCount('group-delete', tokens, [3])
+  return {
+    frame: {type: 'group-delete', group: nameField('group-delete', 'group', tokens[1]), opaque: opaqueField('group-delete', tokens[2])},
+    bodyLength: 0,
+  }
+}
+
+export function encodeGroupDelete(out: OutputBuffer, group: string, opaque: number): void {
+  out.writeAscii(`group-delete ${group} ${opaque}\r\n`)
 }
