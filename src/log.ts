@@ -1,6 +1,6 @@
 /**
- * The one logger: pino underneath, namespaced per module, structured fields, always to
- * stderr (stdout is for data). Usage:
+ * The one logger: namespaced per module, structured fields, always to stderr (stdout is for
+ * data). Usage:
  *
  *   const log = rootLogger.child('storage')
  *   log.warn('truncated torn tail', {topic, partition, offset})
@@ -8,8 +8,15 @@
  * Levels: error, warn, info, debug, trace (trace = per-frame protocol dumps). The level comes
  * from `--log-level` or META_LOG_LEVEL (default info); META_LOG_FORMAT=json (or
  * `--log-format json`) prints one JSON object per line instead of the human format.
+ *
+ * Lines are written synchronously, one write each, as pino's sync destination does, and in
+ * pino's JSON shape (`{"level":30,"time":…,"ns":"broker","port":8123,"msg":"…"}`, numeric
+ * levels), which log tooling reads. It is written here rather than with pino because a CLI
+ * that starts in a pipeline cannot spend the ~20–40 ms pino and its worker-thread transport
+ * take to load (docs/benchmarks.md, startup); nothing is logged per message above trace, so
+ * pino's throughput is not needed.
  */
-import {pino, type Logger as PinoLogger, type Level} from 'pino'
+import {writeSync} from 'node:fs'
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -32,66 +39,90 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream | number
 }
 
-class PinoBackedLogger implements Logger {
-  constructor(private readonly p: PinoLogger) {}
+/** pino's numeric levels (the JSON format carries them). */
+const LEVEL_VALUES = {trace: 10, debug: 20, info: 30, warn: 40, error: 50, silent: Number.POSITIVE_INFINITY} as const
+const LEVEL_LABELS: Record<number, string> = {10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR'}
+
+type Write = (line: string) => void
+
+class LineLogger implements Logger {
+  constructor(
+    private readonly threshold: number,
+    private readonly json: boolean,
+    private readonly write: Write,
+    private readonly ns: string,
+    private readonly bindings: LogFields,
+  ) {}
+
   error(message: string, fields?: LogFields): void {
-    this.p.error(fields ?? {}, message)
+    this.log(50, message, fields)
   }
   warn(message: string, fields?: LogFields): void {
-    this.p.warn(fields ?? {}, message)
+    this.log(40, message, fields)
   }
   info(message: string, fields?: LogFields): void {
-    this.p.info(fields ?? {}, message)
+    this.log(30, message, fields)
   }
   debug(message: string, fields?: LogFields): void {
-    this.p.debug(fields ?? {}, message)
+    this.log(20, message, fields)
   }
   trace(message: string, fields?: LogFields): void {
-    this.p.trace(fields ?? {}, message)
+    this.log(10, message, fields)
   }
   isLevelEnabled(level: Exclude<LogLevel, 'silent'>): boolean {
-    return this.p.isLevelEnabled(level as Level)
+    return LEVEL_VALUES[level] >= this.threshold
   }
   child(namespace: string, fields?: LogFields): Logger {
-    const parent = (this.p.bindings().ns as string | undefined) ?? ''
-    return new PinoBackedLogger(this.p.child({ns: parent === '' ? namespace : `${parent}.${namespace}`, ...fields}))
+    return new LineLogger(this.threshold, this.json, this.write, this.ns === '' ? namespace : `${this.ns}.${namespace}`, {...this.bindings, ...fields})
+  }
+
+  private log(level: number, message: string, fields: LogFields | undefined): void {
+    if (level < this.threshold) return
+    const time = Date.now()
+    const rest = {...this.bindings, ...fields}
+    if (this.json) {
+      this.write(`${stringify({level, time, ...(this.ns === '' ? {} : {ns: this.ns}), ...rest, msg: message})}\n`)
+      return
+    }
+    // A compact human line: `12:00:01.123 INFO  broker: listening {"port":8123}`.
+    const stamp = new Date(time).toISOString().slice(11, 23)
+    const extra = Object.keys(rest).length > 0 ? ` ${stringify(rest)}` : ''
+    this.write(`${stamp} ${LEVEL_LABELS[level].padEnd(5)} ${this.ns === '' ? '' : `${this.ns}: `}${message}${extra}\n`)
   }
 }
 
-const LEVEL_LABELS: Record<number, string> = {10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL'}
+/** JSON of log fields: Errors as {message, code}, bigints as strings, cycles as "[Circular]". */
+function stringify(value: unknown): string {
+  const seen = new WeakSet<object>()
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'bigint') return v.toString()
+    if (v instanceof Error) return {message: v.message, ...((v as {code?: unknown}).code === undefined ? {} : {code: (v as {code?: unknown}).code})}
+    if (typeof v === 'object' && v !== null) {
+      if (seen.has(v)) return '[Circular]'
+      seen.add(v)
+    }
+    return v
+  })
+}
 
-/** A compact human line: `12:00:01.123 INFO  broker: listening {"port":8123}`. */
-function prettyStream(destination: NodeJS.WritableStream | number): NodeJS.WritableStream {
-  const target = typeof destination === 'number' ? pino.destination({dest: destination, sync: true}) : destination
-  return {
-    write(line: string): boolean {
-      let entry: Record<string, unknown>
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>
-      } catch {
-        // Not JSON (should not happen with pino): pass the line through unchanged.
-        return target.write(line)
-      }
-      const {level, time, ns, msg, pid: _pid, hostname: _host, ...rest} = entry
-      const stamp = new Date(time as number).toISOString().slice(11, 23)
-      const label = (LEVEL_LABELS[level as number] ?? String(level)).padEnd(5)
-      const fields = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : ''
-      return target.write(`${stamp} ${label} ${ns ? `${ns}: ` : ''}${msg}${fields}\n`)
-    },
-  } as unknown as NodeJS.WritableStream
+function writerOf(destination: NodeJS.WritableStream | number): Write {
+  // process.stderr writes synchronously to files, ttys and pipes on POSIX (and handles a pipe
+  // that is momentarily full); a closed stderr is not worth failing the program for.
+  if (destination === 2) return (line) => void process.stderr.write(line)
+  if (typeof destination !== 'number') return (line) => void destination.write(line)
+  return (line) => {
+    try {
+      writeSync(destination, line)
+    } catch {
+      // The file descriptor is gone: drop the line rather than fail the program.
+    }
+  }
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? envLevel() ?? 'info'
   const format = options.format ?? (process.env.META_LOG_FORMAT === 'json' ? 'json' : 'pretty')
-  const destination = options.destination ?? 2
-  const stream =
-    format === 'json'
-      ? typeof destination === 'number'
-        ? pino.destination({dest: destination, sync: true})
-        : destination
-      : prettyStream(destination)
-  return new PinoBackedLogger(pino({level, base: undefined}, stream as pino.DestinationStream))
+  return new LineLogger(LEVEL_VALUES[level], format === 'json', writerOf(options.destination ?? 2), '', {})
 }
 
 function envLevel(): LogLevel | undefined {

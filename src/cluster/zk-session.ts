@@ -5,13 +5,19 @@
  * began: re-create ephemeral nodes, set watches again); 'expired' is emitted first.
  *
  * Watches are one-shot, as in ZooKeeper: the callers set them again when they fire.
+ *
+ * node-zookeeper-client is loaded by connect(), not when this module is: a command that
+ * never talks to ZooKeeper does not pay for it at start (docs/benchmarks.md, startup).
  */
 import {EventEmitter} from 'node:events'
-import zookeeper from 'node-zookeeper-client'
+import type zookeeper from 'node-zookeeper-client'
 import {MetaError} from '../protocol/errors.js'
 import {silentLogger, type Logger} from '../log.js'
 
-export const CreateMode = zookeeper.CreateMode
+type ZookeeperModule = typeof zookeeper
+
+/** ZooKeeper's create modes (node-zookeeper-client's CreateMode values). */
+export const CreateMode = {PERSISTENT: 0, EPHEMERAL: 1, PERSISTENT_SEQUENTIAL: 2, EPHEMERAL_SEQUENTIAL: 3} as const
 export type Watcher = (event: zookeeper.Event) => void
 
 export interface ZkSessionOptions {
@@ -24,9 +30,10 @@ export interface ZkSessionOptions {
   logger?: Logger
 }
 
-const NO_NODE = zookeeper.Exception.NO_NODE
-const NODE_EXISTS = zookeeper.Exception.NODE_EXISTS
-const NOT_EMPTY = zookeeper.Exception.NOT_EMPTY
+// ZooKeeper's error codes (node-zookeeper-client's Exception values).
+const NO_NODE = -101
+const NODE_EXISTS = -110
+const NOT_EMPTY = -111
 
 function code(error: unknown): number | undefined {
   return typeof (error as {getCode?: () => number})?.getCode === 'function' ? (error as zookeeper.Exception).getCode() : undefined
@@ -45,7 +52,10 @@ export class ZkSession extends EventEmitter {
   private closed = false
   private readonly log: Logger
 
-  private constructor(private readonly options: ZkSessionOptions) {
+  private constructor(
+    private readonly options: ZkSessionOptions,
+    private readonly zookeeper: ZookeeperModule,
+  ) {
     super()
     this.log = (options.logger ?? silentLogger).child('zk')
     this.client = this.newClient()
@@ -53,7 +63,8 @@ export class ZkSession extends EventEmitter {
 
   /** Connect; rejects with CLUSTER_ERROR naming the connect string if it cannot within the timeout. */
   static async connect(options: ZkSessionOptions): Promise<ZkSession> {
-    const session = new ZkSession(options)
+    const {default: zookeeper} = await import('node-zookeeper-client')
+    const session = new ZkSession(options, zookeeper)
     try {
       await session.waitConnected(session.client)
     } catch (error) {
@@ -84,7 +95,7 @@ export class ZkSession extends EventEmitter {
   }
 
   /** Create a node (parents created as persistent). Resolves false if it already exists. */
-  async create(path: string, data: string | Buffer, mode = CreateMode.PERSISTENT): Promise<boolean> {
+  async create(path: string, data: string | Buffer, mode: number = CreateMode.PERSISTENT): Promise<boolean> {
     await this.ensureParent(path)
     try {
       await this.call<string>((cb) => this.client.create(path, toBuffer(data), mode, cb))
@@ -100,7 +111,7 @@ export class ZkSession extends EventEmitter {
    * process whose session has not expired yet) is replaced, so it becomes ours and does not
    * vanish when that session ends.
    */
-  async put(path: string, data: string | Buffer, mode = CreateMode.PERSISTENT): Promise<void> {
+  async put(path: string, data: string | Buffer, mode: number = CreateMode.PERSISTENT): Promise<void> {
     if (await this.create(path, data, mode)) return
     const ephemeral = mode === CreateMode.EPHEMERAL || mode === CreateMode.EPHEMERAL_SEQUENTIAL
     if (ephemeral) {
@@ -196,7 +207,7 @@ export class ZkSession extends EventEmitter {
   }
 
   private newClient(): zookeeper.Client {
-    const client = zookeeper.createClient(this.options.connect, {
+    const client = this.zookeeper.createClient(this.options.connect, {
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       spinDelay: 200,
       retries: 3,

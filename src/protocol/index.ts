@@ -44,6 +44,4 @@ export * from './commands/broker-admin.js'
 /** The version string `version` answers with: MetaQ's, so clients that check it are happy. */
 export const PROTOCOL_VERSION = '1.4.6.2'
 
-/** meta's own version, reported by `stats meta-capabilities`. */
-export const META_VERSION = '0.1.0'
 export * from './names.js'

@@ -15,7 +15,8 @@
  *              `<topic> <p> damaged_range offset <n> bytes <n> reason <why> acknowledged <b> file <path…>` per damaged range
  *   <topic>    per-topic stats with resultCode 0 (data), 1 (unknown), 2 (configured, no data)
  */
-import {META_VERSION, PROTOCOL_VERSION} from '../../protocol/index.js'
+import {META_VERSION} from '../../package-info.js'
+import {PROTOCOL_VERSION} from '../../protocol/index.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import type {StatsCommand} from '../../protocol/commands/stats.js'
 import {Status} from '../../protocol/errors.js'
