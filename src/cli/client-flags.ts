@@ -1,33 +1,38 @@
 /**
- * Flags shared by the commands that talk to a broker (send, tail, stats, bench, …).
+ * The flag vocabulary shared by every command that talks to a broker (docs/cli.md,
+ * "Conventions"): one meaning per flag across the CLI.
+ *
+ *   -b, --broker HOST:PORT   a standalone broker; a bare port means 127.0.0.1:PORT ($META_BROKER)
+ *   --zk CONNECT             a ZooKeeper connect string: cluster mode ($META_ZK)
+ *   --zk-root PATH           the cluster's root znode (default /meta)
+ *   --profile NAME           a saved connection profile ($META_PROFILE; meta profile …)
+ *   --timeout DURATION       the deadline of each request: always a duration with a unit
+ *   -p, --partition          a partition, wherever it appears (never a port)
+ *   -g, --group              a consumer group
+ *
+ * Nothing here imports the client: these definitions load with every command.
  */
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {DEFAULT_BROKER, parseBrokerAddress} from '../client/address.js'
+import {parseDurationMs} from './durations.js'
 
 export const brokerFlag = Flags.string({
   char: 'b',
-  summary: 'Broker address, host:port.',
-  description: 'Also read from $META_BROKER. Default 127.0.0.1:8123.',
+  summary: 'Broker address, host:port (a bare port means 127.0.0.1:port).',
+  description: `Also read from $META_BROKER, else the profile's broker, else ${DEFAULT_BROKER}.`,
   env: 'META_BROKER',
-  default: DEFAULT_BROKER,
   helpGroup: 'CONNECTION',
+  helpValue: '<host:port>',
   parse: async (input) => {
     parseBrokerAddress(input) // throws INVALID_ARGUMENT naming the value
     return input
   },
 })
 
-export const timeoutFlag = Flags.integer({
-  summary: 'Request timeout in ms.',
-  default: 10_000,
-  min: 1,
-  helpGroup: 'CONNECTION',
-})
-
 /** Cluster mode: find brokers in ZooKeeper instead of talking to one broker (-b). */
 export const zkFlag = Flags.string({
   summary: 'ZooKeeper connect string (host:port[,…][/chroot]): find brokers there (cluster mode).',
-  description: 'Also read from $META_ZK. Replaces -b.',
+  description: "Also read from $META_ZK, else the profile's. Replaces -b.",
   env: 'META_ZK',
   helpGroup: 'CONNECTION',
 })
@@ -37,14 +42,82 @@ export const zkRootFlag = Flags.string({
   helpGroup: 'CONNECTION',
 })
 
-/** Where a client command connects: one broker, or a ZooKeeper cluster. */
-export function connectionTarget(flags: {broker?: string; zk?: string; 'zk-root'?: string}): {broker?: string; zk?: string; zkRoot?: string} {
-  return flags.zk === undefined ? {broker: flags.broker} : {zk: flags.zk, zkRoot: flags['zk-root']}
+export const profileFlag = Flags.string({
+  summary: 'Connection profile to use (meta profile list); default $META_PROFILE, else the current one.',
+  env: 'META_PROFILE',
+  helpGroup: 'CONNECTION',
+})
+
+export interface DurationFlagOptions {
+  summary: string
+  description?: string
+  char?: 'w'
+  /** Default in ms (shown in help as a duration). */
+  default?: number
+  helpGroup?: string
+  dependsOn?: string[]
+  exclusive?: string[]
+  /**
+   * The unit a bare number had before durations took units (deprecated: accepted with a
+   * warning naming the value to write instead).
+   */
+  legacyUnit?: 'ms' | 's'
+  /** A bare 0 is accepted (it means "none", e.g. no progress lines). */
+  allowZero?: boolean
 }
 
-/** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root. */
+/** A duration flag: `500ms`, `5s`, `2m`, `1h`, `1m30s`; parsed to ms. */
+export function durationFlag(options: DurationFlagOptions & {default: number}): Interfaces.OptionFlag<number>
+export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined>
+export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined> {
+  const {legacyUnit, allowZero, default: defaultMs, ...rest} = options
+  return Flags.custom<number>({
+    ...rest,
+    helpValue: '<duration>',
+    ...(defaultMs === undefined ? {} : {default: defaultMs, defaultHelp: async () => formatDurationFlag(defaultMs)}),
+    parse: async (input, _context, flag) => {
+      const name = `--${flag.name}`
+      if (allowZero && input.trim() === '0') return 0 // zero needs no unit
+      if (legacyUnit !== undefined && /^\d+(\.\d+)?$/.test(input.trim())) {
+        process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
+        return parseDurationMs(`${input.trim()}${legacyUnit}`, name)
+      }
+      return parseDurationMs(input, name)
+    },
+  })() as Interfaces.OptionFlag<number | undefined>
+}
+
+/** 10000 → "10s", 1500 → "1500ms", 120000 → "2m". */
+export function formatDurationFlag(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`
+  if (ms % 1000 === 0) return `${ms / 1000}s`
+  return `${ms}ms`
+}
+
+/** Default deadline of one request of the admin commands. */
+export const DEFAULT_TIMEOUT_MS = 10_000
+
+/** `--timeout`: the deadline of each request (a duration; a bare number is deprecated ms). */
+export const timeoutFlag = durationFlag({
+  summary: 'Deadline of each request, e.g. 10s, 500ms.',
+  default: DEFAULT_TIMEOUT_MS,
+  helpGroup: 'CONNECTION',
+  legacyUnit: 'ms',
+})
+
+/** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root, --profile. */
 export const connectionFlags = {
   broker: brokerFlag,
   zk: zkFlag,
   'zk-root': zkRootFlag,
+  profile: profileFlag,
+}
+
+/** The values of connectionFlags as a command has them. */
+export interface ConnectionFlagValues {
+  broker?: string
+  zk?: string
+  'zk-root'?: string
+  profile?: string
 }

@@ -1,12 +1,12 @@
 /**
  * `meta tail -o` start positions. Each form is one entry of FORMS: a pattern and what it
  * means. `-N`, `+N` and `@<time>` are answered by the broker's side index (seek), per
- * partition; `stored` is the group's committed offset.
+ * partition (src/cli/tail-start.ts); `stored` is the group's committed offset. Parsing only:
+ * nothing here talks to a broker.
  *
  * Offsets are byte positions in the partition log (MetaQ's meaning), never message counts.
  */
-import {AdminClient, type BrokerConnection, type Partition, type StartPosition} from '../client/index.js'
-import {MetaError, isMetaError} from '../protocol/errors.js'
+import {MetaError} from '../protocol/errors.js'
 import {parseDateTimeMs, parseLookbackMs} from './admin/parse.js'
 
 export type OffsetSpec =
@@ -77,41 +77,4 @@ export function parseOffsetSpec(text: string, nowMs = Date.now()): OffsetSpec {
     if (match) return form.parse(match, nowMs)
   }
   throw MetaError.invalidArgument(`invalid offset "${text}": expected ${FORMS.map((f) => f.describe).join(', ')}`)
-}
-
-/**
- * Where a partition starts for a spec. Seeks by count and time ask the partition's broker
- * (its side index). `stored` returns undefined: the group's committed offset decides.
- */
-export function startResolver(spec: OffsetSpec): (topic: string, partition: Partition, conn: BrokerConnection) => Promise<StartPosition | undefined> {
-  return async (topic, partition, conn) => {
-    const admin = new AdminClient(conn)
-    const p = partition.partition
-    switch (spec.kind) {
-      case 'beginning':
-        return 'earliest'
-      case 'end':
-        return 'latest'
-      case 'offset':
-        return spec.offset
-      case 'stored':
-        return undefined
-      case 'last':
-        return seekOrStart(() => admin.seek(topic, p, 'last', spec.count))
-      case 'skip':
-        return seekOrStart(async () => admin.seek(topic, p, 'shift', (await admin.bounds(topic, p)).start, spec.count))
-      case 'time':
-        return seekOrStart(() => admin.seek(topic, p, 'time', spec.ms))
-    }
-  }
-}
-
-/** A seek on a partition that does not exist yet starts at its beginning. */
-async function seekOrStart(seek: () => Promise<number>): Promise<StartPosition> {
-  try {
-    return await seek()
-  } catch (error) {
-    if (isMetaError(error, 'NOT_FOUND')) return 'earliest'
-    throw error
-  }
 }

@@ -1,7 +1,7 @@
 /**
  * Output helpers: tables (cli-table3, uncoloured borders so pipes and NO_COLOR stay clean —
- * TOOLCHAIN P5), colours through chalk (which honours TTY, NO_COLOR and FORCE_COLOR), and
- * human-readable numbers.
+ * TOOLCHAIN P5) and colours through chalk (which honours TTY, FORCE_COLOR and --no-color;
+ * src/cli/color.ts turns NO_COLOR into FORCE_COLOR=0 for it). Numbers: src/cli/format.ts.
  */
 import Table from 'cli-table3'
 import chalk from 'chalk'
@@ -25,27 +25,10 @@ export function renderTable(head: string[], rows: Cell[][], options: {align?: Ar
   return table.toString().split('\n').map((line) => line.trimEnd()).join('\n')
 }
 
-/** 1536 → "1.5 KiB". */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = bytes
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit += 1
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`
+/** Key/value lines without a header (a record shown vertically): keys bold on a colour terminal. */
+export function renderRows(rows: Cell[][]): string {
+  const width = Math.max(...rows.map((r) => String(r[0]).length))
+  return rows.map(([key, value]) => ` ${chalk.bold(String(key).padEnd(width))}   ${value === null || value === undefined ? '-' : String(value)}`.trimEnd()).join('\n')
 }
 
-/** 1234567 → "1,234,567". */
-export function formatCount(value: number): string {
-  return Math.round(value).toLocaleString('en-US')
-}
-
-/** Seconds → "1h 2m 3s". */
-export function formatDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600)
-  const m = Math.floor((seconds % 3600) / 60)
-  const s = Math.floor(seconds % 60)
-  return [h > 0 ? `${h}h` : '', h > 0 || m > 0 ? `${m}m` : '', `${s}s`].filter(Boolean).join(' ')
-}
+export {formatBytes, formatCount, formatDuration} from './format.js'

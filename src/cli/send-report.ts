@@ -2,7 +2,7 @@
  * What `meta send` says at the end: the summary line on stderr and the exit status.
  */
 import {formatElapsed} from './durations.js'
-import {formatBytes, formatCount} from './output.js'
+import {formatBytes, formatCount} from './format.js'
 import type {SendSummary} from './send-session.js'
 
 /** `sent 10,000 messages (48.8 KiB) in 0.41 s, 24,390 msg/s; 2 failed, 1 skipped`. */

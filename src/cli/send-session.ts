@@ -22,14 +22,10 @@ import {createReadStream} from 'node:fs'
 import {stat} from 'node:fs/promises'
 import type {Stats} from 'node:fs'
 import {performance} from 'node:perf_hooks'
-import {
-  createProducer,
-  createTopology,
-  type Topology,
-  type Producer,
-  type SelectorName,
-  type SendResult,
-} from '../client/index.js'
+import {createProducer, type Producer} from '../client/producer.js'
+import {createTopology, type Topology} from '../client/topology.js'
+import type {SelectorName} from '../client/partition-selector.js'
+import type {SendResult} from '../client/types.js'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 import {decodeEnvelope} from './envelope.js'

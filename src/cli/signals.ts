@@ -44,3 +44,18 @@ export function trapSignals(onFirst: (signal: NodeJS.Signals) => void, onForce?:
     },
   }
 }
+
+/**
+ * Thrown when a person interrupted the command (Ctrl-C at a confirmation question): the base
+ * command prints the message (if any) and exits with 128 + the signal number (130).
+ */
+export class Interrupted extends Error {
+  override readonly name = 'Interrupted'
+
+  constructor(
+    message: string,
+    readonly signal: NodeJS.Signals = 'SIGINT',
+  ) {
+    super(message)
+  }
+}

@@ -4,7 +4,7 @@
  *
  *   (none)     system stats: a two-column key/value table, uptime humanised
  *   topics     TOPIC PARTITIONS MESSAGES BYTES PUBLISH SUBSCRIBE
- *   offsets    TOPIC PARTITION MIN-OFFSET MAX-OFFSET
+ *   offsets    TOPIC PARTITION LOG-START LOG-END (MetaQ's min_offset, max_offset)
  *   partitions the same plus size, messages, segments, unflushed, last append (meta brokers)
  *   damage     TOPIC PARTITION STATE OFFSET BYTES REASON (meta brokers: quarantined partitions, damaged ranges)
  *   realtime   ITEM COUNT VALUE VALUE/COUNT COUNT/S DURATION
@@ -22,8 +22,9 @@ import type {
   SingleTopicStats,
   SystemStats,
   TopicStats,
-} from '../client/index.js'
-import {statsMap} from '../client/index.js'
+} from '../client/admin.js'
+import {statsMap} from '../client/admin.js'
+import {OutputSink} from './output-sink.js'
 import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
@@ -98,7 +99,7 @@ function renderBody(result: StatsResult, nowMs: number): string {
       return renderTopics(result.stats)
     case 'offsets':
       return renderTable(
-        ['TOPIC', 'PARTITION', 'MIN-OFFSET', 'MAX-OFFSET'],
+        ['TOPIC', 'PARTITION', 'LOG-START', 'LOG-END'],
         result.stats.map((p) => [p.topic, p.partition, p.minOffset, p.maxOffset]),
         {align: ['left', 'right', 'right', 'right']},
       )
@@ -185,7 +186,7 @@ function renderTopics(topics: TopicStats[]): string {
 
 function renderPartitions(partitions: PartitionStats[], nowMs: number): string {
   return renderTable(
-    ['TOPIC', 'PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'SIZE', 'MESSAGES', 'SEGMENTS', 'UNFLUSHED', 'LAST-APPEND'],
+    ['TOPIC', 'PARTITION', 'LOG-START', 'LOG-END', 'SIZE', 'MESSAGES', 'SEGMENTS', 'UNFLUSHED', 'LAST-APPEND'],
     partitions.map((p) => [
       p.topic,
       p.partition,
@@ -232,4 +233,67 @@ function yesNo(value: boolean): string {
 function num(value: number | null): string {
   if (value === null) return '-'
   return Number.isInteger(value) ? formatCount(value) : value.toFixed(2)
+}
+
+export interface WatchOptions {
+  item: string | undefined
+  raw: boolean
+  json: boolean
+  intervalMs: number
+  /** The broker's address, for the header line. */
+  broker: string
+  stdout?: NodeJS.WritableStream & {isTTY?: boolean}
+}
+
+/**
+ * `meta stats --watch`: fetch and print every intervalMs until SIGINT/SIGTERM, or until the
+ * reader of stdout goes away (`meta stats --watch 1s | head -2`: EPIPE is a normal end). A
+ * failed fetch ends the command with its error.
+ */
+export async function watchStats(admin: AdminClient, options: WatchOptions): Promise<void> {
+  const stdout = options.stdout ?? process.stdout
+  const tty = stdout.isTTY === true
+  const sink = new OutputSink(stdout)
+  let wake: (() => void) | undefined
+  let stopped = false
+  const stop = () => {
+    stopped = true
+    wake?.()
+  }
+  sink.onClosed = stop
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  try {
+    while (!stopped) {
+      const text = await snapshot(admin, options)
+      if (stopped) break
+      const header = `Every ${formatInterval(options.intervalMs)}: meta stats ${options.item ?? ''} (${options.broker})  ${new Date().toISOString()}`
+      const clear = '\u001B[2J\u001B[H'
+      const block = options.json || options.raw ? (tty ? `${clear}${text}` : text) : tty ? `${clear}${header}\n\n${text}` : `--- ${header}\n${text}\n`
+      await sink.write(block)
+      if (sink.closed) break
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.intervalMs)
+        wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    }
+    await sink.flush()
+  } finally {
+    sink.dispose()
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
+}
+
+async function snapshot(admin: AdminClient, options: WatchOptions): Promise<string> {
+  if (options.raw) return admin.raw(options.item ?? '')
+  const result = await fetchStats(admin, options.item, options.broker)
+  return options.json ? `${JSON.stringify(result.stats)}\n` : renderStats(result)
+}
+
+function formatInterval(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`
 }

@@ -13,14 +13,28 @@
  *
  * Consumer groups (`--group`): openConsumer() makes a group member instead of a plain
  * consumer, with the stored offset as the default start; offsets are committed every 5 s
- * for messages written to stdout, and on stop.
+ * for messages written to stdout, and on stop. On joining and on every rebalance a status
+ * line says which partitions this member now owns (as kcat -G does). `--broadcast`: every
+ * member reads every partition, with its offsets in a local file (MetaQ's broadcast
+ * consumer).
+ *
+ * Before reading: topics that do not exist are named (an error with -e, one warning without),
+ * and byte offsets are aligned to message boundaries (src/cli/tail-start.ts).
  */
-import {createConsumer, createGroupConsumer, partitionKey, type ConsumerBase, type Message} from '../client/index.js'
+import {createConsumer, partitionKey, type ConsumerBase} from '../client/consumer.js'
+import {createGroupConsumer} from '../client/group-consumer.js'
+import type {OwnedPartition} from '../client/membership.js'
+import {FileOffsetStore} from '../client/offset-stores/file-offset-store.js'
+import {createTopology, type Topology} from '../client/topology.js'
+import type {Message} from '../client/types.js'
 import type {Logger} from '../log.js'
+import {MetaError} from '../protocol/errors.js'
 import {encodeEnvelopes} from './envelope.js'
 import type {MessageFormatter} from './message-format.js'
-import {startResolver, type OffsetSpec} from './offset-spec.js'
+import type {OffsetSpec} from './offset-spec.js'
 import {OutputSink} from './output-sink.js'
+import {startSpinner, type Spinner} from './spinner.js'
+import {missingTopics, startResolver} from './tail-start.js'
 
 export interface TailOptions {
   /** host:port of a standalone broker … */
@@ -36,6 +50,8 @@ export interface TailOptions {
     /** Do not commit offsets (peek). */
     noCommit?: boolean
     sessionTimeoutMs?: number
+    /** Read every partition (MetaQ's broadcast consumer); offsets in this local file (default ~/.meta_offsets). */
+    broadcast?: {offsetsFile?: string}
   }
   topics: string[]
   /** Partition numbers (default: all). */
@@ -53,6 +69,8 @@ export interface TailOptions {
   unbuffered?: boolean
   /** Status lines for stderr (omit for -q). */
   status?: (line: string) => void
+  /** A spinner while waiting for a group assignment (a terminal, not -q). */
+  spinner?: boolean
   logger?: Logger
   stdout?: NodeJS.WritableStream
 }
@@ -83,6 +101,8 @@ export class TailSession {
   private readonly pendingEnds = new Map<string, PartitionEnd>()
   private idleTimer: NodeJS.Timeout | undefined
   private readonly reportedErrors = new Set<string>()
+  private topology: Topology | undefined
+  private waiting: Spinner | undefined
 
   constructor(options: TailOptions) {
     this.options = options
@@ -95,9 +115,22 @@ export class TailSession {
     return this.written
   }
 
-  /** Consume until a stop; rejects for start failures (unreachable broker, bad partition). */
+  /** Consume until a stop; rejects for start failures (unreachable broker, bad partition, unknown topic with -e). */
   async run(): Promise<TailResult> {
-    const consumer = this.openConsumer()
+    const o = this.options
+    const topology = createTopology({broker: o.broker, zk: o.zk, zkRoot: o.zkRoot, logger: o.logger})
+    this.topology = topology
+    try {
+      return await this.consume(topology)
+    } finally {
+      this.waiting?.stop()
+      await topology.close()
+    }
+  }
+
+  private async consume(topology: Topology): Promise<TailResult> {
+    await this.checkTopics(topology)
+    const consumer = this.openConsumer(topology)
     this.consumer = consumer
     if (this.stopReason !== undefined) await consumer.stop()
     try {
@@ -141,13 +174,25 @@ export class TailSession {
     void this.consumer?.stop()
   }
 
-  private openConsumer(): ConsumerBase {
+  /** Topics that do not exist: an error with -e (nothing would ever be read), else one warning each. */
+  private async checkTopics(topology: Topology): Promise<void> {
     const o = this.options
-    const resolve = startResolver(o.offset)
+    const missing = await missingTopics(topology, {broker: o.broker, zk: o.zk, zkRoot: o.zkRoot}, o.topics)
+    if (missing.length === 0) return
+    if (o.exitAtEnd) {
+      if (missing.length === 1) throw missing[0]
+      const error = new MetaError('NOT_FOUND', missing.map((e) => e.message).join('; ')) as MetaError & {hint?: string}
+      error.hint = missing.map((e) => e.hint).filter(Boolean).join('; ')
+      throw error
+    }
+    for (const e of missing) o.status?.(`% ${e.message} (yet): waiting for it${e.hint === undefined ? '' : `; ${e.hint}`}`)
+  }
+
+  private openConsumer(topology: Topology): ConsumerBase {
+    const o = this.options
+    const resolve = startResolver(o.offset, {report: o.status, cluster: o.zk !== undefined})
     const common = {
-      broker: o.broker,
-      zk: o.zk,
-      zkRoot: o.zkRoot,
+      topology,
       topics: o.topics,
       stopAtEnd: o.exitAtEnd,
       // A 1 MiB fetch of small messages is ~10 MB of message objects: 8 batches keep stdout
@@ -164,8 +209,11 @@ export class TailSession {
             fromLatest: o.group.fromLatest,
             autoCommit: !o.group.noCommit,
             sessionTimeoutMs: o.group.sessionTimeoutMs,
+            broadcast: o.group.broadcast !== undefined,
+            offsetStore: o.group.broadcast === undefined ? undefined : new FileOffsetStore({path: o.group.broadcast.offsetsFile}),
             from: o.offset.kind === 'stored' ? undefined : async (topic, p, conn) => (await resolve(topic, p, conn)) ?? 'earliest',
           })
+    if (o.group !== undefined) this.watchAssignments(consumer, o.group.name)
     consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
     consumer.on('error', (error: Error & {code?: string}) => {
       // Fetch errors are retried by the consumer: say so once per kind of error until
@@ -176,6 +224,25 @@ export class TailSession {
       o.logger?.warn('fetch failed; retrying', {error: error.message})
     })
     return consumer
+  }
+
+  /**
+   * `% group billing: assigned orders [0], orders [1]` on joining and after every rebalance,
+   * with a spinner on a terminal until the first assignment.
+   */
+  private watchAssignments(consumer: ConsumerBase, group: string): void {
+    const o = this.options
+    const cluster = o.zk !== undefined
+    if (o.spinner) this.waiting = startSpinner(`joining group ${group}`)
+    let first = true
+    const name = (p: OwnedPartition) => `${p.topic} [${cluster ? `${p.partition.brokerId}-${p.partition.partition}` : p.partition.partition}]`
+    consumer.on('rebalance', (r: {assigned: OwnedPartition[]; revoked: OwnedPartition[]}) => {
+      this.waiting?.stop()
+      const assigned = r.assigned.length === 0 ? 'no partitions (the other members own them all)' : r.assigned.map(name).join(', ')
+      const revoked = first || r.revoked.length === 0 ? '' : ` (revoked ${r.revoked.map(name).join(', ')})`
+      o.status?.(`% group ${group}${first ? '' : ' rebalanced'}: assigned ${assigned}${revoked}`)
+      first = false
+    })
   }
 
   private write(messages: readonly Message[]): Promise<void> | undefined {

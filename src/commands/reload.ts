@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../cli/client-flags.js'
-import {onBrokers, renderReload, type BrokerAnswer} from '../cli/admin/operations.js'
+import type {BrokerAnswer} from '../cli/admin/operations.js'
+import {ClientCommand} from '../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../cli/client-flags.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 
-export default class Reload extends BaseCommand<typeof Reload> {
+export default class Reload extends ClientCommand<typeof Reload> {
   static override summary = "Make a running broker re-read its server.ini and apply what changed."
 
   static override description = `The broker reads the file it was started with (meta serve -c FILE) and applies, without a restart: every [topic=…] section (new topics are accepted at once, removed ones refuse puts, changed flush, retention, partition count, acceptPublish/acceptSubscribe and stat settings take effect) and the [system] keys topics inherit. Retention jobs are rescheduled, ZooKeeper registration and master_config_checksum are updated. Anything else that changed (the port, dataPath, brokerId, [zookeeper], …) is listed as needing a restart and keeps its running value.
@@ -30,10 +30,9 @@ Prints one line per change: "+" a section added, "-" removed, "~" a value applie
 
   async run(): Promise<Array<{brokerId: number | undefined; broker: string} & ReloadReport> | undefined> {
     const {flags} = this
-    const answers: Array<BrokerAnswer<ReloadReport>> = await onBrokers(
-      connectionTarget(flags),
-      {timeoutMs: flags.timeout, logger: this.logger, brokerId: flags['broker-id']},
-      (admin) => admin.reload(flags['dry-run'] ? 'check' : 'apply'),
+    const {onBrokers, renderReload} = await import('../cli/admin/operations.js')
+    const answers: Array<BrokerAnswer<ReloadReport>> = await onBrokers(this.adminContext(), {brokerId: flags['broker-id']}, (admin) =>
+      admin.reload(flags['dry-run'] ? 'check' : 'apply'),
     )
     if (this.jsonEnabled()) return answers.map((a) => ({brokerId: a.brokerId, broker: a.broker, ...a.result}))
     for (const answer of answers) process.stdout.write(renderReload(answer))

@@ -1,17 +1,9 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../cli/base-command.js'
-import {confirmOnTty, declined} from '../cli/admin/confirm.js'
-import {renderTable} from '../cli/output.js'
-import {
-  actionJson,
-  applyRepairs,
-  checkDataDir,
-  describeAction,
-  acquireDataDirLock,
-  checkDataDirFree,
-  type Finding,
-  type PartitionReport,
-} from '../storage/index.js'
+import type {Finding, PartitionReport} from '../storage/index.js'
+
+// The storage engine, tables and the prompt are loaded by run(), not with the command.
+type Storage = typeof import('../storage/index.js')
 
 /** `meta repair --json`. */
 export interface RepairResult {
@@ -59,6 +51,9 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
   }
 
   async run(): Promise<RepairResult> {
+    const [storage, {confirmOnTty, declined}] = await Promise.all([import('../storage/index.js'), import('../cli/admin/confirm.js')])
+    const {applyRepairs, checkDataDir, acquireDataDirLock, checkDataDirFree} = storage
+    const {renderTable} = await import('../cli/output.js')
     const {flags} = this
     const json = this.jsonEnabled()
     const dataPath = flags['data-dir']
@@ -68,10 +63,10 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
     checkDataDirFree(dataPath)
     const reports = await checkDataDir({dataPath, topic: flags.topic, partition: flags.partition})
     if (reports.length === 0) note(`no partitions${flags.topic === undefined ? '' : ` of topic "${flags.topic}"`}${flags.partition === undefined ? '' : ` numbered ${flags.partition}`} in "${dataPath}"`)
-    if (!json) process.stdout.write(renderFindings(reports))
+    if (!json) process.stdout.write(renderFindings(reports, storage, renderTable))
     const actions = reports.reduce((n, r) => n + r.findings.filter((f) => f.action !== undefined).length, 0)
     const damaged = reports.filter((r) => r.findings.some((f) => f.damage))
-    const result: RepairResult = {dataPath, executed: false, clean: damaged.length === 0, partitions: reports.map(reportJson)}
+    const result: RepairResult = {dataPath, executed: false, clean: damaged.length === 0, partitions: reports.map((r) => reportJson(r, storage))}
 
     if (!flags.execute || actions === 0) {
       note(summary(reports, damaged.length))
@@ -107,7 +102,7 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
   }
 }
 
-function renderFindings(reports: PartitionReport[]): string {
+function renderFindings(reports: PartitionReport[], {describeAction}: Storage, renderTable: typeof import('../cli/output.js').renderTable): string {
   const rows = reports.flatMap((r) =>
     r.findings.map((f) => [`${r.topic}-${r.partition}`, f.file, f.offset, f.bytes, `${f.kind}: ${f.detail}`, f.action === undefined ? '-' : describeAction(f.action)]),
   )
@@ -120,7 +115,7 @@ function summary(reports: PartitionReport[], damaged: number): string {
   return damaged === 0 ? `${checked}: no damage` : `${checked}: ${damaged} damaged`
 }
 
-function reportJson(report: PartitionReport): RepairResult['partitions'][number] {
+function reportJson(report: PartitionReport, {actionJson, describeAction}: Storage): RepairResult['partitions'][number] {
   return {
     topic: report.topic,
     partition: report.partition,

@@ -1,17 +1,12 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../cli/base-command.js'
-import {connectionFlags, connectionTarget} from '../cli/client-flags.js'
-import {parseDurationMs} from '../cli/durations.js'
+import {ClientCommand} from '../cli/client-command.js'
+import {connectionFlags, durationFlag} from '../cli/client-flags.js'
 import {parseDelimiter} from '../cli/escapes.js'
-import {startProgress} from '../cli/progress.js'
-import {SendSession, type SendSummary} from '../cli/send-session.js'
-import {formatSendSummary, sendExitCode} from '../cli/send-report.js'
-import {signalExitCode, trapSignals} from '../cli/signals.js'
-import {formatCount} from '../cli/output.js'
+import type {SendSummary} from '../cli/send-session.js'
 import {usageErrors} from '../cli/usage.js'
 import {validateTopicName} from '../protocol/names.js'
 
-export default class Send extends BaseCommand<typeof Send> {
+export default class Send extends ClientCommand<typeof Send> {
   static override summary = 'Send messages: one per stdin line, or one per file.'
   static override description = `Reads stdin and sends one message per line (-D to split at another delimiter, e.g. '\\0' for binary-safe input), or sends each FILE argument as one whole message. With FILE arguments stdin is not read ('-' among them reads stdin, split as usual).
 
@@ -78,16 +73,15 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
       summary: "A message larger than the broker's limit: skip it (report, go on, exit 1) or fail (stop at once).",
       default: 'skip',
     })(),
-    'ack-timeout': Flags.string({summary: 'Deadline for each acknowledgement, e.g. 3s (default 10s).', helpGroup: 'CONNECTION'}),
+    'ack-timeout': durationFlag({summary: 'Deadline for each acknowledgement, e.g. 3s.', default: 10_000, helpGroup: 'CONNECTION'}),
     retries: Flags.integer({summary: 'Retries of a send that failed in a retriable way (default 2).', min: 0, helpGroup: 'CONNECTION'}),
     quiet: Flags.boolean({char: 'q', summary: 'No progress line and no summary on stderr (problems are still reported).'}),
     progress: Flags.boolean({summary: 'Live progress line on stderr (only when it is a terminal).', allowNo: true, default: true}),
   }
 
   async run(): Promise<SendSummary> {
-    const {argv} = await this.parse(Send)
     const flags = this.flags
-    const files = argv as string[]
+    const files = this.positional
     if (flags.topic === undefined && !flags.jsonl) {
       this.error('missing topic: pass -t TOPIC (or -J with envelopes that name their topics)', {exit: 2})
     }
@@ -105,12 +99,22 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
       return {
         keyDelimiter: flags['key-delimiter'] === undefined ? undefined : parseDelimiter(flags['key-delimiter'], '-K'),
         delimiter: parseDelimiter(flags.delimiter ?? '\\n', '-D'),
-        ackTimeoutMs: parseDurationMs(flags['ack-timeout'] ?? '10s', '--ack-timeout'),
+        ackTimeoutMs: flags['ack-timeout'],
       }
     })
+    const target = await this.target()
+    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}] = await Promise.all([
+      import('../cli/send-session.js'),
+      import('../cli/progress.js'),
+      import('../cli/send-report.js'),
+      import('../cli/signals.js'),
+      import('../cli/format.js'),
+    ])
     const session = await SendSession.open({
       ...values,
-      ...connectionTarget(flags),
+      broker: target.broker,
+      zk: target.zk,
+      zkRoot: target.zkRoot,
       topic: flags.topic,
       partition: flags.partition,
       attribute: flags.attribute,

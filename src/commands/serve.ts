@@ -1,15 +1,10 @@
 import {unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
+import type {BrokerConfig, ConfigOverrides} from '../broker/index.js'
 import {BaseCommand} from '../cli/base-command.js'
-import {
-  applyOverrides,
-  defaultBrokerConfig,
-  loadServerIni,
-  startBroker,
-  type BrokerConfig,
-  type ConfigOverrides,
-} from '../broker/index.js'
+import {durationFlag} from '../cli/client-flags.js'
 import type {LogLevel} from '../log.js'
+import {META_VERSION} from '../package-info.js'
 
 /** How often --watch-config looks at the file. */
 const WATCH_INTERVAL_MS = 1000
@@ -41,12 +36,14 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
   static override flags = {
     config: Flags.file({char: 'c', summary: 'MetaQ server.ini to load.', exists: true}),
     host: Flags.string({summary: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).'}),
-    port: Flags.integer({char: 'p', summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535}),
+    // -p was the port before -p meant a partition everywhere: a hidden alias that warns.
+    port: Flags.integer({summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535, charAliases: ['p']}),
     'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
     'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
     partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions).', min: 1}),
     'unflush-threshold': Flags.integer({summary: 'fdatasync after this many messages; <= 0 = group commit.'}),
-    'unflush-interval-ms': Flags.integer({summary: 'Longest time between fdatasyncs, in ms.', min: 1}),
+    'unflush-interval': durationFlag({summary: 'Longest time between fdatasyncs, e.g. 10s (unflushInterval).', exclusive: ['unflush-interval-ms']}),
+    'unflush-interval-ms': Flags.integer({summary: 'Deprecated: use --unflush-interval with a unit.', min: 1, hidden: true}),
     'group-commit': Flags.boolean({summary: 'Acknowledge puts only after fdatasync (unflushThreshold=0).', exclusive: ['unflush-threshold']}),
     'host-name': Flags.string({summary: 'Host name published to clients (meta://host:port).'}),
     zk: Flags.string({
@@ -62,6 +59,9 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
 
   async run(): Promise<void> {
     const flags = this.flags
+    if (this.argv.includes('-p')) process.stderr.write("warning: 'meta serve -p' is deprecated: use --port ('-p' means a partition in every other command)\n")
+    if (flags['unflush-interval-ms'] !== undefined) process.stderr.write(`warning: --unflush-interval-ms is deprecated: use --unflush-interval ${flags['unflush-interval-ms']}ms\n`)
+    const {applyOverrides, defaultBrokerConfig, loadServerIni, startBroker} = await import('../broker/index.js')
     const base: BrokerConfig = flags.config ? await loadServerIni(flags.config) : defaultBrokerConfig()
     const overrides: ConfigOverrides = {}
     if (flags.host !== undefined) overrides.listenHost = flags.host
@@ -72,6 +72,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['unflush-threshold'] !== undefined) overrides.unflushThreshold = flags['unflush-threshold']
     if (flags['group-commit']) overrides.unflushThreshold = 0
     if (flags['unflush-interval-ms'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval-ms']
+    if (flags['unflush-interval'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval']
     if (flags['host-name'] !== undefined) overrides.hostName = flags['host-name']
     if (flags.zk !== undefined) overrides.zkConnect = flags.zk
     if (flags['zk-root'] !== undefined) overrides.zkRoot = flags['zk-root']
@@ -118,6 +119,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
 
     const s = config.system
     this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
+      version: META_VERSION,
       url: broker.url,
       dataPath: s.dataPath,
       mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',

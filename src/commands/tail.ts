@@ -1,24 +1,22 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../cli/base-command.js'
-import {connectionFlags, connectionTarget} from '../cli/client-flags.js'
-import {parseDurationMs} from '../cli/durations.js'
+import {ClientCommand} from '../cli/client-command.js'
+import {connectionFlags, durationFlag} from '../cli/client-flags.js'
 import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
 import {parseOffsetSpec} from '../cli/offset-spec.js'
-import {trapSignals} from '../cli/signals.js'
-import {TailSession} from '../cli/tail-session.js'
+import {canSpin} from '../cli/spinner.js'
 import {usageErrors} from '../cli/usage.js'
 import {MetaError} from '../protocol/errors.js'
-import {validateTopicName} from '../protocol/names.js'
+import {validateGroupName, validateTopicName} from '../protocol/names.js'
 
-export default class Tail extends BaseCommand<typeof Tail> {
+export default class Tail extends ClientCommand<typeof Tail> {
   static override summary = 'Print the messages of topics: follow them, or read to the end and exit.'
   static override description = `Consumes one or more topics (all partitions, or those given with -p) from the start (-o beginning, the default), the end (-o end: only new messages) or a byte offset, and writes each message to stdout: its payload and a newline by default, a -f format, or a JSON envelope per line with -J (which 'meta send -J' reads back).
 
-Only messages go to stdout; status lines ('% Reached end of topic t [p] at offset N') and errors go to stderr, -q silences the status lines. Output is written one fetched batch at a time; -u writes each message at once.
+Only messages go to stdout; status lines ('% Reached end of topic t [p] at offset N') and errors go to stderr, -q silences the status lines. Output is written one fetched batch at a time; -u writes each message at once. A topic the broker does not have is named (with close names): with -e that is an error (exit 1), without it tail says so once and waits for the topic to appear.
 
 -e exits when every partition has reached the end offset it had when tail started (new messages do not keep it running), also when partitions are empty. -c N exits after N messages, --timeout after a time without messages. All of these, Ctrl-C (SIGINT/SIGTERM), and a reader that stops reading (meta tail | head) end with exit status 0; a second Ctrl-C exits at once.
 
---group G reads as a member of consumer group G: start and stop several 'meta tail --group G' and they split the topic's partitions between them (MetaQ's strategy), a member that stops or dies hands its partitions over, and a restarted member resumes from the group's committed offset (-o stored, the default with --group; committed every 5 s for messages written, and on exit).
+--group G reads as a member of consumer group G: start and stop several 'meta tail --group G' and they split the topic's partitions between them (MetaQ's strategy), a member that stops or dies hands its partitions over, and a restarted member resumes from the group's committed offset (-o stored, the default with --group; committed every 5 s for messages written, and on exit). Each member says on stderr which partitions it owns, on joining and after every rebalance. --broadcast makes every member read every partition (MetaQ's broadcast consumer), keeping its offsets in a local file.
 
 Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offset, %i message id, %a attribute (empty if none), %T timestamp (ms), %% a percent sign; escapes \\n \\t \\r \\0 \\\\ \\xNN.`
 
@@ -33,6 +31,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     {description: 'The last 100 messages of each partition', command: '<%= config.bin %> <%= command.id %> -t orders -o -100 -e'},
     {description: 'Everything from the last hour', command: '<%= config.bin %> <%= command.id %> -t orders -o @-1h -e'},
     {description: 'Share the work with other members of group "billing"; resume where it left off', command: '<%= config.bin %> <%= command.id %> -t orders --group billing'},
+    {description: 'Every member gets every message (broadcast), offsets kept locally', command: '<%= config.bin %> <%= command.id %> -t config-updates --group cache --broadcast'},
     {description: 'Against a cluster', command: '<%= config.bin %> <%= command.id %> -t orders --zk 127.0.0.1:2181'},
   ]
 
@@ -47,7 +46,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     'from-latest': Flags.boolean({summary: 'With --group: partitions the group never read start at the end, not the beginning.', dependsOn: ['group']}),
     'no-commit': Flags.boolean({summary: 'With --group: read without committing offsets (peek).', dependsOn: ['group']}),
-    'session-timeout': Flags.string({summary: 'With --group: how long the group waits for a vanished member (default 30s).', dependsOn: ['group']}),
+    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s).', dependsOn: ['group']}),
+    broadcast: Flags.boolean({summary: 'With --group: read every partition (MetaQ broadcast consumer); offsets in a local file.', dependsOn: ['group']}),
+    'offsets-file': Flags.string({summary: "With --broadcast: the local offsets file (default ~/.meta_offsets, MetaQ's).", dependsOn: ['broadcast']}),
     topic: Flags.string({
       char: 't',
       summary: 'Topic to read; repeat the flag or give a comma-separated list.',
@@ -69,9 +70,10 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
     count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
-    timeout: Flags.string({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m.'}),
+    timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m.'}),
     format: Flags.string({char: 'f', summary: `Output format for each message (default '${DEFAULT_FORMAT}'); tokens below.`, exclusive: ['jsonl']}),
     jsonl: Flags.boolean({char: 'J', summary: "One JSON envelope per line ('meta send -J' reads it back)."}),
+    json: Flags.boolean({summary: 'The same as -J: one JSON object per message.', exclusive: ['format']}),
     quiet: Flags.boolean({char: 'q', summary: 'No status lines on stderr.'}),
     unbuffered: Flags.boolean({char: 'u', summary: 'Write each message at once instead of once per fetched batch.'}),
   }
@@ -81,12 +83,13 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     const values = usageErrors(() => {
       const topics = [...new Set(flags.topic.map((t) => t.trim()))]
       for (const topic of topics) validateTopicName(topic)
+      if (flags.group !== undefined) validateGroupName(flags.group)
       return {
         topics,
         partitions: flags.partition?.map(parsePartition),
         offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
-        idleTimeoutMs: flags.timeout === undefined ? undefined : parseDurationMs(flags.timeout, '--timeout'),
-        output: flags.jsonl ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
+        idleTimeoutMs: flags.timeout,
+        output: flags.jsonl || flags.json ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
       }
     })
     if (values.offset.kind === 'stored' && flags.group === undefined) {
@@ -94,15 +97,28 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
         throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
       })
     }
-    const sessionTimeoutMs = flags['session-timeout'] === undefined ? undefined : usageErrors(() => parseDurationMs(flags['session-timeout']!, '--session-timeout'))
+    const target = await this.target()
+    const [{TailSession}, {trapSignals}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js')])
     const session = new TailSession({
       ...values,
-      ...connectionTarget(flags),
-      group: flags.group === undefined ? undefined : {name: flags.group, fromLatest: flags['from-latest'], noCommit: flags['no-commit'], sessionTimeoutMs},
+      broker: target.broker,
+      zk: target.zk,
+      zkRoot: target.zkRoot,
+      group:
+        flags.group === undefined
+          ? undefined
+          : {
+              name: flags.group,
+              fromLatest: flags['from-latest'],
+              noCommit: flags['no-commit'],
+              sessionTimeoutMs: flags['session-timeout'],
+              broadcast: flags.broadcast ? {offsetsFile: flags['offsets-file']} : undefined,
+            },
       exitAtEnd: flags.exit,
       count: flags.count,
       unbuffered: flags.unbuffered,
       status: flags.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      spinner: !flags.quiet && canSpin(),
       logger: this.logger,
     })
     const signals = trapSignals(

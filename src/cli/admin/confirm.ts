@@ -3,10 +3,11 @@
  * with stdin not a TTY (a script, a pipe, `</dev/null`) there is no prompt at all, because
  * @inquirer/prompts never returns at stdin EOF (TOOLCHAIN P10) and a script has already said
  * what it wants with its flags (`--execute`). `--yes` skips the question on a terminal too.
- * The question is written to stderr so stdout keeps only the command's data.
+ * The question is written to stderr so stdout keeps only the command's data. Ctrl-C at the
+ * question ends the command with status 130, as Ctrl-C does anywhere else.
  */
-import {confirm} from '@inquirer/prompts'
 import {MetaError} from '../../protocol/errors.js'
+import {Interrupted} from '../signals.js'
 
 export interface ConfirmOptions {
   /** --yes: do not ask. */
@@ -19,11 +20,12 @@ export interface ConfirmOptions {
 export async function confirmOnTty(message: string, options: ConfirmOptions): Promise<boolean> {
   const interactive = options.interactive ?? (process.stdin.isTTY === true && process.stderr.isTTY === true)
   if (options.yes || !interactive) return true
+  const {confirm} = await import('@inquirer/prompts')
   try {
     return await confirm({message, default: false}, {output: process.stderr})
   } catch (error) {
-    // Ctrl-C at the prompt (ExitPromptError) is a "no".
-    if (error instanceof Error && error.name === 'ExitPromptError') return false
+    // Ctrl-C at the prompt (ExitPromptError): stop, as Ctrl-C does anywhere else.
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new Interrupted('interrupted: nothing was changed')
     throw error
   }
 }

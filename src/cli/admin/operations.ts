@@ -5,10 +5,9 @@
 import type {AdminClient} from '../../client/admin.js'
 import type {PartitionsStateReply, ReloadReport} from '../../protocol/commands/broker-admin.js'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
-import type {Logger} from '../../log.js'
 import type {PartitionPlan} from '../../broker/index.js'
 import {formatBytes, renderTable} from '../output.js'
-import {acrossBrokers} from './views.js'
+import {withEachBroker, type AdminContext} from './connect.js'
 
 /** One broker's answer, tagged with where it came from. */
 export interface BrokerAnswer<T> {
@@ -24,11 +23,12 @@ export interface BrokerAnswer<T> {
  * (e.g. one that does not have the topic); throws when no broker answered.
  */
 export async function onBrokers<T>(
-  target: {broker?: string; zk?: string; zkRoot?: string},
-  options: {timeoutMs?: number; logger?: Logger; brokerId?: number; skip?: (error: unknown) => boolean},
+  context: AdminContext,
+  options: {brokerId?: number; skip?: (error: unknown) => boolean},
   op: (admin: AdminClient) => Promise<T>,
 ): Promise<Array<BrokerAnswer<T>>> {
-  const answers = await acrossBrokers(target, options, async (admin, brokerId): Promise<BrokerAnswer<T> | undefined> => {
+  const target = await context.target()
+  const answers = await withEachBroker(context, async (admin, brokerId): Promise<BrokerAnswer<T> | undefined> => {
     if (options.brokerId !== undefined && brokerId !== options.brokerId) return undefined
     try {
       const result: T = await op(admin)
@@ -52,14 +52,13 @@ export async function onBrokers<T>(
  */
 export async function changePartitionState(
   change: 'close' | 'open',
-  flags: {broker?: string; zk?: string; 'zk-root'?: string; topic: string; start?: number; end?: number; 'broker-id'?: number; timeout: number},
-  options: {logger: Logger; json: boolean},
+  context: AdminContext,
+  flags: {topic: string; start?: number; end?: number; 'broker-id'?: number},
+  options: {json: boolean},
 ): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
   const answers = await onBrokers(
-    {broker: flags.broker, zk: flags.zk, zkRoot: flags['zk-root']},
+    context,
     {
-      timeoutMs: flags.timeout,
-      logger: options.logger,
       brokerId: flags['broker-id'],
       // In a cluster a topic lives on some brokers only.
       skip: (error) => isMetaError(error, 'INVALID_ARGUMENT') && /does not accept/.test(error.message),

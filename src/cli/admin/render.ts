@@ -5,9 +5,10 @@
  */
 import type {GroupDescription, GroupSummary} from '../../client/group-admin.js'
 import type {PartitionStats} from '../../client/admin.js'
-import {formatBytes, formatCount, renderTable, type Cell} from '../output.js'
+import {formatBytes, formatCount, renderRows, renderTable, type Cell} from '../output.js'
 import type {PartitionLag} from './offset-rows.js'
 import type {ResetPlan} from './reset-plan.js'
+import type {PartitionDetail} from './views.js'
 
 /** ms since the epoch → `2026-12-01T10:00:00Z` (UTC, whole seconds); `-` for none. */
 export function formatTime(ms: number | null | undefined): string {
@@ -27,11 +28,21 @@ export function formatIdle(ms: number): string {
 const num = (n: number | null): Cell => (n === null ? '-' : n)
 const count = (n: number | null): Cell => (n === null ? '-' : formatCount(n))
 
+/**
+ * The column names every table uses for a partition's position (docs/cli.md): COMMITTED,
+ * LOG-START, LOG-END (byte offsets), LAG (messages, as Kafka's tools count it) and LAG-BYTES.
+ */
+export const LAG_HEADERS = ['COMMITTED', 'LOG-START', 'LOG-END', 'LAG', 'LAG-BYTES'] as const
+
+function lagCells(r: PartitionLag): Cell[] {
+  return [num(r.committed), r.logStart, r.logEnd, count(r.lagMessages), num(r.lagBytes)]
+}
+
 /** `meta offset show`. */
 export function renderOffsets(rows: readonly PartitionLag[]): string {
   return renderTable(
-    ['TOPIC', 'PARTITION', 'COMMITTED', 'LOG-START', 'LOG-END', 'LAG(bytes)', 'LAG(messages)', 'COMMITTED-AT'],
-    rows.map((r) => [r.topic, r.partition, num(r.committed), r.logStart, r.logEnd, num(r.lagBytes), count(r.lagMessages), formatTime(r.committedAtMs)]),
+    ['TOPIC', 'PARTITION', ...LAG_HEADERS, 'COMMITTED-AT'],
+    rows.map((r) => [r.topic, r.partition, ...lagCells(r), formatTime(r.committedAtMs)]),
     {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'left']},
   )
 }
@@ -77,8 +88,8 @@ export function renderGroupDescription(group: Omit<GroupDescription, 'offsets'>,
     rows.length === 0
       ? 'no partitions: the group has no committed offsets and no subscribed topics'
       : renderTable(
-          ['TOPIC', 'PARTITION', 'COMMITTED', 'LOG-START', 'LOG-END', 'LAG', 'LAG-MSGS', 'OWNER'],
-          rows.map((r) => [r.topic, r.partition, num(r.committed), r.logStart, r.logEnd, num(r.lagBytes), count(r.lagMessages), r.owner ?? '-']),
+          ['TOPIC', 'PARTITION', ...LAG_HEADERS, 'OWNER'],
+          rows.map((r) => [r.topic, r.partition, ...lagCells(r), r.owner ?? '-']),
           {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'left']},
         ),
   )
@@ -116,7 +127,7 @@ export function renderTopicPartitions(partitions: readonly PartitionStats[]): st
   const opt = (n: number | undefined, f: (n: number) => Cell): Cell => (n === undefined || Number.isNaN(n) ? '-' : f(n))
   // A STATE column only when a partition is closed (meta partitions close), so the usual table stays as it was.
   const state = partitions.some((p) => p.closed === true)
-  const head = ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND', ...(state ? ['STATE'] : [])]
+  const head = ['PARTITION', 'LOG-START', 'LOG-END', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND', ...(state ? ['STATE'] : [])]
   return renderTable(
     head,
     partitions.map((p) => [
@@ -131,4 +142,32 @@ export function renderTopicPartitions(partitions: readonly PartitionStats[]): st
     ]),
     {align: ['right', 'right', 'right', 'right', 'right', 'right', 'left', ...(state ? (['left'] as const) : [])]},
   )
+}
+
+/** `meta topic describe T -p N`: the partition as key/value lines, then its groups. */
+export function renderPartitionDetail(d: PartitionDetail): string {
+  const p = d.stats
+  const opt = (n: number | undefined, f: (n: number) => Cell = (x) => x): Cell => (n === undefined || Number.isNaN(n) ? '-' : f(n))
+  const rows: Cell[][] = [
+    ['TOPIC', d.topic],
+    ['PARTITION', p.brokerId === undefined ? d.partition : `${d.partition} (broker ${p.brokerId}, partition ${p.partition})`],
+    ['LOG-START', p.minOffset],
+    ['LOG-END', p.maxOffset],
+    ['MESSAGES', opt(p.messageCount, formatCount)],
+    ['SIZE', opt(p.sizeBytes, formatBytes)],
+    ['SEGMENTS', opt(p.segments)],
+    ['UNFLUSHED', opt(p.unflushed)],
+    ['LAST-APPEND', formatTime(p.lastAppendMs)],
+    ...(p.closed === true ? [['STATE', 'closed (meta partitions open reopens it)']] : []),
+  ]
+  const summary = renderRows(rows)
+  const groups =
+    d.groups.length === 0
+      ? 'no consumer group has committed an offset on this partition'
+      : renderTable(
+          ['GROUP', 'COMMITTED', 'LAG', 'LAG-BYTES', 'COMMITTED-AT'],
+          d.groups.map((g) => [g.group, g.committed, count(g.lagMessages), num(g.lagBytes), formatTime(g.committedAtMs)]),
+          {align: ['left', 'right', 'right', 'right', 'left']},
+        )
+  return `${summary}\n\n${groups}`
 }

@@ -1,14 +1,14 @@
 /**
  * What `meta offset show`, `meta group describe`, `meta topic list` and `meta topic describe`
  * fetch: typed results (printed as tables, or returned as --json) assembled from the admin
- * interfaces, so the command files stay flags → call → print.
+ * interfaces, so the command files stay flags → call → print. Connecting and closing is
+ * src/cli/admin/connect.ts's.
  */
-import {connectAdmin, type AdminClient, type PartitionStats} from '../../client/admin.js'
-import {ClusterTopology} from '../../client/cluster-topology.js'
-import type {Logger} from '../../log.js'
+import type {AdminClient, PartitionStats} from '../../client/admin.js'
 import type {GroupOffsetsAdmin, MemberDescription} from '../../client/group-admin.js'
-import {MetaError} from '../../protocol/errors.js'
-import {expandTopics, lagRows, partitionsOf, tpKey, type PartitionLag} from './offset-rows.js'
+import {unknownTopicError} from '../suggest.js'
+import {MetaError, isMetaError} from '../../protocol/errors.js'
+import {expandTopics, lagRows, partitionLag, partitionsOf, tpKey, type PartitionLag} from './offset-rows.js'
 import type {TopicSpec} from './parse.js'
 import type {OwnedLag, TopicSummary} from './render.js'
 
@@ -82,19 +82,69 @@ export interface TopicDetail {
 }
 
 /**
+ * One broker's partitions of a topic; in a cluster (`partOfCluster`) a broker without the
+ * topic has none, alone it is NOT_FOUND naming close topic names.
+ */
+export async function topicPartitions(admin: AdminClient, topic: string, partOfCluster: boolean): Promise<PartitionStats[]> {
+  try {
+    return (await topicDetail(admin, topic)).partitions
+  } catch (error) {
+    if (partOfCluster && isMetaError(error, 'NOT_FOUND')) return []
+    throw error
+  }
+}
+
+/**
+ * The topic as the command shows it: partitions in the CLI's numbering (in a cluster, 0..n-1
+ * by broker id then partition, each still carrying its broker's own number). NOT_FOUND when
+ * no broker of the cluster has it.
+ */
+export async function topicDetailOf(topic: string, partitions: PartitionStats[], target: {zk?: string}): Promise<TopicDetail> {
+  const order = (p: PartitionStats) => p.brokerId ?? 0
+  if (partitions.length > 0) return {topic, partitions: [...partitions].sort((a, b) => order(a) - order(b) || a.partition - b.partition)}
+  // Alone, topicPartitions already threw; in a cluster, no broker had the topic.
+  throw unknownTopicError(topic, [], `ZooKeeper ${target.zk}: no broker of the cluster has it`)
+}
+
+/** `meta topic describe T -p N --json`: one partition and the groups that committed offsets on it. */
+export interface PartitionDetail {
+  topic: string
+  /** The partition's number as the CLI counts (in a cluster: 0..n-1 over all brokers). */
+  partition: number
+  /** Its broker's stats (`partition` there is the broker's own number). */
+  stats: PartitionStats
+  groups: Array<{group: string; committed: number; lagMessages: number | null; lagBytes: number | null; committedAtMs: number | null}>
+}
+
+/** Partition `index` of a topic in detail, with every group's committed offset and lag there. */
+export async function partitionDetail(admin: GroupOffsetsAdmin, detail: TopicDetail, index: number): Promise<PartitionDetail> {
+  const stats = detail.partitions[index]
+  if (stats === undefined) {
+    const last = detail.partitions.length - 1
+    throw MetaError.invalidArgument(`invalid partition "${index}" for topic "${detail.topic}": expected ${last === 0 ? '0' : `0..${last}`}`)
+  }
+  const groups: PartitionDetail['groups'] = []
+  for (const summary of await admin.listGroups()) {
+    if (!summary.topics.includes(detail.topic)) continue
+    const committed = (await admin.fetchOffsets(summary.group, [detail.topic])).find((c) => c.partition === index)
+    if (committed === undefined) continue
+    const lag = await partitionLag(admin, {topic: detail.topic, partition: index}, committed)
+    groups.push({group: summary.group, committed: committed.offset, lagMessages: lag.lagMessages, lagBytes: lag.lagBytes, committedAtMs: lag.committedAtMs})
+  }
+  return {topic: detail.topic, partition: index, stats, groups}
+}
+
+/**
  * One topic's partitions from `stats partitions`. A topic configured in server.ini but
  * without data yet lists its partitions as empty; NOT_FOUND for a topic the broker has
  * neither data nor a section for.
  */
 export async function topicDetail(admin: AdminClient, topic: string): Promise<TopicDetail> {
   const partitions = (await admin.partitions()).filter((p) => p.topic === topic).sort((a, b) => a.partition - b.partition)
-  if (partitions.length > 0) return {topic, partitions}
+  const order = (p: PartitionStats) => p.brokerId ?? 0
+  if (partitions.length > 0) return {topic, partitions: [...partitions].sort((a, b) => order(a) - order(b) || a.partition - b.partition)}
   const topics = await admin.topics()
-  if (!topics.some((t) => t.topic === topic)) {
-    const known = topics.map((t) => t.topic).sort()
-    const hint = known.length === 0 ? 'the broker has no topics' : `known topics: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', …' : ''}`
-    throw new MetaError('NOT_FOUND', `unknown topic "${topic}" on broker ${admin.conn.name}: ${hint}`, {details: {topic}})
-  }
+  if (!topics.some((t) => t.topic === topic)) throw unknownTopicError(topic, topics.map((t) => t.topic), `broker ${admin.conn.name}`)
   const count = await admin.partitionCount(topic)
   const empty = Array.from({length: count}, (_, partition): PartitionStats => ({
     topic,
@@ -108,40 +158,6 @@ export async function topicDetail(admin: AdminClient, topic: string): Promise<To
     lastAppendMs: 0,
   }))
   return {topic, partitions: empty}
-}
-
-/**
- * Run `view` against every broker a command reaches: the one at -b, or every broker
- * registered in ZooKeeper with --zk (each result tagged with its broker id).
- */
-export async function acrossBrokers<T>(
-  target: {broker?: string; zk?: string; zkRoot?: string},
-  options: {timeoutMs?: number; logger?: Logger},
-  view: (admin: AdminClient, brokerId: number | undefined) => Promise<T>,
-): Promise<T[]> {
-  if (target.zk === undefined) {
-    const admin = await connectAdmin({broker: target.broker, ...options})
-    try {
-      return [await view(admin, undefined)]
-    } finally {
-      admin.close()
-    }
-  }
-  const topology = new ClusterTopology({zk: target.zk, zkRoot: target.zkRoot, requestTimeoutMs: options.timeoutMs, logger: options.logger})
-  try {
-    const results: T[] = []
-    for (const [brokerId, url] of await topology.brokerUrls()) {
-      const admin = await connectAdmin({broker: url, ...options})
-      try {
-        results.push(await view(admin, brokerId))
-      } finally {
-        admin.close()
-      }
-    }
-    return results
-  } finally {
-    await topology.close()
-  }
 }
 
 /** Topic summaries of several brokers merged by topic (partitions, messages and bytes add up). */

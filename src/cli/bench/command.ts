@@ -3,9 +3,9 @@
  * asked, pick the topic, turn Ctrl-C into a clean early end, run, stop the broker, and
  * render the summary.
  */
-import {join} from 'node:path'
 import type {Logger} from '../../log.js'
-import {formatCount} from '../output.js'
+import {formatCount} from '../format.js'
+import {selfArgs} from '../self.js'
 import {runConsume} from './consume.js'
 import {runE2e} from './e2e.js'
 import {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
@@ -14,7 +14,8 @@ import {runProduce} from './produce.js'
 import type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'
 
 export interface BenchCommandFlags {
-  broker: string
+  /** The broker when not --embedded. */
+  broker?: string
   embedded: boolean
   flush?: FlushPolicy
   partitions?: number
@@ -24,6 +25,7 @@ export interface BenchCommandFlags {
   count?: number
   duration?: number
   'max-in-flight': number
+  'max-in-flight-bytes': number
   rate?: number
   connections: number
   interval: number
@@ -45,7 +47,7 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
   let embedded: EmbeddedBroker | undefined
   if (flags.embedded) {
     embedded = await startEmbeddedBroker({
-      bin: join(context.root, 'bin', 'run.js'),
+      self: selfArgs(context.root),
       flush,
       partitions: flags.partitions,
       nodeArgs: flags['broker-node-options']?.split(/\s+/).filter(Boolean),
@@ -61,12 +63,12 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
   process.once('SIGINT', onSignal)
   try {
     const options: BenchRunOptions & {warmupMs?: number} = {
-      broker: embedded?.address ?? flags.broker,
+      broker: embedded?.address ?? flags.broker!,
       topic: flags.topic ?? `bench-${Date.now().toString(36)}-${process.pid}`,
       messageBytes: flags.size,
       count: flags.count,
       durationMs: flags.duration,
-      maxInFlight: flags['max-in-flight'],
+      maxInFlight: windowOf(flags),
       rate: flags.rate,
       connections: flags.connections,
       progressIntervalMs: flags.quiet ? 0 : flags.interval,
@@ -114,4 +116,13 @@ export function renderSummary(s: BenchSummary): string {
       (s.rate === null ? '' : `, rate ${formatCount(s.rate)} msg/s`),
   )
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * Puts unacknowledged at once per connection: --max-in-flight, but never more payload bytes
+ * than --max-in-flight-bytes (4096 puts of 1 MB would be 4 GB in flight: memory, then
+ * timeouts of puts the broker did store). At least one.
+ */
+export function windowOf(flags: Pick<BenchCommandFlags, 'max-in-flight' | 'max-in-flight-bytes' | 'size'>): number {
+  return Math.max(1, Math.min(flags['max-in-flight'], Math.floor(flags['max-in-flight-bytes'] / Math.max(1, flags.size))))
 }

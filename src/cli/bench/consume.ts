@@ -6,7 +6,8 @@
  * from the earliest offset to the end as it was when each pass started: one pass, or passes
  * until --duration is over, or until --count messages were read.
  */
-import {connectAdmin, createConsumer} from '../../client/index.js'
+import {connectAdmin} from '../../client/admin.js'
+import {createConsumer} from '../../client/consumer.js'
 import {Meter} from './meter.js'
 import {runProduce, summarize, type RunSummary} from './produce.js'
 import type {BenchRunOptions} from './types.js'

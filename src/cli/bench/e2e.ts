@@ -9,7 +9,8 @@
  * message has arrived, or RECEIVE_TIMEOUT_MS after the last acknowledgement (the rest
  * count as failed).
  */
-import {connectAdmin, createConsumer, type Consumer} from '../../client/index.js'
+import {connectAdmin} from '../../client/admin.js'
+import {createConsumer, type Consumer} from '../../client/consumer.js'
 import {MetaError} from '../../protocol/errors.js'
 import {Meter} from './meter.js'
 import {closeProducers, openProducers, sendLoad} from './load.js'

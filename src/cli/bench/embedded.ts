@@ -14,8 +14,8 @@ import {MetaError} from '../../protocol/errors.js'
 export type FlushPolicy = 'threshold' | 'group-commit'
 
 export interface EmbeddedBrokerOptions {
-  /** Path of the `meta` executable script (bin/run.js). */
-  bin: string
+  /** What to run after process.execPath to start `meta` (src/cli/self.ts: bin/run.js, or nothing in the single executable). */
+  self: string[]
   flush: FlushPolicy
   /** numPartitions of the broker (every topic). */
   partitions?: number
@@ -42,7 +42,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const dataDir = await mkdtemp(join(tmpdir(), 'meta-bench-'))
   const args = [
     ...(options.nodeArgs ?? []),
-    options.bin,
+    ...options.self,
     'serve',
     '--port', '0',
     '--data-dir', dataDir,

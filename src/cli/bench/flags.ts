@@ -1,8 +1,10 @@
 /**
- * Flags shared by `meta bench produce|consume|e2e`, and their parsers (sizes, durations).
+ * Flags shared by `meta bench produce|consume|e2e`, and the size parser. Loaded with the
+ * command (nothing here imports the client).
  */
 import {Flags} from '@oclif/core'
-import {brokerFlag} from '../client-flags.js'
+import {MetaError} from '../../protocol/errors.js'
+import {brokerFlag, durationFlag, profileFlag} from '../client-flags.js'
 
 const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 * 1024, mb: 1024 * 1024, mib: 1024 * 1024}
 
@@ -10,22 +12,16 @@ const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib:
 export function parseSize(input: string): number {
   const match = /^(\d+)\s*([a-z]*)$/i.exec(input.trim())
   const unit = match ? SIZE_UNITS[match[2].toLowerCase()] : undefined
-  if (!match || unit === undefined) throw new Error(`invalid size "${input}": expected bytes, e.g. 100, 1KiB or 2MiB`)
+  if (!match || unit === undefined) throw MetaError.invalidArgument(`invalid size "${input}": expected bytes, e.g. 100, 1KiB or 2MiB`)
   return Number(match[1]) * unit
 }
 
-const DURATION_UNITS: Record<string, number> = {ms: 1, s: 1000, '': 1000, m: 60_000, min: 60_000, h: 3_600_000}
-
-/** "10s" → 10000, "500ms" → 500, "2m" → 120000, "3" → 3000 (seconds). */
-export function parseDurationMs(input: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(input.trim())
-  const unit = match ? DURATION_UNITS[match[2].toLowerCase()] : undefined
-  if (!match || unit === undefined) throw new Error(`invalid duration "${input}": expected e.g. 10s, 500ms or 2m`)
-  return Number(match[1]) * unit
-}
+/** Default bound on the payload bytes unacknowledged at once, per connection. */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 
 export const benchFlags = {
   broker: brokerFlag,
+  profile: profileFlag,
   embedded: Flags.boolean({
     summary: 'Start a throwaway broker (meta serve on a free port, temp data dir) in a child process; stop it afterwards.',
     helpGroup: 'BROKER',
@@ -56,21 +52,17 @@ export const benchFlags = {
     parse: async (input) => parseSize(input),
   })(),
   count: Flags.integer({char: 'n', summary: 'Stop after this many messages.', min: 1, exclusive: ['duration']}),
-  duration: Flags.custom<number>({
-    char: 'd',
-    summary: 'Stop after this long (10s, 500ms, 2m; default 10s).',
-    helpValue: '<duration>',
-    parse: async (input) => parseDurationMs(input),
+  duration: durationFlag({summary: 'Stop after this long (10s, 500ms, 2m; default 10s).', legacyUnit: 's'}),
+  'max-in-flight': Flags.integer({summary: 'Unacknowledged puts per connection (also bounded by --max-in-flight-bytes).', default: 4096, min: 1, max: 65536}),
+  'max-in-flight-bytes': Flags.custom<number>({
+    summary: 'Most payload bytes unacknowledged per connection (64MiB): big messages get a smaller window.',
+    default: DEFAULT_MAX_IN_FLIGHT_BYTES,
+    defaultHelp: async () => '64MiB',
+    helpValue: '<size>',
+    parse: async (input) => parseSize(input),
   })(),
-  'max-in-flight': Flags.integer({summary: 'Unacknowledged puts per connection.', default: 4096, min: 1, max: 65536}),
   rate: Flags.integer({summary: 'Send at most this many messages per second (for latency tests).', min: 1}),
-  connections: Flags.integer({char: 'c', summary: 'Producer connections.', default: 1, min: 1, max: 64}),
-  interval: Flags.custom<number>({
-    summary: 'Progress line every this long, on stderr (0 = none).',
-    default: 5000,
-    defaultHelp: async () => '5s',
-    helpValue: '<duration>',
-    parse: async (input) => parseDurationMs(input),
-  })(),
+  connections: Flags.integer({summary: 'Producer connections.', default: 1, min: 1, max: 64}),
+  interval: durationFlag({summary: 'Progress line every this long, on stderr (0 = none).', default: 5000, allowZero: true}),
   quiet: Flags.boolean({char: 'q', summary: 'No progress lines.'}),
 }

@@ -3,7 +3,7 @@
  * windowed progress lines and percentile summaries. The commands in src/commands/bench/
  * are thin wrappers; bench/all.ts runs the standard set through the built CLI.
  */
-export {benchFlags, parseDurationMs, parseSize} from './flags.js'
+export {benchFlags, parseSize} from './flags.js'
 export {runBench, renderSummary, type BenchCommandFlags, type BenchContext} from './command.js'
 export {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
 export {LatencyHistogram, type LatencyPercentiles} from './histogram.js'

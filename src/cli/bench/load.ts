@@ -10,7 +10,8 @@
  * Stops after `count` messages or `durationMs`, whichever comes first, and resolves once
  * every message sent is acknowledged or failed.
  */
-import {createProducer, type Producer, type SendResult} from '../../client/index.js'
+import {createProducer, type Producer} from '../../client/producer.js'
+import type {SendResult} from '../../client/types.js'
 import type {Logger} from '../../log.js'
 
 export interface LoadOptions {

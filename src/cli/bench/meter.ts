@@ -4,7 +4,7 @@
  * folded into the total at each line, so a latency is recorded once), and the CPU time the
  * load generator (and, when known, the broker) spent between start() and stop().
  */
-import {formatCount} from '../output.js'
+import {formatCount} from '../format.js'
 import {LatencyHistogram} from './histogram.js'
 
 /** Payload megabytes as benchmarks count them: 10^6 bytes. */

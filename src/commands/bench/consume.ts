@@ -1,7 +1,8 @@
-import {BaseCommand} from '../../cli/base-command.js'
-import {benchFlags, renderSummary, runBench, type BenchSummary} from '../../cli/bench/index.js'
+import type {BenchSummary} from '../../cli/bench/types.js'
+import {benchFlags} from '../../cli/bench/flags.js'
+import {ClientCommand} from '../../cli/client-command.js'
 
-export default class BenchConsume extends BaseCommand<typeof BenchConsume> {
+export default class BenchConsume extends ClientCommand<typeof BenchConsume> {
   static override summary = 'Measure replay throughput: read a topic from its first message.'
   static override description = `Reads --topic from the earliest offset to its end with one consumer (all partitions, one connection): one pass, or passes until --duration is over, or until --count messages were read. A topic holding fewer messages than needed (--count, or 1,000,000 when it is empty) is filled first with messages of --size bytes; the fill is not measured.
 
@@ -16,7 +17,9 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   static override flags = benchFlags
 
   async run(): Promise<BenchSummary> {
-    const summary = await runBench('consume', this.flags, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
+    const {renderSummary, runBench} = await import('../../cli/bench/command.js')
+    const broker = this.flags.embedded ? undefined : (await this.target()).broker
+    const summary = await runBench('consume', {...this.flags, broker}, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
     if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
     return summary
   }

@@ -1,8 +1,9 @@
-import {Flags} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
-import {benchFlags, parseDurationMs, renderSummary, runBench, type BenchSummary} from '../../cli/bench/index.js'
+import type {BenchSummary} from '../../cli/bench/types.js'
+import {benchFlags} from '../../cli/bench/flags.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {durationFlag} from '../../cli/client-flags.js'
 
-export default class BenchE2e extends BaseCommand<typeof BenchE2e> {
+export default class BenchE2e extends ClientCommand<typeof BenchE2e> {
   static override summary = 'Measure end-to-end latency: put sent → message received by a consumer.'
   static override description = `A producer and a long-polling consumer in this process: each payload starts with its send time, and the consumer records receive − send for every message. Sends at --rate messages per second (default 10,000) for --duration (default 10s) or --count messages, after a --warmup (default 1s, not recorded). The run ends when every acknowledged message has arrived (or 10 s after the last acknowledgement; the rest count as failed).
 
@@ -16,17 +17,13 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   static override enableJsonFlag = true
   static override flags = {
     ...benchFlags,
-    warmup: Flags.custom<number>({
-      summary: 'Send (unrecorded) for this long first.',
-      default: 1000,
-      defaultHelp: async () => '1s',
-      helpValue: '<duration>',
-      parse: async (input) => parseDurationMs(input),
-    })(),
+    warmup: durationFlag({summary: 'Send (unrecorded) for this long first.', default: 1000, allowZero: true}),
   }
 
   async run(): Promise<BenchSummary> {
-    const summary = await runBench('e2e', this.flags, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
+    const {renderSummary, runBench} = await import('../../cli/bench/command.js')
+    const broker = this.flags.embedded ? undefined : (await this.target()).broker
+    const summary = await runBench('e2e', {...this.flags, broker}, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
     if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
     return summary
   }

@@ -1,7 +1,8 @@
-import {BaseCommand} from '../../cli/base-command.js'
-import {benchFlags, renderSummary, runBench, type BenchSummary} from '../../cli/bench/index.js'
+import type {BenchSummary} from '../../cli/bench/types.js'
+import {benchFlags} from '../../cli/bench/flags.js'
+import {ClientCommand} from '../../cli/client-command.js'
 
-export default class BenchProduce extends BaseCommand<typeof BenchProduce> {
+export default class BenchProduce extends ClientCommand<typeof BenchProduce> {
   static override summary = 'Measure put throughput and acknowledgement latency.'
   static override description = `Sends messages of --size bytes as fast as acknowledgements allow (a window of --max-in-flight puts per connection), or at --rate messages per second, for --duration (default 10s) or --count messages. A progress line every --interval on stderr (msg/s, MB/s and the window's p99 ack latency), then a summary with msg/s, MB/s and ack latency percentiles (put sent → result received).
 
@@ -18,7 +19,9 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   static override flags = benchFlags
 
   async run(): Promise<BenchSummary> {
-    const summary = await runBench('produce', this.flags, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
+    const {renderSummary, runBench} = await import('../../cli/bench/command.js')
+    const broker = this.flags.embedded ? undefined : (await this.target()).broker
+    const summary = await runBench('produce', {...this.flags, broker}, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`)})
     if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
     return summary
   }

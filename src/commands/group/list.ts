@@ -1,12 +1,11 @@
-import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
-import {renderGroups} from '../../cli/admin/render.js'
-import {connectGroupAdmin, type GroupSummary} from '../../client/group-admin.js'
+import type {GroupSummary} from '../../client/group-admin.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
 
-export default class GroupList extends BaseCommand<typeof GroupList> {
+export default class GroupList extends ClientCommand<typeof GroupList> {
   static override summary = 'List consumer groups.'
 
-  static override description = `Every group the broker knows: groups with live members, and groups with committed offsets (kept after their members leave). GENERATION counts membership changes since the broker started (0: no members since then); TOPICS are the topics the group committed offsets for or subscribes to.`
+  static override description = `Every group the broker knows: groups with live members, and groups with committed offsets (kept after their members leave). GENERATION counts membership changes since the broker started (0: no members since then); TOPICS are the topics the group committed offsets for or subscribes to. With --zk: the groups in the cluster's ZooKeeper.`
 
   static override examples = [
     {description: 'Groups on the local broker', command: '<%= config.bin %> <%= command.id %>'},
@@ -21,14 +20,10 @@ export default class GroupList extends BaseCommand<typeof GroupList> {
   }
 
   async run(): Promise<GroupSummary[] | undefined> {
-    const admin = await connectGroupAdmin({...connectionTarget(this.flags), timeoutMs: this.flags.timeout, logger: this.logger})
-    try {
-      const groups = await admin.listGroups()
-      if (this.jsonEnabled()) return groups
-      process.stdout.write(groups.length === 0 ? 'no groups\n' : `${renderGroups(groups)}\n`)
-      return undefined
-    } finally {
-      await admin.close()
-    }
+    const groups = await this.withGroupAdmin((admin) => admin.listGroups())
+    if (this.jsonEnabled()) return groups
+    const {renderGroups} = await import('../../cli/admin/render.js')
+    process.stdout.write(groups.length === 0 ? 'no groups\n' : `${renderGroups(groups)}\n`)
+    return undefined
   }
 }

@@ -1,30 +1,12 @@
-import {readFile} from 'node:fs/promises'
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
-import {confirmOnTty, declined} from '../../cli/admin/confirm.js'
-import {formatOffsetsCsv, parseOffsetsCsv, type OffsetLine} from '../../cli/admin/parse.js'
-import {renderPlan} from '../../cli/admin/render.js'
+import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveResetFlags} from '../../cli/admin/reset-options.js'
-import {activeGroupError, applyPlan, buildPlan, changedRows, type PlanRow, type ResetPlan} from '../../cli/admin/reset-plan.js'
-import {connectGroupAdmin} from '../../client/group-admin.js'
-import {MetaError} from '../../protocol/errors.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
 
-/** `meta offset reset --json`. */
-export interface ResetResult {
-  group: string
-  strategy: string
-  /** False for a dry run. */
-  executed: boolean
-  /** Partitions whose offset the plan changes (committed when executed). */
-  changed: number
-  partitions: PlanRow[]
-  skipped: ResetPlan['skipped']
-  /** Ids of the group's live members when the plan was made. */
-  members: string[]
-}
+export type {ResetResult} from '../../cli/admin/reset-run.js'
 
-export default class OffsetReset extends BaseCommand<typeof OffsetReset> {
+export default class OffsetReset extends ClientCommand<typeof OffsetReset> {
   static override summary = "Reset a consumer group's committed offsets (a dry run unless --execute)."
 
   static override description = `Computes new committed offsets for a group and prints the plan (GROUP TOPIC PARTITION CURRENT NEW). Nothing changes unless --execute is given.
@@ -67,7 +49,7 @@ Safety: --execute refuses while the group has live members, because they keep th
   static override flags = {
     ...connectionFlags,
     timeout: timeoutFlag,
-    group: Flags.string({char: 'g', summary: 'Consumer group whose offsets to reset.', required: true, helpGroup: 'SCOPE'}),
+    group: Flags.string({char: 'g', summary: "Consumer group whose offsets to reset (default: the profile's group).", helpGroup: 'SCOPE'}),
     topic: Flags.string({
       char: 't',
       summary: 'Topic, optionally with partitions: orders, orders:0,2, orders:0-3. Repeatable.',
@@ -97,68 +79,11 @@ Safety: --execute refuses while the group has live members, because they keep th
   async run(): Promise<ResetResult | undefined> {
     const {flags} = this
     const json = this.jsonEnabled()
-    const request = resolveResetFlags({...flags, json})
-    const lines = request.strategy.kind === 'file' ? await readOffsetsFile(request.strategy.path) : undefined
-    const admin = await connectGroupAdmin({...connectionTarget(flags), timeoutMs: flags.timeout, logger: this.logger})
-    try {
-      const plan = await buildPlan(admin, request, lines)
-      const changed = changedRows(plan)
-      const note = (line: string) => {
-        if (!json) process.stderr.write(`${line}\n`)
-      }
-      for (const row of plan.partitions) if (row.note !== undefined) note(`note: ${row.topic}:${row.partition}: ${row.note}`)
-      for (const s of plan.skipped) note(`note: ${s.topic}:${s.partition}: skipped, ${s.reason}`)
-      if (request.execute && plan.members.length > 0 && !flags.force) throw activeGroupError(plan)
-
-      if (!json) process.stdout.write(`${request.export ? formatOffsetsCsv(plan.partitions.map(toLine)) : `${renderPlan(plan)}\n`}`)
-      let executed = false
-      if (!request.execute) {
-        if (plan.members.length > 0 && !flags.force) note(`warning: ${activeGroupError(plan).message}; --execute will refuse unless --force`)
-        note(`dry run: nothing was changed (${changed.length} of ${plan.partitions.length} offsets would change); add --execute to commit this plan`)
-      } else if (changed.length === 0) {
-        note(`nothing to change: every offset of group "${plan.group}" in scope is already where the plan puts it`)
-      } else {
-        if (plan.members.length > 0) note(`warning: --force: resetting group "${plan.group}" while it has live members; they may overwrite these offsets`)
-        const ok = await confirmOnTty(`Commit ${changed.length} new offset${changed.length === 1 ? '' : 's'} for group "${plan.group}"?`, {yes: flags.yes})
-        if (!ok) throw declined(`resetting the offsets of group "${plan.group}"`)
-        await applyPlan(admin, plan)
-        executed = true
-        note(`committed ${changed.length} offset${changed.length === 1 ? '' : 's'} for group "${plan.group}"`)
-      }
-      return json
-        ? {
-            group: plan.group,
-            strategy: plan.strategy,
-            executed,
-            changed: changed.length,
-            partitions: plan.partitions,
-            skipped: plan.skipped,
-            members: plan.members.map((m) => m.id),
-          }
-        : undefined
-    } finally {
-      await admin.close()
-    }
+    const group = await this.groupOf(flags.group)
+    const request = resolveResetFlags({...flags, group, json})
+    const {offsetsFileOf, runReset} = await import('../../cli/admin/reset-run.js')
+    const lines = await offsetsFileOf(request)
+    const result = await this.withGroupAdmin((admin) => runReset(admin, request, lines, {json, force: flags.force, yes: flags.yes}))
+    return json ? result : undefined
   }
-}
-
-function toLine(row: PlanRow): OffsetLine {
-  return {topic: row.topic, partition: row.partition, offset: row.new}
-}
-
-/** Read and parse the --from-file CSV (`-` = stdin). */
-async function readOffsetsFile(path: string): Promise<OffsetLine[]> {
-  let text: string
-  try {
-    text = path === '-' ? await readStdin() : await readFile(path, 'utf8')
-  } catch (error) {
-    throw new MetaError('INVALID_ARGUMENT', `cannot read --from-file "${path}": ${(error as Error).message}`, {cause: error})
-  }
-  return parseOffsetsCsv(text, path === '-' ? 'stdin' : path)
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
 }

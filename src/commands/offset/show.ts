@@ -1,17 +1,15 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
 import {mergeTopicSpecs, parseTopicSpec} from '../../cli/admin/parse.js'
-import {renderOffsets} from '../../cli/admin/render.js'
-import {usage} from '../../cli/admin/reset-options.js'
-import {groupOffsets, type GroupOffsets} from '../../cli/admin/views.js'
-import {connectGroupAdmin} from '../../client/group-admin.js'
+import type {GroupOffsets} from '../../cli/admin/views.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
-export default class OffsetShow extends BaseCommand<typeof OffsetShow> {
+export default class OffsetShow extends ClientCommand<typeof OffsetShow> {
   static override summary = "Show a consumer group's committed offsets and lag."
 
-  static override description = `One row per partition: the committed offset (the next byte the group will read; - when the group has committed nothing there), the log start and end, the lag in bytes and in messages, and when the offset was committed (UTC).
+  static override description = `One row per partition: the committed offset (the next byte the group will read; - when the group has committed nothing there), the log start and end, the lag in messages (LAG) and in bytes (LAG-BYTES), and when the offset was committed (UTC).
 
 Without --topic: every partition of the topics the group has committed offsets for or subscribes to (an unknown group is an error). With --topic: exactly the partitions named, committed or not.
 
@@ -28,7 +26,7 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
   static override flags = {
     ...connectionFlags,
     timeout: timeoutFlag,
-    group: Flags.string({char: 'g', summary: 'Consumer group.', required: true}),
+    group: Flags.string({char: 'g', summary: "Consumer group (default: the profile's group)."}),
     topic: Flags.string({
       char: 't',
       summary: 'Only this topic, optionally with partitions: orders, orders:0,2, orders:0-3. Repeatable.',
@@ -38,17 +36,14 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
   }
 
   async run(): Promise<GroupOffsets | undefined> {
-    const {flags} = this
-    usage(() => validateGroupName(flags.group))
-    const topics = mergeTopicSpecs((flags.topic ?? []).map((t) => usage(() => parseTopicSpec(t))))
-    const admin = await connectGroupAdmin({...connectionTarget(flags), timeoutMs: flags.timeout, logger: this.logger})
-    try {
-      const result = await groupOffsets(admin, flags.group, topics)
-      if (this.jsonEnabled()) return result
-      process.stdout.write(`${renderOffsets(result.partitions)}\n`)
-      return undefined
-    } finally {
-      await admin.close()
-    }
+    const group = await this.groupOf(this.flags.group)
+    usageErrors(() => validateGroupName(group))
+    const topics = mergeTopicSpecs((this.flags.topic ?? []).map((t) => usageErrors(() => parseTopicSpec(t))))
+    const {groupOffsets} = await import('../../cli/admin/views.js')
+    const result = await this.withGroupAdmin((admin) => groupOffsets(admin, group, topics))
+    if (this.jsonEnabled()) return result
+    const {renderOffsets} = await import('../../cli/admin/render.js')
+    process.stdout.write(`${renderOffsets(result.partitions)}\n`)
+    return undefined
   }
 }

@@ -1,11 +1,10 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
+import {ClientCommand} from '../../cli/client-command.js'
 import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
-import {changePartitionState} from '../../cli/admin/operations.js'
 import {partitionRange, rangeFlags} from '../../cli/admin/partition-flags.js'
 import type {PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
 
-export default class PartitionsClose extends BaseCommand<typeof PartitionsClose> {
+export default class PartitionsClose extends ClientCommand<typeof PartitionsClose> {
   static override summary = 'Close partitions of a topic: put and get answer 403 until they are reopened.'
 
   static override description = `Online, on a running broker (MetaQ's close-partitions). Closed partitions answer every put and get with 403 ("Partition[<brokerId>-<p>] has been closed"), as MetaQ does; meta's producers then send to the topic's other partitions. Use it to drain a partition before moving or deleting it, or to stop writes to a broker's partitions during maintenance.
@@ -31,6 +30,7 @@ With --zk the command goes to every broker that has the topic (partition numbers
 
   async run(): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
     const {start, end} = partitionRange(this.flags)
-    return changePartitionState('close', {...this.flags, start, end}, {logger: this.logger, json: this.jsonEnabled()})
+    const {changePartitionState} = await import('../../cli/admin/operations.js')
+    return changePartitionState('close', this.adminContext(), {...this.flags, start, end}, {json: this.jsonEnabled()})
   }
 }

@@ -1,7 +1,6 @@
 import {BaseCommand} from '../../cli/base-command.js'
 import {offlineFlags, partitionRange} from '../../cli/admin/partition-flags.js'
-import {runOfflinePlan, type OfflineResult} from '../../cli/admin/offline-plan.js'
-import {planDeletePartitions} from '../../broker/index.js'
+import type {OfflineResult} from '../../cli/admin/offline-plan.js'
 
 export default class PartitionsDelete extends BaseCommand<typeof PartitionsDelete> {
   static override summary = 'Delete partition directories of a topic from a data directory (offline; a dry run unless --execute).'
@@ -24,6 +23,7 @@ Prints the plan and changes nothing unless --execute is given. On a terminal --e
   async run(): Promise<OfflineResult | undefined> {
     const {flags} = this
     const {start, end} = partitionRange(flags, true)
+    const [{planDeletePartitions}, {runOfflinePlan}] = await Promise.all([import('../../broker/index.js'), import('../../cli/admin/offline-plan.js')])
     const plan = await planDeletePartitions({dataDir: flags['data-dir'], topic: flags.topic, start: start!, end: end!})
     const result = await runOfflinePlan(plan, {
       execute: flags.execute,

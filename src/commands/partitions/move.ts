@@ -1,8 +1,7 @@
 import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../cli/base-command.js'
 import {offlineFlags, partitionRange} from '../../cli/admin/partition-flags.js'
-import {runOfflinePlan, type OfflineResult} from '../../cli/admin/offline-plan.js'
-import {planMovePartitions} from '../../broker/index.js'
+import type {OfflineResult} from '../../cli/admin/offline-plan.js'
 
 export default class PartitionsMove extends BaseCommand<typeof PartitionsMove> {
   static override summary = 'Renumber partition directories of a topic in a data directory (offline; a dry run unless --execute).'
@@ -26,6 +25,7 @@ Prints the plan (one row per directory) and changes nothing unless --execute is 
   async run(): Promise<OfflineResult | undefined> {
     const {flags} = this
     const {start, end} = partitionRange(flags, true)
+    const [{planMovePartitions}, {runOfflinePlan}] = await Promise.all([import('../../broker/index.js'), import('../../cli/admin/offline-plan.js')])
     const plan = await planMovePartitions({dataDir: flags['data-dir'], topic: flags.topic, start: start!, end: end!, offset: flags.offset})
     const result = await runOfflinePlan(plan, {
       execute: flags.execute,

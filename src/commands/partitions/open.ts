@@ -1,11 +1,10 @@
 import {Flags} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
+import {ClientCommand} from '../../cli/client-command.js'
 import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
-import {changePartitionState} from '../../cli/admin/operations.js'
 import {partitionRange, rangeFlags} from '../../cli/admin/partition-flags.js'
 import type {PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
 
-export default class PartitionsOpen extends BaseCommand<typeof PartitionsOpen> {
+export default class PartitionsOpen extends ClientCommand<typeof PartitionsOpen> {
   static override summary = 'Reopen closed partitions of a topic.'
 
   static override description = `Online, on a running broker (MetaQ's open-partitions). Without --start/--end every closed partition of the topic is reopened; with them, only those in the range. Parked consumers and producers use them again at once.
@@ -29,6 +28,7 @@ With --zk the command goes to every broker that has the topic, or only to --brok
 
   async run(): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
     const {start, end} = partitionRange(this.flags)
-    return changePartitionState('open', {...this.flags, start, end}, {logger: this.logger, json: this.jsonEnabled()})
+    const {changePartitionState} = await import('../../cli/admin/operations.js')
+    return changePartitionState('open', this.adminContext(), {...this.flags, start, end}, {json: this.jsonEnabled()})
   }
 }

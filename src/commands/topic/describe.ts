@@ -1,19 +1,22 @@
-import {Args} from '@oclif/core'
-import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
-import {renderTopicPartitions} from '../../cli/admin/render.js'
-import {usage} from '../../cli/admin/reset-options.js'
-import {acrossBrokers, topicDetail, type TopicDetail} from '../../cli/admin/views.js'
-import {MetaError, isMetaError} from '../../protocol/errors.js'
+import {Args, Flags} from '@oclif/core'
+import type {PartitionDetail, TopicDetail} from '../../cli/admin/views.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {usageErrors} from '../../cli/usage.js'
 import {validateTopicName} from '../../protocol/names.js'
 
-export default class TopicDescribe extends BaseCommand<typeof TopicDescribe> {
-  static override summary = "Describe a topic's partitions: offsets, messages, size, segments."
+export default class TopicDescribe extends ClientCommand<typeof TopicDescribe> {
+  static override summary = "Describe a topic's partitions: offsets, messages, size, segments; -p for one partition in detail."
 
-  static override description = `One row per partition: the first and the end byte offset of its log (MIN-OFFSET, MAX-OFFSET), its messages, the bytes stored, its segment files and when a message was last appended (UTC). A topic configured in server.ini without data yet shows empty partitions; an unknown topic is an error (exit 1).`
+  static override description = `One row per partition: the first and the end byte offset of its log (LOG-START, LOG-END), its messages, the bytes stored, its segment files and when a message was last appended (UTC). A topic configured in server.ini without data yet shows empty partitions; an unknown topic is an error naming close topic names (exit 1).
+
+-p N shows one partition in detail: its broker, log bounds, messages, size, segments, unflushed messages and last append, then every consumer group with a committed offset there and its lag (LAG in messages, LAG-BYTES).
+
+In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, then partition) and the table shows each as broker-partition (1-0 = broker 1, partition 0); -p takes the number.`
 
   static override examples = [
     {description: 'Partitions of a topic', command: '<%= config.bin %> <%= command.id %> orders'},
+    {description: 'Partition 0 in detail, with the groups reading it', command: '<%= config.bin %> <%= command.id %> orders -p 0'},
     {description: 'Messages per partition, as JSON', command: "<%= config.bin %> <%= command.id %> orders --json | jq '.partitions[] | [.partition, .messageCount]'"},
   ]
 
@@ -26,26 +29,30 @@ export default class TopicDescribe extends BaseCommand<typeof TopicDescribe> {
   static override flags = {
     ...connectionFlags,
     timeout: timeoutFlag,
+    partition: Flags.integer({char: 'p', summary: 'One partition in detail, with the groups that read it.', min: 0}),
   }
 
-  async run(): Promise<TopicDetail | undefined> {
+  async run(): Promise<TopicDetail | PartitionDetail | undefined> {
     const topic = this.args.topic
-    usage(() => validateTopicName(topic))
-    const target = connectionTarget(this.flags)
-    const perBroker = await acrossBrokers(target, {timeoutMs: this.flags.timeout, logger: this.logger}, async (admin, brokerId) => {
-      try {
-        return (await topicDetail(admin, topic)).partitions.map((p) => ({...p, brokerId}))
-      } catch (error) {
-        // In a cluster a topic lives on some brokers only.
-        if (target.zk !== undefined && isMetaError(error, 'NOT_FOUND')) return []
-        throw error
-      }
+    usageErrors(() => validateTopicName(topic))
+    const views = await import('../../cli/admin/views.js')
+    const target = await this.target()
+    const cluster = target.zk !== undefined
+    const perBroker = await this.withEachBroker(async (admin, brokerId) => {
+      const partitions = await views.topicPartitions(admin, topic, cluster)
+      return partitions.map((p) => ({...p, brokerId}))
     })
-    const partitions = perBroker.flat()
-    if (partitions.length === 0) throw new MetaError('NOT_FOUND', `unknown topic "${topic}": no broker of the cluster has it`)
-    const detail: TopicDetail = {topic, partitions}
-    if (this.jsonEnabled()) return detail
-    process.stdout.write(`${renderTopicPartitions(detail.partitions)}\n`)
+    const detail = await views.topicDetailOf(topic, perBroker.flat(), target)
+    const render = await import('../../cli/admin/render.js')
+    if (this.flags.partition === undefined) {
+      if (this.jsonEnabled()) return detail
+      process.stdout.write(`${render.renderTopicPartitions(detail.partitions)}\n`)
+      return undefined
+    }
+    const index = this.flags.partition
+    const one = await this.withGroupAdmin((admin) => views.partitionDetail(admin, detail, index))
+    if (this.jsonEnabled()) return one
+    process.stdout.write(`${render.renderPartitionDetail(one)}\n`)
     return undefined
   }
 }

@@ -1,12 +1,11 @@
-import {BaseCommand} from '../../cli/base-command.js'
-import {connectionFlags, connectionTarget, timeoutFlag} from '../../cli/client-flags.js'
-import {renderTopics, type TopicSummary} from '../../cli/admin/render.js'
-import {acrossBrokers, mergeTopicSummaries, topicSummaries} from '../../cli/admin/views.js'
+import type {TopicSummary} from '../../cli/admin/render.js'
+import {ClientCommand} from '../../cli/client-command.js'
+import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
 
-export default class TopicList extends BaseCommand<typeof TopicList> {
+export default class TopicList extends ClientCommand<typeof TopicList> {
   static override summary = 'List topics with their partition count, messages and size.'
 
-  static override description = `Every topic the broker holds data for or has a [topic=…] section for in server.ini (from MetaQ's \`stats topics\` and meta's \`stats partitions\`). SIZE is the bytes stored in the partition logs.`
+  static override description = `Every topic the broker holds data for or has a [topic=…] section for in server.ini (from MetaQ's \`stats topics\` and meta's \`stats partitions\`). SIZE is the bytes stored in the partition logs. With --zk: every broker of the cluster, added up per topic.`
 
   static override examples = [
     {description: 'Topics on the local broker', command: '<%= config.bin %> <%= command.id %>'},
@@ -21,11 +20,10 @@ export default class TopicList extends BaseCommand<typeof TopicList> {
   }
 
   async run(): Promise<TopicSummary[] | undefined> {
-    const perBroker = await acrossBrokers(connectionTarget(this.flags), {timeoutMs: this.flags.timeout, logger: this.logger}, (admin) =>
-      topicSummaries(admin),
-    )
-    const topics = mergeTopicSummaries(perBroker)
+    const {mergeTopicSummaries, topicSummaries} = await import('../../cli/admin/views.js')
+    const topics = mergeTopicSummaries(await this.withEachBroker((admin) => topicSummaries(admin)))
     if (this.jsonEnabled()) return topics
+    const {renderTopics} = await import('../../cli/admin/render.js')
     process.stdout.write(topics.length === 0 ? 'no topics\n' : `${renderTopics(topics)}\n`)
     return undefined
   }

@@ -1,0 +1,100 @@
+/**
+ * Named connection profiles (as rpk profiles and nats contexts): a broker address or a
+ * ZooKeeper connect string, and a default consumer group, saved under a name so that
+ * `-b`/`--zk` need not be retyped.
+ *
+ * File: `<config dir>/profiles.json`, where the config dir is `$META_CONFIG_DIR`, else
+ * `$XDG_CONFIG_HOME/meta`, else `~/.config/meta` (oclif's config dir):
+ *
+ *   {"current": "prod", "profiles": {"prod": {"zk": "zk1:2181,zk2:2181/meta", "group": "billing"},
+ *                                    "local": {"broker": "127.0.0.1:8123"}}}
+ *
+ * Which profile applies: `--profile NAME`, else `$META_PROFILE`, else the current one
+ * (`meta profile use`), else none. Flags and their environment variables (`-b`/`$META_BROKER`,
+ * `--zk`/`$META_ZK`, `--zk-root`, `-g`) always override the profile; a profile's broker and
+ * ZooKeeper settings are used only when neither `-b` nor `--zk` is given.
+ */
+import {mkdir, readFile} from 'node:fs/promises'
+import {dirname, join} from 'node:path'
+import {MetaError} from '../protocol/errors.js'
+
+export interface Profile {
+  /** host:port of a standalone broker … */
+  broker?: string
+  /** … or a ZooKeeper connect string (cluster mode). */
+  zk?: string
+  zkRoot?: string
+  /** The consumer group of commands that need one (offset, group), when -g is not given. */
+  group?: string
+}
+
+export interface ProfileFile {
+  current?: string
+  profiles: Record<string, Profile>
+}
+
+export const PROFILE_FILE_NAME = 'profiles.json'
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+export function profilesPath(configDir: string): string {
+  return join(configDir, PROFILE_FILE_NAME)
+}
+
+export function validateProfileName(name: string): string {
+  if (!NAME.test(name)) {
+    throw MetaError.invalidArgument(`invalid profile name "${name}": expected letters, digits, '.', '_' or '-' (at most 64, not starting with '.', '_' or '-')`)
+  }
+  return name
+}
+
+/** The profiles file; an empty one when it does not exist. */
+export async function readProfiles(configDir: string): Promise<ProfileFile> {
+  const path = profilesPath(configDir)
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {profiles: {}}
+    throw new MetaError('INVALID_ARGUMENT', `cannot read profiles file "${path}": ${(error as Error).message}`, {cause: error})
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid profiles file "${path}": ${(error as Error).message}; fix or delete it`, {cause: error})
+  }
+  const file = parsed as ProfileFile
+  if (typeof file !== 'object' || file === null || typeof file.profiles !== 'object' || file.profiles === null) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid profiles file "${path}": expected {"current": …, "profiles": {…}}; fix or delete it`)
+  }
+  return file
+}
+
+/** Write the profiles file atomically. */
+export async function writeProfiles(configDir: string, file: ProfileFile): Promise<string> {
+  const path = profilesPath(configDir)
+  await mkdir(dirname(path), {recursive: true})
+  // replaceFileAtomically lives with the client's file offset store: temp file, fsync, rename.
+  const {replaceFileAtomically} = await import('../client/offset-stores/atomic-file.js')
+  await replaceFileAtomically(path, `${JSON.stringify(file, null, 2)}\n`)
+  return path
+}
+
+/** The selected profile's name: --profile, else $META_PROFILE, else the current one. */
+export function selectedProfileName(file: ProfileFile, flag: string | undefined, env = process.env): string | undefined {
+  return flag ?? (env.META_PROFILE !== undefined && env.META_PROFILE !== '' ? env.META_PROFILE : file.current)
+}
+
+/** The profile that applies, or undefined; NOT_FOUND for a name that does not exist. */
+export async function loadProfile(configDir: string, flag: string | undefined): Promise<{name: string; profile: Profile} | undefined> {
+  const file = await readProfiles(configDir)
+  const name = selectedProfileName(file, flag)
+  if (name === undefined) return undefined
+  const profile = file.profiles[name]
+  if (profile === undefined) {
+    const known = Object.keys(file.profiles).sort()
+    const source = flag !== undefined ? '--profile' : process.env.META_PROFILE ? '$META_PROFILE' : `the current profile in ${profilesPath(configDir)}`
+    throw new MetaError('NOT_FOUND', `unknown profile "${name}" (from ${source}): ${known.length === 0 ? 'no profiles exist; create one with meta profile create' : `known profiles: ${known.join(', ')}`}`)
+  }
+  return {name, profile}
+}

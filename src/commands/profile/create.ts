@@ -1,0 +1,53 @@
+import {Args, Flags} from '@oclif/core'
+import {BaseCommand} from '../../cli/base-command.js'
+import {profileSettingFlags} from '../../cli/profile-flags.js'
+import {usageErrors} from '../../cli/usage.js'
+
+export default class ProfileCreate extends BaseCommand<typeof ProfileCreate> {
+  static override summary = 'Save a connection profile: a broker or a cluster, and a default group.'
+
+  static override description = `A profile saves -b (or --zk and --zk-root) and a default -g under a name, so other commands need not repeat them (as rpk profiles and nats contexts do). Select one with 'meta profile use NAME', --profile NAME or $META_PROFILE. Flags and $META_BROKER/$META_ZK always override the profile.
+
+Profiles are kept in profiles.json in meta's config directory ($META_CONFIG_DIR, else $XDG_CONFIG_HOME/meta, else ~/.config/meta). Creating a profile that exists replaces it (--force is needed for that). The first profile created becomes the current one; --use makes any new one current.`
+
+  static override examples = [
+    {description: 'A local broker', command: '<%= config.bin %> <%= command.id %> local -b 127.0.0.1:8123 --use'},
+    {description: 'A cluster, with a default group', command: '<%= config.bin %> <%= command.id %> prod --zk zk1:2181,zk2:2181 -g billing'},
+  ]
+
+  static override enableJsonFlag = true
+
+  static override args = {
+    name: Args.string({description: 'Profile name (letters, digits, ".", "_", "-").', required: true}),
+  }
+
+  static override flags = {
+    ...profileSettingFlags,
+    use: Flags.boolean({summary: 'Make it the current profile.'}),
+    force: Flags.boolean({summary: 'Replace a profile of the same name.'}),
+  }
+
+  async run(): Promise<{name: string; current: boolean; path: string} | undefined> {
+    const {readProfiles, validateProfileName, writeProfiles} = await import('../../cli/profiles.js')
+    const {flags} = this
+    const name = usageErrors(() => validateProfileName(this.args.name))
+    if (flags.broker === undefined && flags.zk === undefined && flags.group === undefined) {
+      this.error('nothing to save: give -b HOST:PORT or --zk CONNECT (and optionally -g GROUP)', {exit: 2})
+    }
+    const file = await readProfiles(this.config.configDir)
+    if (file.profiles[name] !== undefined && !flags.force) {
+      this.error(`profile "${name}" exists: add --force to replace it, or delete it first (meta profile delete ${name})`, {exit: 1})
+    }
+    file.profiles[name] = {
+      ...(flags.broker === undefined ? {} : {broker: flags.broker}),
+      ...(flags.zk === undefined ? {} : {zk: flags.zk}),
+      ...(flags['zk-root'] === undefined ? {} : {zkRoot: flags['zk-root']}),
+      ...(flags.group === undefined ? {} : {group: flags.group}),
+    }
+    if (flags.use || file.current === undefined) file.current = name
+    const path = await writeProfiles(this.config.configDir, file)
+    const current = file.current === name
+    if (!this.jsonEnabled()) process.stderr.write(`saved profile "${name}"${current ? ' (current)' : ''} in ${path}\n`)
+    return this.jsonEnabled() ? {name, current, path} : undefined
+  }
+}
