@@ -35,6 +35,7 @@ const common = {
     'wsl-utils': './scripts/bundle-shims/wsl-utils.mjs',
     tinyglobby: './scripts/bundle-shims/tinyglobby.mjs',
     minimatch: './scripts/bundle-shims/minimatch.mjs',
+    debug: './scripts/bundle-shims/debug.cjs',
   },
   legalComments: 'none',
   logLevel: 'warning',
@@ -52,8 +53,7 @@ export const MANIFEST_FILE = 'oclif.manifest.json'
  * (oclif's description of every command, made from the command registry), so the CLI never
  * inspects command classes at start and its manifest is always the one of its own commands.
  */
-export async function buildBundle() {
-  const outdir = join(root, 'dist', 'bundle')
+export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
   await esmBundle(outdir)
   const entry = await import(`${pathToFileURL(join(outdir, 'entry.js')).href}?build=${Date.now()}`)
   const manifest = await entry.manifest(root)

@@ -5,8 +5,8 @@
  * line that names no command gets one clear line and a suggestion, not oclif's internals
  * ("command group:delete:x not found").
  */
-import {Plugin, flush, handle, run, type Interfaces} from '@oclif/core'
-import {COMMANDS} from './commands.js'
+import {Plugin, flush, handle, run, type Command, type Interfaces} from '@oclif/core'
+import {COMMAND_LOADERS, loadCommands} from './commands.js'
 import {PACKAGE} from './package-info.js'
 
 export interface MainOptions {
@@ -30,11 +30,16 @@ export async function main(options: MainOptions): Promise<void> {
     const unknown = unknownCommand(options.argv)
     if (unknown !== undefined) {
       const {reportUnknownCommand} = await import('./cli/not-found.js')
-      reportUnknownCommand(unknown, visibleIds())
+      reportUnknownCommand(unknown, await visibleIds())
       process.exitCode = 2
       return
     }
-    const plugin = await rootPlugin(options.root, options.manifest)
+    // With a manifest only the command that runs is loaded (and its subcommands, which it may
+    // run itself: autocomplete runs autocomplete:create); without one, oclif needs them all.
+    const id = commandOf(options.argv)
+    const needed = id === undefined ? [] : Object.keys(COMMAND_LOADERS).filter((c) => c === id || c.startsWith(`${id}${SEPARATOR}`))
+    const commands = await loadCommands(options.manifest === undefined ? undefined : needed)
+    const plugin = await rootPlugin(options.root, commands, options.manifest)
     await run(options.argv, {root: options.root, pjson: plugin.pjson, plugins: new Map([[plugin.name, plugin]])})
     await flush()
   } catch (error) {
@@ -43,10 +48,10 @@ export async function main(options: MainOptions): Promise<void> {
 }
 
 /** The program's oclif plugin: commands from the registry, and the manifest when there is one. */
-async function rootPlugin(root: string, manifest: Interfaces.Manifest | undefined): Promise<Plugin> {
+async function rootPlugin(root: string, commands: Record<string, Command.Class>, manifest: Interfaces.Manifest | undefined): Promise<Plugin> {
   const plugin = new Plugin({root, pjson: PACKAGE as never, isRoot: true})
   // Explicit discovery, answered from memory: oclif never imports a file to find commands.
-  ;(plugin as unknown as {commandCache: typeof COMMANDS}).commandCache = COMMANDS
+  ;(plugin as unknown as {commandCache: typeof commands}).commandCache = commands
   if (manifest !== undefined) {
     ;(plugin as unknown as {_manifest(): Promise<Interfaces.Manifest>})._manifest = async () => {
       plugin.commandIDs = Object.keys(manifest.commands)
@@ -60,14 +65,29 @@ async function rootPlugin(root: string, manifest: Interfaces.Manifest | undefine
 
 /** The manifest oclif builds from the registry (scripts/build-cli.mjs inlines it; tests snapshot it). */
 export async function commandManifest(root: string): Promise<Interfaces.Manifest> {
-  return (await rootPlugin(root, undefined)).manifest
+  return (await rootPlugin(root, await loadCommands(), undefined)).manifest
 }
 
 /** Ids of the commands shown to people (not hidden ones). */
-function visibleIds(): string[] {
-  return Object.entries(COMMANDS)
-    .filter(([, command]) => !(command as {hidden?: boolean}).hidden)
+async function visibleIds(): Promise<string[]> {
+  const commands = await loadCommands()
+  return Object.entries(commands)
+    .filter(([, command]) => !command.hidden)
     .map(([id]) => id)
+}
+
+/** The id of the command the arguments run (the longest run of leading words that is one). */
+function commandOf(argv: readonly string[]): string | undefined {
+  const words: string[] = []
+  for (const arg of argv) {
+    if (arg.startsWith('-')) break
+    words.push(arg)
+  }
+  for (let n = words.length; n > 0; n--) {
+    const id = words.slice(0, n).join(SEPARATOR)
+    if (id in COMMAND_LOADERS) return id
+  }
+  return undefined
 }
 
 /** Flags every connecting command takes, with whether they take a value. */
@@ -109,7 +129,7 @@ export function unknownCommand(argv: readonly string[]): string[] | undefined {
     const first = argv[0]
     return first === undefined || ['--help', '-h', '--version', '-v'].includes(first) ? undefined : [first]
   }
-  const ids = Object.keys(COMMANDS)
+  const ids = Object.keys(COMMAND_LOADERS)
   for (let n = words.length; n > 0; n--) {
     const id = words.slice(0, n).join(SEPARATOR)
     if (ids.includes(id)) return undefined

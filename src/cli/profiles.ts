@@ -85,7 +85,7 @@ export function selectedProfileName(file: ProfileFile, flag: string | undefined,
   return flag ?? (env.META_PROFILE !== undefined && env.META_PROFILE !== '' ? env.META_PROFILE : file.current)
 }
 
-/** The profile that applies, or undefined; NOT_FOUND for a name that does not exist. */
+/** The profile that applies, or undefined; INVALID_ARGUMENT (a usage error) for a name that does not exist. */
 export async function loadProfile(configDir: string, flag: string | undefined): Promise<{name: string; profile: Profile} | undefined> {
   const file = await readProfiles(configDir)
   const name = selectedProfileName(file, flag)
@@ -94,7 +94,7 @@ export async function loadProfile(configDir: string, flag: string | undefined): 
   if (profile === undefined) {
     const known = Object.keys(file.profiles).sort()
     const source = flag !== undefined ? '--profile' : process.env.META_PROFILE ? '$META_PROFILE' : `the current profile in ${profilesPath(configDir)}`
-    throw new MetaError('NOT_FOUND', `unknown profile "${name}" (from ${source}): ${known.length === 0 ? 'no profiles exist; create one with meta profile create' : `known profiles: ${known.join(', ')}`}`)
+    throw MetaError.invalidArgument(`unknown profile "${name}" (from ${source}): ${known.length === 0 ? 'no profiles exist; create one with meta profile create' : `known profiles: ${known.join(', ')}`}`)
   }
   return {name, profile}
 }

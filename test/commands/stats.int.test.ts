@@ -6,12 +6,13 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {spawn} from 'node:child_process'
 import {mkdirSync, writeFileSync} from 'node:fs'
 import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {collect, runCli, spawnCli} from '../helpers/process.js'
+import {BIN, collect, runCli, spawnCli} from '../helpers/process.js'
 import {tmpDir} from '../helpers/index.js'
 
 const INI = `[system]
@@ -133,7 +134,7 @@ describe('meta stats', () => {
 
   it('meta stats --watch prints a timestamped block per interval when not on a terminal, until SIGINT', async (t) => {
     const {address} = await brokerWithData(t)
-    const child = spawnCli(['stats', 'offsets', '--watch', '0.2', '-b', address])
+    const child = spawnCli(['stats', 'offsets', '--watch', '200ms', '-b', address])
     let stdout = ''
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       stdout += d
@@ -144,7 +145,7 @@ describe('meta stats', () => {
     const blocks = stdout.split(/^--- /m).filter(Boolean)
     assert.ok(blocks.length >= 2)
     for (const block of blocks) {
-      assert.match(block, /^Every 0\.2s: meta stats offsets \(127\.0\.0\.1:\d+\)  \d{4}-\d\d-\d\dT/)
+      assert.match(block, /^Every 200ms: meta stats offsets \(127\.0\.0\.1:\d+\)  \d{4}-\d\d-\d\dT/)
       assert.match(block, /\n orders\s+1\s+0\s+50\n/)
     }
   })
@@ -165,5 +166,34 @@ describe('meta stats', () => {
     )
     const system = await runCli(['stats', '-b', address])
     assert.match(system.stdout, /quarantined_partitions\s+1/)
+  })
+
+  it('meta stats --watch 1s | head -2 exits when the reader goes away (status 0)', async (t) => {
+    const {address} = await brokerWithData(t)
+    const child = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" stats --watch 200ms -b ${address} | head -2`], {
+      env: {...process.env, NO_COLOR: '1'},
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    t.after(() => child.kill('SIGKILL'))
+    // A watch that outlives its reader fails here by the deadline (collect kills it).
+    const r = await collect(child, 30_000)
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stdout.split('\n').length, 3, r.stdout)
+    assert.match(r.stdout, /^--- Every 200ms: meta stats/)
+    assert.equal(r.stderr, '')
+  })
+
+  it('meta stats --watch with a bare number still works, read as seconds, with a warning naming the unit', async (t) => {
+    const {address} = await brokerWithData(t)
+    const child = spawnCli(['stats', '--watch', '1', '-b', address])
+    let stdout = ''
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d
+      if (stdout.includes('--- ')) child.kill('SIGINT')
+    })
+    const r = await collect(child, 20_000)
+    assert.equal(r.code, 0, r.stderr)
+    assert.equal(r.stderr, 'warning: --watch 1 without a unit is deprecated: read as 1s; write --watch 1s\n')
+    assert.match(stdout, /^--- Every 1s: meta stats/)
   })
 })

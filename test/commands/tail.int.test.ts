@@ -12,9 +12,10 @@ import {address, produce, readAll} from '../cli/support.js'
 
 describe('meta tail', () => {
   it('-e prints every message once and exits 0, also with empty partitions and topics', async (t) => {
-    const broker = await startTestBroker(t, {numPartitions: 4})
     const topic = uniqueName('tail-e')
     const empty = uniqueName('tail-empty')
+    // The empty topic exists (a [topic=…] section) but holds nothing yet.
+    const broker = await startTestBroker(t, {ini: `[system]\nnumPartitions=4\n[topic=${topic}]\n[topic=${empty}]\n`})
     const sent = [
       ...Array.from({length: 300}, (_, i) => ({payload: `p0-${i}`, partition: 0})),
       ...Array.from({length: 5}, (_, i) => ({payload: `p2-${i}`, partition: 2})),
@@ -144,7 +145,9 @@ describe('meta tail', () => {
 
   it('--timeout exits 0 quietly when nothing arrives', async (t) => {
     const broker = await startTestBroker(t)
-    const result = await runCli(['tail', '-t', uniqueName('tail-idle'), '-b', address(broker), '-o', 'end', '--timeout', '300ms'])
+    const topic = uniqueName('tail-idle')
+    await produce(broker, topic, [{payload: 'old'}])
+    const result = await runCli(['tail', '-t', topic, '-b', address(broker), '-o', 'end', '--timeout', '300ms'])
     assert.deepEqual(result, {code: 0, signal: null, stdout: '', stderr: ''})
   })
 
@@ -165,6 +168,7 @@ describe('meta tail', () => {
   it('rejects a partition the topic does not have', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 4})
     const topic = uniqueName('tail-p')
+    await produce(broker, topic, [{payload: 'x', partition: 0}])
     const result = await runCli(['tail', '-t', topic, '-b', address(broker), '-p', '1,7'])
     assert.equal(result.code, 1)
     assert.equal(result.stderr, `error [INVALID_ARGUMENT]: invalid partition "7" for topic "${topic}": expected 0..3\n`)

@@ -7,7 +7,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {createProducer} from '../../src/client/index.js'
+import {connectAdmin, createProducer} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import type {Cleanup} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
@@ -59,7 +59,7 @@ describe('meta topic', () => {
     const r = await runCli(['topic', 'describe', 'orders', '-b', url])
     assert.equal(r.code, 0, r.stderr)
     const rows = table(r.stdout)
-    assert.deepEqual(rows[0], ['PARTITION', 'MIN-OFFSET', 'MAX-OFFSET', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND'])
+    assert.deepEqual(rows[0], ['PARTITION', 'LOG-START', 'LOG-END', 'MESSAGES', 'SIZE', 'SEGMENTS', 'LAST-APPEND'])
     assert.deepEqual(rows[1].slice(0, 6), ['0', '0', '90', '3', '90 B', '1'])
     assert.deepEqual(rows[2].slice(0, 6), ['1', '0', '30', '1', '30 B', '1'])
     assert.match(rows[1][6], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
@@ -87,12 +87,48 @@ describe('meta topic', () => {
     ])
   })
 
+  it('topic describe -p N shows one partition in detail, with the groups that committed offsets there', async (t) => {
+    const {url} = await fixture(t)
+    const admin = await connectAdmin({broker: url})
+    await admin.commitOffsets('billing', [{topic: 'orders', partition: 0, offset: 30, msgId: '-1'}])
+    await admin.commitOffsets('audit', [{topic: 'orders', partition: 1, offset: 0, msgId: '-1'}])
+    admin.close()
+    const r = await runCli(['topic', 'describe', 'orders', '-p', '0', '-b', url])
+    assert.equal(r.code, 0, r.stderr)
+    const [detail, groups] = r.stdout.trim().split('\n\n').map(table)
+    assert.deepEqual(detail.slice(0, 8), [
+      ['TOPIC', 'orders'],
+      ['PARTITION', '0'],
+      ['LOG-START', '0'],
+      ['LOG-END', '90'],
+      ['MESSAGES', '3'],
+      ['SIZE', '90 B'],
+      ['SEGMENTS', '1'],
+      ['UNFLUSHED', detail[7][1]],
+    ])
+    assert.match(detail[8][1], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+    assert.deepEqual(groups.map((row) => row.slice(0, 4)), [
+      ['GROUP', 'COMMITTED', 'LAG', 'LAG-BYTES'],
+      ['billing', '30', '2', '60'],
+    ])
+    const json = JSON.parse((await runCli(['topic', 'describe', 'orders', '-p', '1', '-b', url, '--json'])).stdout)
+    assert.equal(json.partition, 1)
+    assert.equal(json.stats.maxOffset, 30)
+    assert.deepEqual(json.groups.map((g: Record<string, unknown>) => [g.group, g.committed, g.lagMessages, g.lagBytes]), [['audit', 0, 1, 30]])
+    const bad = await runCli(['topic', 'describe', 'orders', '-p', '5', '-b', url])
+    assert.equal(bad.code, 1)
+    assert.equal(bad.stderr, 'error [INVALID_ARGUMENT]: invalid partition "5" for topic "orders": expected 0..1\n')
+  })
+
   it('topic describe of an unknown topic is an error naming it and the known topics', async (t) => {
     const {url} = await fixture(t)
     const r = await runCli(['topic', 'describe', 'nope', '-b', url])
     assert.equal(r.code, 1)
     assert.equal(r.stdout, '')
-    assert.match(r.stderr, /^error \[NOT_FOUND\]: unknown topic "nope" on broker 127\.0\.0\.1:\d+: known topics: orders, quiet\n/)
+    assert.match(r.stderr, /^error \[NOT_FOUND\]: topic "nope" does not exist on broker 127\.0\.0\.1:\d+\nhint: topics on broker 127\.0\.0\.1:\d+: orders, quiet\n$/)
+    const close = await runCli(['topic', 'describe', 'ordrs', '-b', url])
+    assert.equal(close.code, 1)
+    assert.match(close.stderr, /^error \[NOT_FOUND\]: topic "ordrs" does not exist on broker 127\.0\.0\.1:\d+\nhint: did you mean "orders"\?\n$/)
     const bad = await runCli(['topic', 'describe', 'bad/name', '-b', url])
     assert.equal(bad.code, 2)
     assert.match(bad.stderr, /error \[USAGE\]: invalid topic "bad\/name": must not contain "\/"/)

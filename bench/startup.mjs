@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * How fast `meta` starts (`npm run bench:startup`): wall time from spawn to exit of
+ *
+ *   node -e 0                              the floor: Node itself
+ *   meta --version
+ *   meta send --help
+ *   echo hi | meta send -t startup -q      against a broker this script starts (one put, acked)
+ *   meta tail -t startup -e -q             reads that topic to its end
+ *
+ * where meta is bin/run.js as `npm link` installs it (node runs the file), and also
+ * build/meta (the single executable) when it exists. The commands run in turn, round after
+ * round (A B C A B C …), so a machine whose speed drifts affects all alike, and each figure is
+ * compared with `node -e 0` of the same round. Prints a markdown table (medians; min–max) for
+ * docs/benchmarks.md. Not a test: nothing passes or fails.
+ *
+ *   STARTUP_ROUNDS   rounds (default 20)
+ */
+import {spawn} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {mkdtemp, rm} from 'node:fs/promises'
+import {loadavg, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const BIN = join(root, 'bin', 'run.js')
+const EXE = join(root, 'build', 'meta')
+const ROUNDS = Math.max(3, Number(process.env.STARTUP_ROUNDS ?? 20))
+
+/** Run a command to its exit; resolves with the wall time in ms. */
+function timed(command, args, input) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint()
+    const child = spawn(command, args, {stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    if (input !== undefined) child.stdin.end(input)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6
+      if (code !== 0) reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${stderr}`))
+      else resolve(ms)
+    })
+  })
+}
+
+async function startBroker(dataDir) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-d', dataDir, '--log-format', 'json'], {stdio: ['ignore', 'ignore', 'pipe']})
+  let stderr = ''
+  const port = await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d
+      const m = /listening on [^"\s]+:(\d+)/.exec(stderr)
+      if (m) resolve(Number(m[1]))
+    })
+    child.on('exit', (code) => reject(new Error(`the broker exited with ${code}: ${stderr}`)))
+  })
+  return {port, stop: () => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))}
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const ms = (x) => `${Math.round(x)} ms`
+
+const dataDir = await mkdtemp(join(tmpdir(), 'meta-startup-'))
+const broker = await startBroker(dataDir)
+try {
+  const b = `127.0.0.1:${broker.port}`
+  const cases = [{name: '`node -e 0`', run: () => timed(process.execPath, ['-e', '0'])}]
+  const metas = [['bin/run.js', (args, input) => timed(process.execPath, [BIN, ...args], input)]]
+  if (existsSync(EXE)) metas.push(['build/meta', (args, input) => timed(EXE, args, input)])
+  for (const [label, meta] of metas) {
+    cases.push(
+      {name: `\`meta --version\` (${label})`, run: () => meta(['--version'])},
+      {name: `\`meta send --help\` (${label})`, run: () => meta(['send', '--help'])},
+      {name: `\`echo hi | meta send -t startup\` (${label})`, run: () => meta(['send', '-t', 'startup', '-q', '-b', b], 'hi\n')},
+      {name: `\`meta tail -t startup -e\` (${label})`, run: () => meta(['tail', '-t', 'startup', '-e', '-q', '-b', b])},
+    )
+  }
+  // Warm the page cache and the broker's topic first; not counted.
+  for (const c of cases) await c.run()
+  const times = cases.map(() => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < cases.length; i++) times[i].push(await cases[i].run())
+    process.stderr.write(`\rround ${round + 1}/${ROUNDS}`)
+  }
+  process.stderr.write('\n')
+  const floor = times[0]
+  const load = loadavg().map((x) => x.toFixed(1)).join(' ')
+  console.log(`Node ${process.version}, ${ROUNDS} rounds, load average ${load} at the end\n`)
+  console.log('| command | median | min – max | minus `node -e 0` (median of the per-round differences) |')
+  console.log('|---|---:|---:|---:|')
+  for (let i = 0; i < cases.length; i++) {
+    const t = times[i]
+    const over = i === 0 ? '—' : `+${ms(median(t.map((x, r) => x - floor[r])))}`
+    console.log(`| ${cases[i].name} | ${ms(median(t))} | ${ms(Math.min(...t))} – ${ms(Math.max(...t))} | ${over} |`)
+  }
+} finally {
+  await broker.stop()
+  await rm(dataDir, {recursive: true, force: true})
+}
