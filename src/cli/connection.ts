@@ -7,7 +7,7 @@
  * ZooKeeper is used only when neither is given by a flag or the environment; its group
  * whenever a command needs a group and `-g` is not given.
  */
-import {DEFAULT_BROKER} from '../client/address.js'
+import {DEFAULT_BROKER, formatBrokerAddress, parseBrokerAddress} from '../client/address.js'
 import {MetaError} from '../protocol/errors.js'
 import type {ConnectionFlagValues} from './client-flags.js'
 import {loadProfile} from './profiles.js'
@@ -32,6 +32,12 @@ export interface ResolvedTarget extends ConnectionTarget {
  * `-b` typed by hand from `$META_BROKER`.
  */
 export async function resolveTarget(flags: ConnectionFlagValues, given: ReadonlySet<string>, configDir: string): Promise<ResolvedTarget> {
+  const target = await select(flags, given, configDir)
+  // One spelling of an address in every message: `41234` is shown as 127.0.0.1:41234.
+  return target.broker === undefined ? target : {...target, broker: formatBrokerAddress(parseBrokerAddress(target.broker))}
+}
+
+async function select(flags: ConnectionFlagValues, given: ReadonlySet<string>, configDir: string): Promise<ResolvedTarget> {
   if (given.has('broker') && given.has('zk')) {
     throw MetaError.invalidArgument("'-b/--broker' and '--zk' are mutually exclusive: give one broker, or the ZooKeeper of a cluster")
   }

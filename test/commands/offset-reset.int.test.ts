@@ -258,6 +258,12 @@ describe('meta offset reset', () => {
       return {...r, stdout: seen + r.stdout}
     }
     const answer = (reply: string) => onTerminal(reply)
+    // Ctrl-C at the question: stop as Ctrl-C does anywhere (130), nothing changed.
+    const interrupted = await answer('\u0003')
+    assert.equal(interrupted.code, 130, interrupted.stdout)
+    assert.match(interrupted.stdout, /interrupted: nothing was changed/)
+    assert.deepEqual(await committed(f), before)
+
     const no = await answer('n\r')
     assert.equal(no.code, 1, no.stdout)
     assert.match(no.stdout, /was not confirmed: nothing was changed/)

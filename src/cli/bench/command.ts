@@ -6,6 +6,7 @@
 import type {Logger} from '../../log.js'
 import {formatCount} from '../format.js'
 import {selfArgs} from '../self.js'
+import {withSpinner} from '../spinner.js'
 import {runConsume} from './consume.js'
 import {runE2e} from './e2e.js'
 import {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
@@ -39,6 +40,8 @@ export interface BenchContext {
   logger?: Logger
   /** Where progress and status lines go (stderr). */
   status: (line: string) => void
+  /** --json: no spinner. */
+  json?: boolean
 }
 
 /** Run one bench mode as its command does; resolves with the summary. */
@@ -46,12 +49,12 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
   const flush: FlushPolicy = flags.flush ?? 'threshold'
   let embedded: EmbeddedBroker | undefined
   if (flags.embedded) {
-    embedded = await startEmbeddedBroker({
+    embedded = await withSpinner('starting an embedded broker', () => startEmbeddedBroker({
       self: selfArgs(context.root),
       flush,
       partitions: flags.partitions,
       nodeArgs: flags['broker-node-options']?.split(/\s+/).filter(Boolean),
-    })
+    }), {disabled: flags.quiet || context.json})
     context.status(`embedded broker (pid ${embedded.pid}) on ${embedded.address}, ${flush} flush, ${flags.partitions ?? 1} partition(s)`)
   }
   const abort = new AbortController()
@@ -73,6 +76,7 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
       connections: flags.connections,
       progressIntervalMs: flags.quiet ? 0 : flags.interval,
       progress: flags.quiet ? () => {} : context.status,
+      spinner: !flags.quiet && !context.json,
       signal: abort.signal,
       logger: context.logger,
       warmupMs: flags.warmup,
@@ -97,7 +101,8 @@ export function renderSummary(s: BenchSummary): string {
   const lines = [
     `${s.mode}: ${formatCount(s.messages)} messages of ${s.messageBytes} B in ${(s.elapsedMs / 1000).toFixed(2)} s` +
       `  →  ${formatCount(s.msgsPerSec)} msg/s  ${s.mbPerSec.toFixed(1)} MB/s` +
-      (s.failed > 0 ? `  (${formatCount(s.failed)} failed)` : ''),
+      (s.failed > 0 ? `  (${formatCount(s.failed)} failed)` : '') +
+      (s.unacknowledged > 0 ? `  (${formatCount(s.unacknowledged)} not acknowledged in time: the broker may have stored them)` : ''),
   ]
   if (s.latency !== null) {
     const l = s.latency

@@ -9,6 +9,7 @@
 import {connectAdmin} from '../../client/admin.js'
 import {createConsumer} from '../../client/consumer.js'
 import {Meter} from './meter.js'
+import {withSpinner} from '../spinner.js'
 import {runProduce, summarize, type RunSummary} from './produce.js'
 import type {BenchRunOptions} from './types.js'
 
@@ -20,8 +21,9 @@ export async function runConsume(options: BenchRunOptions): Promise<RunSummary> 
   const wanted = options.count ?? (existing > 0 ? existing : DEFAULT_FILL_COUNT)
   if (existing < wanted) {
     const missing = wanted - existing
-    options.progress(`filling ${options.topic} with ${missing} messages of ${options.messageBytes} B (not measured)`)
-    const fill = await runProduce({...options, count: missing, durationMs: undefined, rate: undefined, progressIntervalMs: 0})
+    const what = `filling ${options.topic} with ${missing} messages of ${options.messageBytes} B (not measured)`
+    options.progress(what)
+    const fill = await withSpinner(what, () => runProduce({...options, count: missing, durationMs: undefined, rate: undefined, progressIntervalMs: 0}), {disabled: !options.spinner})
     if (fill.failed > 0) options.progress(`${fill.failed} fill messages failed`)
   }
 

@@ -13,6 +13,7 @@ import {connectAdmin} from '../../client/admin.js'
 import {createConsumer, type Consumer} from '../../client/consumer.js'
 import {MetaError} from '../../protocol/errors.js'
 import {Meter} from './meter.js'
+import {withSpinner} from '../spinner.js'
 import {closeProducers, openProducers, sendLoad} from './load.js'
 import {DEFAULT_DURATION_MS, summarize, type RunSummary} from './produce.js'
 import type {BenchRunOptions} from './types.js'
@@ -58,7 +59,10 @@ export async function runE2e(options: BenchRunOptions & {warmupMs?: number}): Pr
     const rate = options.rate ?? DEFAULT_E2E_RATE
     const warmupMs = options.warmupMs ?? DEFAULT_WARMUP_MS
     if (warmupMs > 0) {
-      await sendLoad(producers, {...options, rate, count: undefined, durationMs: warmupMs, payload: () => unstamped, onAck: () => {}})
+      await withSpinner(`warming up for ${warmupMs} ms (not measured)`, () =>
+        sendLoad(producers, {...options, rate, count: undefined, durationMs: warmupMs, payload: () => unstamped, onAck: () => {}}),
+        {disabled: !options.spinner},
+      )
     }
     meter.start()
     const durationMs = options.count === undefined ? (options.durationMs ?? DEFAULT_DURATION_MS) : options.durationMs

@@ -6,7 +6,7 @@ import {Flags} from '@oclif/core'
 import {MetaError} from '../../protocol/errors.js'
 import {brokerFlag, durationFlag, profileFlag} from '../client-flags.js'
 
-const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 * 1024, mb: 1024 * 1024, mib: 1024 * 1024}
+const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3}
 
 /** "100" → 100, "1KiB"/"1k" → 1024, "2MiB" → 2097152 (binary units). */
 export function parseSize(input: string): number {

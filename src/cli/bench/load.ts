@@ -38,7 +38,8 @@ export interface LoadResult {
 }
 
 const NO_OPTIONS = {}
-const SEND_TIMEOUT_MS = 30_000
+/** Deadline of each put's acknowledgement. */
+export const SEND_TIMEOUT_MS = 30_000
 
 /** Open the producers and send one message through each (connect, topic lookup). */
 export async function openProducers(options: Pick<LoadOptions, 'broker' | 'topic' | 'connections' | 'maxInFlight' | 'logger'>, warmup: Uint8Array): Promise<Producer[]> {

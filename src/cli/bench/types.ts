@@ -17,7 +17,7 @@ export interface BenchRunOptions {
   count?: number
   /** … or after this long (when neither: the mode's default). */
   durationMs?: number
-  /** Unacknowledged messages per producer connection. */
+  /** Unacknowledged messages per producer connection (already bounded by --max-in-flight-bytes). */
   maxInFlight: number
   /** Target send rate in messages/s (undefined = as fast as acknowledgements allow). */
   rate?: number
@@ -29,6 +29,8 @@ export interface BenchRunOptions {
   progress: (line: string) => void
   /** The broker's CPU time so far in ms, when it can be read (an embedded broker on Linux). */
   brokerCpuMs?: () => number | undefined
+  /** Show a spinner (on a terminal) during unmeasured phases: warm-up, filling a topic. */
+  spinner?: boolean
   /** Aborting ends the run early (Ctrl-C): sending stops, what is in flight is awaited. */
   signal?: AbortSignal
   logger?: Logger
@@ -59,6 +61,12 @@ export interface BenchSummary {
   messages: number
   /** Sends that failed (produce, e2e) plus, for e2e, messages sent but never received. */
   failed: number
+  /**
+   * Puts with no acknowledgement within the deadline (produce): not counted as failed, since
+   * the broker may have stored them. Bounding the bytes in flight (--max-in-flight-bytes)
+   * keeps this at 0 for any message size the broker accepts.
+   */
+  unacknowledged: number
   /** Payload bytes of `messages`. */
   bytes: number
   elapsedMs: number
