@@ -286,8 +286,9 @@ export class BrokerConnection extends EventEmitter {
   }
 
   private onSocketClosed(): void {
-    // A connection that failed its handshake was never usable: report it as a failed connect.
-    const wasOpen = this.state === 'open' && this.capabilitiesKnown
+    const wasOpen = this.state === 'open'
+    // One that failed its handshake was never usable: a failed connect, not a lost connection.
+    const established = wasOpen && this.capabilitiesKnown
     this.capabilitiesKnown = false
     this.socket = undefined
     if (this.state === 'closed') return
@@ -296,7 +297,7 @@ export class BrokerConnection extends EventEmitter {
     this.out = new OutputBuffer()
     this.failAll(wasOpen ? new MetaError('CONNECTION_CLOSED', `connection to ${this.name} lost: ${err.message}`) : err)
     this.settleConnectWaiters(err)
-    if (wasOpen) {
+    if (established) {
       this.log.warn('connection lost', {error: err.message})
       this.emit('disconnect', err)
     }

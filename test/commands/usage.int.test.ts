@@ -10,9 +10,9 @@ import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
 import {readFileSync} from 'node:fs'
 import {startTestBroker} from '../helpers/broker.js'
-import {BIN, collect, runCli} from '../helpers/process.js'
+import {BIN, collect, exited, runCli, spawnCli} from '../helpers/process.js'
 import {address, produce} from '../cli/support.js'
-import {uniqueName, type Cleanup} from '../helpers/index.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 /** A colour or bold code (SGR: ESC [ … m); cursor movement is allowed. */
 const SGR = /\u001B\[[0-9;]*m/
@@ -95,6 +95,34 @@ describe('meta: typos, help and usage errors', () => {
     const r = await runCli(['--version'])
     const {version} = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {version: string}
     assert.equal(r.stdout, `metaq-meta/${version} ${process.platform}-${process.arch} node-${process.version}\n`)
+  })
+})
+
+describe('meta: one flag vocabulary, old spellings warn', () => {
+  it('serve -p still sets the port with a warning naming --port; --unflush-interval-ms names --unflush-interval', async (t) => {
+    const dir = await tmpDir(t)
+    const child = spawnCli(['serve', '-p', '0', '-d', dir, '--unflush-interval-ms', '500', '--log-format', 'json'])
+    t.after(() => child.kill('SIGKILL'))
+    let stderr = ''
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    await waitFor(() => /listening on [^"\s]+:\d+/.test(stderr), {what: `the listening line in: ${stderr}`, timeoutMs: 30_000})
+    assert.match(stderr, /^warning: 'meta serve -p' is deprecated: use --port \('-p' means a partition in every other command\)\n/)
+    assert.match(stderr, /\nwarning: --unflush-interval-ms is deprecated: use --unflush-interval 500ms\n/)
+    assert.match(stderr, /"flush":"every 1000 messages or 500 ms"/)
+    child.kill('SIGTERM')
+    assert.equal((await exited(child)).code, 0)
+  })
+
+  it('--timeout takes a duration; a bare number (the old milliseconds) works with a warning; elsewhere a bare number is refused', async (t) => {
+    const broker = await startTestBroker(t)
+    const ok = await runCli(['group', 'list', '-b', address(broker), '--timeout', '5s'])
+    assert.equal(ok.code, 0, ok.stderr)
+    const legacy = await runCli(['group', 'list', '-b', address(broker), '--timeout', '5000'])
+    assert.equal(legacy.code, 0, legacy.stderr)
+    assert.equal(legacy.stderr, 'warning: --timeout 5000 without a unit is deprecated: read as 5000ms; write --timeout 5000ms\n')
+    const bare = await runCli(['tail', '-t', 'x', '-b', address(broker), '--timeout', '5'])
+    assert.equal(bare.code, 2)
+    assert.match(bare.stderr, /^error \[USAGE\]: invalid --timeout "5": expected a number with a unit, e\.g\. 500ms, 5s, 2m, 1h \(a unit is required: "5ms" or "5s"\?\)\n/)
   })
 })
 
