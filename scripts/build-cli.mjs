@@ -2,18 +2,29 @@
 /**
  * Bundles the CLI with esbuild (part of `npm run build`):
  *
- *   dist/bundle/entry.js (+ chunks)   what bin/run.js runs: ES modules split at every lazy
- *                                     import, so a command loads only the code it uses
- *   --sea <file>                      also one CommonJS file for the single executable
- *                                     (scripts/package.mjs)
+ *   dist/bundle/meta.cjs                 the whole CLI as one CommonJS script; every lazy
+ *                                        import() stays lazy (a module runs on first use)
+ *   dist/bundle/meta.cjs.cache           V8's code cache of it, made by running it once:
+ *                                        bin/run.js compiles the script with it, so a start
+ *                                        deserializes compiled code instead of parsing and
+ *                                        compiling (what Node 22's compile cache does; Node 20
+ *                                        has none)
+ *   dist/bundle/oclif.manifest.json      oclif's description of every command, made from the
+ *                                        command registry by this build: the CLI never inspects
+ *                                        command classes at start, and its manifest is always
+ *                                        the one of its own commands
+ *   --sea <file>                         also the single executable's script
+ *                                        (scripts/package.mjs)
  *
  * package.json's data is inlined (`__META_PACKAGE__`, read by src/package-info.ts), so a
- * bundle reads no package.json at run time.
+ * bundle reads no package.json at run time. docs/benchmarks.md has the startup figures.
  */
-import {readFileSync} from 'node:fs'
-import {rm, writeFile} from 'node:fs/promises'
+import {spawnSync} from 'node:child_process'
+import {existsSync, readFileSync} from 'node:fs'
+import {mkdir, rm, writeFile} from 'node:fs/promises'
+import {createRequire} from 'node:module'
 import {join} from 'node:path'
-import {fileURLToPath, pathToFileURL} from 'node:url'
+import {fileURLToPath} from 'node:url'
 import {build} from 'esbuild'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -21,12 +32,20 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 // What the program reads of package.json (oclif's settings, name, version).
 const inlined = {name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, bin: pkg.bin, oclif: pkg.oclif, engines: pkg.engines}
 
+/** File names in a bundle directory. */
+export const BUNDLE_FILE = 'meta.cjs'
+export const CODE_CACHE_FILE = 'meta.cjs.cache'
+export const MANIFEST_FILE = 'oclif.manifest.json'
+
 const common = {
   absWorkingDir: root,
   bundle: true,
   platform: 'node',
   target: 'node20',
-  define: {__META_PACKAGE__: JSON.stringify(inlined)},
+  format: 'cjs',
+  // The CommonJS output has no import.meta: src/ reads import.meta.url only to build a require.
+  define: {__META_PACKAGE__: JSON.stringify(inlined), 'import.meta.url': '__metaImportMetaUrl'},
+  banner: {js: "const __metaImportMetaUrl=require('node:url').pathToFileURL(__filename).href;"},
   // typescript is only an optional peer of @oclif/core's ts-node support, never used by a build.
   external: ['typescript'],
   // Modules oclif loads at every start for features the bundle does not use (each file says
@@ -45,46 +64,31 @@ const common = {
   sourcemap: false,
 }
 
-/** File name of oclif's manifest next to a bundle (bin/run.js reads it; the executable embeds it). */
-export const MANIFEST_FILE = 'oclif.manifest.json'
-
 /**
- * The ES module bundle bin/run.js imports, and next to it the bundle's own manifest()
- * (oclif's description of every command, made from the command registry), so the CLI never
- * inspects command classes at start and its manifest is always the one of its own commands.
+ * The bundle bin/run.js runs, its manifest and its code cache, in `outdir`. The code cache is
+ * made by bin/run.js itself (META_WRITE_CODE_CACHE) running `meta send` against a port
+ * nothing listens on: that compiles what every start runs (oclif, the entry, parsing a
+ * command's flags) and the client's connect path, and fails at once (connection refused).
  */
 export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
-  await esmBundle(outdir)
-  const entry = await import(`${pathToFileURL(join(outdir, 'entry.js')).href}?build=${Date.now()}`)
-  const manifest = await entry.manifest(root)
-  await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
-  return {outdir, manifest}
-}
-
-async function esmBundle(outdir) {
   await rm(outdir, {recursive: true, force: true})
-  await build({
-    ...common,
-    entryPoints: {entry: 'src/entry.ts'},
-    outdir,
-    format: 'esm',
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
-    // CommonJS dependencies require() Node's modules; give the ES modules a require.
-    banner: {js: "import {createRequire as __metaCreateRequire} from 'node:module';const require=__metaCreateRequire(import.meta.url);"},
+  await mkdir(outdir, {recursive: true})
+  const script = join(outdir, BUNDLE_FILE)
+  await build({...common, entryPoints: ['src/entry.ts'], outfile: script})
+  const manifest = await createRequire(import.meta.url)(script).manifest(root)
+  await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
+  const warm = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), 'send', '-t', 'warm-up', '-b', '127.0.0.1:1'], {
+    env: {...process.env, META_BUNDLE_DIR: outdir, META_WRITE_CODE_CACHE: '1', NO_COLOR: '1', META_BROKER: '', META_PROFILE: ''},
+    input: 'x\n',
+    encoding: 'utf8',
   })
+  if (!existsSync(join(outdir, CODE_CACHE_FILE))) throw new Error(`making the code cache failed (exit ${warm.status}): ${warm.stderr}`)
+  return {outdir, manifest}
 }
 
 /** One CommonJS file (the single executable's script; its manifest is an embedded asset). */
 export async function buildSeaScript(outfile) {
-  await build({
-    ...common,
-    entryPoints: ['src/sea.ts'],
-    outfile,
-    format: 'cjs',
-    define: {...common.define, 'import.meta.url': '__metaImportMetaUrl'},
-    banner: {js: "const __metaImportMetaUrl=require('node:url').pathToFileURL(__filename).href;"},
-  })
+  await build({...common, entryPoints: ['src/sea.ts'], outfile})
   return outfile
 }
 

@@ -1,7 +1,7 @@
 /**
  * The confirmation before a destructive admin action. Only a person at a terminal is asked:
  * with stdin not a TTY (a script, a pipe, `</dev/null`) there is no prompt at all, because
- * @inquirer/prompts never returns at stdin EOF (TOOLCHAIN P10) and a script has already said
+ * @inquirer/confirm (of @inquirer/prompts) never returns at stdin EOF (TOOLCHAIN P10) and a script has already said
  * what it wants with its flags (`--execute`). `--yes` skips the question on a terminal too.
  * The question is written to stderr so stdout keeps only the command's data. Ctrl-C at the
  * question ends the command with status 130, as Ctrl-C does anywhere else.
@@ -20,7 +20,7 @@ export interface ConfirmOptions {
 export async function confirmOnTty(message: string, options: ConfirmOptions): Promise<boolean> {
   const interactive = options.interactive ?? (process.stdin.isTTY === true && process.stderr.isTTY === true)
   if (options.yes || !interactive) return true
-  const {confirm} = await import('@inquirer/prompts')
+  const {default: confirm} = await import('@inquirer/confirm')
   try {
     return await confirm({message, default: false}, {output: process.stderr})
   } catch (error) {
