@@ -14,9 +14,12 @@
  * compared with `node -e 0` of the same round. Prints a markdown table (medians; min–max) for
  * docs/benchmarks.md. Not a test: nothing passes or fails.
  *
- *   STARTUP_ROUNDS   rounds (default 20)
+ *   STARTUP_ROUNDS     rounds (default 20)
+ *   STARTUP_CALLGRIND  1: also count the instructions each command runs, once, under valgrind
+ *                      (--tool=callgrind): a figure that other work on the machine does not
+ *                      move, unlike wall time
  */
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {loadavg, tmpdir} from 'node:os'
@@ -28,8 +31,16 @@ const BIN = join(root, 'bin', 'run.js')
 const EXE = join(root, 'build', 'meta')
 const ROUNDS = Math.max(3, Number(process.env.STARTUP_ROUNDS ?? 20))
 
+/** Instructions the command runs (valgrind's callgrind "Collected"), or undefined. */
+function instructions(command, args, input) {
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', command, ...args], {input, encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
+  const m = /Collected : (\d+)/.exec(r.stderr ?? '')
+  return m ? Number(m[1]) : undefined
+}
+
 /** Run a command to its exit; resolves with the wall time in ms. */
 function timed(command, args, input) {
+  if (process.env.STARTUP_MEASURE === 'instructions') return Promise.resolve(instructions(command, args, input))
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint()
     const child = spawn(command, args, {stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
@@ -97,6 +108,23 @@ try {
     const t = times[i]
     const over = i === 0 ? '—' : `+${ms(median(t.map((x, r) => x - floor[r])))}`
     console.log(`| ${cases[i].name} | ${ms(median(t))} | ${ms(Math.min(...t))} – ${ms(Math.max(...t))} | ${over} |`)
+  }
+  if (process.env.STARTUP_CALLGRIND === '1') {
+    process.env.STARTUP_MEASURE = 'instructions'
+    const counts = []
+    for (const c of cases) counts.push(await c.run())
+    delete process.env.STARTUP_MEASURE
+    if (counts.every((n) => n !== undefined)) {
+      console.log('\nInstructions run (valgrind --tool=callgrind, one run each), and that count scaled to the median wall time of `node -e 0` above:\n')
+      console.log('| command | instructions | × `node -e 0` | ≈ wall at this machine\'s `node -e 0` speed |')
+      console.log('|---|---:|---:|---:|')
+      for (let i = 0; i < cases.length; i++) {
+        const ratio = counts[i] / counts[0]
+        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(floor))} (${i === 0 ? '—' : `+${ms((ratio - 1) * median(floor))}`}) |`)
+      }
+    } else {
+      console.log('\n(valgrind not found: no instruction counts)')
+    }
   }
 } finally {
   await broker.stop()
