@@ -12,7 +12,7 @@
  *
  * Nothing here imports the client: these definitions load with every command.
  */
-import {Flags, type Interfaces} from '@oclif/core'
+import {Args, Flags, type Interfaces} from '@oclif/core'
 import {DEFAULT_BROKER, parseBrokerAddress} from '../client/address.js'
 import {parseDurationMs} from './durations.js'
 
@@ -113,6 +113,15 @@ export const connectionFlags = {
   'zk-root': zkRootFlag,
   profile: profileFlag,
 }
+
+/** The flags of an admin command: where it connects, and the deadline of each request. */
+export const adminFlags = {
+  ...connectionFlags,
+  timeout: timeoutFlag,
+}
+
+/** The GROUP argument of the group commands: optional, the profile's group when left out. */
+export const groupArg = Args.string({description: "Consumer group name (default: the profile's group)."})
 
 /** The values of connectionFlags as a command has them. */
 export interface ConnectionFlagValues {

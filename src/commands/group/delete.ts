@@ -1,7 +1,7 @@
-import {Args, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 import type {GroupDeleteResult} from '../../cli/admin/group-delete.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags, groupArg} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
@@ -21,12 +21,11 @@ An unknown group is an error (exit 1).`
   static override enableJsonFlag = true
 
   static override args = {
-    group: Args.string({description: "Consumer group name (default: the profile's group)."}),
+    group: groupArg,
   }
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
     execute: Flags.boolean({summary: 'Delete (without it, only what would be deleted is printed).'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }

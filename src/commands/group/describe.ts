@@ -1,7 +1,6 @@
-import {Args} from '@oclif/core'
 import type {GroupDetail} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags, groupArg} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
@@ -21,12 +20,11 @@ Offsets are byte positions, as in MetaQ. An unknown group (no members and no com
   static override enableJsonFlag = true
 
   static override args = {
-    group: Args.string({description: "Consumer group name (default: the profile's group)."}),
+    group: groupArg,
   }
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
   }
 
   async run(): Promise<GroupDetail | undefined> {

@@ -1,6 +1,6 @@
 import type {GroupSummary} from '../../client/group-admin.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags} from '../../cli/client-flags.js'
 
 export default class GroupList extends ClientCommand<typeof GroupList> {
   static override summary = 'List consumer groups.'
@@ -15,8 +15,7 @@ export default class GroupList extends ClientCommand<typeof GroupList> {
   static override enableJsonFlag = true
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
   }
 
   async run(): Promise<GroupSummary[] | undefined> {

@@ -1,8 +1,8 @@
-import {Args, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveSeekFlags} from '../../cli/admin/seek-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags, groupArg} from '../../cli/client-flags.js'
 
 export default class GroupSeek extends ClientCommand<typeof GroupSeek> {
   static override summary = "Move a group's committed offsets, in rpk's words (a dry run unless --execute)."
@@ -21,12 +21,11 @@ Without --topic, every topic the group has committed offsets for. Nothing change
   static override enableJsonFlag = true
 
   static override args = {
-    group: Args.string({description: "Consumer group name (default: the profile's group)."}),
+    group: groupArg,
   }
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
     to: Flags.string({summary: 'start, end, a Unix time (s or ms) or an ISO 8601 time.', helpValue: 'start|end|<time>'}),
     'to-file': Flags.string({summary: 'Offsets from a topic,partition,offset CSV file (- = stdin).', helpValue: '<file>'}),
     topic: Flags.string({

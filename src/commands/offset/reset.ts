@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveResetFlags} from '../../cli/admin/reset-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags} from '../../cli/client-flags.js'
 
 export type {ResetResult} from '../../cli/admin/reset-run.js'
 
@@ -47,8 +47,7 @@ Safety: --execute refuses while the group has live members, because they keep th
   static override enableJsonFlag = true
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
     group: Flags.string({char: 'g', summary: "Consumer group whose offsets to reset (default: the profile's group).", helpGroup: 'SCOPE'}),
     topic: Flags.string({
       char: 't',

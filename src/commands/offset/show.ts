@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {mergeTopicSpecs, parseTopicSpec} from '../../cli/admin/parse.js'
 import type {GroupOffsets} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
@@ -24,8 +24,7 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
   static override enableJsonFlag = true
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
     group: Flags.string({char: 'g', summary: "Consumer group (default: the profile's group)."}),
     topic: Flags.string({
       char: 't',

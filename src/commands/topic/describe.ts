@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import type {PartitionDetail, TopicDetail} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateTopicName} from '../../protocol/names.js'
 
@@ -27,8 +27,7 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
   }
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
     partition: Flags.integer({char: 'p', summary: 'One partition in detail, with the groups that read it.', min: 0}),
   }
 

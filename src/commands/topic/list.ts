@@ -1,6 +1,6 @@
 import type {TopicSummary} from '../../cli/admin/render.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
+import {adminFlags} from '../../cli/client-flags.js'
 
 export default class TopicList extends ClientCommand<typeof TopicList> {
   static override summary = 'List topics with their partition count, messages and size.'
@@ -15,8 +15,7 @@ export default class TopicList extends ClientCommand<typeof TopicList> {
   static override enableJsonFlag = true
 
   static override flags = {
-    ...connectionFlags,
-    timeout: timeoutFlag,
+    ...adminFlags,
   }
 
   async run(): Promise<TopicSummary[] | undefined> {
