@@ -17,7 +17,9 @@ export function formatBytes(bytes: number): string {
 
 /** 1234567 → "1,234,567". */
 export function formatCount(value: number): string {
-  return Math.round(value).toLocaleString('en-US')
+  // Not toLocaleString('en-US'): its first call loads ICU's number formatting, about a fifth
+  // of Node's own start-up work, for a comma every three digits.
+  return String(Math.round(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 }
 
 /** Seconds → "1h 2m 3s". */
