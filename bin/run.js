@@ -25,7 +25,8 @@ const file = join(dir, 'meta.cjs')
 
 let source
 try {
-  source = readFileSync(file, 'utf8')
+  // The build writes ASCII only (scripts/build-cli.mjs, asciiOnly): latin1 is exact, and cheaper than UTF-8.
+  source = readFileSync(file, 'latin1')
 } catch (error) {
   if (error?.code !== 'ENOENT') throw error
   process.stderr.write(`error [NOT_BUILT]: meta is not built: run "npm run build" in ${root}\n`)

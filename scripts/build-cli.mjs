@@ -91,6 +91,7 @@ export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
   await mkdir(outdir, {recursive: true})
   const script = join(outdir, BUNDLE_FILE)
   await build({...common, entryPoints: ['src/entry.ts'], outfile: script})
+  await writeFile(script, asciiOnly(readFileSync(script, 'utf8')))
   const manifest = await createRequire(import.meta.url)(script).manifest(root)
   await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
   const warm = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), 'send', '-t', 'warm-up', '-b', '127.0.0.1:1'], {
@@ -100,6 +101,19 @@ export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
   })
   if (!existsSync(join(outdir, CODE_CACHE_FILE))) throw new Error(`making the code cache failed (exit ${warm.status}): ${warm.stderr}`)
   return {outdir, manifest}
+}
+
+/**
+ * The script with every non-ASCII character written as a \\u escape, so bin/run.js can read
+ * it as latin1 (a copy) instead of decoding UTF-8 (a twentieth of a start). esbuild escapes
+ * strings itself but copies regular expressions as they are (ansis has a raw U+009B in one);
+ * in a string, template, regular expression or identifier the escape means the same character.
+ */
+export function asciiOnly(source) {
+  return source.replace(/[^\x00-\x7f]/g, (c, at) => {
+    if (source[at - 1] === '\\') throw new Error(`a non-ASCII character after a backslash at ${at}: cannot escape it safely`)
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+  })
 }
 
 /** One CommonJS file (the single executable's script; its manifest is an embedded asset). */
