@@ -75,6 +75,7 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 const ms = (x) => `${Math.round(x)} ms`
+const signed = (x) => `${x < 0 ? '−' : '+'}${ms(Math.abs(x))}`
 
 const dataDir = await mkdtemp(join(tmpdir(), 'meta-startup-'))
 const broker = await startBroker(dataDir)
@@ -106,7 +107,7 @@ try {
   console.log('|---|---:|---:|---:|')
   for (let i = 0; i < cases.length; i++) {
     const t = times[i]
-    const over = i === 0 ? '—' : `+${ms(median(t.map((x, r) => x - floor[r])))}`
+    const over = i === 0 ? '—' : signed(median(t.map((x, r) => x - floor[r])))
     console.log(`| ${cases[i].name} | ${ms(median(t))} | ${ms(Math.min(...t))} – ${ms(Math.max(...t))} | ${over} |`)
   }
   if (process.env.STARTUP_CALLGRIND === '1') {
@@ -120,7 +121,7 @@ try {
       console.log('|---|---:|---:|---:|')
       for (let i = 0; i < cases.length; i++) {
         const ratio = counts[i] / counts[0]
-        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(floor))} (${i === 0 ? '—' : `+${ms((ratio - 1) * median(floor))}`}) |`)
+        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(floor))} (${i === 0 ? '—' : signed((ratio - 1) * median(floor))}) |`)
       }
     } else {
       console.log('\n(valgrind not found: no instruction counts)')
