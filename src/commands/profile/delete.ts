@@ -4,6 +4,8 @@ import {BaseCommand} from '../../cli/base-command.js'
 export default class ProfileDelete extends BaseCommand<typeof ProfileDelete> {
   static override summary = 'Delete a connection profile.'
 
+  static override description = `Removes the profile from profiles.json in meta's config directory; when it was the current one, no profile is current afterwards.`
+
   static override examples = [{description: 'Forget the profile "old"', command: '<%= config.bin %> <%= command.id %> old'}]
 
   static override args = {

@@ -4,6 +4,8 @@ import {BaseCommand} from '../../cli/base-command.js'
 export default class ProfileUse extends BaseCommand<typeof ProfileUse> {
   static override summary = 'Make a profile the current one (used when no --profile or $META_PROFILE is given).'
 
+  static override description = `The current profile is the one commands use when neither --profile nor $META_PROFILE names another; flags and $META_BROKER/$META_ZK still override it.`
+
   static override examples = [{description: 'Work against the cluster saved as "prod"', command: '<%= config.bin %> <%= command.id %> prod'}]
 
   static override args = {
