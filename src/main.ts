@@ -27,7 +27,8 @@ const SEPARATOR = ':'
 export async function main(options: MainOptions): Promise<void> {
   try {
     options = {...options, argv: globalFlagsLast(options.argv)}
-    const unknown = unknownCommand(options.argv)
+    // `meta help sned` is answered like `meta sned`, not with oclif's "Command sned not found".
+    const unknown = unknownCommand(options.argv[0] === 'help' ? options.argv.slice(1) : options.argv)
     if (unknown !== undefined) {
       const {reportUnknownCommand} = await import('./cli/not-found.js')
       reportUnknownCommand(unknown, await visibleIds())

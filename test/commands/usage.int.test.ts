@@ -39,7 +39,10 @@ describe('meta: typos, help and usage errors', () => {
     assert.equal(nested.stderr, 'error [USAGE]: unknown command "group delet"\nhint: did you mean "meta group delete"?\nsee: meta group --help\n')
     const far = await runCli(['frobnicate'])
     assert.equal(far.stderr, 'error [USAGE]: unknown command "frobnicate"\nsee: meta --help\n')
-    for (const r of [sned, nested, far]) assert.doesNotMatch(r.stderr, /:x|group:|›|not found/)
+    const help = await runCli(['help', 'group', 'delet'])
+    assert.equal(help.code, 2)
+    assert.equal(help.stderr, nested.stderr)
+    for (const r of [sned, nested, far, help]) assert.doesNotMatch(r.stderr, /:x|group:|›|not found/)
   })
 
   it('a mistyped flag names the closest one', async () => {
