@@ -109,7 +109,7 @@ const ANSI = /\u001B\[[0-9;]*m/g
 export async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeof Command): Promise<UsageMessage | undefined> {
   const text = err.message.replace(ANSI, '').replace(SEE_MORE, '')
   const parsing = /^Parsing --(\S+) \n\t([\s\S]*)$/.exec(text)
-  if (parsing !== null) return {message: parsing[2]}
+  if (parsing !== null) return {message: oclifWords(parsing[2], parsing[1])}
   const flags = (err as {flags?: string[]}).flags
   if (err.constructor.name === 'NonExistentFlagsError' && Array.isArray(flags)) return unknownFlags(flags, command)
   if (err.oclif?.exit !== 2) return undefined
@@ -123,7 +123,18 @@ export async function usageError(err: Error & {oclif?: {exit?: number}}, command
   if (args !== null) return {message: `missing argument ${args[2].toUpperCase()}${example(command)}`, oneLine: true}
   const unexpected = /^Unexpected arguments?: (.*)$/.exec(text)
   if (unexpected !== null) return {message: `unexpected argument${unexpected[1].includes(',') ? 's' : ''} ${unexpected[1].split(', ').map((a) => `"${a}"`).join(', ')}`}
-  return {message: reasons.map((r) => r.replace(/\.$/, '')).join('; ')}
+  return {message: reasons.map((r) => oclifWords(r.replace(/\.$/, ''))).join('; ')}
+}
+
+/** oclif's own sentences in meta's style (STYLE 18): lowercase, the value quoted, what was expected. */
+function oclifWords(text: string, flag?: string): string {
+  const expected = /^Expected (.+?) but received: (.*)$/s.exec(text)
+  if (expected !== null && flag !== undefined) return `invalid --${flag} "${expected[2]}": expected ${expected[1]}`
+  const option = /^Expected --([\w-]+)=(.*) to be one of: (.*)$/s.exec(text)
+  if (option !== null) return `invalid --${option[1]} "${option[2]}": expected one of ${option[3]}`
+  const value = /^Flag --([\w-]+) expects a value$/.exec(text)
+  if (value !== null) return `missing value for --${value[1]}`
+  return text
 }
 
 /** `-t/--topic` for the flag named `topic`. */
