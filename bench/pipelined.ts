@@ -217,7 +217,7 @@ const SCENARIOS: Array<[string, (b: EmbeddedBroker) => Promise<string>]> = [
 process.stderr.write(`broker: ${BIN}\n`)
 for (const [name, run] of SCENARIOS) {
   if (ONLY !== undefined && !name.includes(ONLY)) continue
-  const broker = await startEmbeddedBroker({bin: BIN, flush: 'threshold'})
+  const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
   try {
     process.stdout.write(`${name}: ${await run(broker)}\n`)
   } finally {

@@ -159,9 +159,9 @@ export function handleGroupDelete(ctx: BrokerContext, conn: Connection, frame: G
   }
   conn.beginRequest()
   ctx.offsets.deleteGroup(frame.group, (err) => {
-    conn.endRequest()
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
     else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+    conn.endRequest()
   })
 }
 
