@@ -6,4 +6,4 @@ import {register} from 'tsx/esm/api'
 
 register()
 const {start} = await import('../src/entry.ts')
-await start({root: fileURLToPath(new URL('..', import.meta.url)), development: true})
+await start({root: fileURLToPath(new URL('..', import.meta.url))})

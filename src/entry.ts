@@ -13,8 +13,6 @@ export interface StartOptions {
   /** The package root: bin/, package.json (not read by bundles), assets/. */
   root: string
   argv?: string[]
-  /** Running from the TypeScript sources (bin/dev.js). */
-  development?: boolean
   /** Reads the commands' manifest that the build wrote (none from the sources). */
   manifest?: () => Promise<unknown>
 }
@@ -29,7 +27,7 @@ export async function start(options: StartOptions): Promise<void> {
     return
   }
   const [{main}, manifest] = await Promise.all([import('./main.js'), options.manifest?.()])
-  await main({root: options.root, development: options.development, argv, manifest: manifest as never})
+  await main({root: options.root, argv, manifest: manifest as never})
 }
 
 /** oclif's manifest of every command (the build inlines it in the bundle). */

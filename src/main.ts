@@ -12,7 +12,6 @@ import {PACKAGE} from './package-info.js'
 export interface MainOptions {
   root: string
   argv: string[]
-  development?: boolean
   /**
    * oclif's manifest of the commands (ids, flags, help texts), written next to the bundle
    * when it is built (scripts/build-cli.mjs), so starting a command does not first inspect
@@ -64,7 +63,7 @@ async function rootPlugin(root: string, commands: Record<string, Command.Class>,
   return plugin
 }
 
-/** The manifest oclif builds from the registry (scripts/build-cli.mjs inlines it; tests snapshot it). */
+/** The manifest oclif builds from the registry (the build writes it next to the bundle; tests compare the two). */
 export async function commandManifest(root: string): Promise<Interfaces.Manifest> {
   return (await rootPlugin(root, await loadCommands(), undefined)).manifest
 }

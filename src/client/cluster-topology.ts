@@ -12,7 +12,10 @@ import {readBrokers, readPublishPartitions, readSubscribePartitions} from '../cl
 import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
-import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, type ConnectionOptions} from './connection.js'
+import {BrokerConnection, type ConnectionOptions} from './connection.js'
+
+/** Deadline of the ZooKeeper session's start. */
+const ZK_CONNECT_TIMEOUT_MS = 10_000
 import type {Topology} from './topology.js'
 import type {Partition} from './types.js'
 
@@ -44,7 +47,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
     this.sessionPromise = ZkSession.connect({
       connect: options.zk,
       sessionTimeoutMs: options.zkSessionTimeoutMs ?? 30_000,
-      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      // A ZooKeeper session takes longer to set up than a TCP connection: 10 s, as before.
+      connectTimeoutMs: options.connectTimeoutMs ?? ZK_CONNECT_TIMEOUT_MS,
       logger: options.logger,
     }).then(async (session) => {
       session.on('session', () => void this.refreshAll())

@@ -104,11 +104,16 @@ describe('BrokerConnection', () => {
 
   it('sends a version heartbeat when idle, as MetaQ clients do', async (t) => {
     const listener = await silentServer(t)
-    const conn = new BrokerConnection({host: '127.0.0.1', port: listener.port, heartbeatIntervalMs: 50, connectTimeoutMs: 100})
+    const conn = new BrokerConnection({host: '127.0.0.1', port: listener.port, heartbeatIntervalMs: 50})
     t.after(() => conn.close())
     await waitFor(() => listener.sockets.length === 1, {what: 'the connection'})
     let received = ''
-    listener.sockets[0].on('data', (d: Buffer) => (received += d.toString()))
+    listener.sockets[0].on('data', (d: Buffer) => {
+      received += d.toString()
+      // Answer the first request as a MetaQ broker does (a listener that never answers it is no broker), then stay silent.
+      const capabilities = /^stats meta-capabilities (-?\d+)\r\n/m.exec(d.toString())
+      if (capabilities !== null) listener.sockets[0].write(`result 200 0 ${capabilities[1]}\r\n`)
+    })
     await waitFor(() => /^version -?\d+\r\n/m.test(received), {what: 'a version heartbeat'})
   })
 })
