@@ -27,12 +27,12 @@
  */
 import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
-import {encodeResult} from '../protocol/commands/result.js'
+import {encodeErrorResult, encodeResult} from '../protocol/commands/result.js'
 import {encodePutResult} from '../protocol/commands/put.js'
 import {valueHeader} from '../protocol/commands/value.js'
 import {createRequestDecoder, type RequestFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
-import {isMetaError} from '../protocol/errors.js'
+import {isMetaError, type ErrorCode} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
@@ -168,6 +168,16 @@ export class Connection {
   sendResult(code: number, opaque: number, body: string | Uint8Array = ''): void {
     if (this.closing) return
     encodeResult(this.out, code, opaque, body)
+    this.scheduleFlush()
+  }
+
+  /**
+   * An error result carrying its stable code (protocol/errors.ts): every error a handler
+   * reports goes through here, so meta's clients read the code instead of the text.
+   */
+  sendError(code: ErrorCode, opaque: number, text: string, status?: number): void {
+    if (this.closing) return
+    encodeErrorResult(this.out, code, opaque, text, status)
     this.scheduleFlush()
   }
 

@@ -108,8 +108,7 @@ export class StandaloneGroupAdmin implements GroupOffsetsAdmin {
       try {
         n = await this.client.partitionCount(topic)
       } catch (error) {
-        // The broker answers 500 for a topic it does not accept (and for an invalid name).
-        if (isMetaError(error, 'INTERNAL')) {
+        if (isMetaError(error, 'TOPIC_NOT_ACCEPTED')) {
           throw MetaError.invalidArgument(`unknown topic "${topic}": broker ${this.client.conn.name} does not accept it`, {topic})
         }
         throw error

@@ -115,6 +115,7 @@ export class Producer extends EventEmitter {
   private readonly downUntil = new Map<number, number>()
   /** Partitions that answered 403 (closed) recently: `topic\0brokerId-partition` → until (ms). */
   private readonly closedUntil = new Map<string, number>()
+  private readonly reply = new PutReplyReader()
 
   constructor(options: ProducerOptions = {}) {
     super()
@@ -242,7 +243,7 @@ export class Producer extends EventEmitter {
           this.connections.set(id, await this.topology.connection(id))
         } catch (error) {
           // One unreachable broker must not stop sends to the others.
-          this.log.debug('no connection to broker', {brokerId: id, error: (error as Error).message})
+          this.log.warn('no connection to broker; avoiding it for a while', {topic, brokerId: id, avoidMs: BROKER_DOWN_MS, error: (error as Error).message})
           this.markDown(id)
         }
       }
@@ -329,7 +330,8 @@ export class Producer extends EventEmitter {
       this.fail(task, new MetaError('DECODE_ERROR', `unexpected ${frame!.type} response to put`))
       return
     }
-    if (frame!.code === 200 && parsePutReply(frame!.body)) {
+    const reply = this.reply
+    if (frame!.code === 200 && reply.read(frame!.body)) {
       this.complete(task, {
         success: true,
         topic: task.message.topic,
@@ -360,7 +362,18 @@ export class Producer extends EventEmitter {
   /** The broker answered a put (or its batch) with an error status. */
   private onRefused(task: SendTask, code: number, body: string): void {
     const error = MetaError.fromWire(code, body)
-    if (body.includes('wrong partition')) this.topology.invalidate(task.message.topic)
+    if (error.code === 'INVALID_PARTITION') {
+      // The partitions we know are stale (the topic shrank, or its broker restarted with
+      // fewer): look them up again; a message the selector placed goes to a valid one.
+      this.topology.invalidate(task.message.topic)
+      const state = this.topics.get(task.message.topic)
+      if (state !== undefined && state.lookup === undefined) state.partitions = undefined
+      if (task.pinned === undefined && task.attempts <= this.retries && !this.closed) {
+        this.log.debug('partition no longer exists; choosing again', {topic: task.message.topic, partition: task.partition})
+        setTimeout(() => this.dispatch(task), RETRY_DELAY_MS)
+        return
+      }
+    }
     // A closed partition (MetaQ's 403): a message the selector placed goes to another one.
     if (error.code === 'PARTITION_CLOSED') this.closedUntil.set(`${task.message.topic}\0${task.brokerId}-${task.partition}`, Date.now() + BROKER_DOWN_MS)
     this.retryOrFail(task, error)
@@ -422,51 +435,54 @@ export class Producer extends EventEmitter {
   }
 }
 
-/** The fields of the last reply read by parsePutReply. */
-const reply = {id: 0n, partition: 0, offset: 0}
-
 /**
- * Read a put reply body "<msgId> <partition> <offset>" straight from its bytes into `reply`:
- * digits only (an optional '-' on the id), up to 19 digits of id and 15 of the others.
- * Returns false for anything else, which is then parsed from its text as before.
+ * Reads a put reply body "<msgId> <partition> <offset>" straight from its bytes: digits only
+ * (an optional '-' on the id), up to 19 digits of id and 15 of the others. One per producer;
+ * `read()` fills the fields of the reply it accepted, so the hot path allocates nothing.
  */
-function parsePutReply(body: Buffer): boolean {
-  const end = body.length
-  let pos = 0
-  const negative = end > 0 && body[0] === 0x2d
-  if (negative) pos = 1
-  const idStart = pos
-  while (pos < end && body[pos] >= 0x30 && body[pos] <= 0x39) pos++
-  const idDigits = pos - idStart
-  if (idDigits === 0 || idDigits > 19 || pos >= end || body[pos] !== 0x20) return false
-  const idEnd = pos
-  const partition = digitsAt(body, pos + 1)
-  if (partition < 0 || scanEnd >= end || body[scanEnd] !== 0x20) return false
-  const offset = digitsAt(body, scanEnd + 1)
-  if (offset < 0 || scanEnd !== end) return false
-  // Up to 19 digits: the leading ones and the last 9 each fit a double exactly.
-  const split = Math.max(idStart, idEnd - 9)
-  let high = 0
-  for (let i = idStart; i < split; i++) high = high * 10 + body[i] - 0x30
-  let low = 0
-  for (let i = split; i < idEnd; i++) low = low * 10 + body[i] - 0x30
-  const id = high === 0 ? BigInt(low) : BigInt(high) * 1_000_000_000n + BigInt(low)
-  reply.id = negative ? -id : id
-  reply.partition = partition
-  reply.offset = offset
-  return true
-}
+export class PutReplyReader {
+  id = 0n
+  partition = 0
+  offset = 0
+  /** Where the last digitsAt() stopped. */
+  private scanEnd = 0
 
-/** Where digitsAt stopped. */
-let scanEnd = 0
+  /** True when `body` is a well-formed reply (its fields are then set); false for anything else. */
+  read(body: Buffer): boolean {
+    const end = body.length
+    let pos = 0
+    const negative = end > 0 && body[0] === 0x2d
+    if (negative) pos = 1
+    const idStart = pos
+    while (pos < end && body[pos] >= 0x30 && body[pos] <= 0x39) pos++
+    const idDigits = pos - idStart
+    if (idDigits === 0 || idDigits > 19 || pos >= end || body[pos] !== 0x20) return false
+    const idEnd = pos
+    const partition = this.digitsAt(body, pos + 1)
+    if (partition < 0 || this.scanEnd >= end || body[this.scanEnd] !== 0x20) return false
+    const offset = this.digitsAt(body, this.scanEnd + 1)
+    if (offset < 0 || this.scanEnd !== end) return false
+    // Up to 19 digits: the leading ones and the last 9 each fit a double exactly.
+    const split = Math.max(idStart, idEnd - 9)
+    let high = 0
+    for (let i = idStart; i < split; i++) high = high * 10 + body[i] - 0x30
+    let low = 0
+    for (let i = split; i < idEnd; i++) low = low * 10 + body[i] - 0x30
+    const id = high === 0 ? BigInt(low) : BigInt(high) * 1_000_000_000n + BigInt(low)
+    this.id = negative ? -id : id
+    this.partition = partition
+    this.offset = offset
+    return true
+  }
 
-/** The value of 1 to 15 decimal digits at `pos` (scanEnd = the position after them), or -1. */
-function digitsAt(buf: Buffer, pos: number): number {
-  const start = pos
-  let value = 0
-  while (pos < buf.length && buf[pos] >= 0x30 && buf[pos] <= 0x39) value = value * 10 + buf[pos++] - 0x30
-  scanEnd = pos
-  return pos === start || pos - start > 15 ? -1 : value
+  /** The value of 1 to 15 decimal digits at `pos` (scanEnd = the position after them), or -1. */
+  private digitsAt(buf: Buffer, pos: number): number {
+    const start = pos
+    let value = 0
+    while (pos < buf.length && buf[pos] >= 0x30 && buf[pos] <= 0x39) value = value * 10 + buf[pos++] - 0x30
+    this.scanEnd = pos
+    return pos === start || pos - start > 15 ? -1 : value
+  }
 }
 
 export function createProducer(options: ProducerOptions = {}): Producer {

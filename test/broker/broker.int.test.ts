@@ -90,7 +90,7 @@ describe('broker put/get', () => {
     const body = result(await client.request(`put ${topic} 0 5 0 12345 1\r\nhello`), 500)
     assert.equal(
       body,
-      `Put message to [broker '${broker.url}'] [partition '${topic}-0'] failed.Detail:Checksum failure,expected ${checksum(Buffer.from('hello'))} but was 12345`,
+      `Put message to [broker '${broker.url}'] [partition '${topic}-0'] failed.Detail:Checksum failure,expected ${checksum(Buffer.from('hello'))} but was 12345 [code=CHECKSUM_MISMATCH]`,
     )
     result(await client.request(`get ${topic} g 0 0 1024 2\r\n`), 404)
   })
@@ -98,8 +98,8 @@ describe('broker put/get', () => {
   it('refuses topics and partitions the config does not accept', async (t) => {
     const broker = await startTestBroker(t, {ini: '[system]\nnumPartitions=2\n[topic=orders]\n[topic=logs-*]\n'})
     const client = await RawClient.connect(t, broker.port)
-    assert.match(result(await client.request('put payments 0 1 0 -1 1\r\nx'), 500), /The server do not accept topic payments$/)
-    assert.match(result(await client.request('put orders 2 1 0 -1 2\r\nx'), 500), /wrong partition 2: topic "orders" has partitions 0..1$/)
+    assert.match(result(await client.request('put payments 0 1 0 -1 1\r\nx'), 500), /failed\.Detail:The server do not accept topic payments \[code=TOPIC_NOT_ACCEPTED\]$/)
+    assert.match(result(await client.request('put orders 2 1 0 -1 2\r\nx'), 500), /failed\.Detail:wrong partition 2: topic "orders" has partitions 0..1 \[code=INVALID_PARTITION\]$/)
     putOk(await client.request('put orders 1 1 0 -1 3\r\nx'))
     putOk(await client.request('put logs-web 0 1 0 -1 4\r\nx'))
   })
@@ -111,7 +111,7 @@ describe('broker put/get', () => {
     result(await client.request(`get ${topic} g 0 0 1024 1\r\n`), 404)
     putOk(await client.request(`put ${topic} 0 5 0 -1 2\r\nhello`))
     assert.equal(result(await client.request(`get ${topic} g 0 -10 1024 3\r\n`), 301), '0')
-    assert.equal(result(await client.request(`get ${topic} g 0 25 1024 4\r\n`), 404), 'Could not find message at position 25')
+    assert.equal(result(await client.request(`get ${topic} g 0 25 1024 4\r\n`), 404), 'Could not find message at position 25 [code=NOT_FOUND]')
     assert.equal(result(await client.request(`get ${topic} g 0 9999 1024 5\r\n`), 301), '25')
     assert.equal(result(await client.request(`get ${topic} g 0 9223372036854775807 1024 6\r\n`), 301), '25')
     result(await client.request(`get ${topic} g 0 0 0 7\r\n`), 400)
@@ -127,7 +127,7 @@ describe('broker put/get', () => {
     const topic = uniqueName()
     putOk(await client.request(`put ${topic} 1 1 0 -1 1\r\nx`))
     await broker.topics.close(topic, 1, 1)
-    assert.equal(result(await client.request(`put ${topic} 1 1 0 -1 2\r\nx`), 403), 'Partition[0-1] has been closed')
+    assert.equal(result(await client.request(`put ${topic} 1 1 0 -1 2\r\nx`), 403), 'Partition[0-1] has been closed [code=PARTITION_CLOSED]')
     result(await client.request(`get ${topic} g 1 0 1024 3\r\n`), 403)
     putOk(await client.request(`put ${topic} 0 1 0 -1 4\r\nx`))
     await broker.topics.open(topic)

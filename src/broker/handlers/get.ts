@@ -16,7 +16,7 @@
  */
 import type {GetCommand} from '../../protocol/commands/get.js'
 import type {ReadResult} from '../../storage/index.js'
-import {Status} from '../../protocol/errors.js'
+import {isMetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
@@ -30,11 +30,11 @@ export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetComman
 function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
   const topic = ctx.topics.resolve(frame.topic)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
-    conn.sendResult(Status.FORBIDDEN, frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
+    conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
     return
   }
   if (frame.maxSize <= 0) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid maxSize ${frame.maxSize}: expected a positive integer`)
+    conn.sendError('BAD_REQUEST', frame.opaque, `invalid maxSize ${frame.maxSize}: expected a positive integer`)
     return
   }
   const log = ctx.logs.get(frame.topic, frame.partition)
@@ -46,7 +46,10 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
       ctx.polls.park(conn, frame)
       return
     }
-    miss(ctx, conn, frame, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    // 404 as in MetaQ (its clients read it as "no messages now"); the code tells meta's
+    // client whether waiting can help.
+    const code = topic === undefined ? 'TOPIC_NOT_ACCEPTED' : canAppear ? 'NOT_FOUND' : 'INVALID_PARTITION'
+    miss(ctx, conn, frame, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`, code)
     return
   }
   const maxBytes = Math.min(frame.maxSize, ctx.config.system.maxTransferBytes)
@@ -58,7 +61,7 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
     },
     (error: Error) => {
       ctx.log.warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
-      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest(maxBytes)
     },
   )
@@ -107,8 +110,8 @@ export function expireGet(ctx: BrokerContext, conn: Connection, frame: GetComman
   conn.endRequest()
 }
 
-function miss(ctx: BrokerContext, conn: Connection, frame: GetCommand, body: string): void {
+function miss(ctx: BrokerContext, conn: Connection, frame: GetCommand, text: string, code: ErrorCode = 'NOT_FOUND'): void {
   ctx.counters.getMiss += 1
   if (ctx.topics.resolve(frame.topic)?.stat) ctx.realtime.record(frame.topic, 'get_miss')
-  conn.sendResult(Status.NOT_FOUND, frame.opaque, body)
+  conn.sendError(code, frame.opaque, text, Status.NOT_FOUND)
 }

@@ -13,26 +13,26 @@ import type {
 } from '../../protocol/commands/group.js'
 import type {GroupDeleteCommand, GroupDescribeCommand, GroupListCommand} from '../../protocol/commands/group-admin.js'
 import type {CommittedOffset, OffsetCommitCommand, OffsetFetchCommand, OffsetFetchRequest} from '../../protocol/commands/offsets.js'
-import {Status} from '../../protocol/errors.js'
+import {MetaError, Status} from '../../protocol/errors.js'
 import {isValidGroupName, isValidTopicName} from '../../protocol/names.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 
 function badGroup(conn: Connection, opaque: number, group: string): boolean {
   if (isValidGroupName(group)) return false
-  conn.sendResult(Status.BAD_REQUEST, opaque, `invalid group name "${group}"`)
+  conn.sendError('BAD_REQUEST', opaque, `invalid group name "${group}"`)
   return true
 }
 
 function unknownMember(conn: Connection, opaque: number, group: string, memberId: string): void {
-  conn.sendResult(Status.NOT_FOUND, opaque, `unknown member "${memberId}" of group "${group}": join again`)
+  conn.sendError('UNKNOWN_MEMBER', opaque, `unknown member "${memberId}" of group "${group}": join again`)
 }
 
 export function handleGroupJoin(ctx: BrokerContext, conn: Connection, frame: GroupJoinCommand): void {
   if (badGroup(conn, frame.opaque, frame.group)) return
   const refused = frame.topics.find((t) => !isValidTopicName(t) || ctx.topics.resolve(t) === undefined)
   if (refused !== undefined) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `The server do not accept topic ${refused}`)
+    conn.sendError('TOPIC_NOT_ACCEPTED', frame.opaque, `The server do not accept topic ${refused}`, Status.BAD_REQUEST)
     return
   }
   const view = ctx.groups.join(frame.group, frame.memberId, frame.topics, frame.sessionTimeoutMs, conn.remote)
@@ -59,7 +59,7 @@ export function handleGroupClaim(ctx: BrokerContext, conn: Connection, frame: Gr
     const body = JSON.parse(frame.body.toString('utf8')) as Partial<ClaimRequest>
     request = {claim: topicPartitions(body.claim, 'claim'), release: topicPartitions(body.release ?? [], 'release')}
   } catch (error) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid group-claim body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, `invalid group-claim body: ${(error as Error).message}`)
     return
   }
   conn.beginRequest()
@@ -76,18 +76,18 @@ export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: 
   try {
     offsets = committedOffsets(JSON.parse(frame.body.toString('utf8')))
   } catch (error) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
     return
   }
   const refused = outOfRange(ctx, offsets)
   if (refused !== undefined) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `offset-commit refused: ${refused}`)
+    conn.sendError(refused.code, frame.opaque, `offset-commit refused: ${refused.message}`, Status.BAD_REQUEST)
     return
   }
   conn.beginRequest(frame.body.length)
   ctx.offsets.commit(frame.group, offsets, (err) => {
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
-    else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+    else conn.sendError(err.code, frame.opaque, err.message, err.wireStatus)
     conn.endRequest(frame.body.length)
   })
 }
@@ -98,15 +98,17 @@ export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: 
  * log (0 for a partition with no data yet). A consumer only commits positions it has read up
  * to; anything beyond is a mistake that would only send the group to 301 later.
  */
-function outOfRange(ctx: BrokerContext, offsets: readonly CommittedOffset[]): string | undefined {
+function outOfRange(ctx: BrokerContext, offsets: readonly CommittedOffset[]): MetaError | undefined {
   for (const {topic, partition, offset} of offsets) {
     const resolved = ctx.topics.resolve(topic)
-    if (resolved === undefined) return `topic "${topic}" is not accepted by this broker`
+    if (resolved === undefined) return new MetaError('TOPIC_NOT_ACCEPTED', `topic "${topic}" is not accepted by this broker`)
     if (partition >= resolved.numPartitions) {
-      return `invalid partition ${partition} for topic "${topic}": expected 0..${resolved.numPartitions - 1}`
+      return new MetaError('INVALID_PARTITION', `invalid partition ${partition} for topic "${topic}": expected 0..${resolved.numPartitions - 1}`)
     }
     const end = ctx.logs.get(topic, partition)?.maxOffset ?? 0
-    if (offset > end) return `invalid offset ${offset} for "${topic}" partition ${partition}: expected 0..${end} (the end of its log)`
+    if (offset > end) {
+      return MetaError.invalidArgument(`invalid offset ${offset} for "${topic}" partition ${partition}: expected 0..${end} (the end of its log)`)
+    }
   }
   return undefined
 }
@@ -118,7 +120,7 @@ export function handleOffsetFetch(ctx: BrokerContext, conn: Connection, frame: O
     if (frame.body.length > 0) request = JSON.parse(frame.body.toString('utf8')) as OffsetFetchRequest
     if (request.topics !== undefined && !Array.isArray(request.topics)) throw new Error('"topics" must be an array')
   } catch (error) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid offset-fetch body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, `invalid offset-fetch body: ${(error as Error).message}`)
     return
   }
   const offsets: CommittedOffset[] = ctx.offsets.get(frame.group, request.topics)
@@ -134,7 +136,7 @@ export function handleGroupDescribe(ctx: BrokerContext, conn: Connection, frame:
   const live = ctx.groups.describe(frame.group)
   const offsets = ctx.offsets.get(frame.group)
   if (live === undefined && offsets.length === 0) {
-    conn.sendResult(Status.NOT_FOUND, frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
+    conn.sendError('NOT_FOUND', frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
     return
   }
   const description = {group: frame.group, generation: live?.generation ?? 0, members: live?.members ?? [], offsets}

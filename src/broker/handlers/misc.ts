@@ -32,14 +32,14 @@ export function handleTransaction(conn: Connection, frame: TransactionCommand): 
 }
 
 export function handleSync(conn: Connection, frame: SyncCommand): void {
-  conn.sendResult(Status.SERVICE_UNAVAILABLE, frame.opaque, 'this broker is not a synchronous slave; sync is not served')
+  conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync is not served')
 }
 
 /** partitions (meta extension): the topic's partition count, or 500 if not accepted. */
 export function handlePartitions(ctx: BrokerContext, conn: Connection, frame: PartitionsCommand): void {
   const topic = ctx.topics.resolve(frame.topic)
   if (topic === undefined) {
-    conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, `The server do not accept topic ${frame.topic}`)
+    conn.sendError('TOPIC_NOT_ACCEPTED', frame.opaque, `The server do not accept topic ${frame.topic}`)
     return
   }
   conn.sendResult(Status.OK, frame.opaque, String(topic.numPartitions))

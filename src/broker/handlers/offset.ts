@@ -8,7 +8,7 @@
  * the partition does not exist, 500 when it is quarantined.
  */
 import type {OffsetCommand} from '../../protocol/commands/offset.js'
-import {Status} from '../../protocol/errors.js'
+import {isMetaError, Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
@@ -19,7 +19,7 @@ export function handleOffset(ctx: BrokerContext, conn: Connection, frame: Offset
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
     if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
-    conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    conn.sendError('NOT_FOUND', frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
   // The check reads up to a fetch's worth of the log: held against the connection's limit.
@@ -33,7 +33,7 @@ export function handleOffset(ctx: BrokerContext, conn: Connection, frame: Offset
     },
     (error: Error) => {
       ctx.log.warn('offset check failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
-      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest(windowBytes)
     },
   )

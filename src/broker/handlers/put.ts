@@ -10,7 +10,7 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
-import {MetaError, Status} from '../../protocol/errors.js'
+import {MetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {PartitionLog} from '../../storage/index.js'
@@ -20,12 +20,12 @@ import type {BrokerContext} from '../context.js'
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
   if (frame.txKey !== null) {
-    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, 'transactions are not supported by this broker')
+    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, new MetaError('UNSUPPORTED', 'transactions are not supported by this broker'))
     return
   }
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += 1
-    conn.sendResult(Status.FORBIDDEN, frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
+    conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
     return
   }
   const topic = ctx.topics.resolve(frame.topic)
@@ -35,16 +35,16 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   }
   const partition = frame.partition === -1 ? ctx.topics.randomPartition(topic) : frame.partition
   if (partition < 0 || partition >= topic.numPartitions) {
-    failPut(ctx, conn, frame.topic, frame.opaque, partition, `wrong partition ${partition}: topic "${frame.topic}" has partitions 0..${topic.numPartitions - 1}`)
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, wrongPartition(frame.topic, partition, topic.numPartitions))
     return
   }
   const crc = checksum(frame.body)
   if (frame.checksum !== NO_CHECKSUM && frame.checksum !== crc) {
-    failPut(ctx, conn, frame.topic, frame.opaque, partition, `Checksum failure,expected ${crc} but was ${frame.checksum}`)
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, new MetaError('CHECKSUM_MISMATCH', `Checksum failure,expected ${crc} but was ${frame.checksum}`))
     return
   }
   const log = logFor(ctx, frame.topic, partition)
-  if (typeof log === 'string') {
+  if (log instanceof MetaError) {
     failPut(ctx, conn, frame.topic, frame.opaque, partition, log)
     return
   }
@@ -66,13 +66,13 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
       if (err === null) {
         conn.sendPutResult(opaque, id, partition, offset)
       } else {
-        failPut(ctx, conn, topicName, opaque, partition, err.message)
+        failPut(ctx, conn, topicName, opaque, partition, err)
       }
       conn.endRequest(bodyBytes)
     })
   } catch (error) {
     // The log refused the append before taking it (closed): nothing was stored.
-    failPut(ctx, conn, topicName, opaque, partition, (error as Error).message)
+    failPut(ctx, conn, topicName, opaque, partition, asMetaError(error, 'STORAGE_ERROR'))
     conn.endRequest(bodyBytes)
   }
 }
@@ -88,12 +88,12 @@ export function handleOversize(ctx: BrokerContext, conn: Connection, frame: Requ
   const reason = `message body of ${bodyBytes} bytes exceeds the limit of ${limit} bytes (maxTransferSize ${maxTransferBytes} minus the ${RECORD_HEADER_BYTES}-byte record header)`
   if (frame.type === 'put') {
     ctx.counters.cmdPut += 1
-    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, reason)
+    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, new MetaError('FRAME_TOO_LARGE', reason))
   } else if (frame.type === 'put-batch') {
     ctx.counters.cmdPut += frame.count
-    failBatch(ctx, conn, frame, frame.partition, reason)
+    failBatch(ctx, conn, frame, frame.partition, new MetaError('FRAME_TOO_LARGE', reason))
   } else if ('opaque' in frame) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `"${frame.type}" ${reason}`)
+    conn.sendError('FRAME_TOO_LARGE', frame.opaque, `"${frame.type}" ${reason}`, Status.BAD_REQUEST)
   }
 }
 
@@ -107,7 +107,7 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   ctx.counters.cmdPut += frame.count
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += frame.count
-    conn.sendResult(Status.FORBIDDEN, frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
+    conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
     return
   }
   const topic = ctx.topics.resolve(frame.topic)
@@ -117,17 +117,17 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   }
   const partition = frame.partition === -1 ? ctx.topics.randomPartition(topic) : frame.partition
   if (partition < 0 || partition >= topic.numPartitions) {
-    failBatch(ctx, conn, frame, partition, `wrong partition ${partition}: topic "${frame.topic}" has partitions 0..${topic.numPartitions - 1}`)
+    failBatch(ctx, conn, frame, partition, wrongPartition(frame.topic, partition, topic.numPartitions))
     return
   }
   const body = frame.body
   const runs = assignIds(ctx, body, frame.count)
   if (runs === undefined) {
-    failBatch(ctx, conn, frame, partition, `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`)
+    failBatch(ctx, conn, frame, partition, new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`))
     return
   }
   const log = logFor(ctx, frame.topic, partition)
-  if (typeof log === 'string') {
+  if (log instanceof MetaError) {
     failBatch(ctx, conn, frame, partition, log)
     return
   }
@@ -145,12 +145,15 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
     offset = log.appendRecords(body, count, (err) => {
       ctx.putOutcome(err !== null)
       if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
-      else failBatchOf(ctx, conn, topicName, opaque, count, partition, err.message)
+      else failBatchOf(ctx, conn, topicName, opaque, count, partition, err)
       conn.endRequest(bodyBytes)
     })
   } catch (error) {
     // A record that does not check out (length, checksum): nothing was appended.
-    const reason = (error as Error).message.includes('bad-checksum') ? `Checksum failure,${(error as Error).message}` : (error as Error).message
+    const message = (error as Error).message
+    const reason = message.includes('bad-checksum')
+      ? new MetaError('CHECKSUM_MISMATCH', `Checksum failure,${message}`)
+      : asMetaError(error, 'INVALID_MESSAGE')
     failBatch(ctx, conn, frame, partition, reason)
     conn.endRequest(bodyBytes)
   }
@@ -182,45 +185,56 @@ function assignIds(ctx: BrokerContext, body: Buffer, count: number): string | un
   return pos === body.length && count > 0 ? runs : undefined
 }
 
-function failBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand, partition: number, reason: string): void {
+function failBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand, partition: number, reason: MetaError): void {
   failBatchOf(ctx, conn, frame.topic, frame.opaque, frame.count, partition, reason)
 }
 
-function failBatchOf(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, count: number, partition: number, reason: string): void {
+function failBatchOf(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, count: number, partition: number, reason: MetaError): void {
   ctx.counters.putFailed += count - 1 // failPut counts one
   failPut(ctx, conn, topic, opaque, partition, reason)
 }
 
-function topicRefusal(topic: string): string {
+function topicRefusal(topic: string): MetaError {
   try {
     validateTopicName(topic)
   } catch (error) {
-    return (error as Error).message
+    return asMetaError(error, 'INVALID_ARGUMENT')
   }
-  return `The server do not accept topic ${topic}`
+  return new MetaError('TOPIC_NOT_ACCEPTED', `The server do not accept topic ${topic}`)
 }
 
-/** MetaQ's put failure body, so clients that parse it keep working. */
-function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, partition: number, reason: string): void {
+function wrongPartition(topic: string, partition: number, numPartitions: number): MetaError {
+  return new MetaError('INVALID_PARTITION', `wrong partition ${partition}: topic "${topic}" has partitions 0..${numPartitions - 1}`)
+}
+
+function asMetaError(error: unknown, code: ErrorCode): MetaError {
+  return error instanceof MetaError ? error : new MetaError(code, (error as Error).message)
+}
+
+/**
+ * MetaQ's put failure body (status 500, as MetaQ answers every refused put but a closed
+ * partition), so clients that parse it keep working; the code marker follows the text.
+ */
+function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, partition: number, reason: MetaError): void {
   ctx.counters.putFailed += 1
   if (ctx.topics.resolve(topic)?.stat) ctx.realtime.record(topic, 'put_failed')
-  ctx.log.debug('put failed', {topic, partition, reason})
-  const body = `Put message to [broker '${ctx.url}'] [partition '${topic}-${partition}'] failed.Detail:${reason}`
-  conn.sendResult(new MetaError('INTERNAL').wireStatus, opaque, body)
+  ctx.log.debug('put failed', {topic, partition, code: reason.code, reason: reason.message})
+  const body = `Put message to [broker '${ctx.url}'] [partition '${topic}-${partition}'] failed.Detail:${reason.message}`
+  conn.sendError(reason.code, opaque, body, Status.INTERNAL_SERVER_ERROR)
 }
 
 /**
  * The partition's log, created at its first put (and announced, for ZooKeeper registration);
- * a string is why it could not be created.
+ * an error says why it could not be created.
  */
-function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | string {
+function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | MetaError {
   const log = ctx.logs.get(topic, partition)
   if (log !== undefined) return log
   let created: PartitionLog
   try {
     created = ctx.store.getOrCreate(topic, partition)
   } catch (error) {
-    return (error as Error).message
+    return asMetaError(error, 'STORAGE_ERROR')
   }
   ctx.onNewPartition(topic, partition)
   return created

@@ -14,6 +14,6 @@ export function refuseQuarantined(ctx: BrokerContext, conn: Connection, topic: s
   const quarantined = ctx.store.quarantineOf(topic, partition)
   if (quarantined === undefined) return false
   const error = quarantineError(quarantined)
-  conn.sendResult(error.wireStatus, opaque, error.message)
+  conn.sendError(error.code, opaque, error.message, error.wireStatus)
   return true
 }

@@ -3,7 +3,7 @@
  * counts into byte offsets with the side index.
  */
 import type {CountCommand, SeekCommand} from '../../protocol/commands/seek.js'
-import {Status} from '../../protocol/errors.js'
+import {isMetaError, Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
@@ -12,11 +12,11 @@ export function handleSeek(ctx: BrokerContext, conn: Connection, frame: SeekComm
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
     if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
-    conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    conn.sendError('NOT_FOUND', frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
   if (frame.mode === 'last' && frame.value < 0) {
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `invalid count ${frame.value}: expected a non-negative integer`)
+    conn.sendError('BAD_REQUEST', frame.opaque, `invalid count ${frame.value}: expected a non-negative integer`)
     return
   }
   const answer =
@@ -32,7 +32,7 @@ export function handleCount(ctx: BrokerContext, conn: Connection, frame: CountCo
   const log = ctx.store.get(frame.topic, frame.partition)
   if (log === undefined) {
     if (refuseQuarantined(ctx, conn, frame.topic, frame.partition, frame.opaque)) return
-    conn.sendResult(Status.NOT_FOUND, frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
+    conn.sendError('NOT_FOUND', frame.opaque, `The topic \`${frame.topic}\` in partition \`${frame.partition}\` is not exists`)
     return
   }
   const clamp = (o: number) => Math.min(Math.max(o, log.minOffset), log.maxOffset)
@@ -49,7 +49,7 @@ function reply(ctx: BrokerContext, conn: Connection, opaque: number, answer: Pro
     (error: Error) => {
       conn.endRequest()
       ctx.log.warn('seek failed', {error: error.message})
-      conn.sendResult(Status.INTERNAL_SERVER_ERROR, opaque, error.message)
+      conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', opaque, error.message, Status.INTERNAL_SERVER_ERROR)
     },
   )
 }

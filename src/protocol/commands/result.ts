@@ -3,13 +3,15 @@
  *
  *   result <code> <bodyLen> <opaque>\r\n<bodyLen bytes of UTF-8 text>
  *
- * 200 = success; any other code is an error whose body is the message (errors.ts). Like the
- * Java client, the decoder ignores tokens after the opaque.
+ * 200 = success; any other code is an error whose body is the message. A meta broker ends
+ * an error body with ` [code=<WIRE_CODE>]` (errors.ts, formatErrorBody), except where the body
+ * has a fixed meaning (the 301 offset, `XAException:code=…`). Like the Java client, the decoder
+ * ignores tokens after the opaque.
  */
 import {asciiBytes, HeaderCursor} from '../decoder.js'
 import type {OutputBuffer} from '../output-buffer.js'
 import {INT32_MAX, INT32_MIN, intField, lengthField, opaqueField} from '../tokens.js'
-import {MetaError} from '../errors.js'
+import {errorStatus, formatErrorBody, MetaError, type ErrorCode} from '../errors.js'
 
 export interface ResultResponse {
   readonly type: 'result'
@@ -68,4 +70,13 @@ export function encodeResult(out: OutputBuffer, code: number, opaque: number, bo
   if (!text) out.writeBytes(body)
   else if (bytes === body.length) out.writeAscii(body)
   else out.writeUtf8(body)
+}
+
+/**
+ * An error result: the catalogue's status for `code` (or `status` where a command documents
+ * another, e.g. put answers every refusal but a closed partition with 500, as MetaQ does) and
+ * the body `<text> [code=<wireCode>]`.
+ */
+export function encodeErrorResult(out: OutputBuffer, code: ErrorCode, opaque: number, text: string, status = errorStatus(code)): void {
+  encodeResult(out, status, opaque, formatErrorBody(code, text))
 }
