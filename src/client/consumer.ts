@@ -17,6 +17,13 @@
  * With a meta broker every partition keeps one long-poll get parked, so an idle consumer
  * costs nothing and a new message arrives within milliseconds; with a MetaQ broker it polls
  * with back-off.
+ *
+ * Errors: what retrying can fix (a timeout, a lost connection, a storage error the broker
+ * reports as retriable) is retried with back-off and reported as a 'fetchError' event
+ * ({@link FetchErrorEvent}). Anything else (a topic the broker does not accept, a partition
+ * the topic does not have, a corrupt record, an unknown error code) stops the consumer: the
+ * iterators throw it, run() rejects with it, and it is emitted as 'error' when a listener is
+ * registered.
  */
 import {EventEmitter} from 'node:events'
 import {encodeOffset} from '../protocol/commands/offset.js'
@@ -81,6 +88,17 @@ export interface RunHandlers {
   eachBatch?: (batch: MessageBatch) => void | Promise<void>
 }
 
+/** The 'fetchError' event: a retriable fetch failure, tried again after `retryInMs`. */
+export interface FetchErrorEvent {
+  error: MetaError
+  topic: string
+  brokerId: number
+  partition: number
+  /** Where the fetch will continue. */
+  offset: number
+  retryInMs: number
+}
+
 /** A processed position: the next offset, and the id of the last message processed. */
 export interface Position {
   offset: number
@@ -105,6 +123,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   protected readonly fetchers = new Map<string, PartitionFetcher>()
   protected readonly queue: QueuedIterator<MessageBatch>
   protected stopped = false
+  private stopping: Promise<void> | undefined
   /** Processed positions, per partition key. */
   protected readonly processed = new Map<string, Position>()
   /** Keys whose processed position changed since the last commit. */
@@ -137,8 +156,6 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     this.queue.onDrain = () => {
       for (const fetcher of this.fetchers.values()) fetcher.resume()
     }
-    // Fetch errors are retried; listeners may log them, and without one they must not crash.
-    this.on('error', () => {})
   }
 
   /** Start fetching (called by the iterators and run(); safe to call more than once). */
@@ -201,14 +218,24 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     return positions
   }
 
-  /** Stop fetching and end the iterators (queued batches are dropped). */
-  async stop(): Promise<void> {
-    if (this.stopped) return
+  /**
+   * Stop fetching and end the iterators (queued batches are dropped). Every call resolves
+   * when the consumer has finished stopping (offsets committed, group left, connections closed).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopOnce()
+    return this.stopping
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true
     for (const fetcher of this.fetchers.values()) fetcher.stop()
     this.queue.end()
-    await this.shutdown()
-    if (this.ownsTopology) await this.topology.close()
+    try {
+      await this.shutdown()
+    } finally {
+      if (this.ownsTopology) await this.topology.close()
+    }
   }
 
   deliver(batch: MessageBatch): boolean {
@@ -221,9 +248,28 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     this.emit('partitionEnd', {topic: fetcher.topic, ...fetcher.target, offset: fetcher.offset})
   }
 
-  error(fetcher: PartitionFetcher, err: MetaError): void {
-    this.log.debug('fetch failed', {partition: fetcher.key, error: err.message})
-    this.emit('error', err)
+  retrying(fetcher: PartitionFetcher, error: MetaError, retryInMs: number): void {
+    const event: FetchErrorEvent = {error, topic: fetcher.topic, ...fetcher.target, offset: fetcher.offset, retryInMs}
+    this.emit('fetchError', event)
+  }
+
+  failed(fetcher: PartitionFetcher, err: MetaError): void {
+    this.fail(new MetaError(err.code, `cannot fetch ${fetcher.topic} partition ${fetcher.target.brokerId}-${fetcher.target.partition}: ${err.message}`, {
+      cause: err,
+      status: err.status,
+      details: {...err.details, topic: fetcher.topic, brokerId: fetcher.target.brokerId, partition: fetcher.target.partition, offset: fetcher.offset},
+    }))
+  }
+
+  /**
+   * An error the consumer cannot get past: the iterators throw it (run() rejects) and the
+   * consumer stops. Listeners of 'error' hear it too (without one, emitting would throw).
+   */
+  protected fail(error: Error): void {
+    if (this.stopped) return
+    this.queue.end(error)
+    if (this.listenerCount('error') > 0) this.emit('error', error)
+    this.stop().catch((stopError: Error) => this.log.warn('stopping after an error failed', {error: stopError.message}))
   }
 
   /** Assign partitions and start fetchers. */

@@ -6,7 +6,10 @@
  *                                      ├─ 301    → offset := body; refetch at once
  *                                      ├─ 404/403→ nothing yet: refetch (a long poll already
  *                                      │           waited; a MetaQ broker is polled with back-off)
- *                                      └─ error  → report, back off, refetch
+ *                                      ├─ retriable error (timeout, lost connection, storage)
+ *                                      │         → report (sink.retrying), back off, refetch
+ *                                      └─ any other error (unknown topic, invalid partition,
+ *                                                  corrupt data, auth) → stop; sink.failed
  *
  * A value holding no whole record means the next message is larger than maxSize: maxSize
  * grows to fit it (read from its length field). A CRC mismatch asks the broker for the nearest
@@ -61,7 +64,10 @@ export interface FetchSink {
   deliver(batch: MessageBatch): boolean
   /** The fetcher reached its stop offset (or was asked to stop) and will fetch no more. */
   finished(fetcher: PartitionFetcher): void
-  error(fetcher: PartitionFetcher, err: MetaError): void
+  /** A retriable error: the fetcher tries again after `delayMs`. */
+  retrying(fetcher: PartitionFetcher, err: MetaError, delayMs: number): void
+  /** An error retrying cannot fix (MetaError.retriable false): the fetcher has stopped. */
+  failed(fetcher: PartitionFetcher, err: MetaError): void
 }
 
 /**
@@ -114,6 +120,8 @@ export class PartitionFetcher {
   private paused = false
   private inFlight = false
   private timer: NodeJS.Timeout | undefined
+  /** The code of the error the current run of failures started with (logged once at warn). */
+  private failingWith: string | undefined
   /** Offset at which to stop (tail -e); undefined = follow forever. */
   stopAt: number | undefined
 
@@ -208,21 +216,30 @@ export class PartitionFetcher {
     switch (frame.code) {
       case 301: {
         const moved = Number(body)
-        if (!Number.isFinite(moved)) return this.onError(new MetaError('DECODE_ERROR', `bad 301 body "${body}"`))
+        if (body === '' || !Number.isFinite(moved)) return this.onError(new MetaError('DECODE_ERROR', `bad 301 body "${body}"`))
+        this.recovered()
         this.offset = moved
         return this.fetchSoon(0)
       }
       case 404:
-      case 403:
+      case 403: {
+        // Nothing there yet (MetaQ's clients read both as "no messages now"), unless a meta
+        // broker's code says waiting cannot help (a topic it does not accept, a partition the
+        // topic does not have).
+        const error = MetaError.fromWire(frame.code, body)
+        if (!error.retriable) return this.onError(error)
+        this.recovered()
         if (longPoll && frame.code === 404) return this.fetchSoon(0)
         this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
         return this.fetchSoon(this.delayMs)
+      }
       default:
         return this.onError(MetaError.fromWire(frame.code, body))
     }
   }
 
   private onValue(requestOffset: number, body: Buffer): void {
+    this.recovered()
     const {messages, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
     this.delayMs = this.settings.minDelayMs
     this.offset = requestOffset + bytesConsumed
@@ -302,6 +319,7 @@ export class PartitionFetcher {
       (err, frame) => {
         this.inFlight = false
         if (!this.running) return
+        if (err !== null && err.retriable) return this.onError(err) // ask again after the back-off
         const nearest = err === null && frame?.type === 'result' && frame.code === 200 ? Number(frame.body.toString()) : Number.NaN
         if (Number.isFinite(nearest) && nearest < badOffset) {
           this.settings.log.warn('checksum failure; realigning', {partition: this.key, offset: badOffset, restartAt: nearest})
@@ -321,9 +339,32 @@ export class PartitionFetcher {
     )
   }
 
+  /**
+   * Retry what retrying can fix (with back-off, logged at warn once per run of failures);
+   * stop on anything else and hand it to the sink, which surfaces it to the application.
+   */
   private onError(err: MetaError): void {
-    this.sink.error(this, err)
+    if (!err.retriable) {
+      this.stop()
+      this.sink.failed(this, err)
+      return
+    }
     this.delayMs = Math.min(Math.max(this.delayMs * 2, this.settings.minDelayMs), this.settings.maxDelayMs)
+    const context = {partition: this.key, offset: this.offset, code: err.code, error: err.message, retryInMs: this.delayMs}
+    if (this.failingWith !== err.code) {
+      this.failingWith = err.code
+      this.settings.log.warn('fetch failed; retrying', context)
+    } else {
+      this.settings.log.debug('fetch failed again; retrying', context)
+    }
+    this.sink.retrying(this, err, this.delayMs)
     this.fetchSoon(this.delayMs)
+  }
+
+  /** A fetch got an answer: a run of failures (if any) is over. */
+  private recovered(): void {
+    if (this.failingWith === undefined) return
+    this.settings.log.info('fetching again', {partition: this.key, offset: this.offset})
+    this.failingWith = undefined
   }
 }

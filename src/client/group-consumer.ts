@@ -23,7 +23,7 @@
  */
 import {hostname, networkInterfaces} from 'node:os'
 import {randomUUID} from 'node:crypto'
-import {MetaError} from '../protocol/errors.js'
+import {isMetaError, MetaError} from '../protocol/errors.js'
 import {validateGroupName} from '../protocol/names.js'
 import {assign, type AssignmentStrategy} from './assignment.js'
 import {ConsumerBase, endOffset, partitionKey, TAIL_OFFSET, type ConsumerBaseOptions, type RunHandlers, type StartResolver} from './consumer.js'
@@ -138,6 +138,7 @@ export class GroupConsumer extends ConsumerBase {
     // before an earlier one still writing older offsets.
     const previous = this.committing
     const next = previous.then(() => this.commitDirty())
+    // The caller gets this commit's error through `next`; the chain must not stop at it.
     this.committing = next.catch(() => undefined)
     return next
   }
@@ -180,7 +181,7 @@ export class GroupConsumer extends ConsumerBase {
     if (this.commitTimer) clearInterval(this.commitTimer)
     this.recover?.stop()
     this.membership?.cancelClaims?.()
-    await this.rebalancing.catch(() => undefined)
+    await this.rebalancing.catch(() => undefined) // a rebalance handles (logs, retries or fails with) its own errors
     try {
       await this.commit()
     } catch (error) {
@@ -236,8 +237,13 @@ export class GroupConsumer extends ConsumerBase {
       try {
         await this.rebalance(next)
       } catch (error) {
-        this.log.warn('rebalance failed; retrying', {group: this.group, error: (error as Error).message})
-        this.emit('error', error)
+        if (this.stopped) return
+        if (!isMetaError(error) || !error.retriable) {
+          // Retrying would fail the same way (a topic the broker refuses, a bug): stop.
+          this.fail(error as Error)
+          return
+        }
+        this.log.warn('rebalance failed; retrying in 500 ms', {group: this.group, generation: next.generation, code: error.code, error: error.message})
         setTimeout(() => this.scheduleRebalance(this.pendingView ?? next), 500).unref()
       }
     })
@@ -343,7 +349,12 @@ export class GroupConsumer extends ConsumerBase {
           if ((this.options.onFailure ?? 'recover') === 'recover') await this.recover?.save(message)
           return
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 10 * 2 ** attempt)))
+        const delayMs = Math.min(1000, 10 * 2 ** attempt)
+        this.log.debug('handler failed; retrying the message', {
+          group: this.group, topic: message.topic, partition: message.partition, offset: message.offset,
+          attempt: attempt + 1, retryInMs: delayMs, error: (error as Error).message,
+        })
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
       }
     }
   }

@@ -1,11 +1,13 @@
 /**
  * A single-consumer async queue: producers push items, one `for await` loop pulls them.
  * Iterating it twice throws (two loops would silently split the items between them).
+ * `end()` finishes the loop after the queued items; `end(error)` drops them and makes the
+ * loop throw `error` (at once if it is waiting, or at its next step).
  */
 export class QueuedIterator<T> implements AsyncIterable<T> {
   private items: T[] = []
   private head = 0
-  private waiter: ((result: IteratorResult<T>) => void) | undefined
+  private waiter: {resolve: (result: IteratorResult<T>) => void; reject: (error: Error) => void} | undefined
   private done = false
   private error: Error | undefined
   private iterated = false
@@ -28,26 +30,31 @@ export class QueuedIterator<T> implements AsyncIterable<T> {
     if (this.waiter !== undefined) {
       const waiter = this.waiter
       this.waiter = undefined
-      waiter({value: item, done: false})
+      waiter.resolve({value: item, done: false})
       return
     }
     this.items.push(item)
   }
 
-  /** End the iteration after the queued items (or at once with an error). */
+  /** End the iteration after the queued items, or with an error (queued items are dropped). */
   end(error?: Error): void {
     if (this.done) return
     this.done = true
-    this.error = error
-    if (this.waiter !== undefined && (this.length === 0 || error)) {
-      const waiter = this.waiter
-      this.waiter = undefined
-      if (error) {
-        this.items = []
-        this.head = 0
-      }
-      waiter({value: undefined, done: true})
+    if (error !== undefined) {
+      this.items = []
+      this.head = 0
+      this.error = error
     }
+    const waiter = this.waiter
+    if (waiter === undefined) return
+    // A waiting reader means the queue is empty: settle it now.
+    this.waiter = undefined
+    if (this.error === undefined) {
+      waiter.resolve({value: undefined, done: true})
+      return
+    }
+    this.error = undefined
+    waiter.reject(error!)
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {
@@ -82,8 +89,8 @@ export class QueuedIterator<T> implements AsyncIterable<T> {
     }
     if (this.done) return Promise.resolve({value: undefined, done: true})
     if (this.onDrain !== undefined) this.onDrain()
-    return new Promise((resolve) => {
-      this.waiter = resolve
+    return new Promise((resolve, reject) => {
+      this.waiter = {resolve, reject}
     })
   }
 }
