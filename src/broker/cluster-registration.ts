@@ -6,6 +6,10 @@
  * Put health: when puts fail in storage (a full disk, an I/O error), the broker leaves
  * `topics-pub` so producers stop choosing it, and probes its data directory every few
  * seconds (write, fdatasync, remove a small file); once a probe succeeds it publishes again.
+ *
+ * A ZooKeeper write that fails (the server is unreachable, an ACL refuses it) is logged at
+ * warn with what it was for and retried with back-off until it succeeds or the broker stops:
+ * a topic that is not registered is a topic producers cannot find.
  */
 import {randomBytes} from 'node:crypto'
 import {open, unlink} from 'node:fs/promises'
@@ -18,11 +22,16 @@ import type {BrokerConfig} from './config/index.js'
 import type {TopicRegistry} from './topics.js'
 
 export const PUT_HEALTH_PROBE_INTERVAL_MS = 5_000
+/** Back-off of a failed ZooKeeper write: doubles from the first to the last. */
+export const ZK_RETRY_FIRST_MS = 500
+export const ZK_RETRY_MAX_MS = 30_000
 const PROBE_FILE = '.meta-write-probe'
 const PROBE_BYTES = 64 * 1024
 
 export class ClusterRegistration {
   private probeTimer: NodeJS.Timeout | undefined
+  private readonly retryTimers = new Set<NodeJS.Timeout>()
+  private stopped = false
 
   private constructor(
     readonly session: ZkSession,
@@ -71,7 +80,7 @@ export class ClusterRegistration {
   /** A topic got its first partition on this broker. */
   topicCreated(topic: string): void {
     const described = this.describe(topic)
-    if (described) void this.registry.registerTopic(described).catch(() => undefined)
+    if (described) this.retrying('register a new topic', {topic}, () => this.registry.registerTopic(described))
   }
 
   /**
@@ -93,11 +102,14 @@ export class ClusterRegistration {
   /** Called for every put's storage outcome; failures take the broker out of topics-pub. */
   putOutcome(failed: boolean): void {
     if (!failed || !this.registry.isPublishable) return
-    void this.registry.setPublishable(false).catch(() => undefined)
+    this.retrying('leave topics-pub', {}, () => this.registry.setPublishable(false))
     this.scheduleProbe()
   }
 
   async stop(): Promise<void> {
+    this.stopped = true
+    for (const timer of this.retryTimers) clearTimeout(timer)
+    this.retryTimers.clear()
     if (this.probeTimer) clearTimeout(this.probeTimer)
     try {
       // Bounded: a shutdown must not wait on a ZooKeeper that is gone (the nodes are
@@ -128,7 +140,7 @@ export class ClusterRegistration {
     this.probeTimer = setTimeout(() => {
       this.probeTimer = undefined
       this.probe().then(
-        () => void this.registry.setPublishable(true).catch(() => undefined),
+        () => this.retrying('return to topics-pub', {}, () => this.registry.setPublishable(true)),
         (error: Error) => {
           this.log.debug('data directory still failing writes', {error: error.message})
           this.scheduleProbe()
@@ -146,7 +158,34 @@ export class ClusterRegistration {
       await file.datasync()
     } finally {
       await file.close()
-      await unlink(path).catch(() => undefined)
+      await unlink(path).catch((error: Error) => {
+        // Harmless: the next probe truncates and reuses the same file.
+        this.log.debug('cannot remove the write probe', {path, error: error.message})
+      })
     }
+  }
+
+  /**
+   * Run a ZooKeeper write now; if it fails, log it at warn (with what it was for) and try
+   * again with back-off until it succeeds or the broker stops.
+   */
+  private retrying(what: string, context: Record<string, unknown>, work: () => Promise<void>, attempt = 1): void {
+    if (this.stopped) return
+    work().then(
+      () => {
+        if (attempt > 1) this.log.info(`ZooKeeper: ${what}: done`, {...context, attempts: attempt})
+      },
+      (error: Error) => {
+        if (this.stopped) return
+        const delayMs = Math.min(ZK_RETRY_FIRST_MS * 2 ** (attempt - 1), ZK_RETRY_MAX_MS)
+        this.log.warn(`ZooKeeper: cannot ${what}; retrying`, {...context, attempt, retryInMs: delayMs, error: error.message})
+        const timer = setTimeout(() => {
+          this.retryTimers.delete(timer)
+          this.retrying(what, context, work, attempt + 1)
+        }, delayMs)
+        timer.unref()
+        this.retryTimers.add(timer)
+      },
+    )
   }
 }

@@ -12,6 +12,10 @@
  *
  * After a session expiry the ephemeral nodes are gone: the member is registered again and a
  * new view is emitted, and the group consumer claims its partitions again.
+ *
+ * ZooKeeper failures in the background (registering again, re-reading the view after a watch
+ * fired) are logged at warn and retried with back-off: the watches a read sets are how this
+ * member hears of every later change, so a read that failed once must not be the last.
  */
 import {EventEmitter} from 'node:events'
 import type {Logger} from '../log.js'
@@ -34,8 +38,11 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
   readonly memberId: string
   private generation = 0
   private left = false
-  private refreshing: Promise<MembershipView> | undefined
+  private refreshing = false
   private refreshAgain = false
+  /** Background retries waiting for their time: registering again, reading the view. */
+  private registerTimer: NodeJS.Timeout | undefined
+  private refreshTimer: NodeJS.Timeout | undefined
   /** Set by cancelClaims(): waiting claims return at once (the consumer is stopping). */
   private cancelled = false
   private wakers: Array<() => void> = []
@@ -46,7 +53,7 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
     options.session.on('session', () => {
       if (this.left) return
       this.options.log.info('new ZooKeeper session: registering the member again', {group: options.group, member: this.memberId})
-      this.register().then(() => this.refresh(), (error: Error) => this.options.log.error('cannot register again', {error: error.message}))
+      this.registerAgain(1)
     })
   }
 
@@ -74,7 +81,19 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
           continue
         }
         stillBusy.push(p)
-        deleted.push(new Promise<void>((resolve) => void session.exists(path, () => resolve()).then((s) => s === undefined && resolve())))
+        deleted.push(
+          new Promise<void>((resolve) => {
+            session.exists(path, () => resolve()).then(
+              (stat) => stat === undefined && resolve(),
+              (error: Error) => {
+                // Without the watch we cannot wait for the owner: try the claim again now
+                // (it fails the same way if ZooKeeper is unreachable, and the rebalance retries).
+                this.options.log.debug('cannot watch a partition owner', {path, error: error.message})
+                resolve()
+              },
+            )
+          }),
+        )
       }
       busy = stillBusy
       const remaining = deadline - Date.now()
@@ -102,6 +121,8 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
   async leave(): Promise<void> {
     if (this.left) return
     this.left = true
+    clearTimeout(this.registerTimer)
+    clearTimeout(this.refreshTimer)
     const {session, paths, group} = this.options
     try {
       for (const topic of this.options.topics) {
@@ -112,8 +133,13 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
       }
       await session.remove(paths.consumerId(group, this.memberId))
     } catch (error) {
-      // The nodes are ephemeral: they go with the session if this fails.
-      this.options.log.debug('leave failed', {error: (error as Error).message})
+      // The nodes are ephemeral: they go when the session ends (at the latest when the
+      // topology closes it); until then other members wait for these partitions.
+      this.options.log.warn('cannot leave the group cleanly; its nodes go with the ZooKeeper session', {
+        group,
+        member: this.memberId,
+        error: (error as Error).message,
+      })
     }
   }
 
@@ -134,32 +160,57 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
     return true
   }
 
-  /** Re-read the view after a watch fired; overlapping refreshes are coalesced. */
-  private refresh(): Promise<MembershipView> {
-    if (this.refreshing !== undefined) {
+  /** Register again under a new session, retrying with back-off until it works. */
+  private registerAgain(attempt: number): void {
+    clearTimeout(this.registerTimer)
+    if (this.left) return
+    this.register().then(
+      () => this.refresh(),
+      (error: Error) => {
+        this.registerTimer = this.retryLater(attempt, 'cannot register the member again', error, () => this.registerAgain(attempt + 1))
+      },
+    )
+  }
+
+  /**
+   * Re-read the view after a watch fired (or a new session); overlapping refreshes are
+   * coalesced, and a failed read is retried with back-off (it is what sets the next watches).
+   */
+  private refresh(attempt = 1): void {
+    if (this.left) return
+    if (this.refreshing) {
       this.refreshAgain = true
-      return this.refreshing
+      return
     }
-    this.refreshing = this.readView()
-      .then((view) => {
+    clearTimeout(this.refreshTimer)
+    this.refreshing = true
+    this.readView().then(
+      (view) => {
+        this.refreshing = false
         if (!this.left) this.emit('change', view)
-        return view
-      })
-      .finally(() => {
-        this.refreshing = undefined
         if (this.refreshAgain) {
           this.refreshAgain = false
-          void this.refresh().catch(() => undefined)
+          this.refresh()
         }
-      })
-    return this.refreshing
+      },
+      (error: Error) => {
+        this.refreshing = false
+        this.refreshAgain = false // the retry reads everything again
+        this.refreshTimer = this.retryLater(attempt, 'cannot read the group', error, () => this.refresh(attempt + 1))
+      },
+    )
+  }
+
+  private retryLater(attempt: number, what: string, error: Error, again: () => void): NodeJS.Timeout | undefined {
+    if (this.left) return undefined
+    const delayMs = Math.min(200 * 2 ** (attempt - 1), 10_000)
+    this.options.log.warn(`${what}; retrying`, {group: this.options.group, member: this.memberId, attempt, retryInMs: delayMs, error: error.message})
+    return setTimeout(again, delayMs).unref()
   }
 
   private async readView(): Promise<MembershipView> {
-    const {session, paths, group, topics, log} = this.options
-    const onChange = () => {
-      if (!this.left) this.refresh().catch((error: Error) => log.warn('cannot read the group', {group, error: error.message}))
-    }
+    const {session, paths, group, topics} = this.options
+    const onChange = () => this.refresh()
     this.generation += 1
     const membersByTopic = new Map<string, string[]>()
     for (const id of await session.children(paths.consumerIds(group), onChange)) {

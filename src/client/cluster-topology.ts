@@ -4,6 +4,10 @@
  * addresses), kept current with watches. Connections open on first use and close when their
  * broker leaves the cluster. Emits 'change' (topic) when a topic's partitions change and
  * 'brokers' when the set of brokers does.
+ *
+ * A re-read after a watch fired that fails (ZooKeeper unreachable, an ACL) is logged at warn
+ * and retried with back-off until it succeeds (it sets the next watch); meanwhile the failed
+ * read is not cached, so the next caller reads again rather than getting its error forever.
  */
 import {EventEmitter} from 'node:events'
 import {MetaError} from '../protocol/errors.js'
@@ -39,6 +43,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private readonly sub = new Map<string, Promise<Partition[]>>()
   private readonly log: Logger
   private closed = false
+  private readonly retryTimers = new Set<NodeJS.Timeout>()
 
   constructor(private readonly options: ClusterTopologyOptions) {
     super()
@@ -136,25 +141,24 @@ export class ClusterTopology extends EventEmitter implements Topology {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    for (const timer of this.retryTimers) clearTimeout(timer)
+    this.retryTimers.clear()
     for (const conn of this.connections.values()) conn.close()
     this.connections.clear()
+    // A session that never connected was reported to whoever used the topology.
     const session = await this.sessionPromise.catch(() => undefined)
     session?.close()
   }
 
   private async watchPartitions(topic: string, kind: 'pub' | 'sub'): Promise<Partition[]> {
     const session = await this.sessionPromise
-    const cache = kind === 'pub' ? this.pub : this.sub
     // One read sets several one-shot watches (the topic's children and each child's data):
     // the first that fires re-reads, the others are spent.
     let fired = false
     const watcher = () => {
-      if (this.closed || fired) return
+      if (fired) return
       fired = true
-      // Re-read (which sets the next watch), then tell listeners.
-      const next = this.watchPartitions(topic, kind)
-      cache.set(topic, next)
-      next.then(() => this.emit('change', topic), (error: Error) => this.log.warn('cannot re-read partitions', {topic, error: error.message}))
+      this.reread(topic, kind, 1)
     }
     return kind === 'pub'
       ? this.withUnregistered(topic, await readPublishPartitions(session, this.paths, topic, watcher))
@@ -189,10 +193,43 @@ export class ClusterTopology extends EventEmitter implements Topology {
     return [...listed, ...extra].sort((a, b) => a.brokerId - b.brokerId || a.partition - b.partition)
   }
 
+  /** A watch on a topic's partitions fired: read them again (which sets the next watch), then tell listeners. */
+  private reread(topic: string, kind: 'pub' | 'sub', attempt: number): void {
+    if (this.closed) return
+    const cache = kind === 'pub' ? this.pub : this.sub
+    const next = this.watchPartitions(topic, kind)
+    cache.set(topic, next)
+    next.then(
+      () => this.emit('change', topic),
+      (error: Error) => {
+        if (cache.get(topic) === next) cache.delete(topic)
+        this.retryLater(attempt, 'cannot re-read partitions', {topic, kind, error: error.message}, () => this.reread(topic, kind, attempt + 1))
+      },
+    )
+  }
+
+  /** The brokers' watch fired: read them again, retrying until it works (it sets the next watch). */
+  private rereadBrokers(session: ZkSession, attempt: number): void {
+    if (this.closed) return
+    this.refreshBrokers(session).catch((error: Error) =>
+      this.retryLater(attempt, 'cannot re-read brokers', {error: error.message}, () => this.rereadBrokers(session, attempt + 1)),
+    )
+  }
+
+  private retryLater(attempt: number, what: string, context: Record<string, unknown>, again: () => void): void {
+    if (this.closed) return
+    const delayMs = Math.min(200 * 2 ** (attempt - 1), 10_000)
+    this.log.warn(`${what}; retrying`, {...context, attempt, retryInMs: delayMs})
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer)
+      again()
+    }, delayMs)
+    timer.unref()
+    this.retryTimers.add(timer)
+  }
+
   private async refreshBrokers(session: ZkSession): Promise<void> {
-    const brokers = await readBrokers(session, this.paths, () => {
-      if (!this.closed) void this.refreshBrokers(session).catch((error: Error) => this.log.warn('cannot re-read brokers', {error: error.message}))
-    })
+    const brokers = await readBrokers(session, this.paths, () => this.rereadBrokers(session, 1))
     const before = this.brokers
     this.brokers = brokers
     for (const [id, conn] of this.connections) {

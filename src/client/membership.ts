@@ -119,7 +119,12 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
       )
     } catch (error) {
       // Leaving is a courtesy: if it fails, the broker evicts us after the session timeout.
-      this.options.log.debug('leave failed', {error: (error as Error).message})
+      this.options.log.warn('cannot leave the group; the broker evicts this member after its session timeout', {
+        group: this.options.group,
+        member: this.memberId,
+        sessionTimeoutMs: this.options.sessionTimeoutMs,
+        error: (error as Error).message,
+      })
     }
   }
 
@@ -164,7 +169,11 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
         if (this.leaving || conn.isClosed) break
         failures += 1
         const delay = Math.min(1000, 50 * 2 ** failures)
-        if (!isMetaError(error, 'CONNECTION_CLOSED')) log.debug('heartbeat failed', {error: (error as Error).message})
+        if (!isMetaError(error, 'CONNECTION_CLOSED')) {
+          const context = {group, member: this.memberId, failures, retryInMs: delay, error: (error as Error).message}
+          if (failures === 1) log.warn('group heartbeat failed; retrying', context)
+          else log.debug('group heartbeat failed again; retrying', context)
+        }
         await new Promise((resolve) => setTimeout(resolve, delay))
       }
     }

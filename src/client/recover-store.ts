@@ -90,8 +90,9 @@ export class RecoverStore {
     let topics: string[]
     try {
       topics = (await readdir(this.root)).filter((name) => name.endsWith(`@${this.options.group}`))
-    } catch {
-      return {recovered, failed} // nothing saved yet
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {recovered, failed} // nothing saved yet
+      throw error
     }
     for (const topicDir of topics) {
       const dir = join(this.root, topicDir)

@@ -136,6 +136,7 @@ export class StandaloneTopology extends EventEmitter implements Topology {
       count = this.conn
         .requestAsync((out, opaque) => encodePartitions(out, {topic, opaque}))
         .then((frame) => Number(resultText(frame)))
+      // Forget a failed lookup so the next send asks again; its caller gets the error from `count`.
       count.catch(() => this.partitionCounts.delete(topic))
       this.partitionCounts.set(topic, count)
     }

@@ -7,7 +7,7 @@
  * The admin commands number them 0..n-1 in MetaQ's producer order (broker id, then partition)
  * and show the broker id beside each (brokerIdOf), the same numbering `meta send -p` uses.
  */
-import {MetaError} from '../protocol/errors.js'
+import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {GroupDescription, GroupSummary, MemberDescription} from '../protocol/commands/group-admin.js'
 import type {CommittedOffset} from '../protocol/commands/offsets.js'
 import {encodeZkOffset, parseBrokerPartition, parseZkOffset} from '../cluster/paths.js'
@@ -56,7 +56,7 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
       const topics = ((await session.getString(paths.consumerId(group, id))) ?? '').split(',').filter(Boolean)
       const owned: Array<{topic: string; partition: number}> = []
       for (const topic of topics) {
-        const layout = await this.layout(topic).catch(() => [] as Partition[])
+        const layout = await this.layoutOrNone(topic)
         for (const child of await session.children(paths.owners(group, topic))) {
           if ((await session.getString(`${paths.owners(group, topic)}/${child}`)) !== id) continue
           const index = indexOf(layout, child)
@@ -73,7 +73,7 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
     const paths = this.topology.paths
     const result: CommittedOffset[] = []
     for (const topic of topics ?? (await session.children(paths.offsetsOf(group)))) {
-      const layout = await this.layout(topic).catch(() => [] as Partition[])
+      const layout = await this.layoutOrNone(topic)
       for (const child of await session.children(paths.offsets(group, topic))) {
         const index = indexOf(layout, child)
         const value = await session.getString(`${paths.offsets(group, topic)}/${child}`)
@@ -162,6 +162,16 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
       this.layouts.set(topic, layout)
     }
     return layout
+  }
+
+  /** The topic's layout, or none when no broker has it any more (its nodes are then skipped). */
+  private async layoutOrNone(topic: string): Promise<Partition[]> {
+    try {
+      return await this.layout(topic)
+    } catch (error) {
+      if (isMetaError(error, 'INVALID_ARGUMENT')) return []
+      throw error
+    }
   }
 
   private async partition(topic: string, index: number): Promise<Partition> {

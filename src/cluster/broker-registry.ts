@@ -11,7 +11,8 @@
  *      `topics-pub/<t>/<id>-m` (if acceptPublish and the broker is publishable) and
  *      `topics-sub/<t>/<id>-m` (if acceptSubscribe).
  *
- * After a session expiry everything is registered again. `setPublishable(false)` takes the
+ * After a session expiry everything is registered again (retried with back-off until it
+ * succeeds: a broker missing from ZooKeeper is invisible to clients). `setPublishable(false)` takes the
  * broker out of `topics-pub` (e.g. its disk is full) so producers stop choosing it, and
  * `true` puts it back. `unregister()` removes every node on a clean stop.
  */
@@ -59,10 +60,28 @@ export class BrokerRegistry {
   private publishable = true
   private registered = false
   private queue: Promise<void> = Promise.resolve()
+  private retryTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly options: BrokerRegistryOptions) {
-    options.session.on('session', () => {
-      if (this.registered) this.serial(() => this.registerAll(true))
+    options.session.on('session', () => this.registerAgain(1))
+  }
+
+  /** A new session: write everything again, retrying with back-off until it succeeds. */
+  private registerAgain(attempt: number): void {
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
+    this.retryTimer = undefined
+    if (!this.registered) return
+    this.serial(() => this.registerAll(true)).catch((error: Error) => {
+      if (!this.registered) return
+      const delayMs = Math.min(500 * 2 ** (attempt - 1), 30_000)
+      this.options.log.warn('cannot register in ZooKeeper again after a new session; retrying', {
+        brokerId: this.options.brokerId,
+        attempt,
+        retryInMs: delayMs,
+        error: error.message,
+      })
+      this.retryTimer = setTimeout(() => this.registerAgain(attempt + 1), delayMs)
+      this.retryTimer.unref()
     })
   }
 
@@ -123,6 +142,7 @@ export class BrokerRegistry {
   /** Remove every node this broker wrote. */
   async unregister(): Promise<void> {
     this.registered = false
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
     await this.serial(async () => {
       const {session, paths, brokerId} = this.options
       for (const t of this.topics.keys()) {
@@ -136,9 +156,13 @@ export class BrokerRegistry {
     })
   }
 
+  /** Run ZooKeeper writes one at a time, in order. */
   private serial(work: () => Promise<void>): Promise<void> {
     const next = this.queue.then(work)
-    this.queue = next.catch((error: Error) => this.options.log.error('ZooKeeper registration failed', {error: error.message}))
+    this.queue = next.catch(() => {
+      // The caller of this work gets its error through `next` (and logs or retries it);
+      // the queue moves on to the next piece of work.
+    })
     return next
   }
 

@@ -298,7 +298,7 @@ function resolveOptions(options: MysqlOffsetStoreOptions): ResolvedOptions {
     try {
       fromUri = new URL(options.uri)
     } catch {
-      fromUri = undefined
+      fromUri = undefined // not a URL at all: refused just below, naming the value
     }
     if (fromUri === undefined || (fromUri.protocol !== 'mysql:' && fromUri.protocol !== 'mariadb:')) {
       throw MetaError.invalidArgument(`invalid uri "${options.uri}": expected mysql://user:password@host:port/database`)
