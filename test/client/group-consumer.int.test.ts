@@ -12,6 +12,7 @@ import {readdir} from 'node:fs/promises'
 import {fileURLToPath} from 'node:url'
 import {connectAdmin, createGroupConsumer, createProducer, type GroupConsumer, type Message} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
+import {clientFixture} from '../helpers/client.js'
 import {exited, spawnBroker} from '../helpers/process.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
@@ -19,8 +20,9 @@ function owned(consumer: GroupConsumer): number[] {
   return consumer.assignment().map((p) => p.partition.partition).sort((a, b) => a - b)
 }
 
-function member(t: Cleanup, url: string, group: string, topic: string, memberId: string, extra = {}): GroupConsumer {
-  const consumer = createGroupConsumer({broker: url, group, topics: [topic], memberId, sessionTimeoutMs: 1000, commitIntervalMs: 100, ...extra})
+/** A member of a group on a broker of its own (the kill -9 test restarts its broker). */
+function member(t: Cleanup, url: string, group: string, topic: string, memberId: string): GroupConsumer {
+  const consumer = createGroupConsumer({broker: url, group, topics: [topic], memberId, sessionTimeoutMs: 1000, commitIntervalMs: 100})
   t.after(() => consumer.stop())
   return consumer
 }
@@ -35,18 +37,16 @@ const MEMBER_SCRIPT = fileURLToPath(new URL('../helpers/group-member.ts', import
 
 describe('GroupConsumer', () => {
   it('splits partitions with the DEFAULT strategy and rebalances on join and leave', async (t) => {
-    const broker = await startTestBroker(t, {numPartitions: 5})
-    const url = `127.0.0.1:${broker.port}`
+    const f = await clientFixture(t, {numPartitions: 5})
     const group = uniqueName('group')
-    const topic = uniqueName()
-    const a = member(t, url, group, topic, 'a')
+    const a = f.member(group, 'a')
     void a.run({eachMessage: () => {}})
     await waitFor(() => owned(a).length === 5, {what: 'a to own all 5 partitions'})
-    const b = member(t, url, group, topic, 'b')
+    const b = f.member(group, 'b')
     void b.run({eachMessage: () => {}})
     // 5 partitions, 2 members: a (index 0) takes 3, b takes 2, contiguous slices.
     await waitFor(() => owned(a).join() === '0,1,2' && owned(b).join() === '3,4', {what: 'a: 0,1,2 and b: 3,4'})
-    const c = member(t, url, group, topic, 'c')
+    const c = f.member(group, 'c')
     void c.run({eachMessage: () => {}})
     await waitFor(() => owned(a).join() === '0,1' && owned(b).join() === '2,3' && owned(c).join() === '4', {what: 'a 0,1 / b 2,3 / c 4'})
     await b.stop()
@@ -54,11 +54,9 @@ describe('GroupConsumer', () => {
   })
 
   it('never has two members processing one partition at once, and loses nothing across restarts', async (t) => {
-    const broker = await startTestBroker(t, {numPartitions: 4})
-    const url = `127.0.0.1:${broker.port}`
+    const f = await clientFixture(t, {numPartitions: 4})
     const group = uniqueName('group')
-    const topic = uniqueName()
-    await produce(url, topic, 400)
+    await f.produce(400)
     const active = new Map<number, string>()
     const seen = new Set<string>()
     const overlaps: string[] = []
@@ -70,31 +68,29 @@ describe('GroupConsumer', () => {
       seen.add(m.data.toString())
       active.delete(m.partition)
     }
-    const first = member(t, url, group, topic, 'm1')
+    const first = f.member(group, 'm1')
     void first.run({eachMessage: handler('m1')})
     await waitFor(() => seen.size >= 50, {what: '50 messages'})
-    const second = member(t, url, group, topic, 'm2')
+    const second = f.member(group, 'm2')
     void second.run({eachMessage: handler('m2')})
     await waitFor(() => owned(second).length === 2, {what: 'm2 to own 2 partitions'})
     await first.stop() // commits, leaves; m2 takes everything
-    const third = member(t, url, group, topic, 'm3')
+    const third = f.member(group, 'm3')
     void third.run({eachMessage: handler('m3')})
-    await produce(url, topic, 100, 'late')
+    await f.produce(100, 'late')
     await waitFor(() => seen.size === 500, {what: 'all 500 messages at least once', timeoutMs: 20_000})
     assert.deepEqual(overlaps, [])
   })
 
   it('evicts a member killed with SIGKILL after its session timeout', async (t) => {
-    const broker = await startTestBroker(t, {numPartitions: 2})
-    const url = `127.0.0.1:${broker.port}`
+    const f = await clientFixture(t, {numPartitions: 2})
     const group = uniqueName('group')
-    const topic = uniqueName()
-    const child = spawn(process.execPath, ['--import', 'tsx', MEMBER_SCRIPT, url, group, topic, 'a-child', '1500'], {stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn(process.execPath, ['--import', 'tsx', MEMBER_SCRIPT, f.url, group, f.topic, 'a-child', '1500'], {stdio: ['ignore', 'pipe', 'inherit']})
     t.after(() => child.kill('SIGKILL'))
     let out = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
     await waitFor(() => out.includes('"partitions":[0,1]'), {what: 'the child to own both partitions', timeoutMs: 15_000})
-    const survivor = member(t, url, group, topic, 'b-survivor')
+    const survivor = f.member(group, 'b-survivor')
     void survivor.run({eachMessage: () => {}})
     await waitFor(() => owned(survivor).join() === '1', {what: 'the survivor to own partition 1'})
     child.kill('SIGKILL')
@@ -134,33 +130,29 @@ describe('GroupConsumer', () => {
   })
 
   it('starts a new group at the earliest offset, or at the end with fromLatest', async (t) => {
-    const broker = await startTestBroker(t)
-    const url = `127.0.0.1:${broker.port}`
-    const topic = uniqueName()
-    await produce(url, topic, 3)
+    const f = await clientFixture(t)
+    await f.produce(3)
     const early: string[] = []
     const late: string[] = []
-    const e = member(t, url, uniqueName('group'), topic, 'e')
-    const l = member(t, url, uniqueName('group'), topic, 'l', {fromLatest: true})
+    const e = f.member(uniqueName('group'), 'e')
+    const l = f.member(uniqueName('group'), 'l', {fromLatest: true})
     void e.run({eachMessage: (m) => void early.push(m.data.toString())})
     void l.run({eachMessage: (m) => void late.push(m.data.toString())})
     await waitFor(() => early.length === 3 && owned(l).length === 1, {what: 'both members started'})
-    await waitFor(() => broker.stats.polls.size === 2, {what: 'both members to reach the end'})
-    await produce(url, topic, 1, 'fresh')
+    await waitFor(() => f.broker.stats.polls.size === 2, {what: 'both members to reach the end'})
+    await f.produce(1, 'fresh')
     await waitFor(() => late.length === 1 && early.length === 4, {what: 'the fresh message'})
     assert.deepEqual(late, ['fresh0'])
   })
 
   it('retries a failing handler, then hands the message to the recover store and moves on', async (t) => {
-    const broker = await startTestBroker(t)
-    const url = `127.0.0.1:${broker.port}`
-    const topic = uniqueName()
+    const f = await clientFixture(t)
     const recoverDir = await tmpDir(t)
-    await produce(url, topic, 3)
+    await f.produce(3)
     const attempts = new Map<string, number>()
     let poisonHealed = false
     const done: string[] = []
-    const consumer = member(t, url, uniqueName('group'), topic, 'r', {maxFetchRetries: 2, recoverDir, recoverIntervalMs: 200})
+    const consumer = f.member(uniqueName('group'), 'r', {maxFetchRetries: 2, recoverDir, recoverIntervalMs: 200})
     void consumer.run({
       eachMessage: (m) => {
         const data = m.data.toString()
@@ -181,12 +173,10 @@ describe('GroupConsumer', () => {
   })
 
   it('drops a failing message with onFailure=drop, and skips what the filter rejects', async (t) => {
-    const broker = await startTestBroker(t)
-    const url = `127.0.0.1:${broker.port}`
-    const topic = uniqueName()
-    await produce(url, topic, 4)
+    const f = await clientFixture(t)
+    await f.produce(4)
     const done: string[] = []
-    const consumer = member(t, url, uniqueName('group'), topic, 'd', {
+    const consumer = f.member(uniqueName('group'), 'd', {
       maxFetchRetries: 0,
       onFailure: 'drop',
       filter: (m: Message) => m.data.toString() !== 'm3',
@@ -200,6 +190,6 @@ describe('GroupConsumer', () => {
     await waitFor(() => done.length === 2, {what: 'm1 and m2'})
     await consumer.commit()
     assert.deepEqual(done, ['m1', 'm2'])
-    await waitFor(() => consumer.positions().get(`${topic}:0-0`) === 4 * 22, {what: 'the position past the filtered m3'})
+    await waitFor(() => consumer.positions().get(`${f.topic}:0-0`) === 4 * 22, {what: 'the position past the filtered m3'})
   })
 })
