@@ -100,7 +100,6 @@ export class TailSession {
   /** Partitions the consumer finished whose last messages are not written yet. */
   private readonly pendingEnds = new Map<string, PartitionEnd>()
   private idleTimer: NodeJS.Timeout | undefined
-  private readonly reportedErrors = new Set<string>()
   private topology: Topology | undefined
   private waiting: Spinner | undefined
 
@@ -140,7 +139,6 @@ export class TailSession {
       for await (const batch of consumer.batches()) {
         if (this.stopReason !== undefined) break
         this.idleTimer?.refresh()
-        this.reportedErrors.clear()
         let messages = batch.messages
         const left = this.options.count === undefined ? Number.POSITIVE_INFINITY : this.options.count - this.written
         if (messages.length > left) messages = messages.slice(0, left)
@@ -215,14 +213,8 @@ export class TailSession {
           })
     if (o.group !== undefined) this.watchAssignments(consumer, o.group.name)
     consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
-    consumer.on('error', (error: Error & {code?: string}) => {
-      // Fetch errors are retried by the consumer: say so once per kind of error until
-      // messages flow again, not once per retry.
-      const kind = error.code ?? error.message
-      if (this.reportedErrors.has(kind)) return
-      this.reportedErrors.add(kind)
-      o.logger?.warn('fetch failed; retrying', {error: error.message})
-    })
+    // Retriable fetch errors are logged (once per run of failures) by the consumer itself;
+    // fatal ones end the loop in run() with the error.
     return consumer
   }
 

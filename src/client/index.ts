@@ -23,6 +23,7 @@ export {
   TAIL_OFFSET,
   type ConsumerBaseOptions,
   type ConsumerOptions,
+  type FetchErrorEvent,
   type MessageBatch,
   type Position,
   type RunHandlers,
