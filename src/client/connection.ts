@@ -19,6 +19,8 @@
  *   (`connection refused`), no TCP connection within the connect timeout, a listener that
  *   accepts but never answers the first request within the connect timeout, and a server that
  *   answers something other than this protocol (an HTTP server) are all CONNECTION_FAILED.
+ * - Callbacks: a response callback that throws does not touch the connection (only bytes that
+ *   do not decode drop it); the exception goes to 'error' listeners, else it is uncaught.
  */
 import {connect, type Socket} from 'node:net'
 import {EventEmitter} from 'node:events'
@@ -30,6 +32,7 @@ import {encodeStats} from '../protocol/commands/stats.js'
 import {encodeVersion} from '../protocol/commands/version.js'
 import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
+import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 
 export interface ConnectionOptions extends BrokerAddress {
@@ -318,32 +321,45 @@ export class BrokerConnection extends EventEmitter {
   private onData(chunk: Buffer): void {
     this.lastTrafficMs = Date.now()
     this.decoder.push(chunk)
-    try {
-      for (let frame = this.decoder.next(); frame !== undefined; frame = this.decoder.next()) {
-        const callback = this.pending.take(frame.opaque)
-        if (callback === undefined) {
-          this.log.debug('response for an unknown or expired request', {opaque: frame.opaque})
-          continue
+    for (;;) {
+      let frame: ResponseFrame | undefined
+      try {
+        frame = this.decoder.next()
+      } catch (error) {
+        if (!this.capabilitiesKnown) {
+          // The first answer is not this protocol: an HTTP server, a database, a typo'd port.
+          const head = chunk.toString('latin1').split(/\r?\n/, 1)[0].replace(/[^\x20-\x7e]/g, '?').slice(0, 40)
+          this.log.debug('not a broker', {error: (error as Error).message})
+          this.socket?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
+          return
         }
-        callback(null, frame)
-      }
-    } catch (error) {
-      if (!this.capabilitiesKnown) {
-        // The first answer is not this protocol: an HTTP server, a database, a typo'd port.
-        const head = chunk.toString('latin1').split(/\r?\n/, 1)[0].replace(/[^\x20-\x7e]/g, '?').slice(0, 40)
-        this.log.debug('not a broker', {error: (error as Error).message})
-        this.socket?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
+        this.log.error('malformed response; dropping the connection', {error: (error as Error).message})
+        this.socket?.destroy()
         return
       }
-      this.log.error('malformed response; dropping the connection', {error: (error as Error).message})
-      this.socket?.destroy()
+      if (frame === undefined) return
+      const callback = this.pending.take(frame.opaque)
+      if (callback === undefined) {
+        this.log.debug('response for an unknown or expired request', {opaque: frame.opaque})
+        continue
+      }
+      this.invoke(callback, null, frame)
+    }
+  }
+
+  /** Run a response callback; what it throws is reported, and never reaches the connection. */
+  private invoke(callback: ResponseCallback, err: MetaError | null, frame: ResponseFrame | undefined): void {
+    try {
+      callback(err, frame)
+    } catch (error) {
+      reportCallbackError(this, error)
     }
   }
 
   private tick(): void {
     const now = Date.now()
     this.pending.expire(now, (callback, opaque) => {
-      callback(new MetaError('TIMEOUT', `request ${opaque} to ${this.name} timed out`), undefined)
+      this.invoke(callback, new MetaError('TIMEOUT', `request ${opaque} to ${this.name} timed out`), undefined)
     })
     const idle = this.options.heartbeatIntervalMs
     if (idle > 0 && this.state === 'open' && !this.heartbeatInFlight && now - this.lastTrafficMs >= idle) {
@@ -373,7 +389,7 @@ export class BrokerConnection extends EventEmitter {
   }
 
   private failAll(err: MetaError): void {
-    this.pending.drain((callback) => callback(err, undefined))
+    this.pending.drain((callback) => this.invoke(callback, err, undefined))
   }
 
   private settleConnectWaiters(err: MetaError | null): void {

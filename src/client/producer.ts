@@ -8,10 +8,21 @@
  * `send()` resolves to MetaQ's SendResult (success, partition, offset, id, errorMessage) and
  * never rejects for broker or network failures. For throughput, `sendCallback()` takes a
  * callback instead of creating a promise per message and returns false once `maxInFlight`
- * messages are unacknowledged (wait for 'drain', as with a stream). Failures that are safe to
- * retry (connection lost or refused, timeout, broker busy) are retried `retries` times; a
- * message whose partition was chosen by the selector may land on another partition then
- * (at-least-once: a retried put may be stored twice).
+ * messages or `maxQueuedBytes` bytes are unacknowledged (wait for 'drain', as with a stream).
+ * Failures that are safe to retry (connection lost or refused, timeout, broker busy) are
+ * retried `retries` times; a message whose partition was chosen by the selector may land on
+ * another partition then (at-least-once: a retried put may be stored twice).
+ *
+ * Back-pressure: at most `maxInFlight` messages and `maxQueuedBytes` payload bytes are on
+ * their way to brokers at once. Messages sent beyond that wait in the producer, in order, and
+ * leave as acknowledgements come back: `send()` simply resolves later, so a loop that awaits
+ * its sends never queues more than that, and one that does not await holds only references
+ * to its own payloads (nothing is encoded or buffered for the socket until there is room).
+ *
+ * Callbacks: a `sendCallback()` callback that throws is the application's error, not the
+ * connection's: every other message is still answered, and the error is emitted as 'error'
+ * when the producer has a listener for it, else thrown as an uncaught exception (as Node
+ * does for a callback that throws).
  */
 import {EventEmitter} from 'node:events'
 import {checksum} from '../protocol/crc.js'
@@ -22,6 +33,7 @@ import {isValidTopicName, validateTopicName} from '../protocol/names.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import type {BrokerConnection} from './connection.js'
+import {reportCallbackError} from './callbacks.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
 import {createTopology, type Topology} from './topology.js'
@@ -38,8 +50,13 @@ export interface ProducerOptions {
   topology?: Topology
   /** How partitions are chosen when a send does not name one (default round-robin). */
   selector?: SelectorName | PartitionSelector
-  /** Most messages sent but not yet acknowledged (default 4096). */
+  /** Most messages on their way to brokers at once; more wait in order (default 4096). */
   maxInFlight?: number
+  /**
+   * Most payload bytes on their way to brokers at once (default 64 MiB); more wait in order.
+   * A single message larger than this still goes (alone).
+   */
+  maxQueuedBytes?: number
   /** Per-send deadline in ms (MetaQ's default 3000). */
   sendTimeoutMs?: number
   /** Retries of a send that failed in a retriable way (default 2). */
@@ -70,6 +87,8 @@ export interface SendOptions {
 export type SendCallback = (result: SendResult) => void
 
 const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
+/** Default bound of payload bytes on their way to brokers (ProducerOptions.maxQueuedBytes). */
+export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 const RETRY_DELAY_MS = 100
 /** How long a broker that failed a send at the connection level is avoided by the selector. */
 export const BROKER_DOWN_MS = 3_000
@@ -98,13 +117,25 @@ export class Producer extends EventEmitter {
   private readonly ownsTopology: boolean
   private readonly selector: PartitionSelector
   private readonly maxInFlight: number
+  private readonly maxQueuedBytes: number
   private readonly sendTimeoutMs: number
   private readonly retries: number
   private readonly maxMessageBytes: number | undefined
   private readonly log: Logger
   private readonly topics = new Map<string, TopicState>()
   private readonly connections = new Map<number, BrokerConnection>()
+  /** Messages accepted and not yet completed (waiting + dispatched). */
   private inFlightCount = 0
+  /** Payload bytes of those. */
+  private queuedByteCount = 0
+  /** Messages (and their bytes) handed to the brokers' connections and not yet completed. */
+  private dispatchedCount = 0
+  private dispatchedByteCount = 0
+  /** Accepted messages waiting for room under maxInFlight / maxQueuedBytes, in order. */
+  private readonly waiting: SendTask[] = []
+  private waitingHead = 0
+  /** sendCallback() returned false: emit 'drain' once there is room again. */
+  private needDrain = false
   /** The last topic name that passed validation (sends usually repeat it). */
   private validTopic: string | undefined
   private idleWaiters: Array<() => void> = []
@@ -125,6 +156,10 @@ export class Producer extends EventEmitter {
     this.selector =
       typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
     this.maxInFlight = options.maxInFlight ?? 4096
+    this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES
+    if (!(this.maxInFlight >= 1) || !(this.maxQueuedBytes >= 1)) {
+      throw MetaError.invalidArgument(`invalid producer limits: maxInFlight ${this.maxInFlight}, maxQueuedBytes ${this.maxQueuedBytes}: expected positive numbers`)
+    }
     this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
     this.retries = options.retries ?? 2
     this.maxMessageBytes = options.maxMessageBytes
@@ -136,9 +171,19 @@ export class Producer extends EventEmitter {
     })
   }
 
-  /** Messages sent and not yet acknowledged (or failed). */
+  /** Messages sent and not yet acknowledged (or failed), including those waiting for room. */
   get inFlight(): number {
     return this.inFlightCount
+  }
+
+  /** Payload bytes of the messages counted by `inFlight`. */
+  get queuedBytes(): number {
+    return this.queuedByteCount
+  }
+
+  /** Payload bytes on their way to brokers now (at most maxQueuedBytes, or one larger message). */
+  get inFlightBytes(): number {
+    return this.dispatchedByteCount
   }
 
   /** Send one message; resolves to its SendResult (check `success`). */
@@ -189,8 +234,12 @@ export class Producer extends EventEmitter {
       partition: -1,
     }
     this.inFlightCount += 1
-    this.dispatch(task)
-    return this.inFlightCount < this.maxInFlight
+    this.queuedByteCount += body.length
+    if (this.waitingHead === this.waiting.length && this.hasRoomFor(body.length)) this.admit(task)
+    else this.waiting.push(task)
+    const more = this.inFlightCount < this.maxInFlight && this.queuedByteCount < this.maxQueuedBytes
+    if (!more) this.needDrain = true
+    return more
   }
 
   /** Resolve once every message sent so far is acknowledged or failed. */
@@ -215,6 +264,33 @@ export class Producer extends EventEmitter {
       if (max !== undefined) limit = limit === undefined ? max : Math.min(limit, max)
     }
     return limit ?? DEFAULT_MAX_MESSAGE_BYTES
+  }
+
+  /** Whether a message of `bytes` may go to a broker now (one always may, when none is out). */
+  private hasRoomFor(bytes: number): boolean {
+    return this.dispatchedCount === 0 || (this.dispatchedCount < this.maxInFlight && this.dispatchedByteCount + bytes <= this.maxQueuedBytes)
+  }
+
+  private admit(task: SendTask): void {
+    this.dispatchedCount += 1
+    this.dispatchedByteCount += task.body.length
+    this.dispatch(task)
+  }
+
+  /** Room was freed: send waiting messages, oldest first, while they fit. */
+  private admitWaiting(): void {
+    while (this.waitingHead < this.waiting.length && this.hasRoomFor(this.waiting[this.waitingHead].body.length)) {
+      const task = this.waiting[this.waitingHead]
+      this.waiting[this.waitingHead++] = undefined as unknown as SendTask
+      this.admit(task)
+    }
+    if (this.waitingHead === this.waiting.length) {
+      this.waiting.length = 0
+      this.waitingHead = 0
+    } else if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting.length) {
+      this.waiting.splice(0, this.waitingHead)
+      this.waitingHead = 0
+    }
   }
 
   private dispatch(task: SendTask): void {
@@ -425,8 +501,19 @@ export class Producer extends EventEmitter {
 
   private complete(task: SendTask, result: SendResult): void {
     this.inFlightCount -= 1
-    task.callback(result)
-    if (this.inFlightCount === this.maxInFlight - 1) this.emit('drain')
+    this.queuedByteCount -= task.body.length
+    this.dispatchedCount -= 1
+    this.dispatchedByteCount -= task.body.length
+    try {
+      task.callback(result)
+    } catch (error) {
+      reportCallbackError(this, error)
+    }
+    if (this.waitingHead < this.waiting.length) this.admitWaiting()
+    if (this.needDrain && this.inFlightCount < this.maxInFlight && this.queuedByteCount < this.maxQueuedBytes) {
+      this.needDrain = false
+      this.emit('drain')
+    }
     if (this.inFlightCount === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters
       this.idleWaiters = []
