@@ -7,7 +7,6 @@
  */
 export {Broker, startBroker, publishedHost, type BrokerOptions} from './broker.js'
 export * from './config/index.js'
-export {renderStats, decimal} from './stats.js'
 export {
   planMovePartitions,
   planDeletePartitions,

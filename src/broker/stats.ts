@@ -1,16 +1,11 @@
 /**
- * Broker statistics and the `stats` command's text (spec §9).
- *
- * Body format (every item except `config`):
- *
- *   STATS\r\n
- *   <key> <value…>\r\n      one line per stat, tokens joined by single spaces
- *   END\r\n
+ * Broker statistics (spec §9); protocol/stats-body.ts encodes them into `stats` answers.
  *
  * Counters are plain numbers bumped on the hot path. Realtime stats (`stats realtime`, the
  * `topic_realtime_*` lines) are recorded only for topics whose config has `stat=true`, and
  * reset on `stats reset` and every 30 minutes, as MetaQ does.
  */
+import {realtimeValue, type RealtimeItem, type RealtimeValue} from '../protocol/stats-body.js'
 
 /** Totals since start, in `stats` order. */
 export interface BrokerCounters {
@@ -25,8 +20,6 @@ export interface BrokerCounters {
   putFailed: number
 }
 
-export const REALTIME_ITEMS = ['put', 'get', 'offset', 'get_miss', 'put_failed', 'message_size'] as const
-export type RealtimeItem = (typeof REALTIME_ITEMS)[number]
 
 /** Count and summed value of one realtime item since the last reset. */
 class RealtimeCell {
@@ -69,8 +62,8 @@ export class RealtimeStats {
     this.resetAtMs = this.now()
   }
 
-  /** MetaQ's realtime value text for one item, for one topic or (topic undefined) all topics. */
-  format(item: RealtimeItem, topic?: string): string {
+  /** One realtime item since the last reset, for one topic or (topic undefined) all topics; null if none. */
+  value(item: RealtimeItem, topic?: string): RealtimeValue | null {
     let count = 0
     let value = 0
     for (const [name, topicCells] of this.cells) {
@@ -80,30 +73,8 @@ export class RealtimeStats {
       count += cell.count
       value += cell.value
     }
-    if (count === 0) return 'null'
-    const durationS = Math.max(0, (this.now() - this.resetAtMs) / 1000)
-    return (
-      `Count=${count},Value=${decimal(value)},Value/Count=${ratio(value, count)},` +
-      `Count/Duration=${ratio(count, durationS)},Duration=${decimal(Math.round(durationS))}`
-    )
+    return realtimeValue(count, value, Math.max(0, (this.now() - this.resetAtMs) / 1000))
   }
-}
-
-/** Java's DecimalFormat("#.##"): at most two decimals, no trailing zeros, no grouping. */
-export function decimal(value: number): string {
-  const rounded = Math.round(value * 100) / 100
-  return Number.isInteger(rounded) ? String(rounded) : String(rounded).replace(/(\.\d*?)0+$/, '$1')
-}
-
-function ratio(a: number, b: number): string {
-  return b === 0 ? 'invalid' : decimal(a / b)
-}
-
-/** Render `STATS\r\n` + lines + `END\r\n`. Each line is an array of tokens. */
-export function renderStats(lines: ReadonlyArray<ReadonlyArray<string | number | boolean>>): string {
-  let body = 'STATS\r\n'
-  for (const line of lines) body += `${line.join(' ')}\r\n`
-  return `${body}END\r\n`
 }
 
 export const STATS_HELP_LINES: ReadonlyArray<[string, string]> = [

@@ -29,6 +29,7 @@ import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {MetaError} from '../protocol/errors.js'
 import {encodeStats} from '../protocol/commands/stats.js'
+import {CAPABILITIES_ITEM, NO_CAPABILITIES, parseCapabilities, type BrokerCapabilities} from '../protocol/stats-body.js'
 import {encodeVersion} from '../protocol/commands/version.js'
 import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
@@ -53,22 +54,7 @@ export interface ConnectionOptions extends BrokerAddress {
   logger?: Logger
 }
 
-/** What the broker at the other end supports beyond MetaQ 1.4. */
-export interface BrokerCapabilities {
-  /** A meta broker (answers `stats meta-capabilities`). */
-  meta: boolean
-  version?: string
-  longPoll: boolean
-  groups: boolean
-  /** The broker's id, when it says (meta brokers do). */
-  brokerId?: number
-  /** Largest payload the broker accepts in one put. */
-  maxMessageBytes?: number
-  /** Serves `put-batch` (many messages of one partition per frame). */
-  batchPut?: boolean
-}
-
-const NO_CAPABILITIES: BrokerCapabilities = {meta: false, longPoll: false, groups: false}
+export type {BrokerCapabilities} from '../protocol/stats-body.js'
 
 /** Default deadline of a connection attempt, and of the broker's answer to the first request. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
@@ -268,7 +254,7 @@ export class BrokerConnection extends EventEmitter {
     // the connect timeout means whatever listens there is not a broker.
     const socket = this.socket
     this.request(
-      (out, opaque) => encodeStats(out, {item: 'meta-capabilities', opaque}),
+      (out, opaque) => encodeStats(out, {item: CAPABILITIES_ITEM, opaque}),
       (err, frame) => {
         // Lost before the answer: onSocketClosed reports the failure to ready() waiters.
         if (err !== null && this.state !== 'open') return
@@ -278,7 +264,8 @@ export class BrokerConnection extends EventEmitter {
           )
           return
         }
-        this.capabilities = frame !== undefined ? parseCapabilities(frame) : NO_CAPABILITIES
+        this.capabilities =
+          frame?.type === 'result' && frame.code === 200 ? parseCapabilities(frame.body.toString('utf8')) : NO_CAPABILITIES
         this.capabilitiesKnown = true
         this.settleConnectWaiters(null)
         this.emit('connect')
@@ -418,25 +405,6 @@ export function resultText(frame: ResponseFrame): string {
   const body = frame.body.toString('utf8')
   if (frame.code !== 200) throw MetaError.fromWire(frame.code, body)
   return body
-}
-
-function parseCapabilities(frame: ResponseFrame): BrokerCapabilities {
-  if (frame.type !== 'result' || frame.code !== 200) return NO_CAPABILITIES
-  const values = new Map<string, string>()
-  for (const line of frame.body.toString('utf8').split('\r\n')) {
-    const space = line.indexOf(' ')
-    if (space > 0) values.set(line.slice(0, space), line.slice(space + 1))
-  }
-  if (!values.has('meta_version')) return NO_CAPABILITIES
-  return {
-    meta: true,
-    version: values.get('meta_version'),
-    longPoll: values.get('long_poll') === 'true',
-    groups: values.get('groups') === 'true',
-    brokerId: values.has('broker_id') ? Number(values.get('broker_id')) : undefined,
-    maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
-    batchPut: values.get('batch_put') === 'true',
-  }
 }
 
 function formatMs(ms: number): string {

@@ -20,13 +20,34 @@ import {PROTOCOL_VERSION} from '../../protocol/index.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import type {StatsCommand} from '../../protocol/commands/stats.js'
 import {Status} from '../../protocol/errors.js'
+import {
+  CAPABILITIES_ITEM,
+  CONNECTIONS_ITEM,
+  DAMAGE_ITEM,
+  REALTIME_ITEMS,
+  encodeCapabilities,
+  encodeConnectionsStats,
+  encodeDamageStats,
+  encodeOffsetsStats,
+  encodePartitionsStats,
+  encodeRealtimeStats,
+  encodeStatsBody,
+  encodeSystemStats,
+  encodeTopicStats,
+  encodeTopicsStats,
+  type DamageStats,
+  type PartitionStats,
+  type RealtimeItem,
+  type RealtimeValue,
+  type StatsLine,
+  type SystemStats,
+  type TopicStats,
+} from '../../protocol/stats-body.js'
 import type {PartitionInfo} from '../../storage/index.js'
 import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
-import {REALTIME_ITEMS, STATS_HELP_LINES, renderStats} from '../stats.js'
-
-type Line = Array<string | number | boolean>
+import {STATS_HELP_LINES} from '../stats.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
   const item = frame.item
@@ -34,34 +55,30 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
     conn.sendResult(Status.OK, frame.opaque, ctx.config.source?.bytes ?? Buffer.from(renderServerIni(ctx.config)))
     return
   }
-  conn.sendResult(Status.OK, frame.opaque, renderStats(statsLines(ctx, item)))
+  conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item)))
 }
 
 /** The lines of one stats item (everything but `config`). */
-export function statsLines(ctx: BrokerContext, item: string): Line[] {
+export function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
   switch (item) {
     case '':
-      return systemLines(ctx)
+      return encodeSystemStats(systemStats(ctx))
     case 'topics':
-      return topicsLines(ctx)
+      return encodeTopicsStats(topicsStats(ctx))
     case 'offsets':
-      return partitionInfos(ctx).map((p) => [p.topic, 'part', p.partition, 'min_offset', p.minOffset, 'max_offset', p.maxOffset])
+      return encodeOffsetsStats(partitionStats(ctx))
     case 'partitions':
-      return partitionInfos(ctx).map((p) => [
-        p.topic, p.partition, 'min_offset', p.minOffset, 'max_offset', p.maxOffset, 'size_bytes', p.sizeBytes,
-        'message_count', p.messageCount, 'segments', p.segmentCount, 'unflushed', p.unflushedCount,
-        'last_append_ms', p.lastAppendMs, 'closed', ctx.topics.isClosed(p.topic, p.partition),
-      ])
-    case 'damage':
-      return damageLines(ctx)
+      return encodePartitionsStats(partitionStats(ctx))
     case 'realtime':
-      return REALTIME_ITEMS.map((name) => [`realtime_${name}`, ctx.realtime.format(name)])
+      return encodeRealtimeStats(realtime(ctx))
     case 'help':
       return STATS_HELP_LINES.map(([name, text]) => [name, text])
-    case 'meta-capabilities':
+    case CAPABILITIES_ITEM:
       return capabilityLines(ctx)
-    case 'meta-connections':
+    case CONNECTIONS_ITEM:
       return connectionLines(ctx)
+    case DAMAGE_ITEM:
+      return encodeDamageStats(damage(ctx))
     case 'reset':
       ctx.realtime.reset()
       return [['reset', 'ok']]
@@ -75,12 +92,18 @@ export function statsLines(ctx: BrokerContext, item: string): Line[] {
  * memory (pending_bytes: answers not yet taken by the socket plus requests in flight) or that
  * the broker has stopped reading (reading false: at its limit, or ending).
  */
-function connectionLines(ctx: BrokerContext): Line[] {
+function connectionLines(ctx: BrokerContext): StatsLine[] {
   const now = Date.now()
-  return [...ctx.connections()].map((c) => [
-    c.remote, 'id', c.id, 'in_flight', c.requestsInFlight, 'pending_bytes', c.pendingBytes, 'reading', c.reading,
-    'idle_ms', now - c.lastRequestAtMs,
-  ])
+  return encodeConnectionsStats(
+    [...ctx.connections()].map((c) => ({
+      remote: c.remote,
+      id: c.id,
+      inFlight: c.requestsInFlight,
+      pendingBytes: c.pendingBytes,
+      reading: c.reading,
+      idleMs: now - c.lastRequestAtMs,
+    })),
+  )
 }
 
 /**
@@ -88,108 +111,118 @@ function connectionLines(ctx: BrokerContext): Line[] {
  * they connect; a MetaQ broker treats it as an unknown topic (no meta_version line), so
  * clients fall back to plain MetaQ requests.
  */
-function capabilityLines(ctx: BrokerContext): Line[] {
-  return [
-    ['meta_version', META_VERSION],
-    ['broker_id', ctx.config.system.brokerId],
-    ['max_message_bytes', ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES],
-    ['long_poll', true],
-    ['groups', true],
-    ['batch_put', true],
-  ]
+function capabilityLines(ctx: BrokerContext): StatsLine[] {
+  return encodeCapabilities({
+    version: META_VERSION,
+    brokerId: ctx.config.system.brokerId,
+    maxMessageBytes: ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES,
+    longPoll: true,
+    groups: true,
+    batchPut: true,
+  })
 }
 
-function systemLines(ctx: BrokerContext): Line[] {
+function systemStats(ctx: BrokerContext): SystemStats {
   const c = ctx.counters
   const infos = partitionInfos(ctx)
-  const totalMessages = infos.reduce((sum, p) => sum + p.messageCount, 0)
-  const health = ctx.store.health()
-  return [
-    ['pid', process.pid],
-    ['broker_id', ctx.config.system.brokerId],
-    ['port', ctx.port],
-    ['uptime', Math.floor((Date.now() - ctx.startedAtMs) / 1000)],
-    ['version', PROTOCOL_VERSION],
-    ['slave', false],
-    ['curr_connections', ctx.connectionCount()],
+  return {
+    pid: process.pid,
+    brokerId: ctx.config.system.brokerId,
+    port: ctx.port,
+    uptimeSeconds: Math.floor((Date.now() - ctx.startedAtMs) / 1000),
+    version: PROTOCOL_VERSION,
+    slave: false,
+    currentConnections: ctx.connectionCount(),
     // One JavaScript thread plus libuv's file-I/O pool.
-    ['threads', 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4)],
-    ['cmd_put', c.cmdPut],
-    ['cmd_get', c.cmdGet],
-    ['cmd_offset', c.cmdOffset],
-    ['tx_begin', c.txBegin],
-    ['tx_xa_begin', c.txXaBegin],
-    ['tx_commit', c.txCommit],
-    ['tx_rollback', c.txRollback],
-    ['get_miss', c.getMiss],
-    ['put_failed', c.putFailed],
-    ['total_messages', totalMessages],
-    ['topics', ctx.store.topics().length],
-    ['config_checksum', ctx.config.checksum],
-    // meta's lines, after MetaQ's (clients read stats as key/value pairs).
-    ['quarantined_partitions', health.quarantinedPartitions],
-    ['damaged_ranges', health.damagedRanges],
-    ['damaged_bytes', health.damagedBytes],
-    ['crc_failures', health.crcFailures],
-    ['unverified_segments', health.unverifiedSegments],
-    ['scrubbed_bytes', health.scrubbedBytes],
-  ]
+    threads: 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4),
+    cmdPut: c.cmdPut,
+    cmdGet: c.cmdGet,
+    cmdOffset: c.cmdOffset,
+    txBegin: c.txBegin,
+    txXaBegin: c.txXaBegin,
+    txCommit: c.txCommit,
+    txRollback: c.txRollback,
+    getMiss: c.getMiss,
+    putFailed: c.putFailed,
+    totalMessages: infos.reduce((sum, p) => sum + p.messageCount, 0),
+    topics: ctx.store.topics().length,
+    configChecksum: ctx.config.checksum,
+    damage: ctx.store.health(),
+  }
 }
 
 /** Quarantined partitions, then every damaged range readers step over. */
-function damageLines(ctx: BrokerContext): Line[] {
-  const lines: Line[] = ctx.store
+function damage(ctx: BrokerContext): DamageStats[] {
+  const found: DamageStats[] = ctx.store
     .quarantined()
-    .map((q) => [q.topic, q.partition, 'quarantined', true, 'code', q.code, 'reason', q.reason])
+    .map((q) => ({kind: 'quarantined', topic: q.topic, partition: q.partition, code: q.code, reason: q.reason}))
   for (const log of ctx.store.list()) {
     for (const r of log.damagedRanges()) {
-      lines.push([log.topic, log.partition, 'damaged_range', 'offset', r.offset, 'bytes', r.bytes, 'reason', r.reason, 'acknowledged', r.acknowledged, 'file', r.file])
+      found.push({kind: 'damaged-range', topic: log.topic, partition: log.partition, ...r})
     }
   }
-  return lines
+  return found
 }
 
-function topicsLines(ctx: BrokerContext): Line[] {
-  const lines: Line[] = []
+function topicsStats(ctx: BrokerContext): TopicStats[] {
+  const topics: TopicStats[] = []
   const withData = new Set<string>()
   for (const topic of ctx.store.topics()) {
     withData.add(topic)
     const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
     const resolved = ctx.topics.resolve(topic)
-    lines.push([
+    topics.push({
+      topic,
+      empty: false,
       // The configured count (what producers and consumers use), not how many hold data yet.
-      topic, 'partitions', resolved?.numPartitions ?? infos.length,
-      'message_count', infos.reduce((s, p) => s + p.messageCount, 0),
-      'message_bytes', infos.reduce((s, p) => s + p.sizeBytes, 0),
-      'accept_publish', resolved?.acceptPublish ?? false,
-      'accept_subscribe', resolved?.acceptSubscribe ?? false,
-    ])
+      partitions: resolved?.numPartitions ?? infos.length,
+      messageCount: infos.reduce((s, p) => s + p.messageCount, 0),
+      messageBytes: infos.reduce((s, p) => s + p.sizeBytes, 0),
+      acceptPublish: resolved?.acceptPublish ?? false,
+      acceptSubscribe: resolved?.acceptSubscribe ?? false,
+    })
   }
   for (const topic of ctx.topics.configuredTopics()) {
-    if (!withData.has(topic)) lines.push([topic, '*Empty*'])
+    if (!withData.has(topic)) {
+      topics.push({topic, empty: true, partitions: 0, messageCount: 0, messageBytes: 0, acceptPublish: true, acceptSubscribe: true})
+    }
   }
-  return lines
+  return topics
 }
 
-function topicLines(ctx: BrokerContext, topic: string): Line[] {
+function partitionStats(ctx: BrokerContext): PartitionStats[] {
+  return partitionInfos(ctx).map((p) => ({
+    topic: p.topic,
+    partition: p.partition,
+    minOffset: p.minOffset,
+    maxOffset: p.maxOffset,
+    sizeBytes: p.sizeBytes,
+    messageCount: p.messageCount,
+    segments: p.segmentCount,
+    unflushed: p.unflushedCount,
+    lastAppendMs: p.lastAppendMs,
+    closed: ctx.topics.isClosed(p.topic, p.partition),
+  }))
+}
+
+function realtime(ctx: BrokerContext, topic?: string): Record<RealtimeItem, RealtimeValue | null> {
+  const values = {} as Record<RealtimeItem, RealtimeValue | null>
+  for (const item of REALTIME_ITEMS) values[item] = ctx.realtime.value(item, topic)
+  return values
+}
+
+function topicLines(ctx: BrokerContext, topic: string): StatsLine[] {
   const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
   const configured = ctx.topics.configuredTopics().includes(topic)
   const resultCode = infos.length > 0 ? 0 : configured ? 2 : 1
-  const partitions = resultCode === 1 ? 0 : (ctx.topics.resolve(topic)?.numPartitions ?? infos.length)
-  const rt = (name: (typeof REALTIME_ITEMS)[number]) => ctx.realtime.format(name, topic)
-  return [
-    [topic],
-    ['resultCode', resultCode],
-    ['partitions', partitions],
-    ['message_count', infos.reduce((s, p) => s + p.messageCount, 0)],
-    ['bytes', infos.reduce((s, p) => s + p.sizeBytes, 0)],
-    ['topic_realtime_put', rt('put')],
-    ['topic_realtime_get', rt('get')],
-    ['topic_realtime_offset', rt('offset')],
-    ['topic_realtime_get_miss', rt('get_miss')],
-    ['topic_realtime_put_failed', rt('put_failed')],
-    ['topic_realtime_message_size', rt('message_size')],
-  ]
+  return encodeTopicStats({
+    topic,
+    resultCode,
+    partitions: resultCode === 1 ? 0 : (ctx.topics.resolve(topic)?.numPartitions ?? infos.length),
+    messageCount: infos.reduce((s, p) => s + p.messageCount, 0),
+    bytes: infos.reduce((s, p) => s + p.sizeBytes, 0),
+    realtime: realtime(ctx, topic),
+  })
 }
 
 function partitionInfos(ctx: BrokerContext): PartitionInfo[] {
