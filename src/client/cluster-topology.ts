@@ -17,11 +17,10 @@ import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
 import {BrokerConnection, type ConnectionOptions} from './connection.js'
+import type {Partition, Topology} from './types.js'
 
 /** Deadline of the ZooKeeper session's start. */
 const ZK_CONNECT_TIMEOUT_MS = 10_000
-import type {Topology} from './topology.js'
-import type {Partition} from './types.js'
 
 export interface ClusterTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
   /** ZooKeeper connect string `host:port[,…][/chroot]`. */

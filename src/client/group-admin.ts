@@ -18,49 +18,12 @@ import type {CommittedOffset} from '../protocol/commands/offsets.js'
 import {connectAdmin, type AdminClient} from './admin.js'
 import {ClusterTopology} from './cluster-topology.js'
 import {ZkGroupAdmin} from './zk-group-admin.js'
+import type {GroupOffsetsAdmin, PartitionBounds} from './types.js'
 
 export type {GroupDescription, GroupSummary, MemberDescription} from '../protocol/commands/group-admin.js'
 export type {CommittedOffset} from '../protocol/commands/offsets.js'
 
-/** Log start and end of a partition (byte offsets; both 0 for a partition without data). */
-export interface PartitionBounds {
-  start: number
-  end: number
-}
-
-/** What the admin commands need from wherever groups, offsets and partitions live. */
-export interface GroupOffsetsAdmin {
-  /**
-   * Id of the broker holding `topic`'s partition (MetaQ names a partition `brokerId-partition`);
-   * the single broker's id in standalone mode, undefined when the broker does not say.
-   */
-  brokerIdOf(topic: string, partition: number): number | undefined
-  /** Every group with members or committed offsets. */
-  listGroups(): Promise<GroupSummary[]>
-  /** Members (with owned partitions) and committed offsets. NOT_FOUND for an unknown group. */
-  describeGroup(group: string): Promise<GroupDescription>
-  /** Committed offsets of a group, optionally only for some topics (none: an empty array). */
-  fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]>
-  /** Overwrite committed offsets; durable when it resolves. */
-  commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void>
-  /** Delete a group and its committed offsets; NOT_FOUND for an unknown group; refused while it has live members. */
-  deleteGroup(group: string): Promise<void>
-  /** The partition numbers of a topic. INVALID_ARGUMENT naming the topic when it is not accepted. */
-  partitions(topic: string): Promise<number[]>
-  bounds(topic: string, partition: number): Promise<PartitionBounds>
-  /** Offset of the first message stored at or after `ms` (ms since the epoch); the log end when none. */
-  seekTime(topic: string, partition: number, ms: number): Promise<number>
-  /** Offset of the message `count` messages before the end; the log start when fewer exist. */
-  seekLast(topic: string, partition: number, count: number): Promise<number>
-  /**
-   * Move `delta` messages (negative: back) from `offset`, clamped to the log. An offset inside
-   * a record counts that record as passed, so a delta of 0 rounds up to the next record boundary.
-   */
-  shift(topic: string, partition: number, offset: number, delta: number): Promise<number>
-  /** Whole messages starting in [from, to) (clamped to the log). */
-  count(topic: string, partition: number, from: number, to: number): Promise<number>
-  close(): Promise<void>
-}
+export type {GroupOffsetsAdmin, PartitionBounds} from './types.js'
 
 export interface GroupAdminOptions {
   /** host:port (default 127.0.0.1:8123) … */

@@ -8,26 +8,11 @@ import {encodePartitions} from '../protocol/commands/partitions.js'
 import type {Logger} from '../log.js'
 import {parseBrokerAddress, type BrokerAddress} from './address.js'
 import {BrokerConnection, resultText, type ConnectionOptions} from './connection.js'
-import type {Partition} from './types.js'
+import type {Partition, Topology} from './types.js'
 import {ClusterTopology} from './cluster-topology.js'
 import {MetaError} from '../protocol/errors.js'
 
-export interface Topology extends EventEmitter {
-  /**
-   * Partitions producers may write, sorted by (broker id, partition). An empty list means
-   * "unknown": send partition -1 and let the broker pick (MetaQ's fixed-serverUrl mode).
-   */
-  publishPartitions(topic: string): Promise<Partition[]>
-  /** Partitions consumers read, sorted as strings (`brokerId-partition`, MetaQ's order). */
-  subscribePartitions(topic: string): Promise<Partition[]>
-  /** The connection to a broker (opened on first use). */
-  connection(brokerId: number): Promise<BrokerConnection>
-  /** Every broker known now, by id. */
-  brokerIds(): number[]
-  /** Forget cached partition lists (after a "wrong partition" answer or a config change). */
-  invalidate(topic: string): void
-  close(): Promise<void>
-}
+export type {Topology} from './types.js'
 
 export interface StandaloneTopologyOptions extends Omit<ConnectionOptions, 'host' | 'port'> {
   broker: string | BrokerAddress

@@ -1,7 +1,14 @@
 /**
- * Types shared by the producer, consumer and admin client.
+ * Types shared by the producer, consumer and admin client, and the interfaces their
+ * implementations live behind (Topology: topology.ts, cluster-topology.ts; GroupOffsetsAdmin:
+ * group-admin.ts, zk-group-admin.ts). The interfaces live here, next to the types, so that
+ * no two implementation files import each other.
  */
+import type {EventEmitter} from 'node:events'
 import type {MetaError} from '../protocol/errors.js'
+import type {GroupDescription, GroupSummary} from '../protocol/commands/group-admin.js'
+import type {CommittedOffset} from '../protocol/commands/offsets.js'
+import type {BrokerConnection} from './connection.js'
 
 /** One partition of a topic on one broker: MetaQ writes it `brokerId-partition`. */
 export interface Partition {
@@ -58,4 +65,62 @@ export interface Message {
   data: Buffer
   /** When the broker stored it (ms since the Unix epoch), from the id; meaningful for meta brokers. */
   timestampMs: number
+}
+
+/** Where a topic's partitions live and how to reach their brokers (topology.ts). */
+export interface Topology extends EventEmitter {
+  /**
+   * Partitions producers may write, sorted by (broker id, partition). An empty list means
+   * "unknown": send partition -1 and let the broker pick (MetaQ's fixed-serverUrl mode).
+   */
+  publishPartitions(topic: string): Promise<Partition[]>
+  /** Partitions consumers read, sorted as strings (`brokerId-partition`, MetaQ's order). */
+  subscribePartitions(topic: string): Promise<Partition[]>
+  /** The connection to a broker (opened on first use). */
+  connection(brokerId: number): Promise<BrokerConnection>
+  /** Every broker known now, by id. */
+  brokerIds(): number[]
+  /** Forget cached partition lists (after a "wrong partition" answer or a config change). */
+  invalidate(topic: string): void
+  close(): Promise<void>
+}
+
+/** Log start and end of a partition (byte offsets; both 0 for a partition without data). */
+export interface PartitionBounds {
+  start: number
+  end: number
+}
+
+/** What the admin commands need from wherever groups, offsets and partitions live. */
+export interface GroupOffsetsAdmin {
+  /**
+   * Id of the broker holding `topic`'s partition (MetaQ names a partition `brokerId-partition`);
+   * the single broker's id in standalone mode, undefined when the broker does not say.
+   */
+  brokerIdOf(topic: string, partition: number): number | undefined
+  /** Every group with members or committed offsets. */
+  listGroups(): Promise<GroupSummary[]>
+  /** Members (with owned partitions) and committed offsets. NOT_FOUND for an unknown group. */
+  describeGroup(group: string): Promise<GroupDescription>
+  /** Committed offsets of a group, optionally only for some topics (none: an empty array). */
+  fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]>
+  /** Overwrite committed offsets; durable when it resolves. */
+  commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void>
+  /** Delete a group and its committed offsets; NOT_FOUND for an unknown group; refused while it has live members. */
+  deleteGroup(group: string): Promise<void>
+  /** The partition numbers of a topic. INVALID_ARGUMENT naming the topic when it is not accepted. */
+  partitions(topic: string): Promise<number[]>
+  bounds(topic: string, partition: number): Promise<PartitionBounds>
+  /** Offset of the first message stored at or after `ms` (ms since the epoch); the log end when none. */
+  seekTime(topic: string, partition: number, ms: number): Promise<number>
+  /** Offset of the message `count` messages before the end; the log start when fewer exist. */
+  seekLast(topic: string, partition: number, count: number): Promise<number>
+  /**
+   * Move `delta` messages (negative: back) from `offset`, clamped to the log. An offset inside
+   * a record counts that record as passed, so a delta of 0 rounds up to the next record boundary.
+   */
+  shift(topic: string, partition: number, offset: number, delta: number): Promise<number>
+  /** Whole messages starting in [from, to) (clamped to the log). */
+  count(topic: string, partition: number, from: number, to: number): Promise<number>
+  close(): Promise<void>
 }

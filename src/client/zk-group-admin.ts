@@ -13,8 +13,7 @@ import type {CommittedOffset} from '../protocol/commands/offsets.js'
 import {encodeZkOffset, parseBrokerPartition, parseZkOffset} from '../cluster/paths.js'
 import {AdminClient} from './admin.js'
 import type {ClusterTopology} from './cluster-topology.js'
-import type {GroupOffsetsAdmin, PartitionBounds} from './group-admin.js'
-import type {Partition} from './types.js'
+import type {GroupOffsetsAdmin, Partition, PartitionBounds} from './types.js'
 
 export class ZkGroupAdmin implements GroupOffsetsAdmin {
   private readonly layouts = new Map<string, Partition[]>()

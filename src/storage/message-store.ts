@@ -140,7 +140,8 @@ export class MessageStore {
       dirSync: new DirSync(ops, fds, syncLimiter),
       damage: new DamageBook(),
       maxRecordBytes: Math.max(RESYNC_MAX_RECORD_BYTES, options.maxRecordBytes ?? 0),
-      queueWrite: (partitionLog) => this.queueWrite(partitionLog),
+      // Only PartitionLogs queue writes (StoreContext names the part of one the writer uses).
+      queueWrite: (partitionLog: PartitionLog) => this.queueWrite(partitionLog),
       nextWrite: () => this.nextWrite(),
       rolled: (partitionLog) => {
         for (const listener of this.rollListeners) {

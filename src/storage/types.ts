@@ -62,3 +62,14 @@ export interface PartitionInfo {
   /** Bytes in those ranges. */
   damagedBytes: number
 }
+
+/**
+ * A partition log that queued a write for the end of the event-loop turn, as the store's
+ * writer sees it (StoreContext.queueWrite; PartitionLog implements it).
+ */
+export interface QueuedWrite {
+  readonly topic: string
+  readonly partition: number
+  /** Write the queued batch; true when bytes were written. */
+  writePending(): boolean
+}
