@@ -4,6 +4,7 @@
 // files are listed explicitly (TOOLCHAIN P6).
 import {spawnSync} from 'node:child_process'
 import {readdirSync, statSync} from 'node:fs'
+import {availableParallelism, loadavg} from 'node:os'
 import {join, relative} from 'node:path'
 
 const root = new URL('..', import.meta.url).pathname
@@ -30,6 +31,13 @@ if (files.length === 0) {
   process.exit(1)
 }
 const concurrency = process.env.META_TEST_CONCURRENCY ?? '2'
+// node --test applies --test-timeout to each file as a whole (and to each test in it). Ten
+// minutes is far beyond the slowest file on an idle machine (~70 s), and it grows with the
+// load at start (the load average per core, 1..10, as the helpers' deadlines do: test/helpers
+// timeScale), so a busy machine does not fail a slow file; a file that hangs still fails.
+const fixedScale = Number(process.env.META_TEST_TIME_SCALE)
+const scale = fixedScale > 0 ? fixedScale : Math.min(10, Math.max(1, loadavg()[0] / availableParallelism()))
+const fileTimeoutMs = Math.round(600_000 * scale)
 const result = spawnSync(
   process.execPath,
   [
@@ -37,7 +45,7 @@ const result = spawnSync(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
-    '--test-timeout=180000',
+    `--test-timeout=${fileTimeoutMs}`,
     '--test-reporter=spec',
     ...passThrough,
     ...files,

@@ -24,7 +24,7 @@ import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
 import {promisify} from 'node:util'
 import mysql from 'mysql2/promise'
-import type {Cleanup} from './index.js'
+import {scaledMs, type Cleanup} from './index.js'
 
 export interface MariaDb {
   host: string
@@ -80,7 +80,7 @@ export async function startMariaDb(t: Cleanup): Promise<MariaDb> {
     await run(
       installDb,
       ['--no-defaults', ...asRoot, `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...SERVER_OPTIONS],
-      {timeout: START_TIMEOUT_MS},
+      {timeout: scaledMs(START_TIMEOUT_MS)},
     )
   } catch (error) {
     const e = error as {stdout?: string; stderr?: string; message: string}
@@ -135,7 +135,7 @@ export async function startMariaDb(t: Cleanup): Promise<MariaDb> {
 async function waitForSocket(server: ServerProcess, socketPath: string, logPath: string): Promise<'ready' | 'exited'> {
   let gone = false
   void server.exited.then(() => (gone = true))
-  const deadline = Date.now() + START_TIMEOUT_MS
+  const startedAt = Date.now()
   let lastError = ''
   for (;;) {
     if (gone) return 'exited'
@@ -148,10 +148,10 @@ async function waitForSocket(server: ServerProcess, socketPath: string, logPath:
         lastError = (error as Error).message
       }
     }
-    if (Date.now() > deadline) {
+    if (Date.now() - startedAt > scaledMs(START_TIMEOUT_MS)) {
       await server.stop()
       throw new Error(
-        `mariadbd did not accept connections on ${socketPath} within ${START_TIMEOUT_MS} ms (last error: ${lastError || 'no socket yet'}); error log ${logPath}:\n${await tail(logPath)}`,
+        `mariadbd did not accept connections on ${socketPath} within ${Date.now() - startedAt} ms (last error: ${lastError || 'no socket yet'}); error log ${logPath}:\n${await tail(logPath)}`,
       )
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))

@@ -4,7 +4,7 @@
  */
 import {spawn, type ChildProcess} from 'node:child_process'
 import {fileURLToPath} from 'node:url'
-import type {Cleanup} from './index.js'
+import {deadline, type Cleanup} from './index.js'
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url))
 
@@ -21,7 +21,7 @@ export interface RunOptions {
   timeoutMs?: number
 }
 
-/** Run `meta <args>` to completion (killed after timeoutMs, default 30 s). */
+/** Run `meta <args>` to completion (killed after timeoutMs, default 30 s, scaled by the load). */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
   const child = spawnCli(args, options.env)
   if (options.input !== undefined) child.stdin!.end(options.input)
@@ -42,12 +42,13 @@ export function collect(child: ChildProcess, timeoutMs = 30_000): Promise<CliRes
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d))
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d))
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const startedAt = Date.now()
+    const cancel = deadline(timeoutMs, () => {
       child.kill('SIGKILL')
-      reject(new Error(`command timed out after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
-    }, timeoutMs)
+      reject(new Error(`command timed out after ${Date.now() - startedAt} ms\nstdout: ${stdout}\nstderr: ${stderr}`))
+    })
     child.on('close', (code, signal) => {
-      clearTimeout(timer)
+      cancel()
       resolve({code, signal, stdout, stderr})
     })
   })
@@ -84,17 +85,18 @@ export async function spawnBroker(t: Cleanup, args: string[], options: SpawnBrok
   })
   let stderr = ''
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker did not start in ${timeoutMs} ms: ${stderr}`)), timeoutMs)
+    const startedAt = Date.now()
+    const cancel = deadline(timeoutMs, () => reject(new Error(`broker did not start in ${Date.now() - startedAt} ms: ${stderr}`)))
     child.stderr!.setEncoding('utf8').on('data', (d: string) => {
       stderr += d
       const match = /listening on [^"\s]+:(\d+)/.exec(stderr)
       if (match) {
-        clearTimeout(timer)
+        cancel()
         resolve(Number(match[1]))
       }
     })
     child.on('exit', (code) => {
-      clearTimeout(timer)
+      cancel()
       reject(new Error(`broker exited with ${code} before listening: ${stderr}`))
     })
   })

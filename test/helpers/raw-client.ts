@@ -4,7 +4,7 @@
  */
 import {connect, type Socket} from 'node:net'
 import {createResponseDecoder, type ResponseFrame} from '../../src/protocol/index.js'
-import type {Cleanup} from './index.js'
+import {deadline, type Cleanup} from './index.js'
 
 export class RawClient {
   private readonly frames: ResponseFrame[] = []
@@ -88,10 +88,11 @@ export class RawClient {
   private async until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
     if (cond()) return
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs)
+      const startedAt = Date.now()
+      const cancel = deadline(timeoutMs, () => reject(new Error(`timed out after ${Date.now() - startedAt} ms waiting for ${what}`)))
       const check = () => {
         if (cond()) {
-          clearTimeout(timer)
+          cancel()
           resolve()
         } else {
           this.waiters.push(check)

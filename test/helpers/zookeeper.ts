@@ -8,7 +8,7 @@ import {mkdir, writeFile, readFile} from 'node:fs/promises'
 import {createServer, connect} from 'node:net'
 import {join} from 'node:path'
 import zookeeper from 'node-zookeeper-client'
-import {tmpDir, waitFor, type Cleanup} from './index.js'
+import {deadline, tmpDir, waitFor, withDeadline, type Cleanup} from './index.js'
 import {startWatched, type ServerProcess} from './watched.js'
 
 const JARS = [
@@ -144,13 +144,47 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     await running?.stop()
   }
 
+  /**
+   * A client on `victim`'s session: 'expired' when the server has no such session; else it has
+   * just taken the session over and is closing it (closeSession ends the session for good).
+   */
+  const sessionTwin = async (victim: zookeeper.Client): Promise<'expired' | {closed: Promise<void>}> => {
+    const twin = zookeeper.createClient(`127.0.0.1:${port}`, {
+      sessionTimeout: 5000,
+      spinDelay: 100,
+      retries: 0,
+      sessionId: victim.getSessionId(),
+      sessionPassword: victim.getSessionPassword(),
+    } as zookeeper.Option)
+    clients.push(twin)
+    const state = await new Promise<'connected' | 'expired'>((resolve, reject) => {
+      const cancel = deadline(15_000, () => reject(new Error(`no answer from ZooKeeper on 127.0.0.1:${port} within 15 s (scaled by the load)`)))
+      twin.once('connected', () => {
+        cancel()
+        resolve('connected')
+      })
+      twin.once('expired', () => {
+        cancel()
+        resolve('expired')
+      })
+      twin.connect()
+    })
+    if (state === 'expired') {
+      twin.close()
+      return 'expired'
+    }
+    const closed = new Promise<void>((resolve) => twin.once('disconnected', () => resolve()))
+    twin.close()
+    return {closed: withDeadline(closed, 10_000, 'the twin session to close')}
+  }
+
   const newClient = async (options: Record<string, unknown> = {}) => {
     const client = zookeeper.createClient(`127.0.0.1:${port}`, {sessionTimeout: 5000, spinDelay: 100, retries: 2, ...options})
     clients.push(client)
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ZooKeeper session from 127.0.0.1:${port} within 15 s`)), 15_000)
+      const cancel = deadline(15_000, () => reject(new Error(`no ZooKeeper session from 127.0.0.1:${port} within 15 s (scaled by the load)`)))
       const done = () => {
-        clearTimeout(timer)
+        cancel()
         resolve()
       }
       client.once('connected', done)
@@ -172,17 +206,34 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
     start,
     client: () => newClient(),
     async expireSession(victim) {
-      // The classic trick: a second client on the same session, closed, ends the session. The
-      // victim may win the session back before the close lands, so try until it sees expiry.
+      // The classic trick: a second client on the same session, closed, ends the session.
+      // node-zookeeper-client reconnects a dropped client at once (next tick), and the server
+      // gives the session to whichever connection asked last, so the victim used to win it
+      // back before the twin's close landed (on a busy machine, every time). So the victim's
+      // reconnect is held (its connection manager's connect() deferred) until a probe on the
+      // same session hears it has expired; then it reconnects and hears the same.
       const expired = new Promise<void>((resolve) => victim.once('expired', () => resolve()))
-      let seen = false
-      void expired.then(() => (seen = true))
-      for (let attempt = 0; attempt < 30 && !seen; attempt++) {
-        const twin = await newClient({sessionId: victim.getSessionId(), sessionPassword: victim.getSessionPassword()})
-        twin.close()
-        await Promise.race([expired, new Promise((resolve) => setTimeout(resolve, 1000))])
+      const manager = (victim as unknown as {connectionManager: {connect(): void}}).connectionManager
+      const connect = manager.connect
+      let held = false
+      manager.connect = () => {
+        held = true
       }
-      if (!seen) throw new Error('could not expire the ZooKeeper session')
+      try {
+        await waitFor(
+          async () => {
+            const twin = await sessionTwin(victim)
+            if (twin === 'expired') return true
+            await twin.closed
+            return false
+          },
+          {what: 'the server to end the ZooKeeper session', timeoutMs: 30_000, intervalMs: 50},
+        )
+      } finally {
+        manager.connect = connect
+        if (held) connect.call(manager)
+      }
+      await withDeadline(expired, 30_000, 'the client to hear that its ZooKeeper session expired')
     },
   }
 }
