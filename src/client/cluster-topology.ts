@@ -55,7 +55,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
       connectTimeoutMs: options.connectTimeoutMs ?? ZK_CONNECT_TIMEOUT_MS,
       logger: options.logger,
     }).then(async (session) => {
-      session.on('session', () => void this.refreshAll())
+      session.on('session', () => this.refreshAllRetrying(1))
       await this.refreshBrokers(session)
       return session
     })
@@ -240,6 +240,14 @@ export class ClusterTopology extends EventEmitter implements Topology {
       this.connections.delete(id)
     }
     if ([...brokers.keys()].join() !== [...before.keys()].join()) this.emit('brokers', this.brokerIds())
+  }
+
+  /** A new session: every watch is gone; read everything again (retrying until it works). */
+  private refreshAllRetrying(attempt: number): void {
+    if (this.closed) return
+    this.refreshAll().catch((error: Error) =>
+      this.retryLater(attempt, 'cannot read the cluster under a new session', {error: error.message}, () => this.refreshAllRetrying(attempt + 1)),
+    )
   }
 
   private async refreshAll(): Promise<void> {

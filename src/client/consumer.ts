@@ -223,7 +223,12 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
    * when the consumer has finished stopping (offsets committed, group left, connections closed).
    */
   stop(): Promise<void> {
-    this.stopping ??= this.stopOnce()
+    if (this.stopping === undefined) {
+      this.stopping = this.stopOnce()
+      // Every caller gets a failure through the promise it awaits; one that does not await
+      // (a signal handler's `void consumer.stop()`) must not make it an unhandled rejection.
+      this.stopping.catch(() => undefined)
+    }
     return this.stopping
   }
 

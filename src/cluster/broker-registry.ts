@@ -57,6 +57,8 @@ function reachable(host: string, port: number): Promise<boolean> {
 
 export class BrokerRegistry {
   private readonly topics = new Map<string, RegisteredTopic>()
+  /** Topics whose nodes this session has written (a failed write is not one). */
+  private readonly written = new Set<string>()
   private publishable = true
   private registered = false
   private queue: Promise<void> = Promise.resolve()
@@ -92,11 +94,12 @@ export class BrokerRegistry {
     this.registered = true
   }
 
-  /** Register one more topic (its first put), or update it. */
+  /** Register one more topic (its first put), or update it; again after a failed attempt. */
   registerTopic(topic: RegisteredTopic): Promise<void> {
     const known = this.topics.get(topic.topic)
-    if (known && JSON.stringify(known) === JSON.stringify(topic)) return Promise.resolve()
+    if (known && JSON.stringify(known) === JSON.stringify(topic) && this.written.has(topic.topic)) return Promise.resolve()
     this.topics.set(topic.topic, topic)
+    this.written.delete(topic.topic)
     return this.serial(() => this.writeTopic(topic))
   }
 
@@ -184,6 +187,7 @@ export class BrokerRegistry {
     }
     await session.put(paths.broker(brokerId), url)
     await session.put(paths.configChecksum(brokerId), String(configChecksum), CreateMode.EPHEMERAL)
+    this.written.clear()
     for (const t of this.topics.values()) await this.writeTopic(t)
     log.info(again ? 're-registered in ZooKeeper after a new session' : 'registered in ZooKeeper', {
       brokerId,
@@ -220,6 +224,7 @@ export class BrokerRegistry {
     } else {
       await session.remove(paths.topicSubBroker(t.topic, brokerId))
     }
+    this.written.add(t.topic)
   }
 
   private async writePub(t: RegisteredTopic): Promise<void> {

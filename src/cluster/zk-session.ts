@@ -238,12 +238,17 @@ export class ZkSession extends EventEmitter {
     client.close()
     this.client = this.newClient()
     const fresh = this.client
-    this.waitConnected(fresh).then(
-      () => {
-        if (!this.closed && fresh === this.client) this.emit('session')
-      },
-      (error: Error) => this.log.error('cannot start a new ZooKeeper session', {error: error.message}),
-    )
+    // The new client keeps trying to connect: never give up on it (registrants would never
+    // hear of a session again), but say so when it takes long.
+    const slowMs = this.options.connectTimeoutMs ?? 30_000
+    const slow = setTimeout(() => {
+      this.log.warn('no new ZooKeeper session yet; still trying', {connect: this.options.connect, waitedMs: slowMs})
+    }, slowMs)
+    slow.unref()
+    fresh.once('connected', () => {
+      clearTimeout(slow)
+      if (!this.closed && fresh === this.client) this.emit('session')
+    })
   }
 }
 
