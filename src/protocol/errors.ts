@@ -68,7 +68,7 @@ export const ERRORS = {
   DECODE_ERROR: {retriable: false, message: 'malformed frame'},
   CONNECTION_CLOSED: {retriable: true, message: 'connection closed'},
   CONNECTION_FAILED: {retriable: true, message: 'cannot connect'},
-  CONFIG_INVALID: {retriable: false, message: 'invalid configuration'},
+  CONFIG_INVALID: {status: Status.BAD_REQUEST, wireCode: 'CONFIG_INVALID', retriable: false, message: 'invalid configuration'},
   GROUP_ERROR: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'GROUP_ERROR', retriable: true, message: 'group error'},
   REBALANCE_IN_PROGRESS: {status: Status.MOVED, retriable: true, message: 'group is rebalancing'},
   UNKNOWN_MEMBER: {status: Status.NOT_FOUND, wireCode: 'UNKNOWN_MEMBER', retriable: true, message: 'unknown group member'},

@@ -10,7 +10,7 @@ import type {FdCache} from './fd-cache.js'
 import type {FileOps} from './file-ops.js'
 import type {Limiter} from './limiter.js'
 import type {TailCache} from './tail-cache.js'
-import type {QueuedWrite} from './types.js'
+import type {StoreLog} from './types.js'
 
 export interface StoreContext {
   readonly ops: FileOps
@@ -26,9 +26,9 @@ export interface StoreContext {
   /** Longest record (header included) a resynchronisation after damage may start. */
   readonly maxRecordBytes: number
   /** Queue `log` for the write at the end of this event-loop turn. */
-  queueWrite(log: QueuedWrite): void
+  queueWrite(log: StoreLog): void
   /** Resolves after the next end-of-turn write has run. */
   nextWrite(): Promise<void>
   /** A log started a new segment (size-bound retention checks here). Must not throw. */
-  rolled(log: PartitionLog): void
+  rolled(log: StoreLog): void
 }

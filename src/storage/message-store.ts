@@ -140,10 +140,10 @@ export class MessageStore {
       dirSync: new DirSync(ops, fds, syncLimiter),
       damage: new DamageBook(),
       maxRecordBytes: Math.max(RESYNC_MAX_RECORD_BYTES, options.maxRecordBytes ?? 0),
-      // Only PartitionLogs queue writes (StoreContext names the part of one the writer uses).
+      // Only PartitionLogs call these (StoreContext names the part of one it needs: StoreLog).
       queueWrite: (partitionLog: PartitionLog) => this.queueWrite(partitionLog),
       nextWrite: () => this.nextWrite(),
-      rolled: (partitionLog) => {
+      rolled: (partitionLog: PartitionLog) => {
         for (const listener of this.rollListeners) {
           try {
             listener(partitionLog)

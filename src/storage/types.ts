@@ -64,10 +64,11 @@ export interface PartitionInfo {
 }
 
 /**
- * A partition log that queued a write for the end of the event-loop turn, as the store's
- * writer sees it (StoreContext.queueWrite; PartitionLog implements it).
+ * A partition log as the store context hands it back to the store (StoreContext.queueWrite,
+ * rolled). PartitionLog implements it; naming only this keeps context.ts from importing
+ * partition-log.ts, which imports everything that imports the context.
  */
-export interface QueuedWrite {
+export interface StoreLog {
   readonly topic: string
   readonly partition: number
   /** Write the queued batch; true when bytes were written. */

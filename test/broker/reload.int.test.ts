@@ -145,7 +145,7 @@ describe('closed partitions', () => {
     const client = await RawClient.connect(t, b.broker.port)
     const put = await client.request('put orders 1 1 0 -1 1\r\nx')
     assert.ok(put.type === 'result' && put.code === 403)
-    assert.equal(text(put), 'Partition[0-1] has been closed')
+    assert.equal(text(put), 'Partition[0-1] has been closed [code=PARTITION_CLOSED]')
     const get = await client.request('get orders g 2 0 1024 2\r\n')
     assert.ok(get.type === 'result' && get.code === 403)
 

@@ -9,7 +9,7 @@ describe('MetaError', () => {
     assert.equal(err.wireStatus, Status.FORBIDDEN)
     assert.equal(err.retriable, true)
     assert.equal(err.name, 'MetaError')
-    assert.equal(new MetaError('CONFIG_INVALID').wireStatus, 500, 'no wire form → 500')
+    assert.equal(new MetaError('CONNECTION_CLOSED').wireStatus, 500, 'no wire form → 500')
   })
 
   it('fromWire() maps each MetaQ status to one code', () => {

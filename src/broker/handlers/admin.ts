@@ -16,8 +16,9 @@ export function handleConfigReload(ctx: BrokerContext, conn: Connection, frame: 
       conn.endRequest()
     },
     (error: Error) => {
+      // 400 for a file the broker refuses, 500 for anything else (no file to read, I/O).
       const status = isMetaError(error, 'CONFIG_INVALID') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR
-      conn.sendResult(status, frame.opaque, error.message)
+      conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, error.message, status)
       conn.endRequest()
     },
   )
@@ -31,7 +32,7 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
   try {
     change = frame.type === 'partitions-close' ? ctx.topics.close(frame.topic, start, end) : ctx.topics.open(frame.topic, start, end)
   } catch (error) {
-    conn.sendResult(isMetaError(error, 'INVALID_ARGUMENT') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR, frame.opaque, (error as Error).message)
+    conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, (error as Error).message)
     return
   }
   conn.beginRequest()
@@ -50,7 +51,7 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
       conn.endRequest()
     },
     (error: Error) => {
-      conn.sendResult(Status.INTERNAL_SERVER_ERROR, frame.opaque, error.message)
+      conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest()
     },
   )
