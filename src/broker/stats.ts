@@ -5,20 +5,13 @@
  * `topic_realtime_*` lines) are recorded only for topics whose config has `stat=true`, and
  * reset on `stats reset` and every 30 minutes, as MetaQ does.
  */
-import {realtimeValue, type RealtimeItem, type RealtimeValue} from '../protocol/stats-body.js'
+import {realtimeValue, type RealtimeItem, type RealtimeValue, type SystemStats} from '../protocol/stats-body.js'
 
-/** Totals since start, in `stats` order. */
-export interface BrokerCounters {
-  cmdPut: number
-  cmdGet: number
-  cmdOffset: number
-  txBegin: number
-  txXaBegin: number
-  txCommit: number
-  txRollback: number
-  getMiss: number
-  putFailed: number
-}
+/** Totals since start: the system stats the broker counts itself (same names, same order). */
+export type BrokerCounters = Pick<
+  SystemStats,
+  'cmdPut' | 'cmdGet' | 'cmdOffset' | 'txBegin' | 'txXaBegin' | 'txCommit' | 'txRollback' | 'getMiss' | 'putFailed'
+>
 
 
 /** Count and summed value of one realtime item since the last reset. */
