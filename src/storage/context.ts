@@ -4,7 +4,7 @@
  * damage bookkeeping.
  */
 import type {Logger} from '../log.js'
-import type {DamageBook} from './damage.js'
+import type {DamageBook} from './damage-book.js'
 import type {DirSync} from './dir-sync.js'
 import type {FdCache} from './fd-cache.js'
 import type {FileOps} from './file-ops.js'

@@ -32,6 +32,8 @@ import {readFully} from './scan.js'
 import type {Segment} from './segment.js'
 import {withFile} from './segment-io.js'
 
+export {DamageBook} from './damage-book.js'
+
 /** Which partition a segment belongs to (for log lines). */
 export interface PartitionRef {
   readonly topic: string
@@ -51,23 +53,6 @@ export interface DamagedRange {
   file: string
   /** Acknowledged by `meta repair` (`.damage.json`). */
   acknowledged: boolean
-}
-
-/** Store-wide damage bookkeeping (part of the StoreContext). */
-export class DamageBook {
-  /** Holes found since the store opened. */
-  found = 0
-  /** Damage investigations in flight, by segment path and position: each runs once. */
-  private readonly running = new Map<string, Promise<unknown>>()
-
-  /** Run `fn` once per `key` at a time; concurrent callers share its result. */
-  once<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const existing = this.running.get(key)
-    if (existing !== undefined) return existing as Promise<T>
-    const run = fn().finally(() => this.running.delete(key))
-    this.running.set(key, run)
-    return run
-  }
 }
 
 /** The hole holding or following relative position `rel` (the first with `to > rel`). */
