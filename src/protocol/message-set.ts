@@ -213,14 +213,16 @@ export function scanRecords(
 }
 
 /**
- * Throw INVALID_ARGUMENT unless `records` is exactly `count` whole records whose checksums
- * verify (a batch appended as is: replication, transaction commit, batched put).
+ * Throw unless `records` is exactly `count` whole records whose checksums verify (a batch
+ * appended as is: replication, transaction commit, batched put): CHECKSUM_MISMATCH when a
+ * record's checksum is wrong, INVALID_ARGUMENT for anything else.
  */
 export function checkRecordBatch(records: Buffer, count: number): void {
   let seen = 0
   const {end, stop} = scanRecords(records, 0, () => (seen += 1))
   if (end !== records.length || seen !== count || count === 0) {
-    throw MetaError.invalidArgument(
+    throw new MetaError(
+      stop === 'bad-checksum' ? 'CHECKSUM_MISMATCH' : 'INVALID_ARGUMENT',
       `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` +
         `found ${seen} (${stop} at byte ${end})`,
     )

@@ -10,7 +10,7 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
-import {MetaError, Status, type ErrorCode} from '../../protocol/errors.js'
+import {isMetaError, MetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {PartitionLog} from '../../storage/index.js'
@@ -151,9 +151,9 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   } catch (error) {
     // A record that does not check out (length, checksum): nothing was appended.
     const message = (error as Error).message
-    const reason = message.includes('bad-checksum')
-      ? new MetaError('CHECKSUM_MISMATCH', `Checksum failure,${message}`)
-      : asMetaError(error, 'INVALID_MESSAGE')
+    const reason = isMetaError(error, 'CHECKSUM_MISMATCH')
+      ? new MetaError('CHECKSUM_MISMATCH', `Checksum failure,${message}`) // MetaQ's words for it
+      : new MetaError('INVALID_MESSAGE', message)
     failBatch(ctx, conn, frame, partition, reason)
     conn.endRequest(bodyBytes)
   }
