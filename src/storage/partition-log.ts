@@ -200,7 +200,8 @@ export class PartitionLog {
   /**
    * Append `count` whole, already formatted records (replication, transaction commit) as one
    * contiguous batch in one segment; returns the offset of its first byte. Throws
-   * INVALID_ARGUMENT when `records` is not exactly `count` whole, checksum-valid records.
+   * CHECKSUM_MISMATCH when a record's checksum is wrong, INVALID_ARGUMENT when `records` is
+   * not exactly `count` whole records.
    */
   appendRecords(records: Buffer, count: number, done: AppendCallback): number {
     checkRecordBatch(records, count)

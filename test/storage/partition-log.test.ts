@@ -62,7 +62,7 @@ describe('PartitionLog', () => {
     assert.throws(() => log.appendRecords(records, 3, () => {}), {code: 'INVALID_ARGUMENT'})
     const corrupt = Buffer.from(records)
     corrupt[20] ^= 1
-    assert.throws(() => log.appendRecords(corrupt, 2, () => {}), {code: 'INVALID_ARGUMENT'})
+    assert.throws(() => log.appendRecords(corrupt, 2, () => {}), {code: 'CHECKSUM_MISMATCH'})
   })
 
   test('PartitionLog rolls at maxSegmentBytes and keeps offsets contiguous', async (t) => {
