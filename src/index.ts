@@ -21,4 +21,5 @@ export {
   type ConfigOverrides,
 } from './broker/index.js'
 export {MetaError, isMetaError, ERRORS, Status, type ErrorCode, type MetaErrorOptions} from './protocol/errors.js'
-export {META_VERSION, PROTOCOL_VERSION} from './protocol/index.js'
+export {PROTOCOL_VERSION} from './protocol/index.js'
+export {META_VERSION} from './package-info.js'

@@ -19,7 +19,7 @@ const SRC = fileURLToPath(new URL('../src', import.meta.url))
  * registry) sits above commands and is not listed: it may import anything.
  */
 const ALLOWED: Record<string, string[]> = {
-  'index.ts': ['protocol', 'client', 'broker'],
+  'index.ts': ['protocol', 'client', 'broker', 'package-info.ts'],
   protocol: ['log.ts'],
   storage: ['protocol', 'log.ts'],
   cluster: ['protocol', 'log.ts'],

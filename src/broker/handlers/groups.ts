@@ -152,17 +152,17 @@ export function handleGroupDelete(ctx: BrokerContext, conn: Connection, frame: G
   const live = ctx.groups.describe(frame.group)
   if (live !== undefined && live.members.length > 0) {
     const n = live.members.length
-    conn.sendResult(Status.BAD_REQUEST, frame.opaque, `group "${frame.group}" has ${n} live member${n === 1 ? '' : 's'}: stop them before deleting it`)
+    conn.sendError('GROUP_ERROR', frame.opaque, `group "${frame.group}" has ${n} live member${n === 1 ? '' : 's'}: stop them before deleting it`, Status.BAD_REQUEST)
     return
   }
   if (ctx.offsets.get(frame.group).length === 0) {
-    conn.sendResult(Status.NOT_FOUND, frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
+    conn.sendError('NOT_FOUND', frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
     return
   }
   conn.beginRequest()
   ctx.offsets.deleteGroup(frame.group, (err) => {
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
-    else conn.sendResult(err.wireStatus, frame.opaque, err.message)
+    else conn.sendError(err.code, frame.opaque, err.message, err.wireStatus)
     conn.endRequest()
   })
 }

@@ -8,7 +8,6 @@ import type {PartitionStats} from '../../client/admin.js'
 import {formatBytes, formatCount, renderRows, renderTable, type Cell} from '../output.js'
 import type {PartitionLag} from './offset-rows.js'
 import type {ResetPlan} from './reset-plan.js'
-import type {PartitionDetail} from './views.js'
 
 /** ms since the epoch → `2026-12-01T10:00:00Z` (UTC, whole seconds); `-` for none. */
 export function formatTime(ms: number | null | undefined): string {
@@ -142,6 +141,18 @@ export function renderTopicPartitions(partitions: readonly PartitionStats[]): st
     ]),
     {align: ['right', 'right', 'right', 'right', 'right', 'right', 'left', ...(state ? (['left'] as const) : [])]},
   )
+}
+
+// Defined here rather than in views.ts (which builds it) so that the two files do not
+// import each other.
+/** `meta topic describe T -p N --json`: one partition and the groups that committed offsets on it. */
+export interface PartitionDetail {
+  topic: string
+  /** The partition's number as the CLI counts (in a cluster: 0..n-1 over all brokers). */
+  partition: number
+  /** Its broker's stats (`partition` there is the broker's own number). */
+  stats: PartitionStats
+  groups: Array<{group: string; committed: number; lagMessages: number | null; lagBytes: number | null; committedAtMs: number | null}>
 }
 
 /** `meta topic describe T -p N`: the partition as key/value lines, then its groups. */

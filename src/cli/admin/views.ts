@@ -10,7 +10,7 @@ import {unknownTopicError} from '../suggest.js'
 import {MetaError, isMetaError} from '../../protocol/errors.js'
 import {expandTopics, lagRows, partitionLag, partitionsOf, tpKey, type PartitionLag} from './offset-rows.js'
 import type {TopicSpec} from './parse.js'
-import type {OwnedLag, TopicSummary} from './render.js'
+import type {OwnedLag, PartitionDetail, TopicSummary} from './render.js'
 
 /** `meta offset show --json`. */
 export interface GroupOffsets {
@@ -106,15 +106,7 @@ export async function topicDetailOf(topic: string, partitions: PartitionStats[],
   throw unknownTopicError(topic, [], `ZooKeeper ${target.zk}: no broker of the cluster has it`)
 }
 
-/** `meta topic describe T -p N --json`: one partition and the groups that committed offsets on it. */
-export interface PartitionDetail {
-  topic: string
-  /** The partition's number as the CLI counts (in a cluster: 0..n-1 over all brokers). */
-  partition: number
-  /** Its broker's stats (`partition` there is the broker's own number). */
-  stats: PartitionStats
-  groups: Array<{group: string; committed: number; lagMessages: number | null; lagBytes: number | null; committedAtMs: number | null}>
-}
+export type {PartitionDetail} from './render.js'
 
 /** Partition `index` of a topic in detail, with every group's committed offset and lag there. */
 export async function partitionDetail(admin: GroupOffsetsAdmin, detail: TopicDetail, index: number): Promise<PartitionDetail> {
