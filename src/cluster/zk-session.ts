@@ -143,15 +143,19 @@ export class ZkSession extends EventEmitter {
 
   /** Children (sorted), or [] when the node does not exist (a watcher is then set with exists). */
   async children(path: string, watcher?: Watcher): Promise<string[]> {
-    try {
-      const list = await this.call<string[]>((cb) =>
-        watcher ? this.client.getChildren(path, watcher, cb) : this.client.getChildren(path, cb),
-      )
-      return [...list].sort()
-    } catch (error) {
-      if (!isNoNode(error)) throw error
-      if (watcher) await this.exists(path, watcher)
-      return []
+    for (;;) {
+      try {
+        const list = await this.call<string[]>((cb) =>
+          watcher ? this.client.getChildren(path, watcher, cb) : this.client.getChildren(path, cb),
+        )
+        return [...list].sort()
+      } catch (error) {
+        if (!isNoNode(error)) throw error
+        if (!watcher) return []
+        // Watch for the node's creation. If it was created between the two calls, the exists
+        // watch would fire only on a change of its data, never on a new child: read again.
+        if ((await this.exists(path, watcher)) === undefined) return []
+      }
     }
   }
 
