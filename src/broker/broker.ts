@@ -22,6 +22,7 @@
  * refused with a rate-limited warning instead of libuv's silent accept-and-close at EMFILE.
  */
 import {mkdirSync} from 'node:fs'
+import {join} from 'node:path'
 import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
 import {MessageIdGenerator} from '../protocol/message-id.js'
@@ -30,7 +31,7 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import {oversizeBodyBytes} from '../protocol/decoder.js'
-import {acquireDataDirLock, DEFAULT_MAX_OPEN_FILES, MessageStore, type DataDirLock, type TopicStorageConfig} from '../storage/index.js'
+import {acquireDataDirLock, DEFAULT_MAX_OPEN_FILES, MessageStore, type DataDirLock, type PartitionLog, type TopicStorageConfig} from '../storage/index.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
@@ -45,9 +46,12 @@ import {RealtimeStats, type BrokerCounters} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
-import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
+import {handleOversize, handlePut, handlePutBatch, logFor} from './handlers/put.js'
+import {TransactionManager} from './tx/manager.js'
+import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {handleStats} from './handlers/stats.js'
-import {handlePartitions, handleSync, handleTransaction, handleVersion} from './handlers/misc.js'
+import {handlePartitions, handleSync, handleVersion} from './handlers/misc.js'
+import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch} from './handlers/transaction.js'
 import {
   handleGroupClaim,
   handleGroupDescribe,
@@ -73,6 +77,8 @@ export interface BrokerOptions {
    */
   overrides?: ConfigOverrides
   logger?: Logger
+  /** Size at which the transaction journal starts a new redo file (default 64 MiB; tests make it small). */
+  txJournalFileBytes?: number
 }
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
@@ -111,7 +117,7 @@ export class Broker implements ConnectionHandler {
     offsets: OffsetLog,
     topics: TopicRegistry,
     log: Logger,
-    extra: {overrides: ConfigOverrides; locks: DataDirLock[]},
+    extra: {overrides: ConfigOverrides; locks: DataDirLock[]; counters: BrokerCounters; tx: TransactionManager},
   ) {
     this.overrides = extra.overrides
     this.locks = extra.locks
@@ -120,9 +126,7 @@ export class Broker implements ConnectionHandler {
     this.log = log
     // Half-open: a client that ends its side after its requests still gets their answers.
     this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
-    const counters: BrokerCounters = {
-      cmdPut: 0, cmdGet: 0, cmdOffset: 0, txBegin: 0, txXaBegin: 0, txCommit: 0, txRollback: 0, getMiss: 0, putFailed: 0,
-    }
+    const counters = extra.counters
     const polls = new LongPollRegistry(
       (w) => retryGet(this.context, w.conn, w.frame),
       (w) => expireGet(this.context, w.conn, w.frame),
@@ -143,6 +147,7 @@ export class Broker implements ConnectionHandler {
         log: log.child('groups'),
       }),
       offsets,
+      tx: extra.tx,
       log: log.child('handler'),
       url: '',
       port: 0,
@@ -165,9 +170,13 @@ export class Broker implements ConnectionHandler {
     const log = (options.logger ?? silentLogger).child('broker')
     const topics = new TopicRegistry(config)
     const roots = dataRoots(config)
-    const locks = lockDataDirs(roots, log)
+    const locks = lockDataDirs(roots.includes(config.system.dataLogPath) ? roots : [...roots, config.system.dataLogPath], log)
     let store: MessageStore
     let offsets: OffsetLog
+    let tx: TransactionManager
+    const counters: BrokerCounters = {
+      cmdPut: 0, cmdGet: 0, cmdOffset: 0, txBegin: 0, txXaBegin: 0, txCommit: 0, txRollback: 0, getMiss: 0, putFailed: 0,
+    }
     // The store resolves topics with the broker's config of the moment (reloads replace it).
     const holder: {broker?: Broker} = {}
     try {
@@ -186,11 +195,27 @@ export class Broker implements ConnectionHandler {
         await store.close()
         throw error
       }
+      try {
+        // Recovery (completing journaled commits) runs before the broker takes requests.
+        tx = await TransactionManager.open(
+          {
+            config: () => holder.broker?.config ?? config,
+            logFor: (topic, partition) => (holder.broker === undefined ? storeLog(store, topic, partition) : logFor(holder.broker.context, topic, partition)),
+            counters,
+            log: log.child('tx'),
+          },
+          {dir: join(config.system.dataLogPath, 'transactions'), maxFileBytes: options.txJournalFileBytes ?? DEFAULT_JOURNAL_FILE_BYTES},
+        )
+      } catch (error) {
+        await offsets.close()
+        await store.close()
+        throw error
+      }
     } catch (error) {
       for (const lock of locks) lock.release()
       throw error
     }
-    const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks})
+    const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks, counters, tx})
     holder.broker = started
     try {
       await started.listen()
@@ -212,6 +237,7 @@ export class Broker implements ConnectionHandler {
       await new Promise<void>((resolve) => started.server.close(() => resolve()))
       await started.retention.close()
       started.context.groups.close()
+      await tx.close()
       await offsets.close()
       await store.close()
       for (const lock of locks) lock.release()
@@ -265,7 +291,7 @@ export class Broker implements ConnectionHandler {
     if (oversize !== undefined) return handleOversize(ctx, conn, frame, oversize)
     switch (frame.type) {
       case 'put':
-        return handlePut(ctx, conn, frame)
+        return frame.txKey === null ? handlePut(ctx, conn, frame) : handleTransactionalPut(ctx, conn, frame)
       case 'get':
         return handleGet(ctx, conn, frame)
       case 'offset':
@@ -277,7 +303,7 @@ export class Broker implements ConnectionHandler {
       case 'quit':
         return conn.end()
       case 'transaction':
-        return handleTransaction(conn, frame)
+        return handleTransaction(ctx, conn, frame)
       case 'sync':
         return handleSync(conn, frame)
       case 'partitions':
@@ -305,7 +331,7 @@ export class Broker implements ConnectionHandler {
       case 'count':
         return handleCount(ctx, conn, frame)
       case 'put-batch':
-        return handlePutBatch(ctx, conn, frame)
+        return frame.txKey === null ? handlePutBatch(ctx, conn, frame) : handleTransactionalPutBatch(ctx, conn, frame)
       case 'config-reload':
         return handleConfigReload(ctx, conn, frame)
       case 'partitions-close':
@@ -325,6 +351,7 @@ export class Broker implements ConnectionHandler {
     this.connections.delete(conn)
     this.context.polls.dropConnection(conn)
     this.context.groups.connectionClosed(conn.id)
+    this.context.tx.connectionClosed(conn.id)
   }
 
   close(): Promise<void> {
@@ -442,6 +469,8 @@ export class Broker implements ConnectionHandler {
     for (const conn of this.connections) conn.socket.destroy()
     // Files last: nothing can use them any more.
     await this.retention.close()
+    // The journal before the store: a commit in progress has finished (its connection was answered).
+    await this.context.tx.close()
     await this.store.close()
     await this.context.offsets.close()
     await serverClosed
@@ -477,6 +506,15 @@ export class Broker implements ConnectionHandler {
       })
     }
     return {...report, applied: true}
+  }
+}
+
+/** The partition's log, created if needed (recovery, before the broker serves). */
+function storeLog(store: MessageStore, topic: string, partition: number): PartitionLog | MetaError {
+  try {
+    return store.get(topic, partition) ?? store.getOrCreate(topic, partition)
+  } catch (error) {
+    return error instanceof MetaError ? error : new MetaError('STORAGE_ERROR', (error as Error).message)
   }
 }
 

@@ -12,6 +12,7 @@ import type {LongPollRegistry} from './long-poll.js'
 import type {PartitionLogs} from './partition-logs.js'
 import type {BrokerCounters, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
+import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 
 export interface BrokerContext {
@@ -29,6 +30,8 @@ export interface BrokerContext {
   groups: GroupCoordinator
   /** Committed offsets of standalone groups. */
   offsets: OffsetLog
+  /** Local and XA transactions and their journal (tx/manager.ts). */
+  tx: TransactionManager
   log: Logger
   /** `meta://host:port`, as published and as quoted in put error bodies. */
   url: string

@@ -65,6 +65,7 @@ export const ERRORS = {
   PARTITION_QUARANTINED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_QUARANTINED', retriable: true, message: 'partition is quarantined'},
   INVALID_MESSAGE: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'INVALID_MESSAGE', retriable: false, message: 'invalid message'},
   FRAME_TOO_LARGE: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'FRAME_TOO_LARGE', retriable: false, message: 'frame too large'},
+  TRANSACTION_ERROR: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'TRANSACTION_ERROR', retriable: false, message: 'transaction error'},
   DECODE_ERROR: {retriable: false, message: 'malformed frame'},
   CONNECTION_CLOSED: {retriable: true, message: 'connection closed'},
   CONNECTION_FAILED: {retriable: true, message: 'cannot connect'},

@@ -128,7 +128,6 @@ describe('parseServerIni()', () => {
     assert.equal(config.checksum, crc32(Buffer.from(SAMPLE)))
     assert.deepEqual(config.warnings, [
       '[system] dashboardHttpPort is not used yet (pending: issue 13, the HTTP dashboard); it is accepted and ignored until then',
-      '[system] flushTxLogAtCommit is not used yet (pending: issue 12, transactions and their journal); it is accepted and ignored until then',
       '[system] getProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for get/offset',
       '[system] putProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for put/transaction',
       '[system] updateConsumerOffsets is ignored (accepted for compatibility with MetaQ): meta always answers a get past the end of the log with 301 and the end offset, what true does in MetaQ',
@@ -252,11 +251,6 @@ describe('parseServerIni()', () => {
         '[system] dashboardHttpPort is not',
         '[system] appClassPath is ignored',
         '[system] quartzThreadCount is ignored',
-        '[system] maxCheckpoints is not',
-        '[system] checkpointInterval is not',
-        '[system] maxTxTimeoutTimerCapacity is not',
-        '[system] maxTxTimeoutInSeconds is not',
-        '[system] flushTxLogAtCommit is not',
         '[system] loadMessageStoresInParallel is ignored',
         '[zookeeper] zk.zkSyncTimeMs is ignored',
       ],

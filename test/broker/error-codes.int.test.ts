@@ -45,7 +45,7 @@ describe('error results on the wire', () => {
       `${prefix('orders-5')}wrong partition 5: topic "orders" has partitions 0..1`,
     )
     assert.match(errorBody(await put('put orders 0 1 0 7 3'), 500, 'CHECKSUM_MISMATCH'), /failed\.Detail:Checksum failure,expected \d+ but was 7$/)
-    assert.match(errorBody(await put('put orders 0 1 0 -1 TX:s:1 4'), 500, 'UNSUPPORTED'), /transactions are not supported by this broker$/)
+    assert.match(errorBody(await put('put orders 0 1 0 -1 TX:s:1 4'), 500, 'TRANSACTION_ERROR'), /transaction "TX:s:1" has not been started on this connection$/)
     await broker.topics.close('orders', 1, 1)
     assert.equal(errorBody(await put('put orders 1 1 0 -1 5'), 403, 'PARTITION_CLOSED'), 'Partition[0-1] has been closed')
     assert.equal(errorBody(await client.request('get orders g 1 0 1024 6\r\n'), 403, 'PARTITION_CLOSED'), 'Partition[0-1] has been closed')
@@ -57,9 +57,9 @@ describe('error results on the wire', () => {
     const moved = await client.request('get orders g 0 9999 1024 8\r\n')
     assert.ok(moved.type === 'result' && moved.code === 301)
     assert.equal(text(moved), '21')
-    const xa = await client.request('transaction TX:s:1 s BEGIN 9\r\n')
+    const xa = await client.request('transaction TX:s:1 s COMMIT_ONE_PHASE 9\r\n')
     assert.ok(xa.type === 'result' && xa.code === 500)
-    assert.equal(text(xa), 'XAException:code=-3,msg=transactions are not supported by this broker')
+    assert.equal(text(xa), 'XAException:code=-4,msg=transaction "TX:s:1" has not been started on this connection')
   })
 
   it('tell a missing partition, an invalid one and a refused topic apart on get (all 404 as in MetaQ)', async (t) => {

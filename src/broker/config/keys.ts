@@ -61,8 +61,6 @@ const of = <F extends string>(key: string, field: F, kind: ValueKind, use: KeyUs
 /** A key that is accepted and has no effect, with why. */
 const ignored = <F extends string>(spec: KeySpec<F>, use: 'compat' | 'pending', note: string): KeySpec<F> => ({...spec, use, note})
 
-const TRANSACTIONS_PENDING = 'issue 12, transactions and their journal'
-
 export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('brokerId', 'brokerId', 0, 1023),
   of('hostName', 'hostName', 'host'),
@@ -76,18 +74,18 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   // 1 KiB ordinary messages could never be fetched (spec §11.2), so refuse it outright.
   int('maxTransferSize', 'maxTransferBytes', 1024),
   of('dataPath', 'dataPath', 'path'),
-  ignored(of('dataLogPath', 'dataLogPath', 'path'), 'pending', TRANSACTIONS_PENDING),
+  of('dataLogPath', 'dataLogPath', 'path'),
   ignored(of('appClassPath', 'appClassPath', 'path'), 'compat', 'meta cannot load java classes (server-side consumer filters)'),
   ignored(int('getProcessThreadCount', 'getProcessThreadCount', 1), 'compat', 'meta has no thread pool for get/offset'),
   ignored(int('putProcessThreadCount', 'putProcessThreadCount', 1), 'compat', 'meta has no thread pool for put/transaction'),
   of('deletePolicy', 'deletePolicy', 'deletePolicy'),
   of('deleteWhen', 'deleteWhen', 'cron'),
   ignored(int('quartzThreadCount', 'quartzThreadCount', 1), 'compat', 'retention runs in the broker process, one partition at a time'),
-  ignored(int('maxCheckpoints', 'maxCheckpoints', 1), 'pending', TRANSACTIONS_PENDING),
-  ignored(int('checkpointInterval', 'checkpointIntervalMs', 1), 'pending', TRANSACTIONS_PENDING),
-  ignored(int('maxTxTimeoutTimerCapacity', 'maxTxTimeoutTimerCapacity', 1), 'pending', TRANSACTIONS_PENDING),
-  ignored(int('maxTxTimeoutInSeconds', 'maxTxTimeoutSeconds', 1), 'pending', TRANSACTIONS_PENDING),
-  ignored(int('flushTxLogAtCommit', 'flushTxLogAtCommit', 0, 2), 'pending', TRANSACTIONS_PENDING),
+  int('maxCheckpoints', 'maxCheckpoints', 1),
+  int('checkpointInterval', 'checkpointIntervalMs', 1),
+  int('maxTxTimeoutTimerCapacity', 'maxTxTimeoutTimerCapacity', 1),
+  int('maxTxTimeoutInSeconds', 'maxTxTimeoutSeconds', 1),
+  int('flushTxLogAtCommit', 'flushTxLogAtCommit', 0, 2),
   of('acceptPublish', 'acceptPublish', 'bool'),
   of('acceptSubscribe', 'acceptSubscribe', 'bool'),
   of('stat', 'stat', 'bool'),

@@ -19,10 +19,6 @@ import type {BrokerContext} from '../context.js'
 
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
-  if (frame.txKey !== null) {
-    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, new MetaError('UNSUPPORTED', 'transactions are not supported by this broker'))
-    return
-  }
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += 1
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
@@ -194,7 +190,7 @@ function failBatchOf(ctx: BrokerContext, conn: Connection, topic: string, opaque
   failPut(ctx, conn, topic, opaque, partition, reason)
 }
 
-function topicRefusal(topic: string): MetaError {
+export function topicRefusal(topic: string): MetaError {
   try {
     validateTopicName(topic)
   } catch (error) {
@@ -203,7 +199,7 @@ function topicRefusal(topic: string): MetaError {
   return new MetaError('TOPIC_NOT_ACCEPTED', `The server do not accept topic ${topic}`)
 }
 
-function wrongPartition(topic: string, partition: number, numPartitions: number): MetaError {
+export function wrongPartition(topic: string, partition: number, numPartitions: number): MetaError {
   return new MetaError('INVALID_PARTITION', `wrong partition ${partition}: topic "${topic}" has partitions 0..${numPartitions - 1}`)
 }
 
@@ -215,7 +211,7 @@ function asMetaError(error: unknown, code: ErrorCode): MetaError {
  * MetaQ's put failure body (status 500, as MetaQ answers every refused put but a closed
  * partition), so clients that parse it keep working; the code marker follows the text.
  */
-function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, partition: number, reason: MetaError): void {
+export function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, partition: number, reason: MetaError): void {
   ctx.counters.putFailed += 1
   if (ctx.topics.resolve(topic)?.stat) ctx.realtime.record(topic, 'put_failed')
   ctx.log.debug('put failed', {topic, partition, code: reason.code, reason: reason.message})
@@ -227,7 +223,7 @@ function failPut(ctx: BrokerContext, conn: Connection, topic: string, opaque: nu
  * The partition's log, created at its first put (and announced, for ZooKeeper registration);
  * an error says why it could not be created.
  */
-function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | MetaError {
+export function logFor(ctx: BrokerContext, topic: string, partition: number): PartitionLog | MetaError {
   const log = ctx.logs.get(topic, partition)
   if (log !== undefined) return log
   let created: PartitionLog

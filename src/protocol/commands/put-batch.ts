@@ -16,6 +16,10 @@
  * previous id + 1 (ids are consecutive within a run), e.g. `0 4096 0:7205759403792793600`.
  * Errors: the same result codes and bodies as put (403 closed, 500 with MetaQ's failure
  * text), for the whole batch.
+ *
+ * Transactional form (docs/protocol.md): `put-batch <topic> <partition> <count> <len> <txKey> <opaque>`
+ * puts the records into the transaction (journaled, appended at commit); the partition must
+ * be explicit and the reply is `<partition> -1 <runs>`.
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
@@ -26,6 +30,8 @@ export interface PutBatchCommand {
   /** A partition index, or -1: the broker picks one for the whole batch. */
   partition: number
   count: number
+  /** Transaction key (`TX:…`, `XID:…`) or null outside a transaction. */
+  txKey: string | null
   opaque: number
   /** `count` stored-format records (ids 0). */
   body: Buffer
@@ -34,13 +40,15 @@ export interface PutBatchCommand {
 const EMPTY = Buffer.alloc(0)
 
 export function parsePutBatch(tokens: string[]): {frame: PutBatchCommand; bodyLength: number} {
-  tokenCount('put-batch', tokens, [6])
+  tokenCount('put-batch', tokens, [6, 7])
+  const txKey = tokens.length === 7 && tokens[5] !== 'null' ? nameField('put-batch', 'transaction key', tokens[5]) : null
   const frame: PutBatchCommand = {
     type: 'put-batch',
     topic: nameField('put-batch', 'topic', tokens[1]),
     partition: canonicalIntField('put-batch', 'partition', tokens[2]),
     count: lengthField('put-batch', 'count', tokens[3]),
-    opaque: opaqueField('put-batch', tokens[5]),
+    txKey,
+    opaque: opaqueField('put-batch', tokens[tokens.length - 1]),
     body: EMPTY,
   }
   return {frame, bodyLength: lengthField('put-batch', 'length', tokens[4])}
@@ -53,7 +61,15 @@ const prefixes = new Map<string, Buffer>()
  * The header line of a batch; the caller writes the `bodyLength` bytes of records right
  * after it into the same buffer.
  */
-export function writePutBatchHeader(out: OutputBuffer, topic: string, partition: number, count: number, bodyLength: number, opaque: number): void {
+export function writePutBatchHeader(
+  out: OutputBuffer,
+  topic: string,
+  partition: number,
+  count: number,
+  bodyLength: number,
+  opaque: number,
+  txKey: string | null = null,
+): void {
   let prefix = prefixes.get(topic)
   if (prefix === undefined) {
     if (prefixes.size >= PREFIX_CACHE_MAX) prefixes.clear()
@@ -67,6 +83,7 @@ export function writePutBatchHeader(out: OutputBuffer, topic: string, partition:
   out.writeByte(0x20)
   out.writeInt(bodyLength)
   out.writeByte(0x20)
+  if (txKey !== null) out.writeAscii(`${txKey} `)
   out.writeInt(opaque)
   out.writeCrlf()
 }

@@ -1,0 +1,144 @@
+/**
+ * transaction (spec §1.9, §7) and the transactional forms of put and put-batch.
+ *
+ * Replies as MetaQ gives them: BEGIN, COMMIT_*, ROLLBACK, FORGET → 200 with an empty body;
+ * PREPARE → 200 with the vote (0 XA_OK, 3 XA_RDONLY); RECOVER → 200 with the keys joined by
+ * `\r\n`; END → no answer; errors → 500 `XAException:code=<n>,msg=<text>`. A transactional
+ * put answers `<msgId> <partition> -1` (the offset is known at commit).
+ */
+import {checksum} from '../../protocol/crc.js'
+import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
+import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
+import type {TransactionCommand} from '../../protocol/commands/transaction.js'
+import {MetaError, Status} from '../../protocol/errors.js'
+import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
+import type {Connection} from '../connection.js'
+import type {BrokerContext} from '../context.js'
+import {XaError, XAER_RMERR} from '../tx/xa.js'
+import {failPut, topicRefusal, wrongPartition} from './put.js'
+
+export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
+  // END is one-way (MetaQ never answers it) and changes nothing.
+  if (frame.txType === 'END') return
+  const {opaque} = frame
+  const tx = ctx.tx
+  try {
+    switch (frame.txType) {
+      case 'BEGIN':
+        tx.begin(conn.id, frame.txKey, frame.timeoutSeconds)
+        conn.sendResult(Status.OK, opaque)
+        return
+      case 'RECOVER':
+        conn.sendResult(Status.OK, opaque, tx.recoverKeys(frame.uniqueQualifier).join('\r\n'))
+        return
+      case 'FORGET':
+        tx.forget(frame.txKey)
+        conn.sendResult(Status.OK, opaque)
+        return
+      case 'PREPARE':
+        return answerLater(conn, opaque, tx.prepare(conn.id, frame.txKey).then(String))
+      case 'COMMIT_ONE_PHASE':
+      case 'COMMIT_TWO_PHASE':
+        return answerLater(conn, opaque, tx.commit(conn.id, frame.txKey, frame.txType === 'COMMIT_ONE_PHASE').then(() => ''))
+      case 'ROLLBACK':
+        return answerLater(conn, opaque, tx.rollback(conn.id, frame.txKey).then(() => ''))
+      default:
+        throw new XaError(XAER_RMERR, `unknown transaction command type "${String(frame.txType)}"`)
+    }
+  } catch (error) {
+    sendXaError(ctx, conn, opaque, error)
+  }
+}
+
+function answerLater(conn: Connection, opaque: number, work: Promise<string>): void {
+  conn.beginRequest()
+  work.then(
+    (body) => conn.sendResult(Status.OK, opaque, body),
+    (error: unknown) => sendXaError(undefined, conn, opaque, error),
+  ).finally(() => conn.endRequest())
+}
+
+function sendXaError(ctx: BrokerContext | undefined, conn: Connection, opaque: number, error: unknown): void {
+  const xa = error instanceof XaError ? error : new XaError(XAER_RMERR, (error as Error).message)
+  ctx?.log.debug('transaction command failed', {code: xa.xaCode, reason: xa.message})
+  conn.sendResult(Status.INTERNAL_SERVER_ERROR, opaque, xa.wireBody) // MetaQ's fixed form XAException:code=<n>,msg=<text>, no marker
+}
+
+/**
+ * A put carrying a transaction key (spec §1.5 step 5): no closed-partition check, the
+ * partition must be explicit; the message gets its id now and goes to the journal only.
+ */
+export function handleTransactionalPut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
+  ctx.counters.cmdPut += 1
+  const partition = checkTarget(ctx, conn, frame.topic, frame.partition, frame.opaque)
+  if (partition === undefined) return
+  const crc = checksum(frame.body)
+  if (frame.checksum !== NO_CHECKSUM && frame.checksum !== crc) {
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, new MetaError('CHECKSUM_MISMATCH', `Checksum failure,expected ${crc} but was ${frame.checksum}`))
+    return
+  }
+  const id = ctx.ids.next()
+  const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + frame.body.length)
+  writeRecordHeader(record, 0, frame.body.length, crc, id, frame.flag)
+  frame.body.copy(record, RECORD_HEADER_BYTES)
+  if (!intoTransaction(ctx, conn, frame.txKey!, frame.topic, partition, record, 1, frame.opaque)) return
+  conn.sendPutResult(frame.opaque, id, partition, -1)
+}
+
+/** put-batch with a transaction key: every record gets its id; reply `<partition> -1 <runs>`. */
+export function handleTransactionalPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
+  ctx.counters.cmdPut += frame.count
+  const partition = checkTarget(ctx, conn, frame.topic, frame.partition, frame.opaque)
+  if (partition === undefined) return
+  const body = frame.body
+  try {
+    checkRecordBatch(body, frame.count)
+  } catch (error) {
+    const reason = error as MetaError
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, new MetaError(reason.code === 'CHECKSUM_MISMATCH' ? 'CHECKSUM_MISMATCH' : 'INVALID_MESSAGE', reason.message))
+    return
+  }
+  // The body is a view of the socket's chunk: the transaction keeps its own copy.
+  const records = Buffer.from(body)
+  const first = ctx.ids.next()
+  records.writeBigInt64BE(first, 8)
+  let runs = `0:${first}`
+  let prev = first
+  for (let pos = RECORD_HEADER_BYTES + records.readInt32BE(0), i = 1; pos < records.length; pos += RECORD_HEADER_BYTES + records.readInt32BE(pos), i++) {
+    const id = ctx.ids.next()
+    records.writeBigInt64BE(id, pos + 8)
+    if (id !== prev + 1n) runs += ` ${i}:${id}`
+    prev = id
+  }
+  if (!intoTransaction(ctx, conn, frame.txKey!, frame.topic, partition, records, frame.count, frame.opaque)) return
+  conn.sendResult(Status.OK, frame.opaque, `${partition} -1 ${runs}`)
+}
+
+/** The partition a transactional put goes to, or undefined after answering why not. */
+function checkTarget(ctx: BrokerContext, conn: Connection, topicName: string, partition: number, opaque: number): number | undefined {
+  if (partition < 0) {
+    failPut(ctx, conn, topicName, opaque, partition, new MetaError('TRANSACTION_ERROR', `Invalid partition for transaction command:${partition}`))
+    return undefined
+  }
+  const topic = ctx.topics.resolve(topicName)
+  if (topic === undefined) {
+    failPut(ctx, conn, topicName, opaque, partition, topicRefusal(topicName))
+    return undefined
+  }
+  if (partition >= topic.numPartitions) {
+    failPut(ctx, conn, topicName, opaque, partition, wrongPartition(topicName, partition, topic.numPartitions))
+    return undefined
+  }
+  return partition
+}
+
+function intoTransaction(ctx: BrokerContext, conn: Connection, txKey: string, topic: string, partition: number, records: Buffer, count: number, opaque: number): boolean {
+  try {
+    ctx.tx.put(conn.id, txKey, topic, partition, records, count)
+    return true
+  } catch (error) {
+    const reason = error instanceof MetaError ? error : new MetaError('TRANSACTION_ERROR', (error as Error).message)
+    failPut(ctx, conn, topic, opaque, partition, reason)
+    return false
+  }
+}

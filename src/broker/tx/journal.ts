@@ -1,0 +1,356 @@
+/**
+ * The transaction journal ("redo log", spec §7.4; the format is meta's own, docs/architecture.md
+ * "Transactions"): `<dataLogPath>/transactions/redo.<n>` files of records, and
+ * `checkpoint.<n>` files naming where replay starts.
+ *
+ * Record: `int32 L | int32 CRC32(payload) | payload (L bytes)`, payload = `uint8 type |
+ * uint16 headLen | head (JSON, UTF-8) | body`. A record whose length runs past the file or
+ * whose CRC does not match is a torn tail: replay stops there and the file is truncated.
+ *
+ * Writes go to the file at once (writeSync: a `kill -9` cannot lose them, they are in the
+ * page cache); {@link TxJournal.sync} fdatasyncs, coalescing concurrent requests into one
+ * fdatasync at a time (group commit). A new file is started when the current one reaches
+ * `maxFileBytes`; the old one is fdatasynced first.
+ *
+ * Checkpoint: JSON `{"file":F,"offset":O,"heuristic":[[key,state],…]}` written to a new
+ * `checkpoint.<n>` (write, fdatasync, rename): replay starts at (F, O), the first record of the
+ * oldest transaction still open; redo files before F are deleted, and only the newest
+ * `maxCheckpoints` checkpoint files are kept.
+ */
+import {closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync} from 'node:fs'
+import {join} from 'node:path'
+import {crc32} from 'node:zlib'
+import {MetaError} from '../../protocol/errors.js'
+import type {Logger} from '../../log.js'
+
+export const RecordType = {
+  /** Messages put into a transaction: head {k, t, p, n}, body n stored records. */
+  MSG: 1,
+  /** XA prepare: head {k}. */
+  PREPARE: 2,
+  /** Commit decided: head {k, parts, h?}; written (and synced) before the append. */
+  COMMIT: 3,
+  /** The commit's append completed: head {k}. */
+  DONE: 4,
+  /** Rolled back: head {k, h?}. */
+  ROLLBACK: 5,
+  /** A heuristic outcome forgotten: head {k}. */
+  FORGET: 6,
+} as const
+export type RecordType = (typeof RecordType)[keyof typeof RecordType]
+
+export interface JournalRecord {
+  type: RecordType
+  head: Record<string, unknown>
+  body: Buffer
+  /** Where it is: the file number and the record's offset in it. */
+  file: number
+  offset: number
+}
+
+export interface JournalPosition {
+  file: number
+  offset: number
+}
+
+export interface CheckpointData extends JournalPosition {
+  /** Heuristic outcomes kept until FORGET: [key, state]. */
+  heuristic: Array<[string, number]>
+}
+
+export interface JournalOptions {
+  dir: string
+  /** Start a new redo file once the current one holds this many bytes. */
+  maxFileBytes: number
+  maxCheckpoints: number
+  log: Logger
+  /** Called after a new redo file was started (the manager writes a checkpoint, reclaiming files). */
+  onRoll?: () => void
+}
+
+const HEADER_BYTES = 8
+const REDO = /^redo\.(\d+)$/
+const CHECKPOINT = /^checkpoint\.(\d+)$/
+export const DEFAULT_JOURNAL_FILE_BYTES = 64 * 1024 * 1024
+
+export class TxJournal {
+  private fd: number
+  private fileNumber: number
+  private size: number
+  private dirty = false
+  private syncing: Promise<void> | undefined
+  private next: {promise: Promise<void>; resolve: () => void; reject: (e: Error) => void} | undefined
+  /** Descriptors of rolled files, closed once the sync running now has finished. */
+  private retired: number[] = []
+  private checkpointNumber: number
+  private closed = false
+
+  private constructor(
+    private readonly options: JournalOptions,
+    file: number,
+    fd: number,
+    size: number,
+    checkpointNumber: number,
+  ) {
+    this.fileNumber = file
+    this.fd = fd
+    this.size = size
+    this.checkpointNumber = checkpointNumber
+  }
+
+  /**
+   * Open the journal in `dir` (created if missing) and return it with every record from the
+   * latest checkpoint on, in order, and the checkpoint's heuristic outcomes. A torn tail is
+   * truncated.
+   */
+  static open(options: JournalOptions): {journal: TxJournal; records: JournalRecord[]; checkpoint: CheckpointData | undefined} {
+    const {dir, log} = options
+    try {
+      mkdirSync(dir, {recursive: true})
+    } catch (error) {
+      throw new MetaError('STORAGE_ERROR', `cannot create the transaction journal directory "${dir}": ${(error as Error).message}`, {cause: error})
+    }
+    const names = readdirSync(dir)
+    const files = numbered(names, REDO)
+    const checkpoints = numbered(names, CHECKPOINT)
+    let checkpoint: CheckpointData | undefined
+    for (const n of [...checkpoints].reverse()) {
+      try {
+        const data = JSON.parse(readFileSync(join(dir, `checkpoint.${n}`), 'utf8')) as CheckpointData
+        if (Number.isInteger(data.file) && Number.isInteger(data.offset) && Array.isArray(data.heuristic)) {
+          checkpoint = data
+          break
+        }
+      } catch (error) {
+        log.warn('ignoring an unreadable transaction checkpoint', {file: `checkpoint.${n}`, error: (error as Error).message})
+      }
+    }
+    const records: JournalRecord[] = []
+    for (const n of files) {
+      if (checkpoint !== undefined && n < checkpoint.file) continue
+      const start = checkpoint !== undefined && n === checkpoint.file ? checkpoint.offset : 0
+      const path = join(dir, `redo.${n}`)
+      const data = readFileSync(path)
+      const end = readRecords(data, start, n, records)
+      if (end < data.length) {
+        log.warn('truncating a torn transaction journal tail', {file: path, at: end, size: data.length})
+        const fd = openSync(path, 'r+')
+        try {
+          ftruncateSync(fd, end)
+          fdatasyncSync(fd)
+        } finally {
+          closeSync(fd)
+        }
+      }
+    }
+    // Appending continues in the newest file (or a new one).
+    const last = files.length > 0 ? files[files.length - 1] : 1
+    const path = join(dir, `redo.${last}`)
+    const fd = openSync(path, existsSync(path) ? 'r+' : 'w+')
+    const size = fstatSync(fd).size
+    const journal = new TxJournal(options, last, fd, size, checkpoints.length > 0 ? checkpoints[checkpoints.length - 1] : 0)
+    return {journal, records, checkpoint}
+  }
+
+  /** The file records are appended to now. */
+  get currentFile(): number {
+    return this.fileNumber
+  }
+
+  /** Where the next record goes. */
+  get position(): JournalPosition {
+    return {file: this.fileNumber, offset: this.size}
+  }
+
+  /**
+   * Append one record (in the page cache when this returns) and return where it went. Rolls to
+   * a new file first when the current one is full (`onRoll` then runs, e.g. a checkpoint).
+   */
+  write(type: RecordType, head: Record<string, unknown>, body?: Buffer): JournalPosition {
+    if (this.closed) throw new MetaError('STORAGE_ERROR', 'the transaction journal is closed')
+    if (this.size >= this.options.maxFileBytes) {
+      this.roll()
+      this.options.onRoll?.()
+    }
+    const headBytes = Buffer.from(JSON.stringify(head), 'utf8')
+    const bodyBytes = body?.length ?? 0
+    const record = Buffer.allocUnsafe(HEADER_BYTES + 3 + headBytes.length)
+    record.writeInt32BE(3 + headBytes.length + bodyBytes, 0)
+    record.writeUInt8(type, 8)
+    record.writeUInt16BE(headBytes.length, 9)
+    headBytes.copy(record, 11)
+    let crc = crc32(record.subarray(HEADER_BYTES))
+    if (body !== undefined && body.length > 0) crc = crc32(body, crc)
+    record.writeInt32BE(crc | 0, 4)
+    const at = {file: this.fileNumber, offset: this.size}
+    try {
+      writeAll(this.fd, record, this.size)
+      if (body !== undefined && body.length > 0) writeAll(this.fd, body, this.size + record.length)
+    } catch (error) {
+      // Cut back whatever part was written, so the journal stays whole.
+      try {
+        ftruncateSync(this.fd, this.size)
+      } catch {
+        // The next open truncates the torn tail.
+      }
+      throw new MetaError('STORAGE_ERROR', `cannot write the transaction journal: ${(error as Error).message}`, {cause: error})
+    }
+    this.size += record.length + bodyBytes
+    this.dirty = true
+    return at
+  }
+
+  /** Resolve once an fdatasync that began after this call has completed. */
+  sync(): Promise<void> {
+    if (this.syncing === undefined) {
+      this.syncing = this.runSync()
+      return this.syncing
+    }
+    if (this.next === undefined) {
+      let resolve!: () => void
+      let reject!: (e: Error) => void
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      this.next = {promise, resolve, reject}
+    }
+    return this.next.promise
+  }
+
+  /** fdatasync if anything was written since the last one (flushTxLogAtCommit=2 timer). */
+  syncIfDirty(): Promise<void> {
+    return this.dirty ? this.sync() : Promise.resolve()
+  }
+
+  /**
+   * Write a checkpoint: replay starts at `from` from now on. Deletes the redo files before it
+   * and the checkpoint files beyond maxCheckpoints.
+   */
+  checkpoint(from: JournalPosition, heuristic: Array<[string, number]>): void {
+    if (this.closed) return
+    const {dir, maxCheckpoints, log} = this.options
+    this.checkpointNumber += 1
+    const name = `checkpoint.${this.checkpointNumber}`
+    const data: CheckpointData = {file: from.file, offset: from.offset, heuristic}
+    // The redo files it refers to must be on disk before it is.
+    fdatasyncSync(this.fd)
+    const tmp = join(dir, `${name}.tmp`)
+    writeFileSync(tmp, JSON.stringify(data))
+    const fd = openSync(tmp, 'r')
+    try {
+      fdatasyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(tmp, join(dir, name))
+    syncDir(dir)
+    const names = readdirSync(dir)
+    for (const n of numbered(names, REDO)) {
+      if (n < from.file && n !== this.fileNumber) rmSync(join(dir, `redo.${n}`), {force: true})
+    }
+    const checkpoints = numbered(names, CHECKPOINT)
+    for (const n of checkpoints.slice(0, Math.max(0, checkpoints.length - maxCheckpoints))) {
+      rmSync(join(dir, `checkpoint.${n}`), {force: true})
+    }
+    log.debug('transaction checkpoint', {checkpoint: name, file: from.file, offset: from.offset})
+  }
+
+  /** The redo files on disk (numbers, oldest first). */
+  files(): number[] {
+    return numbered(readdirSync(this.options.dir), REDO)
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.syncing?.catch(() => undefined)
+    await this.next?.promise.catch(() => undefined)
+    this.closed = true
+    try {
+      if (this.dirty) fdatasyncSync(this.fd)
+    } finally {
+      closeSync(this.fd)
+      for (const fd of this.retired) closeSync(fd)
+      this.retired = []
+    }
+  }
+
+  private roll(): void {
+    fdatasyncSync(this.fd)
+    if (this.syncing === undefined) closeSync(this.fd)
+    else this.retired.push(this.fd)
+    this.fileNumber += 1
+    this.fd = openSync(join(this.options.dir, `redo.${this.fileNumber}`), 'w+')
+    this.size = 0
+    syncDir(this.options.dir)
+  }
+
+  private async runSync(): Promise<void> {
+    try {
+      this.dirty = false
+      const fd = this.fd
+      await new Promise<void>((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())))
+    } catch (error) {
+      throw new MetaError('STORAGE_ERROR', `cannot fdatasync the transaction journal: ${(error as Error).message}`, {cause: error})
+    } finally {
+      for (const fd of this.retired) closeSync(fd)
+      this.retired = []
+      this.syncing = undefined
+      const waiting = this.next
+      this.next = undefined
+      if (waiting !== undefined) {
+        this.syncing = this.runSync()
+        this.syncing.then(waiting.resolve, waiting.reject)
+      }
+    }
+  }
+}
+
+/** Parse records of `data` from `start` into `out`; returns where the whole records end. */
+function readRecords(data: Buffer, start: number, file: number, out: JournalRecord[]): number {
+  let pos = start
+  while (pos + HEADER_BYTES + 3 <= data.length) {
+    const length = data.readInt32BE(pos)
+    if (length < 3 || pos + HEADER_BYTES + length > data.length) break
+    const payload = data.subarray(pos + HEADER_BYTES, pos + HEADER_BYTES + length)
+    if ((crc32(payload) | 0) !== data.readInt32BE(pos + 4)) break
+    const type = payload.readUInt8(0) as RecordType
+    const headLength = payload.readUInt16BE(1)
+    if (3 + headLength > length) break
+    let head: Record<string, unknown>
+    try {
+      head = JSON.parse(payload.toString('utf8', 3, 3 + headLength)) as Record<string, unknown>
+    } catch {
+      break
+    }
+    out.push({type, head, body: Buffer.from(payload.subarray(3 + headLength)), file, offset: pos})
+    pos += HEADER_BYTES + length
+  }
+  return pos
+}
+
+function numbered(names: string[], pattern: RegExp): number[] {
+  const out: number[] = []
+  for (const name of names) {
+    const match = pattern.exec(name)
+    if (match !== null) out.push(Number(match[1]))
+  }
+  return out.sort((a, b) => a - b)
+}
+
+function writeAll(fd: number, buf: Buffer, position: number): void {
+  let done = 0
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done)
+}
+
+function syncDir(dir: string): void {
+  let fd: number | undefined
+  try {
+    fd = openSync(dir, 'r')
+    fdatasyncSync(fd)
+  } catch {
+    // Not every platform syncs directories; the files themselves are synced.
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}

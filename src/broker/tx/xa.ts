@@ -1,0 +1,112 @@
+/**
+ * Transaction keys and XA codes (spec §7.1, §7.3).
+ *
+ *   local: TX:<sessionId>:<n>                                          (exactly 3 `:`-parts)
+ *   XA:    XID:<formatId>:<gtrid hex>:<bqual hex>:<uniqueQualifier>     (exactly 5 `:`-parts)
+ *
+ * XA errors travel as MetaQ writes them: `result 500` with body
+ * `XAException:code=<n>,msg=<text>` (no `[code=…]` marker: the body has a fixed meaning,
+ * docs/invariants.md). The codes are javax.transaction.xa.XAException's.
+ */
+
+export const XA_OK = 0
+export const XA_RDONLY = 3
+export const XA_HEURMIX = 5
+export const XA_HEURRB = 6
+export const XA_HEURCOM = 7
+export const XA_HEURHAZ = 8
+export const XA_RBTIMEOUT = 106
+export const XAER_RMERR = -3
+export const XAER_NOTA = -4
+export const XAER_INVAL = -5
+export const XAER_PROTO = -6
+
+/** Names of the codes, for messages and the CLI. */
+export const XA_CODE_NAMES: Readonly<Record<number, string>> = {
+  [XA_OK]: 'XA_OK',
+  [XA_RDONLY]: 'XA_RDONLY',
+  [XA_HEURMIX]: 'XA_HEURMIX',
+  [XA_HEURRB]: 'XA_HEURRB',
+  [XA_HEURCOM]: 'XA_HEURCOM',
+  [XA_HEURHAZ]: 'XA_HEURHAZ',
+  [XA_RBTIMEOUT]: 'XA_RBTIMEOUT',
+  [XAER_RMERR]: 'XAER_RMERR',
+  [XAER_NOTA]: 'XAER_NOTA',
+  [XAER_INVAL]: 'XAER_INVAL',
+  [XAER_PROTO]: 'XAER_PROTO',
+}
+
+/** An XA failure with its XAException error code. */
+export class XaError extends Error {
+  constructor(
+    readonly xaCode: number,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'XaError'
+  }
+
+  /** MetaQ's body: `XAException:code=<n>,msg=<text>`. */
+  get wireBody(): string {
+    return `XAException:code=${this.xaCode},msg=${this.message}`
+  }
+}
+
+const XA_BODY = /^XAException:code=(-?\d+),msg=([\s\S]*)$/
+
+/** Parse MetaQ's XA error body; undefined when the body is not one. */
+export function parseXaErrorBody(body: string): XaError | undefined {
+  const match = XA_BODY.exec(body)
+  return match === null ? undefined : new XaError(Number(match[1]), match[2])
+}
+
+/** A parsed XID. */
+export interface Xid {
+  formatId: number
+  /** Lower-case hex. */
+  globalTransactionId: string
+  branchQualifier: string
+  uniqueQualifier: string
+}
+
+export type TxKey = {kind: 'local'; key: string; sessionId: string; counter: number} | {kind: 'xa'; key: string; xid: Xid}
+
+const HEX = /^(?:[0-9a-f]{2})*$/
+const QUALIFIER = /^[^\r\n\t: ]+$/
+
+/** Parse a transaction key, or throw an XaError (XAER_INVAL) naming what is wrong. */
+export function parseTxKey(key: string): TxKey {
+  if (key.startsWith('TX:')) {
+    const parts = key.split(':')
+    const counter = Number(parts[2])
+    if (parts.length !== 3 || parts[1] === '' || !/^-?\d+$/.test(parts[2] ?? '') || counter < -2147483648 || counter > 2147483647) {
+      throw new XaError(XAER_INVAL, `invalid transaction key "${key}": expected TX:<sessionId>:<n> with n an int32`)
+    }
+    return {kind: 'local', key, sessionId: parts[1], counter}
+  }
+  if (key.startsWith('XID:')) {
+    const parts = key.split(':')
+    const formatId = Number(parts[1])
+    if (
+      parts.length !== 5 ||
+      !/^-?\d+$/.test(parts[1]) ||
+      !Number.isSafeInteger(formatId) ||
+      parts[2] === '' ||
+      !HEX.test(parts[2]) ||
+      !HEX.test(parts[3]) ||
+      !QUALIFIER.test(parts[4])
+    ) {
+      throw new XaError(
+        XAER_INVAL,
+        `invalid transaction key "${key}": expected XID:<formatId>:<globalTxId hex>:<branchQualifier hex>:<uniqueQualifier> (lower-case hex)`,
+      )
+    }
+    return {kind: 'xa', key, xid: {formatId, globalTransactionId: parts[2], branchQualifier: parts[3], uniqueQualifier: parts[4]}}
+  }
+  throw new XaError(XAER_INVAL, `invalid transaction key "${key}": expected TX:<sessionId>:<n> or XID:<formatId>:<gtrid>:<bqual>:<uniqueQualifier>`)
+}
+
+/** The key of an XID (spec §7.1). */
+export function xidKey(xid: Xid): string {
+  return `XID:${xid.formatId}:${xid.globalTransactionId}:${xid.branchQualifier}:${xid.uniqueQualifier}`
+}
