@@ -51,7 +51,7 @@ import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {handleStats} from './handlers/stats.js'
 import {handlePartitions, handleSync, handleVersion} from './handlers/misc.js'
-import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch} from './handlers/transaction.js'
+import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxDecide, handleTxList} from './handlers/transaction.js'
 import {
   handleGroupClaim,
   handleGroupDescribe,
@@ -334,6 +334,10 @@ export class Broker implements ConnectionHandler {
         return frame.txKey === null ? handlePutBatch(ctx, conn, frame) : handleTransactionalPutBatch(ctx, conn, frame)
       case 'config-reload':
         return handleConfigReload(ctx, conn, frame)
+      case 'tx-list':
+        return handleTxList(ctx, conn, frame)
+      case 'tx-decide':
+        return handleTxDecide(ctx, conn, frame)
       case 'partitions-close':
       case 'partitions-open':
         return handlePartitionsState(ctx, conn, frame)

@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   damage (meta)       `<topic> <p> quarantined true code <CODE> reason <text…>` per quarantined partition,
  *                       `<topic> <p> damaged_range offset <n> bytes <n> reason <why> acknowledged <b> file <path…>` per damaged range
@@ -429,6 +429,8 @@ export interface BrokerCapabilities {
   maxMessageBytes?: number
   /** Serves `put-batch` (many messages of one partition per frame). */
   batchPut?: boolean
+  /** Serves transactions, the transactional `put-batch` form and `tx-list`/`tx-decide`. */
+  transactions?: boolean
 }
 
 /** What a broker that does not answer `stats meta-capabilities` (MetaQ) supports: nothing more. */
@@ -442,6 +444,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['long_poll', caps.longPoll],
     ['groups', caps.groups],
     ['batch_put', caps.batchPut],
+    ['transactions', caps.transactions],
   ]
 }
 
@@ -457,6 +460,7 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     brokerId: values.has('broker_id') ? Number(values.get('broker_id')) : undefined,
     maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
     batchPut: values.get('batch_put') === 'true',
+    transactions: values.get('transactions') === 'true',
   }
 }
 

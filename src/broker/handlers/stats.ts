@@ -119,6 +119,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     longPoll: true,
     groups: true,
     batchPut: true,
+    transactions: true,
   })
 }
 

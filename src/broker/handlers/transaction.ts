@@ -10,6 +10,7 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import type {TransactionCommand} from '../../protocol/commands/transaction.js'
+import type {TxDecideCommand, TxListCommand} from '../../protocol/commands/tx-admin.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
 import type {Connection} from '../connection.js'
@@ -48,6 +49,22 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
   } catch (error) {
     sendXaError(ctx, conn, opaque, error)
   }
+}
+
+/** tx-list (meta extension): prepared XA transactions and heuristic outcomes, as JSON. */
+export function handleTxList(ctx: BrokerContext, conn: Connection, frame: TxListCommand): void {
+  conn.sendResult(Status.OK, frame.opaque, JSON.stringify(ctx.tx.list()))
+}
+
+/** tx-decide (meta extension): an operator's heuristic commit or rollback of a prepared XA transaction. */
+export function handleTxDecide(ctx: BrokerContext, conn: Connection, frame: TxDecideCommand): void {
+  let work: Promise<string>
+  try {
+    work = ctx.tx.decide(frame.xid, frame.decision === 'commit').then(() => '')
+  } catch (error) {
+    work = Promise.reject(error)
+  }
+  answerLater(conn, frame.opaque, work)
 }
 
 function answerLater(conn: Connection, opaque: number, work: Promise<string>): void {

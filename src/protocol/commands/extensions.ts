@@ -32,6 +32,7 @@ import {
   type ConfigReloadCommand,
   type PartitionsStateCommand,
 } from './broker-admin.js'
+import {parseTxDecide, parseTxList, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -50,6 +51,8 @@ export type ExtensionCommand =
   | PutBatchCommand
   | ConfigReloadCommand
   | PartitionsStateCommand
+  | TxListCommand
+  | TxDecideCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -68,4 +71,6 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['config-reload', parseConfigReload],
   ['partitions-close', parsePartitionsClose],
   ['partitions-open', parsePartitionsOpen],
+  ['tx-list', parseTxList],
+  ['tx-decide', parseTxDecide],
 ]

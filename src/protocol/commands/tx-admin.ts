@@ -1,0 +1,51 @@
+/**
+ * tx-list, tx-decide — meta extensions for operators (`meta tx`), what MetaQ offered through
+ * JMX: list the prepared XA transactions and heuristic outcomes, and decide a prepared one.
+ *
+ *   tx-list <opaque>\r\n
+ *   tx-decide <xid> <commit|rollback> <opaque>\r\n
+ *
+ * tx-list replies `result 200` with a JSON array of
+ * `{key, state, messages, bytes, partitions, beganAtMs}` (state PREPARED,
+ * HEURISTIC_COMMITTED, HEURISTIC_ROLLED_BACK or HEURISTIC_COMPLETED). tx-decide replies 200 with
+ * an empty body once the decision is carried out (a commit: every message appended); the
+ * outcome is kept as a heuristic one until FORGET. Errors use the XA form
+ * `XAException:code=<n>,msg=<text>` of the transaction command.
+ */
+import type {OutputBuffer} from '../output-buffer.js'
+import {badToken, nameField, opaqueField, tokenCount} from '../tokens.js'
+
+export interface TxListCommand {
+  readonly type: 'tx-list'
+  opaque: number
+}
+
+export interface TxDecideCommand {
+  readonly type: 'tx-decide'
+  xid: string
+  decision: 'commit' | 'rollback'
+  opaque: number
+}
+
+export function parseTxList(tokens: string[]): {frame: TxListCommand; bodyLength: number} {
+  tokenCount('tx-list', tokens, [2])
+  return {frame: {type: 'tx-list', opaque: opaqueField('tx-list', tokens[1])}, bodyLength: 0}
+}
+
+export function parseTxDecide(tokens: string[]): {frame: TxDecideCommand; bodyLength: number} {
+  tokenCount('tx-decide', tokens, [4])
+  const decision = tokens[2]
+  if (decision !== 'commit' && decision !== 'rollback') throw badToken('tx-decide', 'decision', decision, 'commit|rollback')
+  return {
+    frame: {type: 'tx-decide', xid: nameField('tx-decide', 'xid', tokens[1]), decision, opaque: opaqueField('tx-decide', tokens[3])},
+    bodyLength: 0,
+  }
+}
+
+export function encodeTxList(out: OutputBuffer, opaque: number): void {
+  out.writeAscii(`tx-list ${opaque}\r\n`)
+}
+
+export function encodeTxDecide(out: OutputBuffer, cmd: Omit<TxDecideCommand, 'type'>): void {
+  out.writeAscii(`tx-decide ${cmd.xid} ${cmd.decision} ${cmd.opaque}\r\n`)
+}
