@@ -25,6 +25,7 @@
  * does for a callback that throws).
  */
 import {EventEmitter} from 'node:events'
+import {networkInterfaces} from 'node:os'
 import {checksum} from '../protocol/crc.js'
 import {MetaError} from '../protocol/errors.js'
 import {encodePayload, FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
@@ -37,7 +38,8 @@ import {reportCallbackError} from './callbacks.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
 import {createTopology, type Topology} from './topology.js'
-import type {OutgoingMessage, Partition, SendResult} from './types.js'
+import type {Partition, SendResult} from './types.js'
+import {Transaction, type TransactionInfo, type TransactionSummary, type TxItem} from './transaction.js'
 
 export interface ProducerOptions {
   /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
@@ -94,16 +96,30 @@ const RETRY_DELAY_MS = 100
 export const BROKER_DOWN_MS = 3_000
 
 /** One message on its way. */
-interface SendTask {
-  message: OutgoingMessage
-  body: Buffer
-  flag: number
-  crc: number
-  pinned: number | undefined
+interface SendTask extends TxItem {
   attempts: number
   callback: SendCallback
-  brokerId: number
-  partition: number
+  /** The transaction it belongs to (sent inside beginTransaction … commit/rollback). */
+  tx: Transaction<SendTask> | undefined
+}
+
+export interface BeginTransactionOptions {
+  /** Seconds after which the broker rolls the transaction back (capped by its maxTxTimeoutInSeconds); 0 = none. */
+  timeoutSeconds?: number
+}
+
+let sessionSequence = 0
+/** `<IPv4>-<ms>-<n>`, MetaQ's session id form (no ':' allowed in a transaction key). */
+function newSessionId(): string {
+  let ip = '127.0.0.1'
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv4' && !a.internal)
+    if (found !== undefined) {
+      ip = found.address
+      break
+    }
+  }
+  return `${ip}-${Date.now()}-${++sessionSequence}`
 }
 
 interface TopicState {
@@ -147,6 +163,10 @@ export class Producer extends EventEmitter {
   /** Partitions that answered 403 (closed) recently: `topic\0brokerId-partition` → until (ms). */
   private readonly closedUntil = new Map<string, number>()
   private readonly reply = new PutReplyReader()
+  /** The transaction sends go into, between beginTransaction() and commit()/rollback(). */
+  private transaction: Transaction<SendTask> | undefined
+  private readonly sessionId = newSessionId()
+  private transactionCounter = 0
 
   constructor(options: ProducerOptions = {}) {
     super()
@@ -232,6 +252,7 @@ export class Producer extends EventEmitter {
       callback,
       brokerId: 0,
       partition: -1,
+      tx: this.transaction,
     }
     this.inFlightCount += 1
     this.queuedByteCount += body.length
@@ -240,6 +261,67 @@ export class Producer extends EventEmitter {
     const more = this.inFlightCount < this.maxInFlight && this.queuedByteCount < this.maxQueuedBytes
     if (!more) this.needDrain = true
     return more
+  }
+
+  /**
+   * Start a local transaction (MetaQ's beginTransaction): every send until commit() or
+   * rollback() goes into it, to partitions of one broker (the first send's), and becomes
+   * visible at commit, all together. Sends resolve with the id and partition; offset -1.
+   */
+  beginTransaction(options: BeginTransactionOptions = {}): TransactionInfo {
+    if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
+    if (this.transaction !== undefined) throw new MetaError('TRANSACTION_ERROR', `transaction ${this.transaction.key} is still open: commit or roll it back first`)
+    const timeoutSeconds = options.timeoutSeconds ?? 0
+    if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 0) {
+      throw MetaError.invalidArgument(`invalid transaction timeout "${timeoutSeconds}": expected a whole number of seconds >= 0`)
+    }
+    this.transactionCounter = this.transactionCounter >= 2147483647 ? 1 : this.transactionCounter + 1
+    this.transaction = new Transaction<SendTask>(
+      {
+        topology: this.topology,
+        selector: this.selector,
+        sendTimeoutMs: this.sendTimeoutMs,
+        commitTimeoutMs: Math.max(30_000, this.sendTimeoutMs),
+        complete: (task, result) => this.complete(task, result),
+      },
+      `TX:${this.sessionId}:${this.transactionCounter}`,
+      this.sessionId,
+      timeoutSeconds,
+    )
+    return this.transaction
+  }
+
+  /** The open transaction, if any. */
+  get currentTransaction(): TransactionInfo | undefined {
+    return this.transaction
+  }
+
+  /**
+   * Commit the open transaction once every send in it is answered; resolves with where its
+   * messages went. Rejects with TRANSACTION_ERROR (rolled back) if a send in it failed, TIMEOUT
+   * when the broker did not answer (the outcome is unknown).
+   */
+  async commit(): Promise<TransactionSummary> {
+    const tx = this.openTransaction('commit')
+    await this.flush()
+    try {
+      return await tx.commit()
+    } finally {
+      if (this.transaction === tx) this.transaction = undefined
+    }
+  }
+
+  /** Roll the open transaction back: none of its messages is stored. */
+  async rollback(): Promise<void> {
+    const tx = this.openTransaction('roll back')
+    this.transaction = undefined
+    await tx.rollback()
+    await this.flush()
+  }
+
+  private openTransaction(what: string): Transaction<SendTask> {
+    if (this.transaction === undefined) throw new MetaError('TRANSACTION_ERROR', `no transaction to ${what}: call beginTransaction() first`)
+    return this.transaction
   }
 
   /** Resolve once every message sent so far is acknowledged or failed. */
@@ -294,6 +376,10 @@ export class Producer extends EventEmitter {
   }
 
   private dispatch(task: SendTask): void {
+    if (task.tx !== undefined) {
+      task.tx.dispatch(task)
+      return
+    }
     const topic = task.message.topic
     let state = this.topics.get(topic)
     if (state === undefined) {

@@ -41,6 +41,8 @@ export const MAX_BATCH_BYTES = 256 * 1024
 interface Batch<T> {
   topic: string
   partition: number
+  /** Transaction key (transactional put-batch), or null. */
+  txKey: string | null
   items: T[]
   bytes: number
 }
@@ -60,19 +62,23 @@ export class PutBatcher<T extends BatchItem> {
     return Math.min(MAX_BATCH_BYTES, conn.capabilities.maxMessageBytes ?? MAX_BATCH_BYTES)
   }
 
-  /** Queue one message; it leaves at the end of this turn (or sooner when its batch fills). */
-  add(conn: BrokerConnection, topic: string, partition: number, item: T): void {
+  /**
+   * Queue one message; it leaves at the end of this turn (or sooner when its batch fills).
+   * With `txKey` it goes into that transaction (put-batch's transactional form).
+   */
+  add(conn: BrokerConnection, topic: string, partition: number, item: T, txKey: string | null = null): void {
     let byTopic = this.open.get(conn)
     if (byTopic === undefined) this.open.set(conn, (byTopic = new Map()))
-    let batches = byTopic.get(topic)
-    if (batches === undefined) byTopic.set(topic, (batches = []))
+    const slot = txKey === null ? topic : `${topic}\0${txKey}`
+    let batches = byTopic.get(slot)
+    if (batches === undefined) byTopic.set(slot, (batches = []))
     const size = RECORD_HEADER_BYTES + item.body.length
     let batch = batches[partition]
     if (batch !== undefined && (batch.items.length >= MAX_BATCH_MESSAGES || batch.bytes + size > this.maxBatchBytes(conn))) {
       this.send(conn, batch)
       batch = undefined
     }
-    if (batch === undefined) batches[partition] = batch = {topic, partition, items: [], bytes: 0}
+    if (batch === undefined) batches[partition] = batch = {topic, partition, txKey, items: [], bytes: 0}
     batch.items.push(item)
     batch.bytes += size
     if (!this.flushScheduled) {
@@ -93,12 +99,12 @@ export class PutBatcher<T extends BatchItem> {
   }
 
   private send(conn: BrokerConnection, batch: Batch<T>): void {
-    const {topic, partition, items, bytes} = batch
+    const {topic, partition, items, bytes, txKey} = batch
     batch.items = []
     batch.bytes = 0
     conn.request(
       (out, opaque) => {
-        writePutBatchHeader(out, topic, partition, items.length, bytes, opaque)
+        writePutBatchHeader(out, topic, partition, items.length, bytes, opaque, txKey)
         for (const item of items) {
           out.writeInt32BE(item.body.length)
           out.writeInt32BE(item.crc)
@@ -125,7 +131,8 @@ export class PutBatcher<T extends BatchItem> {
           while (run + 1 < reply.runStarts.length && reply.runStarts[run + 1] <= i) run++
           const id = reply.runIds[run] + BigInt(i - reply.runStarts[run])
           this.settle(items[i], null, {partition: reply.partition, offset, id}, undefined)
-          offset += RECORD_HEADER_BYTES + items[i].body.length
+          // A transactional batch answers offset -1: the offsets are known at commit.
+          if (offset >= 0) offset += RECORD_HEADER_BYTES + items[i].body.length
         }
         return
       }

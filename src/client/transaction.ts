@@ -1,0 +1,313 @@
+/**
+ * A producer's local transaction (spec §7.2, MetaQ's `beginTransaction()`): every message sent
+ * inside it goes to partitions of one broker (the one the first send chose), carries the key
+ * `TX:<sessionId>:<n>`, and becomes visible when {@link Transaction.commit} returns, all
+ * together; {@link Transaction.rollback} (or a failed send, or a lost connection) leaves
+ * nothing.
+ *
+ * The broker is told `BEGIN` just before the first put (with the timeout, if any), on the
+ * connection the puts use: local transactions are scoped to that connection on the broker.
+ * Puts are pipelined; to a broker that lists `transactions` in its capabilities they leave as
+ * transactional `put-batch` frames (one per partition and turn). Each send resolves with the
+ * message id and partition; the offset is -1 (known only at commit). A send inside a
+ * transaction is never retried: a failed one dooms the transaction, and commit() then rolls it
+ * back and rejects.
+ */
+import {MetaError} from '../protocol/errors.js'
+import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import {encodeTransaction, type TransactionType} from '../protocol/commands/transaction.js'
+import type {ResponseFrame} from '../protocol/frames.js'
+import type {BrokerConnection} from './connection.js'
+import {PutBatcher, type BatchOutcome} from './put-batcher.js'
+import type {PartitionSelector} from './partition-selector.js'
+import type {OutgoingMessage, Partition, SendResult, Topology} from './types.js'
+
+/** What a transaction needs of a message the producer accepted. */
+export interface TxItem {
+  message: OutgoingMessage
+  body: Buffer
+  flag: number
+  crc: number
+  pinned: number | undefined
+  brokerId: number
+  partition: number
+}
+
+export interface TransactionHost<T extends TxItem> {
+  topology: Topology
+  selector: PartitionSelector
+  sendTimeoutMs: number
+  /** Deadline of COMMIT and ROLLBACK (a big transaction takes time to append). */
+  commitTimeoutMs: number
+  /** The message's outcome (success or failure). */
+  complete(item: T, result: SendResult): void
+}
+
+/** Where a committed transaction's messages went. */
+export interface TransactionSummary {
+  key: string
+  brokerId: number | undefined
+  messages: number
+  partitions: Array<{topic: string; partition: number; messages: number}>
+}
+
+export type TransactionState = 'open' | 'committing' | 'committed' | 'rolled-back'
+
+/** What the application sees of a producer's transaction. */
+export interface TransactionInfo {
+  readonly key: string
+  readonly sessionId: string
+  readonly state: TransactionState
+  summary(): TransactionSummary
+}
+
+/** XA error body from a broker: `XAException:code=<n>,msg=<text>`. */
+const XA_BODY = /^XAException:code=(-?\d+),msg=([\s\S]*)$/
+
+/**
+ * A transaction command's failure as a MetaError: TRANSACTION_ERROR carrying `details.xaCode`
+ * for the broker's XA errors, the request's own error (TIMEOUT: the outcome is unknown) else.
+ */
+export function transactionError(frame: ResponseFrame | undefined, err: MetaError | null, what: string): MetaError {
+  if (err !== null) {
+    if (err.code === 'TIMEOUT') return new MetaError('TIMEOUT', `${what}: no answer in time; the outcome is unknown`, {cause: err})
+    return err
+  }
+  const body = frame!.body.toString('utf8')
+  const match = XA_BODY.exec(body)
+  if (match !== null) return new MetaError('TRANSACTION_ERROR', `${what}: ${match[2]}`, {details: {xaCode: Number(match[1])}})
+  return MetaError.fromWire(frame!.type === 'result' ? frame!.code : 500, body)
+}
+
+/** Send one `transaction` command; resolves with the 200 body. */
+export function transactionCommand(
+  conn: BrokerConnection,
+  cmd: {txKey: string; sessionId: string; txType: TransactionType; timeoutSeconds?: number; uniqueQualifier?: string},
+  timeoutMs: number,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    conn.request(
+      (out, opaque) => encodeTransaction(out, {timeoutSeconds: 0, uniqueQualifier: undefined, ...cmd, opaque}),
+      (err, frame) => {
+        if (err === null && frame!.type === 'result' && frame!.code === 200) resolve(frame!.body.toString('utf8'))
+        else reject(transactionError(frame, err, `${cmd.txType} of ${cmd.txKey}`))
+      },
+      timeoutMs,
+    )
+  })
+}
+
+export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
+  private stateNow: TransactionState = 'open'
+  private brokerId: number | undefined
+  private conn: BrokerConnection | undefined
+  private readonly partitions = new Map<string, Partition[]>()
+  /** Messages waiting for a lookup (routing stays in send order). */
+  private queued = 0
+  private chain: Promise<void> = Promise.resolve()
+  private failure: MetaError | undefined
+  private readonly counts = new Map<string, {topic: string; partition: number; messages: number}>()
+  private readonly batcher: PutBatcher<T>
+  private firstPick: {item: T; partition: number} | undefined
+
+  constructor(
+    private readonly host: TransactionHost<T>,
+    readonly key: string,
+    readonly sessionId: string,
+    private readonly timeoutSeconds: number,
+  ) {
+    this.batcher = new PutBatcher<T>(host.sendTimeoutMs, (item, err, outcome, frame) => this.settle(item, err, outcome, frame))
+  }
+
+  get state(): TransactionState {
+    return this.stateNow
+  }
+
+  /** Route one accepted message (the producer's window already counts it). */
+  dispatch(item: T): void {
+    if (this.stateNow !== 'open') {
+      this.fail(item, new MetaError('TRANSACTION_ERROR', `transaction ${this.key} is ${this.stateNow}: it takes no more messages`))
+      return
+    }
+    const known = this.partitions.get(item.message.topic)
+    if (this.conn !== undefined && known !== undefined && this.queued === 0) {
+      this.route(item, known)
+      return
+    }
+    this.queued += 1
+    this.chain = this.chain.then(async () => {
+      try {
+        const partitions = await this.lookup(item)
+        if (this.stateNow !== 'open') {
+          this.fail(item, new MetaError('TRANSACTION_ERROR', `transaction ${this.key} is ${this.stateNow}: it takes no more messages`))
+        } else {
+          this.route(item, partitions)
+        }
+      } catch (error) {
+        this.fail(item, error instanceof MetaError ? error : new MetaError('INTERNAL', String(error)))
+      } finally {
+        this.queued -= 1
+      }
+    })
+  }
+
+  /**
+   * Commit: resolves once the broker has appended every message (call it after every send was
+   * answered; the producer's commit() waits for that). A failed send rolls the transaction back
+   * and rejects with TRANSACTION_ERROR.
+   */
+  async commit(): Promise<TransactionSummary> {
+    this.checkOpen('commit')
+    await this.chain
+    if (this.failure !== undefined) {
+      const failure = this.failure
+      await this.rollback().catch(() => undefined)
+      throw new MetaError('TRANSACTION_ERROR', `transaction ${this.key} was rolled back: a send failed: ${failure.message}`, {cause: failure})
+    }
+    this.stateNow = 'committing'
+    if (this.conn !== undefined) {
+      try {
+        await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'COMMIT_ONE_PHASE'}, this.host.commitTimeoutMs)
+      } catch (error) {
+        this.stateNow = 'rolled-back'
+        throw error
+      }
+    }
+    this.stateNow = 'committed'
+    return this.summary()
+  }
+
+  /** Roll back: nothing of the transaction is stored. */
+  async rollback(): Promise<void> {
+    if (this.stateNow === 'rolled-back') return
+    this.checkOpen('roll back')
+    this.stateNow = 'rolled-back'
+    await this.chain
+    if (this.conn === undefined) return
+    await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'ROLLBACK'}, this.host.commitTimeoutMs).catch((error: MetaError) => {
+      // Unknown on the broker (timed out, or its connection was lost): nothing was stored either.
+      if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === -4) return
+      throw error
+    })
+  }
+
+  /** Messages and partitions so far. */
+  summary(): TransactionSummary {
+    const partitions = [...this.counts.values()].sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+    return {key: this.key, brokerId: this.brokerId, messages: partitions.reduce((n, p) => n + p.messages, 0), partitions}
+  }
+
+  private checkOpen(what: string): void {
+    if (this.stateNow !== 'open') throw new MetaError('TRANSACTION_ERROR', `cannot ${what} transaction ${this.key}: it is ${this.stateNow}`)
+  }
+
+  /** The topic's partitions, and for the first message the broker and its BEGIN. */
+  private async lookup(item: T): Promise<Partition[]> {
+    const topic = item.message.topic
+    let partitions = this.partitions.get(topic)
+    if (partitions === undefined) {
+      partitions = await this.host.topology.publishPartitions(topic)
+      this.partitions.set(topic, partitions)
+    }
+    if (this.conn === undefined) {
+      let brokerId: number
+      if (partitions.length === 0) brokerId = this.host.topology.brokerIds()[0] ?? 0
+      else if (item.pinned !== undefined && item.pinned < partitions.length) brokerId = partitions[item.pinned].brokerId
+      else {
+        // The selector's choice for the first message picks the broker, and is that message's partition.
+        const chosen = this.host.selector(topic, partitions, item.message)
+        brokerId = chosen.brokerId
+        this.firstPick = {item, partition: chosen.partition}
+      }
+      const conn = await this.host.topology.connection(brokerId)
+      await conn.ready()
+      if (this.conn === undefined) {
+        this.brokerId = brokerId
+        this.conn = conn
+        transactionCommand(conn, {txKey: this.key, sessionId: this.sessionId, txType: 'BEGIN', timeoutSeconds: this.timeoutSeconds}, this.host.sendTimeoutMs).catch(
+          (error: MetaError) => (this.failure ??= error),
+        )
+      }
+    }
+    return partitions
+  }
+
+  private route(item: T, partitions: Partition[]): void {
+    const topic = item.message.topic
+    let partition: number
+    if (partitions.length === 0) {
+      partition = item.pinned ?? 0
+    } else if (item.pinned !== undefined) {
+      const target = partitions[item.pinned]
+      if (target === undefined || target.brokerId !== this.brokerId) {
+        this.fail(item, MetaError.invalidArgument(`partition ${item.pinned} of topic "${topic}" is not on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`))
+        return
+      }
+      partition = target.partition
+    } else if (this.firstPick?.item === item) {
+      partition = this.firstPick.partition
+      this.firstPick = undefined
+    } else {
+      const candidates = partitions.filter((p) => p.brokerId === this.brokerId)
+      if (candidates.length === 0) {
+        this.fail(item, MetaError.invalidArgument(`topic "${topic}" has no partition on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`))
+        return
+      }
+      partition = this.host.selector(topic, candidates, item.message).partition
+    }
+    item.brokerId = this.brokerId!
+    item.partition = partition
+    const conn = this.conn!
+    if (conn.capabilities.transactions === true && RECORD_HEADER_BYTES + item.body.length <= this.batcher.maxBatchBytes(conn)) {
+      this.batcher.add(conn, topic, partition, item, this.key)
+      return
+    }
+    conn.request(
+      (out, opaque) => {
+        out.writeAscii(`put ${topic} ${partition} ${item.body.length} ${item.flag} ${item.crc} ${this.key} ${opaque}\r\n`)
+        out.writeBytes(item.body)
+      },
+      (err, frame) => this.onPut(item, err, frame),
+      this.host.sendTimeoutMs,
+    )
+  }
+
+  private onPut(item: T, err: MetaError | null, frame: ResponseFrame | undefined): void {
+    if (err === null && frame!.type === 'result' && frame!.code === 200) {
+      const [id, partition] = frame!.body.toString('latin1').split(' ')
+      if (/^-?\d+$/.test(id ?? '') && /^\d+$/.test(partition ?? '')) {
+        this.settle(item, null, {id: BigInt(id), partition: Number(partition), offset: -1}, undefined)
+        return
+      }
+      err = new MetaError('DECODE_ERROR', `malformed transactional put reply "${frame!.body.toString('latin1').slice(0, 80)}"`)
+    }
+    this.settle(item, err, undefined, frame)
+  }
+
+  private settle(item: T, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined): void {
+    if (outcome !== undefined) {
+      const slot = `${item.message.topic}\0${outcome.partition}`
+      const count = this.counts.get(slot)
+      if (count === undefined) this.counts.set(slot, {topic: item.message.topic, partition: outcome.partition, messages: 1})
+      else count.messages += 1
+      this.host.complete(item, {success: true, topic: item.message.topic, partition: outcome.partition, brokerId: item.brokerId, offset: -1, id: outcome.id})
+      return
+    }
+    const error = err ?? MetaError.fromWire(frame?.type === 'result' ? frame.code : 500, frame?.body.toString('utf8') ?? '')
+    this.fail(item, error)
+  }
+
+  private fail(item: T, error: MetaError): void {
+    this.failure ??= error
+    this.host.complete(item, {
+      success: false,
+      topic: item.message.topic,
+      partition: item.partition,
+      brokerId: item.brokerId,
+      offset: -1,
+      id: undefined,
+      errorMessage: error.message,
+      error,
+    })
+  }
+}
