@@ -16,10 +16,27 @@ export function formatSendSummary(s: SendSummary): string {
   if (s.unacknowledged > 0) extras.push(`${formatCount(s.unacknowledged)} unacknowledged`)
   if (s.empty > 0) extras.push(`${formatCount(s.empty)} empty ignored`)
   if (extras.length > 0) line += `; ${extras.join(', ')}`
+  if (s.transactions !== undefined) line += `; ${formatTransactions(s)}`
   return s.interrupted ? `interrupted: ${line}` : line
+}
+
+/** `committed in 1 transaction to partitions 0 (50,000), 1 (50,000)` / `rolled back 1 transaction (1,234 messages): nothing of it is stored`. */
+function formatTransactions(s: SendSummary): string {
+  const tx = s.transactions!
+  const parts: string[] = []
+  if (tx.committed > 0) {
+    const where = Object.entries(s.partitions).map(([p, v]) => `${p} (${formatCount(v.count)})`)
+    parts.push(`committed in ${formatCount(tx.committed)} transaction${tx.committed === 1 ? '' : 's'} to partition${where.length === 1 ? '' : 's'} ${where.join(', ')}`)
+  }
+  if (tx.rolledBack > 0) {
+    parts.push(
+      `rolled back ${formatCount(tx.rolledBack)} transaction${tx.rolledBack === 1 ? '' : 's'} (${formatCount(tx.rolledBackMessages)} message${tx.rolledBackMessages === 1 ? '' : 's'} acknowledged into it not stored)`,
+    )
+  }
+  return parts.length > 0 ? parts.join('; ') : 'nothing to commit'
 }
 
 /** 0 only when every message read was acknowledged (empty records do not count). */
 export function sendExitCode(s: SendSummary): number {
-  return s.failed > 0 || s.skipped > 0 || s.unacknowledged > 0 || s.error !== undefined ? 1 : 0
+  return s.failed > 0 || s.skipped > 0 || s.unacknowledged > 0 || s.error !== undefined || (s.transactions?.rolledBack ?? 0) > 0 ? 1 : 0
 }

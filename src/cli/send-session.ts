@@ -75,6 +75,22 @@ export interface SendSessionOptions {
   logger?: Logger
   /** Where stdin comes from; read only when needed (default process.stdin). */
   stdin?: () => NodeJS.ReadableStream
+  /**
+   * Send everything in local transactions: committed at the end (or every `transactionSize`
+   * messages), rolled back on any failure, skipped record or interrupt.
+   */
+  transaction?: boolean
+  /** With `transaction`: commit every this many messages. */
+  transactionSize?: number
+}
+
+/** What the transactions of `meta send --transaction` did. */
+export interface TransactionsSummary {
+  /** Transactions committed (their messages are counted in `sent`). */
+  committed: number
+  /** Transactions rolled back, and the messages acknowledged into them that are now gone. */
+  rolledBack: number
+  rolledBackMessages: number
 }
 
 export interface PartitionSummary {
@@ -104,6 +120,8 @@ export interface SendSummary {
   partitions: Record<string, PartitionSummary>
   /** Why sending stopped early (--oversize fail, connection lost), if it did. */
   error?: {code: string; message: string}
+  /** With --transaction: what was committed and rolled back (`sent` counts committed messages only). */
+  transactions?: TransactionsSummary
 }
 
 /** One input: stdin or a file. Labels say where a problem happened. */
@@ -112,7 +130,7 @@ interface Source {
   label(index: number): string
 }
 
-type StopReason = 'count' | 'interrupt' | 'oversize' | 'connection'
+type StopReason = 'count' | 'interrupt' | 'oversize' | 'connection' | 'transaction'
 
 export class SendSession {
   private readonly options: SendSessionOptions
@@ -137,6 +155,12 @@ export class SendSession {
 
   private waitingDrain = false
   private waitingRate = false
+  /** --transaction: messages acknowledged into the open transaction, per topic and partition. */
+  private txPending = new Map<string, {topic: string; partition: number; count: number; bytes: number}>()
+  private txMessages = 0
+  private txOutcome: TransactionsSummary | undefined
+  private waitingCommit = false
+  private committing: Promise<void> | undefined
   private resumeScheduled = false
   private tokens = 1
   private lastRefillMs = 0
@@ -170,6 +194,7 @@ export class SendSession {
       maxMessageBytes,
       logger: options.logger,
     })
+    if (options.transaction) this.txOutcome = {committed: 0, rolledBack: 0, rolledBackMessages: 0}
     this.producer.on('drain', () => {
       if (!this.waitingDrain) return
       this.waitingDrain = false
@@ -230,6 +255,7 @@ export class SendSession {
     this.startMs = performance.now()
     this.lastRefillMs = this.startMs
     const files = this.options.files ?? []
+    if (this.txOutcome !== undefined) this.producer.beginTransaction()
     try {
       if (files.length === 0) await this.readStream(this.stdin(), {name: 'stdin', label: (i) => `line ${i}`})
       for (const file of files) {
@@ -242,7 +268,54 @@ export class SendSession {
       this.releaseStdin()
     }
     await Promise.race([this.producer.flush(), this.graceElapsed])
+    await this.endTransaction()
     return this.finish()
+  }
+
+  /** --transaction at the end: commit if everything went well, else roll back. */
+  private async endTransaction(): Promise<void> {
+    if (this.txOutcome === undefined) return
+    await this.committing
+    if (this.producer.currentTransaction === undefined) return
+    const clean = this.failedCount === 0 && this.skippedCount === 0 && this.fatal === undefined && (this.stopReason === undefined || this.stopReason === 'count')
+    if (clean) await this.commitTransaction(false)
+    else await this.rollbackTransaction()
+  }
+
+  /** Commit the open transaction; with `next`, begin another one after it. */
+  private async commitTransaction(next: boolean): Promise<void> {
+    try {
+      await this.producer.commit()
+      this.txOutcome!.committed += 1
+      for (const p of this.txPending.values()) {
+        this.sentCount += p.count
+        this.byteCount += p.bytes
+        this.countPartition(p.topic, p.partition, -1, p.count)
+      }
+      this.txPending.clear()
+      if (next && this.stopReason === undefined) this.producer.beginTransaction()
+    } catch (error) {
+      const err = isMetaError(error) ? error : new MetaError('INTERNAL', (error as Error).message)
+      this.fatal ??= new MetaError(err.code, `transaction not committed: ${err.message}`, {cause: err})
+      this.dropPending()
+      this.stop('transaction')
+    }
+  }
+
+  private async rollbackTransaction(): Promise<void> {
+    try {
+      await this.producer.rollback()
+    } catch (error) {
+      // Unanswered: the broker rolls it back when the connection closes or the transaction times out.
+      this.problems.report({where: 'transaction', code: isMetaError(error) ? error.code : 'ERROR', message: `rollback failed: ${(error as Error).message}`})
+    }
+    this.dropPending()
+  }
+
+  private dropPending(): void {
+    this.txOutcome!.rolledBack += 1
+    for (const p of this.txPending.values()) this.txOutcome!.rolledBackMessages += p.count
+    this.txPending.clear()
   }
 
   /** Stop reading (Ctrl-C); what is in flight gets graceMs to be acknowledged. */
@@ -408,6 +481,17 @@ export class SendSession {
       this.stop('count')
       return false
     }
+    if (this.options.transactionSize !== undefined && ++this.txMessages >= this.options.transactionSize) {
+      // Commit this part before reading on.
+      this.txMessages = 0
+      this.waitingCommit = true
+      this.committing = this.commitTransaction(true).finally(() => {
+        this.committing = undefined
+        this.waitingCommit = false
+        this.scheduleResume()
+      })
+      return false
+    }
     if (!more) {
       this.waitingDrain = true
       return false
@@ -417,6 +501,16 @@ export class SendSession {
 
   private onAck(result: SendResult, source: Source, index: number, bytes: number): void {
     if (this.finalized) return
+    if (result.success && this.txOutcome !== undefined) {
+      const key = `${result.topic}\0${result.partition}`
+      const pending = this.txPending.get(key)
+      if (pending === undefined) this.txPending.set(key, {topic: result.topic, partition: result.partition, count: 1, bytes})
+      else {
+        pending.count += 1
+        pending.bytes += bytes
+      }
+      return
+    }
     if (result.success) {
       this.sentCount += 1
       this.byteCount += bytes
@@ -432,7 +526,7 @@ export class SendSession {
     }
   }
 
-  private countPartition(topic: string, partition: number, offset: number): void {
+  private countPartition(topic: string, partition: number, offset: number, count = 1): void {
     let partitions = this.partitionStats.get(topic)
     if (partitions === undefined) {
       partitions = new Map()
@@ -440,12 +534,12 @@ export class SendSession {
     }
     const stats = partitions.get(partition)
     if (stats === undefined) {
-      partitions.set(partition, {first: offset, last: offset, count: 1})
+      partitions.set(partition, {first: offset, last: offset, count})
       return
     }
     if (offset < stats.first) stats.first = offset
     if (offset > stats.last) stats.last = offset
-    stats.count += 1
+    stats.count += count
   }
 
   private oversize(where: string, size: number): void {
@@ -496,7 +590,7 @@ export class SendSession {
     this.resumeScheduled = true
     setImmediate(() => {
       this.resumeScheduled = false
-      if (this.waitingDrain || this.waitingRate || this.stopReason !== undefined) return
+      if (this.waitingDrain || this.waitingRate || this.waitingCommit || this.stopReason !== undefined) return
       this.resumeInput?.()
     })
   }
@@ -516,6 +610,7 @@ export class SendSession {
       partitions: this.partitionSummary(),
     }
     if (this.fatal !== undefined) summary.error = {code: this.fatal.code, message: this.fatal.message}
+    if (this.txOutcome !== undefined) summary.transactions = {...this.txOutcome}
     return summary
   }
 

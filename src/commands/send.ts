@@ -16,7 +16,9 @@ Without -p the partitioner picks partitions: round-robin (MetaQ's default), rand
 
 A summary goes to stderr at the end ('sent N messages (X) in T s, R msg/s'), or to stdout as an object with --json; a live progress line is shown when stderr is a terminal. Problems (a failed send, a line too large for the broker) are reported with their line number, the first few in full and the rest counted.
 
-Exit status: 0 only if every message was acknowledged; 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once.`
+With --transaction (-T) the messages are sent in a local transaction (all to partitions of one broker) and become visible together when it commits at the end of the input; any failed send, skipped record or Ctrl-C rolls it back, so nothing of that input is stored. --transaction-size N commits every N messages instead (a failure then rolls back only the part being sent). The summary says what was committed, to which partitions, and what was rolled back; 'sent' counts committed messages only.
+
+Exit status: 0 only if every message was acknowledged (with --transaction: and committed); 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once.`
 
   static override examples = [
     {description: 'One message per line', command: 'seq 1 1000 | <%= config.bin %> <%= command.id %> -t orders'},
@@ -27,6 +29,8 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
     {description: 'Copy a topic, attributes and binary payloads included', command: '<%= config.bin %> tail -t orders -e -J | <%= config.bin %> <%= command.id %> -J -t orders-copy'},
     {description: 'At most 100 messages per second, each acknowledged before the next', command: '<%= config.bin %> <%= command.id %> -t orders --rate 100 --sync < events.txt'},
     {description: 'A machine-readable summary', command: '<%= config.bin %> <%= command.id %> -t orders --json < events.txt'},
+    {description: 'All of a file or nothing: one transaction', command: '<%= config.bin %> <%= command.id %> -t orders --transaction < batch.txt'},
+    {description: 'A large input committed every 10,000 messages', command: '<%= config.bin %> <%= command.id %> -t orders -T --transaction-size 10000 < big.txt'},
   ]
 
   static override strict = false
@@ -77,6 +81,15 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
     retries: Flags.integer({summary: 'Retries of a send that failed in a retriable way (default 2).', min: 0, helpGroup: 'CONNECTION'}),
     quiet: Flags.boolean({char: 'q', summary: 'No progress line and no summary on stderr (problems are still reported).'}),
     progress: Flags.boolean({summary: 'Live progress line on stderr (only when it is a terminal).', allowNo: true, default: true}),
+    transaction: Flags.boolean({
+      char: 'T',
+      summary: 'Send everything read as one local transaction: committed at the end, rolled back on any failure, skipped record or Ctrl-C.',
+    }),
+    'transaction-size': Flags.integer({
+      summary: 'With --transaction: commit every N messages (each part is its own transaction).',
+      min: 1,
+      dependsOn: ['transaction'],
+    }),
   }
 
   async run(): Promise<SendSummary> {
@@ -128,6 +141,8 @@ Exit status: 0 only if every message was acknowledged; 1 if any failed or was sk
       oversize: flags.oversize,
       report,
       logger: this.logger,
+      transaction: flags.transaction,
+      transactionSize: flags['transaction-size'],
     })
 
     if (files.length === 0 && process.stdin.isTTY && !quiet) {
