@@ -15,6 +15,7 @@ export {connectGroupAdmin, StandaloneGroupAdmin, type GroupOffsetsAdmin, type Gr
 export {ZkGroupAdmin} from './zk-group-admin.js'
 export {Producer, createProducer, type ProducerOptions, type SendOptions, type SendCallback, type BeginTransactionOptions} from './producer.js'
 export type {TransactionInfo, TransactionState, TransactionSummary} from './transaction.js'
+export {XaResource, createXaResource, type Xid, type XaResourceOptions} from './xa-resource.js'
 export {
   Consumer,
   ConsumerBase,

@@ -269,13 +269,21 @@ export class Producer extends EventEmitter {
    * visible at commit, all together. Sends resolve with the id and partition; offset -1.
    */
   beginTransaction(options: BeginTransactionOptions = {}): TransactionInfo {
+    this.transactionCounter = this.transactionCounter >= 2147483647 ? 1 : this.transactionCounter + 1
+    return this.enterTransaction(`TX:${this.sessionId}:${this.transactionCounter}`, options.timeoutSeconds ?? 0)
+  }
+
+  /**
+   * Sends go into a transaction with this key until commit(), rollback() or
+   * leaveTransaction() (XaResource uses it for XA branches).
+   * @internal
+   */
+  enterTransaction(key: string, timeoutSeconds: number): Transaction<SendTask> {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
     if (this.transaction !== undefined) throw new MetaError('TRANSACTION_ERROR', `transaction ${this.transaction.key} is still open: commit or roll it back first`)
-    const timeoutSeconds = options.timeoutSeconds ?? 0
     if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 0) {
       throw MetaError.invalidArgument(`invalid transaction timeout "${timeoutSeconds}": expected a whole number of seconds >= 0`)
     }
-    this.transactionCounter = this.transactionCounter >= 2147483647 ? 1 : this.transactionCounter + 1
     this.transaction = new Transaction<SendTask>(
       {
         topology: this.topology,
@@ -284,11 +292,34 @@ export class Producer extends EventEmitter {
         commitTimeoutMs: Math.max(30_000, this.sendTimeoutMs),
         complete: (task, result) => this.complete(task, result),
       },
-      `TX:${this.sessionId}:${this.transactionCounter}`,
+      key,
       this.sessionId,
       timeoutSeconds,
     )
     return this.transaction
+  }
+
+  /**
+   * Stop sending into the open transaction (XA `end`): resolves once every send in it is
+   * answered; returns it.
+   * @internal
+   */
+  async leaveTransaction(): Promise<Transaction<SendTask>> {
+    const tx = this.openTransaction('end')
+    this.transaction = undefined
+    await tx.settled()
+    await this.flush()
+    return tx
+  }
+
+  /** The topology sends go through (XaResource: RECOVER asks every broker). @internal */
+  get brokers(): Topology {
+    return this.topology
+  }
+
+  /** The id this producer's transactions carry (`<IPv4>-<ms>-<n>`). */
+  get transactionSessionId(): string {
+    return this.sessionId
   }
 
   /** The open transaction, if any. */

@@ -61,6 +61,10 @@ export interface TransactionInfo {
   summary(): TransactionSummary
 }
 
+const XA_RDONLY = 3
+/** XAException.XA_RBROLLBACK: the branch was rolled back. */
+const XA_RBROLLBACK = 100
+
 /** XA error body from a broker: `XAException:code=<n>,msg=<text>`. */
 const XA_BODY = /^XAException:code=(-?\d+),msg=([\s\S]*)$/
 
@@ -189,6 +193,41 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === -4) return
       throw error
     })
+  }
+
+  /** XA: the broker it runs on and the connection (undefined until the first send). */
+  get connection(): {brokerId: number; conn: BrokerConnection} | undefined {
+    return this.conn === undefined ? undefined : {brokerId: this.brokerId!, conn: this.conn}
+  }
+
+  /** XA `end`: wait until every message routed so far is on its way. */
+  async settled(): Promise<void> {
+    await this.chain
+  }
+
+  /** XA PREPARE: the vote (XA_OK 0, XA_RDONLY 3; a transaction that sent nothing is read-only). */
+  async prepare(): Promise<number> {
+    this.checkOpen('prepare')
+    await this.chain
+    if (this.failure !== undefined) throw new MetaError('TRANSACTION_ERROR', `transaction ${this.key} cannot be prepared: a send failed: ${this.failure.message}`, {details: {xaCode: XA_RBROLLBACK}})
+    if (this.conn === undefined) {
+      this.stateNow = 'committed'
+      return XA_RDONLY
+    }
+    const vote = Number(await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'PREPARE'}, this.host.commitTimeoutMs))
+    if (vote === XA_RDONLY) this.stateNow = 'committed'
+    return vote
+  }
+
+  /** XA commit after prepare (two-phase) or instead of it (one-phase). */
+  async commitXa(onePhase: boolean): Promise<void> {
+    if (onePhase) {
+      await this.commit()
+      return
+    }
+    if (this.conn === undefined) return
+    await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'COMMIT_TWO_PHASE'}, this.host.commitTimeoutMs)
+    this.stateNow = 'committed'
   }
 
   /** Messages and partitions so far. */

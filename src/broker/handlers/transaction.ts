@@ -15,7 +15,7 @@ import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
-import {XaError, XAER_RMERR} from '../tx/xa.js'
+import {XaError, XAER_RMERR} from '../../protocol/xa.js'
 import {failPut, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {

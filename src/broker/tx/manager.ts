@@ -35,7 +35,7 @@ import {
   XAER_PROTO,
   XAER_RMERR,
   type TxKey,
-} from './xa.js'
+} from '../../protocol/xa.js'
 
 export type TxState = 'START' | 'IN_USE' | 'PREPARED' | 'COMMITTING'
 

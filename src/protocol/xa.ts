@@ -60,7 +60,7 @@ export function parseXaErrorBody(body: string): XaError | undefined {
   return match === null ? undefined : new XaError(Number(match[1]), match[2])
 }
 
-/** A parsed XID. */
+/** A parsed XID (as it appears in a key: hex strings). */
 export interface Xid {
   formatId: number
   /** Lower-case hex. */
