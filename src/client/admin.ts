@@ -12,6 +12,11 @@ import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../pr
 import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
+import {encodeTxDecide, encodeTxList, type TxListEntry} from '../protocol/commands/tx-admin.js'
+import {encodeTransaction} from '../protocol/commands/transaction.js'
+import type {OutputBuffer} from '../protocol/output-buffer.js'
+import type {ResponseFrame} from '../protocol/frames.js'
+import {transactionError} from './transaction.js'
 import {
   encodeConfigReload,
   encodePartitionsState,
@@ -149,6 +154,43 @@ export class AdminClient {
   async commitOffsets(group: string, offsets: CommittedOffset[]): Promise<void> {
     this.requireMeta('offset commit')
     await this.text((out, opaque) => encodeOffsetCommit(out, group, offsets, opaque))
+  }
+
+  /** Prepared XA transactions and heuristic outcomes on this broker (`tx-list`). */
+  async transactions(): Promise<TxListEntry[]> {
+    this.requireTransactions('tx list')
+    return JSON.parse(await this.text((out, opaque) => encodeTxList(out, opaque))) as TxListEntry[]
+  }
+
+  /**
+   * A heuristic decision on a prepared XA transaction (`tx-decide`): commit or roll it back
+   * now. TRANSACTION_ERROR with `details.xaCode` (-4 unknown, -6 not prepared) when refused.
+   */
+  async decideTransaction(xid: string, decision: 'commit' | 'rollback'): Promise<void> {
+    this.requireTransactions(`tx ${decision}`)
+    await this.transactionRequest((out, opaque) => encodeTxDecide(out, {xid, decision, opaque}), `${decision} of ${xid}`)
+  }
+
+  /** FORGET a heuristic outcome. */
+  async forgetTransaction(xid: string): Promise<void> {
+    this.requireTransactions('tx forget')
+    await this.transactionRequest((out, opaque) => encodeTransaction(out, {txKey: xid, sessionId: 'meta-tx', txType: 'FORGET', timeoutSeconds: 0, uniqueQualifier: undefined, opaque}), `forget of ${xid}`)
+  }
+
+  private async transactionRequest(write: (out: OutputBuffer, opaque: number) => void, what: string): Promise<void> {
+    let frame: ResponseFrame
+    try {
+      frame = await this.conn.requestAsync(write)
+    } catch (error) {
+      throw transactionError(undefined, error as MetaError, what)
+    }
+    if (frame.type !== 'result' || frame.code !== 200) throw transactionError(frame, null, what)
+  }
+
+  private requireTransactions(what: string): void {
+    if (this.conn.capabilities.transactions !== true) {
+      throw new MetaError('UNSUPPORTED', `${what}: broker ${this.conn.name} does not serve meta's transaction administration (a MetaQ broker, or an older meta)`)
+    }
   }
 
   /** Partition count of a topic on this broker. */

@@ -21,6 +21,7 @@ import type {Logger} from '../../log.js'
 import type {PartitionLog} from '../../storage/index.js'
 import type {BrokerConfig} from '../config/index.js'
 import type {BrokerCounters} from '../stats.js'
+import type {TxListEntry} from '../../protocol/commands/tx-admin.js'
 import {RecordType, TxJournal, type CheckpointData, type JournalPosition, type JournalRecord} from './journal.js'
 import {
   parseTxKey,
@@ -76,17 +77,6 @@ interface CommitPart {
   crc: number
   /** Id of the batch's first record (decimal). */
   id0: string
-}
-
-/** What `meta tx list` shows of one transaction. */
-export interface TxListEntry {
-  key: string
-  state: 'PREPARED' | 'HEURISTIC_COMMITTED' | 'HEURISTIC_ROLLED_BACK' | 'HEURISTIC_COMPLETED'
-  messages: number
-  bytes: number
-  partitions: string[]
-  /** ms since the epoch when it began on this broker (0 for heuristic outcomes). */
-  beganAtMs: number
 }
 
 export interface TxHost {

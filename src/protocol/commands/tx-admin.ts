@@ -15,6 +15,18 @@
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, nameField, opaqueField, tokenCount} from '../tokens.js'
 
+/** One row of `tx-list`. */
+export interface TxListEntry {
+  key: string
+  state: 'PREPARED' | 'HEURISTIC_COMMITTED' | 'HEURISTIC_ROLLED_BACK' | 'HEURISTIC_COMPLETED'
+  messages: number
+  bytes: number
+  /** `topic-partition` of each partition it has messages for. */
+  partitions: string[]
+  /** ms since the epoch when it began on this broker (0 for heuristic outcomes). */
+  beganAtMs: number
+}
+
 export interface TxListCommand {
   readonly type: 'tx-list'
   opaque: number
