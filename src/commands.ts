@@ -46,6 +46,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'bench:produce': () => load(import('./commands/bench/produce.js')),
   'bench:consume': () => load(import('./commands/bench/consume.js')),
   'bench:e2e': () => load(import('./commands/bench/e2e.js')),
+  'bench:tx': () => load(import('./commands/bench/tx.js')),
   help: async () => (await import('@oclif/plugin-help')).commands.help,
   // plugin-autocomplete exports no subpaths, so its command classes are reached by path.
   autocomplete: () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/index.js')),

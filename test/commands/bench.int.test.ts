@@ -81,4 +81,17 @@ describe('meta bench', () => {
     assert.equal(bad.code, 2)
     assert.match(bad.stderr, /--embedded/)
   })
+
+  it('meta bench tx --embedded reports committed transactions per second for each size', async () => {
+    const r = await runCli(['bench', 'tx', '--embedded', '--json', '--quiet', '--duration', '300ms', '--per-tx', '1,5'], {timeoutMs: 60_000})
+    assert.equal(r.code, 0, r.stderr)
+    const s = JSON.parse(r.stdout) as {embedded: boolean; runs: Array<{messagesPerTx: number; transactions: number; msgsPerSec: number; failed: number; latency: {p50: number}}>}
+    assert.equal(s.embedded, true)
+    assert.deepEqual(s.runs.map((run) => run.messagesPerTx), [1, 5])
+    for (const run of s.runs) {
+      assert.ok(run.transactions > 0, 'transactions were committed')
+      assert.equal(run.failed, 0)
+      assert.equal(typeof run.latency.p50, 'number')
+    }
+  })
 })
