@@ -268,7 +268,13 @@ export class TransactionManager {
     }
     if (tx.state !== 'PREPARED') throw new XaError(XAER_PROTO, `transaction "${keyText}" is ${tx.state}, not PREPARED: only a prepared transaction takes a heuristic decision`)
     if (commit) {
-      await this.doCommit(tx, HEURISTIC_COMMITTED)
+      try {
+        await this.doCommit(tx, HEURISTIC_COMMITTED)
+      } catch (error) {
+        // Decided but not appended (completed at the next start): the outcome is hazardous until then.
+        if (this.unfinished.has(tx)) this.heuristic.set(key.key, HEURISTIC_COMPLETED)
+        throw error
+      }
       this.host.counters.txCommit += 1
     } else {
       await this.doRollback(tx, HEURISTIC_ROLLED_BACK)
