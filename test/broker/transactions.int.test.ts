@@ -113,6 +113,21 @@ describe('local transactions', () => {
     assert.deepEqual(await readAll(client, topic, 0), [])
   })
 
+  it('refuses a BEGIN with a timeout beyond maxTxTimeoutTimerCapacity; flushTxLogAtCommit 2 commits too', async (t) => {
+    const broker = await startTestBroker(t, {maxTxTimeoutTimerCapacity: 1, flushTxLogAtCommit: 2})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    await ok(client, tx('TX:s5:1', 's5', 'BEGIN', ' 30'))
+    const refused = await client.request(tx('TX:s5:2', 's5', 'BEGIN', ' 30'))
+    assert.match(text(refused), /^XAException:code=-3,msg=too many transactions with a timeout: maxTxTimeoutTimerCapacity is 1$/)
+    await ok(client, tx('TX:s5:3', 's5', 'BEGIN'))
+    await ok(client, put(topic, 0, 'kept', 'TX:s5:3'))
+    await ok(client, tx('TX:s5:3', 's5', 'COMMIT_ONE_PHASE'))
+    await ok(client, tx('TX:s5:1', 's5', 'ROLLBACK'))
+    await ok(client, tx('TX:s5:4', 's5', 'BEGIN', ' 30'))
+    assert.deepEqual(await readAll(client, topic, 0), ['kept'])
+  })
+
   it('transactional put-batch; recovery after a restart rolls back what was in flight', async (t) => {
     const dataPath = await tmpDir(t)
     const topic = uniqueName()

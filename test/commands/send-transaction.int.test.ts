@@ -6,8 +6,8 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {startTestBroker} from '../helpers/broker.js'
-import {uniqueName} from '../helpers/index.js'
-import {runCli} from '../helpers/process.js'
+import {uniqueName, waitFor} from '../helpers/index.js'
+import {collect, runCli, spawnCli} from '../helpers/process.js'
 import {address, readAll} from '../cli/support.js'
 
 describe('meta send --transaction', () => {
@@ -43,5 +43,22 @@ describe('meta send --transaction', () => {
     assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), input.trim().split('\n'))
     const usage = await runCli(['send', '-t', topic, '-b', address(broker), '--transaction-size', '30'], {input: 'x\n'})
     assert.equal(usage.code, 2, 'transaction-size needs --transaction')
+  })
+
+  it('Ctrl-C rolls the transaction back: nothing of the input is stored, exit 130', async (t) => {
+    const broker = await startTestBroker(t)
+    const topic = uniqueName('txint')
+    const child = spawnCli(['send', '-t', topic, '-b', address(broker), '-T'])
+    const done = collect(child, 30_000)
+    child.stdin!.write(Array.from({length: 100}, (_, i) => `m${i}\n`).join(''))
+    // The broker has taken every put into the transaction (nothing is visible yet).
+    await waitFor(() => broker.stats.counters.cmdPut >= 100, {what: '100 transactional puts on the broker', timeoutMs: 30_000})
+    child.kill('SIGINT')
+    const result = await done
+    child.stdin!.destroy()
+    assert.equal(result.code, 130, result.stderr)
+    assert.match(result.stderr, /^interrupted: sent 0 messages .*rolled back 1 transaction \(100 messages acknowledged into it not stored\)$/m)
+    assert.equal((await readAll(broker, topic)).length, 0)
+    assert.equal(broker.stats.counters.txRollback, 1)
   })
 })
