@@ -8,10 +8,10 @@ import assert from 'node:assert/strict'
 import {existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
-import {RawClient, text} from '../helpers/raw-client.js'
+import {RawClient, readPartition, text} from '../helpers/raw-client.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {checksum} from '../../src/protocol/crc.js'
-import {decodeMessageSet, encodeRecord} from '../../src/protocol/message-set.js'
+import {encodeRecord} from '../../src/protocol/message-set.js'
 import type {ResponseFrame} from '../../src/protocol/index.js'
 
 let opaque = 1
@@ -32,16 +32,6 @@ async function ok(client: RawClient, request: string | Buffer): Promise<string> 
   return text(frame)
 }
 
-async function readAll(client: RawClient, topic: string, partition: number): Promise<string[]> {
-  const out: string[] = []
-  for (let offset = 0; ; ) {
-    const frame = await client.request(`get ${topic} g ${partition} ${offset} 1048576 ${opaque++}\r\n`, 20_000)
-    if (frame.type !== 'value') return out
-    const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: offset})
-    for (const m of messages) out.push(m.data.toString())
-    offset += bytesConsumed
-  }
-}
 
 function code(frame: ResponseFrame): number {
   return (frame as ResponseFrame & {code: number}).code
@@ -61,10 +51,10 @@ describe('local transactions', () => {
     }
     // Also the legacy transactional form (no checksum).
     assert.match(await ok(client, `put ${topic} 0 2 0 ${key} ${opaque++}\r\nm5`), /^\d+ 0 -1$/)
-    assert.deepEqual(await readAll(reader, topic, 0), [], 'nothing is visible before the commit')
+    assert.deepEqual(await readPartition(reader, topic, 0), [], 'nothing is visible before the commit')
     assert.equal(await ok(client, tx(key, 's1', 'COMMIT_ONE_PHASE')), '', 'COMMIT answers an empty body')
-    assert.deepEqual(await readAll(reader, topic, 0), ['m0', 'm2', 'm4', 'm5'])
-    assert.deepEqual(await readAll(reader, topic, 1), ['m1', 'm3'])
+    assert.deepEqual(await readPartition(reader, topic, 0), ['m0', 'm2', 'm4', 'm5'])
+    assert.deepEqual(await readPartition(reader, topic, 1), ['m1', 'm3'])
     const stats = await ok(reader, `stats  ${opaque++}\r\n`)
     assert.match(stats, /tx_begin 1\r\n/)
     assert.match(stats, /tx_commit 1\r\n/)
@@ -82,7 +72,7 @@ describe('local transactions', () => {
     await ok(client, tx('TX:s2:1', 's2', 'BEGIN'))
     await ok(client, put(topic, 0, 'gone', 'TX:s2:1'))
     await ok(client, tx('TX:s2:1', 's2', 'ROLLBACK'))
-    assert.deepEqual(await readAll(client, topic, 0), [])
+    assert.deepEqual(await readPartition(client, topic, 0), [])
 
     const unknown = await client.request(put(topic, 0, 'x', 'TX:s2:99'))
     assert.equal(code(unknown), 500)
@@ -110,7 +100,7 @@ describe('local transactions', () => {
     await waitFor(() => broker.stats.counters.txRollback === 1, {what: 'the timed-out transaction to roll back', timeoutMs: 30_000})
     const commit = await client.request(tx('TX:s3:1', 's3', 'COMMIT_ONE_PHASE'))
     assert.match(text(commit), /^XAException:code=-4,msg=/)
-    assert.deepEqual(await readAll(client, topic, 0), [])
+    assert.deepEqual(await readPartition(client, topic, 0), [])
   })
 
   it('refuses a BEGIN with a timeout beyond maxTxTimeoutTimerCapacity; flushTxLogAtCommit 2 commits too', async (t) => {
@@ -125,7 +115,7 @@ describe('local transactions', () => {
     await ok(client, tx('TX:s5:3', 's5', 'COMMIT_ONE_PHASE'))
     await ok(client, tx('TX:s5:1', 's5', 'ROLLBACK'))
     await ok(client, tx('TX:s5:4', 's5', 'BEGIN', ' 30'))
-    assert.deepEqual(await readAll(client, topic, 0), ['kept'])
+    assert.deepEqual(await readPartition(client, topic, 0), ['kept'])
   })
 
   it('transactional put-batch; recovery after a restart rolls back what was in flight', async (t) => {
@@ -143,7 +133,7 @@ describe('local transactions', () => {
     await first.close()
     const second = await startTestBroker(t, {dataPath})
     const reader = await RawClient.connect(t, second.port)
-    assert.deepEqual(await readAll(reader, topic, 0), ['a', 'b', 'c'])
+    assert.deepEqual(await readPartition(reader, topic, 0), ['a', 'b', 'c'])
     const files = readdirSync(join(dataPath, 'transactions'))
     assert.ok(files.some((f) => f.startsWith('checkpoint.')), `a checkpoint is written: ${files.join(',')}`)
   })
@@ -186,11 +176,11 @@ describe('recovery of a journaled commit', () => {
       truncateSync(segment, 26 + keep * 22)
       const second = await startTestBroker(t, {dataPath})
       const reader = await RawClient.connect(t, second.port)
-      assert.deepEqual(await readAll(reader, topic, 0), ['before', 'x1', 'x2', 'x3'])
+      assert.deepEqual(await readPartition(reader, topic, 0), ['before', 'x1', 'x2', 'x3'])
       await second.close()
       const third = await startTestBroker(t, {dataPath})
       const again = await RawClient.connect(t, third.port)
-      assert.deepEqual(await readAll(again, topic, 0), ['before', 'x1', 'x2', 'x3'], 'a second restart appends nothing more')
+      assert.deepEqual(await readPartition(again, topic, 0), ['before', 'x1', 'x2', 'x3'], 'a second restart appends nothing more')
     })
   }
 })

@@ -6,10 +6,9 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {startTestBroker} from '../helpers/broker.js'
-import {RawClient, text} from '../helpers/raw-client.js'
+import {RawClient, readPartition, text} from '../helpers/raw-client.js'
 import {tmpDir, uniqueName} from '../helpers/index.js'
 import {checksum} from '../../src/protocol/crc.js'
-import {decodeMessageSet} from '../../src/protocol/message-set.js'
 import type {ResponseFrame} from '../../src/protocol/index.js'
 
 let opaque = 1
@@ -39,16 +38,6 @@ function xaCode(reply: {code: number; body: string}): number {
   return Number(match[1])
 }
 
-async function readAll(client: RawClient, topic: string): Promise<string[]> {
-  const out: string[] = []
-  for (let offset = 0; ; ) {
-    const frame = await client.request(`get ${topic} g 0 ${offset} 1048576 ${opaque++}\r\n`, 20_000)
-    if (frame.type !== 'value') return out
-    const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: offset})
-    for (const m of messages) out.push(m.data.toString())
-    offset += bytesConsumed
-  }
-}
 
 describe('XA transactions', () => {
   it('answer every XA error code of the state machine', async (t) => {
@@ -81,7 +70,7 @@ describe('XA transactions', () => {
     assert.equal((await send(c, `version ${opaque++}\r\n`)).body, '1.4.6.2')
     // Committed after prepare; visible.
     assert.deepEqual(await tx(c, xid(3), 'COMMIT_TWO_PHASE'), {code: 200, body: ''})
-    assert.deepEqual(await readAll(c, topic), ['a'])
+    assert.deepEqual(await readPartition(c, topic, 0), ['a'])
     const stats = (await send(c, `stats  ${opaque++}\r\n`)).body
     assert.match(stats, /tx_xa_begin 2\r\n/)
   })
@@ -103,7 +92,7 @@ describe('XA transactions', () => {
 
     assert.deepEqual(await send(c, `tx-decide ${xid(1)} commit ${opaque++}\r\n`), {code: 200, body: ''})
     assert.deepEqual(await send(c, `tx-decide ${xid(2)} rollback ${opaque++}\r\n`), {code: 200, body: ''})
-    assert.deepEqual(await readAll(c, topic), ['m1'])
+    assert.deepEqual(await readPartition(c, topic, 0), ['m1'])
     assert.equal(xaCode(await tx(c, xid(1), 'COMMIT_TWO_PHASE')), 7, 'XA_HEURCOM')
     assert.equal(xaCode(await tx(c, xid(2), 'ROLLBACK')), 6, 'XA_HEURRB')
     assert.equal(xaCode(await send(c, `tx-decide ${xid(9)} commit ${opaque++}\r\n`)), -4)
@@ -132,6 +121,6 @@ describe('XA transactions', () => {
     assert.equal(xaCode(await tx(d, xid(3), 'ROLLBACK')), 6)
     assert.deepEqual(await tx(d, xid(1), 'COMMIT_TWO_PHASE'), {code: 200, body: ''})
     assert.deepEqual(await tx(d, xid(2), 'ROLLBACK'), {code: 200, body: ''})
-    assert.deepEqual(await readAll(d, topic), ['m1'])
+    assert.deepEqual(await readPartition(d, topic, 0), ['m1'])
   })
 })

@@ -7,23 +7,11 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {startTestBroker} from '../helpers/broker.js'
-import {RawClient} from '../helpers/raw-client.js'
+import {RawClient, readPartition} from '../helpers/raw-client.js'
 import {uniqueName} from '../helpers/index.js'
 import {createProducer} from '../../src/client/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
-import {decodeMessageSet} from '../../src/protocol/message-set.js'
 
-let opaque = 1
-async function readAll(client: RawClient, topic: string, partition: number): Promise<string[]> {
-  const out: string[] = []
-  for (let offset = 0; ; ) {
-    const frame = await client.request(`get ${topic} g ${partition} ${offset} 1048576 ${opaque++}\r\n`, 20_000)
-    if (frame.type !== 'value') return out
-    const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: offset})
-    for (const m of messages) out.push(m.data.toString())
-    offset += bytesConsumed
-  }
-}
 
 describe('producer transactions', () => {
   it('commit makes every message visible; sends resolve with id and partition, offset -1', async (t) => {
@@ -40,12 +28,12 @@ describe('producer transactions', () => {
       assert.equal(r.offset, -1)
       assert.equal(typeof r.id, 'bigint')
     }
-    assert.deepEqual([...(await readAll(reader, topic, 0)), ...(await readAll(reader, topic, 1))], [], 'invisible before commit')
+    assert.deepEqual([...(await readPartition(reader, topic, 0)), ...(await readPartition(reader, topic, 1))], [], 'invisible before commit')
     const summary = await producer.commit()
     assert.equal(summary.messages, 10)
     assert.deepEqual(summary.partitions.map((p) => [p.partition, p.messages]), [[0, 5], [1, 5]])
-    assert.deepEqual(await readAll(reader, topic, 0), ['m0', 'm2', 'm4', 'm6', 'm8'])
-    assert.deepEqual(await readAll(reader, topic, 1), ['m1', 'm3', 'm5', 'm7', 'm9'])
+    assert.deepEqual(await readPartition(reader, topic, 0), ['m0', 'm2', 'm4', 'm6', 'm8'])
+    assert.deepEqual(await readPartition(reader, topic, 1), ['m1', 'm3', 'm5', 'm7', 'm9'])
     assert.equal(producer.currentTransaction, undefined)
     // Outside a transaction sends are plain again.
     const plain = await producer.send(topic, 'after', {partition: 0})
@@ -61,14 +49,14 @@ describe('producer transactions', () => {
     producer.beginTransaction()
     await producer.send(topic, 'gone')
     await producer.rollback()
-    assert.deepEqual(await readAll(reader, topic, 0), [])
+    assert.deepEqual(await readPartition(reader, topic, 0), [])
 
     producer.beginTransaction()
     assert.equal((await producer.send(topic, 'a')).success, true)
     const bad = await producer.send(topic, 'b', {partition: 7})
     assert.equal(bad.success, false)
     await assert.rejects(producer.commit(), (error) => isMetaError(error, 'TRANSACTION_ERROR') && /rolled back/.test((error as Error).message))
-    assert.deepEqual(await readAll(reader, topic, 0), [])
+    assert.deepEqual(await readPartition(reader, topic, 0), [])
     producer.beginTransaction()
     assert.throws(() => producer.beginTransaction(), /still open/)
     await producer.rollback()
@@ -86,6 +74,6 @@ describe('producer transactions', () => {
     assert.equal(r1.success, true, r1.errorMessage)
     assert.equal(r2.success, true, r2.errorMessage)
     assert.equal((await producer.commit()).messages, 2)
-    assert.deepEqual((await readAll(reader, topic, 0)).map((m) => m.length), [big.length, 5])
+    assert.deepEqual((await readPartition(reader, topic, 0)).map((m) => m.length), [big.length, 5])
   })
 })

@@ -107,3 +107,18 @@ export class RawClient {
 export function text(frame: ResponseFrame): string {
   return frame.body.toString('utf8')
 }
+
+let readOpaque = 2_000_000_000
+
+/** Every message of a partition, from offset 0 to its end, as UTF-8 text (get requests over `client`). */
+export async function readPartition(client: RawClient, topic: string, partition: number): Promise<string[]> {
+  const {decodeMessageSet} = await import('../../src/protocol/message-set.js')
+  const out: string[] = []
+  for (let offset = 0; ; ) {
+    const frame = await client.request(`get ${topic} g ${partition} ${offset} 1048576 ${readOpaque++}\r\n`, 20_000)
+    if (frame.type !== 'value') return out
+    const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: offset})
+    for (const m of messages) out.push(m.data.toString())
+    offset += bytesConsumed
+  }
+}
