@@ -97,6 +97,8 @@ export class TransactionManager {
   private readonly local = new Map<number, Map<string, Tx>>()
   private readonly xa = new Map<string, Tx>()
   private readonly heuristic = new Map<string, number>()
+  /** Commits journaled whose DONE is not written yet: their records stay pinned for recovery. */
+  private readonly committing = new Set<Tx>()
   /** Commits journaled whose append failed: retried at the next start (their records stay pinned). */
   private readonly unfinished = new Set<Tx>()
   private timers = 0
@@ -336,6 +338,7 @@ export class TransactionManager {
     }
     for (const tx of this.xa.values()) consider(tx)
     for (const map of this.local.values()) for (const tx of map.values()) consider(tx)
+    for (const tx of this.committing) consider(tx)
     for (const tx of this.unfinished) consider(tx)
     this.journal.checkpoint(from, [...this.heuristic])
   }
@@ -486,12 +489,15 @@ export class TransactionManager {
       tx.state = prior
       throw new XaError(XAER_RMERR, `cannot journal the commit of transaction "${tx.key.key}": ${(error as Error).message}`)
     }
-    // Decided: from here on the transaction commits, now or at the next start.
+    // Decided: from here on the transaction commits, now or at the next start. Until its DONE
+    // record is written a checkpoint must not move past its records.
     this.finish(tx)
+    this.committing.add(tx)
     if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
     try {
       await Promise.all(batches.map((b) => appendBatch(b.log, b.records, b.part.n)))
     } catch (error) {
+      this.committing.delete(tx)
       this.unfinished.add(tx)
       this.host.log.error('a journaled commit could not be appended; it is completed at the next start', {
         tx: tx.key.key,
@@ -502,7 +508,14 @@ export class TransactionManager {
         `transaction "${tx.key.key}" is committed in the journal but its messages could not be appended (${(error as Error).message}); the broker completes it at its next start`,
       )
     }
-    this.journal.write(RecordType.DONE, {k: tx.key.key})
+    this.committing.delete(tx)
+    try {
+      this.journal.write(RecordType.DONE, {k: tx.key.key})
+    } catch (error) {
+      // Committed and appended; without DONE the next start finds the batch in place and appends nothing.
+      this.unfinished.add(tx)
+      this.host.log.warn('could not journal the end of a commit; the next start checks it', {tx: tx.key.key, error: (error as Error).message})
+    }
   }
 
   /** Replay the journal (see the file comment). */
