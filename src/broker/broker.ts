@@ -79,6 +79,8 @@ export interface BrokerOptions {
   logger?: Logger
   /** Size at which the transaction journal starts a new redo file (default 64 MiB; tests make it small). */
   txJournalFileBytes?: number
+  /** Most record bytes open transactions may hold in memory (default 1 GiB; tests make it small). */
+  txMaxHeldBytes?: number
 }
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
@@ -204,7 +206,11 @@ export class Broker implements ConnectionHandler {
             counters,
             log: log.child('tx'),
           },
-          {dir: join(config.system.dataLogPath, 'transactions'), maxFileBytes: options.txJournalFileBytes ?? DEFAULT_JOURNAL_FILE_BYTES},
+          {
+            dir: join(config.system.dataLogPath, 'transactions'),
+            maxFileBytes: options.txJournalFileBytes ?? DEFAULT_JOURNAL_FILE_BYTES,
+            maxHeldBytes: options.txMaxHeldBytes,
+          },
         )
       } catch (error) {
         await offsets.close()

@@ -56,6 +56,8 @@ interface TxPart {
 
 interface Tx {
   key: TxKey
+  /** Bytes of records it holds in memory (counted in TransactionManager.heldBytes). */
+  bytes: number
   /** The connection a local transaction belongs to (undefined: XA). */
   connId: number | undefined
   state: TxState
@@ -87,6 +89,13 @@ export interface TxHost {
   log: Logger
 }
 
+/**
+ * Most bytes of records all open transactions may hold in memory together (they are also in
+ * the journal); a put beyond it is refused (TRANSACTION_ERROR), so no client can exhaust the
+ * broker's memory with transactions.
+ */
+export const MAX_HELD_BYTES = 1024 * 1024 * 1024
+
 const HEURISTIC_NAMES: Record<number, TxListEntry['state']> = {
   [HEURISTIC_COMMITTED]: 'HEURISTIC_COMMITTED',
   [HEURISTIC_ROLLED_BACK]: 'HEURISTIC_ROLLED_BACK',
@@ -102,6 +111,8 @@ export class TransactionManager {
   /** Commits journaled whose append failed: retried at the next start (their records stay pinned). */
   private readonly unfinished = new Set<Tx>()
   private timers = 0
+  /** Bytes of records all open transactions hold in memory. */
+  private heldBytes = 0
   private checkpointTimer: NodeJS.Timeout | undefined
   private flushTimer: NodeJS.Timeout | undefined
   private closed = false
@@ -109,6 +120,7 @@ export class TransactionManager {
   private constructor(
     private readonly host: TxHost,
     private readonly journal: TxJournal,
+    private readonly maxHeldBytes: number,
   ) {}
 
   /**
@@ -116,7 +128,7 @@ export class TransactionManager {
    * broker takes requests): complete journaled commits, roll back in-flight transactions,
    * bring prepared XA transactions back.
    */
-  static async open(host: TxHost, options: {dir: string; maxFileBytes: number}): Promise<TransactionManager> {
+  static async open(host: TxHost, options: {dir: string; maxFileBytes: number; maxHeldBytes?: number}): Promise<TransactionManager> {
     const system = host.config().system
     const holder: {manager?: TransactionManager} = {}
     const {journal, records, checkpoint} = TxJournal.open({
@@ -126,7 +138,7 @@ export class TransactionManager {
       log: host.log,
       onRoll: () => holder.manager?.checkpoint(),
     })
-    const manager = new TransactionManager(host, journal)
+    const manager = new TransactionManager(host, journal, options.maxHeldBytes ?? MAX_HELD_BYTES)
     holder.manager = manager
     try {
       await manager.recover(records, checkpoint)
@@ -155,7 +167,7 @@ export class TransactionManager {
         `too many transactions with a timeout: maxTxTimeoutTimerCapacity is ${this.system.maxTxTimeoutTimerCapacity}`,
       )
     }
-    const tx: Tx = {key, connId: key.kind === 'local' ? connId : undefined, state: 'START', parts: new Map(), first: undefined, beganAtMs: Date.now(), timer: undefined}
+    const tx: Tx = {key, bytes: 0, connId: key.kind === 'local' ? connId : undefined, state: 'START', parts: new Map(), first: undefined, beganAtMs: Date.now(), timer: undefined}
     if (key.kind === 'local') {
       let map = this.local.get(connId)
       if (map === undefined) this.local.set(connId, (map = new Map()))
@@ -181,6 +193,12 @@ export class TransactionManager {
     if (tx.state !== 'START' && tx.state !== 'IN_USE') {
       throw new XaError(XAER_PROTO, `transaction "${keyText}" is ${tx.state}: it takes no more messages`)
     }
+    if (this.heldBytes + records.length > this.maxHeldBytes) {
+      throw new MetaError(
+        'TRANSACTION_ERROR',
+        `open transactions hold ${this.heldBytes} bytes; this put of ${records.length} bytes would pass the limit of ${this.maxHeldBytes}: commit or roll back first (smaller transactions)`,
+      )
+    }
     const at = this.journal.write(RecordType.MSG, {k: tx.key.key, t: topic, p: partition, n: count}, records)
     tx.first ??= at
     tx.state = 'IN_USE'
@@ -190,6 +208,8 @@ export class TransactionManager {
     part.records.push(records)
     part.bytes += records.length
     part.count += count
+    tx.bytes += records.length
+    this.heldBytes += records.length
   }
 
   /** PREPARE: the XA vote (XA_OK or XA_RDONLY). The prepare record is always fdatasynced. */
@@ -405,6 +425,8 @@ export class TransactionManager {
   /** Forget an open transaction (committed, rolled back). */
   private finish(tx: Tx): void {
     this.clearTimer(tx)
+    this.heldBytes -= tx.bytes
+    tx.bytes = 0
     if (tx.key.kind === 'xa') {
       if (this.xa.get(tx.key.key) === tx) this.xa.delete(tx.key.key)
     } else {
@@ -537,7 +559,7 @@ export class TransactionManager {
               log.warn('journal: skipping a record with an invalid transaction key', {key: k})
               continue
             }
-            e = {tx: {key, connId: -1, state: 'IN_USE', parts: new Map(), first: {file: record.file, offset: record.offset}, beganAtMs: Date.now(), timer: undefined}}
+            e = {tx: {key, bytes: 0, connId: -1, state: 'IN_USE', parts: new Map(), first: {file: record.file, offset: record.offset}, beganAtMs: Date.now(), timer: undefined}}
             txs.set(k, e)
           }
           const topic = String(record.head.t)
@@ -586,6 +608,8 @@ export class TransactionManager {
         completed += 1
       } else if (tx.state === 'PREPARED' && tx.key.kind === 'xa') {
         tx.connId = undefined
+        for (const part of tx.parts.values()) tx.bytes += part.bytes
+        this.heldBytes += tx.bytes
         this.xa.set(tx.key.key, tx)
         prepared += 1
       } else {
