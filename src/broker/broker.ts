@@ -51,7 +51,7 @@ import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {handleStats} from './handlers/stats.js'
 import {handlePartitions, handleSync, handleVersion} from './handlers/misc.js'
-import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxDecide, handleTxList} from './handlers/transaction.js'
+import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxCommit, handleTxDecide, handleTxList} from './handlers/transaction.js'
 import {
   handleGroupClaim,
   handleGroupDescribe,
@@ -344,6 +344,8 @@ export class Broker implements ConnectionHandler {
         return handleTxList(ctx, conn, frame)
       case 'tx-decide':
         return handleTxDecide(ctx, conn, frame)
+      case 'tx-commit':
+        return handleTxCommit(ctx, conn, frame)
       case 'partitions-close':
       case 'partitions-open':
         return handlePartitionsState(ctx, conn, frame)

@@ -285,14 +285,15 @@ export class SendSession {
   /** Commit the open transaction; with `next`, begin another one after it. */
   private async commitTransaction(next: boolean): Promise<void> {
     try {
-      await this.producer.commit()
+      const committed = await this.producer.commit()
       this.txOutcome!.committed += 1
       for (const p of this.txPending.values()) {
         this.sentCount += p.count
         this.byteCount += p.bytes
-        this.countPartition(p.topic, p.partition, -1, p.count)
       }
       this.txPending.clear()
+      // Offsets are known only now (a MetaQ broker does not say them: -1).
+      for (const p of committed.partitions) this.countRange(p.topic, p.partition, p.firstOffset ?? -1, p.lastOffset ?? -1, p.messages)
       if (next && this.stopReason === undefined) this.producer.beginTransaction()
     } catch (error) {
       const err = isMetaError(error) ? error : new MetaError('INTERNAL', (error as Error).message)
@@ -526,7 +527,21 @@ export class SendSession {
     }
   }
 
-  private countPartition(topic: string, partition: number, offset: number, count = 1): void {
+  /** A committed transaction's batch in one partition: its first and last offsets (-1 unknown). */
+  private countRange(topic: string, partition: number, first: number, last: number, count: number): void {
+    let partitions = this.partitionStats.get(topic)
+    if (partitions === undefined) this.partitionStats.set(topic, (partitions = new Map()))
+    const stats = partitions.get(partition)
+    if (stats === undefined) {
+      partitions.set(partition, {first, last, count})
+      return
+    }
+    if (first >= 0 && (stats.first < 0 || first < stats.first)) stats.first = first
+    if (last > stats.last) stats.last = last
+    stats.count += count
+  }
+
+  private countPartition(topic: string, partition: number, offset: number): void {
     let partitions = this.partitionStats.get(topic)
     if (partitions === undefined) {
       partitions = new Map()
@@ -534,12 +549,12 @@ export class SendSession {
     }
     const stats = partitions.get(partition)
     if (stats === undefined) {
-      partitions.set(partition, {first: offset, last: offset, count})
+      partitions.set(partition, {first: offset, last: offset, count: 1})
       return
     }
     if (offset < stats.first) stats.first = offset
     if (offset > stats.last) stats.last = offset
-    stats.count += count
+    stats.count += 1
   }
 
   private oversize(where: string, size: number): void {

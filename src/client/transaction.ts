@@ -16,6 +16,7 @@
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {encodeTransaction, type TransactionType} from '../protocol/commands/transaction.js'
+import {encodeTxCommit, parseTxCommitReply, type CommittedPartition} from '../protocol/commands/tx-admin.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {BrokerConnection} from './connection.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
@@ -43,12 +44,25 @@ export interface TransactionHost<T extends TxItem> {
   complete(item: T, result: SendResult): void
 }
 
+/** One partition's share of a transaction. */
+export interface TransactionPartition {
+  topic: string
+  partition: number
+  messages: number
+  /**
+   * After a commit on a meta broker: the offsets of the first and the last message (the batch
+   * is contiguous). Undefined before the commit, and from a MetaQ broker (which does not say).
+   */
+  firstOffset?: number
+  lastOffset?: number
+}
+
 /** Where a committed transaction's messages went. */
 export interface TransactionSummary {
   key: string
   brokerId: number | undefined
   messages: number
-  partitions: Array<{topic: string; partition: number; messages: number}>
+  partitions: TransactionPartition[]
 }
 
 export type TransactionState = 'open' | 'committing' | 'committed' | 'rolled-back'
@@ -110,7 +124,7 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
   private queued = 0
   private chain: Promise<void> = Promise.resolve()
   private failure: MetaError | undefined
-  private readonly counts = new Map<string, {topic: string; partition: number; messages: number}>()
+  private readonly counts = new Map<string, TransactionPartition & {recordBytes: number; lastRecordBytes: number}>()
   private readonly batcher: PutBatcher<T>
   private firstPick: {item: T; partition: number} | undefined
 
@@ -171,14 +185,45 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
     this.stateNow = 'committing'
     if (this.conn !== undefined) {
       try {
-        await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'COMMIT_ONE_PHASE'}, this.host.commitTimeoutMs)
+        if (this.conn.capabilities.transactions === true) this.placeBatches(await this.commitWithOffsets(this.conn))
+        else await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'COMMIT_ONE_PHASE'}, this.host.commitTimeoutMs)
       } catch (error) {
+        // The outcome of a commit that got no answer is unknown (TIMEOUT says so).
         this.stateNow = 'rolled-back'
         throw error
       }
     }
     this.stateNow = 'committed'
     return this.summary()
+  }
+
+  /** `tx-commit` (meta extension): COMMIT_ONE_PHASE answering where each partition's batch went. */
+  private commitWithOffsets(conn: BrokerConnection): Promise<CommittedPartition[]> {
+    return new Promise((resolve, reject) => {
+      conn.request(
+        (out, opaque) => encodeTxCommit(out, {txKey: this.key, sessionId: this.sessionId, opaque}),
+        (err, frame) => {
+          if (err === null && frame!.type === 'result' && frame!.code === 200) {
+            const body = frame!.body.toString('utf8')
+            const placed = parseTxCommitReply(body)
+            if (placed !== undefined) resolve(placed)
+            else reject(new MetaError('DECODE_ERROR', `malformed tx-commit reply "${body.slice(0, 80)}" (the transaction is committed)`))
+          } else {
+            reject(transactionError(frame, err, `commit of ${this.key}`))
+          }
+        },
+        this.host.commitTimeoutMs,
+      )
+    })
+  }
+
+  private placeBatches(placed: CommittedPartition[]): void {
+    for (const batch of placed) {
+      const count = this.counts.get(`${batch.topic}\0${batch.partition}`)
+      if (count === undefined) continue
+      count.firstOffset = batch.offset
+      count.lastOffset = batch.offset + count.recordBytes - count.lastRecordBytes
+    }
   }
 
   /** Roll back: nothing of the transaction is stored. */
@@ -232,7 +277,9 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
 
   /** Messages and partitions so far. */
   summary(): TransactionSummary {
-    const partitions = [...this.counts.values()].sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+    const partitions = [...this.counts.values()]
+      .map(({recordBytes: _bytes, lastRecordBytes: _last, ...p}) => p)
+      .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
     return {key: this.key, brokerId: this.brokerId, messages: partitions.reduce((n, p) => n + p.messages, 0), partitions}
   }
 
@@ -326,9 +373,14 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
   private settle(item: T, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined): void {
     if (outcome !== undefined) {
       const slot = `${item.message.topic}\0${outcome.partition}`
+      const size = RECORD_HEADER_BYTES + item.body.length
       const count = this.counts.get(slot)
-      if (count === undefined) this.counts.set(slot, {topic: item.message.topic, partition: outcome.partition, messages: 1})
-      else count.messages += 1
+      if (count === undefined) this.counts.set(slot, {topic: item.message.topic, partition: outcome.partition, messages: 1, recordBytes: size, lastRecordBytes: size})
+      else {
+        count.messages += 1
+        count.recordBytes += size
+        count.lastRecordBytes = size
+      }
       this.host.complete(item, {success: true, topic: item.message.topic, partition: outcome.partition, brokerId: item.brokerId, offset: -1, id: outcome.id})
       return
     }

@@ -429,7 +429,7 @@ export interface BrokerCapabilities {
   maxMessageBytes?: number
   /** Serves `put-batch` (many messages of one partition per frame). */
   batchPut?: boolean
-  /** Serves transactions, the transactional `put-batch` form and `tx-list`/`tx-decide`. */
+  /** Serves transactions, the transactional `put-batch` form and `tx-commit`/`tx-list`/`tx-decide`. */
   transactions?: boolean
 }
 

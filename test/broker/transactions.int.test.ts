@@ -64,6 +64,21 @@ describe('local transactions', () => {
     assert.ok(existsSync(join(broker.config.system.dataLogPath, 'transactions')), 'the journal lives under dataLogPath')
   })
 
+  it('tx-commit (meta extension) commits and answers where each partition\'s batch went', async (t) => {
+    const broker = await startTestBroker(t, {numPartitions: 2})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    await ok(client, tx('TX:s9:1', 's9', 'BEGIN'))
+    for (const [p, d] of [[0, 'a'], [1, 'b'], [0, 'c']] as const) await ok(client, put(topic, p, d, 'TX:s9:1'))
+    assert.equal(await ok(client, `tx-commit TX:s9:1 s9 ${opaque++}\r\n`), `${topic} 0 0 2\r\n${topic} 1 0 1`)
+    await ok(client, tx('TX:s9:2', 's9', 'BEGIN'))
+    await ok(client, put(topic, 0, 'd', 'TX:s9:2'))
+    assert.equal(await ok(client, `tx-commit TX:s9:2 s9 ${opaque++}\r\n`), `${topic} 0 42 1`, 'after two 21-byte records')
+    const unknown = await client.request(`tx-commit TX:s9:2 s9 ${opaque++}\r\n`)
+    assert.match(text(unknown), /^XAException:code=-4,msg=/)
+    assert.deepEqual(await readPartition(client, topic, 0), ['a', 'c', 'd'])
+  })
+
   it('rollback leaves nothing; unknown keys, other connections and partition -1 are refused', async (t) => {
     const broker = await startTestBroker(t)
     const client = await RawClient.connect(t, broker.port)

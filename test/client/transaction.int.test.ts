@@ -31,7 +31,8 @@ describe('producer transactions', () => {
     assert.deepEqual([...(await readPartition(reader, topic, 0)), ...(await readPartition(reader, topic, 1))], [], 'invisible before commit')
     const summary = await producer.commit()
     assert.equal(summary.messages, 10)
-    assert.deepEqual(summary.partitions.map((p) => [p.partition, p.messages]), [[0, 5], [1, 5]])
+    // Fresh partitions: each batch starts at 0; five 22-byte records end with one at 88.
+    assert.deepEqual(summary.partitions.map((p) => [p.partition, p.messages, p.firstOffset, p.lastOffset]), [[0, 5, 0, 88], [1, 5, 0, 88]])
     assert.deepEqual(await readPartition(reader, topic, 0), ['m0', 'm2', 'm4', 'm6', 'm8'])
     assert.deepEqual(await readPartition(reader, topic, 1), ['m1', 'm3', 'm5', 'm7', 'm9'])
     assert.equal(producer.currentTransaction, undefined)

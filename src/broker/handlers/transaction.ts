@@ -10,7 +10,7 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import type {TransactionCommand} from '../../protocol/commands/transaction.js'
-import type {TxDecideCommand, TxListCommand} from '../../protocol/commands/tx-admin.js'
+import {formatTxCommitReply, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from '../../protocol/commands/tx-admin.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
 import type {Connection} from '../connection.js'
@@ -49,6 +49,17 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
   } catch (error) {
     sendXaError(ctx, conn, opaque, error)
   }
+}
+
+/** tx-commit (meta extension): COMMIT_ONE_PHASE answering where each partition's batch went. */
+export function handleTxCommit(ctx: BrokerContext, conn: Connection, frame: TxCommitCommand): void {
+  let work: Promise<string>
+  try {
+    work = ctx.tx.commit(conn.id, frame.txKey, true).then(formatTxCommitReply)
+  } catch (error) {
+    work = Promise.reject(error)
+  }
+  answerLater(conn, frame.opaque, work)
 }
 
 /** tx-list (meta extension): prepared XA transactions and heuristic outcomes, as JSON. */

@@ -81,6 +81,15 @@ interface CommitPart {
   id0: string
 }
 
+/** Where a committed transaction's messages went in one partition: one contiguous batch. */
+export interface CommittedBatch {
+  topic: string
+  partition: number
+  /** Offset of the batch's first record. */
+  offset: number
+  count: number
+}
+
 export interface TxHost {
   config(): BrokerConfig
   /** The partition's log, created if needed; an error says why it cannot be. */
@@ -230,7 +239,7 @@ export class TransactionManager {
   }
 
   /** COMMIT_ONE_PHASE / COMMIT_TWO_PHASE; resolves once every message is appended. */
-  async commit(connId: number, keyText: string, onePhase: boolean): Promise<void> {
+  async commit(connId: number, keyText: string, onePhase: boolean): Promise<CommittedBatch[]> {
     const key = parseTxKey(keyText)
     const tx = this.get(connId, key)
     if (key.kind === 'xa') {
@@ -241,8 +250,9 @@ export class TransactionManager {
     } else if (tx.state === 'COMMITTING') {
       throw new XaError(XAER_PROTO, `transaction "${keyText}" is already being committed`)
     }
-    await this.doCommit(tx, undefined)
+    const batches = await this.doCommit(tx, undefined)
     this.host.counters.txCommit += 1
+    return batches
   }
 
   /** ROLLBACK: the messages are dropped. */
@@ -470,7 +480,7 @@ export class TransactionManager {
    * Journal the commit decision, then append each partition's batch, then journal DONE.
    * Resolves when every batch is written (and synced, for group-commit topics).
    */
-  private async doCommit(tx: Tx, heuristic: number | undefined): Promise<void> {
+  private async doCommit(tx: Tx, heuristic: number | undefined): Promise<CommittedBatch[]> {
     const prior = tx.state
     tx.state = 'COMMITTING'
     this.clearTimer(tx)
@@ -478,7 +488,7 @@ export class TransactionManager {
       // Nothing to append: nothing to journal.
       this.finish(tx)
       if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
-      return
+      return []
     }
     const batches: Array<{log: PartitionLog; records: Buffer; part: CommitPart}> = []
     for (const part of tx.parts.values()) {
@@ -511,13 +521,16 @@ export class TransactionManager {
       tx.state = prior
       throw new XaError(XAER_RMERR, `cannot journal the commit of transaction "${tx.key.key}": ${(error as Error).message}`)
     }
+    let placed: CommittedBatch[]
     // Decided: from here on the transaction commits, now or at the next start. Until its DONE
     // record is written a checkpoint must not move past its records.
     this.finish(tx)
     this.committing.add(tx)
     if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
     try {
-      await Promise.all(batches.map((b) => appendBatch(b.log, b.records, b.part.n)))
+      placed = await Promise.all(
+        batches.map(async (b) => ({topic: b.part.t, partition: b.part.p, offset: await appendBatch(b.log, b.records, b.part.n), count: b.part.n})),
+      )
     } catch (error) {
       this.committing.delete(tx)
       this.unfinished.add(tx)
@@ -538,6 +551,7 @@ export class TransactionManager {
       this.unfinished.add(tx)
       this.host.log.warn('could not journal the end of a commit; the next start checks it', {tx: tx.key.key, error: (error as Error).message})
     }
+    return placed
   }
 
   /** Replay the journal (see the file comment). */
@@ -652,10 +666,11 @@ function before(a: JournalPosition, b: JournalPosition): boolean {
   return a.file < b.file || (a.file === b.file && a.offset < b.offset)
 }
 
-function appendBatch(log: PartitionLog, records: Buffer, count: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+/** Append a batch; resolves with its offset once written (and synced, under group commit). */
+function appendBatch(log: PartitionLog, records: Buffer, count: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     try {
-      log.appendRecords(records, count, (err) => (err === null ? resolve() : reject(err)))
+      const offset = log.appendRecords(records, count, (err) => (err === null ? resolve(offset) : reject(err)))
     } catch (error) {
       reject(error)
     }

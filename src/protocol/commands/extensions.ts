@@ -32,7 +32,7 @@ import {
   type ConfigReloadCommand,
   type PartitionsStateCommand,
 } from './broker-admin.js'
-import {parseTxDecide, parseTxList, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
+import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -53,6 +53,7 @@ export type ExtensionCommand =
   | PartitionsStateCommand
   | TxListCommand
   | TxDecideCommand
+  | TxCommitCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -73,4 +74,5 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['partitions-open', parsePartitionsOpen],
   ['tx-list', parseTxList],
   ['tx-decide', parseTxDecide],
+  ['tx-commit', parseTxCommit],
 ]

@@ -1,6 +1,13 @@
 /**
  * tx-list, tx-decide — meta extensions for operators (`meta tx`), what MetaQ offered through
  * JMX: list the prepared XA transactions and heuristic outcomes, and decide a prepared one.
+ * tx-commit — meta's client's one-phase commit that also says where the messages went.
+ *
+ *   tx-commit <txKey> <sessionId> <opaque>\r\n
+ *
+ * tx-commit is COMMIT_ONE_PHASE (same states, same XA errors) whose 200 body lists each
+ * partition's batch, one line each: `<topic> <partition> <offset> <count>` (offset of the
+ * batch's first record), lines joined by `\r\n`; empty when the transaction had no message.
  *
  *   tx-list <opaque>\r\n
  *   tx-decide <xid> <commit|rollback> <opaque>\r\n
@@ -37,6 +44,55 @@ export interface TxDecideCommand {
   xid: string
   decision: 'commit' | 'rollback'
   opaque: number
+}
+
+export interface TxCommitCommand {
+  readonly type: 'tx-commit'
+  txKey: string
+  sessionId: string
+  opaque: number
+}
+
+/** One line of a tx-commit reply. */
+export interface CommittedPartition {
+  topic: string
+  partition: number
+  offset: number
+  count: number
+}
+
+export function parseTxCommit(tokens: string[]): {frame: TxCommitCommand; bodyLength: number} {
+  tokenCount('tx-commit', tokens, [4])
+  return {
+    frame: {
+      type: 'tx-commit',
+      txKey: nameField('tx-commit', 'transaction key', tokens[1]),
+      sessionId: nameField('tx-commit', 'session id', tokens[2]),
+      opaque: opaqueField('tx-commit', tokens[3]),
+    },
+    bodyLength: 0,
+  }
+}
+
+export function encodeTxCommit(out: OutputBuffer, cmd: Omit<TxCommitCommand, 'type'>): void {
+  out.writeAscii(`tx-commit ${cmd.txKey} ${cmd.sessionId} ${cmd.opaque}\r\n`)
+}
+
+export function formatTxCommitReply(batches: readonly CommittedPartition[]): string {
+  return batches.map((b) => `${b.topic} ${b.partition} ${b.offset} ${b.count}`).join('\r\n')
+}
+
+/** Parse a tx-commit reply body; undefined when malformed. */
+export function parseTxCommitReply(body: string): CommittedPartition[] | undefined {
+  if (body === '') return []
+  const out: CommittedPartition[] = []
+  for (const line of body.split('\r\n')) {
+    const [topic, partition, offset, count, extra] = line.split(' ')
+    const numbers = [partition, offset, count].map(Number)
+    if (extra !== undefined || topic === undefined || topic === '' || !numbers.every((n) => Number.isSafeInteger(n) && n >= 0)) return undefined
+    out.push({topic, partition: numbers[0], offset: numbers[1], count: numbers[2]})
+  }
+  return out
 }
 
 export function parseTxList(tokens: string[]): {frame: TxListCommand; bodyLength: number} {
