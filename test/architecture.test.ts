@@ -26,7 +26,8 @@ const ALLOWED: Record<string, string[]> = {
   client: ['protocol', 'cluster', 'log.ts', 'package-info.ts'],
   broker: ['protocol', 'storage', 'cluster', 'log.ts', 'package-info.ts'],
   cli: ['protocol', 'client', 'broker', 'cluster', 'log.ts', 'package-info.ts'],
-  commands: ['cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
+  http: ['cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
+  commands: ['http', 'cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
 }
 
 function files(dir: string): string[] {

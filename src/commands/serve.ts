@@ -25,6 +25,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     {description: 'Zero-config standalone broker', command: '<%= config.bin %> <%= command.id %>'},
     {description: 'A throwaway broker on a random port', command: '<%= config.bin %> <%= command.id %> --port 0 --data-dir /tmp/meta-dev'},
     {description: 'Acknowledge puts only after fdatasync (group commit)', command: '<%= config.bin %> <%= command.id %> --group-commit'},
+    {description: 'With the web dashboard, /metrics and the HTTP put/get gateway on http://127.0.0.1:8080/', command: '<%= config.bin %> <%= command.id %> --http 8080'},
     {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
     {description: 'Apply edits to server.ini as soon as it is saved', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini --watch-config'},
     {
@@ -52,6 +53,17 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       env: 'META_ZK',
     }),
     'zk-root': Flags.string({summary: 'Root znode of the cluster (zk.zkRoot, default /meta).'}),
+    http: Flags.integer({
+      summary: 'Serve the web dashboard, /metrics and MetaQ\'s HTTP put/get gateway on this port (0 = any free port).',
+      description: 'On the broker\'s listen address (--host). Overrides dashboardHttpPort; off unless this or dashboardHttpPort is set. docs/http.md describes the endpoints.',
+      min: 0,
+      max: 65535,
+    }),
+    'http-token': Flags.string({
+      summary: 'Token the HTTP server\'s mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.',
+      description: 'Without one, they are open on a loopback address and refused on any other.',
+      env: 'META_HTTP_TOKEN',
+    }),
     'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
   }
 
@@ -76,10 +88,23 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['host-name'] !== undefined) overrides.hostName = flags['host-name']
     if (flags.zk !== undefined) overrides.zkConnect = flags.zk
     if (flags['zk-root'] !== undefined) overrides.zkRoot = flags['zk-root']
+    if (flags.http !== undefined) overrides.dashboardHttpPort = flags.http
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
     const broker = await startBroker({config, overrides, logger: this.logger})
+    let http: {url: string; close(): Promise<void>} | undefined
+    const httpPort = config.system.dashboardHttpPort
+    if (httpPort !== undefined) {
+      try {
+        const {startHttpServer} = await import('../http/server.js')
+        http = await startHttpServer({broker, port: httpPort, token: flags['http-token'], assetRoot: this.config.root, logger: this.logger})
+      } catch (error) {
+        await broker.close()
+        throw error
+      }
+      this.logger.info(`HTTP server (dashboard, /metrics, /put /get /offset) at ${http.url}`)
+    }
     // Signal handlers go in before the "listening" line: whoever waits for that line may
     // signal at once, and a signal without a handler would kill the process uncleanly.
     const stopped = new Promise<void>((resolve) => {
@@ -91,7 +116,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
         }
         stopping = true
         this.logger.info(`${signal} received: stopping`)
-        broker.close().then(resolve, (error: Error) => {
+        const closeHttp = http?.close().catch((error: Error) => this.logger.warn('HTTP server close failed', {error: error.message}))
+        Promise.resolve(closeHttp).then(() => broker.close()).then(resolve, (error: Error) => {
           this.logger.error('shutdown failed', {error: error.message})
           process.exitCode = 1
           resolve()
@@ -124,6 +150,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       dataPath: s.dataPath,
       mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
+      ...(http ? {http: http.url} : {}),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
     })
 

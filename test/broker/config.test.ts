@@ -127,7 +127,6 @@ describe('parseServerIni()', () => {
     assert.equal(config.source?.path, join(process.cwd(), 'conf/server.ini'))
     assert.equal(config.checksum, crc32(Buffer.from(SAMPLE)))
     assert.deepEqual(config.warnings, [
-      '[system] dashboardHttpPort is not used yet (pending: issue 13, the HTTP dashboard); it is accepted and ignored until then',
       '[system] getProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for get/offset',
       '[system] putProcessThreadCount is ignored (accepted for compatibility with MetaQ): meta has no thread pool for put/transaction',
       '[system] updateConsumerOffsets is ignored (accepted for compatibility with MetaQ): meta always answers a get past the end of the log with 301 and the end offset, what true does in MetaQ',
@@ -144,7 +143,6 @@ describe('parseServerIni()', () => {
     assert.deepEqual(config.system, {
       brokerId: 0,
       serverPort: 8123,
-      dashboardHttpPort: 8120,
       numPartitions: 1,
       unflushThreshold: 1000,
       unflushIntervalMs: 10_000,
@@ -248,7 +246,6 @@ describe('parseServerIni()', () => {
     assert.deepEqual(
       config.warnings.map((w) => w.split(' ').slice(0, 4).join(' ')),
       [
-        '[system] dashboardHttpPort is not',
         '[system] appClassPath is ignored',
         '[system] quartzThreadCount is ignored',
         '[system] loadMessageStoresInParallel is ignored',
@@ -256,10 +253,7 @@ describe('parseServerIni()', () => {
       ],
       'compatibility-only and pending keys are reported, one line each',
     )
-    assert.equal(
-      config.warnings[0],
-      '[system] dashboardHttpPort is not used yet (pending: issue 13, the HTTP dashboard); it is accepted and ignored until then',
-    )
+    assert.equal(config.warnings[0], '[system] appClassPath is ignored (accepted for compatibility with MetaQ): meta cannot load java classes (server-side consumer filters)')
   })
 
   it('treats a blank or absent zk.zkConnect as standalone, not an error', () => {

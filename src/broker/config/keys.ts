@@ -65,7 +65,7 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('brokerId', 'brokerId', 0, 1023),
   of('hostName', 'hostName', 'host'),
   int('serverPort', 'serverPort', 0, 65535),
-  ignored(int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535), 'pending', 'issue 13, the HTTP dashboard'),
+  int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535),
   int('numPartitions', 'numPartitions', 1),
   int('unflushThreshold', 'unflushThreshold', INT_MIN),
   int('unflushInterval', 'unflushIntervalMs', 1),
@@ -152,7 +152,6 @@ export function defaultSystemConfig(): SystemConfig {
   return {
     brokerId: 0,
     serverPort: 8123,
-    dashboardHttpPort: 8120,
     numPartitions: 1,
     unflushThreshold: 1000,
     unflushIntervalMs: 10_000,

@@ -17,7 +17,12 @@ export interface SystemConfig {
   /** Host published in ZooKeeper (`meta://host:port`); undefined = the listen address (the broker resolves it). IPv6 without brackets. */
   hostName?: string
   serverPort: number
-  dashboardHttpPort: number
+  /**
+   * Port of the HTTP server (gateway, /metrics, dashboard; src/http), 0 = any free port.
+   * Undefined (the default) = no HTTP server: MetaQ's default 8120 is not taken, so brokers on
+   * one host never collide; `meta serve --http` overrides it.
+   */
+  dashboardHttpPort?: number
   numPartitions: number
   /** Messages between forced fsyncs; <= 0 = group commit (spec §2.4). */
   unflushThreshold: number

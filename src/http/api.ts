@@ -1,0 +1,4 @@
+import type {FastifyInstance} from 'fastify'
+import type {HttpContext} from './context.js'
+
+export function registerApi(_app: FastifyInstance, _ctx: HttpContext): void {}

@@ -1,0 +1,24 @@
+/**
+ * What every route of the HTTP server may use (server.ts wires it once).
+ */
+import type {FastifyRequest} from 'fastify'
+import type {Broker} from '../broker/broker.js'
+import type {AdminClient} from '../client/admin.js'
+import type {OutputBuffer} from '../protocol/output-buffer.js'
+import type {ResponseFrame} from '../protocol/frames.js'
+import type {Logger} from '../log.js'
+
+export interface HttpContext {
+  broker: Broker
+  /** Stats, groups, offsets and reload over the server's own connection to the broker. */
+  admin: AdminClient
+  /** One protocol request over that connection (rejects with the connection's MetaError). */
+  request(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
+  /** Throws 401/403 unless the request may change something (docs/http.md, "Token"). */
+  authorizeMutation(req: FastifyRequest): void
+  /** Largest put body: the broker's maxTransferSize minus the record header. */
+  maxBodyBytes: number
+  /** The package root, where assets/ is read from (or the single executable's directory). */
+  assetRoot: string
+  log: Logger
+}

@@ -1,0 +1,189 @@
+/**
+ * The broker's HTTP server (`meta serve --http <port>`, or dashboardHttpPort set in
+ * server.ini): one fastify server in the broker process, on the broker's listen address,
+ * serving MetaQ's HTTP plugin paths (gateway.ts), `/metrics` (metrics.ts), the dashboard's
+ * JSON API and live events (api.ts) and the dashboard's static files (assets/dashboard).
+ * MetaQ served its HTTP plugin and its dashboard on two ports; meta serves both on one.
+ *
+ * It talks to its broker as a client does, over one loopback connection of the MetaQ
+ * protocol (shown among the broker's connections), and reads counters the broker keeps.
+ *
+ * Token (docs/http.md): with `token` set, every mutating endpoint (put, reload, skip, offset
+ * changes) needs it (`Authorization: Bearer <token>`); without one, mutating endpoints are
+ * open on a loopback address and refused on any other.
+ */
+import {timingSafeEqual} from 'node:crypto'
+import {isIP} from 'node:net'
+import Fastify, {type FastifyError, type FastifyInstance, type FastifyRequest} from 'fastify'
+import type {Broker} from '../broker/broker.js'
+import {AdminClient} from '../client/admin.js'
+import {BrokerConnection} from '../client/connection.js'
+import {silentLogger, type Logger} from '../log.js'
+import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
+import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import {registerApi} from './api.js'
+import type {HttpContext} from './context.js'
+import {registerGateway, tooLarge, wantsJson} from './gateway.js'
+import {registerMetrics} from './metrics.js'
+import {HttpError} from './params.js'
+import {registerStatic} from './static.js'
+
+export interface HttpServerOptions {
+  broker: Broker
+  /** TCP port; 0 = any free port. */
+  port: number
+  /** Address to listen on (default: the broker's listen address). */
+  host?: string
+  /** Token mutating endpoints require (default: none; see the module comment). */
+  token?: string
+  /** The package root (assets/ is read from there). */
+  assetRoot: string
+  logger?: Logger
+}
+
+export interface HttpServer {
+  readonly host: string
+  readonly port: number
+  /** `http://host:port/` */
+  readonly url: string
+  close(): Promise<void>
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const {broker} = options
+  const log = (options.logger ?? silentLogger).child('http')
+  const host = options.host ?? broker.host
+  const token = options.token === undefined || options.token === '' ? undefined : options.token
+  const loopback = isLoopback(host)
+  const conn = await BrokerConnection.connect({
+    host: connectHost(broker.host),
+    port: broker.port,
+    reconnect: true,
+    requestTimeoutMs: 30_000,
+    heartbeatIntervalMs: 0,
+    logger: log.child('conn'),
+  })
+  const admin = new AdminClient(conn)
+  const maxBodyBytes = Math.max(0, broker.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
+  const ctx: HttpContext = {
+    broker,
+    admin,
+    request: (write, timeoutMs) => conn.requestAsync(write, timeoutMs),
+    authorizeMutation: (req) => authorize(req, token, loopback, host),
+    maxBodyBytes,
+    assetRoot: options.assetRoot,
+    log,
+  }
+  const app: FastifyInstance = Fastify({
+    logger: false,
+    bodyLimit: maxBodyBytes,
+    forceCloseConnections: true,
+    // /put?… is MetaQ's; fastify would otherwise also answer /put/?… differently.
+    routerOptions: {ignoreTrailingSlash: true},
+  })
+  // Every body is taken raw: MetaQ's put takes the payload whatever its Content-Type, and the
+  // JSON endpoints parse their own small bodies.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', {parseAs: 'buffer'}, (_req, body, done) => done(null, body))
+  app.setErrorHandler((error: FastifyError | HttpError | MetaError, req, reply) => {
+    const {status, message, code} = describeError(error, maxBodyBytes, req)
+    if (status >= 500) log.warn('request failed', {method: req.method, url: req.url, status, error: message})
+    // A body that was not read: close the connection rather than read it to the end.
+    if (status === 413) reply.header('connection', 'close')
+    reply.code(status)
+    if (wantsJson(req)) reply.send({status, error: message, code})
+    else reply.type('text/plain; charset=utf-8').send(message)
+  })
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404)
+    const message = `no such endpoint: ${req.method} ${req.url.split('?')[0]} (docs/http.md lists them)`
+    if (wantsJson(req)) reply.send({status: 404, error: message, code: 'NOT_FOUND'})
+    else reply.type('text/plain; charset=utf-8').send(message)
+  })
+  registerGateway(app, ctx)
+  registerMetrics(app, ctx)
+  registerApi(app, ctx)
+  registerStatic(app, ctx)
+
+  try {
+    await app.listen({port: options.port, host})
+  } catch (error) {
+    conn.close()
+    await app.close().catch(() => undefined)
+    throw listenError(error as NodeJS.ErrnoException, host, options.port)
+  }
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : options.port
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`
+  if (!loopback && token === undefined) {
+    log.warn('HTTP server on a non-loopback address without --http-token: put, reload, skip and offset changes are refused', {host})
+  }
+  let closing: Promise<void> | undefined
+  return {
+    host,
+    port,
+    url,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close()
+        conn.close()
+      })()),
+  }
+}
+
+/** 401/403 unless the request may mutate (see the module comment). */
+function authorize(req: FastifyRequest, token: string | undefined, loopback: boolean, host: string): void {
+  if (token === undefined) {
+    if (loopback) return
+    throw new HttpError(403, `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token to allow it`)
+  }
+  const header = req.headers.authorization ?? ''
+  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (req.headers['x-meta-token'] as string | undefined)
+  if (given === undefined || given === '') throw new HttpError(401, 'this endpoint needs the HTTP token: send "Authorization: Bearer <token>"')
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  if (a.length !== b.length || !timingSafeEqual(a, b)) throw new HttpError(401, 'wrong HTTP token')
+}
+
+function describeError(error: FastifyError | HttpError | MetaError, maxBodyBytes: number, req: FastifyRequest): {status: number; message: string; code: string} {
+  if (error instanceof HttpError) return {status: error.statusCode, message: error.message, code: error.code}
+  if (isMetaError(error)) {
+    const status = error.code === 'CONNECTION_CLOSED' || error.code === 'CONNECTION_FAILED' ? 503 : errorStatus(error.code)
+    return {status, message: error.message, code: error.code}
+  }
+  const fastify = error as FastifyError
+  if (fastify.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const e = tooLarge(req.headers['content-length'] ?? 'more than the limit of', maxBodyBytes)
+    return {status: 413, message: e.message, code: e.code}
+  }
+  if (typeof fastify.statusCode === 'number' && fastify.statusCode >= 400 && fastify.statusCode < 500) {
+    return {status: fastify.statusCode, message: fastify.message, code: 'BAD_REQUEST'}
+  }
+  return {status: 500, message: `internal error: ${error.message}`, code: 'INTERNAL'}
+}
+
+/** The address to reach the broker at from this process: loopback for a wildcard bind. */
+function connectHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1'
+  if (host === '::') return '::1'
+  return host
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true
+  return isIP(host) === 4 && host.startsWith('127.')
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: the port is already in use; choose another with --http or dashboardHttpPort`, {cause: error})
+    case 'EACCES':
+      return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
+    case 'EADDRNOTAVAIL':
+      return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: no such local address`, {cause: error})
+    default:
+      return error
+  }
+}
