@@ -32,6 +32,7 @@ import type {RequestFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import {oversizeBodyBytes} from '../protocol/decoder.js'
 import {acquireDataDirLock, DEFAULT_MAX_OPEN_FILES, MessageStore, type DataDirLock, type PartitionLog, type TopicStorageConfig} from '../storage/index.js'
+import {nodeFileOps, type FileOps} from '../storage/file-ops.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
@@ -42,7 +43,7 @@ import type {BrokerContext} from './context.js'
 import {connectionCap, openFileCount, openFileLimit} from './fd-limit.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
-import {RealtimeStats, type BrokerCounters} from './stats.js'
+import {LatencyHistogram, RealtimeStats, type BrokerCounters, type BrokerLatencies} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
@@ -112,6 +113,8 @@ export class Broker implements ConnectionHandler {
   private refused = {count: 0, loggedAtMs: 0, lastReason: ''}
   /** Set in cluster mode (zk.zkConnect). */
   cluster: ClusterRegistration | undefined
+  /** Bytes read from and written to connections closed so far (open ones are summed when asked). */
+  private closedTraffic = {received: 0, sent: 0}
 
   private constructor(
     config: BrokerConfig,
@@ -119,7 +122,7 @@ export class Broker implements ConnectionHandler {
     offsets: OffsetLog,
     topics: TopicRegistry,
     log: Logger,
-    extra: {overrides: ConfigOverrides; locks: DataDirLock[]; counters: BrokerCounters; tx: TransactionManager},
+    extra: {overrides: ConfigOverrides; locks: DataDirLock[]; counters: BrokerCounters; tx: TransactionManager; latency: BrokerLatencies},
   ) {
     this.overrides = extra.overrides
     this.locks = extra.locks
@@ -140,6 +143,7 @@ export class Broker implements ConnectionHandler {
       topics,
       counters,
       realtime: new RealtimeStats(),
+      latency: extra.latency,
       ids: new MessageIdGenerator(config.system.brokerId),
       polls,
       groups: new GroupCoordinator({
@@ -173,6 +177,7 @@ export class Broker implements ConnectionHandler {
     const topics = new TopicRegistry(config)
     const roots = dataRoots(config)
     const locks = lockDataDirs(roots.includes(config.system.dataLogPath) ? roots : [...roots, config.system.dataLogPath], log)
+    const latency: BrokerLatencies = {put: new LatencyHistogram(), fsync: new LatencyHistogram()}
     let store: MessageStore
     let offsets: OffsetLog
     let tx: TransactionManager
@@ -190,6 +195,7 @@ export class Broker implements ConnectionHandler {
         logger: log.child('storage'),
         // No stored record can be longer than a put the broker accepts.
         maxRecordBytes: config.system.maxTransferBytes,
+        fileOps: timedFsync(nodeFileOps, latency.fsync),
       })
       try {
         offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))
@@ -221,7 +227,7 @@ export class Broker implements ConnectionHandler {
       for (const lock of locks) lock.release()
       throw error
     }
-    const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks, counters, tx})
+    const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks, counters, tx, latency})
     holder.broker = started
     try {
       await started.listen()
@@ -284,6 +290,16 @@ export class Broker implements ConnectionHandler {
 
   get stats(): BrokerContext {
     return this.context
+  }
+
+  /** Bytes received from and sent to clients since the start (all connections, open and closed). */
+  traffic(): {received: number; sent: number} {
+    let {received, sent} = this.closedTraffic
+    for (const conn of this.connections) {
+      received += conn.socket.bytesRead
+      sent += conn.socket.bytesWritten
+    }
+    return {received, sent}
   }
 
   /** Subscribe to the first put into each new topic-partition. */
@@ -360,7 +376,10 @@ export class Broker implements ConnectionHandler {
   }
 
   closed(conn: Connection): void {
-    this.connections.delete(conn)
+    if (this.connections.delete(conn)) {
+      this.closedTraffic.received += conn.socket.bytesRead
+      this.closedTraffic.sent += conn.socket.bytesWritten
+    }
     this.context.polls.dropConnection(conn)
     this.context.groups.connectionClosed(conn.id)
     this.context.tx.connectionClosed(conn.id)
@@ -527,6 +546,21 @@ function storeLog(store: MessageStore, topic: string, partition: number): Partit
     return store.get(topic, partition) ?? store.getOrCreate(topic, partition)
   } catch (error) {
     return error instanceof MetaError ? error : new MetaError('STORAGE_ERROR', (error as Error).message)
+  }
+}
+
+/** The store's file operations with each fdatasync's duration recorded. */
+function timedFsync(ops: FileOps, histogram: LatencyHistogram): FileOps {
+  return {
+    ...ops,
+    fdatasync: async (fd) => {
+      const startedAt = performance.now()
+      try {
+        await ops.fdatasync(fd)
+      } finally {
+        histogram.observeMs(performance.now() - startedAt)
+      }
+    },
   }
 }
 

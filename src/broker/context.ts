@@ -10,7 +10,7 @@ import type {BrokerConfig} from './config/index.js'
 import type {Connection} from './connection.js'
 import type {LongPollRegistry} from './long-poll.js'
 import type {PartitionLogs} from './partition-logs.js'
-import type {BrokerCounters, RealtimeStats} from './stats.js'
+import type {BrokerCounters, BrokerLatencies, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
 import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
@@ -24,6 +24,8 @@ export interface BrokerContext {
   topics: TopicRegistry
   counters: BrokerCounters
   realtime: RealtimeStats
+  /** Put and fdatasync durations (for /metrics). */
+  latency: BrokerLatencies
   ids: MessageIdGenerator
   polls: LongPollRegistry
   /** Standalone consumer groups (membership, ownership). */

@@ -82,3 +82,35 @@ export const STATS_HELP_LINES: ReadonlyArray<[string, string]> = [
   ['meta-connections', 'Returns each connection: requests in flight, bytes pending, whether it is read, idle time (meta).'],
   ['<topic>', 'Returns statistics of one topic.'],
 ]
+
+/** Upper bounds (seconds) of {@link LatencyHistogram}'s buckets: 50 µs to 10 s. */
+export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
+]
+
+/**
+ * Durations in fixed buckets (Prometheus' cumulative form is made when read): recording is a
+ * short loop and an increment, cheap enough for every put. `counts[i]` counts durations in
+ * (bound[i-1], bound[i]]; the last cell counts those above the largest bound.
+ */
+export class LatencyHistogram {
+  readonly counts = new Float64Array(LATENCY_BUCKETS_SECONDS.length + 1)
+  sumSeconds = 0
+  count = 0
+
+  /** Record one duration in milliseconds (performance.now() differences). */
+  observeMs(ms: number): void {
+    const seconds = ms / 1000
+    let i = 0
+    while (i < LATENCY_BUCKETS_SECONDS.length && seconds > LATENCY_BUCKETS_SECONDS[i]) i++
+    this.counts[i] += 1
+    this.sumSeconds += seconds
+    this.count += 1
+  }
+}
+
+/** Latencies the broker records for /metrics: put (request to acknowledgement) and fdatasync. */
+export interface BrokerLatencies {
+  put: LatencyHistogram
+  fsync: LatencyHistogram
+}

@@ -1,4 +1,400 @@
-import type {FastifyInstance} from 'fastify'
+/**
+ * The dashboard's JSON API (docs/http.md, "Dashboard API") and live streams:
+ *
+ *   GET  /api/overview                      broker id, version, uptime, mode, checksum, counters
+ *   GET  /api/events                        SSE: the counters once a second (the live charts)
+ *   GET  /api/topics?page&size&q            topics (paged)
+ *   GET  /api/topics/:topic/partitions?page&size
+ *   GET  /api/topics/:topic/partitions/:p/messages?offset|time&limit
+ *   GET  /api/groups                        groups; /api/groups/:group members, ownership, lag
+ *   POST /api/groups/:group/skip            MetaQ's skip: past the message at the committed offset
+ *   GET  /api/config, POST /api/reload      server.ini, reload (or dry run) and what it changed
+ *   GET  /api/cluster                       brokers and topics from ZooKeeper (cluster mode)
+ *   GET  /follow?topic[&partition][&offset] SSE: every new message of a topic (curl -N)
+ *
+ * Tables are paged on the server, so a page costs one request however many partitions exist.
+ */
+import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
+import type {Broker} from '../broker/broker.js'
+import type {PartitionLog} from '../storage/index.js'
+import {StandaloneGroupAdmin, connectGroupAdmin, type GroupOffsetsAdmin} from '../client/group-admin.js'
+import {ClusterTopology} from '../client/cluster-topology.js'
+import {readBrokers, readTopics} from '../cluster/discovery.js'
+import {parseBrokerRole} from '../cluster/paths.js'
+import {lagRows, partitionsOf} from '../cli/admin/offset-rows.js'
+import {encodeGet} from '../protocol/commands/get.js'
+import {MetaError} from '../protocol/errors.js'
+import {decodeMessageSet} from '../protocol/message-set.js'
+import {messageIdTimestamp} from '../protocol/message-id.js'
+import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
+import {messageJson} from './gateway.js'
+import {groupParam, HttpError, intParam, param, topicParam, type Query} from './params.js'
 
-export function registerApi(_app: FastifyInstance, _ctx: HttpContext): void {}
+/** Period of the live counters (/api/events). */
+export const EVENTS_INTERVAL_MS = 1000
+const PAGE_SIZE_MAX = 500
+/** Most messages one browser page shows. */
+const MESSAGES_MAX = 200
+/** How long /follow waits on the broker for a new message before asking again. */
+const FOLLOW_WAIT_MS = 10_000
+
+interface Page<T> {
+  items: T[]
+  total: number
+  page: number
+  size: number
+}
+
+export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
+  const {broker} = ctx
+  let groupAdmin: Promise<GroupOffsetsAdmin> | undefined
+  /** Groups' offsets: the broker's own (standalone) or ZooKeeper's (cluster mode), opened once. */
+  const groups = (): Promise<GroupOffsetsAdmin> => {
+    const zk = broker.config.zookeeper
+    if (broker.cluster === undefined || zk.zkConnect === undefined) return Promise.resolve(new StandaloneGroupAdmin(ctx.admin))
+    groupAdmin ??= connectGroupAdmin({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('groups')}).catch((error: unknown) => {
+      groupAdmin = undefined
+      throw error
+    })
+    return groupAdmin
+  }
+  app.addHook('onClose', async () => {
+    const admin = await groupAdmin?.catch(() => undefined)
+    if (admin !== undefined && !(admin instanceof StandaloneGroupAdmin)) await admin.close()
+  })
+
+  app.get('/api/overview', async () => {
+    const system = await ctx.admin.systemStats()
+    const config = broker.config
+    return {
+      brokerId: system.brokerId,
+      version: META_VERSION,
+      uptimeSeconds: system.uptimeSeconds,
+      mode: broker.cluster ? 'cluster' : 'standalone',
+      slave: system.slave,
+      configChecksum: system.configChecksum,
+      configPath: config.source?.path ?? null,
+      url: broker.url,
+      host: broker.host,
+      port: broker.port,
+      dataPath: config.system.dataPath,
+      zk: broker.cluster ? `${config.zookeeper.zkConnect}${config.zookeeper.zkRoot}` : null,
+      ...liveCounters(broker),
+      topics: system.topics,
+      partitions: broker.stats.store.list().length,
+    }
+  })
+
+  app.get('/api/events', (req, reply) => {
+    sse(req, reply, (send) => {
+      const tick = () => send('counters', liveCounters(broker))
+      tick()
+      const timer = setInterval(tick, EVENTS_INTERVAL_MS)
+      return () => clearInterval(timer)
+    })
+  })
+
+  app.get('/api/topics', async (req) => {
+    const q = req.query as Query
+    const filter = (param(q, 'q') ?? '').toLowerCase()
+    const topics = (await ctx.admin.topics()).filter((t) => t.topic.toLowerCase().includes(filter))
+    return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
+  })
+
+  app.get('/api/topics/:topic/partitions', async (req) => {
+    const topic = topicParam((req.params as {topic: string}).topic)
+    const resolved = broker.topics.resolve(topic)
+    const logs = broker.stats.store.list().filter((log) => log.topic === topic)
+    if (resolved === undefined && logs.length === 0) throw new HttpError(404, `unknown topic "${topic}": this broker neither accepts it nor holds data for it`)
+    const count = Math.max(resolved?.numPartitions ?? 0, ...logs.map((l) => l.partition + 1))
+    const byPartition = new Map(logs.map((l) => [l.partition, l]))
+    const rows = Array.from({length: count}, (_, partition) => partitionRow(broker, topic, partition, byPartition.get(partition)))
+    return {topic, numPartitions: resolved?.numPartitions ?? null, acceptPublish: resolved?.acceptPublish ?? null, ...paged(req.query as Query, rows)}
+  })
+
+  app.get('/api/topics/:topic/partitions/:partition/messages', async (req) => {
+    const params = req.params as {topic: string; partition: string}
+    const topic = topicParam(params.topic)
+    const partition = intParam({partition: params.partition}, 'partition', {min: 0})
+    const q = req.query as Query
+    const limit = intParam(q, 'limit', {min: 1, max: MESSAGES_MAX, fallback: 20})
+    const log = broker.stats.store.get(topic, partition)
+    if (log === undefined) throw new HttpError(404, `partition ${topic}-${partition} holds no data on this broker`)
+    const time = param(q, 'time')
+    let from: number
+    if (time !== undefined && time !== '') {
+      const ms = /^\d+$/.test(time) ? Number(time) : Date.parse(time)
+      if (!Number.isFinite(ms)) throw new HttpError(400, `invalid time "${time}": expected an ISO 8601 time or milliseconds since the epoch`)
+      from = await ctx.admin.seek(topic, partition, 'time', ms)
+    } else {
+      from = intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER, fallback: log.minOffset})
+    }
+    return {topic, partition, start: log.minOffset, end: log.maxOffset, ...(await readMessages(ctx, topic, partition, from, limit))}
+  })
+
+  app.get('/api/groups', async (req) => {
+    const admin = await groups()
+    const list = await admin.listGroups()
+    return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
+  })
+
+  app.get('/api/groups/:group', async (req) => {
+    const group = groupParam((req.params as {group: string}).group)
+    const admin = await groups()
+    const description = await admin.describeGroup(group)
+    const owners = new Map<string, string>()
+    for (const member of description.members) for (const tp of member.owned) owners.set(`${tp.topic}\0${tp.partition}`, member.id)
+    const topics = new Set([...description.members.flatMap((m) => m.topics), ...description.offsets.map((o) => o.topic)])
+    const refs = await partitionsOf(admin, topics, description.offsets)
+    const q = req.query as Query
+    const page = paged(q, refs)
+    const rows = await lagRows(admin, page.items, description.offsets)
+    return {
+      group,
+      generation: description.generation,
+      members: description.members,
+      ...page,
+      items: rows.map((row) => ({...row, owner: owners.get(`${row.topic}\0${row.partition}`) ?? null})),
+    }
+  })
+
+  app.post('/api/groups/:group/skip', async (req) => {
+    ctx.authorizeMutation(req)
+    const group = groupParam((req.params as {group: string}).group)
+    const body = jsonBody(req)
+    const topic = topicParam(typeof body.topic === 'string' ? body.topic : undefined)
+    const partition = intParam({partition: String(body.partition ?? '')}, 'partition', {min: 0})
+    const admin = await groups()
+    const committed = (await admin.fetchOffsets(group, [topic])).find((o) => o.partition === partition)
+    if (committed === undefined) throw new HttpError(404, `group "${group}" has no committed offset for ${topic} partition ${partition}: nothing to skip`)
+    if (body.offset !== undefined && Number(body.offset) !== committed.offset) {
+      throw new HttpError(409, `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`, 'CONFLICT')
+    }
+    const {messages} = await readMessages(ctx, topic, partition, committed.offset, 1)
+    const message = messages[0] as {offset: number; size: number; msgId: string} | undefined
+    if (message === undefined || message.offset !== committed.offset) {
+      throw new HttpError(409, `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`, 'CONFLICT')
+    }
+    const next = {topic, partition, offset: message.offset + message.size, msgId: message.msgId}
+    await admin.commitOffsets(group, [next])
+    ctx.log.info('skipped a message for a group (dashboard)', {group, topic, partition, from: committed.offset, to: next.offset, msgId: message.msgId})
+    return {group, topic, partition, before: committed.offset, after: next.offset, skipped: message}
+  })
+
+  app.get('/api/config', async () => {
+    const config = broker.config
+    return {text: await ctx.admin.config(), checksum: config.checksum, path: config.source?.path ?? null}
+  })
+
+  app.post('/api/reload', async (req) => {
+    ctx.authorizeMutation(req)
+    const dryRun = jsonBody(req).dryRun === true
+    if (broker.config.source?.path === undefined) {
+      throw new HttpError(400, 'nothing to reload: the broker was started without a server.ini (meta serve -c <file>)')
+    }
+    const report = await ctx.admin.reload(dryRun ? 'check' : 'apply')
+    if (!dryRun) ctx.log.info('configuration reload requested from the dashboard', {changed: report.changed})
+    return report
+  })
+
+  app.get('/api/cluster', async () => {
+    const zk = broker.config.zookeeper
+    if (broker.cluster === undefined || zk.zkConnect === undefined) return {mode: 'standalone'}
+    const topology = new ClusterTopology({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('cluster')})
+    try {
+      const session = await topology.session()
+      const paths = topology.paths
+      const brokers = [...(await readBrokers(session, paths)).entries()].sort(([a], [b]) => a - b)
+      const rows = []
+      for (const [id, url] of brokers) {
+        const children = await session.children(paths.broker(id)).catch(() => [] as string[])
+        const slaves = children.filter((c) => c.startsWith('slave'))
+        rows.push({id, url, self: id === broker.config.system.brokerId, slaves})
+      }
+      const topics = []
+      for (const topic of await readTopics(session, paths)) {
+        const pub = await session.children(paths.topicPub(topic)).catch(() => [] as string[])
+        const sub = await session.children(paths.topicSub(topic)).catch(() => [] as string[])
+        const placements = new Map<string, {brokerId: number; role: string; partitions: number; publish: boolean; subscribe: boolean}>()
+        const add = (child: string, base: string, kind: 'publish' | 'subscribe') =>
+          session.getString(`${base}/${child}`).then((json) => {
+            const role = parseBrokerRole(child)
+            if (role === undefined) return
+            const key = `${role.brokerId}-${role.role}`
+            const row = placements.get(key) ?? {brokerId: role.brokerId, role: role.role === 'm' ? 'master' : 'slave', partitions: 0, publish: false, subscribe: false}
+            row.partitions = Math.max(row.partitions, numParts(json))
+            row[kind] = true
+            placements.set(key, row)
+          })
+        for (const child of pub) await add(child, paths.topicPub(topic), 'publish')
+        for (const child of sub) await add(child, paths.topicSub(topic), 'subscribe')
+        topics.push({topic, brokers: [...placements.values()].sort((a, b) => a.brokerId - b.brokerId)})
+      }
+      return {mode: 'cluster', zk: `${zk.zkConnect}${zk.zkRoot}`, brokers: rows, topics, replication: null}
+    } finally {
+      await topology.close()
+    }
+  })
+
+  app.get('/follow', (req, reply) => {
+    const q = req.query as Query
+    const topic = topicParam(param(q, 'topic'))
+    const resolved = broker.topics.resolve(topic)
+    if (resolved === undefined) throw new HttpError(404, `unknown topic "${topic}": this broker does not accept it`)
+    const one = param(q, 'partition')
+    const partitions = one === undefined ? Array.from({length: resolved.numPartitions}, (_, p) => p) : [intParam(q, 'partition', {min: 0, max: resolved.numPartitions - 1})]
+    const offset = param(q, 'offset')
+    const startAt = offset === undefined || offset === '' ? undefined : intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER})
+    sse(req, reply, (send) => {
+      let stopped = false
+      for (const partition of partitions) {
+        void follow(partition).catch((error: Error) => {
+          if (!stopped) send('error', {partition, error: error.message})
+        })
+      }
+      async function follow(partition: number): Promise<void> {
+        let position = startAt ?? broker.stats.store.get(topic, partition)?.maxOffset ?? 0
+        while (!stopped) {
+          const frame = await ctx.request(
+            (out, opaque) => encodeGet(out, {topic, group: 'meta-http-follow', partition, offset: position, maxSize: broker.config.system.maxTransferBytes, opaque, maxWaitMs: FOLLOW_WAIT_MS}),
+            FOLLOW_WAIT_MS + 30_000,
+          )
+          if (stopped) return
+          if (frame.type === 'value') {
+            const set = decodeMessageSet(frame.body, {baseOffset: position, maxPayloadBytes: Number.MAX_SAFE_INTEGER})
+            for (const m of set.messages) send('message', {topic, partition, ...messageJson(m)})
+            if (set.bytesConsumed === 0) throw new MetaError('INVALID_MESSAGE', set.error?.message ?? `no whole message at offset ${position}`)
+            position += set.bytesConsumed
+          } else if (frame.code === 301) {
+            position = Number(frame.body.toString())
+          } else if (frame.code !== 404) {
+            throw new MetaError('INTERNAL', `get answered ${frame.code}: ${frame.body.toString()}`)
+          }
+        }
+      }
+      return () => {
+        stopped = true
+      }
+    })
+  })
+}
+
+/** Counters the live charts difference into rates (sampled, not requested per partition). */
+function liveCounters(broker: Broker): Record<string, number> {
+  const ctx = broker.stats
+  const traffic = broker.traffic()
+  let messages = 0
+  let bytes = 0
+  for (const log of ctx.store.list()) {
+    bytes += log.sizeBytes
+    messages += log.info().messageCount
+  }
+  return {
+    timeMs: Date.now(),
+    uptimeSeconds: Math.round((Date.now() - ctx.startedAtMs) / 1000),
+    connections: ctx.connectionCount(),
+    cmdPut: ctx.counters.cmdPut,
+    cmdGet: ctx.counters.cmdGet,
+    cmdOffset: ctx.counters.cmdOffset,
+    putFailed: ctx.counters.putFailed,
+    getMiss: ctx.counters.getMiss,
+    receivedBytes: traffic.received,
+    sentBytes: traffic.sent,
+    totalMessages: messages,
+    totalBytes: bytes,
+  }
+}
+
+function partitionRow(broker: Broker, topic: string, partition: number, log: PartitionLog | undefined): Record<string, unknown> {
+  const closed = broker.topics.isClosed(topic, partition)
+  if (log === undefined) return {partition, empty: true, start: 0, end: 0, sizeBytes: 0, messages: 0, segments: 0, lastAppendMs: null, closed}
+  const info = log.info()
+  return {
+    partition,
+    empty: false,
+    start: info.minOffset,
+    end: info.maxOffset,
+    sizeBytes: info.sizeBytes,
+    messages: info.messageCount,
+    segments: info.segmentCount,
+    unflushed: info.unflushedCount,
+    lastAppendMs: info.lastAppendMs,
+    closed,
+  }
+}
+
+/** Up to `limit` whole messages from `from` (moved to the log start when below it). */
+async function readMessages(ctx: HttpContext, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
+  let offset = from
+  const messages: Record<string, unknown>[] = []
+  const maxSize = ctx.broker.config.system.maxTransferBytes
+  for (let round = 0; round < 4 && messages.length < limit; round++) {
+    const frame = await ctx.request((out, opaque) => encodeGet(out, {topic, group: 'meta-http-browse', partition, offset, maxSize, opaque, maxWaitMs: 0}))
+    if (frame.type === 'result') {
+      if (frame.code === 301 && round === 0 && messages.length === 0) {
+        offset = Number(frame.body.toString())
+        from = offset
+        continue
+      }
+      break
+    }
+    const set = decodeMessageSet(frame.body, {baseOffset: offset, maxPayloadBytes: Number.MAX_SAFE_INTEGER})
+    for (const m of set.messages.slice(0, limit - messages.length)) {
+      messages.push({...messageJson(m), timeMs: messageIdTimestamp(m.id)})
+      offset = m.offset + m.size
+    }
+    if (set.messages.length === 0) break
+  }
+  return {from, messages, nextOffset: offset}
+}
+
+function paged<T>(q: Query, items: readonly T[]): Page<T> {
+  const size = intParam(q, 'size', {min: 1, max: PAGE_SIZE_MAX, fallback: 50})
+  const page = intParam(q, 'page', {min: 0, fallback: 0})
+  return {items: items.slice(page * size, page * size + size), total: items.length, page, size}
+}
+
+function jsonBody(req: FastifyRequest): Record<string, unknown> {
+  const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : ''
+  if (raw.trim() === '') return {}
+  try {
+    const parsed = JSON.parse(raw) as unknown
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>
+  } catch {
+    // answered below
+  }
+  throw new HttpError(400, `invalid body: expected a JSON object, got ${JSON.stringify(raw.slice(0, 80))}`)
+}
+
+function numParts(json: string | undefined): number {
+  try {
+    const parsed = JSON.parse(json ?? '{}') as {numParts?: number}
+    return typeof parsed.numParts === 'number' ? parsed.numParts : 0
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Answer with server-sent events: `start(send)` begins sending and returns what stops it,
+ * called when the client goes away or the server closes.
+ */
+function sse(req: FastifyRequest, reply: FastifyReply, start: (send: (event: string, data: unknown) => void) => () => void): void {
+  reply.hijack()
+  const res = reply.raw
+  res.writeHead(200, {'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no'})
+  res.write(': meta\n\n')
+  const send = (event: string, data: unknown) => {
+    if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  }
+  const stop = start(send)
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
+  const end = () => {
+    clearInterval(keepAlive)
+    stop()
+    if (!res.writableEnded) res.end()
+  }
+  req.raw.once('close', end)
+  res.once('close', end)
+}

@@ -1,4 +1,128 @@
+/**
+ * `GET /metrics`: the broker in Prometheus' text format (prom-client). Everything is read when
+ * scraped from what the broker keeps anyway (its `stats` counters, its partition logs, the
+ * standalone groups' committed offsets, its connections) and two latency histograms it
+ * records (put, fdatasync); docs/http.md lists every name.
+ */
 import type {FastifyInstance} from 'fastify'
+import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
+import type {Broker} from '../broker/broker.js'
+import {LATENCY_BUCKETS_SECONDS, type LatencyHistogram} from '../broker/stats.js'
+import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
 
-export function registerMetrics(_app: FastifyInstance, _ctx: HttpContext): void {}
+export function registerMetrics(app: FastifyInstance, ctx: HttpContext): void {
+  const registry = brokerRegistry(ctx.broker)
+  app.get('/metrics', async (_req, reply) => {
+    reply.type(registry.contentType).send(await registry.metrics())
+  })
+}
+
+/** A registry of the broker's metrics and the process' (prom-client's default metrics). */
+export function brokerRegistry(broker: Broker): Registry {
+  const registry = new Registry()
+  collectDefaultMetrics({register: registry})
+  const ctx = broker.stats
+  const counter = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(value())
+      },
+    })
+  counter('meta_messages_put_total', 'Messages put, counted per message (a put-batch counts each); failed ones included (stats cmd_put).', () => ctx.counters.cmdPut)
+  counter('meta_messages_put_failed_total', 'Messages whose put failed (stats put_failed).', () => ctx.counters.putFailed)
+  counter('meta_get_requests_total', 'get requests (stats cmd_get).', () => ctx.counters.cmdGet)
+  counter('meta_get_misses_total', 'get requests that found no message (stats get_miss).', () => ctx.counters.getMiss)
+  counter('meta_offset_requests_total', 'offset requests (stats cmd_offset).', () => ctx.counters.cmdOffset)
+  counter('meta_received_bytes_total', 'Bytes received from clients over the MetaQ protocol.', () => broker.traffic().received)
+  counter('meta_sent_bytes_total', 'Bytes sent to clients over the MetaQ protocol.', () => broker.traffic().sent)
+  new Gauge({
+    name: 'meta_connections',
+    help: 'Open client connections (stats curr_connections; the HTTP server holds one).',
+    registers: [registry],
+    collect() {
+      this.set(ctx.connectionCount())
+    },
+  })
+  new Gauge({
+    name: 'meta_broker_info',
+    help: 'Always 1; the labels describe the broker.',
+    labelNames: ['broker_id', 'version', 'mode'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.set({broker_id: String(ctx.config.system.brokerId), version: META_VERSION, mode: broker.cluster ? 'cluster' : 'standalone'}, 1)
+    },
+  })
+  new Gauge({
+    name: 'meta_uptime_seconds',
+    help: 'Seconds since the broker started.',
+    registers: [registry],
+    collect() {
+      this.set((Date.now() - ctx.startedAtMs) / 1000)
+    },
+  })
+  const partitionGauge = (name: string, help: string, value: (info: ReturnType<Broker['store']['list']>[number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['topic', 'partition'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const log of ctx.store.list()) this.set({topic: log.topic, partition: String(log.partition)}, value(log))
+      },
+    })
+  partitionGauge('meta_partition_log_end_offset', 'End of the partition log: the byte offset the next message gets.', (log) => log.maxOffset)
+  partitionGauge('meta_partition_log_start_offset', 'First readable byte offset of the partition log.', (log) => log.minOffset)
+  partitionGauge('meta_partition_size_bytes', 'Bytes the partition holds on disk.', (log) => log.sizeBytes)
+  partitionGauge('meta_partition_messages', 'Messages in the partition log.', (log) => log.info().messageCount)
+  new Gauge({
+    name: 'meta_group_lag_bytes',
+    help: 'Bytes from a consumer group\'s committed offset (or the log start, when below it) to the log end, per partition (groups whose offsets this broker stores).',
+    labelNames: ['group', 'topic', 'partition'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const group of ctx.offsets.groupNames()) {
+        for (const committed of ctx.offsets.get(group)) {
+          const log = ctx.store.get(committed.topic, committed.partition)
+          const start = log?.minOffset ?? 0
+          const end = log?.maxOffset ?? 0
+          const lag = end - Math.min(Math.max(committed.offset, start), end)
+          this.set({group, topic: committed.topic, partition: String(committed.partition)}, lag)
+        }
+      }
+    },
+  })
+  histogram(registry, 'meta_put_duration_seconds', 'Time from a put (or put-batch) being taken to its acknowledgement being ready: written, and fdatasynced under group commit.', ctx.latency.put)
+  histogram(registry, 'meta_fsync_duration_seconds', 'Duration of the partition logs\' fdatasync calls.', ctx.latency.fsync)
+  return registry
+}
+
+/** A histogram the broker records itself ({@link LatencyHistogram}), exposed in Prometheus' cumulative form. */
+function histogram(registry: Registry, name: string, help: string, source: LatencyHistogram): void {
+  registry.registerMetric({
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    async get() {
+      const values: Array<{metricName: string; labels: Record<string, string | number>; value: number}> = []
+      let cumulative = 0
+      LATENCY_BUCKETS_SECONDS.forEach((bound, i) => {
+        cumulative += source.counts[i]
+        values.push({metricName: `${name}_bucket`, labels: {le: bound}, value: cumulative})
+      })
+      values.push({metricName: `${name}_bucket`, labels: {le: '+Inf'}, value: source.count})
+      values.push({metricName: `${name}_sum`, labels: {}, value: source.sumSeconds})
+      values.push({metricName: `${name}_count`, labels: {}, value: source.count})
+      return {name, help, type: 'histogram', aggregator: 'sum', values}
+    },
+    reset() {},
+  } as never)
+}
