@@ -98,7 +98,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/api/topics', async (req) => {
     const q = req.query as Query
     const filter = (param(q, 'q') ?? '').toLowerCase()
-    const topics = (await ctx.admin.topics()).filter((t) => t.topic.toLowerCase().includes(filter))
+    const topics = (await ctx.admin.topics())
+      .filter((t) => t.topic.toLowerCase().includes(filter))
+      .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null}))
     return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
   })
 

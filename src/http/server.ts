@@ -91,13 +91,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     // A body that was not read: close the connection rather than read it to the end.
     if (status === 413) reply.header('connection', 'close')
     reply.code(status)
-    if (wantsJson(req)) reply.send({status, error: message, code})
+    if (wantsJson(req) || isApi(req)) reply.send({status, error: message, code})
     else reply.type('text/plain; charset=utf-8').send(message)
   })
   app.setNotFoundHandler((req, reply) => {
     reply.code(404)
     const message = `no such endpoint: ${req.method} ${req.url.split('?')[0]} (docs/http.md lists them)`
-    if (wantsJson(req)) reply.send({status: 404, error: message, code: 'NOT_FOUND'})
+    if (wantsJson(req) || isApi(req)) reply.send({status: 404, error: message, code: 'NOT_FOUND'})
     else reply.type('text/plain; charset=utf-8').send(message)
   })
   registerGateway(app, ctx)
@@ -160,6 +160,11 @@ function describeError(error: FastifyError | HttpError | MetaError, maxBodyBytes
     return {status: fastify.statusCode, message: fastify.message, code: 'BAD_REQUEST'}
   }
   return {status: 500, message: `internal error: ${error.message}`, code: 'INTERNAL'}
+}
+
+/** The dashboard's API answers JSON, errors included. */
+function isApi(req: FastifyRequest): boolean {
+  return req.url.startsWith('/api/')
 }
 
 /** The address to reach the broker at from this process: loopback for a wildcard bind. */

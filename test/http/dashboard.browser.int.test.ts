@@ -1,0 +1,177 @@
+/**
+ * The dashboard in a real browser: Debian's chromium driven by playwright-core, against a
+ * live broker with data, consumer groups and a 10,000-partition topic. Each page is loaded and
+ * its content checked; the overview's numbers must change after a put; MetaQ's skip goes
+ * through its confirmation. Screenshots are saved to test-artifacts/dashboard/ (or
+ * $META_TEST_ARTIFACTS/dashboard/). Without Chromium this fails naming it: it never skips.
+ */
+import {after, before, describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {existsSync} from 'node:fs'
+import {appendFile, mkdir, writeFile} from 'node:fs/promises'
+import {join} from 'node:path'
+import {chromium, type Browser, type Page} from 'playwright-core'
+import {connectAdmin, type AdminClient} from '../../src/client/admin.js'
+import {startHeldMember} from '../helpers/members.js'
+import {scaledMs, suiteScope, tmpDir} from '../helpers/index.js'
+import {httpFixture, ROOT, type HttpFixture} from './helpers.js'
+
+const CHROMIUM = process.env.META_CHROMIUM ?? '/usr/bin/chromium'
+const ARTIFACTS = join(process.env.META_TEST_ARTIFACTS ?? join(ROOT, 'test-artifacts'), 'dashboard')
+
+const INI = `[system]
+numPartitions=2
+[topic=orders]
+[topic=events]
+numPartitions=1
+[topic=wide]
+numPartitions=10000
+`
+
+describe('dashboard in Chromium', () => {
+  const scope = suiteScope()
+  let fixture: HttpFixture
+  let browser: Browser
+  let page: Page
+  let admin: AdminClient
+
+  const put = async (topic: string, partition: number, body: string | Buffer) => {
+    const bytes = Buffer.from(body)
+    const res = await fetch(fixture.url(`/put?topic=${topic}&partition=${partition}&flag=0&length=${bytes.length}`), {method: 'POST', body: new Uint8Array(bytes)})
+    assert.equal(res.status, 200)
+  }
+  const shot = async (name: string) => {
+    await page.evaluate('window.scrollTo(0, 0)')
+    await page.screenshot({path: join(ARTIFACTS, `${name}.png`), fullPage: true})
+  }
+  const open = async (hash: string) => {
+    await page.goto(fixture.url(`/#${hash}`))
+  }
+
+  before(async () => {
+    assert.ok(existsSync(CHROMIUM), `Chromium is missing: no ${CHROMIUM}. Install it with scripts/provision.sh (apt-get install chromium) or set META_CHROMIUM`)
+    await mkdir(ARTIFACTS, {recursive: true})
+    // The ini text is also written where the broker's config says it came from, so reload reads it.
+    const dir = await tmpDir(scope)
+    await writeFile(join(dir, 'server.ini'), INI)
+    fixture = await httpFixture(scope, {ini: INI, dataPath: dir})
+    for (let i = 0; i < 12; i++) await put('orders', i % 2, JSON.stringify({order: i, item: 'widget', qty: i + 1}))
+    await put('events', 0, 'user signed in')
+    await put('events', 0, Buffer.from([0, 1, 2, 255]))
+    admin = await connectAdmin({broker: `127.0.0.1:${fixture.broker.port}`})
+    scope.after(() => admin.close())
+    await admin.commitOffsets('billing', [
+      {topic: 'orders', partition: 0, offset: 0, msgId: '-1'},
+      {topic: 'orders', partition: 1, offset: 0, msgId: '-1'},
+    ])
+    startHeldMember(scope, {broker: `127.0.0.1:${fixture.broker.port}`, group: 'shipping', topic: 'orders', memberId: 'shipper-1'})
+    browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox']})
+    scope.after(() => browser.close())
+    page = await browser.newPage({viewport: {width: 1280, height: 860}})
+    page.setDefaultTimeout(scaledMs(20_000))
+  })
+  after(() => scope.run())
+
+  it('overview: broker facts, live numbers that change after a put, and charts', async () => {
+    await open('/')
+    await page.waitForSelector('text=Broker 0')
+    await page.waitForFunction(`document.getElementById('live-text').textContent === 'live'`)
+    const before = Number((await page.textContent('#cmd-put'))!.replace(/,/g, ''))
+    assert.equal(before, 14)
+    for (let i = 0; i < 5; i++) await put('orders', 0, `burst ${i}`)
+    await page.waitForFunction(`Number(document.getElementById('cmd-put').textContent.replace(/,/g, '')) >= 19`)
+    await page.waitForFunction(`/msg\\/s/.test(document.getElementById('put-rate').textContent)`)
+    assert.match((await page.textContent('main'))!, /standalone/)
+    assert.match((await page.textContent('#total-messages'))!, /19/)
+    await shot('overview')
+  })
+
+  it('topics: a table of every topic with counts; a topic\'s partitions paged (10,000 partitions)', async () => {
+    await page.click('#nav >> text=Topics')
+    await page.waitForSelector('td >> text=orders')
+    const rows = (await page.evaluate(`[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))`)) as string[][]
+    const orders = rows.find((r) => r[0] === 'orders')!
+    assert.deepEqual(orders.slice(1, 3), ['2', '17'])
+    await shot('topics')
+
+    await open('/topics/wide')
+    await page.waitForSelector('text=10,000 partitions on this broker')
+    assert.equal(await page.locator('#partitions-table tbody tr').count(), 50)
+    assert.match((await page.textContent('.pager'))!, /page 1 of 200/)
+    await page.click('text=Next ›')
+    await page.waitForSelector('#partitions-table td >> text=/^50$/')
+    await shot('topic-10000-partitions')
+
+    await open('/topics/orders')
+    await page.waitForSelector('#partitions-table >> text=Browse')
+    await shot('topic')
+  })
+
+  it('message browser: from an offset, as text, JSON and hex, paging on', async () => {
+    await open('/topics/orders/0')
+    await page.waitForSelector('.message')
+    assert.match((await page.textContent('#messages'))!, /"order":0/)
+    await page.selectOption('#format', 'json')
+    await page.waitForFunction(`document.querySelector('.message pre').textContent.includes('"item": "widget"')`)
+    await shot('browser-json')
+    assert.match((await page.textContent('#messages'))!, /burst 4/)
+    await page.click('#next')
+    await page.waitForSelector('#messages >> text=No messages from this offset')
+    await page.click('#prev')
+    await page.waitForFunction(`document.getElementById('messages').textContent.includes('burst 4')`)
+    await open('/topics/events/0')
+    await page.waitForSelector('.message')
+    await page.selectOption('#format', 'hex')
+    await page.waitForFunction(`document.getElementById('messages').textContent.includes('00 01 02 ff')`)
+    await shot('browser-hex')
+  })
+
+  it('consumer groups: members, ownership, lag; skip with confirmation', async () => {
+    await page.click('#nav >> text=Consumer groups')
+    await page.waitForSelector('#groups-table >> text=shipping')
+    await page.waitForSelector('#groups-table >> text=billing')
+    await shot('groups')
+    await open('/groups/billing')
+    await page.waitForSelector('#lag-table >> text=Skip message')
+    const lagBefore = await page.evaluate(`[...document.querySelectorAll('#lag-table tbody tr')].map((tr) => tr.querySelectorAll('td')[5].textContent)`)
+    assert.deepEqual(lagBefore, ['11', '6'])
+    await page.click('#lag-table >> text=Skip message >> nth=0')
+    await page.waitForSelector('dialog[open] >> text=Skip one message?')
+    await shot('skip-confirm')
+    await page.click('#confirm-ok')
+    await page.waitForSelector('.notice.ok >> text=moved from offset 0')
+    await page.waitForFunction(`document.querySelectorAll('#lag-table tbody tr')[0].querySelectorAll('td')[5].textContent === '10'`)
+    await shot('group')
+    await open('/groups/shipping')
+    await page.waitForSelector('#members-table >> text=shipper-1')
+    assert.match((await page.textContent('#lag-table'))!, /shipper-1/)
+  })
+
+  it('cluster and config pages', async () => {
+    await page.click('#nav >> text=Cluster')
+    await page.waitForSelector('text=This broker runs standalone')
+    await page.click('#nav >> text=Config')
+    await page.waitForSelector('#config-text')
+    assert.match((await page.textContent('#config-text'))!, /numPartitions=10000/)
+    await appendFile(join(fixture.broker.config.system.dataPath, 'server.ini'), '[topic=added]\nnumPartitions=3\n')
+    await page.click('#check')
+    await page.waitForSelector('.notice.ok >> text=Dry run')
+    assert.equal(fixture.broker.topics.resolve('added'), undefined, 'a dry run changes nothing')
+    await page.click('#reload')
+    await page.waitForSelector('dialog[open] >> text=Reload the configuration?')
+    await page.click('#confirm-ok')
+    await page.waitForSelector('.notice.ok >> text=applied')
+    await page.waitForFunction(`document.getElementById('config-text').textContent.includes('[topic=added]')`)
+    assert.equal(fixture.broker.topics.resolve('added')?.numPartitions, 3)
+    await shot('config')
+  })
+
+  it('stays usable in a narrow window', async () => {
+    await page.setViewportSize({width: 420, height: 900})
+    await open('/')
+    await page.waitForSelector('#chart-messages')
+    const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`)
+    await shot('overview-narrow')
+  })
+})
