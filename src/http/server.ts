@@ -69,7 +69,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     broker,
     admin,
     request: (write, timeoutMs) => conn.requestAsync(write, timeoutMs),
-    authorizeMutation: (req) => authorize(req, token, loopback, host),
+    authorizeMutation: (req) => authorizeMutation(req.headers, token, host),
     maxBodyBytes,
     assetRoot: options.assetRoot,
     log,
@@ -131,14 +131,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   }
 }
 
-/** 401/403 unless the request may mutate (see the module comment). */
-function authorize(req: FastifyRequest, token: string | undefined, loopback: boolean, host: string): void {
+/** Throws 401/403 unless a request with these headers may mutate (see the module comment). */
+export function authorizeMutation(headers: FastifyRequest['headers'], token: string | undefined, host: string): void {
   if (token === undefined) {
-    if (loopback) return
+    if (isLoopback(host)) return
     throw new HttpError(403, `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token to allow it`)
   }
-  const header = req.headers.authorization ?? ''
-  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (req.headers['x-meta-token'] as string | undefined)
+  const header = headers.authorization ?? ''
+  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (headers['x-meta-token'] as string | undefined)
   if (given === undefined || given === '') throw new HttpError(401, 'this endpoint needs the HTTP token: send "Authorization: Bearer <token>"')
   const a = Buffer.from(given)
   const b = Buffer.from(token)
