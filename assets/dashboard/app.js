@@ -232,7 +232,7 @@ const pages = {
         <div class="card"><div class="label">Gets</div><div class="value" id="cmd-get">${num(o.cmdGet)}</div></div>
         <div class="card"><div class="label">Connections</div><div class="value" id="connections">${num(o.connections)}</div></div>
         <div class="card"><div class="label">Uptime</div><div class="value" id="uptime">${duration(o.uptimeSeconds)}</div></div>
-        <div class="card"><div class="label">Topics · partitions with data</div><div class="value">${num(o.topics)} · ${num(o.partitions)}</div></div>
+        <div class="card" title="Topics and partitions holding data"><div class="label">Topics · partitions</div><div class="value" id="topics-partitions">${num(o.topics)} · ${num(o.partitions)}</div></div>
         <div class="card"><div class="label">Config checksum</div><div class="value small">${esc(o.configChecksum)}</div></div>
       </div>
       <div class="charts">
@@ -243,7 +243,10 @@ const pages = {
       </div>
       <div class="panel"><h2>Broker</h2>${table(
         [{label: 'Setting', value: (r) => r[0]}, {label: 'Value', html: (r) => `<span class="mono">${esc(r[1])}</span>`}],
-        [['Listening on', `${o.host}:${o.port}`], ['Data directory', o.dataPath], ['server.ini', o.configPath || '(none: flags and defaults)'], ['ZooKeeper', o.zk || '(standalone)'], ['put failures', num(o.putFailed)], ['get misses', num(o.getMiss)]],
+        [['Listening on', `${o.host}:${o.port}`], ['Data directory', o.dataPath], ['server.ini', o.configPath || '(none: flags and defaults)'], ['ZooKeeper', o.zk || '(standalone)']],
+      )}${table(
+        [{label: 'Counter', value: (r) => r[0]}, {label: 'Since start', num: true, html: (r) => `<span id="${r[1]}">${num(r[2])}</span>`}],
+        [['Failed puts (messages)', 'put-failed', o.putFailed], ['Gets that found nothing', 'get-miss', o.getMiss]],
       )}</div>`
     const update = (s) => {
       if (!document.getElementById('put-rate')) return
@@ -255,6 +258,9 @@ const pages = {
       document.getElementById('cmd-get').textContent = num(s.cmdGet)
       document.getElementById('connections').textContent = num(s.connections)
       document.getElementById('uptime').textContent = duration(s.uptimeSeconds)
+      document.getElementById('topics-partitions').textContent = `${num(s.topics)} · ${num(s.partitions)}`
+      document.getElementById('put-failed').textContent = num(s.putFailed)
+      document.getElementById('get-miss').textContent = num(s.getMiss)
       const pad = (values) => Array(Math.max(0, HISTORY - values.length)).fill(NaN).concat(values)
       drawChart(document.getElementById('chart-messages'), [
         {color: '#4f46e5', values: pad(live.samples.map((x) => x.putRate))},

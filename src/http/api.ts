@@ -81,8 +81,6 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
       dataPath: config.system.dataPath,
       zk: broker.cluster ? `${config.zookeeper.zkConnect}${config.zookeeper.zkRoot}` : null,
       ...liveCounters(broker),
-      topics: system.topics,
-      partitions: broker.stats.store.list().length,
     }
   })
 
@@ -305,6 +303,8 @@ function liveCounters(broker: Broker): Record<string, number> {
     sentBytes: traffic.sent,
     totalMessages: messages,
     totalBytes: bytes,
+    topics: ctx.store.topics().length,
+    partitions: ctx.store.list().length,
   }
 }
 

@@ -2,7 +2,8 @@
  * `npm run package`'s single executable (scripts/package.mjs, Node SEA): built here into a
  * temp dir and run from there, with no node_modules and not the checkout as its working
  * directory. It prints its version and help (the manifest is an embedded asset), serves a
- * broker, and sends to and tails from it. Every run has a deadline.
+ * broker, and sends to and tails from it; its HTTP server serves the dashboard's embedded
+ * files. Every run has a deadline.
  */
 import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -45,8 +46,8 @@ describe('the packaged executable (npm run package)', () => {
     assert.match(typo.stderr, /did you mean "meta send"\?/)
   })
 
-  it('serves a broker, sends to it and tails from it', async (t) => {
-    const broker = spawn(exe, ['serve', '--port', '0', '-d', join(dir, 'data'), '--log-format', 'json'], {cwd: dir, env: {PATH: '/usr/bin:/bin', HOME: dir}, stdio: ['ignore', 'ignore', 'pipe']})
+  it('serves a broker, sends to it and tails from it, and serves the dashboard', async (t) => {
+    const broker = spawn(exe, ['serve', '--port', '0', '--http', '0', '-d', join(dir, 'data'), '--log-format', 'json'], {cwd: dir, env: {PATH: '/usr/bin:/bin', HOME: dir}, stdio: ['ignore', 'ignore', 'pipe']})
     t.after(() => broker.kill('SIGKILL'))
     let log = ''
     broker.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d))
@@ -56,6 +57,14 @@ describe('the packaged executable (npm run package)', () => {
     const tail = await run(['tail', '-t', 'packaged', '-e', '-q', '-b', port])
     assert.equal(tail.code, 0, tail.stderr)
     assert.equal(tail.stdout, 'one\ntwo\n')
+    const http = /"http":"(http:\/\/127\.0\.0\.1:\d+\/)"/.exec(log)?.[1]
+    assert.ok(http, `no HTTP url in: ${log}`)
+    const page = await fetch(http)
+    assert.equal(page.status, 200)
+    assert.match(await page.text(), /<title>meta dashboard<\/title>/)
+    const script = await fetch(`${http}ui/app.js`)
+    assert.equal(script.status, 200)
+    assert.match(await script.text(), /meta dashboard: one page/)
     broker.kill('SIGTERM')
     const stopped = await new Promise<number | null>((resolve) => broker.once('exit', (code) => resolve(code)))
     assert.equal(stopped, 0, log)
