@@ -106,6 +106,11 @@ function pager(page, total, size) {
 function onPager(container, go) {
   container.querySelectorAll('[data-page-to]').forEach((b) => b.addEventListener('click', () => go(Number(b.dataset.pageTo))))
 }
+/** A page of rows (`data` as the API pages it) with its pager; `go(page)` shows another page. */
+function pagedTable(holder, data, go, columns, rows, empty) {
+  holder.innerHTML = table(columns, rows, empty) + pager(data.page, data.total, data.size)
+  onPager(holder, go)
+}
 
 // ---------------------------------------------------------------------------------------------
 // live counters (one SSE stream for every page)
@@ -138,7 +143,7 @@ function connectLive() {
 }
 
 /** A line chart with labelled axes: y in `unit`, x in seconds before now. */
-function drawChart(canvas, series, unit) {
+function drawChart(canvas, series, unit, secondsPerSample = 1) {
   const ratio = window.devicePixelRatio || 1
   const width = canvas.clientWidth
   const height = canvas.clientHeight
@@ -182,9 +187,11 @@ function drawChart(canvas, series, unit) {
   g.textAlign = 'center'
   g.textBaseline = 'top'
   const span = HISTORY - 1
-  for (const s of [180, 120, 60, 0]) {
-    const x = left + w - (w * s) / span
-    g.fillText(s === 0 ? 'now' : `-${s / 60}m`, Math.min(Math.max(x, left + 10), left + w - 10), top + h + 6)
+  const minutes = (span * secondsPerSample) / 60
+  const stepMinutes = minutes > 6 ? Math.ceil(minutes / 3) : 1
+  for (let m = 0; m <= minutes; m += stepMinutes) {
+    const x = left + w - (w * m * 60) / (span * secondsPerSample)
+    g.fillText(m === 0 ? 'now' : `-${m}m`, Math.min(Math.max(x, left + 10), left + w - 10), top + h + 6)
   }
   for (const s of series) {
     g.strokeStyle = s.color
@@ -291,32 +298,29 @@ const pages = {
         t.rate = before ? Math.max(0, (t.messageCount - before.count) / ((now - before.at) / 1000)) : null
         previous.set(t.topic, {count: t.messageCount, at: now})
       }
-      holder.innerHTML =
-        table(
-          [
-            {label: 'Topic', html: (t) => `<a href="#/topics/${encodeURIComponent(t.topic)}">${esc(t.topic)}</a>`},
-            {label: 'Partitions', num: true, value: (t) => num(Math.max(t.partitions, t.numPartitions || 0))},
-            {label: 'Messages', num: true, value: (t) => num(t.messageCount)},
-            {label: 'Size', num: true, value: (t) => bytes(t.messageBytes)},
-            {label: 'Put rate', num: true, value: (t) => rate(t.rate, 'msg/s')},
-            {label: 'Publish', html: (t) => (t.empty ? '<span class="badge">no data</span>' : t.acceptPublish ? '<span class="badge green">yes</span>' : '<span class="badge red">no</span>')},
-            {label: 'Subscribe', html: (t) => (t.empty ? '' : t.acceptSubscribe ? '<span class="badge green">yes</span>' : '<span class="badge red">no</span>')},
-          ],
-          data.items,
-          filter ? `No topic matches “${filter}”.` : 'No topics yet: put a message (meta send -t <topic>).',
-        ) + pager(data.page, data.total, data.size)
-      onPager(holder, (p) => {
+      pagedTable(holder, data, (p) => {
         pageNo = p
         load()
-      })
+      },
+        [
+          {label: 'Topic', html: (t) => `<a href="#/topics/${encodeURIComponent(t.topic)}">${esc(t.topic)}</a>`},
+          {label: 'Partitions', num: true, value: (t) => num(Math.max(t.partitions, t.numPartitions || 0))},
+          {label: 'Messages', num: true, value: (t) => num(t.messageCount)},
+          {label: 'Size', num: true, value: (t) => bytes(t.messageBytes)},
+          {label: 'Put rate', num: true, value: (t) => rate(t.rate, 'msg/s')},
+          {label: 'Publish', html: (t) => (t.empty ? '<span class="badge">no data</span>' : t.acceptPublish ? '<span class="badge green">yes</span>' : '<span class="badge red">no</span>')},
+          {label: 'Subscribe', html: (t) => (t.empty ? '' : t.acceptSubscribe ? '<span class="badge green">yes</span>' : '<span class="badge red">no</span>')},
+        ],
+        data.items,
+        filter ? `No topic matches “${filter}”.` : 'No topics yet: put a message (meta send -t <topic>).',
+      )
     }
     document.getElementById('topic-filter').addEventListener('input', (e) => {
       filter = e.target.value
       pageNo = 0
       load()
     })
-    await load()
-    page.every(REFRESH_MS, load)
+    await page.refreshing(load)
   },
 
   async topic(page, topic) {
@@ -327,28 +331,25 @@ const pages = {
     const load = async () => {
       const data = await api(`/api/topics/${encodeURIComponent(topic)}/partitions?page=${pageNo}&size=${PAGE_SIZE}`)
       document.getElementById('topic-sub').textContent = `${num(data.total)} partitions on this broker${data.acceptPublish === false ? ' · publishing refused (acceptPublish=false)' : ''}`
-      holder.innerHTML =
-        table(
-          [
-            {label: 'Partition', html: (p) => (p.empty ? esc(p.partition) : `<a href="#/topics/${encodeURIComponent(topic)}/${p.partition}">${p.partition}</a>`)},
-            {label: 'Start offset', num: true, value: (p) => num(p.start)},
-            {label: 'End offset', num: true, value: (p) => num(p.end)},
-            {label: 'Messages', num: true, value: (p) => num(p.messages)},
-            {label: 'Size', num: true, value: (p) => bytes(p.sizeBytes)},
-            {label: 'Segments', num: true, value: (p) => num(p.segments)},
-            {label: 'Last put', value: (p) => ago(p.lastAppendMs)},
-            {label: 'State', html: (p) => (p.closed ? '<span class="badge red">closed</span>' : p.empty ? '<span class="badge">empty</span>' : '<span class="badge green">open</span>')},
-            {label: '', html: (p) => (p.empty ? '' : `<a href="#/topics/${encodeURIComponent(topic)}/${p.partition}">Browse</a>`)},
-          ],
-          data.items,
-        ) + pager(data.page, data.total, data.size)
-      onPager(holder, (p) => {
+      pagedTable(holder, data, (p) => {
         pageNo = p
         load()
-      })
+      },
+        [
+          {label: 'Partition', html: (p) => (p.empty ? esc(p.partition) : `<a href="#/topics/${encodeURIComponent(topic)}/${p.partition}">${p.partition}</a>`)},
+          {label: 'Start offset', num: true, value: (p) => num(p.start)},
+          {label: 'End offset', num: true, value: (p) => num(p.end)},
+          {label: 'Messages', num: true, value: (p) => num(p.messages)},
+          {label: 'Size', num: true, value: (p) => bytes(p.sizeBytes)},
+          {label: 'Segments', num: true, value: (p) => num(p.segments)},
+          {label: 'Last put', value: (p) => ago(p.lastAppendMs)},
+          {label: 'State', html: (p) => (p.closed ? '<span class="badge red">closed</span>' : p.empty ? '<span class="badge">empty</span>' : '<span class="badge green">open</span>')},
+          {label: '', html: (p) => (p.empty ? '' : `<a href="#/topics/${encodeURIComponent(topic)}/${p.partition}">Browse</a>`)},
+        ],
+        data.items,
+      )
     }
-    await load()
-    page.every(REFRESH_MS, load)
+    await page.refreshing(load)
   },
 
   async browse(page, topic, partition) {
@@ -413,41 +414,48 @@ const pages = {
     const holder = document.getElementById('groups-table')
     const load = async () => {
       const data = await api(`/api/groups?page=${pageNo}&size=${PAGE_SIZE}`)
-      holder.innerHTML =
-        table(
-          [
-            {label: 'Group', html: (g) => `<a href="#/groups/${encodeURIComponent(g.group)}">${esc(g.group)}</a>`},
-            {label: 'Members', num: true, value: (g) => num(g.members)},
-            {label: 'Generation', num: true, value: (g) => num(g.generation)},
-            {label: 'Topics', value: (g) => g.topics.join(', ')},
-            {label: 'State', html: (g) => (g.members > 0 ? '<span class="badge green">active</span>' : '<span class="badge">no members</span>')},
-          ],
-          data.items,
-          'No consumer groups yet.',
-        ) + pager(data.page, data.total, data.size)
-      onPager(holder, (p) => {
+      pagedTable(holder, data, (p) => {
         pageNo = p
         load()
-      })
+      },
+        [
+          {label: 'Group', html: (g) => `<a href="#/groups/${encodeURIComponent(g.group)}">${esc(g.group)}</a>`},
+          {label: 'Members', num: true, value: (g) => num(g.members)},
+          {label: 'Generation', num: true, value: (g) => num(g.generation)},
+          {label: 'Topics', value: (g) => g.topics.join(', ')},
+          {label: 'State', html: (g) => (g.members > 0 ? '<span class="badge green">active</span>' : '<span class="badge">no members</span>')},
+        ],
+        data.items,
+        'No consumer groups yet.',
+      )
     }
-    await load()
-    page.every(REFRESH_MS, load)
+    await page.refreshing(load)
   },
 
   async group(page, group) {
     let pageNo = 0
-    const lagHistory = []
+    const lagHistory = new Map() // "topic partition" → messages behind, one value per refresh
+    let refreshes = 0
     main.innerHTML = `<div class="crumbs"><a href="#/groups">Consumer groups</a> / ${esc(group)}</div><h1>${esc(group)}</h1><p class="subtitle" id="group-sub"></p>
       <div id="group-notice"></div>
-      <div class="charts"><div class="panel"><h2>Lag over time (this page's partitions)</h2><canvas class="chart" id="chart-lag"></canvas>
-        <div class="legend"><span><i style="background:#dc2626"></i>messages behind</span></div></div>
+      <div class="charts"><div class="panel"><h2 title="The most lagging partitions of this page, sampled at each refresh">Lag over time</h2><canvas class="chart" id="chart-lag"></canvas>
+        <div class="legend" id="lag-legend"></div></div>
         <div class="panel"><h2>Members</h2><div id="members-table"></div></div></div>
       <div class="panel"><h2>Partitions</h2><div id="lag-table"></div></div>`
     const load = async () => {
       const data = await api(`/api/groups/${encodeURIComponent(group)}?page=${pageNo}&size=${PAGE_SIZE}`)
       const totalLag = data.items.reduce((sum, r) => sum + (r.lagMessages || 0), 0)
-      lagHistory.push(totalLag)
-      if (lagHistory.length > HISTORY) lagHistory.shift()
+      refreshes++
+      for (const r of data.items) {
+        const key = `${r.topic} ${r.brokerId !== undefined && r.brokerId !== null ? `${r.brokerId}-` : ''}${r.partition}`
+        const values = lagHistory.get(key) ?? Array(refreshes - 1).fill(NaN)
+        values.push(r.lagMessages ?? NaN)
+        lagHistory.set(key, values)
+      }
+      for (const values of lagHistory.values()) {
+        while (values.length < refreshes) values.push(NaN)
+        while (values.length > HISTORY) values.shift()
+      }
       document.getElementById('group-sub').textContent = `Generation ${data.generation} · ${data.members.length} member(s) · ${num(totalLag)} messages behind on this page`
       document.getElementById('members-table').innerHTML = table(
         [
@@ -460,27 +468,29 @@ const pages = {
         'No live members.',
       )
       const holder = document.getElementById('lag-table')
-      holder.innerHTML =
-        table(
-          [
-            {label: 'Topic', html: (r) => `<a href="#/topics/${encodeURIComponent(r.topic)}">${esc(r.topic)}</a>`},
-            {label: 'Partition', num: true, value: (r) => r.partition},
-            {label: 'Owner', value: (r) => r.owner || '—'},
-            {label: 'Committed', num: true, html: (r) => (r.committed === null ? '—' : `<a href="#/topics/${encodeURIComponent(r.topic)}/${r.partition}?offset=${r.committed}">${num(r.committed)}</a>`)},
-            {label: 'Log end', num: true, value: (r) => num(r.logEnd)},
-            {label: 'Lag (messages)', num: true, value: (r) => num(r.lagMessages)},
-            {label: 'Lag (bytes)', num: true, value: (r) => bytes(r.lagBytes)},
-            {label: '', html: (r) => (r.committed !== null && r.lagBytes > 0 ? `<button class="secondary small" data-skip="${esc(JSON.stringify({topic: r.topic, partition: r.partition, offset: r.committed}))}">Skip message</button>` : '')},
-          ],
-          data.items,
-          'No partitions: the group has no committed offsets and no subscriptions.',
-        ) + pager(data.page, data.total, data.size)
-      onPager(holder, (p) => {
+      pagedTable(holder, data, (p) => {
         pageNo = p
         load()
-      })
+      },
+        [
+          {label: 'Topic', html: (r) => `<a href="#/topics/${encodeURIComponent(r.topic)}">${esc(r.topic)}</a>`},
+          {label: 'Partition', num: true, value: (r) => r.partition},
+          {label: 'Owner', value: (r) => r.owner || '—'},
+          {label: 'Committed', num: true, html: (r) => (r.committed === null ? '—' : `<a href="#/topics/${encodeURIComponent(r.topic)}/${r.partition}?offset=${r.committed}">${num(r.committed)}</a>`)},
+          {label: 'Log end', num: true, value: (r) => num(r.logEnd)},
+          {label: 'Lag (messages)', num: true, value: (r) => num(r.lagMessages)},
+          {label: 'Lag (bytes)', num: true, value: (r) => bytes(r.lagBytes)},
+          {label: '', html: (r) => (r.committed !== null && r.lagBytes > 0 ? `<button class="secondary small" data-skip="${esc(JSON.stringify({topic: r.topic, partition: r.partition, offset: r.committed}))}">Skip message</button>` : '')},
+        ],
+        data.items,
+        'No partitions: the group has no committed offsets and no subscriptions.',
+      )
       holder.querySelectorAll('[data-skip]').forEach((b) => b.addEventListener('click', () => skip(JSON.parse(b.dataset.skip))))
-      drawChart(document.getElementById('chart-lag'), [{color: '#dc2626', values: Array(Math.max(0, HISTORY - lagHistory.length)).fill(NaN).concat(lagHistory)}], 'messages')
+      const palette = ['#dc2626', '#4f46e5', '#059669', '#d97706', '#0ea5e9', '#7c3aed']
+      const shown = [...lagHistory.entries()].sort((a, b) => (b[1].at(-1) || 0) - (a[1].at(-1) || 0)).slice(0, palette.length)
+      const series = shown.map(([, values], i) => ({color: palette[i], values: Array(Math.max(0, HISTORY - values.length)).fill(NaN).concat(values)}))
+      drawChart(document.getElementById('chart-lag'), series.length ? series : [{color: palette[0], values: Array(HISTORY).fill(NaN)}], 'messages behind', REFRESH_MS / 1000)
+      document.getElementById('lag-legend').innerHTML = shown.map(([key], i) => `<span><i style="background:${palette[i]}"></i>${esc(key)}</span>`).join('')
     }
     const skip = async (target) => {
       const ok = await confirmDialog({
@@ -498,8 +508,7 @@ const pages = {
       }
       load()
     }
-    await load()
-    page.every(REFRESH_MS, load)
+    await page.refreshing(load)
   },
 
   async cluster() {
@@ -604,6 +613,11 @@ async function route() {
     stopped: false,
     every(ms, fn) {
       timers.push(setInterval(() => fn().catch(showError), ms))
+    },
+    /** Load now, then again every REFRESH_MS while the page is shown. */
+    async refreshing(load) {
+      await load()
+      this.every(REFRESH_MS, load)
     },
     onTick(fn) {
       live.listeners.add(fn)

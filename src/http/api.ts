@@ -84,12 +84,26 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     }
   })
 
+  // One sample a second for every open stream, taken only while one is open.
+  const listeners = new Set<(counters: Record<string, number>) => void>()
+  let ticker: NodeJS.Timeout | undefined
+  app.addHook('onClose', async () => clearInterval(ticker))
   app.get('/api/events', (req, reply) => {
     sse(req, reply, (send) => {
-      const tick = () => send('counters', liveCounters(broker))
-      tick()
-      const timer = setInterval(tick, EVENTS_INTERVAL_MS)
-      return () => clearInterval(timer)
+      const listener = (counters: Record<string, number>) => send('counters', counters)
+      listener(liveCounters(broker))
+      listeners.add(listener)
+      ticker ??= setInterval(() => {
+        const counters = liveCounters(broker)
+        for (const l of listeners) l(counters)
+      }, EVENTS_INTERVAL_MS)
+      return () => {
+        listeners.delete(listener)
+        if (listeners.size === 0) {
+          clearInterval(ticker)
+          ticker = undefined
+        }
+      }
     })
   })
 

@@ -49,20 +49,18 @@ export function intParam(query: Query, name: string, range: {min?: number; max?:
 }
 
 export function topicParam(value: string | undefined, name = 'topic'): string {
-  if (value === undefined || value === '') throw new HttpError(400, `missing parameter "${name}"`)
-  try {
-    validateTopicName(value)
-  } catch (error) {
-    if (isMetaError(error)) throw new HttpError(400, error.message)
-    throw error
-  }
-  return value
+  return checkedName(value, name, validateTopicName)
 }
 
 export function groupParam(value: string | undefined, name = 'group'): string {
+  return checkedName(value, name, validateGroupName)
+}
+
+/** A required name parameter that `validate` accepts (its MetaError becomes a 400). */
+function checkedName(value: string | undefined, name: string, validate: (value: string) => void): string {
   if (value === undefined || value === '') throw new HttpError(400, `missing parameter "${name}"`)
   try {
-    validateGroupName(value)
+    validate(value)
   } catch (error) {
     if (isMetaError(error)) throw new HttpError(400, error.message)
     throw error
