@@ -43,7 +43,7 @@ import type {BrokerContext} from './context.js'
 import {connectionCap, openFileCount, openFileLimit} from './fd-limit.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
-import {LatencyHistogram, RealtimeStats, type BrokerCounters, type BrokerLatencies} from './stats.js'
+import {LatencyHistogram, PUT_LATENCY_SAMPLE_EVERY, RealtimeStats, type BrokerCounters, type BrokerLatencies} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, handleGet, retryGet} from './handlers/get.js'
 import {handleOffset} from './handlers/offset.js'
@@ -177,7 +177,7 @@ export class Broker implements ConnectionHandler {
     const topics = new TopicRegistry(config)
     const roots = dataRoots(config)
     const locks = lockDataDirs(roots.includes(config.system.dataLogPath) ? roots : [...roots, config.system.dataLogPath], log)
-    const latency: BrokerLatencies = {put: new LatencyHistogram(), fsync: new LatencyHistogram()}
+    const latency: BrokerLatencies = {put: new LatencyHistogram(PUT_LATENCY_SAMPLE_EVERY), fsync: new LatencyHistogram()}
     let store: MessageStore
     let offsets: OffsetLog
     let tx: TransactionManager

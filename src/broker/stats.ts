@@ -97,6 +97,19 @@ export class LatencyHistogram {
   readonly counts = new Float64Array(LATENCY_BUCKETS_SECONDS.length + 1)
   sumSeconds = 0
   count = 0
+  private seq = 0
+  private readonly mask: number
+
+  /** `sampleEvery` (a power of two): {@link sample} says yes to the first event and every sampleEvery-th after it. */
+  constructor(readonly sampleEvery = 1) {
+    if (sampleEvery < 1 || (sampleEvery & (sampleEvery - 1)) !== 0) throw new RangeError(`sampleEvery must be a power of two, got ${sampleEvery}`)
+    this.mask = sampleEvery - 1
+  }
+
+  /** Whether to time this event: one in `sampleEvery`, so a hot path reads no clock for the others. */
+  sample(): boolean {
+    return (this.seq++ & this.mask) === 0
+  }
 
   /** Record one duration in milliseconds (performance.now() differences). */
   observeMs(ms: number): void {
@@ -109,7 +122,10 @@ export class LatencyHistogram {
   }
 }
 
-/** Latencies the broker records for /metrics: put (request to acknowledgement) and fdatasync. */
+/** One put (or put-batch) request in this many is timed: the put path reads no clock for the others. */
+export const PUT_LATENCY_SAMPLE_EVERY = 8
+
+/** Latencies the broker records for /metrics: put (request to acknowledgement, sampled) and fdatasync (every one). */
 export interface BrokerLatencies {
   put: LatencyHistogram
   fsync: LatencyHistogram

@@ -56,10 +56,10 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   // The callback keeps what the answer needs, not the frame: the body (a view of the socket
   // chunk) is garbage once append has copied it.
   let offset = 0
-  const startedAt = performance.now()
+  const startedAt = ctx.latency.put.sample() ? performance.now() : -1
   try {
     offset = log.append(id, frame.flag, frame.body, crc, (err) => {
-      ctx.latency.put.observeMs(performance.now() - startedAt)
+      if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
       ctx.putOutcome(err !== null)
       if (err === null) {
         conn.sendPutResult(opaque, id, partition, offset)
@@ -139,10 +139,10 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   const {topic: topicName, opaque, count} = frame
   const bodyBytes = body.length
   conn.beginRequest(bodyBytes)
-  const startedAt = performance.now()
+  const startedAt = ctx.latency.put.sample() ? performance.now() : -1
   try {
     offset = log.appendRecords(body, count, (err) => {
-      ctx.latency.put.observeMs(performance.now() - startedAt)
+      if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
       ctx.putOutcome(err !== null)
       if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
       else failBatchOf(ctx, conn, topicName, opaque, count, partition, err)
