@@ -6,7 +6,8 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {spawnBroker, exited} from '../helpers/process.js'
+import {createServer} from 'node:net'
+import {runCli, spawnBroker, exited} from '../helpers/process.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
 
 function httpUrl(stderr: string): string {
@@ -44,5 +45,16 @@ describe('meta serve --http', () => {
     assert.doesNotMatch(plain.stderr(), /HTTP server/)
     plain.child.kill('SIGTERM')
     await exited(plain.child)
+  })
+
+  it('refuses a port in use with one line naming it, and leaves nothing running', async (t) => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    t.after(() => taken.close())
+    const port = (taken.address() as {port: number}).port
+    const dir = await tmpDir(t)
+    const result = await runCli(['serve', '--port', '0', '--http', String(port), '-d', dir])
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stderr, new RegExp(`cannot serve HTTP on 127\\.0\\.0\\.1:${port}: the port is already in use; choose another with --http or dashboardHttpPort`))
   })
 })
