@@ -362,6 +362,7 @@ const pages = {
           <label>From offset <input id="from-offset" type="number" min="0" style="width:130px" value="${esc(state.offset)}"></label>
           <label>or time <input id="from-time" type="datetime-local" step="1"></label>
           <button id="go">Go</button>
+          <button class="secondary" id="live" title="Show new messages as they are put">Follow live</button>
           <span class="spacer"></span>
           <label>Show as <select id="format"><option value="text">text</option><option value="hex">hex</option><option value="json">JSON</option></select></label>
         </div>
@@ -372,6 +373,7 @@ const pages = {
     const holder = document.getElementById('messages')
     let current = null
     const load = async (query) => {
+      if (following) stopFollowing()
       const data = await api(`/api/topics/${encodeURIComponent(topic)}/partitions/${partition}/messages?limit=20&${query}`)
       current = data
       document.getElementById('bounds').textContent = `Offsets ${num(data.start)} to ${num(data.end)} · showing ${data.messages.length} message(s) from ${num(data.from)}`
@@ -380,10 +382,33 @@ const pages = {
     }
     const render = () => {
       if (!current) return
-      holder.innerHTML = current.messages.length === 0 ? '<div class="empty">No messages from this offset (the end of the log).</div>' : current.messages.map((m) => `
+      holder.innerHTML = current.messages.length === 0 ? `<div class="empty">${following ? 'Waiting for new messages…' : 'No messages from this offset (the end of the log).'}</div>` : current.messages.map((m) => `
         <div class="message"><div class="meta"><span>offset <b>${num(m.offset)}</b></span><span>id <b class="mono">${esc(m.msgId)}</b></span><span>${esc(new Date(m.timeMs).toISOString())}</span><span>${num(m.size)} bytes</span>${m.flag ? `<span>flag <b>${esc(m.flag)}</b></span>` : ''}${m.attribute !== undefined ? `<span>attribute <b>${esc(m.attribute)}</b></span>` : ''}</div>
         <pre>${esc(payload(m, state.format))}</pre></div>`).join('')
     }
+    // Follow live: new messages of this partition (newest first) over /follow's event stream.
+    let following = null
+    const stopFollowing = () => {
+      following?.close()
+      following = null
+      document.getElementById('live').textContent = 'Follow live'
+    }
+    page.onStop(stopFollowing)
+    document.getElementById('live').addEventListener('click', () => {
+      if (following) return stopFollowing()
+      // From the log end last shown, so nothing put since that load is missed.
+      const from = current && Number.isFinite(current.end) ? `&offset=${current.end}` : ''
+      following = new EventSource(`/follow?topic=${encodeURIComponent(topic)}&partition=${partition}${from}`)
+      document.getElementById('live').textContent = 'Stop following'
+      current = {...(current || {}), messages: []}
+      document.getElementById('bounds').textContent = 'Following live: new messages appear at the top'
+      following.addEventListener('open', render)
+      following.addEventListener('message', (e) => {
+        const m = JSON.parse(e.data)
+        current.messages = [m, ...current.messages].slice(0, 100)
+        render()
+      })
+    })
     document.getElementById('format').addEventListener('change', (e) => {
       state.format = e.target.value
       render()
@@ -623,10 +648,15 @@ async function route() {
       live.listeners.add(fn)
       timers.push({tick: fn})
     },
+    /** Call `fn` when the page is left. */
+    onStop(fn) {
+      timers.push({stop: fn})
+    },
     stop() {
       this.stopped = true
       for (const t of timers) {
         if (t.tick) live.listeners.delete(t.tick)
+        else if (t.stop) t.stop()
         else clearInterval(t)
       }
     },

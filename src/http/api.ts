@@ -277,7 +277,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
           if (stopped) return
           if (frame.type === 'value') {
             const set = decodeMessageSet(frame.body, {baseOffset: position, maxPayloadBytes: Number.MAX_SAFE_INTEGER})
-            for (const m of set.messages) send('message', {topic, partition, ...messageJson(m)})
+            for (const m of set.messages) send('message', {topic, partition, ...messageJson(m), timeMs: messageIdTimestamp(m.id)})
             if (set.bytesConsumed === 0) throw new MetaError('INVALID_MESSAGE', set.error?.message ?? `no whole message at offset ${position}`)
             position += set.bytesConsumed
           } else if (frame.code === 301) {

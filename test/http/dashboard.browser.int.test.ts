@@ -124,6 +124,13 @@ describe('dashboard in Chromium', () => {
     await page.selectOption('#format', 'hex')
     await page.waitForFunction(`document.getElementById('messages').textContent.includes('00 01 02 ff')`)
     await shot('browser-hex')
+    await page.selectOption('#format', 'text')
+    await page.click('#live')
+    await put('events', 0, 'fresh off the press')
+    await page.waitForSelector('#messages >> text=fresh off the press')
+    await shot('browser-live')
+    await page.click('#live')
+    await page.waitForSelector('#live >> text=Follow live')
   })
 
   it('consumer groups: members, ownership, lag; skip with confirmation', async () => {
