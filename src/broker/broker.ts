@@ -51,8 +51,11 @@ import {handleOversize, handlePut, handlePutBatch, logFor} from './handlers/put.
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {handleStats} from './handlers/stats.js'
-import {handlePartitions, handleSync, handleVersion} from './handlers/misc.js'
+import {handlePartitions, handleVersion} from './handlers/misc.js'
 import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxCommit, handleTxDecide, handleTxList} from './handlers/transaction.js'
+import {recoverOffsets} from './replication/recover-offset.js'
+import {SyncMaster} from './replication/sync-master.js'
+import {handleSync, handleSyncBatch, refuseSyncSlavePut, refuseSyncTransaction, SYNC_TRANSACTIONS_REFUSED} from './replication/sync-slave.js'
 import {
   handleGroupClaim,
   handleGroupDescribe,
@@ -155,6 +158,7 @@ export class Broker implements ConnectionHandler {
       offsets,
       tx: extra.tx,
       log: log.child('handler'),
+      sync: undefined,
       url: '',
       port: 0,
       startedAtMs: Date.now(),
@@ -173,6 +177,9 @@ export class Broker implements ConnectionHandler {
 
   static async start(options: BrokerOptions = {}): Promise<Broker> {
     const config = options.config ?? defaultBrokerConfig()
+    if (config.system.syncSlave && config.system.syncSlaveAddress !== '') {
+      throw new MetaError('CONFIG_INVALID', `syncSlave=true and syncSlaveAddress=${config.system.syncSlaveAddress}: a broker is either a synchronous slave or the master of one, not both`)
+    }
     const log = (options.logger ?? silentLogger).child('broker')
     const topics = new TopicRegistry(config)
     const roots = dataRoots(config)
@@ -229,22 +236,38 @@ export class Broker implements ConnectionHandler {
     }
     const started = new Broker(config, store, offsets, topics, log, {overrides: options.overrides ?? {}, locks, counters, tx, latency})
     holder.broker = started
+    issueIdsAfterLog(started.context.ids, store, log)
     try {
       await started.listen()
       for (const lock of locks) lock.setAddress(`${started.host}:${started.port}`)
       warnAboutHiddenPartitions(config, store, log)
       started.retention.schedule(config)
+      if (config.system.syncSlaveAddress !== '') {
+        started.context.sync = new SyncMaster({system: config.system, store, log: log.child('sync'), cluster: () => started.cluster})
+      }
       const zk = config.zookeeper
-      if (zk.zkConnect !== undefined && zk.zkEnable) {
+      if (config.system.recoverOffset && (zk.zkConnect === undefined || !zk.zkEnable || config.system.syncSlave)) {
+        log.warn('recoverOffset has no effect: it rewrites committed offsets in ZooKeeper when a broker registers there as master')
+      }
+      if (config.system.syncSlave && zk.zkConnect !== undefined && zk.zkEnable) {
+        // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
+        log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does)')
+      } else if (zk.zkConnect !== undefined && zk.zkEnable) {
         started.cluster = await ClusterRegistration.start({
           config,
           topics,
           url: started.url,
           topicsWithData: store.topics(),
           log: log.child('cluster'),
+          beforeRegister: config.system.recoverOffset
+            ? async (session, paths) => {
+                await recoverOffsets({session, paths, brokerId: config.system.brokerId, store, log: log.child('recover-offset')})
+              }
+            : undefined,
         })
       }
     } catch (error) {
+      started.context.sync?.close()
       clearInterval(started.sweeper)
       await new Promise<void>((resolve) => started.server.close(() => resolve()))
       await started.retention.close()
@@ -313,7 +336,10 @@ export class Broker implements ConnectionHandler {
     if (oversize !== undefined) return handleOversize(ctx, conn, frame, oversize)
     switch (frame.type) {
       case 'put':
-        return frame.txKey === null ? handlePut(ctx, conn, frame) : handleTransactionalPut(ctx, conn, frame)
+        if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
+        if (frame.txKey === null) return handlePut(ctx, conn, frame)
+        if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, 1, SYNC_TRANSACTIONS_REFUSED)
+        return handleTransactionalPut(ctx, conn, frame)
       case 'get':
         return handleGet(ctx, conn, frame)
       case 'offset':
@@ -325,9 +351,12 @@ export class Broker implements ConnectionHandler {
       case 'quit':
         return conn.end()
       case 'transaction':
+        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
         return handleTransaction(ctx, conn, frame)
       case 'sync':
-        return handleSync(conn, frame)
+        return handleSync(ctx, conn, frame)
+      case 'sync-batch':
+        return handleSyncBatch(ctx, conn, frame)
       case 'partitions':
         return handlePartitions(ctx, conn, frame)
       case 'group-join':
@@ -353,14 +382,19 @@ export class Broker implements ConnectionHandler {
       case 'count':
         return handleCount(ctx, conn, frame)
       case 'put-batch':
-        return frame.txKey === null ? handlePutBatch(ctx, conn, frame) : handleTransactionalPutBatch(ctx, conn, frame)
+        if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
+        if (frame.txKey === null) return handlePutBatch(ctx, conn, frame)
+        if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
+        return handleTransactionalPutBatch(ctx, conn, frame)
       case 'config-reload':
         return handleConfigReload(ctx, conn, frame)
       case 'tx-list':
         return handleTxList(ctx, conn, frame)
       case 'tx-decide':
+        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
         return handleTxDecide(ctx, conn, frame)
       case 'tx-commit':
+        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
         return handleTxCommit(ctx, conn, frame)
       case 'partitions-close':
       case 'partitions-open':
@@ -422,7 +456,8 @@ export class Broker implements ConnectionHandler {
       return
     }
     const {maxTransferBytes, connectionMaxPendingBytes} = this.config.system
-    const maxBodyBytes = Math.max(0, maxTransferBytes - RECORD_HEADER_BYTES)
+    // A sync slave takes whole records (header included) of messages up to the limit.
+    const maxBodyBytes = Math.max(0, maxTransferBytes - (this.config.system.syncSlave ? 0 : RECORD_HEADER_BYTES))
     const conn = new Connection(socket, this, this.log.child('conn'), {
       maxBodyBytes,
       maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
@@ -488,6 +523,7 @@ export class Broker implements ConnectionHandler {
     this.context.groups.close()
     // Every request decoded so far is answered before anything closes.
     await withDeadline(Promise.all([...this.connections].map((conn) => conn.idle())), CLOSE_DEADLINE_MS)
+    this.context.sync?.close()
     const sockets = [...this.connections].map(
       (conn) =>
         new Promise<void>((resolve) => {
@@ -590,6 +626,26 @@ function lockDataDirs(roots: readonly string[], log: Logger): DataDirLock[] {
     throw error
   }
   return locks
+}
+
+/**
+ * New ids go above every id in the log, also when this machine's clock is behind the one that
+ * stamped them (a promoted slave holding its master's ids, a clock set back across a
+ * restart). Ids stamped more than a day ahead (not meta's: MetaQ's come from a monotonic
+ * clock) are ignored, with a warning.
+ */
+function issueIdsAfterLog(ids: MessageIdGenerator, store: MessageStore, log: Logger): void {
+  const now = Date.now()
+  let newest = 0
+  for (const partitionLog of store.list()) {
+    const ts = partitionLog.maxTimestamp
+    if (ts <= now + 86_400_000) newest = Math.max(newest, ts)
+    else log.warn('a record id is stamped more than a day ahead of this clock; new ids do not follow it', {topic: partitionLog.topic, partition: partitionLog.partition, stampedMs: ts})
+  }
+  if (newest >= now) {
+    log.warn('the log holds ids stamped at or after this clock\'s time; new ids are issued above them', {newestMs: newest, clockMs: now})
+  }
+  ids.issueAfter(newest)
 }
 
 /** Data in partitions a topic no longer has (numPartitions lowered in the file): say so once. */

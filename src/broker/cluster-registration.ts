@@ -48,6 +48,8 @@ export class ClusterRegistration {
     url: string
     topicsWithData: string[]
     log: Logger
+    /** Work that must be done in ZooKeeper before the broker registers (recoverOffset). */
+    beforeRegister?: (session: ZkSession, paths: ZkPaths) => Promise<void>
   }): Promise<ClusterRegistration> {
     const {config, topics, url, log} = options
     const zk = config.zookeeper
@@ -69,6 +71,7 @@ export class ClusterRegistration {
     const registration = new ClusterRegistration(session, registry, config, topics, log)
     const names = new Set([...topics.configuredTopics(), ...options.topicsWithData])
     try {
+      await options.beforeRegister?.(session, new ZkPaths(zk.zkRoot))
       await registry.register([...names].sort().flatMap((name) => registration.describe(name) ?? []))
     } catch (error) {
       session.close()
@@ -104,6 +107,16 @@ export class ClusterRegistration {
     if (!failed || !this.registry.isPublishable) return
     this.retrying('leave topics-pub', {}, () => this.registry.setPublishable(false))
     this.scheduleProbe()
+  }
+
+  /** Synchronous replication: leave ZooKeeper while the sync slave keeps failing (spec §8.2). */
+  leave(): Promise<void> {
+    return this.registry.unregister()
+  }
+
+  /** ...and register again once a test sync succeeds. */
+  rejoin(): Promise<void> {
+    return this.registry.register([])
   }
 
   async stop(): Promise<void> {

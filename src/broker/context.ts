@@ -14,6 +14,7 @@ import type {BrokerCounters, BrokerLatencies, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
 import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
+import type {SyncMaster} from './replication/sync-master.js'
 
 export interface BrokerContext {
   /** The configuration in force; replaced as a whole by a reload. */
@@ -35,6 +36,8 @@ export interface BrokerContext {
   /** Local and XA transactions and their journal (tx/manager.ts). */
   tx: TransactionManager
   log: Logger
+  /** Set on a synchronous master (syncSlaveAddress): puts are forwarded to the slave (replication/sync-master.ts). */
+  sync?: SyncMaster
   /** `meta://host:port`, as published and as quoted in put error bodies. */
   url: string
   port: number

@@ -28,6 +28,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     {description: 'With the web dashboard, /metrics and the HTTP put/get gateway on http://127.0.0.1:8080/', command: '<%= config.bin %> <%= command.id %> --http 8080'},
     {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
     {description: 'Apply edits to server.ini as soon as it is saved', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini --watch-config'},
+    {description: 'A synchronous slave (start it first)', command: '<%= config.bin %> <%= command.id %> --sync-slave --port 8124 -d ~/meta-slave'},
+    {description: 'Its master: a put is acknowledged once both have it', command: '<%= config.bin %> <%= command.id %> --sync-slave-address 127.0.0.1:8124'},
     {
       description: 'Join a cluster coordinated by ZooKeeper (second broker: another id and port)',
       command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 1 --port 8124 -d ~/meta-1',
@@ -64,6 +66,17 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       description: 'Without one, they are open on a loopback address and refused on any other.',
       env: 'META_HTTP_TOKEN',
     }),
+    'sync-slave': Flags.boolean({
+      summary: 'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts, stay out of ZooKeeper.',
+      exclusive: ['sync-slave-address'],
+    }),
+    'sync-slave-address': Flags.string({
+      summary: 'HOST:PORT of this broker\'s synchronous slave (syncSlaveAddress): acknowledge a put only once the slave has it too.',
+      helpValue: 'HOST:PORT',
+    }),
+    'recover-offset': Flags.boolean({
+      summary: 'Promoting a former slave: before registering, rewrite consumer groups\' committed offsets for this broker id to this log\'s positions (recoverOffset).',
+    }),
     'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
   }
 
@@ -89,6 +102,9 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags.zk !== undefined) overrides.zkConnect = flags.zk
     if (flags['zk-root'] !== undefined) overrides.zkRoot = flags['zk-root']
     if (flags.http !== undefined) overrides.dashboardHttpPort = flags.http
+    if (flags['recover-offset']) overrides.recoverOffset = true
+    if (flags['sync-slave']) overrides.syncSlave = true
+    if (flags['sync-slave-address'] !== undefined) overrides.syncSlaveAddress = flags['sync-slave-address']
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
@@ -152,6 +168,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
       ...(http ? {http: http.url} : {}),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
+      ...(s.syncSlave ? {replication: 'synchronous slave'} : {}),
+      ...(s.syncSlaveAddress !== '' ? {replication: `synchronous master of ${s.syncSlaveAddress}`} : {}),
     })
 
     await stopped

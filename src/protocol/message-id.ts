@@ -47,6 +47,16 @@ export class MessageIdGenerator {
     return ms
   }
 
+  /**
+   * Issue every later id above any id stamped `ms` or earlier (a log's newest record, e.g. one
+   * replicated from a master whose clock ran ahead): the next id is stamped at least `ms + 1`.
+   */
+  issueAfter(ms: number): void {
+    if (ms < this.lastMs) return
+    this.lastMs = ms
+    this.sequence = SEQUENCE_MASK
+  }
+
   private nextMs(): number {
     let ms = this.now()
     if (ms <= this.lastMs) {

@@ -17,8 +17,10 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
+ *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
+ *                       left_zookeeper, partitions_catching_up, partitions_diverged
  *   damage (meta)       `<topic> <p> quarantined true code <CODE> reason <text…>` per quarantined partition,
  *                       `<topic> <p> damaged_range offset <n> bytes <n> reason <why> acknowledged <b> file <path…>` per damaged range
  *                       (a MetaQ broker answers it as an unknown topic: no meta_version line)
@@ -431,6 +433,8 @@ export interface BrokerCapabilities {
   batchPut?: boolean
   /** Serves transactions, the transactional `put-batch` form and `tx-commit`/`tx-list`/`tx-decide`. */
   transactions?: boolean
+  /** A synchronous slave that serves `sync-batch` (sync-batch.ts). */
+  syncBatch?: boolean
 }
 
 /** What a broker that does not answer `stats meta-capabilities` (MetaQ) supports: nothing more. */
@@ -445,6 +449,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['groups', caps.groups],
     ['batch_put', caps.batchPut],
     ['transactions', caps.transactions],
+    ['sync_batch', caps.syncBatch],
   ]
 }
 
@@ -461,6 +466,60 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     maxMessageBytes: values.has('max_message_bytes') ? Number(values.get('max_message_bytes')) : undefined,
     batchPut: values.get('batch_put') === 'true',
     transactions: values.get('transactions') === 'true',
+    syncBatch: values.get('sync_batch') === 'true',
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// meta-sync
+
+/** The stats item with a broker's synchronous replication state. */
+export const SYNC_ITEM = 'meta-sync'
+
+/** Synchronous replication as a broker reports it (`stats meta-sync`). */
+export type SyncStats =
+  | {role: 'none' | 'slave'}
+  | {
+      role: 'master'
+      slaveAddress: string
+      slaveConnected: boolean
+      /** `sync-batch` (a meta slave) or `sync` (MetaQ's form); `unknown` until connected. */
+      form: 'sync-batch' | 'sync' | 'unknown'
+      consecutiveFailures: number
+      /** Out of ZooKeeper after slaveContinuousFailureThreshold failures, until a test sync succeeds. */
+      leftZooKeeper: boolean
+      partitionsCatchingUp: number
+      partitionsDiverged: number
+    }
+
+export function encodeSyncStats(s: SyncStats): StatsLine[] {
+  if (s.role !== 'master') return [['role', s.role]]
+  return [
+    ['role', s.role],
+    ['slave_address', s.slaveAddress],
+    ['slave_connected', s.slaveConnected],
+    ['form', s.form],
+    ['consecutive_failures', s.consecutiveFailures],
+    ['left_zookeeper', s.leftZooKeeper],
+    ['partitions_catching_up', s.partitionsCatchingUp],
+    ['partitions_diverged', s.partitionsDiverged],
+  ]
+}
+
+export function parseSyncStats(body: string): SyncStats {
+  const v = statsMap(body)
+  const role = v.get('role')
+  if (role !== 'master') return {role: role === 'slave' ? 'slave' : 'none'}
+  const form = v.get('form')
+  return {
+    role,
+    slaveAddress: v.get('slave_address') ?? '',
+    slaveConnected: v.get('slave_connected') === 'true',
+    form: form === 'sync-batch' || form === 'sync' ? form : 'unknown',
+    consecutiveFailures: Number(v.get('consecutive_failures')),
+    leftZooKeeper: v.get('left_zookeeper') === 'true',
+    partitionsCatchingUp: Number(v.get('partitions_catching_up')),
+    partitionsDiverged: Number(v.get('partitions_diverged')),
   }
 }
 

@@ -143,6 +143,26 @@ export class PartitionLog {
     return this.writtenEnd
   }
 
+  /**
+   * The offset the next append gets: {@link maxOffset} plus the bytes appended in this turn
+   * and not written yet.
+   */
+  get appendOffset(): number {
+    return this.appendEnd
+  }
+
+  /** Start of the segment the last appended record went to (where the next one goes unless it rolls). */
+  get appendSegmentStart(): number {
+    return this.tailSegmentStart
+  }
+
+  /** The latest time stamped in a record's id (side index), 0 for an empty log. */
+  get maxTimestamp(): number {
+    let max = 0
+    for (const segment of this.segments) max = Math.max(max, segment.maxTimestamp)
+    return max
+  }
+
   /** The flush policy and segment size in force. */
   get storageConfig(): TopicStorageConfig {
     return this.config
@@ -204,8 +224,22 @@ export class PartitionLog {
    * not exactly `count` whole records.
    */
   appendRecords(records: Buffer, count: number, done: AppendCallback): number {
+    return this.appendBatch(records, count, undefined, done)
+  }
+
+  /**
+   * Replication (src/broker/replication): append records fetched from a master at the
+   * master's offsets, as {@link appendRecords} does, except that segments follow the
+   * master's: a new segment starts here exactly when `segmentStarts` is true (the master's
+   * segment begins at this offset) and never because of this log's maxSegmentBytes.
+   */
+  appendReplica(records: Buffer, count: number, segmentStarts: boolean, done: AppendCallback): number {
+    return this.appendBatch(records, count, segmentStarts, done)
+  }
+
+  private appendBatch(records: Buffer, count: number, roll: boolean | undefined, done: AppendCallback): number {
     checkRecordBatch(records, count)
-    const offset = this.startRecords()
+    const offset = this.startRecords(roll)
     const block = this.tail.reserve(offset, records.length)
     records.copy(block.buf, block.filled)
     block.filled += records.length
@@ -440,11 +474,16 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]
   }
 
-  /** Checks before appending records at the append end; returns their offset. */
-  private startRecords(): number {
+  /**
+   * Checks before appending records at the append end; returns their offset. A new segment
+   * starts there when the active one reached maxSegmentBytes, or, when `roll` is given
+   * (replication), exactly when `roll` is true.
+   */
+  private startRecords(roll?: boolean): number {
     this.checkOpen()
     const offset = this.appendEnd
-    if (offset - this.tailSegmentStart >= this.config.maxSegmentBytes && offset > this.tailSegmentStart) {
+    const full = roll ?? offset - this.tailSegmentStart >= this.config.maxSegmentBytes
+    if (full && offset > this.tailSegmentStart) {
       this.cursor.seal(offset - this.tailSegmentStart)
       this.sealedCursors.push({start: this.tailSegmentStart, cursor: this.cursor})
       this.cursor = new IndexCursor()

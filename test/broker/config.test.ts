@@ -171,6 +171,12 @@ describe('parseServerIni()', () => {
       connectionMaxPendingBytes: 16 * 1024 * 1024,
       connectionFrameTimeoutMs: 60_000,
       connectionIdleTimeoutMs: 600_000,
+      syncSlave: false,
+      syncSlaveAddress: '',
+      sendToSlaveTimeoutMs: 2000,
+      slaveContinuousFailureThreshold: 100,
+      checkSlaveIntervalMs: 100,
+      recoverOffset: false,
     })
     assert.equal('hostName' in config.system, false)
     assert.equal('appClassPath' in config.system, false)

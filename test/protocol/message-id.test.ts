@@ -36,6 +36,19 @@ describe('MessageIdGenerator', () => {
     assert.equal(messageIdTimestamp(ids[10]), Date.UTC(2026, 0, 1), 'stays on the last timestamp')
   })
 
+  it('issueAfter(ms) puts every later id above any id stamped ms (a clock behind the log), and is a no-op for the past', () => {
+    const now = Date.UTC(2026, 0, 1)
+    const gen = new MessageIdGenerator(2, () => now)
+    gen.issueAfter(now + 60_000)
+    const first = gen.next()
+    assert.ok(first > makeMessageId(now + 60_000, 1023, 4095), 'above the highest id stamped then')
+    assert.equal(messageIdTimestamp(first), now + 60_001)
+    assert.ok(gen.next() > first)
+    const fresh = new MessageIdGenerator(2, () => now)
+    fresh.issueAfter(now - 60_000)
+    assert.equal(messageIdTimestamp(fresh.next()), now, 'the clock is ahead: ids follow it')
+  })
+
   it('borrows the next millisecond after 4096 ids in one millisecond', () => {
     const now = Date.UTC(2026, 0, 1)
     const gen = new MessageIdGenerator(0, () => now)

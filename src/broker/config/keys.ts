@@ -16,13 +16,14 @@ import {
   normalizeZkPath,
   parseBoolean,
   parseDeletePolicy,
+  parseAddress,
   parseHost,
   parseInteger,
   parseZkConnect,
   ValueError,
 } from './values.js'
 
-export type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
+export type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'address' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
 
 /**
  * What meta does with a key: acts on it (`used`), accepts it only so MetaQ files load and
@@ -105,6 +106,14 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('connectionMaxPendingBytes', 'connectionMaxPendingBytes', 64 * 1024, INT_MAX, 'extension'),
   int('connectionFrameTimeoutMs', 'connectionFrameTimeoutMs', 0, INT_MAX, 'extension'),
   int('connectionIdleTimeoutMs', 'connectionIdleTimeoutMs', 0, INT_MAX, 'extension'),
+  // Synchronous replication (MetaQ's samsa master / gregor slave, set by -F property files
+  // there; broker/replication/sync-*.ts). The timeouts keep samsa_master.properties' names.
+  of('syncSlave', 'syncSlave', 'bool', 'extension'),
+  of('syncSlaveAddress', 'syncSlaveAddress', 'address', 'extension'),
+  int('sendToSlaveTimeoutInMills', 'sendToSlaveTimeoutMs', 1, INT_MAX, 'extension'),
+  int('slaveContinuousFailureThreshold', 'slaveContinuousFailureThreshold', 1, INT_MAX, 'extension'),
+  int('checkSlaveIntervalInMills', 'checkSlaveIntervalMs', 1, INT_MAX, 'extension'),
+  of('recoverOffset', 'recoverOffset', 'bool', 'extension'),
 ]
 
 export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
@@ -180,6 +189,12 @@ export function defaultSystemConfig(): SystemConfig {
     connectionMaxPendingBytes: 16 * 1024 * 1024,
     connectionFrameTimeoutMs: 60_000,
     connectionIdleTimeoutMs: 600_000,
+    syncSlave: false,
+    syncSlaveAddress: '',
+    sendToSlaveTimeoutMs: 2000,
+    slaveContinuousFailureThreshold: 100,
+    checkSlaveIntervalMs: 100,
+    recoverOffset: false,
   }
 }
 
@@ -194,7 +209,7 @@ export function defaultZookeeperConfig(): ZookeeperConfig {
 }
 
 /** Kinds whose blank value means "use the default" (MetaQ's StringUtils.isBlank checks). */
-const BLANK_MEANS_DEFAULT: ReadonlySet<ValueKind> = new Set(['path', 'string', 'host', 'zkConnect', 'zkRoot'])
+const BLANK_MEANS_DEFAULT: ReadonlySet<ValueKind> = new Set(['path', 'string', 'host', 'address', 'zkConnect', 'zkRoot'])
 
 /**
  * The typed value of `text` for `spec`, or undefined when a blank value means the default.
@@ -214,6 +229,8 @@ export function parseValue(spec: KeySpec, text: string, baseDir: string): unknow
       return value
     case 'host':
       return parseHost(value)
+    case 'address':
+      return parseAddress(value)
     case 'deletePolicy':
       return parseDeletePolicy(value)
     case 'cron':

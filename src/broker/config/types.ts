@@ -81,6 +81,18 @@ export interface SystemConfig {
   connectionFrameTimeoutMs: number
   /** meta extension: a connection with no request for this long (and none in flight) is closed; 0 = never. */
   connectionIdleTimeoutMs: number
+  /** Synchronous replication: this broker is a sync slave (MetaQ's gregor): serves `sync`, refuses puts, no ZooKeeper. */
+  syncSlave: boolean
+  /** Synchronous replication: `host:port` of this broker's sync slave (MetaQ samsa's `slave`); '' = not a sync master. */
+  syncSlaveAddress: string
+  /** Key `sendToSlaveTimeoutInMills`: how long a put waits for the sync slave's answer. */
+  sendToSlaveTimeoutMs: number
+  /** Consecutive failed syncs after which a sync master leaves ZooKeeper until a test sync succeeds. */
+  slaveContinuousFailureThreshold: number
+  /** Key `checkSlaveIntervalInMills`: period of the test syncs (and reconnects) while the slave fails. */
+  checkSlaveIntervalMs: number
+  /** A promoted slave: rewrite consumer groups' committed offsets for this broker id to its own positions before registering (recover-offset.ts). */
+  recoverOffset: boolean
 }
 
 export interface ZookeeperConfig {

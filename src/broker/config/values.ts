@@ -96,6 +96,16 @@ export function parseHost(text: string): string {
   throw new ValueError('expected a host name or an ip address')
 }
 
+/** `host:port` (IPv6 hosts in brackets), e.g. a sync slave's address. */
+export function parseAddress(text: string): string {
+  const value = text.trim()
+  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(value)
+  const port = match === null ? Number.NaN : Number(match[2])
+  if (match === null || !(port >= 1 && port <= 65535)) throw new ValueError('expected "host:port" with a port from 1 to 65535')
+  parseHost(match[1])
+  return value
+}
+
 /** `host[:port][,host[:port]…][/chroot]`, the form ZooKeeper clients take. */
 export function parseZkConnect(text: string): string {
   const value = text.trim()

@@ -1,9 +1,7 @@
 /**
- * version, sync and the partitions extension (transactions: transaction.ts).
- *
- * sync is only served by a synchronous slave; like a normal MetaQ broker, this one answers 503.
+ * version and the partitions extension (transactions: transaction.ts; sync:
+ * replication/sync-slave.ts).
  */
-import type {SyncCommand} from '../../protocol/commands/sync.js'
 import type {VersionCommand} from '../../protocol/commands/version.js'
 import {Status} from '../../protocol/errors.js'
 import {PROTOCOL_VERSION} from '../../protocol/index.js'
@@ -13,10 +11,6 @@ import type {BrokerContext} from '../context.js'
 
 export function handleVersion(conn: Connection, frame: VersionCommand): void {
   conn.sendResult(Status.OK, frame.opaque, PROTOCOL_VERSION)
-}
-
-export function handleSync(conn: Connection, frame: SyncCommand): void {
-  conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync is not served')
 }
 
 /** partitions (meta extension): the topic's partition count, or 500 if not accepted. */

@@ -16,6 +16,7 @@ import type {RequestFrame} from '../../protocol/frames.js'
 import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {BothSides, type SyncMaster} from '../replication/sync-master.js'
 
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
@@ -39,6 +40,13 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     failPut(ctx, conn, frame.topic, frame.opaque, partition, new MetaError('CHECKSUM_MISMATCH', `Checksum failure,expected ${crc} but was ${frame.checksum}`))
     return
   }
+  // Synchronous replication: refused before anything is created or stored while the slave is away.
+  const sync = ctx.sync
+  const refusal = sync?.refusal(ctx.logs.get(frame.topic, partition))
+  if (refusal !== undefined) {
+    failPut(ctx, conn, frame.topic, frame.opaque, partition, refusal)
+    return
+  }
   const log = logFor(ctx, frame.topic, partition)
   if (log instanceof MetaError) {
     failPut(ctx, conn, frame.topic, frame.opaque, partition, log)
@@ -58,6 +66,10 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   let offset = 0
   const startedAt = ctx.latency.put.sample() ? performance.now() : -1
   try {
+    if (sync !== undefined) {
+      replicatedPut(ctx, conn, sync, log, frame, id, partition, crc)
+      return
+    }
     offset = log.append(id, frame.flag, frame.body, crc, (err) => {
       if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
       ctx.putOutcome(err !== null)
@@ -73,6 +85,24 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     failPut(ctx, conn, topicName, opaque, partition, asMetaError(error, 'STORAGE_ERROR'))
     conn.endRequest(bodyBytes)
   }
+}
+
+/**
+ * A put under synchronous replication: appended here and forwarded to the slave in the same
+ * turn, acknowledged once both have it (a storage failure still counts as one for putOutcome).
+ */
+function replicatedPut(ctx: BrokerContext, conn: Connection, sync: SyncMaster, log: PartitionLog, frame: PutCommand, id: bigint, partition: number, crc: number): void {
+  const {opaque, topic} = frame
+  const bodyBytes = frame.body.length
+  let offset = 0
+  const both = new BothSides((err, storageFailed) => {
+    ctx.putOutcome(storageFailed)
+    if (err === null) conn.sendPutResult(opaque, id, partition, offset)
+    else failPut(ctx, conn, topic, opaque, partition, err)
+    conn.endRequest(bodyBytes)
+  })
+  offset = log.append(id, frame.flag, frame.body, crc, both.local)
+  sync.replicateOne(log, offset, id, frame.flag, frame.body, crc, both.remote)
 }
 
 /**
@@ -124,6 +154,12 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
     failBatch(ctx, conn, frame, partition, new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`))
     return
   }
+  const sync = ctx.sync
+  const refusal = sync?.refusal(ctx.logs.get(frame.topic, partition))
+  if (refusal !== undefined) {
+    failBatch(ctx, conn, frame, partition, refusal)
+    return
+  }
   const log = logFor(ctx, frame.topic, partition)
   if (log instanceof MetaError) {
     failBatch(ctx, conn, frame, partition, log)
@@ -140,14 +176,22 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   const bodyBytes = body.length
   conn.beginRequest(bodyBytes)
   const startedAt = ctx.latency.put.sample() ? performance.now() : -1
+  const answer = (err: MetaError | null, storageFailed: boolean) => {
+    if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
+    ctx.putOutcome(storageFailed)
+    if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
+    else failBatchOf(ctx, conn, topicName, opaque, count, partition, err)
+    conn.endRequest(bodyBytes)
+  }
   try {
-    offset = log.appendRecords(body, count, (err) => {
-      if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
-      ctx.putOutcome(err !== null)
-      if (err === null) conn.sendResult(Status.OK, opaque, `${partition} ${offset} ${runs}`)
-      else failBatchOf(ctx, conn, topicName, opaque, count, partition, err)
-      conn.endRequest(bodyBytes)
-    })
+    if (sync === undefined) {
+      offset = log.appendRecords(body, count, (err) => answer(err, err !== null))
+    } else {
+      // Synchronous replication: acknowledged once both the local append and the slave have it.
+      const both = new BothSides(answer)
+      offset = log.appendRecords(body, count, both.local)
+      sync.replicateBatch(log, offset, body, count, both.remote)
+    }
   } catch (error) {
     // A record that does not check out (length, checksum): nothing was appended.
     const message = (error as Error).message
@@ -207,7 +251,7 @@ export function wrongPartition(topic: string, partition: number, numPartitions: 
   return new MetaError('INVALID_PARTITION', `wrong partition ${partition}: topic "${topic}" has partitions 0..${numPartitions - 1}`)
 }
 
-function asMetaError(error: unknown, code: ErrorCode): MetaError {
+export function asMetaError(error: unknown, code: ErrorCode): MetaError {
   return error instanceof MetaError ? error : new MetaError(code, (error as Error).message)
 }
 

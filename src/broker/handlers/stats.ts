@@ -25,6 +25,8 @@ import {
   CONNECTIONS_ITEM,
   DAMAGE_ITEM,
   REALTIME_ITEMS,
+  SYNC_ITEM,
+  encodeSyncStats,
   encodeCapabilities,
   encodeConnectionsStats,
   encodeDamageStats,
@@ -77,6 +79,8 @@ export function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
       return capabilityLines(ctx)
     case CONNECTIONS_ITEM:
       return connectionLines(ctx)
+    case SYNC_ITEM:
+      return encodeSyncStats(ctx.sync?.stats() ?? {role: ctx.config.system.syncSlave ? 'slave' : 'none'})
     case DAMAGE_ITEM:
       return encodeDamageStats(damage(ctx))
     case 'reset':
@@ -119,7 +123,9 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     longPoll: true,
     groups: true,
     batchPut: true,
-    transactions: true,
+    // Transactions are refused under synchronous replication (as MetaQ's samsa and gregor do).
+    transactions: ctx.sync === undefined && !ctx.config.system.syncSlave,
+    syncBatch: ctx.config.system.syncSlave,
   })
 }
 

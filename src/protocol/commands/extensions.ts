@@ -24,6 +24,7 @@ import {
 import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type OffsetFetchCommand} from './offsets.js'
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
+import {parseSyncBatch, type SyncBatchCommand} from './sync-batch.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 import {
   parseConfigReload,
@@ -54,6 +55,7 @@ export type ExtensionCommand =
   | TxListCommand
   | TxDecideCommand
   | TxCommitCommand
+  | SyncBatchCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -75,4 +77,5 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['tx-list', parseTxList],
   ['tx-decide', parseTxDecide],
   ['tx-commit', parseTxCommit],
+  ['sync-batch', parseSyncBatch],
 ]

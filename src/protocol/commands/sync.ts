@@ -11,6 +11,9 @@ import type {OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, badToken, intField, lengthField, nameField, opaqueField, parseBigIntToken, tokenCount} from '../tokens.js'
 import {NO_CHECKSUM} from './put.js'
 
+/** MetaQ's internal topic a sync master's test syncs write to (`-Dmetaq.slave.status.test.topic`). */
+export const SLAVE_STATUS_TEST_TOPIC = '_metaq_slave_status_test'
+
 export interface SyncCommand {
   readonly type: 'sync'
   topic: string

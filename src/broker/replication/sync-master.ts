@@ -1,0 +1,440 @@
+/**
+ * The synchronous master (MetaQ's "samsa", spec §8.2): `[system] syncSlaveAddress=host:port`
+ * or `meta serve --sync-slave-address host:port`. Every put (and put-batch) appended here is
+ * forwarded to the slave in the same turn, and the producer is acknowledged only when both
+ * the local append (per the topic's flush policy, group commit included) and the slave's
+ * answer are in (handlers/put.ts calls {@link SyncMaster.replicateOne} / replicateBatch).
+ *
+ * - Slave not connected (or a partition of it being brought up to date): the put is refused
+ *   before anything is appended, with MetaQ's 500 "Slave is disconnected" (SLAVE_DISCONNECTED).
+ * - A meta slave gets `sync-batch` frames (one per append: a put or a whole put-batch) carrying
+ *   the master's offset and segment start, so its log stays byte-identical. When it answers
+ *   that its log ends elsewhere (a put it missed when a connection dropped mid-flight), or
+ *   whenever the connection is (re-)established, the master reads what the slave lacks from
+ *   its own log and sends it; puts to that partition are refused until the slave has it all.
+ * - A MetaQ slave gets MetaQ's one-message `sync`; a put-batch becomes one `sync` per message.
+ *   Its log is not compared (as with MetaQ, a put that failed half-way may be on one side).
+ * - After `slaveContinuousFailureThreshold` consecutive failed forwards (refusals included)
+ *   the master leaves ZooKeeper (cluster mode) so producers stop choosing it; a test sync is
+ *   sent every `checkSlaveIntervalInMills` and when one succeeds the master registers again.
+ */
+import {setImmediate as nextTurn} from 'node:timers/promises'
+import type {Logger} from '../../log.js'
+import {encodeSync, SLAVE_STATUS_TEST_TOPIC} from '../../protocol/commands/sync.js'
+import {encodeSyncBatch, parseSyncEnd} from '../../protocol/commands/sync-batch.js'
+import {checksum} from '../../protocol/crc.js'
+import {isMetaError, MetaError} from '../../protocol/errors.js'
+import {RECORD_HEADER_BYTES, scanRecords} from '../../protocol/message-set.js'
+import type {MessageStore, PartitionLog} from '../../storage/index.js'
+import type {SyncStats} from '../../protocol/stats-body.js'
+import type {ClusterRegistration} from '../cluster-registration.js'
+import type {SystemConfig} from '../config/index.js'
+import {disconnected, SyncLink} from './sync-link.js'
+
+/** Bytes read from the log per catch-up frame (well under a slave's 1 MiB frame limit). */
+const CATCH_UP_CHUNK_BYTES = 256 * 1024
+/** A partition the slave refused is tried again on a put this long after. */
+const RETRY_REFUSED_MS = 1000
+/** Puts of one partition in one turn are forwarded together up to this many bytes per frame. */
+const COALESCE_MAX_BYTES = 256 * 1024
+
+/** Single puts of one partition appended in this turn, forwarded as one sync-batch at its end. */
+interface PendingBatch {
+  log: PartitionLog
+  offset: number
+  segmentStart: number
+  bytes: number
+  records: Buffer[]
+  dones: SlaveDone[]
+}
+
+/** The outcome of one forwarded append: null when the slave has it. */
+export type SlaveDone = (err: MetaError | null) => void
+
+export interface SyncMasterOptions {
+  system: SystemConfig
+  store: MessageStore
+  log: Logger
+  /** The broker's ZooKeeper registration (cluster mode), when there is one. */
+  cluster(): ClusterRegistration | undefined
+}
+
+export class SyncMaster {
+  private readonly link: SyncLink
+  private readonly store: MessageStore
+  private readonly log: Logger
+  private readonly threshold: number
+  private readonly checkIntervalMs: number
+  private readonly cluster: () => ClusterRegistration | undefined
+  /** Consecutive forwards that failed. */
+  private failures = 0
+  /** Out of ZooKeeper because the slave failed too often; the heal timer runs. */
+  private left = false
+  private healTimer: NodeJS.Timeout | undefined
+  /** Partitions being brought up to date on the slave (puts to them are refused meanwhile). */
+  private readonly catchingUp = new Set<PartitionLog>()
+  /**
+   * Partitions the slave cannot take now, and why: its copy holds bytes the master's does not
+   * (until repaired), or it refused what was sent (a topic it does not accept, a frame too
+   * large, a storage error: tried again on a put after RETRY_REFUSED_MS).
+   */
+  private readonly diverged = new Map<PartitionLog, {error: MetaError; atMs: number; retry: boolean}>()
+  /** This turn's single puts per partition (meta slave), sent at the end of the turn. */
+  private readonly pendingBatches = new Map<PartitionLog, PendingBatch>()
+  private sendQueued = false
+  private closed = false
+
+  constructor(options: SyncMasterOptions) {
+    const {system} = options
+    this.store = options.store
+    this.log = options.log
+    this.cluster = options.cluster
+    this.threshold = system.slaveContinuousFailureThreshold
+    this.checkIntervalMs = system.checkSlaveIntervalMs
+    const colon = system.syncSlaveAddress.lastIndexOf(':')
+    const host = system.syncSlaveAddress.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
+    this.link = new SyncLink({
+      host,
+      port: Number(system.syncSlaveAddress.slice(colon + 1)),
+      timeoutMs: system.sendToSlaveTimeoutMs,
+      retryMs: system.checkSlaveIntervalMs,
+      log: this.log,
+      onConnected: (batchForm) => {
+        this.diverged.clear()
+        return batchForm ? this.catchUpAll() : Promise.resolve()
+      },
+      onDisconnected: () => this.catchingUp.clear(),
+    })
+  }
+
+  /** `host:port` of the slave. */
+  get slaveAddress(): string {
+    return this.link.address
+  }
+
+  /** True while puts can be forwarded (connected, and the slave is up to date). */
+  get connected(): boolean {
+    return this.link.ready
+  }
+
+  /** `stats meta-sync`. */
+  stats(): SyncStats {
+    return {
+      role: 'master',
+      slaveAddress: this.link.address,
+      slaveConnected: this.link.ready,
+      form: this.link.ready ? (this.link.batchForm ? 'sync-batch' : 'sync') : 'unknown',
+      consecutiveFailures: this.failures,
+      leftZooKeeper: this.left,
+      partitionsCatchingUp: this.catchingUp.size,
+      partitionsDiverged: this.diverged.size,
+    }
+  }
+
+  /**
+   * Why a put to `log` (undefined: a partition without a log yet) must be refused now, before
+   * anything is created or appended; undefined when it may go ahead.
+   */
+  refusal(log: PartitionLog | undefined): MetaError | undefined {
+    let why: MetaError | undefined
+    if (!this.link.ready) why = disconnected(`the master has no working connection to its sync slave ${this.link.address}`)
+    else if (log === undefined) return undefined
+    else if (this.catchingUp.has(log)) why = disconnected(`the sync slave ${this.link.address} is being brought up to date for ${log.topic}-${log.partition}`)
+    else {
+      const refused = this.diverged.get(log)
+      if (refused !== undefined && refused.retry && Date.now() - refused.atMs >= RETRY_REFUSED_MS) {
+        this.diverged.delete(log)
+        this.startCatchUp(log, undefined)
+        why = disconnected(`the sync slave ${this.link.address} is being brought up to date for ${log.topic}-${log.partition}`)
+      } else {
+        why = refused?.error
+      }
+    }
+    if (why !== undefined) this.failed()
+    return why
+  }
+
+  /**
+   * Forward one message just appended to `log` at `offset` (call right after the append). To a
+   * meta slave, the puts of one partition in one turn go as one sync-batch at the end of the
+   * turn (split where the master's log rolled a segment), so a window of pipelined puts costs
+   * one frame and one slave append per turn, not one per put.
+   */
+  replicateOne(log: PartitionLog, offset: number, id: bigint, flag: number, payload: Uint8Array, crc: number, done: SlaveDone): void {
+    const {topic, partition} = log
+    if (this.link.batchForm) {
+      const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.byteLength)
+      record.writeInt32BE(payload.byteLength, 0)
+      record.writeInt32BE(crc, 4)
+      record.writeBigInt64BE(id, 8)
+      record.writeInt32BE(flag, 16)
+      record.set(payload, RECORD_HEADER_BYTES)
+      const segmentStart = log.appendSegmentStart
+      let batch = this.pendingBatches.get(log)
+      if (batch !== undefined && (batch.segmentStart !== segmentStart || batch.offset + batch.bytes !== offset || batch.bytes + record.length > COALESCE_MAX_BYTES)) {
+        this.sendBatch(batch)
+        batch = undefined
+      }
+      if (batch === undefined) {
+        batch = {log, offset, segmentStart, bytes: 0, records: [], dones: []}
+        this.pendingBatches.set(log, batch)
+        if (!this.sendQueued) {
+          this.sendQueued = true
+          setImmediate(() => this.sendPending())
+        }
+      }
+      batch.records.push(record)
+      batch.dones.push(done)
+      batch.bytes += record.length
+    } else {
+      const body = Buffer.from(payload)
+      this.link.request(
+        (out, opaque) => encodeSync(out, {topic, partition, flag, msgId: id, checksum: crc, opaque, body}),
+        (err, text) => this.answered(log, err, text, done),
+      )
+    }
+  }
+
+  /** Forward `count` stored-format records just appended to `log` at `offset` (a put-batch). */
+  replicateBatch(log: PartitionLog, offset: number, records: Buffer, count: number, done: SlaveDone): void {
+    const {topic, partition} = log
+    if (this.link.batchForm) {
+      // Single puts of this partition appended before the batch go first.
+      const pending = this.pendingBatches.get(log)
+      if (pending !== undefined) this.sendBatch(pending)
+      const segmentStart = log.appendSegmentStart
+      this.link.request(
+        (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count, opaque, body: records}),
+        (err, body) => this.answered(log, err, body, done),
+      )
+      return
+    }
+    // MetaQ's slave takes one message per sync: the batch is acknowledged when all are.
+    let waiting = count
+    let first: MetaError | null = null
+    const one = (err: MetaError | null) => {
+      first ??= err
+      if (--waiting === 0) done(first)
+    }
+    for (let pos = 0; pos < records.length; ) {
+      const length = records.readInt32BE(pos)
+      const body = Buffer.from(records.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length))
+      const msgId = records.readBigInt64BE(pos + 8)
+      const flag = records.readInt32BE(pos + 16)
+      const crc = records.readInt32BE(pos + 4)
+      this.link.request(
+        (out, opaque) => encodeSync(out, {topic, partition, flag, msgId, checksum: crc, opaque, body}),
+        (err, text) => this.answered(log, err, text, one),
+      )
+      pos += RECORD_HEADER_BYTES + length
+    }
+  }
+
+  close(): void {
+    this.sendPending()
+    this.closed = true
+    clearTimeout(this.healTimer)
+    this.link.close()
+  }
+
+  /** End of the turn: forward every partition's coalesced puts. */
+  private sendPending(): void {
+    this.sendQueued = false
+    for (const batch of this.pendingBatches.values()) this.sendBatch(batch)
+    this.link.flush()
+  }
+
+  private sendBatch(batch: PendingBatch): void {
+    const {log, offset, segmentStart, records, dones} = batch
+    this.pendingBatches.delete(log)
+    const body = records.length === 1 ? records[0] : Buffer.concat(records, batch.bytes)
+    const {topic, partition} = log
+    this.link.request(
+      (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count: records.length, opaque, body}),
+      (err, text) =>
+        this.answered(log, err, text, (outcome) => {
+          for (const done of dones) done(outcome)
+        }),
+    )
+  }
+
+  private answered(log: PartitionLog, err: MetaError | null, body: string, done: SlaveDone): void {
+    if (err === null) {
+      this.failures = 0
+      done(null)
+      return
+    }
+    this.failed()
+    // The slave refused what the master appended: bring its copy of this partition up to
+    // date (a dropped connection does that for every partition when it comes back).
+    if (this.link.batchForm && err.code !== 'SLAVE_DISCONNECTED') this.startCatchUp(log, err.code === 'SYNC_OFFSET_MISMATCH' ? parseSyncEnd(err.message) : undefined)
+    done(err.code === 'SLAVE_DISCONNECTED' ? err : new MetaError(err.code, `the sync slave ${this.link.address} refused the message: ${err.message}`, {status: err.status}))
+  }
+
+  private failed(): void {
+    this.failures += 1
+    if (this.failures < this.threshold || this.left || this.closed) return
+    const cluster = this.cluster()
+    if (cluster === undefined) return
+    this.left = true
+    this.log.error('the sync slave failed too many times in a row: leaving ZooKeeper until a test sync succeeds', {
+      slave: this.link.address,
+      failures: this.failures,
+      slaveContinuousFailureThreshold: this.threshold,
+    })
+    cluster.leave().catch((error: Error) => this.log.warn('could not leave ZooKeeper', {error: error.message}))
+    this.scheduleHeal()
+  }
+
+  /** MetaQ's heal thread: a test sync every checkSlaveIntervalInMills until one succeeds, then register again. */
+  private scheduleHeal(): void {
+    if (this.closed) return
+    this.healTimer = setTimeout(() => {
+      this.testSync().then(
+        () => {
+          this.failures = 0
+          this.left = false
+          this.log.info('the sync slave answers again: registering in ZooKeeper', {slave: this.link.address})
+          const cluster = this.cluster()
+          cluster?.rejoin().catch((error: Error) => this.log.warn('could not register in ZooKeeper again', {error: error.message}))
+        },
+        () => this.scheduleHeal(),
+      )
+    }, this.checkIntervalMs)
+    this.healTimer.unref()
+  }
+
+  private async testSync(): Promise<void> {
+    if (!this.link.ready) throw disconnected('not connected')
+    if (this.link.batchForm) {
+      await this.link.call((out, opaque) => encodeSyncBatch(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}))
+      return
+    }
+    const body = Buffer.from('test')
+    await this.link.call((out, opaque) =>
+      encodeSync(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, flag: 0, msgId: 0n, checksum: checksum(body), opaque, body}),
+    )
+  }
+
+  private startCatchUp(log: PartitionLog, slaveEnd: number | undefined): void {
+    if (this.catchingUp.has(log) || this.diverged.has(log) || !this.link.ready) return
+    this.catchingUp.add(log)
+    this.catchUpOrRefuse(log, slaveEnd).then(
+      () => this.catchingUp.delete(log),
+      (error: Error) => {
+        this.catchingUp.delete(log)
+        this.link.reset(`catch-up failed: ${error.message}`)
+      },
+    )
+  }
+
+  /** After (re)connecting to a meta slave: bring every partition up to date before puts resume. */
+  private async catchUpAll(): Promise<void> {
+    for (const log of this.store.list()) {
+      if (this.closed) return
+      await this.catchUpOrRefuse(log, undefined)
+    }
+  }
+
+  /**
+   * {@link catchUp}; when the slave refuses (or the master cannot read its own log), only that
+   * partition is refused, with why, and tried again later. A lost connection is thrown (the
+   * link starts over).
+   */
+  private async catchUpOrRefuse(log: PartitionLog, knownEnd: number | undefined): Promise<void> {
+    try {
+      await this.catchUp(log, knownEnd)
+    } catch (error) {
+      if (isMetaError(error, 'SLAVE_DISCONNECTED') || !(error instanceof MetaError)) throw error
+      const {topic, partition} = log
+      const why = new MetaError(error.code, `the sync slave ${this.link.address} cannot take ${topic}-${partition}: ${error.message}`, {status: error.status})
+      this.diverged.set(log, {error: why, atMs: Date.now(), retry: true})
+      this.log.error('sync slave refused a partition; puts to it fail until it takes it', {topic, partition, error: error.message})
+    }
+  }
+
+  /**
+   * Send the slave what it lacks of `log`: from its end (asked when not known) to the end of
+   * the master's log as it is now (puts to the partition wait meanwhile), in whole records
+   * read from the master's files, each frame within one of the master's segments.
+   */
+  private async catchUp(log: PartitionLog, knownEnd: number | undefined): Promise<void> {
+    const {topic, partition} = log
+    const target = log.appendOffset
+    let pos = knownEnd ?? (await this.slaveEnd(log))
+    if (pos > target) {
+      // Only that partition stops: the others keep replicating.
+      const why = new MetaError(
+        'SYNC_OFFSET_MISMATCH',
+        `the sync slave's log of ${topic}-${partition} ends at ${pos}, past the master's end ${target}: the slave holds messages the master does not (a master that crashed after forwarding them?); puts to this partition are refused until one side is repaired (e.g. remove the slave's copy of the partition and restart it)`,
+      )
+      this.diverged.set(log, {error: why, atMs: Date.now(), retry: false})
+      this.log.error('sync slave diverged from the master', {topic, partition, slaveEnd: pos, masterEnd: target})
+      return
+    }
+    if (pos < target) this.log.info('bringing the sync slave up to date', {topic, partition, from: pos, to: target})
+    pos = Math.max(pos, log.minOffset)
+    while (pos < target) {
+      if (this.closed) return
+      if (pos >= log.maxOffset) {
+        await nextTurn() // appends of this turn are written at its end
+        continue
+      }
+      const records = await this.wholeRecordsAt(log, pos)
+      const segmentStart = log.nearestOffset(pos)
+      await this.link.call((out, opaque) => encodeSyncBatch(out, {topic, partition, offset: pos, segmentStart, count: records.count, opaque, body: records.bytes}))
+      pos += records.bytes.length
+    }
+  }
+
+  /** The slave's end of `log`'s partition (a sync-batch of no records). */
+  private async slaveEnd(log: PartitionLog): Promise<number> {
+    const body = await this.link.call((out, opaque) =>
+      encodeSyncBatch(out, {topic: log.topic, partition: log.partition, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}),
+    )
+    const end = Number(body.split(' ')[1])
+    if (!Number.isSafeInteger(end) || end < 0) throw new MetaError('INTERNAL', `the sync slave answered a probe of ${log.topic}-${log.partition} with "${body}": expected "<partition> <end>"`)
+    return end
+  }
+
+  /** Whole records of the master's log from `pos` (at least one; never across a segment end). */
+  private async wholeRecordsAt(log: PartitionLog, pos: number): Promise<{bytes: Buffer; count: number}> {
+    for (let size = CATCH_UP_CHUNK_BYTES; ; ) {
+      const read = await log.read(pos, size)
+      if (read.kind !== 'data') throw new MetaError('STORAGE_ERROR', `cannot read ${log.topic}-${log.partition} at offset ${pos} for the sync slave (${read.kind})`)
+      let count = 0
+      const {end} = scanRecords(read.data, 0, () => (count += 1))
+      if (count > 0) return {bytes: read.data.subarray(0, end), count}
+      const needed = read.data.length >= RECORD_HEADER_BYTES ? RECORD_HEADER_BYTES + read.data.readInt32BE(0) : RECORD_HEADER_BYTES
+      if (needed <= size || needed > 2 ** 31 - 1) throw new MetaError('STORAGE_CORRUPT', `no whole record at offset ${pos} of ${log.topic}-${log.partition}; it cannot be sent to the sync slave`)
+      size = needed
+    }
+  }
+}
+
+/**
+ * A put's two outcomes under synchronous replication: the local append (`local`) and the
+ * slave's answer (`remote`). `done` runs once both are in, with the first error (the local one
+ * first) and whether the local append failed.
+ */
+export class BothSides {
+  private waiting = 2
+  private localErr: MetaError | null = null
+  private remoteErr: MetaError | null = null
+
+  constructor(private readonly done: (err: MetaError | null, storageFailed: boolean) => void) {}
+
+  readonly local = (err: MetaError | null): void => {
+    this.localErr = err
+    this.settle()
+  }
+
+  readonly remote = (err: MetaError | null): void => {
+    this.remoteErr = err
+    this.settle()
+  }
+
+  private settle(): void {
+    if (--this.waiting === 0) this.done(this.localErr ?? this.remoteErr, this.localErr !== null)
+  }
+}
