@@ -37,6 +37,8 @@ export interface SyncLinkOptions {
   port: number
   timeoutMs: number
   retryMs: number
+  /** Idle time after which a `version` heartbeat is sent (default HEARTBEAT_MS). */
+  heartbeatMs?: number
   log: Logger
   /** The connection is up and its form known; resolve when the link may carry puts. */
   onConnected(batchForm: boolean): Promise<void>
@@ -63,7 +65,8 @@ export class SyncLink {
   private lastFailure = ''
 
   constructor(private readonly options: SyncLinkOptions) {
-    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(100, Math.floor(options.timeoutMs / 4))))
+    const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(100, Math.floor(options.timeoutMs / 4), Math.floor(heartbeatMs / 4))))
     this.sweeper.unref()
     this.connect()
   }
@@ -176,7 +179,7 @@ export class SyncLink {
 
   private sweep(): void {
     const now = Date.now()
-    if (this.ready && now - this.lastSentMs >= HEARTBEAT_MS) {
+    if (this.ready && now - this.lastSentMs >= (this.options.heartbeatMs ?? HEARTBEAT_MS)) {
       this.request((out, opaque) => out.writeAscii(`version ${opaque}\r\n`), () => {})
     }
     for (const [, pending] of this.pending) {
