@@ -71,6 +71,12 @@ export interface ProducerOptions {
    * ZooKeeper instead.
    */
   topologyRefreshMs?: number
+  /**
+   * Group puts into meta's put-batch frames where the broker serves them (default true);
+   * false sends every message as MetaQ's plain 7-token put with checksum, as MetaQ's Java
+   * client does (what `meta bench --plain-put` measures).
+   */
+  batchPut?: boolean
   logger?: Logger
 }
 
@@ -167,6 +173,7 @@ export class Producer extends EventEmitter {
   private transaction: Transaction<SendTask> | undefined
   private readonly sessionId = newSessionId()
   private transactionCounter = 0
+  private readonly batchPut: boolean
 
   constructor(options: ProducerOptions = {}) {
     super()
@@ -183,6 +190,7 @@ export class Producer extends EventEmitter {
     this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
     this.retries = options.retries ?? 2
     this.maxMessageBytes = options.maxMessageBytes
+    this.batchPut = options.batchPut ?? true
     this.batcher = new PutBatcher<SendTask>(this.sendTimeoutMs, (task, err, outcome, frame) => this.onBatchResult(task, err, outcome, frame))
     // The cluster changed (a broker came or went): look the topic's partitions up again.
     this.topology.on('change', (topic: string) => {
@@ -481,7 +489,7 @@ export class Producer extends EventEmitter {
       this.retryOrFail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
       return
     }
-    if (conn.capabilities.batchPut === true && target.partition >= 0 && RECORD_HEADER_BYTES + task.body.length <= this.batcher.maxBatchBytes(conn)) {
+    if (this.batchPut && conn.capabilities.batchPut === true && target.partition >= 0 && RECORD_HEADER_BYTES + task.body.length <= this.batcher.maxBatchBytes(conn)) {
       this.batcher.add(conn, task.message.topic, target.partition, task)
       return
     }

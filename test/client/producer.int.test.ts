@@ -4,6 +4,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {connect, createServer, type AddressInfo} from 'node:net'
 import {createConsumer, createProducer, stringHash, type SendResult} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {uniqueName} from '../helpers/index.js'
@@ -37,7 +38,48 @@ async function sendMany(
   return results
 }
 
+/** A loopback proxy to the broker that keeps every byte clients sent. */
+async function recordingProxy(t: {after: (fn: () => unknown) => void}, port: number): Promise<{address: string; sent: () => string}> {
+  const chunks: Buffer[] = []
+  const server = createServer((client) => {
+    const upstream = connect({host: '127.0.0.1', port})
+    client.on('data', (d: Buffer) => {
+      chunks.push(d)
+      upstream.write(d)
+    })
+    upstream.pipe(client)
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('error', close).on('close', close)
+    upstream.on('error', close).on('close', close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return {address: `127.0.0.1:${(server.address() as AddressInfo).port}`, sent: () => Buffer.concat(chunks).toString('latin1')}
+}
+
 describe('Producer', () => {
+  it('batchPut: false sends one plain 7-token put with checksum per message, never put-batch', async (t) => {
+    const broker = await startTestBroker(t)
+    const proxy = await recordingProxy(t, broker.port)
+    const topic = uniqueName()
+    const plain = createProducer({broker: proxy.address, batchPut: false})
+    t.after(() => plain.close())
+    const results = await sendMany(plain, topic, 200, (i) => `m${i}`)
+    assert.ok(results.every((r) => r.success))
+    const wire = proxy.sent()
+    const puts = wire.match(new RegExp(`put ${topic} 0 \\d+ 0 \\d+ -?\\d+\r\n`, 'g')) ?? []
+    assert.equal(puts.length, 200, 'one put line per message, with flag, checksum and opaque')
+    assert.doesNotMatch(wire, /put-batch/)
+    // The default producer does batch to this broker: the recording tells the two apart.
+    const batching = createProducer({broker: proxy.address})
+    t.after(() => batching.close())
+    assert.ok((await sendMany(batching, topic, 200, (i) => `b${i}`)).every((r) => r.success))
+    assert.match(proxy.sent(), /put-batch /)
+  })
+
   it('send() resolves to a SendResult with partition, offset and id', async (t) => {
     const broker = await startTestBroker(t)
     const producer = createProducer({broker: `127.0.0.1:${broker.port}`})

@@ -9,7 +9,7 @@ import {runCli} from '../helpers/process.js'
 
 const SUMMARY_KEYS = [
   'mode', 'broker', 'embedded', 'flush', 'topic', 'messageBytes', 'partitions', 'connections', 'maxInFlight', 'rate',
-  'messages', 'failed', 'unacknowledged', 'bytes', 'elapsedMs', 'msgsPerSec', 'mbPerSec', 'latency', 'cpu',
+  'messages', 'failed', 'unacknowledged', 'bytes', 'elapsedMs', 'msgsPerSec', 'mbPerSec', 'latency', 'cpu', 'put', 'verify',
 ].sort()
 const LATENCY_KEYS = ['kind', 'p50', 'p95', 'p99', 'p999', 'max', 'mean', 'count'].sort()
 
@@ -40,7 +40,25 @@ describe('meta bench', () => {
     assert.deepEqual(Object.keys(s.latency).sort(), LATENCY_KEYS)
     assert.equal(s.latency.kind, 'ack')
     assert.equal(s.latency.count, 500)
+    assert.equal(s.put, 'batch')
+    assert.equal(s.verify, null)
     assert.ok(s.latency.p50 <= s.latency.p99 && s.latency.p99 <= s.latency.max)
+  })
+
+  it('meta bench produce --plain-put --verify reads every acknowledged message back and checks it', async () => {
+    const s = await bench(['produce', '--plain-put', '--verify', '--max-in-flight', '1000', '--count', '3000', '--size', '100'])
+    assert.equal(s.put, 'plain')
+    assert.equal(s.maxInFlight, 1000)
+    assert.equal(s.messages, 3000)
+    assert.equal(s.failed, 0)
+    assert.equal(s.verify.acknowledged, 3000)
+    assert.equal(s.verify.messages, 3000, 'the warm-up message is not one of the run')
+    assert.equal(typeof s.verify.msgsPerSec, 'number')
+    assert.equal(typeof s.verify.cpu.brokerUsPerMsg, 'number')
+    const small = await runCli(['bench', 'produce', '--embedded', '--verify', '--size', '4', '--count', '10'])
+    assert.notEqual(small.code, 0, small.stderr)
+    assert.doesNotMatch(small.stderr, /embedded broker/, 'refused before a broker starts')
+    assert.match(small.stderr, /--size 4 with --verify: expected at least 8 bytes/)
   })
 
   it('meta bench produce -s 1048000 bounds the bytes in flight: it ends after --duration and every put is acknowledged', async () => {

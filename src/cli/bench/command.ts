@@ -12,6 +12,7 @@ import {runE2e} from './e2e.js'
 import {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
 import type {RunSummary} from './produce.js'
 import {runProduce} from './produce.js'
+import {checkVerifiable} from './verify.js'
 import type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'
 
 export interface BenchCommandFlags {
@@ -29,6 +30,9 @@ export interface BenchCommandFlags {
   'max-in-flight-bytes': number
   rate?: number
   connections: number
+  'plain-put'?: boolean
+  /** produce only. */
+  verify?: boolean
   interval: number
   quiet: boolean
   warmup?: number
@@ -47,6 +51,7 @@ export interface BenchContext {
 /** Run one bench mode as its command does; resolves with the summary. */
 export async function runBench(mode: BenchMode, flags: BenchCommandFlags, context: BenchContext): Promise<BenchSummary> {
   const flush: FlushPolicy = flags.flush ?? 'threshold'
+  if (flags.verify === true) checkVerifiable(flags.size)
   let embedded: EmbeddedBroker | undefined
   if (flags.embedded) {
     embedded = await withSpinner('starting an embedded broker', () => startEmbeddedBroker({
@@ -74,6 +79,8 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
       maxInFlight: windowOf(flags),
       rate: flags.rate,
       connections: flags.connections,
+      plainPut: flags['plain-put'] === true,
+      verify: flags.verify === true,
       progressIntervalMs: flags.quiet ? 0 : flags.interval,
       progress: flags.quiet ? () => {} : context.status,
       spinner: !flags.quiet && !context.json,
@@ -89,6 +96,7 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
       embedded: embedded !== undefined,
       flush: embedded === undefined ? null : flush,
       partitions: embedded === undefined ? null : (flags.partitions ?? 1),
+      put: flags['plain-put'] === true ? 'plain' : 'batch',
     }
   } finally {
     process.off('SIGINT', onSignal)
@@ -115,9 +123,17 @@ export function renderSummary(s: BenchSummary): string {
     `  cpu per message: client ${s.cpu.clientUsPerMsg.toFixed(2)} µs` +
       (s.cpu.brokerUsPerMsg === null ? '' : `, broker ${s.cpu.brokerUsPerMsg.toFixed(2)} µs`),
   )
+  if (s.verify !== null) {
+    const v = s.verify
+    lines.push(
+      `  read back and verified: ${formatCount(v.messages)} messages (all ${formatCount(v.acknowledged)} acknowledged, each once, intact) in ${(v.elapsedMs / 1000).toFixed(2)} s` +
+        `  →  ${formatCount(v.msgsPerSec)} msg/s  ${v.mbPerSec.toFixed(1)} MB/s; cpu per message: client ${v.cpu.clientUsPerMsg.toFixed(2)} µs` +
+        (v.cpu.brokerUsPerMsg === null ? '' : `, broker ${v.cpu.brokerUsPerMsg.toFixed(2)} µs`),
+    )
+  }
   const broker = s.embedded ? `embedded broker (${s.flush} flush, ${s.partitions} partition${s.partitions === 1 ? '' : 's'})` : `broker ${s.broker}`
   lines.push(
-    `  ${broker}, topic ${s.topic}, ${s.connections} connection${s.connections === 1 ? '' : 's'}, max in flight ${s.maxInFlight}` +
+    `  ${broker}, ${s.put === 'plain' ? 'plain put' : 'put-batch'}, topic ${s.topic}, ${s.connections} connection${s.connections === 1 ? '' : 's'}, max in flight ${s.maxInFlight}` +
       (s.rate === null ? '' : `, rate ${formatCount(s.rate)} msg/s`),
   )
   return `${lines.join('\n')}\n`

@@ -63,6 +63,12 @@ export const benchFlags = {
   })(),
   rate: Flags.integer({summary: 'Send at most this many messages per second (for latency tests).', min: 1}),
   connections: Flags.integer({summary: 'Producer connections.', default: 1, min: 1, max: 64}),
+  'plain-put': Flags.boolean({summary: "Send MetaQ's plain put (7 tokens, with checksum) per message, as MetaQ clients do, instead of put-batch frames."}),
   interval: durationFlag({summary: 'Progress line every this long, on stderr (0 = none).', default: 5000, allowZero: true}),
   quiet: Flags.boolean({char: 'q', summary: 'No progress lines.'}),
 }
+
+/** `meta bench produce` only: read every message back afterwards and check it. */
+export const verifyFlag = Flags.boolean({
+  summary: 'Afterwards, read the topic back and check that every acknowledged message came back once and intact (CRC and every payload byte); the read-back is timed too.',
+})

@@ -3,6 +3,10 @@
  * HdrHistogram), recording microseconds with 3 significant digits from 1 µs to 60 s.
  * Recording costs ~70 ns; a window histogram is folded into the run's total once per
  * progress interval, so each value is recorded once.
+ *
+ * A percentile is the highest value of its bucket (3 significant digits), which can lie
+ * above the largest value recorded (e.g. max 57.9 ms, p99 57.919 ms): percentiles are
+ * capped at the exact maximum, kept here, so p50 ≤ p99 ≤ p99.9 ≤ max always holds.
  */
 import * as hdr from 'hdr-histogram-js'
 
@@ -28,11 +32,15 @@ export class LatencyHistogram {
     numberOfSignificantValueDigits: 3,
     autoResize: false,
   })
+  /** The largest value recorded, in µs, exactly (the histogram's own is bucket-rounded). */
+  private maxUs = 0
 
   /** Record one latency in milliseconds (clamped to 1 µs .. 60 s). */
   record(ms: number): void {
-    const us = Math.round(ms * 1000)
-    this.h.recordValue(us < 1 ? 1 : us > HIGHEST_TRACKABLE_US ? HIGHEST_TRACKABLE_US : us)
+    const rounded = Math.round(ms * 1000)
+    const us = rounded < 1 ? 1 : rounded > HIGHEST_TRACKABLE_US ? HIGHEST_TRACKABLE_US : rounded
+    if (us > this.maxUs) this.maxUs = us
+    this.h.recordValue(us)
   }
 
   get count(): number {
@@ -41,7 +49,7 @@ export class LatencyHistogram {
 
   /** The value at a percentile (0–100), in milliseconds; 0 when empty. */
   percentile(p: number): number {
-    return this.h.totalCount === 0 ? 0 : this.h.getValueAtPercentile(p) / 1000
+    return this.h.totalCount === 0 ? 0 : Math.min(this.h.getValueAtPercentile(p), this.maxUs) / 1000
   }
 
   percentiles(): LatencyPercentiles {
@@ -52,7 +60,7 @@ export class LatencyHistogram {
       p95: round3(this.percentile(95)),
       p99: round3(this.percentile(99)),
       p999: round3(this.percentile(99.9)),
-      max: empty ? 0 : round3(h.maxValue / 1000),
+      max: empty ? 0 : round3(this.maxUs / 1000),
       mean: empty ? 0 : round3(h.mean / 1000),
       count: h.totalCount,
     }
@@ -61,10 +69,12 @@ export class LatencyHistogram {
   /** Add every value of `other` to this one. */
   add(other: LatencyHistogram): void {
     this.h.add(other.h)
+    if (other.maxUs > this.maxUs) this.maxUs = other.maxUs
   }
 
   reset(): void {
     this.h.reset()
+    this.maxUs = 0
   }
 }
 

@@ -24,8 +24,8 @@ export interface LoadOptions {
   rate?: number
   /** The payload of the next message (called once per message, at send time). */
   payload: (sentAt: number) => Uint8Array
-  /** Called once per acknowledgement with the send time (performance.now()). */
-  onAck: (result: SendResult, sentAt: number) => void
+  /** Called once per acknowledgement with the send time (performance.now()) and the payload sent. */
+  onAck: (result: SendResult, sentAt: number, payload: Uint8Array) => void
   signal?: AbortSignal
   logger?: Logger
 }
@@ -42,10 +42,15 @@ const NO_OPTIONS = {}
 export const SEND_TIMEOUT_MS = 30_000
 
 /** Open the producers and send one message through each (connect, topic lookup). */
-export async function openProducers(options: Pick<LoadOptions, 'broker' | 'topic' | 'connections' | 'maxInFlight' | 'logger'>, warmup: Uint8Array): Promise<Producer[]> {
+export async function openProducers(
+  options: Pick<LoadOptions, 'broker' | 'topic' | 'connections' | 'maxInFlight' | 'logger'> & {plainPut?: boolean},
+  warmup: Uint8Array,
+): Promise<Producer[]> {
   const producers: Producer[] = []
   for (let i = 0; i < options.connections; i++) {
-    producers.push(createProducer({broker: options.broker, maxInFlight: options.maxInFlight, sendTimeoutMs: SEND_TIMEOUT_MS, logger: options.logger}))
+    producers.push(
+      createProducer({broker: options.broker, maxInFlight: options.maxInFlight, sendTimeoutMs: SEND_TIMEOUT_MS, logger: options.logger, batchPut: options.plainPut !== true}),
+    )
   }
   try {
     const results = await Promise.all(producers.map((p) => p.send(options.topic, warmup)))
@@ -90,16 +95,17 @@ export function sendLoad(producers: Producer[], options: LoadOptions): Promise<L
       resolve({sent, startedAt, endedAt})
     }
   }
-  const ack = (result: SendResult, sentAt: number) => {
+  const ack = (result: SendResult, sentAt: number, body: Uint8Array) => {
     done += 1
     endedAt = performance.now()
-    onAck(result, sentAt)
+    onAck(result, sentAt, body)
     if (stopping && done === sent) maybeFinish()
   }
   const sendOne = (p: Producer): boolean => {
     sent += 1
     const sentAt = performance.now()
-    const ok = p.sendCallback(topic, payload(sentAt), NO_OPTIONS, (r) => ack(r, sentAt))
+    const body = payload(sentAt)
+    const ok = p.sendCallback(topic, body, NO_OPTIONS, (r) => ack(r, sentAt, body))
     if (sent >= limit) stop()
     return ok
   }

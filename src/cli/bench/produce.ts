@@ -5,14 +5,16 @@
 import {MB, Meter} from './meter.js'
 import {closeProducers, openProducers, sendLoad, SEND_TIMEOUT_MS} from './load.js'
 import type {BenchRunOptions, BenchSummary} from './types.js'
+import {VerifiedPayloads} from './verify.js'
 
 /** Default length of a produce run when neither --count nor --duration is given. */
 export const DEFAULT_DURATION_MS = 10_000
 
-export type RunSummary = Omit<BenchSummary, 'embedded' | 'flush' | 'partitions'>
+export type RunSummary = Omit<BenchSummary, 'embedded' | 'flush' | 'partitions' | 'put'>
 
 export async function runProduce(options: BenchRunOptions): Promise<RunSummary> {
   const payload = Buffer.alloc(options.messageBytes, 'x')
+  const verified = options.verify === true ? new VerifiedPayloads(options.messageBytes) : undefined
   const producers = await openProducers(options, payload)
   const meter = new Meter(options.progressIntervalMs, options.progress, true, options.brokerCpuMs)
   let failed = 0
@@ -25,9 +27,10 @@ export async function runProduce(options: BenchRunOptions): Promise<RunSummary> 
     const result = await sendLoad(producers, {
       ...options,
       durationMs,
-      payload: () => payload,
-      onAck: (r, sentAt) => {
+      payload: verified === undefined ? () => payload : () => verified.payload(),
+      onAck: (r, sentAt, body) => {
         if (r.success) {
+          verified?.acknowledged(body)
           meter.add(1, bytes)
           meter.latency(performance.now() - sentAt)
         } else if (r.error?.code === 'TIMEOUT') {
@@ -42,7 +45,10 @@ export async function runProduce(options: BenchRunOptions): Promise<RunSummary> 
     meter.stop()
     if (failed > 0) options.progress(`${failed} sends failed; first error: ${firstError}`)
     if (unacknowledged > 0) options.progress(`${unacknowledged} sends were not acknowledged within ${SEND_TIMEOUT_MS / 1000} s: the broker may have stored them`)
-    return summarize('produce', options, meter, failed, result.endedAt - result.startedAt, unacknowledged)
+    const summary = summarize('produce', options, meter, failed, result.endedAt - result.startedAt, unacknowledged)
+    await closeProducers(producers)
+    if (verified !== undefined) summary.verify = await verified.readBack(options)
+    return summary
   } finally {
     meter.stop()
     await closeProducers(producers)
@@ -79,6 +85,7 @@ export function summarize(
       clientUsPerMsg: perMessage(meter.clientCpuMs, meter.messages)!,
       brokerUsPerMsg: meter.brokerCpuMs === null ? null : perMessage(meter.brokerCpuMs, meter.messages),
     },
+    verify: null,
   }
 }
 

@@ -23,6 +23,10 @@ export interface BenchRunOptions {
   rate?: number
   /** Producer connections. */
   connections: number
+  /** Send MetaQ's plain put per message instead of put-batch frames (--plain-put). */
+  plainPut?: boolean
+  /** produce: stamp every payload, read the topic back afterwards and check every message (--verify). */
+  verify?: boolean
   /** Progress line interval (0 = none). */
   progressIntervalMs: number
   /** Where progress lines go. */
@@ -53,6 +57,8 @@ export interface BenchSummary {
   messageBytes: number
   /** The embedded broker's partitions per topic (null for an external broker). */
   partitions: number | null
+  /** How messages were put: MetaQ's plain put per message (--plain-put) or meta's put-batch. */
+  put: 'plain' | 'batch'
   connections: number
   maxInFlight: number
   /** Target rate in messages/s, null when unlimited. */
@@ -79,5 +85,20 @@ export interface BenchSummary {
    * and the broker (null unless embedded on Linux). On a machine shared with other work these
    * are steadier than wall-clock rates; with a core each, throughput ≈ 10^6 / the larger one.
    */
+  cpu: {clientUsPerMsg: number; brokerUsPerMsg: number | null}
+  /** produce --verify: the read-back that checked every message (null without --verify). */
+  verify: BenchVerify | null
+}
+
+/** The read-back of `produce --verify`: every acknowledged message came back once, intact. */
+export interface BenchVerify {
+  /** Messages of this run read back (each checked: CRC by the consumer, every payload byte here). */
+  messages: number
+  /** Messages the broker acknowledged (all of them were among those read back). */
+  acknowledged: number
+  elapsedMs: number
+  /** Replay rate of the read-back (all messages read, this run's or not). */
+  msgsPerSec: number
+  mbPerSec: number
   cpu: {clientUsPerMsg: number; brokerUsPerMsg: number | null}
 }

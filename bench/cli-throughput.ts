@@ -1,0 +1,139 @@
+/**
+ * The CLI's throughput (issue 14): `seq 1 N | meta send -t x` and `meta tail -t x -o
+ * beginning -e > /dev/null`, each timed as a whole process (spawn to exit, start included)
+ * against an embedded broker (a child `meta serve`). Then the tail runs again into a pipe
+ * read here, and its output is checked byte for byte against `seq 1 N`: every line sent came
+ * back, in order. CPU per line of the CLI process (GNU time's user + system) and of the
+ * broker (/proc) is printed next to lines/s.
+ *
+ *   npm run bench:cli                      (CLI_LINES=1000000 by default)
+ *   node --import tsx bench/cli-throughput.ts
+ */
+import {spawn} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {loadavg, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {startEmbeddedBroker, type EmbeddedBroker} from '../src/cli/bench/embedded.js'
+
+const BIN = process.env.BENCH_BIN ?? fileURLToPath(new URL('../bin/run.js', import.meta.url))
+const LINES = Number(process.env.CLI_LINES ?? 1_000_000)
+const TOPIC = 'x'
+
+export interface CliRow {
+  name: string
+  command: string
+  linesPerSec: number
+  seconds: number
+  cliUsPerLine: number
+  brokerUsPerLine: number | null
+}
+
+interface Timed {
+  seconds: number
+  cpuMs: number
+  code: number
+}
+
+/** Run `sh -c script` under GNU time; the script's stdout goes to `onStdout` (or nowhere). */
+function timed(script: string, onStdout?: (chunk: Buffer) => void): Promise<Timed> {
+  const dir = mkdtempSync(join(tmpdir(), 'meta-cli-bench-'))
+  const timeFile = join(dir, 'time')
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', timeFile, 'sh', '-c', script], {
+      stdio: ['ignore', onStdout === undefined ? 'ignore' : 'pipe', 'inherit'],
+      env: {...process.env, NO_COLOR: '1'},
+    })
+    if (onStdout !== undefined) child.stdout!.on('data', onStdout)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      const seconds = (performance.now() - started) / 1000
+      try {
+        const [user, system] = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number)
+        resolve({seconds, cpuMs: (user + system) * 1000, code: code ?? 1})
+      } finally {
+        rmSync(dir, {recursive: true, force: true})
+      }
+    })
+  })
+}
+
+function row(name: string, command: string, t: Timed, brokerMs: number | undefined): CliRow {
+  if (t.code !== 0) throw new Error(`${command} exited with ${t.code}`)
+  return {
+    name,
+    command,
+    linesPerSec: Math.round(LINES / t.seconds),
+    seconds: Math.round(t.seconds * 1000) / 1000,
+    cliUsPerLine: Math.round((t.cpuMs * 1000 * 100) / LINES) / 100,
+    brokerUsPerLine: brokerMs === undefined ? null : Math.round((brokerMs * 1000 * 100) / LINES) / 100,
+  }
+}
+
+function expectedDigest(): string {
+  const hash = createHash('sha256')
+  const parts: string[] = []
+  for (let i = 1; i <= LINES; i++) {
+    parts.push(`${i}\n`)
+    if (parts.length === 10_000) {
+      hash.update(parts.join(''))
+      parts.length = 0
+    }
+  }
+  hash.update(parts.join(''))
+  return hash.digest('hex')
+}
+
+async function measured(broker: EmbeddedBroker, run: () => Promise<Timed>): Promise<{t: Timed; brokerMs: number | undefined}> {
+  const before = broker.cpuMs()
+  const t = await run()
+  const after = broker.cpuMs()
+  return {t, brokerMs: before === undefined || after === undefined ? undefined : after - before}
+}
+
+/** The three rows: send, tail > /dev/null, tail into a pipe checked against seq. */
+export async function runCliThroughput(): Promise<CliRow[]> {
+  const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
+  const meta = `'${process.execPath}' '${BIN}'`
+  try {
+    const sendCmd = `seq 1 ${LINES} | meta send -t ${TOPIC}`
+    const send = await measured(broker, () => timed(`seq 1 ${LINES} | ${meta} send -b ${broker.address} -t ${TOPIC} -q`))
+    const rows = [row(`CLI send ${LINES.toLocaleString('en-US')} lines`, sendCmd, send.t, send.brokerMs)]
+
+    const tailCmd = `meta tail -t ${TOPIC} -o beginning -e`
+    const tail = await measured(broker, () => timed(`${meta} tail -b ${broker.address} -t ${TOPIC} -o beginning -e > /dev/null`))
+    rows.push(row(`CLI tail ${LINES.toLocaleString('en-US')} lines`, `${tailCmd} > /dev/null`, tail.t, tail.brokerMs))
+
+    const hash = createHash('sha256')
+    let bytes = 0
+    const checked = await measured(broker, () =>
+      timed(`${meta} tail -b ${broker.address} -t ${TOPIC} -o beginning -e`, (chunk) => {
+        bytes += chunk.length
+        hash.update(chunk)
+      }),
+    )
+    const digest = hash.digest('hex')
+    if (digest !== expectedDigest()) throw new Error(`tail output (${bytes} bytes) is not seq 1 ${LINES}: a line is missing, changed or out of order`)
+    rows.push(row(`CLI tail, output checked`, `${tailCmd} | (sha-256 = seq 1 ${LINES})`, checked.t, checked.brokerMs))
+    return rows
+  } finally {
+    await broker.stop()
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [load1] = loadavg()
+  process.stderr.write(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}${load1 > 0.7 ? ': other processes use the CPU, figures will be low' : ''}\n`)
+  const rows = await runCliThroughput()
+  process.stdout.write(
+    [
+      '',
+      '| Scenario | Command | lines/s | s (with start) | CLI µs/line | broker µs/line |',
+      '|---|---|---:|---:|---:|---:|',
+      ...rows.map((r) => `| ${r.name} | \`${r.command.replaceAll('|', '\\|')}\` | ${r.linesPerSec.toLocaleString('en-US')} | ${r.seconds.toFixed(2)} | ${r.cliUsPerLine.toFixed(2)} | ${r.brokerUsPerLine?.toFixed(2) ?? '–'} |`),
+      '',
+    ].join('\n'),
+  )
+}
