@@ -28,7 +28,7 @@
 import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {encodeErrorResult, encodeResult} from '../protocol/commands/result.js'
-import {encodePutResult} from '../protocol/commands/put.js'
+import {encodePutResult, encodePutResultOfHalves} from '../protocol/commands/put.js'
 import {valueHeader} from '../protocol/commands/value.js'
 import {createRequestDecoder, type RequestFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
@@ -185,6 +185,13 @@ export class Connection {
   sendPutResult(opaque: number, id: bigint, partition: number, offset: number): void {
     if (this.closing) return
     encodePutResult(this.out, opaque, id, partition, offset)
+    this.scheduleFlush()
+  }
+
+  /** sendPutResult for the id with these int64 halves (MessageIdGenerator#nextHalves): no bigint, no string. */
+  sendPutResultOfHalves(opaque: number, idHigh: number, idLow: number, partition: number, offset: number): void {
+    if (this.closing) return
+    encodePutResultOfHalves(this.out, opaque, idHigh, idLow, partition, offset)
     this.scheduleFlush()
   }
 

@@ -1,3 +1,5 @@
+import {writeUint32Digits, writeUint32Padded} from './output-buffer.js'
+
 /**
  * Message ids (spec §6.5): a signed 64-bit integer laid out as
  *
@@ -18,6 +20,9 @@ const TWO_POW_10 = 1024
 
 export class MessageIdGenerator {
   readonly brokerId: number
+  /** The id issued last by {@link nextHalves}, as the two int32 halves of its big-endian int64. */
+  high = 0
+  low = 0
   private lastMs = -1
   private sequence = 0
   private readonly now: () => number
@@ -57,6 +62,18 @@ export class MessageIdGenerator {
     this.sequence = SEQUENCE_MASK
   }
 
+  /**
+   * The next id as two halves, in {@link high} (signed) and {@link low} (unsigned), without a
+   * bigint (the broker's put path: ~0.5 µs less per put than next()). Returns the timestamp in ms.
+   */
+  nextHalves(): number {
+    const ms = this.nextMs()
+    const delta = ms - META_EPOCH_MS
+    this.high = Math.floor(delta / TWO_POW_10) | 0
+    this.low = ((delta % TWO_POW_10) * 4194304 + ((this.brokerId << 12) | this.sequence)) >>> 0
+    return ms
+  }
+
   private nextMs(): number {
     let ms = this.now()
     if (ms <= this.lastMs) {
@@ -85,6 +102,58 @@ function writeMessageId(buf: Buffer, pos: number, ms: number, brokerId: number, 
   const lo = ((delta % TWO_POW_10) * 4194304 + ((brokerId << 12) | sequence)) >>> 0
   buf.writeInt32BE(hi | 0, pos)
   buf.writeUInt32BE(lo, pos + 4)
+}
+
+/** The id whose big-endian int64 halves are `high` (signed int32) and `low` (uint32). */
+export function messageIdOfHalves(high: number, low: number): bigint {
+  return (BigInt(high) << 32n) | BigInt(low >>> 0)
+}
+
+/** The timestamp (ms since the Unix epoch) of the id with these halves. */
+export function messageIdTimestampOfHalves(high: number, low: number): number {
+  return high * TWO_POW_10 + Math.floor((low >>> 0) / 4194304) + META_EPOCH_MS
+}
+
+const TWO_POW_32 = 4294967296
+const MILLION = 1_000_000
+
+/**
+ * Write the decimal text of the id with these halves (as `messageIdOfHalves(high, low)
+ * .toString()` would) at buf[pos] (room for 20 bytes); returns the end. Exact for every
+ * int64 without a bigint: the value is split as (xh·10^8 + xl)·10^6 + y, each part a uint32
+ * computed exactly in doubles, and written two digits per step.
+ */
+export function writeMessageIdDecimal(buf: Uint8Array, pos: number, high: number, low: number): number {
+  if (high < 0) {
+    // Not an id meta issues (those are positive until 2150); rare: the bigint way.
+    const text = messageIdOfHalves(high, low).toString()
+    for (let i = 0; i < text.length; i++) buf[pos + i] = text.charCodeAt(i)
+    return pos + text.length
+  }
+  // high·2^32 + low = (a·10^6 + b)·2^32 + low = a·2^32·10^6 + (b·2^32 + low)
+  const a = Math.floor(high / MILLION)
+  const b = high - a * MILLION
+  let y = b * TWO_POW_32 + (low >>> 0) // < 2^52: exact
+  let carry = Math.floor(y / MILLION)
+  y -= carry * MILLION
+  if (y < 0) {
+    carry -= 1
+    y += MILLION
+  } else if (y >= MILLION) {
+    carry += 1
+    y -= MILLION
+  }
+  const x = a * TWO_POW_32 + carry // < 2^44
+  if (x === 0) return writeUint32Digits(buf, pos, y)
+  const xh = Math.floor(x / 100_000_000)
+  const xl = x - xh * 100_000_000
+  if (xh > 0) {
+    pos = writeUint32Digits(buf, pos, xh)
+    pos = writeUint32Padded(buf, pos, xl, 8)
+  } else {
+    pos = writeUint32Digits(buf, pos, xl)
+  }
+  return writeUint32Padded(buf, pos, y, 6)
 }
 
 /** The wall-clock time (ms since the Unix epoch) an id was issued at, for ids made by meta. */

@@ -53,6 +53,29 @@ export class OutputBuffer {
     }
   }
 
+  /**
+   * Room for `bytes` more bytes: returns the buffer to write into from {@link byteLength};
+   * call {@link advance} with the new end. For hot encoders that write a whole line at once.
+   */
+  room(bytes: number): Buffer {
+    this.ensure(bytes)
+    return this.buf
+  }
+
+  /** The bytes up to `end` (≤ byteLength + the room asked for) are written. */
+  advance(end: number): void {
+    this.length = end
+  }
+
+  /** Append bytes[start..end) (small ranges: a loop). */
+  writeRange(bytes: Uint8Array, start: number, end: number): void {
+    this.ensure(end - start)
+    const buf = this.buf
+    let pos = this.length
+    for (let i = start; i < end; i++) buf[pos++] = bytes[i]
+    this.length = pos
+  }
+
   /** Append one byte (a separator: space, CR, LF). */
   writeByte(byte: number): void {
     this.ensure(1)
@@ -77,18 +100,17 @@ export class OutputBuffer {
    * integer (|n| <= 2^53 - 1). Other numbers are written with String(n).
    */
   writeInt(n: number): void {
-    if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) {
-      // The common case (lengths, partitions, opaques, most offsets): int32 arithmetic.
+    if ((n >>> 0) === n) {
+      // The common case (lengths, partitions, offsets, positive opaques): uint32 arithmetic.
       this.ensure(10)
-      const buf = this.buf
-      const end = this.length + smallDigits(n)
-      let i = end
-      do {
-        const q = (n / 10) | 0
-        buf[--i] = 48 + (n - q * 10)
-        n = q
-      } while (n > 0)
-      this.length = end
+      this.length = writeUint32Digits(this.buf, this.length, n)
+      return
+    }
+    if (n < 0 && n >= -0xffffffff && ((-n) >>> 0) === -n) {
+      // Negative opaques (clients count up from -2^31).
+      this.ensure(11)
+      this.buf[this.length] = 0x2d
+      this.length = writeUint32Digits(this.buf, this.length + 1, -n)
       return
     }
     if (!Number.isSafeInteger(n) || Object.is(n, -0)) {
@@ -140,16 +162,54 @@ const MAX_INT_CHARS = 17
 
 /** The length of String(n) for an integer n (writeInt writes exactly that many bytes). */
 export function intTextLength(n: number): number {
-  if (n >= 0 && n <= 0x7fffffff && (n | 0) === n) return smallDigits(n)
+  if ((n >>> 0) === n) return uint32Digits(n)
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return String(n).length
   return n < 0 ? 1 + decimalDigits(-n) : decimalDigits(n)
 }
 
-/** Digits of a non-negative int32. */
-function smallDigits(n: number): number {
+/** "00" … "99" as ASCII pairs: two digits per division. */
+const DIGIT_PAIRS = (() => {
+  const t = new Uint8Array(200)
+  for (let i = 0; i < 100; i++) {
+    t[2 * i] = 48 + Math.floor(i / 10)
+    t[2 * i + 1] = 48 + (i % 10)
+  }
+  return t
+})()
+
+/** Write the decimal digits of a uint32 at buf[pos]; returns the end. The caller ensured 10 bytes. */
+export function writeUint32Digits(buf: Uint8Array, pos: number, m: number): number {
+  const end = pos + uint32Digits(m)
+  writeDigitsBackwards(buf, end, m, end - pos)
+  return end
+}
+
+/** The same, zero-padded to `width` digits (m < 10^width). */
+export function writeUint32Padded(buf: Uint8Array, pos: number, m: number, width: number): number {
+  writeDigitsBackwards(buf, pos + width, m, width)
+  return pos + width
+}
+
+function writeDigitsBackwards(buf: Uint8Array, end: number, m: number, width: number): void {
+  const t = DIGIT_PAIRS
+  let i = end
+  const start = end - width
+  while (i - start >= 2) {
+    const q = (m / 100) >>> 0
+    const r = (m - q * 100) * 2
+    buf[--i] = t[r + 1]
+    buf[--i] = t[r]
+    m = q
+  }
+  if (i > start) buf[--i] = 48 + (m % 10)
+}
+
+/** Digits of a uint32. */
+export function uint32Digits(n: number): number {
   if (n < 100000) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10000 ? 4 : 5
   return n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10
 }
+
 
 /** Digits of a non-negative safe integer. */
 function decimalDigits(n: number): number {
@@ -160,4 +220,132 @@ function decimalDigits(n: number): number {
     limit *= 10
   }
   return digits
+}
+
+/** Differences up to this are applied to the digits of {@link DecimalText} in place. */
+const MAX_STEP = 1_000_000
+const MAX_DECIMAL_CHARS = 21
+
+/**
+ * The decimal text of an integer that mostly moves in small steps (a connection's opaques,
+ * message ids, a partition's offsets), kept as digits and updated by adding or subtracting
+ * the step digit by digit (usually one or two digits) instead of formatting it again: the put
+ * acknowledgement's numbers cost a few dozen instructions each instead of a division per
+ * digit pair. Any other change formats it afresh. Text is always exactly String(n) (or the
+ * id's BigInt#toString).
+ */
+export class DecimalText {
+  /** Digits of |value|, left-aligned, `length` of them (without the sign). */
+  private readonly digits = new Uint8Array(MAX_DECIMAL_CHARS)
+  private length = 0
+  private negative = false
+  /** The number, when it is a safe integer (set); NaN for an id. */
+  private value = Number.NaN
+  /** The id halves (setIdHalves), or NaN. */
+  private high = Number.NaN
+  private low = 0
+
+  /** Set to a safe integer n. */
+  set(n: number): void {
+    const last = this.value
+    if (n === last) return
+    const step = n - last
+    if (step > 0 && step < MAX_STEP && last >= 0) this.add(step)
+    else if (step < 0 && step > -MAX_STEP && last < 0 && n < 0) this.add(-step) // magnitude grows
+    else if (step < 0 && step > -MAX_STEP && last > 0 && n > 0) this.subtract(-step)
+    else if (step > 0 && step < MAX_STEP && last < 0 && n < 0) this.subtract(step) // magnitude shrinks
+    else this.format(n)
+    this.value = n
+    this.high = Number.NaN
+  }
+
+  /** Set to the message id with these int64 halves (MessageIdGenerator#nextHalves). */
+  setIdHalves(high: number, low: number, write: (buf: Uint8Array, pos: number, high: number, low: number) => number): void {
+    if (high === this.high && high >= 0) {
+      const step = low - this.low
+      if (step === 0) return
+      if (step > 0 && step < MAX_STEP) {
+        this.add(step)
+        this.low = low
+        return
+      }
+    }
+    this.negative = false
+    this.length = write(this.digits, 0, high, low)
+    if (this.digits[0] === 0x2d) {
+      this.negative = true
+      this.digits.copyWithin(0, 1, this.length)
+      this.length -= 1
+    }
+    this.high = high
+    this.low = low
+    this.value = Number.NaN
+  }
+
+  /** Characters of the text, sign included. */
+  get byteLength(): number {
+    return this.negative ? this.length + 1 : this.length
+  }
+
+  /** Write the text at buf[pos]; returns the end. */
+  writeTo(buf: Uint8Array, pos: number): number {
+    if (this.negative) buf[pos++] = 0x2d
+    const digits = this.digits
+    for (let i = 0, n = this.length; i < n; i++) buf[pos++] = digits[i]
+    return pos
+  }
+
+  private format(n: number): void {
+    const text = String(n)
+    this.negative = n < 0
+    const from = this.negative ? 1 : 0
+    for (let i = from; i < text.length; i++) this.digits[i - from] = text.charCodeAt(i)
+    this.length = text.length - from
+  }
+
+  /** |value| += step (0 < step < MAX_STEP). */
+  private add(step: number): void {
+    const d = this.digits
+    let i = this.length - 1
+    let carry = 0
+    while (step > 0 || carry > 0) {
+      const r = step % 10
+      step = (step - r) / 10
+      if (i < 0) {
+        // A new leading digit: shift right by one (999 + 1).
+        d.copyWithin(1, 0, this.length)
+        this.length += 1
+        i = 0
+        d[0] = 48
+      }
+      let digit = d[i] - 48 + r + carry
+      carry = digit >= 10 ? 1 : 0
+      if (carry === 1) digit -= 10
+      d[i] = 48 + digit
+      i -= 1
+    }
+  }
+
+  /** |value| -= step (0 < step < MAX_STEP, step < |value|). */
+  private subtract(step: number): void {
+    const d = this.digits
+    let i = this.length - 1
+    let borrow = 0
+    while (step > 0 || borrow > 0) {
+      const r = step % 10
+      step = (step - r) / 10
+      let digit = d[i] - 48 - r - borrow
+      borrow = digit < 0 ? 1 : 0
+      if (borrow === 1) digit += 10
+      d[i] = 48 + digit
+      i -= 1
+    }
+    // Leading zeros (1000 - 1): drop them, keeping at least one digit.
+    let lead = 0
+    while (lead < this.length - 1 && d[lead] === 48) lead += 1
+    if (lead > 0) {
+      d.copyWithin(0, lead, this.length)
+      this.length -= lead
+    }
+  }
 }

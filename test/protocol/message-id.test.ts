@@ -11,6 +11,12 @@ import {
   messageIdBrokerId,
   messageIdTimestamp,
   messageIdTimestampAt,
+  writeMessageIdDecimal,
+  messageIdOfHalves,
+  messageIdTimestampOfHalves,
+  encodePutResult,
+  encodePutResultOfHalves,
+  OutputBuffer,
 } from '../../src/protocol/index.js'
 
 describe('MessageIdGenerator', () => {
@@ -86,3 +92,51 @@ describe('MessageIdGenerator', () => {
     assert.equal(id & 0xfffn, 4095n)
   })
 })
+
+describe('message id halves (the broker put path, no bigint)', () => {
+  function decimal(high: number, low: number): string {
+    const digits = new Uint8Array(24)
+    const end = writeMessageIdDecimal(digits, 2, high, low)
+    return Buffer.from(digits.subarray(2, end)).toString('latin1')
+  }
+
+  it('nextHalves issues the same ids as next(), with the same timestamps', () => {
+    let now = Date.UTC(2026, 11, 3, 6, 0, 0)
+    const a = new MessageIdGenerator(77, () => now)
+    const b = new MessageIdGenerator(77, () => now)
+    for (let i = 0; i < 10_000; i++) {
+      if (i % 1000 === 999) now += 3
+      if (i === 5000) now -= 50 // the clock going back: both stay on the last timestamp
+      const ms = a.nextHalves()
+      const id = b.next()
+      assert.equal(messageIdOfHalves(a.high, a.low), id)
+      assert.equal(messageIdTimestampOfHalves(a.high, a.low), messageIdTimestamp(id))
+      assert.equal(ms, messageIdTimestamp(id))
+      assert.equal(decimal(a.high, a.low), id.toString())
+    }
+  })
+
+  it('writes the decimal text of every int64 exactly as BigInt#toString', () => {
+    const edges: Array<[number, number]> = [
+      [0, 0], [0, 1], [0, 999_999], [0, 1_000_000], [0, 0xffffffff], [1, 0], [999_999, 0xffffffff], [1_000_000, 0],
+      [0x7fffffff, 0xffffffff], [-1, 0xffffffff], [-0x80000000, 0], [-1, 0], [232_831, 1_783_793_664],
+    ]
+    let seed = 12345
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0)
+    for (let i = 0; i < 20_000; i++) edges.push([random() | 0, random()])
+    for (const [high, low] of edges) assert.equal(decimal(high, low), messageIdOfHalves(high, low).toString(), `${high} ${low}`)
+  })
+
+  it('encodePutResultOfHalves writes the same reply as encodePutResult', () => {
+    const gen = new MessageIdGenerator(3)
+    for (const [partition, offset, opaque] of [[0, 0, -5], [7, 123_456_789, -2147483648], [1023, 2 ** 40 + 17, 4294967295], [99, 4294967295, 0]]) {
+      gen.nextHalves()
+      const a = new OutputBuffer()
+      const b = new OutputBuffer()
+      encodePutResultOfHalves(a, opaque, gen.high, gen.low, partition, offset)
+      encodePutResult(b, opaque, messageIdOfHalves(gen.high, gen.low), partition, offset)
+      assert.equal(a.take().toString('latin1'), b.take().toString('latin1'))
+    }
+  })
+})
+

@@ -10,6 +10,7 @@ import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
+import {messageIdOfHalves} from '../../protocol/message-id.js'
 import {isMetaError, MetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import type {RequestFrame} from '../../protocol/frames.js'
@@ -56,7 +57,9 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     ctx.realtime.record(frame.topic, 'put')
     ctx.realtime.record(frame.topic, 'message_size', frame.body.length)
   }
-  const id = ctx.ids.next()
+  ctx.ids.nextHalves()
+  const idHigh = ctx.ids.high
+  const idLow = ctx.ids.low
   const opaque = frame.opaque
   const topicName = frame.topic
   const bodyBytes = frame.body.length
@@ -67,14 +70,14 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   const startedAt = ctx.latency.put.sample() ? performance.now() : -1
   try {
     if (sync !== undefined) {
-      replicatedPut(ctx, conn, sync, log, frame, id, partition, crc)
+      replicatedPut(ctx, conn, sync, log, frame, messageIdOfHalves(idHigh, idLow), partition, crc)
       return
     }
-    offset = log.append(id, frame.flag, frame.body, crc, (err) => {
+    offset = log.appendOfHalves(idHigh, idLow, frame.flag, frame.body, crc, (err) => {
       if (startedAt >= 0) ctx.latency.put.observeMs(performance.now() - startedAt)
       ctx.putOutcome(err !== null)
       if (err === null) {
-        conn.sendPutResult(opaque, id, partition, offset)
+        conn.sendPutResultOfHalves(opaque, idHigh, idLow, partition, offset)
       } else {
         failPut(ctx, conn, topicName, opaque, partition, err)
       }

@@ -12,7 +12,8 @@
  * Reply: `result 200` with body "<msgId> <partition> <offset>", or an error result.
  */
 import {asciiBytes, HeaderCursor} from '../decoder.js'
-import {intTextLength, type OutputBuffer} from '../output-buffer.js'
+import {messageIdOfHalves, writeMessageIdDecimal} from '../message-id.js'
+import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, type OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutCommand {
@@ -163,6 +164,41 @@ export function writePut(
 }
 
 const RESULT_200 = Buffer.from('result 200 ', 'latin1')
+/** The last id, opaque and offset acknowledged, as text moved by their steps (DecimalText). */
+const ID_TEXT = new DecimalText()
+const OPAQUE_TEXT = new DecimalText()
+const OFFSET_TEXT = new DecimalText()
+
+/**
+ * The same reply for the id with these int64 halves (MessageIdGenerator#nextHalves), written
+ * in one go without a bigint or a string: the broker's put path. Consecutive acks differ by
+ * small steps (id + 1, opaque + 1, offset + record size), so their numbers are updated in
+ * place rather than formatted again.
+ */
+export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHigh: number, idLow: number, partition: number, offset: number): void {
+  if ((partition >>> 0) !== partition || !Number.isSafeInteger(offset) || !Number.isSafeInteger(opaque)) {
+    encodePutResult(out, opaque, messageIdOfHalves(idHigh, idLow), partition, offset)
+    return
+  }
+  ID_TEXT.setIdHalves(idHigh, idLow, writeMessageIdDecimal)
+  OPAQUE_TEXT.set(opaque)
+  OFFSET_TEXT.set(offset)
+  const bodyLength = ID_TEXT.byteLength + 2 + uint32Digits(partition) + OFFSET_TEXT.byteLength
+  const buf = out.room(RESULT_200.length + 10 + 1 + OPAQUE_TEXT.byteLength + 2 + bodyLength)
+  let pos = out.byteLength
+  for (let i = 0; i < RESULT_200.length; i++) buf[pos++] = RESULT_200[i]
+  pos = writeUint32Digits(buf, pos, bodyLength)
+  buf[pos++] = 0x20
+  pos = OPAQUE_TEXT.writeTo(buf, pos)
+  buf[pos++] = 0x0d
+  buf[pos++] = 0x0a
+  pos = ID_TEXT.writeTo(buf, pos)
+  buf[pos++] = 0x20
+  pos = writeUint32Digits(buf, pos, partition)
+  buf[pos++] = 0x20
+  pos = OFFSET_TEXT.writeTo(buf, pos)
+  out.advance(pos)
+}
 
 /** A successful put's reply: `result 200 <len> <opaque>` with body "<msgId> <partition> <offset>". */
 export function encodePutResult(out: OutputBuffer, opaque: number, id: bigint, partition: number, offset: number): void {
