@@ -1,11 +1,12 @@
 /**
- * checksum() computes small inputs in JavaScript and large ones with zlib: both must give
+ * checksum() computes small inputs in JavaScript and large ones with @node-rs/crc32 (zlib
+ * where its binary is missing): all must give
  * zlib's CRC-32 masked to 31 bits, for every length around the switch and any alignment.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {crc32} from 'node:zlib'
-import {checksum} from '../../src/protocol/crc.js'
+import {checksum, largeCrc32Implementation} from '../../src/protocol/crc.js'
 
 describe('checksum', () => {
   it('checksum() equals zlib crc32 & 0x7fffffff for lengths 0..400 at every alignment', () => {
@@ -24,5 +25,19 @@ describe('checksum', () => {
     }
     assert.equal(checksum(Buffer.from('hello')), 907060870)
     assert.equal(checksum(Buffer.alloc(0xff, 0xff)), crc32(Buffer.alloc(0xff, 0xff)) & 0x7fffffff)
+  })
+
+  it('large inputs go to @node-rs/crc32 here (installed with the package) and match zlib up to 1 MiB', () => {
+    assert.equal(largeCrc32Implementation(), 'node-rs')
+    const big = Buffer.alloc(1 << 20)
+    for (let i = 0; i < big.length; i++) big[i] = (i * 2654435761) >>> 24
+    for (const length of [161, 1024, 4097, 65536, 1 << 20]) {
+      for (const start of [0, 5]) {
+        const view = big.subarray(start, Math.min(big.length, start + length))
+        assert.equal(checksum(view), crc32(view) & 0x7fffffff, `length ${length} at ${start}`)
+        const plain = new Uint8Array(view)
+        assert.equal(checksum(plain), crc32(view) & 0x7fffffff, 'a Uint8Array that is not a Buffer')
+      }
+    }
   })
 })
