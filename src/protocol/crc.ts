@@ -38,6 +38,11 @@ export function checksum(data: Uint8Array): number {
   return (data.length <= JS_MAX_BYTES ? crc32Small(data) : crc32Large(data)) & 0x7fffffff
 }
 
+/** checksum(buf.subarray(start, end)) without making the view for small ranges (record scans). */
+export function checksumOfRange(buf: Uint8Array, start: number, end: number): number {
+  return (end - start <= JS_MAX_BYTES ? crc32Range(buf, start, end) : crc32Large(buf.subarray(start, end))) & 0x7fffffff
+}
+
 type Crc32 = (data: Uint8Array) => number
 let large: Crc32 | undefined
 
@@ -63,17 +68,20 @@ export function largeCrc32Implementation(): 'node-rs' | 'zlib' {
 }
 
 function crc32Small(buf: Uint8Array): number {
+  return crc32Range(buf, 0, buf.length)
+}
+
+function crc32Range(buf: Uint8Array, start: number, end: number): number {
   const t = TABLE
-  const n = buf.length
-  const end8 = n - (n & 7)
+  const end8 = end - ((end - start) & 7)
   let c = -1
-  let i = 0
+  let i = start
   for (; i < end8; i += 8) {
     const a = c ^ (buf[i] | (buf[i + 1] << 8) | (buf[i + 2] << 16) | (buf[i + 3] << 24))
     c =
       t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
       t[768 + buf[i + 4]] ^ t[512 + buf[i + 5]] ^ t[256 + buf[i + 6]] ^ t[buf[i + 7]]
   }
-  for (; i < n; i++) c = t[(c ^ buf[i]) & 0xff] ^ (c >>> 8)
+  for (; i < end; i++) c = t[(c ^ buf[i]) & 0xff] ^ (c >>> 8)
   return ~c
 }

@@ -13,7 +13,7 @@
  * sends raw log bytes up to maxSize); decoders stop there and report how many bytes they
  * consumed, so a consumer advances its offset only past whole messages.
  */
-import {checksum} from './crc.js'
+import {checksum, checksumOfRange} from './crc.js'
 import {MetaError} from './errors.js'
 
 export const RECORD_HEADER_BYTES = 20
@@ -199,11 +199,12 @@ export function scanRecords(
   const end = buf.length
   while (pos < end) {
     if (end - pos < RECORD_HEADER_BYTES) return {end: pos, stop: 'partial'}
-    const length = buf.readInt32BE(pos)
+    // Bytes read by hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
+    const length = (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
     if (length < 0 || length > maxPayloadBytes) return {end: pos, stop: 'bad-length'}
     if (end - pos - RECORD_HEADER_BYTES < length) return {end: pos, stop: 'partial'}
-    const crc = buf.readInt32BE(pos + 4)
-    if (checksum(buf.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length)) !== crc) {
+    const crc = (buf[pos + 4] << 24) | (buf[pos + 5] << 16) | (buf[pos + 6] << 8) | buf[pos + 7]
+    if (checksumOfRange(buf, pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length) !== crc) {
       return {end: pos, stop: 'bad-checksum'}
     }
     onRecord?.(pos, length)

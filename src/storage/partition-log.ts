@@ -252,7 +252,7 @@ export class PartitionLog {
     records.copy(block.buf, block.filled)
     block.filled += records.length
     const rel = offset - this.tailSegmentStart
-    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + records.readInt32BE(pos)) {
+    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + ((records[pos] << 24) | (records[pos + 1] << 16) | (records[pos + 2] << 8) | records[pos + 3])) {
       this.cursor.record(rel + pos, recordTimestamp(records, pos))
     }
     this.endRecords(records.length, count, done)

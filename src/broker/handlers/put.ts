@@ -218,11 +218,12 @@ function assignIds(ctx: BrokerContext, body: Buffer, count: number): string | un
   let prevLow = 0
   for (let i = 0; i < count; i++) {
     if (body.length - pos < RECORD_HEADER_BYTES) return undefined
-    const length = body.readInt32BE(pos)
+    // Read and written by hand: Buffer#readInt32BE costs a method lookup and checks per call.
+    const length = (body[pos] << 24) | (body[pos + 1] << 16) | (body[pos + 2] << 8) | body[pos + 3]
     if (length < 0 || length > body.length - pos - RECORD_HEADER_BYTES) return undefined
     ctx.ids.writeNext(body, pos + 8)
-    const high = body.readUInt32BE(pos + 8)
-    const low = body.readUInt32BE(pos + 12)
+    const high = ctx.ids.high >>> 0
+    const low = ctx.ids.low
     const next = i > 0 && (low === prevLow + 1 ? high === prevHigh : low === 0 && prevLow === 0xffffffff && high === prevHigh + 1)
     if (!next) runs += `${i === 0 ? '' : ' '}${i}:${body.readBigInt64BE(pos + 8)}`
     prevHigh = high
