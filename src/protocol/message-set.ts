@@ -132,17 +132,18 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
   const end = buf.length
   let pos = 0
   while (end - pos >= RECORD_HEADER_BYTES) {
-    const length = buf.readInt32BE(pos)
+    // Fields read by hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
+    const length = int32At(buf, pos)
     if (length < 0 || length > maxPayload) {
       return {bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, base + pos)}
     }
     const next = pos + RECORD_HEADER_BYTES + length
     if (next > end) break
-    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
-    if (verify && checksum(payload) !== buf.readInt32BE(pos + 4)) {
+    if (verify && checksumOfRange(buf, pos + RECORD_HEADER_BYTES, next) !== int32At(buf, pos + 4)) {
       return {bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
     }
-    const flag = buf.readInt32BE(pos + 16)
+    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
+    const flag = int32At(buf, pos + 16)
     let attribute: string | undefined
     let data = payload
     if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
@@ -177,6 +178,11 @@ export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): Deco
   return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
 }
 
+/** The big-endian int32 at buf[pos] (the caller checked the bounds). */
+function int32At(buf: Uint8Array, pos: number): number {
+  return (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
+}
+
 function invalidRecord(reason: string, offset: number): MetaError {
   return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
 }
@@ -200,10 +206,10 @@ export function scanRecords(
   while (pos < end) {
     if (end - pos < RECORD_HEADER_BYTES) return {end: pos, stop: 'partial'}
     // Bytes read by hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
-    const length = (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
+    const length = int32At(buf, pos)
     if (length < 0 || length > maxPayloadBytes) return {end: pos, stop: 'bad-length'}
     if (end - pos - RECORD_HEADER_BYTES < length) return {end: pos, stop: 'partial'}
-    const crc = (buf[pos + 4] << 24) | (buf[pos + 5] << 16) | (buf[pos + 6] << 8) | buf[pos + 7]
+    const crc = int32At(buf, pos + 4)
     if (checksumOfRange(buf, pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length) !== crc) {
       return {end: pos, stop: 'bad-checksum'}
     }

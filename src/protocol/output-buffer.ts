@@ -85,7 +85,14 @@ export class OutputBuffer {
   /** Append a big-endian int32 (record headers). */
   writeInt32BE(value: number): void {
     this.ensure(4)
-    this.length = this.buf.writeInt32BE(value | 0, this.length)
+    // By hand: Buffer#writeInt32BE costs a method lookup and argument checks per call.
+    const buf = this.buf
+    const pos = this.length
+    buf[pos] = value >>> 24
+    buf[pos + 1] = value >>> 16
+    buf[pos + 2] = value >>> 8
+    buf[pos + 3] = value
+    this.length = pos + 4
   }
 
   /** Append "\r\n". */
