@@ -1,4 +1,4 @@
-import {writeUint32Digits, writeUint32Padded} from './output-buffer.js'
+import {int32At, putInt32BE, writeUint32Digits, writeUint32Padded} from './output-buffer.js'
 
 /**
  * Message ids (spec §6.5): a signed 64-bit integer laid out as
@@ -48,16 +48,8 @@ export class MessageIdGenerator {
    */
   writeNext(buf: Buffer, pos: number): number {
     const ms = this.nextHalves()
-    const high = this.high
-    const low = this.low
-    buf[pos] = high >>> 24
-    buf[pos + 1] = high >>> 16
-    buf[pos + 2] = high >>> 8
-    buf[pos + 3] = high
-    buf[pos + 4] = low >>> 24
-    buf[pos + 5] = low >>> 16
-    buf[pos + 6] = low >>> 8
-    buf[pos + 7] = low
+    putInt32BE(buf, pos, this.high)
+    putInt32BE(buf, pos + 4, this.low)
     return ms
   }
 
@@ -164,9 +156,8 @@ export function messageIdTimestamp(id: bigint): number {
 
 /** The same, read from a big-endian int64 in a buffer without allocating a bigint. */
 export function messageIdTimestampAt(buf: Uint8Array, pos: number): number {
-  // By hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
-  const hi = (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
-  const lo = ((buf[pos + 4] << 24) | (buf[pos + 5] << 16) | (buf[pos + 6] << 8) | buf[pos + 7]) >>> 0
+  const hi = int32At(buf, pos)
+  const lo = int32At(buf, pos + 4) >>> 0
   return hi * TWO_POW_10 + Math.floor(lo / 4194304) + META_EPOCH_MS
 }
 

@@ -14,6 +14,7 @@
  * consumed, so a consumer advances its offset only past whole messages.
  */
 import {checksum, checksumOfRange} from './crc.js'
+import {int32At} from './output-buffer.js'
 import {MetaError} from './errors.js'
 
 export const RECORD_HEADER_BYTES = 20
@@ -132,7 +133,7 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
   const end = buf.length
   let pos = 0
   while (end - pos >= RECORD_HEADER_BYTES) {
-    // Fields read by hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
+    // int32At, not Buffer#readInt32BE: see output-buffer.ts.
     const length = int32At(buf, pos)
     if (length < 0 || length > maxPayload) {
       return {bytesConsumed: pos, error: invalidRecord(`invalid message length ${length}`, base + pos)}
@@ -178,10 +179,6 @@ export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): Deco
   return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
 }
 
-/** The big-endian int32 at buf[pos] (the caller checked the bounds). */
-function int32At(buf: Uint8Array, pos: number): number {
-  return (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
-}
 
 function invalidRecord(reason: string, offset: number): MetaError {
   return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
@@ -205,7 +202,6 @@ export function scanRecords(
   const end = buf.length
   while (pos < end) {
     if (end - pos < RECORD_HEADER_BYTES) return {end: pos, stop: 'partial'}
-    // Bytes read by hand: Buffer#readInt32BE costs a method lookup and argument checks per call.
     const length = int32At(buf, pos)
     if (length < 0 || length > maxPayloadBytes) return {end: pos, stop: 'bad-length'}
     if (end - pos - RECORD_HEADER_BYTES < length) return {end: pos, stop: 'partial'}

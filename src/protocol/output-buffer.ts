@@ -85,14 +85,8 @@ export class OutputBuffer {
   /** Append a big-endian int32 (record headers). */
   writeInt32BE(value: number): void {
     this.ensure(4)
-    // By hand: Buffer#writeInt32BE costs a method lookup and argument checks per call.
-    const buf = this.buf
-    const pos = this.length
-    buf[pos] = value >>> 24
-    buf[pos + 1] = value >>> 16
-    buf[pos + 2] = value >>> 8
-    buf[pos + 3] = value
-    this.length = pos + 4
+    putInt32BE(this.buf, this.length, value)
+    this.length += 4
   }
 
   /** Append "\r\n". */
@@ -172,6 +166,23 @@ export function intTextLength(n: number): number {
   if ((n >>> 0) === n) return uint32Digits(n)
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return String(n).length
   return n < 0 ? 1 + decimalDigits(-n) : decimalDigits(n)
+}
+
+/**
+ * Write `value` as a big-endian int32 at buf[pos] (the caller checked the bounds). By hand:
+ * Buffer#writeInt32BE costs a prototype lookup (V8's generic LoadIC stub on these call
+ * sites) and argument checks per call, more than the write.
+ */
+export function putInt32BE(buf: Uint8Array, pos: number, value: number): void {
+  buf[pos] = value >>> 24
+  buf[pos + 1] = value >>> 16
+  buf[pos + 2] = value >>> 8
+  buf[pos + 3] = value
+}
+
+/** The big-endian int32 at buf[pos] (the caller checked the bounds), by hand as above. */
+export function int32At(buf: Uint8Array, pos: number): number {
+  return (buf[pos] << 24) | (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3]
 }
 
 /** "00" … "99" as ASCII pairs: two digits per division. */
@@ -257,10 +268,7 @@ export class DecimalText {
     const last = this.value
     if (n === last) return
     const step = n - last
-    if (step > 0 && step < MAX_STEP && last >= 0) this.add(step)
-    else if (step < 0 && step > -MAX_STEP && last < 0 && n < 0) this.add(-step) // magnitude grows
-    else if (step < 0 && step > -MAX_STEP && last > 0 && n > 0) this.subtract(-step)
-    else if (step > 0 && step < MAX_STEP && last < 0 && n < 0) this.subtract(step) // magnitude shrinks
+    if (step > -MAX_STEP && step < MAX_STEP && ((last >= 0 && n > 0) || (last < 0 && n < 0))) this.move(last < 0 ? -step : step) // the magnitude moves
     else this.format(n)
     this.value = n
     this.high = Number.NaN
@@ -272,7 +280,7 @@ export class DecimalText {
       const step = low - this.low
       if (step === 0) return
       if (step > 0 && step < MAX_STEP) {
-        this.add(step)
+        this.move(step)
         this.low = low
         return
       }
@@ -310,14 +318,16 @@ export class DecimalText {
     this.length = text.length - from
   }
 
-  /** |value| += step (0 < step < MAX_STEP). */
-  private add(step: number): void {
+  /** |value| += step (−MAX_STEP < step < MAX_STEP; the result stays above 0). */
+  private move(step: number): void {
     const d = this.digits
+    const sign = step < 0 ? -1 : 1
+    let rest = step * sign
     let i = this.length - 1
     let carry = 0
-    while (step > 0 || carry > 0) {
-      const r = step % 10
-      step = (step - r) / 10
+    while (rest > 0 || carry !== 0) {
+      const r = rest % 10
+      rest = (rest - r) / 10
       if (i < 0) {
         // A new leading digit: shift right by one (999 + 1).
         d.copyWithin(1, 0, this.length)
@@ -325,25 +335,9 @@ export class DecimalText {
         i = 0
         d[0] = 48
       }
-      let digit = d[i] - 48 + r + carry
-      carry = digit >= 10 ? 1 : 0
-      if (carry === 1) digit -= 10
-      d[i] = 48 + digit
-      i -= 1
-    }
-  }
-
-  /** |value| -= step (0 < step < MAX_STEP, step < |value|). */
-  private subtract(step: number): void {
-    const d = this.digits
-    let i = this.length - 1
-    let borrow = 0
-    while (step > 0 || borrow > 0) {
-      const r = step % 10
-      step = (step - r) / 10
-      let digit = d[i] - 48 - r - borrow
-      borrow = digit < 0 ? 1 : 0
-      if (borrow === 1) digit += 10
+      let digit = d[i] - 48 + sign * r + carry
+      carry = digit >= 10 ? 1 : digit < 0 ? -1 : 0
+      digit -= carry * 10
       d[i] = 48 + digit
       i -= 1
     }

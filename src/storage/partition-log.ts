@@ -24,6 +24,7 @@
  */
 import {MetaError} from '../protocol/errors.js'
 import {messageIdTimestampOfHalves} from '../protocol/message-id.js'
+import {int32At} from '../protocol/output-buffer.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
 import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
@@ -252,7 +253,7 @@ export class PartitionLog {
     records.copy(block.buf, block.filled)
     block.filled += records.length
     const rel = offset - this.tailSegmentStart
-    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + ((records[pos] << 24) | (records[pos + 1] << 16) | (records[pos + 2] << 8) | records[pos + 3])) {
+    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + int32At(records, pos)) {
       this.cursor.record(rel + pos, recordTimestamp(records, pos))
     }
     this.endRecords(records.length, count, done)

@@ -11,6 +11,7 @@ import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
 import type {PutBatchCommand} from '../../protocol/commands/put-batch.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import {messageIdOfHalves} from '../../protocol/message-id.js'
+import {int32At} from '../../protocol/output-buffer.js'
 import {isMetaError, MetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import type {RequestFrame} from '../../protocol/frames.js'
@@ -218,8 +219,7 @@ function assignIds(ctx: BrokerContext, body: Buffer, count: number): string | un
   let prevLow = 0
   for (let i = 0; i < count; i++) {
     if (body.length - pos < RECORD_HEADER_BYTES) return undefined
-    // Read and written by hand: Buffer#readInt32BE costs a method lookup and checks per call.
-    const length = (body[pos] << 24) | (body[pos + 1] << 16) | (body[pos + 2] << 8) | body[pos + 3]
+    const length = int32At(body, pos) // not Buffer#readInt32BE: see protocol/output-buffer.ts
     if (length < 0 || length > body.length - pos - RECORD_HEADER_BYTES) return undefined
     ctx.ids.writeNext(body, pos + 8)
     const high = ctx.ids.high >>> 0
