@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `meta`: runs the bundle `npm run build` writes to dist/bundle/ (scripts/build-cli.mjs), one
 // CommonJS script compiled with the V8 code cache made at build time, so the CLI starts like a
-// shell tool. A cache made by another Node version is rejected by V8 and the script is simply
-// compiled as usual.
+// shell tool. The cache is kept per Node version (its file name carries process.version): V8
+// does not always reject a cache made by another Node 20 release with the same V8, and such a
+// cache crashed Node 20.15.0 (a segmentation fault). Without a cache for this version the script
+// is simply compiled as usual.
 import {readFileSync, writeFileSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import Module, {createRequire} from 'node:module'
@@ -34,7 +36,7 @@ try {
 }
 let cachedData
 try {
-  cachedData = readFileSync(`${file}.cache`)
+  cachedData = readFileSync(`${file}.${process.version}.cache`)
 } catch {
   // No code cache (a partial build): compile without one.
 }
@@ -46,7 +48,7 @@ const script = new vm.Script(Module.wrap(source), {
 })
 const module = {exports: {}}
 script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file))
-if (process.env.META_WRITE_CODE_CACHE === '1') process.once('exit', () => writeFileSync(`${file}.cache`, script.createCachedData()))
+if (process.env.META_WRITE_CODE_CACHE === '1') process.once('exit', () => writeFileSync(`${file}.${process.version}.cache`, script.createCachedData()))
 
 const manifest = async () => JSON.parse(await readFile(join(dir, 'oclif.manifest.json'), 'utf8'))
 await module.exports.start({root, manifest})

@@ -4,7 +4,7 @@
  *
  *   dist/bundle/meta.cjs                 the whole CLI as one CommonJS script; every lazy
  *                                        import() stays lazy (a module runs on first use)
- *   dist/bundle/meta.cjs.cache           V8's code cache of it, made by running it once:
+ *   dist/bundle/meta.cjs.<node>.cache    V8's code cache of it for this Node version, made by running it once:
  *                                        bin/run.js compiles the script with it, so a start
  *                                        deserializes compiled code instead of parsing and
  *                                        compiling (what Node 22's compile cache does; Node 20
@@ -34,7 +34,7 @@ const inlined = {name: pkg.name, version: pkg.version, description: pkg.descript
 
 /** File names in a bundle directory. */
 export const BUNDLE_FILE = 'meta.cjs'
-export const CODE_CACHE_FILE = 'meta.cjs.cache'
+export const CODE_CACHE_FILE = `meta.cjs.${process.version}.cache`
 export const MANIFEST_FILE = 'oclif.manifest.json'
 
 const common = {
