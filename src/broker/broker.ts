@@ -71,6 +71,8 @@ import {handleCount, handleSeek} from './handlers/seek.js'
 import {handleConfigReload, handlePartitionsState} from './handlers/admin.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {RetentionScheduler} from './retention.js'
+import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
+import {Replicator, type SlaveOptions} from './replication/replicator.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -85,6 +87,11 @@ export interface BrokerOptions {
   txJournalFileBytes?: number
   /** Most record bytes open transactions may hold in memory (default 1 GiB; tests make it small). */
   txMaxHeldBytes?: number
+  /**
+   * Run as the asynchronous slave of a master given by address (src/broker/replication):
+   * puts are refused, every partition of the master is copied byte for byte.
+   */
+  slave?: SlaveOptions
 }
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
@@ -118,6 +125,8 @@ export class Broker implements ConnectionHandler {
   cluster: ClusterRegistration | undefined
   /** Bytes read from and written to connections closed so far (open ones are summed when asked). */
   private closedTraffic = {received: 0, sent: 0}
+  /** Set when this broker is an asynchronous slave. */
+  replicator: Replicator | undefined
 
   private constructor(
     config: BrokerConfig,
@@ -252,6 +261,11 @@ export class Broker implements ConnectionHandler {
       if (config.system.syncSlave && zk.zkConnect !== undefined && zk.zkEnable) {
         // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
         log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does)')
+      } else if (options.slave !== undefined) {
+        if (zk.zkConnect !== undefined && zk.zkEnable) {
+          throw new MetaError('CONFIG_INVALID', 'an asynchronous slave with ZooKeeper is not supported yet: run it standalone (--slave-of HOST:PORT, no zk.zkConnect)')
+        }
+        started.startReplication(options.slave)
       } else if (zk.zkConnect !== undefined && zk.zkEnable) {
         started.cluster = await ClusterRegistration.start({
           config,
@@ -268,6 +282,7 @@ export class Broker implements ConnectionHandler {
       }
     } catch (error) {
       started.context.sync?.close()
+      await started.replicator?.stop()
       clearInterval(started.sweeper)
       await new Promise<void>((resolve) => started.server.close(() => resolve()))
       await started.retention.close()
@@ -279,6 +294,22 @@ export class Broker implements ConnectionHandler {
       throw error
     }
     return started
+  }
+
+  private startReplication(slave: SlaveOptions): void {
+    const replicator = new Replicator(
+      slave,
+      {store: this.store, dataPath: this.config.system.dataPath, brokerId: this.config.system.brokerId, log: this.log.child('replication')},
+      (topic, partition) => this.context.logs.forget(topic, partition),
+    )
+    this.replicator = replicator
+    const brokerId = this.config.system.brokerId
+    this.context.replica = {
+      refusal: () =>
+        new MetaError('SLAVE_READ_ONLY', `broker ${brokerId} is the asynchronous slave ${slave.slaveId} of ${replicator.masterAddress}: it does not accept puts; send to the master`),
+      status: () => replicator.status(),
+    }
+    replicator.start()
   }
 
   /** The configuration in force (replaced by {@link reload}). */
@@ -337,7 +368,8 @@ export class Broker implements ConnectionHandler {
     switch (frame.type) {
       case 'put':
         if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
-        if (frame.txKey === null) return handlePut(ctx, conn, frame)
+        // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
+        if (frame.txKey === null || ctx.replica !== undefined) return handlePut(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, 1, SYNC_TRANSACTIONS_REFUSED)
         return handleTransactionalPut(ctx, conn, frame)
       case 'get':
@@ -383,7 +415,7 @@ export class Broker implements ConnectionHandler {
         return handleCount(ctx, conn, frame)
       case 'put-batch':
         if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
-        if (frame.txKey === null) return handlePutBatch(ctx, conn, frame)
+        if (frame.txKey === null || ctx.replica !== undefined) return handlePutBatch(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
         return handleTransactionalPutBatch(ctx, conn, frame)
       case 'config-reload':
@@ -399,6 +431,10 @@ export class Broker implements ConnectionHandler {
       case 'partitions-close':
       case 'partitions-open':
         return handlePartitionsState(ctx, conn, frame)
+      case 'replicate':
+        return handleReplicate(ctx, conn, frame)
+      case 'slave-status':
+        return handleSlaveStatus(ctx, conn, frame)
       default:
         return assertNever(frame)
     }
@@ -517,6 +553,7 @@ export class Broker implements ConnectionHandler {
     clearInterval(this.sweeper)
     // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
     await this.cluster?.stop()
+    await this.replicator?.stop()
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const conn of this.connections) conn.stopReading()
     this.context.polls.expireAll()

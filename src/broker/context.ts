@@ -15,6 +15,16 @@ import type {TopicRegistry} from './topics.js'
 import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import type {SyncMaster} from './replication/sync-master.js'
+import type {MetaError} from '../protocol/errors.js'
+import type {SlaveStatusReport} from '../protocol/commands/replication.js'
+
+/** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
+export interface ReplicaRole {
+  /** The error a put to this slave is refused with (SLAVE_READ_ONLY, naming the master). */
+  refusal(): MetaError
+  /** `slave-status`. */
+  status(): Promise<SlaveStatusReport>
+}
 
 export interface BrokerContext {
   /** The configuration in force; replaced as a whole by a reload. */
@@ -49,6 +59,8 @@ export interface BrokerContext {
   onNewPartition(topic: string, partition: number): void
   /** Called with every put's storage outcome (cluster mode leaves topics-pub while puts fail). */
   putOutcome(failed: boolean): void
+  /** Set when this broker is an asynchronous slave: puts are refused, `slave-status` answers. */
+  replica?: ReplicaRole
   /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
   reload(dryRun: boolean): Promise<ReloadReport>
 }

@@ -16,3 +16,12 @@ export {
 } from '../storage/partition-admin.js'
 export type {ReloadSource} from './reload.js'
 export type {RetentionResult} from './retention.js'
+export {Replicator, type MasterLink, type SlaveOptions} from './replication/replicator.js'
+export {
+  loadSlaveProperties,
+  parseSlaveProperties,
+  resolveSlaveConfig,
+  parseMasterAddress,
+  SLAVE_DEFAULTS,
+  type SlaveConfig,
+} from './replication/slave-config.js'

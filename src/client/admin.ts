@@ -17,6 +17,7 @@ import {encodeTransaction} from '../protocol/commands/transaction.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {transactionError} from './transaction.js'
+import {encodeSlaveStatus, type SlaveStatusReport} from '../protocol/commands/replication.js'
 import {
   encodeConfigReload,
   encodePartitionsState,
@@ -191,6 +192,17 @@ export class AdminClient {
     if (this.conn.capabilities.transactions !== true) {
       throw new MetaError('UNSUPPORTED', `${what}: broker ${this.conn.name} does not serve meta's transaction administration (a MetaQ broker, or an older meta)`)
     }
+  }
+
+  /**
+   * `slave-status` of an asynchronous slave (docs/protocol.md "Replication"). NOT_A_SLAVE when
+   * the broker is a master; UNSUPPORTED when it is a broker without meta's replication.
+   */
+  async slaveStatus(): Promise<SlaveStatusReport> {
+    if (!this.conn.capabilities.replicate) {
+      throw new MetaError('UNSUPPORTED', `${this.conn.name} does not serve slave-status: it is ${this.conn.capabilities.meta ? 'a meta broker without replication' : 'a MetaQ broker (its slaves report over JMX)'}`)
+    }
+    return JSON.parse(await this.text((out, opaque) => encodeSlaveStatus(out, opaque))) as SlaveStatusReport
   }
 
   /** Partition count of a topic on this broker. */

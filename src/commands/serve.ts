@@ -1,8 +1,9 @@
 import {unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
-import type {BrokerConfig, ConfigOverrides} from '../broker/index.js'
+import type {BrokerConfig, ConfigOverrides, SlaveOptions} from '../broker/index.js'
 import {BaseCommand} from '../cli/base-command.js'
 import {durationFlag} from '../cli/client-flags.js'
+import {usageErrors} from '../cli/usage.js'
 import type {LogLevel} from '../log.js'
 import {META_VERSION} from '../package-info.js'
 
@@ -30,6 +31,10 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     {description: 'Apply edits to server.ini as soon as it is saved', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini --watch-config'},
     {description: 'A synchronous slave (start it first)', command: '<%= config.bin %> <%= command.id %> --sync-slave --port 8124 -d ~/meta-slave'},
     {description: 'Its master: a put is acknowledged once both have it', command: '<%= config.bin %> <%= command.id %> --sync-slave-address 127.0.0.1:8124'},
+    {
+      description: 'An asynchronous slave of the broker on 127.0.0.1:8123 (puts are refused; meta slave-status -b 127.0.0.1:8124 checks it)',
+      command: '<%= config.bin %> <%= command.id %> --slave-id 1 --slave-of 127.0.0.1:8123 --port 8124 -d ~/meta-slave',
+    },
     {
       description: 'Join a cluster coordinated by ZooKeeper (second broker: another id and port)',
       command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 1 --port 8124 -d ~/meta-1',
@@ -78,6 +83,12 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       summary: 'Promoting a former slave: before registering, rewrite consumer groups\' committed offsets for this broker id to this log\'s positions (recoverOffset).',
     }),
     'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
+    'slave-id': Flags.integer({summary: 'Run as asynchronous slave number N (slaveId) of the master given by --slave-of.', min: 0}),
+    'slave-of': Flags.string({
+      summary: "The master's HOST:PORT: replicate all its partitions, refuse puts.",
+      description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only.',
+    }),
+    'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
   }
 
   protected static override defaultLogLevel: LogLevel = 'info'
@@ -108,7 +119,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
-    const broker = await startBroker({config, overrides, logger: this.logger})
+    const slave = await this.slaveOptions()
+    const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
     if (httpPort !== undefined) {
@@ -164,7 +176,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       version: META_VERSION,
       url: broker.url,
       dataPath: s.dataPath,
-      mode: config.zookeeper.zkConnect ? 'cluster' : 'standalone',
+      mode: slave !== undefined ? `slave ${slave.slaveId} of ${slave.master.host}:${slave.master.port}` : config.zookeeper.zkConnect ? 'cluster' : 'standalone',
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
       ...(http ? {http: http.url} : {}),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
@@ -175,6 +187,33 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     await stopped
     process.off('SIGHUP', onHangup)
     watcher?.()
+  }
+
+  /** The slave role from --slave-config, --slave-id and --slave-of; undefined for a master. Usage errors name the flag. */
+  private async slaveOptions(): Promise<SlaveOptions | undefined> {
+    const flags = this.flags
+    const {loadSlaveProperties, parseMasterAddress, resolveSlaveConfig} = await import('../broker/index.js')
+    const file = flags['slave-config'] !== undefined ? loadSlaveProperties(flags['slave-config']) : {}
+    const role = resolveSlaveConfig(file, {slaveId: flags['slave-id']})
+    if (role === undefined && flags['slave-of'] === undefined) {
+      if (flags['slave-config'] !== undefined) this.error(`${flags['slave-config']} sets no slaveId: give one there or with --slave-id`, {exit: 2})
+      return undefined
+    }
+    if (role === undefined) this.error('--slave-of needs a slaveId: add --slave-id N (or slaveId in --slave-config)', {exit: 2})
+    if (flags['slave-of'] === undefined) {
+      this.error('a slave needs its master: add --slave-of HOST:PORT (finding the master through ZooKeeper is not built yet)', {exit: 2})
+    }
+    const slaveOf = flags['slave-of']
+    const master = usageErrors(() => parseMasterAddress(slaveOf))
+    const {BrokerConnection} = await import('../client/connection.js')
+    const logger = this.logger
+    return {
+      slaveId: role.slaveId,
+      slaveGroup: role.slaveGroup,
+      maxDelayMs: role.slaveMaxDelayInMills,
+      master,
+      connect: (address) => new BrokerConnection({...address, logger, reconnectMaxDelayMs: role.slaveMaxDelayInMills}),
+    }
   }
 }
 

@@ -15,9 +15,9 @@
  * served, not written, reported by `quarantined()` and at error level — and every other
  * partition opens. After open, a background scrub checks sealed segments (scrub.ts).
  */
-import {mkdirSync, type Dirent} from 'node:fs'
+import {mkdirSync, renameSync, type Dirent} from 'node:fs'
 import {readdir} from 'node:fs/promises'
-import {join, resolve} from 'node:path'
+import {dirname, join, resolve} from 'node:path'
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError, type ErrorCode} from '../protocol/errors.js'
 import type {StoreContext} from './context.js'
@@ -243,6 +243,27 @@ export class MessageStore {
     createSegmentFile(this.ctx.fds, first, true)
     const init = {topic, partition, dir, config, segments: [first], lastModifiedMs: Date.now()}
     return this.add(new PartitionLog({...init, newDirs: [dir, config.dataPath]}, this.ctx))
+  }
+
+  /**
+   * Take (topic, partition) out of the store: its log is closed, its files released and its
+   * directory renamed to `toDir` (which must not exist; its parent is created). A replica
+   * does this when its log can no longer continue its master's (docs/replication). Returns
+   * false when the store has no such log.
+   */
+  async setAside(topic: string, partition: number, toDir: string): Promise<boolean> {
+    const log = this.get(topic, partition)
+    if (log === undefined) return false
+    this.logs.delete(partitionDirName(topic, partition))
+    this.unwatch(log)
+    await log.closeAndRelease()
+    try {
+      mkdirSync(dirname(toDir), {recursive: true})
+      renameSync(log.dir, toDir)
+    } catch (error) {
+      throw ioError(error, 'rename', log.dir)
+    }
+    return true
   }
 
   /** Every log, sorted by topic then partition. */

@@ -246,6 +246,18 @@ export class PartitionLog {
     return this.appendBatch(records, count, segmentStarts, done)
   }
 
+  /**
+   * Close the log and release its files for good (the directory is about to be renamed or
+   * removed, e.g. a replica setting its log aside); reads and appends fail from now on.
+   */
+  async closeAndRelease(): Promise<void> {
+    await this.close()
+    for (const segment of this.segments) {
+      this.ctx.fds.retire(segment.file)
+      this.ctx.fds.retire(segment.indexFile)
+    }
+  }
+
   private appendBatch(records: Buffer, count: number, roll: boolean | undefined, done: AppendCallback): number {
     checkRecordBatch(records, count)
     const offset = this.startRecords(roll)

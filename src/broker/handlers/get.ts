@@ -20,6 +20,7 @@ import {isMetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
+import {isReplicaGet, sendReplicaValue} from '../replication/replica-reply.js'
 
 export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
   ctx.counters.cmdGet += 1
@@ -27,7 +28,8 @@ export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetComman
   serveGet(ctx, conn, frame)
 }
 
-function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
+/** Serve a get without counting it (`replicate` uses it: src/broker/replication/master.ts). */
+export function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
   const topic = ctx.topics.resolve(frame.topic)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
@@ -70,7 +72,8 @@ function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void
 function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, result: ReadResult): void {
   switch (result.kind) {
     case 'data':
-      conn.sendValue(frame.opaque, result.data)
+      if (isReplicaGet(frame)) sendReplicaValue(ctx, conn, frame, result.data)
+      else conn.sendValue(frame.opaque, result.data)
       return
     case 'below':
     case 'damaged':

@@ -126,6 +126,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     // Transactions are refused under synchronous replication (as MetaQ's samsa and gregor do).
     transactions: ctx.sync === undefined && !ctx.config.system.syncSlave,
     syncBatch: ctx.config.system.syncSlave,
+    replicate: true,
   })
 }
 
@@ -138,7 +139,7 @@ function systemStats(ctx: BrokerContext): SystemStats {
     port: ctx.port,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAtMs) / 1000),
     version: PROTOCOL_VERSION,
-    slave: false,
+    slave: ctx.replica !== undefined,
     currentConnections: ctx.connectionCount(),
     // One JavaScript thread plus libuv's file-I/O pool.
     threads: 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4),

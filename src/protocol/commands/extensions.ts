@@ -34,6 +34,7 @@ import {
   type PartitionsStateCommand,
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
+import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -56,6 +57,8 @@ export type ExtensionCommand =
   | TxDecideCommand
   | TxCommitCommand
   | SyncBatchCommand
+  | ReplicateCommand
+  | SlaveStatusCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -78,4 +81,6 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['tx-decide', parseTxDecide],
   ['tx-commit', parseTxCommit],
   ['sync-batch', parseSyncBatch],
+  ['replicate', parseReplicate],
+  ['slave-status', parseSlaveStatus],
 ]

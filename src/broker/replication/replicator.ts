@@ -1,0 +1,321 @@
+/**
+ * The asynchronous slave (MetaQ's "metaslave", spec §8.1; docs/replication in README): a
+ * broker that copies every partition of its master, byte for byte.
+ *
+ * - Discovery: every `discoverIntervalMs` it asks the master `stats partitions` and starts a
+ *   follower for each partition it does not follow yet (topics the master has data for).
+ * - Each follower long-polls the master with `replicate` (docs/protocol.md) from its own end
+ *   and appends what comes back with the master's ids, flags, checksums and payloads
+ *   unchanged, at the master's byte offsets: a new segment starts exactly where the reply
+ *   says the master's does (never because of this broker's maxSegmentSize), so segment files
+ *   have the same names and bytes.
+ * - Start: from the local end when the partition exists; a new partition starts at the
+ *   master's first offset. When the master's first offset has moved past the local end
+ *   (retention), the local log is set aside under `<dataPath>/__meta_state/replica-aside/` and
+ *   replication restarts at the master's first offset: a slave's log has no gaps.
+ * - A local log ahead of the master's (the master lost data or is another broker) is never
+ *   cut: that partition stops and `slave-status` says why.
+ * - Errors (master down, refused requests) back off up to `maxDelayMs`
+ *   (slaveMaxDelayInMills) and retry for ever.
+ *
+ * The broker module may not use the client, so the connection to the master comes from
+ * whoever starts the broker (`meta serve` passes meta's BrokerConnection): {@link MasterLink}.
+ */
+import {join} from 'node:path'
+import type {Logger} from '../../log.js'
+import type {OutputBuffer} from '../../protocol/output-buffer.js'
+import type {ResponseFrame} from '../../protocol/frames.js'
+import {MetaError, Status} from '../../protocol/errors.js'
+import {scanRecords} from '../../protocol/message-set.js'
+import {encodeStats} from '../../protocol/commands/stats.js'
+import {encodeCount} from '../../protocol/commands/seek.js'
+import {parsePartitionsStats} from '../../protocol/stats-body.js'
+import {
+  encodeReplicate,
+  readReplicaBody,
+  type ReplicaPartitionStatus,
+  type SlaveStatusReport,
+} from '../../protocol/commands/replication.js'
+import type {MessageStore, PartitionLog} from '../../storage/index.js'
+import {STATE_DIR_NAME} from '../../storage/layout.js'
+
+/** What the slave needs of a connection to its master (meta's client BrokerConnection is one). */
+export interface MasterLink {
+  readonly capabilities: {meta: boolean; replicate?: boolean}
+  readonly isOpen: boolean
+  ready(): Promise<void>
+  requestAsync(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
+  close(): void
+}
+
+export interface SlaveOptions {
+  /** slaveId (>= 0). */
+  slaveId: number
+  /** slaveGroup (MetaQ: the group its internal consumer uses; reported by slave-status). */
+  slaveGroup: string
+  /** slaveMaxDelayInMills: longest back-off after an error, and the discovery period. */
+  maxDelayMs: number
+  /** The master, `host:port`. */
+  master: {host: string; port: number}
+  /** Open a connection to the master (it reconnects by itself). */
+  connect(address: {host: string; port: number}): MasterLink
+}
+
+export interface ReplicatorContext {
+  store: MessageStore
+  dataPath: string
+  brokerId: number
+  log: Logger
+}
+
+/** How long one `replicate` may wait at the master's end. */
+const LONG_POLL_MS = 5_000
+/** Bytes asked per fetch (grows when one record is larger). */
+const FETCH_BYTES = 1024 * 1024
+const FETCH_BYTES_MAX = 64 * 1024 * 1024
+const ERROR_DELAY_MIN_MS = 50
+
+class Follower {
+  next = -1
+  masterEnd = -1
+  masterMin = -1
+  lastFetchMs = 0
+  state: ReplicaPartitionStatus['state'] = 'waiting'
+  error: string | undefined
+  private fetchBytes = FETCH_BYTES
+  private delayMs = 0
+
+  constructor(
+    private readonly r: Replicator,
+    readonly topic: string,
+    readonly partition: number,
+    /** The master's first offset, from discovery. */
+    private readonly firstOffset: number,
+  ) {}
+
+  async run(): Promise<void> {
+    while (this.r.running && this.state !== 'stopped') {
+      try {
+        await this.step()
+        this.delayMs = 0
+      } catch (error) {
+        if (!this.r.running) return
+        this.state = 'waiting'
+        this.error = (error as Error).message
+        this.delayMs = Math.min(this.r.options.maxDelayMs, Math.max(ERROR_DELAY_MIN_MS, this.delayMs * 2))
+        this.r.log.debug('replication fetch failed; retrying', {topic: this.topic, partition: this.partition, error: this.error, delayMs: this.delayMs})
+        await this.r.sleep(this.delayMs)
+      }
+    }
+  }
+
+  private local(): PartitionLog | undefined {
+    return this.r.ctx.store.get(this.topic, this.partition)
+  }
+
+  private async step(): Promise<void> {
+    let log = this.local()
+    if (this.next < 0) this.next = log !== undefined ? log.maxOffset : this.firstOffset
+    const offset = this.next
+    const frame = await this.r.link.requestAsync(
+      (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset, maxSize: this.fetchBytes, maxWaitMs: LONG_POLL_MS, opaque}),
+      LONG_POLL_MS + 10_000,
+    )
+    if (!this.r.running) return
+    if (frame.type === 'result') return this.answered(frame.code, frame.body.toString('utf8'), offset)
+    const reply = readReplicaBody(frame.body)
+    if (reply === undefined) throw new MetaError('DECODE_ERROR', `the master's replicate answer is ${frame.body.length} bytes: shorter than its header`)
+    const {header, data} = reply
+    this.masterEnd = header.masterEnd
+    this.masterMin = header.masterMin
+    this.lastFetchMs = Date.now()
+    let count = 0
+    const {end, stop} = scanRecords(data, 0, () => (count += 1))
+    if (stop === 'bad-checksum' || stop === 'bad-length') {
+      throw new MetaError('CHECKSUM_MISMATCH', `the master sent a damaged record at offset ${offset + end} (${stop})`)
+    }
+    if (count === 0) {
+      // One record larger than what was asked for: ask for more next time.
+      if (data.length >= this.fetchBytes) this.fetchBytes = Math.min(FETCH_BYTES_MAX, this.fetchBytes * 2)
+      return
+    }
+    if (log === undefined) {
+      if (offset !== header.segmentStart) throw new MetaError('INTERNAL', `a new replica must start at a master segment start, not ${offset}`)
+      log = this.r.ctx.store.getOrCreate(this.topic, this.partition, offset)
+    }
+    const records = end === data.length ? data : data.subarray(0, end)
+    log.appendReplica(records, count, header.segmentStart === offset, (err) => {
+      if (err !== null) this.failed(err)
+    })
+    this.next = offset + end
+    this.state = 'replicating'
+    this.error = undefined
+  }
+
+  /** A `result` answer to `replicate` at `offset`. */
+  private async answered(code: number, body: string, offset: number): Promise<void> {
+    this.lastFetchMs = Date.now()
+    if (code === Status.NOT_FOUND) {
+      // Nothing new within the wait (or no such partition on the master yet).
+      if (this.local() !== undefined || offset === this.firstOffset) this.masterEnd = Math.max(this.masterEnd, offset)
+      this.state = 'replicating'
+      this.error = undefined
+      return
+    }
+    if (code !== Status.MOVED) throw MetaError.fromWire(code, body)
+    const moved = Number(body)
+    const log = this.local()
+    if (moved > offset) {
+      // Retention on the master passed our end: set our log aside and restart at its start.
+      this.masterMin = moved
+      if (log !== undefined) {
+        const aside = join(this.r.ctx.dataPath, STATE_DIR_NAME, 'replica-aside', `${this.topic}-${this.partition}.${Date.now()}`)
+        this.r.log.warn('the master no longer has what follows this slave\'s log: setting the log aside and starting again at the master\'s first offset', {
+          topic: this.topic,
+          partition: this.partition,
+          localEnd: offset,
+          masterFirst: moved,
+          aside,
+        })
+        await this.r.ctx.store.setAside(this.topic, this.partition, aside)
+        this.r.forgetLog(this.topic, this.partition)
+      }
+      this.next = moved
+      return
+    }
+    // The master's log ends before ours: never cut a log; stop this partition.
+    this.masterEnd = moved
+    this.state = 'stopped'
+    this.error = `this slave's log (end ${offset}) is ahead of the master's (end ${moved}): replication of this partition stopped; set the partition aside by hand to replicate it again`
+    this.r.log.error('replication stopped', {topic: this.topic, partition: this.partition, error: this.error})
+  }
+
+  private failed(err: MetaError): void {
+    this.r.log.error('appending replicated records failed; fetching again from the local end', {topic: this.topic, partition: this.partition, error: err.message})
+    this.next = -1
+  }
+
+  status(): ReplicaPartitionStatus {
+    const slaveEnd = this.local()?.maxOffset ?? (this.next >= 0 ? this.next : 0)
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      masterEnd: this.masterEnd,
+      slaveEnd,
+      lagBytes: this.masterEnd >= 0 ? Math.max(0, this.masterEnd - slaveEnd) : 0,
+      lagMessages: -1,
+      lastFetchMs: this.lastFetchMs,
+      state: this.state,
+      ...(this.error !== undefined ? {error: this.error} : {}),
+    }
+  }
+}
+
+export class Replicator {
+  running = true
+  readonly link: MasterLink
+  readonly log: Logger
+  private readonly followers = new Map<string, Follower>()
+  private readonly sleepers = new Set<() => void>()
+  private discovery: Promise<void> | undefined
+  private readonly runs: Array<Promise<void>> = []
+
+  constructor(
+    readonly options: SlaveOptions,
+    readonly ctx: ReplicatorContext,
+    /** Forget a log the broker's handlers remember (PartitionLogs). */
+    readonly forgetLog: (topic: string, partition: number) => void,
+  ) {
+    this.log = ctx.log
+    this.link = options.connect(options.master)
+  }
+
+  get masterAddress(): string {
+    const {host, port} = this.options.master
+    return `${host.includes(':') ? `[${host}]` : host}:${port}`
+  }
+
+  start(): void {
+    this.discovery = this.discover()
+  }
+
+  /** Resolve after `ms`, or at once when stopping. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.sleepers.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.sleepers.add(done)
+    })
+  }
+
+  private async discover(): Promise<void> {
+    let warned = false
+    while (this.running) {
+      try {
+        await this.link.ready()
+        if (!this.link.capabilities.replicate) {
+          throw new MetaError('UNSUPPORTED', `the master ${this.masterAddress} does not serve meta's replicate extension (a MetaQ broker, or an older meta): an asynchronous meta slave needs a meta master`)
+        }
+        const frame = await this.link.requestAsync((out, opaque) => encodeStats(out, {item: 'partitions', opaque}))
+        if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats partitions with ${frame.type === 'result' ? frame.code : frame.type}`)
+        for (const p of parsePartitionsStats(frame.body.toString('utf8'))) this.follow(p.topic, p.partition, p.minOffset)
+        warned = false
+      } catch (error) {
+        if (!this.running) return
+        if (!warned) this.log.warn('cannot reach the master; retrying', {master: this.masterAddress, error: (error as Error).message})
+        warned = true
+      }
+      await this.sleep(this.options.maxDelayMs)
+    }
+  }
+
+  private follow(topic: string, partition: number, firstOffset: number): void {
+    const key = `${topic}-${partition}`
+    if (this.followers.has(key)) return
+    const follower = new Follower(this, topic, partition, firstOffset)
+    this.followers.set(key, follower)
+    this.log.info('replicating', {topic, partition, from: this.ctx.store.get(topic, partition)?.maxOffset ?? firstOffset})
+    this.runs.push(follower.run())
+  }
+
+  /** `slave-status`: every partition, with the lag in messages counted by the master. */
+  async status(): Promise<SlaveStatusReport> {
+    const partitions = [...this.followers.values()].map((f) => f.status()).sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+    await Promise.all(
+      partitions.map(async (p) => {
+        if (p.lagBytes === 0) {
+          p.lagMessages = p.masterEnd >= 0 ? 0 : -1
+          return
+        }
+        try {
+          const frame = await this.link.requestAsync((out, opaque) => encodeCount(out, {topic: p.topic, partition: p.partition, from: p.slaveEnd, to: p.masterEnd, opaque}), 5_000)
+          if (frame.type === 'result' && frame.code === Status.OK) p.lagMessages = Number(frame.body.toString('utf8'))
+        } catch {
+          // Unknown: the master does not answer now.
+        }
+      }),
+    )
+    return {
+      brokerId: this.ctx.brokerId,
+      slaveId: this.options.slaveId,
+      slaveGroup: this.options.slaveGroup,
+      master: this.masterAddress,
+      masterConnected: this.link.isOpen,
+      running: this.running,
+      nowMs: Date.now(),
+      partitions,
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    for (const wake of [...this.sleepers]) wake()
+    this.link.close()
+    await this.discovery
+    await Promise.all(this.runs)
+  }
+}

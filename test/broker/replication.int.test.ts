@@ -1,0 +1,175 @@
+/**
+ * Asynchronous replication, standalone (src/broker/replication): real brokers in this process
+ * over loopback, a slave started with the master's address. Slaves end up byte-identical to
+ * the master (same segment names and bytes, though their own maxSegmentSize differs), refuse
+ * puts, resume from their own end after a restart, start at the master's first offset, and
+ * set their log aside when the master's retention passed it.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
+import {BrokerConnection} from '../../src/client/connection.js'
+import {createProducer, AdminClient, type SendResult} from '../../src/client/index.js'
+import {isMetaError} from '../../src/protocol/errors.js'
+import {startTestBroker} from '../helpers/broker.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+
+async function startSlave(t: Cleanup, master: Broker, dataPath: string, options: {slaveId?: number; close?: boolean} = {}): Promise<Broker> {
+  // A different segment size than the master's: the slave must follow the master's anyway.
+  const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath, maxSegmentBytes: 1024 * 1024 * 1024})
+  const slave = await startBroker({
+    config,
+    slave: {
+      slaveId: options.slaveId ?? 1,
+      slaveGroup: 'meta-slave-group',
+      maxDelayMs: 100,
+      master: {host: '127.0.0.1', port: master.port},
+      connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
+    },
+  })
+  if (options.close !== false) t.after(() => slave.close())
+  return slave
+}
+
+async function produce(t: Cleanup, broker: Broker, topic: string, count: number, partitions = [0, 1]): Promise<void> {
+  const producer = createProducer({broker: `127.0.0.1:${broker.port}`})
+  t.after(() => producer.close())
+  // Rounds of 200: the producer batches what is sent in one turn, and a batch never spans segments.
+  for (let round = 0; round < count; round += 200) {
+    const sends: Array<Promise<SendResult>> = []
+    for (let i = round; i < Math.min(count, round + 200); i++) {
+      sends.push(producer.send(topic, `message ${i} `.padEnd(100, 'x'), {partition: partitions[i % partitions.length]}))
+    }
+    const results = await Promise.all(sends)
+    assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+  }
+  await producer.close()
+}
+
+/** Wait until every partition of the master has the same end on the slave. */
+async function caughtUp(master: Broker, slave: Broker): Promise<void> {
+  await waitFor(
+    () =>
+      master.store.list().every((m) => {
+        const s = slave.store.get(m.topic, m.partition)
+        return s !== undefined && s.maxOffset === m.maxOffset && s.minOffset === m.minOffset
+      }) || undefined,
+    {timeoutMs: 30_000, what: 'the slave to catch up'},
+  )
+}
+
+/** Every segment file (`*.meta`) of every partition, by relative path. */
+function segmentFiles(broker: Broker): Map<string, Buffer> {
+  const files = new Map<string, Buffer>()
+  for (const log of broker.store.list()) {
+    for (const name of readdirSync(log.dir).filter((n) => n.endsWith('.meta')).sort()) {
+      files.set(`${log.topic}-${log.partition}/${name}`, readFileSync(join(log.dir, name)))
+    }
+  }
+  return files
+}
+
+async function assertIdentical(master: Broker, slave: Broker): Promise<void> {
+  await master.store.flushAll()
+  await slave.store.flushAll()
+  const m = segmentFiles(master)
+  const s = segmentFiles(slave)
+  assert.deepEqual([...s.keys()], [...m.keys()], 'same segment files')
+  for (const [name, bytes] of m) assert.ok(bytes.equals(s.get(name)!), `${name} differs`)
+}
+
+describe('asynchronous replication (standalone slave)', () => {
+  it('copies every partition byte for byte, with the master\'s segments, and refuses puts', async (t) => {
+    const master = await startTestBroker(t, {maxSegmentBytes: 64 * 1024, numPartitions: 2})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 4000)
+    const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'))
+    await caughtUp(master, slave)
+    // More while it follows (long poll).
+    await produce(t, master, topic, 4000)
+    await caughtUp(master, slave)
+    await assertIdentical(master, slave)
+    assert.ok(segmentFiles(master).size > 4, 'the master rolled segments')
+
+    const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: slave.port}))
+    t.after(() => admin.conn.close())
+    assert.equal((await admin.systemStats()).slave, true)
+    const producer = createProducer({broker: `127.0.0.1:${slave.port}`, retries: 0})
+    t.after(() => producer.close())
+    const refused = await producer.send(topic, 'no', {partition: 0})
+    assert.equal(refused.success, false)
+    assert.ok(isMetaError(refused.error, 'SLAVE_READ_ONLY'), String(refused.error))
+    assert.match(refused.errorMessage ?? '', new RegExp(`asynchronous slave 1 of 127\\.0\\.0\\.1:${master.port}: it does not accept puts; send to the master`))
+    const masterAdmin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
+    t.after(() => masterAdmin.conn.close())
+    assert.equal((await masterAdmin.systemStats()).slave, false)
+  })
+
+  it('resumes from its own end after a restart, and starts at the master\'s first offset', async (t) => {
+    const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 2000, [0])
+    // Retention on the master: its log no longer starts at 0.
+    const log = master.store.get(topic, 0)!
+    const segments = await log.segmentInfos()
+    await log.removeSegmentsBefore(segments[2].start)
+    assert.ok(log.minOffset > 0)
+    const dataPath = await tmpDir(t, 'meta-slave-')
+    const first = await startSlave(t, master, dataPath, {close: false})
+    await caughtUp(master, first)
+    assert.equal(first.store.get(topic, 0)!.minOffset, log.minOffset)
+    await assertIdentical(master, first)
+    await first.close()
+
+    await produce(t, master, topic, 2000, [0])
+    const again = await startSlave(t, master, dataPath)
+    await caughtUp(master, again)
+    await assertIdentical(master, again)
+  })
+
+  it('sets its log aside and restarts at the master\'s start when retention passed its end', async (t) => {
+    const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 1000, [0])
+    const dataPath = await tmpDir(t, 'meta-slave-')
+    const first = await startSlave(t, master, dataPath, {close: false})
+    await caughtUp(master, first)
+    const oldEnd = first.store.get(topic, 0)!.maxOffset
+    await first.close()
+
+    await produce(t, master, topic, 2000, [0])
+    const log = master.store.get(topic, 0)!
+    const segments = await log.segmentInfos()
+    const cut = segments.find((s) => s.start > oldEnd)!.start
+    await log.removeSegmentsBefore(cut)
+    const again = await startSlave(t, master, dataPath)
+    await caughtUp(master, again)
+    assert.equal(again.store.get(topic, 0)!.minOffset, cut)
+    await assertIdentical(master, again)
+    const aside = join(dataPath, '__meta_state', 'replica-aside')
+    assert.ok(existsSync(aside) && readdirSync(aside).some((n) => n.startsWith(`${topic}-0.`)), 'the old log was kept aside')
+  })
+
+  it('slave-status reports every partition; a master answers NOT_A_SLAVE', async (t) => {
+    const master = await startTestBroker(t, {numPartitions: 2})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 100)
+    const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'))
+    await caughtUp(master, slave)
+    const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: slave.port}))
+    t.after(() => admin.conn.close())
+    const report = await waitFor(async () => {
+      const r = await admin.slaveStatus()
+      return r.partitions.length === 2 && r.partitions.every((p) => p.lagBytes === 0 && p.masterEnd > 0) ? r : undefined
+    }, {what: 'slave-status to show both partitions caught up'})
+    assert.equal(report.slaveId, 1)
+    assert.equal(report.master, `127.0.0.1:${master.port}`)
+    assert.equal(report.masterConnected, true)
+    assert.deepEqual(report.partitions.map((p) => [p.topic, p.partition, p.lagMessages, p.state]), [[topic, 0, 0, 'replicating'], [topic, 1, 0, 'replicating']])
+    const masterAdmin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
+    t.after(() => masterAdmin.conn.close())
+    await assert.rejects(masterAdmin.slaveStatus(), (error: unknown) => isMetaError(error, 'NOT_A_SLAVE') && /is not a slave/.test((error as Error).message))
+  })
+})
