@@ -30,6 +30,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'offset:show': () => load(import('./commands/offset/show.js')),
   'offset:reset': () => load(import('./commands/offset/reset.js')),
   reload: () => load(import('./commands/reload.js')),
+  'slave-status': () => load(import('./commands/slave-status.js')),
   repair: () => load(import('./commands/repair.js')),
   'partitions:close': () => load(import('./commands/partitions/close.js')),
   'partitions:open': () => load(import('./commands/partitions/open.js')),

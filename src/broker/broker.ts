@@ -299,7 +299,13 @@ export class Broker implements ConnectionHandler {
   private startReplication(slave: SlaveOptions): void {
     const replicator = new Replicator(
       slave,
-      {store: this.store, dataPath: this.config.system.dataPath, brokerId: this.config.system.brokerId, log: this.log.child('replication')},
+      {
+        store: this.store,
+        dataPath: this.config.system.dataPath,
+        brokerId: this.config.system.brokerId,
+        log: this.log.child('replication'),
+        applyMasterConfig: (text) => this.reload({text, path: `server.ini of the master ${slave.master.host}:${slave.master.port}`}),
+      },
       (topic, partition) => this.context.logs.forget(topic, partition),
     )
     this.replicator = replicator

@@ -211,6 +211,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       slaveId: role.slaveId,
       slaveGroup: role.slaveGroup,
       maxDelayMs: role.slaveMaxDelayInMills,
+      autoSyncMasterConfig: role.autoSyncMasterConfig,
       master,
       connect: (address) => new BrokerConnection({...address, logger, reconnectMaxDelayMs: role.slaveMaxDelayInMills}),
     }

@@ -105,6 +105,10 @@ describe('asynchronous replication (standalone slave)', () => {
     const masterAdmin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
     t.after(() => masterAdmin.conn.close())
     assert.equal((await masterAdmin.systemStats()).slave, false)
+    // autoSyncMasterConfig: the slave took the master's numPartitions, kept its own data path.
+    assert.equal(await admin.partitionCount(topic), 2)
+    assert.notEqual(slave.config.system.dataPath, master.config.system.dataPath)
+    assert.equal(slave.config.system.maxSegmentBytes, 1024 * 1024 * 1024)
   })
 
   it('resumes from its own end after a restart, and starts at the master\'s first offset', async (t) => {

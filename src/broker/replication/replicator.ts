@@ -29,7 +29,7 @@ import {MetaError, Status} from '../../protocol/errors.js'
 import {scanRecords} from '../../protocol/message-set.js'
 import {encodeStats} from '../../protocol/commands/stats.js'
 import {encodeCount} from '../../protocol/commands/seek.js'
-import {parsePartitionsStats} from '../../protocol/stats-body.js'
+import {parsePartitionsStats, parseSystemStats} from '../../protocol/stats-body.js'
 import {
   encodeReplicate,
   readReplicaBody,
@@ -59,6 +59,11 @@ export interface SlaveOptions {
   master: {host: string; port: number}
   /** Open a connection to the master (it reconnects by itself). */
   connect(address: {host: string; port: number}): MasterLink
+  /**
+   * autoSyncMasterConfig: apply the master's server.ini (its topic sections and the [system]
+   * keys topics inherit) whenever its config checksum changes (default true).
+   */
+  autoSyncMasterConfig?: boolean
 }
 
 export interface ReplicatorContext {
@@ -66,6 +71,8 @@ export interface ReplicatorContext {
   dataPath: string
   brokerId: number
   log: Logger
+  /** Apply the master's server.ini text (the broker's reload). */
+  applyMasterConfig(text: Buffer): Promise<unknown>
 }
 
 /** How long one `replicate` may wait at the master's end. */
@@ -190,6 +197,11 @@ class Follower {
     this.r.log.error('replication stopped', {topic: this.topic, partition: this.partition, error: this.error})
   }
 
+  /** The master's end as its stats said (between answers to long polls that wait). */
+  noteMasterEnd(end: number): void {
+    if (end > this.masterEnd) this.masterEnd = end
+  }
+
   private failed(err: MetaError): void {
     this.r.log.error('appending replicated records failed; fetching again from the local end', {topic: this.topic, partition: this.partition, error: err.message})
     this.next = -1
@@ -218,6 +230,8 @@ export class Replicator {
   private readonly followers = new Map<string, Follower>()
   private readonly sleepers = new Set<() => void>()
   private discovery: Promise<void> | undefined
+  /** The master's config checksum last applied (autoSyncMasterConfig). */
+  private masterChecksum: number | undefined
   private readonly runs: Array<Promise<void>> = []
 
   constructor(
@@ -260,9 +274,9 @@ export class Replicator {
         if (!this.link.capabilities.replicate) {
           throw new MetaError('UNSUPPORTED', `the master ${this.masterAddress} does not serve meta's replicate extension (a MetaQ broker, or an older meta): an asynchronous meta slave needs a meta master`)
         }
-        const frame = await this.link.requestAsync((out, opaque) => encodeStats(out, {item: 'partitions', opaque}))
-        if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats partitions with ${frame.type === 'result' ? frame.code : frame.type}`)
-        for (const p of parsePartitionsStats(frame.body.toString('utf8'))) this.follow(p.topic, p.partition, p.minOffset)
+        if (this.options.autoSyncMasterConfig !== false) await this.syncConfig()
+        const body = await this.stats('partitions')
+        for (const p of parsePartitionsStats(body.toString('utf8'))) this.follow(p.topic, p.partition, p.minOffset).noteMasterEnd(p.maxOffset)
         warned = false
       } catch (error) {
         if (!this.running) return
@@ -273,13 +287,35 @@ export class Replicator {
     }
   }
 
-  private follow(topic: string, partition: number, firstOffset: number): void {
+  private async stats(item: string): Promise<Buffer> {
+    const frame = await this.link.requestAsync((out, opaque) => encodeStats(out, {item, opaque}))
+    if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats ${item} with ${frame.type === 'result' ? frame.code : frame.type}`)
+    return frame.body
+  }
+
+  /** autoSyncMasterConfig: when the master's config checksum changed, apply its server.ini. */
+  private async syncConfig(): Promise<void> {
+    const checksum = parseSystemStats((await this.stats('')).toString('utf8')).configChecksum
+    if (checksum === this.masterChecksum) return
+    const text = await this.stats('config')
+    try {
+      await this.ctx.applyMasterConfig(text)
+      this.log.info("applied the master's configuration", {master: this.masterAddress, checksum})
+    } catch (error) {
+      this.log.error("the master's configuration cannot be applied here; keeping this slave's", {master: this.masterAddress, checksum, error: (error as Error).message})
+    }
+    this.masterChecksum = checksum
+  }
+
+  private follow(topic: string, partition: number, firstOffset: number): Follower {
     const key = `${topic}-${partition}`
-    if (this.followers.has(key)) return
+    const known = this.followers.get(key)
+    if (known !== undefined) return known
     const follower = new Follower(this, topic, partition, firstOffset)
     this.followers.set(key, follower)
     this.log.info('replicating', {topic, partition, from: this.ctx.store.get(topic, partition)?.maxOffset ?? firstOffset})
     this.runs.push(follower.run())
+    return follower
   }
 
   /** `slave-status`: every partition, with the lag in messages counted by the master. */

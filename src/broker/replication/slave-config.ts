@@ -6,8 +6,11 @@
  *   slaveGroup=meta-slave-group  the name the slave reports (MetaQ: its internal consumer's group)
  *   slaveMaxDelayInMills=500     longest back-off after a failed fetch, and the period of
  *                                topic discovery; fetches themselves long-poll (no delay)
- *   autoSyncMasterConfig=true    ZooKeeper mode only (follow the master's config checksum);
- *                                a standalone slave (--slave-of) does not use it
+ *   autoSyncMasterConfig=true    follow the master's config checksum (from its stats, checked
+ *                                every slaveMaxDelayInMills): when it changes, apply the
+ *                                master's server.ini with the broker's reload (topic sections
+ *                                and the [system] keys topics inherit; the rest waits for a
+ *                                restart and keeps this broker's values, flags always win)
  *
  * Keys are MetaQ's; an unknown key or a bad value is refused naming the file, key and value.
  */

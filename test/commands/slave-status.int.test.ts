@@ -1,0 +1,124 @@
+/**
+ * Asynchronous replication with real `meta serve` processes and kill -9: a master and two
+ * standalone slaves (--slave-id N --slave-of HOST:PORT) take 20k messages while one slave is
+ * killed and restarted; both end byte-identical to the master (every segment file compared).
+ * `meta slave-status` exit statuses: 0 healthy, 1 not a slave / master gone, 2 usage; after
+ * the master dies, `meta tail` reads everything from a slave.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {AdminClient, createProducer, type SendResult} from '../../src/client/index.js'
+import {BrokerConnection} from '../../src/client/connection.js'
+import {exited, runCli, spawnBroker, type BrokerProcess} from '../helpers/process.js'
+import {scaledMs, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+
+const CLI_MS = 60_000
+
+async function admin(t: Cleanup, port: number): Promise<AdminClient> {
+  const client = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port}))
+  t.after(() => client.close())
+  return client
+}
+
+/** Max offsets by `topic-partition`. */
+async function ends(client: AdminClient): Promise<Map<string, string>> {
+  return new Map((await client.partitions()).map((p) => [`${p.topic}-${p.partition}`, `${p.minOffset}..${p.maxOffset}`]))
+}
+
+function segmentFiles(dataPath: string, topic: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>()
+  for (const dir of readdirSync(dataPath).filter((d) => d.startsWith(`${topic}-`)).sort()) {
+    for (const name of readdirSync(join(dataPath, dir)).filter((n) => n.endsWith('.meta')).sort()) {
+      files.set(`${dir}/${name}`, readFileSync(join(dataPath, dir, name)))
+    }
+  }
+  return files
+}
+
+async function caughtUp(t: Cleanup, masterPort: number, slavePort: number): Promise<void> {
+  const m = await admin(t, masterPort)
+  const s = await admin(t, slavePort)
+  await waitFor(async () => {
+    const [a, b] = [await ends(m), await ends(s)]
+    return a.size > 0 && [...a].every(([k, v]) => b.get(k) === v) ? true : undefined
+  }, {timeoutMs: 60_000, what: `the slave on ${slavePort} to catch up`})
+}
+
+describe('meta serve --slave-of and meta slave-status (processes)', () => {
+  it('two slaves stay byte-identical through a kill -9; slave-status exits 0/1/2; tail reads a slave after the master dies', async (t) => {
+    const root = await tmpDir(t, 'meta-repl-')
+    const ini = join(root, 'server.ini')
+    writeFileSync(ini, '[system]\nnumPartitions=2\nmaxSegmentSize=131072\n')
+    const dirs = {master: join(root, 'master'), s1: join(root, 's1'), s2: join(root, 's2')}
+    const master = await spawnBroker(t, ['-c', ini, '-d', dirs.master])
+    const slaveArgs = (id: number, dir: string) => ['--slave-id', String(id), '--slave-of', `127.0.0.1:${master.port}`, '-d', dir]
+    const s1 = await spawnBroker(t, slaveArgs(1, dirs.s1))
+    let s2: BrokerProcess = await spawnBroker(t, slaveArgs(2, dirs.s2))
+
+    const topic = uniqueName('repl')
+    const total = 20_000
+    const producer = createProducer({broker: `127.0.0.1:${master.port}`})
+    t.after(() => producer.close())
+    for (let round = 0; round < total; round += 500) {
+      if (round === total / 2) {
+        // Mid-stream: kill -9 one slave, keep producing, then start it again on its data.
+        s2.child.kill('SIGKILL')
+        await exited(s2.child)
+      }
+      if (round === (total * 3) / 4) s2 = await spawnBroker(t, slaveArgs(2, dirs.s2))
+      const sends: Array<Promise<SendResult>> = []
+      for (let i = round; i < round + 500; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(100, '.')))
+      const results = await Promise.all(sends)
+      assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    }
+    await producer.close()
+
+    await caughtUp(t, master.port, s1.port)
+    await caughtUp(t, master.port, s2.port)
+    const reference = segmentFiles(dirs.master, topic)
+    assert.ok(reference.size > 4, `the master rolled segments (${reference.size} files)`)
+    for (const dir of [dirs.s1, dirs.s2]) {
+      const copy = segmentFiles(dir, topic)
+      assert.deepEqual([...copy.keys()], [...reference.keys()], `${dir}: same segment files`)
+      for (const [name, bytes] of reference) assert.ok(bytes.equals(copy.get(name)!), `${dir}/${name} differs from the master's`)
+    }
+
+    const healthy = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`], {timeoutMs: CLI_MS})
+    assert.equal(healthy.code, 0, healthy.stderr)
+    assert.match(healthy.stdout, /^Subscriber handler:running\r?\nReplicate partitions:2\r?\nReplicate topic partitions detail:\r?\n {4}\S+:2\r?\nReplicate requests:2\r?\nReplicate runner:running\r?\nReplicate status:yes\r?\n/)
+    assert.match(healthy.stdout, new RegExp(`${topic}\\s+0\\s+(\\d+)\\s+\\1\\s+0 B\\s+0\\s+[\\d.]+s ago\\s+replicating`))
+    const json = await runCli(['slave-status', '-b', `127.0.0.1:${s2.port}`, '--json'], {timeoutMs: CLI_MS})
+    assert.equal(json.code, 0, json.stderr)
+    const report = JSON.parse(json.stdout) as {healthy: boolean; slaveId: number; partitions: Array<{lagBytes: number}>}
+    assert.equal(report.healthy, true)
+    assert.equal(report.slaveId, 2)
+    assert.deepEqual(report.partitions.map((p) => p.lagBytes), [0, 0])
+
+    const notSlave = await runCli(['slave-status', '-b', `127.0.0.1:${master.port}`], {timeoutMs: CLI_MS})
+    assert.equal(notSlave.code, 1)
+    assert.match(notSlave.stderr, /^error \[NOT_A_SLAVE\]: broker 0 at meta:\/\/127\.0\.0\.1:\d+ is not a slave \(it is a master\)\n$/)
+    const usage = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`, '--max-lag', 'many'], {timeoutMs: CLI_MS})
+    assert.equal(usage.code, 2, usage.stderr)
+
+    const refused = await runCli(['send', '-b', `127.0.0.1:${s1.port}`, '-t', topic], {input: 'no\n', timeoutMs: CLI_MS})
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /is the asynchronous slave 1 of 127\.0\.0\.1:\d+: it does not accept puts; send to the master/)
+
+    master.child.kill('SIGKILL')
+    await exited(master.child)
+    const gone = await waitFor(async () => {
+      const r = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`], {timeoutMs: CLI_MS})
+      return r.code === 1 ? r : undefined
+    }, {timeoutMs: scaledMs(30_000), what: 'slave-status to notice the master is gone'})
+    assert.match(gone.stdout, /Replicate status:no/)
+    assert.match(gone.stderr, /slave-status: not replicating: the master 127\.0\.0\.1:\d+ does not answer/)
+
+    const tail = await runCli(['tail', '-b', `127.0.0.1:${s1.port}`, '-t', topic, '-o', 'beginning', '-c', String(total), '-q'], {timeoutMs: CLI_MS})
+    assert.equal(tail.code, 0, tail.stderr)
+    const lines = tail.stdout.split('\n').filter(Boolean)
+    assert.equal(lines.length, total)
+    assert.equal(new Set(lines.map((l) => l.trim())).size, total, 'every message once')
+  })
+})
