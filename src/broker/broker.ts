@@ -73,6 +73,7 @@ import {planReload, type ReloadSource} from './reload.js'
 import {RetentionScheduler} from './retention.js'
 import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
 import {Replicator, type SlaveOptions} from './replication/replicator.js'
+import {SlaveRegistration} from './replication/slave-registration.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -127,6 +128,8 @@ export class Broker implements ConnectionHandler {
   private closedTraffic = {received: 0, sent: 0}
   /** Set when this broker is an asynchronous slave. */
   replicator: Replicator | undefined
+  /** Set when this broker is an asynchronous slave in ZooKeeper mode. */
+  slaveRegistration: SlaveRegistration | undefined
 
   private constructor(
     config: BrokerConfig,
@@ -262,10 +265,33 @@ export class Broker implements ConnectionHandler {
         // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
         log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does)')
       } else if (options.slave !== undefined) {
-        if (zk.zkConnect !== undefined && zk.zkEnable) {
-          throw new MetaError('CONFIG_INVALID', 'an asynchronous slave with ZooKeeper is not supported yet: run it standalone (--slave-of HOST:PORT, no zk.zkConnect)')
+        const inZk = zk.zkConnect !== undefined && zk.zkEnable
+        if (inZk && options.slave.master !== undefined) {
+          throw new MetaError('CONFIG_INVALID', 'a slave with ZooKeeper finds its master there (ids/<brokerId>/master): give either --slave-of or zk.zkConnect, not both')
         }
-        started.startReplication(options.slave)
+        if (!inZk && options.slave.master === undefined) {
+          throw new MetaError('CONFIG_INVALID', "a slave needs its master: --slave-of HOST:PORT, or zk.zkConnect to find the master registered under this broker's brokerId")
+        }
+        const replicator = started.startReplication(options.slave)
+        if (inZk) {
+          const registration = await SlaveRegistration.start(
+            {
+              zkConnect: zk.zkConnect!,
+              zkRoot: zk.zkRoot,
+              sessionTimeoutMs: zk.zkSessionTimeoutMs,
+              connectTimeoutMs: zk.zkConnectionTimeoutMs,
+              brokerId: config.system.brokerId,
+              slaveId: options.slave.slaveId,
+              url: started.url,
+              numPartitions: (topic) => resolveTopic(started.config, topic)?.numPartitions ?? started.config.system.numPartitions,
+              onMaster: (master) => replicator.setMaster(master),
+              log: log.child('cluster'),
+            },
+            store.topics(),
+          )
+          started.slaveRegistration = registration
+          replicator.onFollow((topic) => registration.topicReplicated(topic))
+        }
       } else if (zk.zkConnect !== undefined && zk.zkEnable) {
         started.cluster = await ClusterRegistration.start({
           config,
@@ -282,6 +308,7 @@ export class Broker implements ConnectionHandler {
       }
     } catch (error) {
       started.context.sync?.close()
+      await started.slaveRegistration?.stop()
       await started.replicator?.stop()
       clearInterval(started.sweeper)
       await new Promise<void>((resolve) => started.server.close(() => resolve()))
@@ -296,7 +323,7 @@ export class Broker implements ConnectionHandler {
     return started
   }
 
-  private startReplication(slave: SlaveOptions): void {
+  private startReplication(slave: SlaveOptions): Replicator {
     const replicator = new Replicator(
       slave,
       {
@@ -304,7 +331,7 @@ export class Broker implements ConnectionHandler {
         dataPath: this.config.system.dataPath,
         brokerId: this.config.system.brokerId,
         log: this.log.child('replication'),
-        applyMasterConfig: (text) => this.reload({text, path: `server.ini of the master ${slave.master.host}:${slave.master.port}`}),
+        applyMasterConfig: (text) => this.reload({text, path: `server.ini of the master ${this.replicator?.masterAddress ?? 'none'}`}),
       },
       (topic, partition) => this.context.logs.forget(topic, partition),
     )
@@ -316,6 +343,7 @@ export class Broker implements ConnectionHandler {
       status: () => replicator.status(),
     }
     replicator.start()
+    return replicator
   }
 
   /** The configuration in force (replaced by {@link reload}). */
@@ -559,6 +587,7 @@ export class Broker implements ConnectionHandler {
     clearInterval(this.sweeper)
     // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
     await this.cluster?.stop()
+    await this.slaveRegistration?.stop()
     await this.replicator?.stop()
     const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const conn of this.connections) conn.stopReading()
@@ -610,6 +639,7 @@ export class Broker implements ConnectionHandler {
       else this.log.warn('reload: not applied until a restart', fields)
     }
     this.log.info('configuration reloaded', {source: report.source, checksum: next.checksum, changes: diff.changes.length})
+    this.slaveRegistration?.reloaded()
     if (this.cluster !== undefined) {
       await this.cluster.reloaded(next.checksum, this.store.topics()).catch((error: Error) => {
         this.log.error('reload: ZooKeeper registration failed (retried on the next session)', {error: error.message})

@@ -12,7 +12,7 @@
 import {EventEmitter} from 'node:events'
 import {MetaError} from '../protocol/errors.js'
 import {silentLogger, type Logger} from '../log.js'
-import {readBrokers, readPublishPartitions, readSubscribePartitions} from '../cluster/discovery.js'
+import {readReadableBrokers, readPublishPartitions, readSubscribePartitions} from '../cluster/discovery.js'
 import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
@@ -35,6 +35,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
   readonly paths: ZkPaths
   private sessionPromise: Promise<ZkSession>
   private brokers = new Map<number, string>()
+  /** Broker ids without a registered master, reached through one of their slaves (read only). */
+  private slaveBacked = new Set<number>()
   private readonly connections = new Map<number, BrokerConnection>()
   /** Connections being opened: concurrent callers share one (else all but the last leaked open). */
   private readonly opening = new Map<number, Promise<BrokerConnection>>()
@@ -175,7 +177,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
     const present = new Set(listed.map((p) => p.brokerId))
     const extra: Partition[] = []
     for (const brokerId of this.brokerIds()) {
-      if (present.has(brokerId)) continue
+      // A slave answers `partitions` but refuses puts.
+      if (present.has(brokerId) || this.slaveBacked.has(brokerId)) continue
       try {
         const conn = await this.connection(brokerId)
         await withTimeout(conn.ready(), 1000)
@@ -228,7 +231,15 @@ export class ClusterTopology extends EventEmitter implements Topology {
   }
 
   private async refreshBrokers(session: ZkSession): Promise<void> {
-    const brokers = await readBrokers(session, this.paths, () => this.rereadBrokers(session, 1))
+    // Fires once per read: a read sets watches on every broker's nodes.
+    let fired = false
+    const readable = await readReadableBrokers(session, this.paths, () => {
+      if (fired) return
+      fired = true
+      this.rereadBrokers(session, 1)
+    })
+    const brokers = new Map([...readable].map(([id, b]) => [id, b.url]))
+    this.slaveBacked = new Set([...readable].filter(([, b]) => b.slave).map(([id]) => id))
     const before = this.brokers
     this.brokers = brokers
     for (const [id, conn] of this.connections) {

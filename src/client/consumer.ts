@@ -284,6 +284,11 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   protected async shutdown(): Promise<void> {}
 
   /** Start reading a partition at `offset`. */
+  /** FetchSink: a fetcher's connection closed for good; the topology says where that broker id is read now. */
+  reconnect(brokerId: number): Promise<BrokerConnection> {
+    return this.topology.connection(brokerId)
+  }
+
   protected addFetcher(topic: string, partition: Partition, conn: BrokerConnection, offset: number, stopAt?: number): PartitionFetcher {
     const fetcher = new PartitionFetcher(topic, partition, conn, offset, this.settings, this)
     fetcher.stopAt = stopAt

@@ -68,6 +68,11 @@ export interface FetchSink {
   retrying(fetcher: PartitionFetcher, err: MetaError, delayMs: number): void
   /** An error retrying cannot fix (MetaError.retriable false): the fetcher has stopped. */
   failed(fetcher: PartitionFetcher, err: MetaError): void
+  /**
+   * The fetcher's connection was closed for good (in a cluster: its broker left, or its master
+   * went and a slave now serves that broker id): where to fetch now.
+   */
+  reconnect?(brokerId: number): Promise<BrokerConnection>
 }
 
 /**
@@ -128,7 +133,7 @@ export class PartitionFetcher {
   constructor(
     readonly topic: string,
     readonly target: Partition,
-    private readonly conn: BrokerConnection,
+    private conn: BrokerConnection,
     startOffset: number,
     private readonly settings: FetchSettings,
     private readonly sink: FetchSink,
@@ -186,6 +191,20 @@ export class PartitionFetcher {
   private fetch(): void {
     if (!this.running || this.paused) return
     this.inFlight = true
+    if (this.conn.isClosed && this.sink.reconnect !== undefined) {
+      this.sink.reconnect(this.target.brokerId).then(
+        (conn) => {
+          this.inFlight = false
+          this.conn = conn
+          this.fetchSoon(0)
+        },
+        (error: unknown) => {
+          this.inFlight = false
+          this.onError(error instanceof MetaError ? error : new MetaError('CONNECTION_FAILED', String(error)))
+        },
+      )
+      return
+    }
     const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
     const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
     const requestOffset = this.offset

@@ -155,7 +155,9 @@ export class BrokerRegistry {
       }
       await session.remove(paths.configChecksum(brokerId))
       await session.remove(paths.master(brokerId))
-      await session.remove(paths.broker(brokerId))
+      // As MetaQ does: with slaves registered under it, `ids/<id>` stays, with empty data.
+      if ((await session.children(paths.broker(brokerId))).length > 0) await session.put(paths.broker(brokerId), '')
+      else await session.remove(paths.broker(brokerId))
     })
   }
 

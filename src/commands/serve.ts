@@ -83,10 +83,10 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       summary: 'Promoting a former slave: before registering, rewrite consumer groups\' committed offsets for this broker id to this log\'s positions (recoverOffset).',
     }),
     'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
-    'slave-id': Flags.integer({summary: 'Run as asynchronous slave number N (slaveId) of the master given by --slave-of.', min: 0}),
+    'slave-id': Flags.integer({summary: 'Run as asynchronous slave number N (slaveId): of --slave-of, or with ZooKeeper of the master registered under --broker-id.', min: 0}),
     'slave-of': Flags.string({
       summary: "The master's HOST:PORT: replicate all its partitions, refuse puts.",
-      description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only.',
+      description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
     }),
     'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
   }
@@ -119,7 +119,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
-    const slave = await this.slaveOptions()
+    const slave = await this.slaveOptions(config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable)
     const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
@@ -176,7 +176,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       version: META_VERSION,
       url: broker.url,
       dataPath: s.dataPath,
-      mode: slave !== undefined ? `slave ${slave.slaveId} of ${slave.master.host}:${slave.master.port}` : config.zookeeper.zkConnect ? 'cluster' : 'standalone',
+      mode: slave !== undefined ? `slave ${slave.slaveId} of ${slave.master !== undefined ? `${slave.master.host}:${slave.master.port}` : `the master of broker ${s.brokerId} in ZooKeeper`}` : config.zookeeper.zkConnect ? 'cluster' : 'standalone',
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
       ...(http ? {http: http.url} : {}),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
@@ -190,7 +190,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
   }
 
   /** The slave role from --slave-config, --slave-id and --slave-of; undefined for a master. Usage errors name the flag. */
-  private async slaveOptions(): Promise<SlaveOptions | undefined> {
+  private async slaveOptions(zk: boolean): Promise<SlaveOptions | undefined> {
     const flags = this.flags
     const {loadSlaveProperties, parseMasterAddress, resolveSlaveConfig} = await import('../broker/index.js')
     const file = flags['slave-config'] !== undefined ? loadSlaveProperties(flags['slave-config']) : {}
@@ -200,11 +200,14 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       return undefined
     }
     if (role === undefined) this.error('--slave-of needs a slaveId: add --slave-id N (or slaveId in --slave-config)', {exit: 2})
-    if (flags['slave-of'] === undefined) {
-      this.error('a slave needs its master: add --slave-of HOST:PORT (finding the master through ZooKeeper is not built yet)', {exit: 2})
+    if (flags['slave-of'] === undefined && !zk) {
+      this.error("a slave needs its master: add --slave-of HOST:PORT, or configure ZooKeeper (--zk, zk.zkConnect) to find the master registered under this --broker-id", {exit: 2})
+    }
+    if (flags['slave-of'] !== undefined && zk) {
+      this.error('--slave-of is for a slave without ZooKeeper: with ZooKeeper the slave finds the master registered under its --broker-id', {exit: 2})
     }
     const slaveOf = flags['slave-of']
-    const master = usageErrors(() => parseMasterAddress(slaveOf))
+    const master = slaveOf === undefined ? undefined : usageErrors(() => parseMasterAddress(slaveOf))
     const {BrokerConnection} = await import('../client/connection.js')
     const logger = this.logger
     return {

@@ -55,8 +55,11 @@ export interface SlaveOptions {
   slaveGroup: string
   /** slaveMaxDelayInMills: longest back-off after an error, and the discovery period. */
   maxDelayMs: number
-  /** The master, `host:port`. */
-  master: {host: string; port: number}
+  /**
+   * The master, `host:port` (standalone: --slave-of). Undefined in ZooKeeper mode, where the
+   * broker sets it with {@link Replicator.setMaster} from `ids/<brokerId>/master`.
+   */
+  master?: {host: string; port: number}
   /** Open a connection to the master (it reconnects by itself). */
   connect(address: {host: string; port: number}): MasterLink
   /**
@@ -124,7 +127,7 @@ class Follower {
     let log = this.local()
     if (this.next < 0) this.next = log !== undefined ? log.maxOffset : this.firstOffset
     const offset = this.next
-    const frame = await this.r.link.requestAsync(
+    const frame = await this.r.masterLink().requestAsync(
       (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset, maxSize: this.fetchBytes, maxWaitMs: LONG_POLL_MS, opaque}),
       LONG_POLL_MS + 10_000,
     )
@@ -225,7 +228,10 @@ class Follower {
 
 export class Replicator {
   running = true
-  readonly link: MasterLink
+  private link: MasterLink | undefined
+  private master: {host: string; port: number} | undefined
+  /** Callbacks for each partition this slave starts to replicate (ZooKeeper registration). */
+  private readonly followListeners: Array<(topic: string, partition: number) => void> = []
   readonly log: Logger
   private readonly followers = new Map<string, Follower>()
   private readonly sleepers = new Set<() => void>()
@@ -241,12 +247,36 @@ export class Replicator {
     readonly forgetLog: (topic: string, partition: number) => void,
   ) {
     this.log = ctx.log
-    this.link = options.connect(options.master)
+    this.setMaster(options.master)
   }
 
+  /** `host:port` of the master, or `none` while none is known (ZooKeeper mode, master down). */
   get masterAddress(): string {
-    const {host, port} = this.options.master
+    if (this.master === undefined) return 'none'
+    const {host, port} = this.master
     return `${host.includes(':') ? `[${host}]` : host}:${port}`
+  }
+
+  /** Follow another master (or none): the old connection closes, fetches go to the new one. */
+  setMaster(master: {host: string; port: number} | undefined): void {
+    if (master?.host === this.master?.host && master?.port === this.master?.port && (this.link !== undefined) === (master !== undefined)) return
+    this.link?.close()
+    this.master = master
+    this.link = master !== undefined && this.running ? this.options.connect(master) : undefined
+    if (master !== undefined) this.log.info('following the master', {master: this.masterAddress})
+    else this.log.warn('no master registered: replication waits for one')
+    for (const wake of [...this.sleepers]) wake()
+  }
+
+  /** The connection to the master; NOT_FOUND while there is none. */
+  masterLink(): MasterLink {
+    if (this.link === undefined) throw new MetaError('NOT_FOUND', 'no master to replicate from')
+    return this.link
+  }
+
+  /** Subscribe to each partition this slave starts to replicate. */
+  onFollow(listener: (topic: string, partition: number) => void): void {
+    this.followListeners.push(listener)
   }
 
   start(): void {
@@ -270,8 +300,9 @@ export class Replicator {
     let warned = false
     while (this.running) {
       try {
-        await this.link.ready()
-        if (!this.link.capabilities.replicate) {
+        const link = this.masterLink()
+        await link.ready()
+        if (!link.capabilities.replicate) {
           throw new MetaError('UNSUPPORTED', `the master ${this.masterAddress} does not serve meta's replicate extension (a MetaQ broker, or an older meta): an asynchronous meta slave needs a meta master`)
         }
         if (this.options.autoSyncMasterConfig !== false) await this.syncConfig()
@@ -288,7 +319,7 @@ export class Replicator {
   }
 
   private async stats(item: string): Promise<Buffer> {
-    const frame = await this.link.requestAsync((out, opaque) => encodeStats(out, {item, opaque}))
+    const frame = await this.masterLink().requestAsync((out, opaque) => encodeStats(out, {item, opaque}))
     if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats ${item} with ${frame.type === 'result' ? frame.code : frame.type}`)
     return frame.body
   }
@@ -315,6 +346,7 @@ export class Replicator {
     this.followers.set(key, follower)
     this.log.info('replicating', {topic, partition, from: this.ctx.store.get(topic, partition)?.maxOffset ?? firstOffset})
     this.runs.push(follower.run())
+    for (const listener of this.followListeners) listener(topic, partition)
     return follower
   }
 
@@ -328,7 +360,7 @@ export class Replicator {
           return
         }
         try {
-          const frame = await this.link.requestAsync((out, opaque) => encodeCount(out, {topic: p.topic, partition: p.partition, from: p.slaveEnd, to: p.masterEnd, opaque}), 5_000)
+          const frame = await this.masterLink().requestAsync((out, opaque) => encodeCount(out, {topic: p.topic, partition: p.partition, from: p.slaveEnd, to: p.masterEnd, opaque}), 5_000)
           if (frame.type === 'result' && frame.code === Status.OK) p.lagMessages = Number(frame.body.toString('utf8'))
         } catch {
           // Unknown: the master does not answer now.
@@ -340,7 +372,7 @@ export class Replicator {
       slaveId: this.options.slaveId,
       slaveGroup: this.options.slaveGroup,
       master: this.masterAddress,
-      masterConnected: this.link.isOpen,
+      masterConnected: this.link?.isOpen === true,
       running: this.running,
       nowMs: Date.now(),
       partitions,
@@ -350,7 +382,7 @@ export class Replicator {
   async stop(): Promise<void> {
     this.running = false
     for (const wake of [...this.sleepers]) wake()
-    this.link.close()
+    this.link?.close()
     await this.discovery
     await Promise.all(this.runs)
   }

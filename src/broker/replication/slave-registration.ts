@@ -1,0 +1,150 @@
+/**
+ * An asynchronous slave in ZooKeeper (spec §4, §8.1): it finds its master through
+ * `ids/<brokerId>/master` (watched: a master that restarts elsewhere, leaves or comes back is
+ * followed), registers `ids/<brokerId>/slave<slaveId>` (ephemeral, its URL) and, for every
+ * topic it replicates, the legacy `topics/<t>/<id>-s<slaveId>` (numPartitions) and
+ * `topics-sub/<t>/<id>-s<slaveId>` (JSON) nodes, so consumers can read from it when no master
+ * is registered for that id (spec §5.2). Never `topics-pub`: producers do not write to slaves.
+ *
+ * After a session expiry everything is registered again, retried with back-off.
+ */
+import type {Logger} from '../../log.js'
+import {ZkPaths, encodeTopicBroker, parseBrokerUrl} from '../../cluster/paths.js'
+import {CreateMode, ZkSession} from '../../cluster/zk-session.js'
+import {readMasterUrl} from '../../cluster/discovery.js'
+
+export interface SlaveRegistrationOptions {
+  zkConnect: string
+  zkRoot: string
+  sessionTimeoutMs: number
+  connectTimeoutMs: number
+  brokerId: number
+  slaveId: number
+  /** This slave's `meta://host:port`. */
+  url: string
+  /** numPartitions of a topic on this broker (its configuration, synced from the master). */
+  numPartitions(topic: string): number
+  /** Called with the master's address whenever it changes (undefined: none registered). */
+  onMaster(master: {host: string; port: number} | undefined): void
+  log: Logger
+}
+
+const RETRY_FIRST_MS = 500
+const RETRY_MAX_MS = 30_000
+
+export class SlaveRegistration {
+  private readonly topics = new Set<string>()
+  private queue: Promise<void> = Promise.resolve()
+  private stopped = false
+  private retryTimer: NodeJS.Timeout | undefined
+  private readonly paths: ZkPaths
+
+  private constructor(
+    private readonly session: ZkSession,
+    private readonly options: SlaveRegistrationOptions,
+  ) {
+    this.paths = new ZkPaths(options.zkRoot)
+    session.on('session', () => this.retrying(() => this.registerAll(), 1))
+  }
+
+  static async start(options: SlaveRegistrationOptions, topics: string[]): Promise<SlaveRegistration> {
+    const session = await ZkSession.connect({
+      connect: options.zkConnect,
+      sessionTimeoutMs: options.sessionTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs,
+      logger: options.log,
+    })
+    const registration = new SlaveRegistration(session, options)
+    for (const topic of topics) registration.topics.add(topic)
+    try {
+      await registration.serial(() => registration.registerAll())
+    } catch (error) {
+      session.close()
+      throw error
+    }
+    return registration
+  }
+
+  get role(): string {
+    return `s${this.options.slaveId}`
+  }
+
+  /** A topic this slave replicates (its first partition): register its nodes. */
+  topicReplicated(topic: string): void {
+    if (this.topics.has(topic)) return
+    this.topics.add(topic)
+    this.retrying(() => this.writeTopic(topic), 1)
+  }
+
+  /** The configuration changed (the master's was applied): partition counts may differ. */
+  reloaded(): void {
+    this.retrying(async () => {
+      for (const topic of this.topics) await this.writeTopic(topic)
+    }, 1)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
+    try {
+      await this.serial(async () => {
+        const {brokerId} = this.options
+        for (const topic of this.topics) {
+          await this.session.remove(this.paths.topicBroker(topic, brokerId, this.role))
+          await this.session.remove(this.paths.topicSubBroker(topic, brokerId, this.role))
+        }
+        await this.session.remove(this.slavePath())
+      })
+    } catch (error) {
+      this.options.log.warn('cannot remove the slave registration from ZooKeeper (its session ends anyway)', {error: (error as Error).message})
+    }
+    this.session.close()
+  }
+
+  private slavePath(): string {
+    return `${this.paths.broker(this.options.brokerId)}/slave${this.options.slaveId}`
+  }
+
+  private async registerAll(): Promise<void> {
+    const {brokerId, url, log} = this.options
+    await this.session.put(this.slavePath(), url, CreateMode.EPHEMERAL)
+    for (const topic of this.topics) await this.writeTopic(topic)
+    await this.readMaster()
+    log.info('registered in ZooKeeper as a slave', {brokerId, slaveId: this.options.slaveId, url, topics: this.topics.size})
+  }
+
+  /** Read `ids/<id>/master` and watch it (a change, a deletion or a creation reads it again). */
+  private async readMaster(): Promise<void> {
+    const watcher = () => {
+      if (!this.stopped) this.retrying(() => this.readMaster(), 1)
+    }
+    const url = await readMasterUrl(this.session, this.paths, this.options.brokerId, watcher)
+    this.options.onMaster(url === undefined ? undefined : parseBrokerUrl(url))
+  }
+
+  private async writeTopic(topic: string): Promise<void> {
+    const {brokerId} = this.options
+    const numParts = this.options.numPartitions(topic)
+    await this.session.put(this.paths.topicBroker(topic, brokerId, this.role), String(numParts), CreateMode.EPHEMERAL)
+    await this.session.put(this.paths.topicSubBroker(topic, brokerId, this.role), encodeTopicBroker(numParts, brokerId, this.role), CreateMode.EPHEMERAL)
+  }
+
+  /** ZooKeeper work one piece at a time, in order. */
+  private serial(work: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(work)
+    this.queue = next.catch(() => undefined)
+    return next
+  }
+
+  /** Run `work` (serially), retrying with back-off until it succeeds or the slave stops. */
+  private retrying(work: () => Promise<void>, attempt: number): void {
+    if (this.stopped) return
+    this.serial(work).catch((error: Error) => {
+      if (this.stopped) return
+      const delayMs = Math.min(RETRY_FIRST_MS * 2 ** (attempt - 1), RETRY_MAX_MS)
+      this.options.log.warn('ZooKeeper write for the slave failed; retrying', {attempt, retryInMs: delayMs, error: error.message})
+      this.retryTimer = setTimeout(() => this.retrying(work, attempt + 1), delayMs)
+      this.retryTimer.unref()
+    })
+  }
+}
