@@ -52,6 +52,21 @@ export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, wa
   return brokers
 }
 
+/** Every asynchronous slave registered (`ids/<id>/slave<k>`), of one broker id or all, sorted by id then slave id. */
+export async function readSlaves(session: ZkSession, paths: ZkPaths, brokerId?: number): Promise<Array<{brokerId: number; slaveId: number; url: string}>> {
+  const ids = brokerId !== undefined ? [brokerId] : (await session.children(paths.brokerIds())).filter((c) => /^\d+$/.test(c)).map(Number)
+  const slaves: Array<{brokerId: number; slaveId: number; url: string}> = []
+  for (const id of ids) {
+    for (const name of await session.children(paths.broker(id))) {
+      const m = /^slave(\d+)$/.exec(name)
+      if (m === null) continue
+      const url = await session.getString(`${paths.broker(id)}/${name}`)
+      if (url !== undefined && parseBrokerUrl(url) !== undefined) slaves.push({brokerId: id, slaveId: Number(m[1]), url})
+    }
+  }
+  return slaves.sort((a, b) => a.brokerId - b.brokerId || a.slaveId - b.slaveId)
+}
+
 /** Master URL of one broker, or undefined when it is not registered. */
 export async function readMasterUrl(session: ZkSession, paths: ZkPaths, brokerId: number, watcher?: Watcher): Promise<string | undefined> {
   if (watcher) await session.exists(paths.master(brokerId), watcher)

@@ -86,6 +86,12 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
     const status = await runCli(['slave-status', '-b', `127.0.0.1:${slave.port}`], {timeoutMs: 60_000})
     assert.equal(status.code, 0, status.stderr)
     assert.match(status.stdout, /Replicate status:yes/)
+    const all = await runCli(['slave-status', '--zk', zk.connect, '--zk-root', root, '--broker-id', '0'], {timeoutMs: 60_000})
+    assert.equal(all.code, 0, all.stderr)
+    assert.match(all.stdout, new RegExp(`^== slave 1 of broker 0 at 127\\.0\\.0\\.1:${slave.port}\nSubscriber handler:running\n`))
+    const none = await runCli(['slave-status', '--zk', zk.connect, '--zk-root', root, '--broker-id', '5'], {timeoutMs: 60_000})
+    assert.equal(none.code, 1)
+    assert.match(none.stderr, new RegExp(`^error \\[NOT_FOUND\\]: no slave registered in ZooKeeper at ${zk.connect.replaceAll('.', '\\.')}${root} for broker id 5\n$`))
 
     master.child.kill('SIGKILL')
     await exited(master.child)
