@@ -13,6 +13,7 @@ import {EventEmitter} from 'node:events'
 import {MetaError} from '../protocol/errors.js'
 import {silentLogger, type Logger} from '../log.js'
 import {readReadableBrokers, readPublishPartitions, readSubscribePartitions} from '../cluster/discovery.js'
+import {reachable} from '../cluster/broker-registry.js'
 import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
@@ -37,6 +38,10 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private brokers = new Map<number, string>()
   /** Broker ids without a registered master, reached through one of their slaves (read only). */
   private slaveBacked = new Set<number>()
+  /** Every registered slave's URL, by broker id. */
+  private slaveUrls = new Map<number, string[]>()
+  /** Masters a consumer could not reach, read from a slave until a probe reaches them again. */
+  private readonly suspects = new Map<number, {masterUrl: string; timer: NodeJS.Timeout}>()
   private readonly connections = new Map<number, BrokerConnection>()
   /** Connections being opened: concurrent callers share one (else all but the last leaked open). */
   private readonly opening = new Map<number, Promise<BrokerConnection>>()
@@ -139,9 +144,50 @@ export class ClusterTopology extends EventEmitter implements Topology {
     this.sub.delete(topic)
   }
 
+  /**
+   * Beyond MetaQ: `brokerId`'s master does not answer (a consumer's fetch failed to connect):
+   * read that broker id from its first slave now, instead of waiting for the master's
+   * ZooKeeper session to expire. A probe every second switches back once the master accepts
+   * connections again (as does a new master registering). True when `brokerId` is now read
+   * from a slave (the caller fetches through a new connection), false when it has none.
+   */
+  readFromSlave(brokerId: number): boolean {
+    if (this.closed) return false
+    if (this.suspects.has(brokerId)) return true
+    if (this.slaveBacked.has(brokerId)) return false
+    const masterUrl = this.brokers.get(brokerId)
+    const slaveUrl = this.slaveUrls.get(brokerId)?.[0]
+    const master = masterUrl === undefined ? undefined : parseBrokerUrl(masterUrl)
+    if (slaveUrl === undefined || master === undefined) return false
+    this.log.warn("a broker's master does not answer: reading from its slave", {brokerId, master: masterUrl, slave: slaveUrl})
+    const timer = setInterval(() => {
+      void reachable(master.host, master.port).then((ok) => {
+        if (!ok || this.suspects.get(brokerId)?.timer !== timer) return
+        this.log.info('the master answers again: reading from it', {brokerId, master: masterUrl})
+        this.clearSuspect(brokerId)
+        void this.sessionPromise.then((session) => this.rereadBrokers(session, 1))
+      })
+    }, SUSPECT_PROBE_MS)
+    timer.unref()
+    this.suspects.set(brokerId, {masterUrl: masterUrl!, timer})
+    this.brokers.set(brokerId, slaveUrl)
+    this.slaveBacked.add(brokerId)
+    this.connections.get(brokerId)?.close()
+    this.connections.delete(brokerId)
+    return true
+  }
+
+  private clearSuspect(brokerId: number): void {
+    const suspect = this.suspects.get(brokerId)
+    if (suspect === undefined) return
+    clearInterval(suspect.timer)
+    this.suspects.delete(brokerId)
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    for (const id of [...this.suspects.keys()]) this.clearSuspect(id)
     for (const timer of this.retryTimers) clearTimeout(timer)
     this.retryTimers.clear()
     for (const conn of this.connections.values()) conn.close()
@@ -238,6 +284,17 @@ export class ClusterTopology extends EventEmitter implements Topology {
       fired = true
       this.rereadBrokers(session, 1)
     })
+    this.slaveUrls = new Map([...readable].map(([id, b]) => [id, b.slaveUrls]))
+    for (const [id, suspect] of this.suspects) {
+      const now = readable.get(id)
+      // The master a consumer gave up on is still registered (its session lives on): keep
+      // reading the slave. Another master, or none, ends the suspicion.
+      if (now !== undefined && !now.slave && now.url === suspect.masterUrl && now.slaveUrls.length > 0) {
+        readable.set(id, {url: now.slaveUrls[0], slave: true, slaveUrls: now.slaveUrls})
+      } else {
+        this.clearSuspect(id)
+      }
+    }
     const brokers = new Map([...readable].map(([id, b]) => [id, b.url]))
     this.slaveBacked = new Set([...readable].filter(([, b]) => b.slave).map(([id]) => id))
     const before = this.brokers
@@ -270,6 +327,9 @@ export class ClusterTopology extends EventEmitter implements Topology {
     }
   }
 }
+
+/** How often a suspected master is probed (readFromSlave). */
+const SUSPECT_PROBE_MS = 1000
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined

@@ -254,6 +254,10 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   }
 
   retrying(fetcher: PartitionFetcher, error: MetaError, retryInMs: number): void {
+    // Beyond MetaQ: a master that stops answering is read from its slave at once, not after its ZooKeeper session expires.
+    if ((error.code === 'CONNECTION_FAILED' || error.code === 'TIMEOUT') && this.topology.readFromSlave?.(fetcher.target.brokerId) === true) {
+      fetcher.switchConnection = true
+    }
     const event: FetchErrorEvent = {error, topic: fetcher.topic, ...fetcher.target, offset: fetcher.offset, retryInMs}
     this.emit('fetchError', event)
   }

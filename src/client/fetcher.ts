@@ -129,6 +129,8 @@ export class PartitionFetcher {
   private failingWith: string | undefined
   /** Offset at which to stop (tail -e); undefined = follow forever. */
   stopAt: number | undefined
+  /** Set when the partition is to be read elsewhere (a slave): the next fetch asks the sink for a connection. */
+  switchConnection = false
 
   constructor(
     readonly topic: string,
@@ -191,10 +193,14 @@ export class PartitionFetcher {
   private fetch(): void {
     if (!this.running || this.paused) return
     this.inFlight = true
-    if (this.conn.isClosed && this.sink.reconnect !== undefined) {
+    if ((this.conn.isClosed || this.switchConnection) && this.sink.reconnect !== undefined) {
+      this.switchConnection = false
+      const old = this.conn
       this.sink.reconnect(this.target.brokerId).then(
         (conn) => {
           this.inFlight = false
+          // The connection given up on (a master that does not answer) must not keep reconnecting.
+          if (conn !== old) old.close()
           this.conn = conn
           this.fetchSoon(0)
         },

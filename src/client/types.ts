@@ -82,6 +82,11 @@ export interface Topology extends EventEmitter {
   brokerIds(): number[]
   /** Forget cached partition lists (after a "wrong partition" answer or a config change). */
   invalidate(topic: string): void
+  /**
+   * A consumer could not reach `brokerId`'s master: read it from one of its slaves until the
+   * master answers again (cluster mode; true when it is now read from a slave).
+   */
+  readFromSlave?(brokerId: number): boolean
   close(): Promise<void>
 }
 

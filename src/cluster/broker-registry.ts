@@ -42,7 +42,7 @@ export interface BrokerRegistryOptions {
 }
 
 /** True if something accepts TCP connections at host:port within a second. */
-function reachable(host: string, port: number): Promise<boolean> {
+export function reachable(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({host, port})
     const done = (ok: boolean) => {

@@ -23,33 +23,39 @@ export async function readBrokers(session: ZkSession, paths: ZkPaths, watcher?: 
 
 /**
  * Where to read each registered broker id (spec §5.2): its master's URL, or, when no master is
- * registered, one of its asynchronous slaves' (`ids/<id>/slave<k>`, the lowest k). The
+ * registered, one of its asynchronous slaves' (`ids/<id>/slave<k>`, the lowest k), with the
+ * URLs of all its slaves. The
  * watcher fires when brokers come or go, a master node appears or disappears, or a slave joins
  * or leaves (it may fire more than once per read: make it idempotent).
  */
-export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, watcher?: Watcher): Promise<Map<number, {url: string; slave: boolean}>> {
-  const brokers = new Map<number, {url: string; slave: boolean}>()
+export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, watcher?: Watcher): Promise<Map<number, ReadableBroker>> {
+  const brokers = new Map<number, ReadableBroker>()
   for (const child of await session.children(paths.brokerIds(), watcher)) {
     if (!/^\d+$/.test(child)) continue
     const id = Number(child)
     if (watcher) await session.exists(paths.master(id), watcher)
     const url = await session.getString(paths.master(id))
-    if (url !== undefined && parseBrokerUrl(url) !== undefined) {
-      brokers.set(id, {url, slave: false})
-      continue
-    }
+    const slaveUrls: string[] = []
     const slaves = (await session.children(paths.broker(id), watcher))
       .map((name) => /^slave(\d+)$/.exec(name))
       .filter((m): m is RegExpExecArray => m !== null)
       .sort((a, b) => Number(a[1]) - Number(b[1]))
     for (const m of slaves) {
       const slaveUrl = await session.getString(`${paths.broker(id)}/${m[0]}`)
-      if (slaveUrl === undefined || parseBrokerUrl(slaveUrl) === undefined) continue
-      brokers.set(id, {url: slaveUrl, slave: true})
-      break
+      if (slaveUrl !== undefined && parseBrokerUrl(slaveUrl) !== undefined) slaveUrls.push(slaveUrl)
     }
+    if (url !== undefined && parseBrokerUrl(url) !== undefined) brokers.set(id, {url, slave: false, slaveUrls})
+    else if (slaveUrls.length > 0) brokers.set(id, {url: slaveUrls[0], slave: true, slaveUrls})
   }
   return brokers
+}
+
+/** A broker id as consumers read it: `url` is the master's, or (slave true) a slave's when no master is registered. */
+export interface ReadableBroker {
+  url: string
+  slave: boolean
+  /** Every registered slave's URL, by slave id. */
+  slaveUrls: string[]
 }
 
 /** Every asynchronous slave registered (`ids/<id>/slave<k>`), of one broker id or all, sorted by id then slave id. */

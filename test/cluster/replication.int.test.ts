@@ -3,7 +3,9 @@
  * `meta serve -c server.ini --slave-id 1` finds the master registered under the same
  * brokerId, registers `ids/<id>/slave1` and its topic nodes with role `s1` (never topics-pub),
  * copies the master byte for byte and takes its partition count (autoSyncMasterConfig); when
- * the master is killed with SIGKILL, `meta tail --zk` reads everything from the slave.
+ * the master is killed with SIGKILL, `meta tail --zk` reads everything from the slave at once
+ * (its consumer stops waiting for a master that does not answer; the master's ZooKeeper
+ * session has not expired).
  */
 import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -49,9 +51,11 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
   it('registers as slave1, replicates byte for byte, and serves meta tail --zk after the master is killed', async (t) => {
     const root = `/${uniqueName('meta')}`
     const dir = await tmpDir(t, 'meta-zkrepl-')
-    const zkSection = `[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`
-    writeFileSync(join(dir, 'master.ini'), `[system]\nbrokerId=0\nnumPartitions=2\nmaxSegmentSize=65536\n${zkSection}`)
-    writeFileSync(join(dir, 'slave.ini'), `[system]\nbrokerId=0\n${zkSection}`)
+    const zkSection = (sessionMs: number) => `[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=${sessionMs}\n`
+    // The master's session outlives the test: its nodes stay after kill -9, so reading the
+    // slave comes from meta's consumer noticing the master does not answer.
+    writeFileSync(join(dir, 'master.ini'), `[system]\nbrokerId=0\nnumPartitions=2\nmaxSegmentSize=65536\n${zkSection(600_000)}`)
+    writeFileSync(join(dir, 'slave.ini'), `[system]\nbrokerId=0\n${zkSection(4000)}`)
     const master = await spawnBroker(t, ['-c', join(dir, 'master.ini'), '-d', join(dir, 'm')])
     const slave = await spawnBroker(t, ['-c', join(dir, 'slave.ini'), '--slave-id', '1', '-d', join(dir, 's')])
 
@@ -95,7 +99,8 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
 
     master.child.kill('SIGKILL')
     await exited(master.child)
-    const tail = await runCli(['tail', '--zk', zk.connect, '--zk-root', root, '-t', topic, '-o', 'beginning', '-c', String(total), '-q'], {timeoutMs: 90_000})
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), `meta://127.0.0.1:${master.port}`, "the dead master's session lives on")
+    const tail = await runCli(['tail', '--zk', zk.connect, '--zk-root', root, '-t', topic, '-o', 'beginning', '-c', String(total), '-q'], {timeoutMs: 60_000})
     assert.equal(tail.code, 0, tail.stderr)
     const lines = tail.stdout.split('\n').filter(Boolean)
     assert.equal(lines.length, total)
