@@ -9,11 +9,12 @@
  */
 import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import type zookeeper from 'node-zookeeper-client'
 import {AdminClient, createProducer, type SendResult} from '../../src/client/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
+import {segmentFiles} from '../helpers/segments.js'
 import {exited, runCli, spawnBroker} from '../helpers/process.js'
 import {startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
 import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
@@ -35,16 +36,6 @@ async function ends(t: Cleanup, port: number): Promise<Map<string, string>> {
   } finally {
     admin.close()
   }
-}
-
-function segmentFiles(dataPath: string, topic: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>()
-  for (const dir of readdirSync(dataPath).filter((d) => d.startsWith(`${topic}-`)).sort()) {
-    for (const name of readdirSync(join(dataPath, dir)).filter((n) => n.endsWith('.meta')).sort()) {
-      files.set(`${dir}/${name}`, readFileSync(join(dataPath, dir, name)))
-    }
-  }
-  return files
 }
 
 describe('asynchronous slave in ZooKeeper mode (processes)', () => {

@@ -7,10 +7,11 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {AdminClient, createProducer, type SendResult} from '../../src/client/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
+import {segmentFiles} from '../helpers/segments.js'
 import {exited, runCli, spawnBroker, type BrokerProcess} from '../helpers/process.js'
 import {scaledMs, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
@@ -25,16 +26,6 @@ async function admin(t: Cleanup, port: number): Promise<AdminClient> {
 /** Max offsets by `topic-partition`. */
 async function ends(client: AdminClient): Promise<Map<string, string>> {
   return new Map((await client.partitions()).map((p) => [`${p.topic}-${p.partition}`, `${p.minOffset}..${p.maxOffset}`]))
-}
-
-function segmentFiles(dataPath: string, topic: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>()
-  for (const dir of readdirSync(dataPath).filter((d) => d.startsWith(`${topic}-`)).sort()) {
-    for (const name of readdirSync(join(dataPath, dir)).filter((n) => n.endsWith('.meta')).sort()) {
-      files.set(`${dir}/${name}`, readFileSync(join(dataPath, dir, name)))
-    }
-  }
-  return files
 }
 
 async function caughtUp(t: Cleanup, masterPort: number, slavePort: number): Promise<void> {
