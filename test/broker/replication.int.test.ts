@@ -14,6 +14,7 @@ import {BrokerConnection} from '../../src/client/connection.js'
 import {createProducer, AdminClient, type SendResult} from '../../src/client/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {startTestBroker} from '../helpers/broker.js'
+import {RawClient, text} from '../helpers/raw-client.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 async function startSlave(t: Cleanup, master: Broker, dataPath: string, options: {slaveId?: number; close?: boolean} = {}): Promise<Broker> {
@@ -102,6 +103,11 @@ describe('asynchronous replication (standalone slave)', () => {
     assert.equal(refused.success, false)
     assert.ok(isMetaError(refused.error, 'SLAVE_READ_ONLY'), String(refused.error))
     assert.match(refused.errorMessage ?? '', new RegExp(`asynchronous slave 1 of 127\\.0\\.0\\.1:${master.port}: it does not accept puts; send to the master`))
+    // A transactional put (MetaQ's form with a txKey) is refused the same way.
+    const raw = await RawClient.connect(t, slave.port)
+    const txPut = await raw.request(`put ${topic} 0 2 0 -1 TX:1:abc 9\r\nno`)
+    assert.equal(txPut.type === 'result' ? txPut.code : txPut.type, 500)
+    assert.match(text(txPut), /it does not accept puts; send to the master \[code=SLAVE_READ_ONLY\]$/)
     const masterAdmin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
     t.after(() => masterAdmin.conn.close())
     assert.equal((await masterAdmin.systemStats()).slave, false)
