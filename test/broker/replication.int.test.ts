@@ -182,4 +182,12 @@ describe('asynchronous replication (standalone slave)', () => {
     t.after(() => masterAdmin.conn.close())
     await assert.rejects(masterAdmin.slaveStatus(), (error: unknown) => isMetaError(error, 'NOT_A_SLAVE') && /is not a slave/.test((error as Error).message))
   })
+
+  it('a synchronous slave says slave true, and slave-status names what it is', async (t) => {
+    const syncSlave = await startTestBroker(t, {syncSlave: true})
+    const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: syncSlave.port}))
+    t.after(() => admin.conn.close())
+    assert.equal((await admin.systemStats()).slave, true)
+    await assert.rejects(admin.slaveStatus(), (error: unknown) => isMetaError(error, 'NOT_A_SLAVE') && /is not an asynchronous slave \(it is a synchronous slave: its master reports it in stats meta-sync\)/.test((error as Error).message))
+  })
 })

@@ -139,7 +139,7 @@ function systemStats(ctx: BrokerContext): SystemStats {
     port: ctx.port,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAtMs) / 1000),
     version: PROTOCOL_VERSION,
-    slave: ctx.replica !== undefined,
+    slave: ctx.replica !== undefined || ctx.config.system.syncSlave,
     currentConnections: ctx.connectionCount(),
     // One JavaScript thread plus libuv's file-I/O pool.
     threads: 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4),

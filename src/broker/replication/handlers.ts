@@ -27,7 +27,8 @@ export function handleReplicate(ctx: BrokerContext, conn: Connection, frame: Rep
 
 export function handleSlaveStatus(ctx: BrokerContext, conn: Connection, frame: SlaveStatusCommand): void {
   if (ctx.replica === undefined) {
-    conn.sendError('NOT_A_SLAVE', frame.opaque, `broker ${ctx.config.system.brokerId} at ${ctx.url} is not a slave (it is a master)`, Status.NOT_FOUND)
+    const what = ctx.config.system.syncSlave ? 'an asynchronous slave (it is a synchronous slave: its master reports it in stats meta-sync)' : 'a slave (it is a master)'
+    conn.sendError('NOT_A_SLAVE', frame.opaque, `broker ${ctx.config.system.brokerId} at ${ctx.url} is not ${what}`, Status.NOT_FOUND)
     return
   }
   conn.beginRequest()
