@@ -7,6 +7,7 @@
 import type {FastifyInstance} from 'fastify'
 import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
 import type {Broker} from '../broker/broker.js'
+import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import {LATENCY_BUCKETS_SECONDS, type LatencyHistogram} from '../broker/stats.js'
 import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
@@ -99,9 +100,54 @@ export function brokerRegistry(broker: Broker): Registry {
       }
     },
   })
+  replicationMetrics(registry, broker)
   histogram(registry, 'meta_put_duration_seconds', 'Time from a put (or put-batch) being taken to its acknowledgement being ready: written, and fdatasynced under group commit. Sampled: one put request in 8 is timed.', ctx.latency.put)
   histogram(registry, 'meta_fsync_duration_seconds', 'Duration of the partition logs\' fdatasync calls.', ctx.latency.fsync)
   return registry
+}
+
+/**
+ * On an asynchronous slave: how far behind its master it is, per partition, and whether the
+ * master answers. A broker that is not a slave reports none of these (no series, not zeros).
+ */
+function replicationMetrics(registry: Registry, broker: Broker): void {
+  const replicaGauge = (name: string, help: string, value: (p: ReplicaPartitionStatus, nowMs: number) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['topic', 'partition'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        const replicator = broker.replicator
+        if (replicator === undefined) return
+        const nowMs = Date.now()
+        for (const p of replicator.partitionStatuses()) {
+          const v = value(p, nowMs)
+          if (v !== undefined) this.set({topic: p.topic, partition: String(p.partition)}, v)
+        }
+      },
+    })
+  replicaGauge(
+    'meta_replication_lag_bytes',
+    'Slave only: bytes the master holds past this slave\'s end of the partition, as of the master\'s last answer.',
+    (p) => (p.masterEnd >= 0 ? p.lagBytes : undefined),
+  )
+  replicaGauge(
+    'meta_replication_last_fetch_age_seconds',
+    'Slave only: seconds since the master last answered a fetch of the partition (absent before the first answer).',
+    (p, nowMs) => (p.lastFetchMs > 0 ? (nowMs - p.lastFetchMs) / 1000 : undefined),
+  )
+  new Gauge({
+    name: 'meta_replication_master_connected',
+    help: 'Slave only: 1 while the connection to the master is open, else 0.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      const replicator = broker.replicator
+      if (replicator !== undefined) this.set(replicator.masterConnected ? 1 : 0)
+    },
+  })
 }
 
 /** A histogram the broker records itself ({@link LatencyHistogram}), exposed in Prometheus' cumulative form. */

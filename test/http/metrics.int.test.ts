@@ -6,10 +6,15 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {createRequire} from 'node:module'
 import {parseOffsetsStats, parseSystemStats} from '../../src/client/admin.js'
+import {applyOverrides, defaultBrokerConfig, startBroker} from '../../src/broker/index.js'
+import {BrokerConnection} from '../../src/client/connection.js'
+import {createProducer} from '../../src/client/index.js'
+import {startHttpServer} from '../../src/http/server.js'
 import {checksum} from '../../src/protocol/crc.js'
 import {encodeRecord} from '../../src/protocol/message-set.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {httpFixture} from './helpers.js'
+import {tmpDir, waitFor} from '../helpers/index.js'
+import {httpFixture, ROOT} from './helpers.js'
 
 interface ParsedFamily {
   name: string
@@ -87,5 +92,42 @@ describe('GET /metrics', () => {
     assert.ok(Number(fsync.metrics[0].count) >= 1, 'group commit fdatasynced')
     assert.ok(value(families, 'process_cpu_user_seconds_total') > 0, 'process metrics')
     assert.ok(family(families, 'nodejs_heap_size_used_bytes'))
+  })
+
+  it('on an asynchronous slave: replication lag per partition, fetch age and the master link', async (t) => {
+    const {broker: master, url: masterUrl} = await httpFixture(t)
+    const producer = createProducer({broker: `127.0.0.1:${master.port}`})
+    t.after(() => producer.close())
+    for (let i = 0; i < 10; i++) assert.ok((await producer.send('r', `message ${i}`, {partition: 0})).success)
+    const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath: await tmpDir(t, 'meta-slave-')})
+    const slave = await startBroker({
+      config,
+      slave: {
+        slaveId: 1,
+        slaveGroup: 'meta-slave-group',
+        maxDelayMs: 100,
+        master: {host: '127.0.0.1', port: master.port},
+        connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
+      },
+    })
+    t.after(() => slave.close())
+    const http = await startHttpServer({broker: slave, port: 0, assetRoot: ROOT})
+    t.after(() => http.close())
+    const scrape = async (url: string) => parsePrometheusTextFormat(await (await fetch(url)).text())
+    const end = master.store.get('r', 0)!.maxOffset
+    const families = await waitFor(
+      async () => {
+        const f = await scrape(`http://127.0.0.1:${http.port}/metrics`)
+        const lag = f.find((x) => x.name === 'meta_replication_lag_bytes')?.metrics.find((m) => m.labels?.topic === 'r' && m.labels.partition === '0')
+        return lag !== undefined && Number(lag.value) === 0 && slave.store.get('r', 0)?.maxOffset === end ? f : undefined
+      },
+      {what: 'the slave to catch up and report lag 0', timeoutMs: 30_000},
+    )
+    assert.equal(value(families, 'meta_replication_master_connected'), 1)
+    const age = value(families, 'meta_replication_last_fetch_age_seconds', {topic: 'r', partition: '0'})
+    assert.ok(age >= 0 && age < 60, `fetch age ${age}`)
+    // A master reports no replication series at all.
+    const onMaster = await scrape(masterUrl('/metrics'))
+    assert.equal(onMaster.find((f) => f.name === 'meta_replication_lag_bytes')?.metrics.length ?? 0, 0)
   })
 })

@@ -350,9 +350,19 @@ export class Replicator {
     return follower
   }
 
+  /** Every replicated partition as this slave knows it now (lag in bytes; messages unknown: -1). */
+  partitionStatuses(): ReplicaPartitionStatus[] {
+    return [...this.followers.values()].map((f) => f.status()).sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+  }
+
+  /** Is the master answering right now. */
+  get masterConnected(): boolean {
+    return this.link?.isOpen === true
+  }
+
   /** `slave-status`: every partition, with the lag in messages counted by the master. */
   async status(): Promise<SlaveStatusReport> {
-    const partitions = [...this.followers.values()].map((f) => f.status()).sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+    const partitions = this.partitionStatuses()
     await Promise.all(
       partitions.map(async (p) => {
         if (p.lagBytes === 0) {
@@ -372,7 +382,7 @@ export class Replicator {
       slaveId: this.options.slaveId,
       slaveGroup: this.options.slaveGroup,
       master: this.masterAddress,
-      masterConnected: this.link?.isOpen === true,
+      masterConnected: this.masterConnected,
       running: this.running,
       nowMs: Date.now(),
       partitions,
