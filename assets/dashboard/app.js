@@ -537,18 +537,23 @@ const pages = {
   },
 
   async cluster() {
+    const slaveBadge = (s) => {
+      if (s.error !== undefined) return `<span class="badge red" title="${esc(s.error)}">${esc(s.name)} · no status</span>`
+      const lag = s.lagMessages === null ? bytes(s.lagBytes) : `${num(s.lagMessages)} msgs, ${bytes(s.lagBytes)}`
+      return `<span class="badge ${s.healthy ? 'green' : 'amber'}" title="${esc(s.problem ?? `${s.url}: replicating ${s.partitions} partitions`)}">${esc(s.name)} · lag ${esc(lag)}</span>`
+    }
     const data = await api('/api/cluster')
     if (data.mode !== 'cluster') {
       main.innerHTML = `<h1>Cluster</h1><div class="panel"><div class="empty">This broker runs standalone (no ZooKeeper). Start it with <span class="mono">--zk host:port</span> to join a cluster.</div></div>`
       return
     }
     main.innerHTML = `<h1>Cluster</h1><p class="subtitle">From ZooKeeper ${esc(data.zk)}</p>
-      <div class="notice">Slaves are shown as they register in ZooKeeper; replication lag is not shown yet.</div>
+      <div class="notice">Slaves as they register in ZooKeeper; each asynchronous slave is asked for its lag when the page loads.</div>
       <div class="panel"><h2>Brokers</h2>${table(
         [
           {label: 'Broker', html: (b) => `${esc(b.id)}${b.self ? ' <span class="badge">this broker</span>' : ''}`},
           {label: 'Master', html: (b) => `<span class="mono">${esc(b.url)}</span>`},
-          {label: 'Slaves', value: (b) => (b.slaves.length ? b.slaves.join(', ') : 'none registered')},
+          {label: 'Slaves', html: (b) => (b.slaves.length ? b.slaves.map(slaveBadge).join(' ') : 'none registered')},
         ],
         data.brokers,
         'No brokers registered.',

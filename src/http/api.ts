@@ -19,8 +19,10 @@ import type {Broker} from '../broker/broker.js'
 import type {PartitionLog} from '../storage/index.js'
 import {StandaloneGroupAdmin, connectGroupAdmin, type GroupOffsetsAdmin} from '../client/group-admin.js'
 import {ClusterTopology} from '../client/cluster-topology.js'
-import {readBrokers, readTopics} from '../cluster/discovery.js'
-import {parseBrokerRole} from '../cluster/paths.js'
+import {readBrokers, readSlaves, readTopics} from '../cluster/discovery.js'
+import {parseBrokerRole, parseBrokerUrl} from '../cluster/paths.js'
+import {connectAdmin} from '../client/admin.js'
+import {slaveHealth} from '../cli/admin/slave-status.js'
 import {lagRows, partitionsOf} from '../cli/admin/offset-rows.js'
 import {encodeGet} from '../protocol/commands/get.js'
 import {MetaError} from '../protocol/errors.js'
@@ -221,9 +223,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
       const paths = topology.paths
       const brokers = [...(await readBrokers(session, paths)).entries()].sort(([a], [b]) => a - b)
       const rows = []
+      const registered = await readSlaves(session, paths).catch(() => [] as Awaited<ReturnType<typeof readSlaves>>)
       for (const [id, url] of brokers) {
-        const children = await session.children(paths.broker(id)).catch(() => [] as string[])
-        const slaves = children.filter((c) => c.startsWith('slave'))
+        const slaves = await Promise.all(registered.filter((s) => s.brokerId === id).map((s) => slaveRow(s, ctx)))
         rows.push({id, url, self: id === broker.config.system.brokerId, slaves})
       }
       const topics = []
@@ -245,7 +247,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
         for (const child of sub) await add(child, paths.topicSub(topic), 'subscribe')
         topics.push({topic, brokers: [...placements.values()].sort((a, b) => a.brokerId - b.brokerId)})
       }
-      return {mode: 'cluster', zk: `${zk.zkConnect}${zk.zkRoot}`, brokers: rows, topics, replication: null}
+      return {mode: 'cluster', zk: `${zk.zkConnect}${zk.zkRoot}`, brokers: rows, topics}
     } finally {
       await topology.close()
     }
@@ -413,4 +415,42 @@ function sse(req: FastifyRequest, reply: FastifyReply, start: (send: (event: str
   }
   req.raw.once('close', end)
   res.once('close', end)
+}
+
+/** Longest the cluster view waits for one slave's `slave-status`. */
+const SLAVE_STATUS_TIMEOUT_MS = 2000
+/** Lag (messages) up to which the cluster view calls a slave healthy: `meta slave-status`'s default --max-lag. */
+const SLAVE_HEALTHY_MAX_LAG = 1000
+
+/**
+ * A slave registered in ZooKeeper, with its replication state asked of the slave itself
+ * (`slave-status`, as `meta slave-status --zk` does): lag summed over its partitions; an
+ * unreachable slave or one without the extension (a synchronous or a MetaQ slave) says why.
+ */
+async function slaveRow(slave: {slaveId: number; url: string}, ctx: HttpContext) {
+  const name = `slave${slave.slaveId}`
+  const address = parseBrokerUrl(slave.url)
+  if (address === undefined) return {name, url: slave.url, error: 'not a broker URL'}
+  try {
+    const admin = await connectAdmin({broker: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`, timeoutMs: SLAVE_STATUS_TIMEOUT_MS, logger: ctx.log})
+    try {
+      const report = await admin.slaveStatus()
+      const health = slaveHealth(report, SLAVE_HEALTHY_MAX_LAG)
+      const known = report.partitions.every((p) => p.lagMessages >= 0)
+      return {
+        name,
+        url: slave.url,
+        healthy: health.healthy,
+        ...(health.problem !== undefined ? {problem: health.problem} : {}),
+        masterConnected: report.masterConnected,
+        partitions: report.partitions.length,
+        lagBytes: report.partitions.reduce((sum, p) => sum + p.lagBytes, 0),
+        lagMessages: known ? report.partitions.reduce((sum, p) => sum + p.lagMessages, 0) : null,
+      }
+    } finally {
+      admin.close()
+    }
+  } catch (error) {
+    return {name, url: slave.url, error: (error as Error).message}
+  }
 }

@@ -13,8 +13,10 @@ import {chromium} from 'playwright-core'
 import {connectGroupAdmin} from '../../src/client/group-admin.js'
 import {createProducer} from '../../src/client/index.js'
 import {startHttpServer, type HttpServer} from '../../src/http/server.js'
+import {writeFileSync} from 'node:fs'
 import {startTestBroker} from '../helpers/broker.js'
-import {scaledMs, suiteScope, uniqueName, waitFor} from '../helpers/index.js'
+import {scaledMs, suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
+import {spawnBroker} from '../helpers/process.js'
 import {startZooKeeper, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
 import {ROOT} from './helpers.js'
 
@@ -49,6 +51,10 @@ describe('dashboard API in cluster mode', () => {
     for (const id of [0, 1]) {
       await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-sub/${topic}/${id}-m`)) !== undefined, {what: `broker ${id}'s topic in ZooKeeper`, timeoutMs: DEADLINE_MS})
     }
+    // An asynchronous slave of broker 1 (a process, as operators run it), found through ZooKeeper.
+    const dir = await tmpDir(scope, 'meta-http-slave-')
+    writeFileSync(join(dir, 'slave.ini'), `[system]\nbrokerId=1\n[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\n`)
+    await spawnBroker(scope, ['-c', join(dir, 'slave.ini'), '--slave-id', '1', '-d', join(dir, 'data')])
   })
   after(() => scope.run())
 
@@ -65,10 +71,32 @@ describe('dashboard API in cluster mode', () => {
     assert.match(cluster.brokers[1].url, /^meta:\/\/127\.0\.0\.1:\d+$/)
     const placed = cluster.topics.find((t) => t.topic === topic)
     assert.ok(placed, `topic ${topic} in ${JSON.stringify(cluster.topics)}`)
-    assert.deepEqual(placed.brokers.map((b) => [b.brokerId, b.role, b.partitions, b.publish]), [[0, 'master', 2, true], [1, 'master', 2, true]])
+    // (broker 1's slave registers the topic too, as role s1, once it replicates it: the next test)
+    const masters = placed.brokers.filter((b) => b.role === 'master')
+    assert.deepEqual(masters.map((b) => [b.brokerId, b.role, b.partitions, b.publish]), [[0, 'master', 2, true], [1, 'master', 2, true]])
     const overview = (await (await fetch(url('/api/overview'))).json()) as {mode: string; zk: string}
     assert.equal(overview.mode, 'cluster')
     assert.equal(overview.zk, `${zk.connect}${root}`)
+  })
+
+  it('asks each registered slave for its replication lag', async () => {
+    type Slave = {name: string; healthy?: boolean; lagMessages?: number | null; lagBytes?: number; partitions?: number; error?: string}
+    let last: Slave | undefined
+    const slave = await waitFor(
+      async () => {
+        const cluster = (await (await fetch(url('/api/cluster'))).json()) as {brokers: Array<{id: number; slaves: Slave[]}>}
+        const s = cluster.brokers.find((b) => b.id === 1)?.slaves[0]
+        last = s
+        return s?.healthy === true && s.lagMessages === 0 ? s : undefined
+      },
+      {what: 'broker 1\'s slave1 caught up in the cluster view', timeoutMs: 60_000},
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`)
+    })
+    assert.ok((slave.partitions ?? 0) >= 1, `replicates broker 1's partition: ${JSON.stringify(slave)}`)
+    assert.deepEqual([slave.name, slave.lagBytes, slave.error], ['slave1', 0, undefined])
+    const cluster = (await (await fetch(url('/api/cluster'))).json()) as {brokers: Array<{id: number; slaves: Slave[]}>}
+    assert.deepEqual(cluster.brokers.find((b) => b.id === 0)?.slaves, [], 'broker 0 has no slave')
   })
 
   it('shows group lag from ZooKeeper offsets and skips there', async () => {
@@ -101,6 +129,7 @@ describe('dashboard API in cluster mode', () => {
       await page.goto(url('/#/cluster'))
       await page.waitForSelector(`td >> text=${topic}`)
       assert.match((await page.textContent('main'))!, /broker 1 master · 2 partitions/)
+      assert.match((await page.textContent('main'))!, /slave1 · lag 0 msgs, 0 B/)
       await page.screenshot({path: join(artifacts, 'cluster.png'), fullPage: true})
     } finally {
       await browser.close()
