@@ -29,7 +29,7 @@ import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
 /** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset'] as const
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync'] as const
 
 export interface HelpLine {
   item: string
@@ -48,6 +48,7 @@ export type StatsResult =
   | {item: 'help'; stats: HelpLine[]}
   | {item: 'reset'; stats: {reset: true}}
   | {item: 'topic'; stats: SingleTopicStats}
+  | {item: 'meta-capabilities' | 'meta-sync'; stats: Record<string, string>}
 
 /** Fetch one item as a typed object. Throws NOT_FOUND for a topic the broker does not know. */
 export async function fetchStats(admin: AdminClient, item: string | undefined, broker: string): Promise<StatsResult> {
@@ -71,6 +72,10 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
     case 'reset':
       await admin.resetRealtime()
       return {item: 'reset', stats: {reset: true}}
+    // meta's own items (docs/protocol.md): `key value` lines, shown as they are.
+    case 'meta-capabilities':
+    case 'meta-sync':
+      return {item: item as 'meta-capabilities' | 'meta-sync', stats: Object.fromEntries(statsMap(await admin.raw(item)))}
     default: {
       const stats = await admin.topic(item!)
       if (stats.resultCode === 1) {
@@ -117,6 +122,9 @@ function renderBody(result: StatsResult, nowMs: number): string {
       return 'realtime statistics reset'
     case 'topic':
       return renderTopic(result.stats)
+    case 'meta-capabilities':
+    case 'meta-sync':
+      return keyValue(Object.entries(result.stats))
   }
 }
 

@@ -4,7 +4,7 @@ import {ClientCommand} from '../cli/client-command.js'
 import {connectionFlags, durationFlag, timeoutFlag} from '../cli/client-flags.js'
 
 /** The items MetaQ (and meta) answer; anything else is taken as a topic name (same list as src/cli/stats-view.ts). */
-const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset']
+const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync']
 
 type ClusterStats = Array<{brokerId: number | undefined; broker: string; stats: StatsResult['stats']}>
 
@@ -12,7 +12,7 @@ export default class Stats extends ClientCommand<typeof Stats> {
   static override summary = "Show a broker's statistics."
   static override description = `Asks the broker for one stats item (MetaQ's \`stats\` command) and prints it as a table.
 
-Items: none (the broker: uptime, connections, command counts, messages), topics, offsets, partitions (per-partition detail: offsets, size, messages, segments, unflushed messages, last append), damage (quarantined partitions and damaged ranges the broker steps over; see docs/repair.md), realtime, config (the broker's server.ini, printed as-is), help, reset (resets the realtime counters), or a topic name.
+Items: none (the broker: uptime, connections, command counts, messages), topics, offsets, partitions (per-partition detail: offsets, size, messages, segments, unflushed messages, last append), damage (quarantined partitions and damaged ranges the broker steps over; see docs/repair.md), realtime, config (the broker's server.ini, printed as-is), help, reset (resets the realtime counters), meta-capabilities (what this meta broker serves beyond MetaQ), meta-sync (synchronous replication: role, and on a sync master its slave's address, link and failures), or a topic name.
 
 --json prints typed objects (an object for the broker and a topic, arrays for topics, offsets and partitions); --raw prints the broker's text exactly as MetaQ sends it (STATS … END), for scripts that parse MetaQ's format. --watch 2s redraws every 2 seconds until Ctrl-C or until the reader goes away (meta stats --watch 1s | head): on a terminal it clears the screen, otherwise it prints a new block under a timestamp line (with --json, one JSON document per line).`
 

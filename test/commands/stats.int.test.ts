@@ -100,6 +100,16 @@ describe('meta stats', () => {
     }
   })
 
+  it('meta stats meta-sync and meta-capabilities are meta\'s items, not topics', async (t) => {
+    const {address} = await brokerWithData(t)
+    const sync = await runCli(['stats', 'meta-sync', '-b', address])
+    assert.equal(sync.code, 0, sync.stderr)
+    assert.match(sync.stdout, /^\s*KEY\s+VALUE\n\s*role\s+none\n$/)
+    const caps = await runCli(['stats', 'meta-capabilities', '--json', '-b', address])
+    assert.equal(caps.code, 0, caps.stderr)
+    assert.equal((JSON.parse(caps.stdout) as Record<string, string>).long_poll, 'true')
+  })
+
   it('meta stats renders topics, partitions, a topic and the config', async (t) => {
     const {address} = await brokerWithData(t)
     const topics = await runCli(['stats', 'topics', '-b', address])
