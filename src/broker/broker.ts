@@ -74,6 +74,7 @@ import {RetentionScheduler} from './retention.js'
 import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
 import {Replicator, type SlaveOptions} from './replication/replicator.js'
 import {SlaveRegistration} from './replication/slave-registration.js'
+import {FailoverWatch} from './replication/failover.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -130,6 +131,8 @@ export class Broker implements ConnectionHandler {
   replicator: Replicator | undefined
   /** Set when this broker is an asynchronous slave in ZooKeeper mode. */
   slaveRegistration: SlaveRegistration | undefined
+  /** Set when this broker is an asynchronous slave in ZooKeeper mode with failover on. */
+  failover: FailoverWatch | undefined
 
   private constructor(
     config: BrokerConfig,
@@ -272,7 +275,13 @@ export class Broker implements ConnectionHandler {
         if (!inZk && options.slave.master === undefined) {
           throw new MetaError('CONFIG_INVALID', "a slave needs its master: --slave-of HOST:PORT, or zk.zkConnect to find the master registered under this broker's brokerId")
         }
+        if (config.system.failover && !inZk) {
+          throw new MetaError('CONFIG_INVALID', 'failover needs ZooKeeper (zk.zkConnect): a slave promotes itself by winning ids/<brokerId>/master there')
+        }
         const replicator = started.startReplication(options.slave)
+        if (inZk && config.system.failover) {
+          started.failover = new FailoverWatch(config.system.failoverGraceMs, () => started.promote(), log.child('failover'))
+        }
         if (inZk) {
           const registration = await SlaveRegistration.start(
             {
@@ -284,7 +293,10 @@ export class Broker implements ConnectionHandler {
               slaveId: options.slave.slaveId,
               url: started.url,
               numPartitions: (topic) => resolveTopic(started.config, topic)?.numPartitions ?? started.config.system.numPartitions,
-              onMaster: (master) => replicator.setMaster(master),
+              onMaster: (master) => {
+                replicator.setMaster(master)
+                started.failover?.master(master)
+              },
               log: log.child('cluster'),
             },
             store.topics(),
@@ -293,6 +305,7 @@ export class Broker implements ConnectionHandler {
           replicator.onFollow((topic) => registration.topicReplicated(topic))
         }
       } else if (zk.zkConnect !== undefined && zk.zkEnable) {
+        if (config.system.failover) log.warn('failover has no effect: it is for an asynchronous slave (slaveId) registered in ZooKeeper')
         started.cluster = await ClusterRegistration.start({
           config,
           topics,
@@ -308,6 +321,7 @@ export class Broker implements ConnectionHandler {
       }
     } catch (error) {
       started.context.sync?.close()
+      started.failover?.stop()
       await started.slaveRegistration?.stop()
       await started.replicator?.stop()
       clearInterval(started.sweeper)
@@ -321,6 +335,53 @@ export class Broker implements ConnectionHandler {
       throw error
     }
     return started
+  }
+
+  /**
+   * Failover (failover.ts): the master's node stayed gone for the grace period. Try to win
+   * `ids/<brokerId>/master`; when another broker holds it nothing changes (this broker stays a
+   * slave and follows it). Won: stop replicating, issue ids above the newest in the log,
+   * accept puts, and register as master with the session that owns the node, rewriting
+   * committed offsets first (recoverOffset).
+   */
+  private async promote(): Promise<void> {
+    const registration = this.slaveRegistration
+    const replicator = this.replicator
+    if (registration === undefined || replicator === undefined || this.closing !== undefined) return
+    const session = await registration.claimMaster()
+    const brokerId = this.config.system.brokerId
+    if (session === undefined) {
+      this.log.info('failover: ids/<id>/master is held by another broker; staying a slave', {brokerId})
+      return
+    }
+    this.log.warn('failover: won ids/<id>/master; promoting this slave to master', {brokerId, url: this.url})
+    this.failover?.stop()
+    this.failover = undefined
+    this.slaveRegistration = undefined
+    await replicator.stop()
+    this.replicator = undefined
+    issueIdsAfterLog(this.context.ids, this.store, this.log)
+    const log = this.log
+    try {
+      this.cluster = await ClusterRegistration.start({
+        config: this.config,
+        topics: this.topics,
+        url: this.url,
+        topicsWithData: this.store.topics(),
+        log: log.child('cluster'),
+        session,
+        beforeRegister: async (s, paths) => {
+          await recoverOffsets({session: s, paths, brokerId, store: this.store, log: log.child('recover-offset')})
+        },
+      })
+    } catch (error) {
+      // The session (and with it the master node) is closed: keep refusing puts.
+      log.error('failover: registering as master failed; this broker keeps refusing puts: restart it', {error: (error as Error).message})
+      return
+    }
+    // Puts are accepted from here on (put.ts checks context.replica).
+    this.context.replica = undefined
+    log.warn('failover: promoted; this broker is now the master', {brokerId, url: this.url, topics: this.store.topics().length})
   }
 
   private startReplication(slave: SlaveOptions): Replicator {
@@ -586,6 +647,7 @@ export class Broker implements ConnectionHandler {
     this.log.info('shutting down', {connections: this.connections.size})
     clearInterval(this.sweeper)
     // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
+    this.failover?.stop()
     await this.cluster?.stop()
     await this.slaveRegistration?.stop()
     await this.replicator?.stop()

@@ -50,15 +50,19 @@ export class ClusterRegistration {
     log: Logger
     /** Work that must be done in ZooKeeper before the broker registers (recoverOffset). */
     beforeRegister?: (session: ZkSession, paths: ZkPaths) => Promise<void>
+    /** An open session to use (a promoted slave's, which already owns `ids/<id>/master`). */
+    session?: ZkSession
   }): Promise<ClusterRegistration> {
     const {config, topics, url, log} = options
     const zk = config.zookeeper
-    const session = await ZkSession.connect({
-      connect: zk.zkConnect!,
-      sessionTimeoutMs: zk.zkSessionTimeoutMs,
-      connectTimeoutMs: zk.zkConnectionTimeoutMs,
-      logger: log,
-    })
+    const session =
+      options.session ??
+      (await ZkSession.connect({
+        connect: zk.zkConnect!,
+        sessionTimeoutMs: zk.zkSessionTimeoutMs,
+        connectTimeoutMs: zk.zkConnectionTimeoutMs,
+        logger: log,
+      }))
     const registry = new BrokerRegistry({
       session,
       paths: new ZkPaths(zk.zkRoot),

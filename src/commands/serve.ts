@@ -88,6 +88,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       summary: "The master's HOST:PORT: replicate all its partitions, refuse puts.",
       description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
     }),
+    failover: Flags.boolean({
+      summary: 'An asynchronous slave in ZooKeeper: promote this broker to master when the master stays gone for the grace period (failover).',
+      description: 'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts.',
+    }),
+    'failover-grace': durationFlag({summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).", allowZero: true}),
     'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
   }
 
@@ -116,10 +121,16 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['recover-offset']) overrides.recoverOffset = true
     if (flags['sync-slave']) overrides.syncSlave = true
     if (flags['sync-slave-address'] !== undefined) overrides.syncSlaveAddress = flags['sync-slave-address']
+    if (flags.failover) overrides.failover = true
+    if (flags['failover-grace'] !== undefined) overrides.failoverGraceMs = flags['failover-grace']
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
 
-    const slave = await this.slaveOptions(config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable)
+    const inZk = config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable
+    const slave = await this.slaveOptions(inZk)
+    if ((flags.failover || flags['failover-grace'] !== undefined) && (slave === undefined || !inZk)) {
+      this.error('--failover is for an asynchronous slave registered in ZooKeeper: add --slave-id N and ZooKeeper (--zk, zk.zkConnect)', {exit: 2})
+    }
     const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort

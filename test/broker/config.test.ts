@@ -177,6 +177,8 @@ describe('parseServerIni()', () => {
       slaveContinuousFailureThreshold: 100,
       checkSlaveIntervalMs: 100,
       recoverOffset: false,
+      failover: false,
+      failoverGraceMs: 10_000,
     })
     assert.equal('hostName' in config.system, false)
     assert.equal('appClassPath' in config.system, false)

@@ -114,6 +114,9 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('slaveContinuousFailureThreshold', 'slaveContinuousFailureThreshold', 1, INT_MAX, 'extension'),
   int('checkSlaveIntervalInMills', 'checkSlaveIntervalMs', 1, INT_MAX, 'extension'),
   of('recoverOffset', 'recoverOffset', 'bool', 'extension'),
+  // Failover of an asynchronous slave registered in ZooKeeper (broker/replication/failover.ts).
+  of('failover', 'failover', 'bool', 'extension'),
+  int('failoverGraceMs', 'failoverGraceMs', 0, INT_MAX, 'extension'),
 ]
 
 export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
@@ -195,6 +198,8 @@ export function defaultSystemConfig(): SystemConfig {
     slaveContinuousFailureThreshold: 100,
     checkSlaveIntervalMs: 100,
     recoverOffset: false,
+    failover: false,
+    failoverGraceMs: 10_000,
   }
 }
 

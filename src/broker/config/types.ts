@@ -93,6 +93,10 @@ export interface SystemConfig {
   checkSlaveIntervalMs: number
   /** A promoted slave: rewrite consumer groups' committed offsets for this broker id to its own positions before registering (recover-offset.ts). */
   recoverOffset: boolean
+  /** An asynchronous slave in ZooKeeper promotes itself when its master's node stays gone for failoverGraceMs (failover.ts). */
+  failover: boolean
+  /** How long the master's `ids/<id>/master` node must stay gone before a failover slave promotes itself. */
+  failoverGraceMs: number
 }
 
 export interface ZookeeperConfig {

@@ -83,6 +83,33 @@ export class SlaveRegistration {
     }, 1)
   }
 
+  /**
+   * Failover: try to become the master of this broker id by creating the ephemeral
+   * `ids/<brokerId>/master` node with this broker's URL. ZooKeeper lets one create win: when
+   * the node exists (the master came back, or another slave won) nothing changes and undefined
+   * is returned. On success this registration stops (its slave nodes are removed, the master
+   * watch is no longer followed) and its session, which owns the master node, is handed over.
+   */
+  async claimMaster(): Promise<ZkSession | undefined> {
+    let claimed = false
+    await this.serial(async () => {
+      if (this.stopped) return
+      const master = this.paths.master(this.options.brokerId)
+      if ((await this.session.exists(master)) !== undefined) return
+      if (!(await this.session.create(master, this.options.url, CreateMode.EPHEMERAL))) return
+      claimed = true
+      this.stopped = true
+      if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
+      const {brokerId} = this.options
+      for (const topic of this.topics) {
+        await this.session.remove(this.paths.topicBroker(topic, brokerId, this.role))
+        await this.session.remove(this.paths.topicSubBroker(topic, brokerId, this.role))
+      }
+      await this.session.remove(this.slavePath())
+    })
+    return claimed ? this.session : undefined
+  }
+
   async stop(): Promise<void> {
     this.stopped = true
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
@@ -115,6 +142,7 @@ export class SlaveRegistration {
 
   /** Read `ids/<id>/master` and watch it (a change, a deletion or a creation reads it again). */
   private async readMaster(): Promise<void> {
+    if (this.stopped) return // stopped, or promoted (the node is this broker's own)
     const watcher = () => {
       if (!this.stopped) this.retrying(() => this.readMaster(), 1)
     }
