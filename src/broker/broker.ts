@@ -371,7 +371,7 @@ export class Broker implements ConnectionHandler {
         log: log.child('cluster'),
         session,
         beforeRegister: async (s, paths) => {
-          await recoverOffsets({session: s, paths, brokerId, store: this.store, log: log.child('recover-offset')})
+          await recoverOffsets({session: s, paths, brokerId, store: this.store, log: log.child('recover-offset'), resetWhenNoneMatched: false})
         },
       })
     } catch (error) {

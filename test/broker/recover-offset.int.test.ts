@@ -11,6 +11,11 @@ import {startTestBroker} from '../helpers/broker.js'
 import {suiteScope, tmpDir, uniqueName} from '../helpers/index.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {startZooKeeper, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {recoverOffsets} from '../../src/broker/replication/recover-offset.js'
+import {ZkPaths} from '../../src/cluster/paths.js'
+import {ZkSession} from '../../src/cluster/zk-session.js'
+import {MessageStore} from '../../src/storage/index.js'
+import {silentLogger} from '../../src/log.js'
 
 function write(client: zookeeper.Client, path: string, value: string): Promise<void> {
   return new Promise((resolve, reject) => client.mkdirp(path, Buffer.from(value), (error) => (error ? reject(error) : resolve())))
@@ -63,6 +68,20 @@ describe('recoverOffset', () => {
     await write(client, path, '777-25')
     await startTestBroker(t, {dataPath: dir, brokerId: 5, zkConnect: zk.connect, zkRoot: root, recoverOffset: true})
     assert.equal(await zkRead(client, path), '-1-0')
+  })
+
+  it('a failover (resetWhenNoneMatched false) leaves unmatched entries as they are', async (t) => {
+    const root = `/${uniqueName('recover')}`
+    const {dir} = await dataWithThreeMessages(t)
+    const past = `${root}/consumers/g1/offsets/t/5-0`
+    await write(client, past, '12345-75')
+    const store = await MessageStore.open({dataPath: dir, topicConfig: () => ({dataPath: dir, unflushThreshold: 1000, unflushIntervalMs: 10_000, maxSegmentBytes: 1 << 20})})
+    t.after(() => store.close())
+    const session = await ZkSession.connect({connect: zk.connect, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000, logger: silentLogger})
+    t.after(() => session.close())
+    const report = await recoverOffsets({session, paths: new ZkPaths(root), brokerId: 5, store, log: silentLogger, resetWhenNoneMatched: false})
+    assert.deepEqual(report, {matched: 0, rewritten: 0, unmatched: [past], reset: false})
+    assert.equal(await zkRead(client, past), '12345-75', 'a message the promoted slave never fetched: kept, not reset to -1-0')
   })
 
   it('without recoverOffset nothing is rewritten', async (t) => {

@@ -34,7 +34,20 @@ interface Entry {
   offset: number
 }
 
-export async function recoverOffsets(options: {session: ZkSession; paths: ZkPaths; brokerId: number; store: MessageStore; log: Logger}): Promise<RecoverOffsetReport> {
+export async function recoverOffsets(options: {
+  session: ZkSession
+  paths: ZkPaths
+  brokerId: number
+  store: MessageStore
+  log: Logger
+  /**
+   * Reset entries to `-1-0` when none matched (MetaQ; default true). A failover of an
+   * asynchronous slave passes false: its log is byte-identical to the old master's, so an
+   * unmatched entry is one past its end (a message it never fetched), which a fetch answers
+   * with the end of the log (301); resetting would make the group read everything again.
+   */
+  resetWhenNoneMatched?: boolean
+}): Promise<RecoverOffsetReport> {
   const {session, paths, brokerId, store, log} = options
   // Every entry of this broker, by partition log.
   const wanted = new Map<PartitionLog | undefined, Entry[]>()
@@ -71,7 +84,7 @@ export async function recoverOffsets(options: {session: ZkSession; paths: ZkPath
     }
   }
   if (report.unmatched.length > 0) {
-    if (report.matched === 0) {
+    if (report.matched === 0 && options.resetWhenNoneMatched !== false) {
       for (const path of report.unmatched) await session.setData(path, encodeZkOffset('-1', 0))
       report.reset = true
     }
