@@ -162,6 +162,30 @@ describe('asynchronous replication (standalone slave)', () => {
     assert.ok(existsSync(aside) && readdirSync(aside).some((n) => n.startsWith(`${topic}-0.`)), 'the old log was kept aside')
   })
 
+  it('a former master started as slave sets a partition with a divergent tail aside and replicates it again', async (t) => {
+    const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024, numPartitions: 3})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 900, [0, 1, 2])
+    const dataPath = await tmpDir(t, 'meta-old-master-')
+    const first = await startSlave(t, master, dataPath, {close: false})
+    await caughtUp(master, first)
+    await first.close()
+    // The slave's data runs as a master for a while: its own messages in partitions 0 and 1.
+    const old = await startTestBroker(t, {dataPath, numPartitions: 3})
+    await produce(t, old, topic, 40, [0, 1])
+    await old.close()
+    // The real master takes more in partitions 0 and 2: 0 now holds other bytes where the old
+    // master's tail is; 1 ends before it; 2 only grew (no divergence).
+    await produce(t, master, topic, 600, [0, 2])
+    const again = await startSlave(t, master, dataPath)
+    await caughtUp(master, again)
+    await assertIdentical(master, again)
+    const aside = readdirSync(join(dataPath, '__meta_state', 'replica-aside'))
+    assert.ok(aside.some((n) => n.startsWith(`${topic}-0.`)), `partition 0 set aside: ${aside.join(', ')}`)
+    assert.ok(aside.some((n) => n.startsWith(`${topic}-1.`)), `partition 1 set aside: ${aside.join(', ')}`)
+    assert.ok(!aside.some((n) => n.startsWith(`${topic}-2.`)), 'partition 2 only lagged: kept')
+  })
+
   it('slave-status reports every partition; a master answers NOT_A_SLAVE', async (t) => {
     const master = await startTestBroker(t, {numPartitions: 2})
     const topic = uniqueName('repl')

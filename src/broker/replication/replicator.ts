@@ -13,8 +13,12 @@
  *   master's first offset. When the master's first offset has moved past the local end
  *   (retention), the local log is set aside under `<dataPath>/__meta_state/replica-aside/` and
  *   replication restarts at the master's first offset: a slave's log has no gaps.
- * - A local log ahead of the master's (the master lost data or is another broker) is never
- *   cut: that partition stops and `slave-status` says why.
+ * - Before the first fetch of a partition with a local log, the slave checks that the master
+ *   holds its last record at the same offset; if not (a divergent tail: a former master
+ *   started as slave of the broker that replaced it), the local log is set aside as above and
+ *   the partition is copied again from the master's first offset.
+ * - A master whose log falls behind the slave's later (it lost data) stops that partition:
+ *   `slave-status` says why.
  * - Errors (master down, refused requests) back off up to `maxDelayMs`
  *   (slaveMaxDelayInMills) and retry for ever.
  *
@@ -26,7 +30,7 @@ import type {Logger} from '../../log.js'
 import type {OutputBuffer} from '../../protocol/output-buffer.js'
 import type {ResponseFrame} from '../../protocol/frames.js'
 import {MetaError, Status} from '../../protocol/errors.js'
-import {scanRecords} from '../../protocol/message-set.js'
+import {RECORD_HEADER_BYTES, scanRecords} from '../../protocol/message-set.js'
 import {encodeStats} from '../../protocol/commands/stats.js'
 import {encodeCount} from '../../protocol/commands/seek.js'
 import {parsePartitionsStats, parseSystemStats} from '../../protocol/stats-body.js'
@@ -94,6 +98,8 @@ class Follower {
   error: string | undefined
   private fetchBytes = FETCH_BYTES
   private delayMs = 0
+  /** The local log's tail was compared with the master's (once, before the first fetch). */
+  private tailChecked = false
 
   constructor(
     private readonly r: Replicator,
@@ -125,6 +131,14 @@ class Follower {
 
   private async step(): Promise<void> {
     let log = this.local()
+    if (this.next < 0 && log !== undefined && !this.tailChecked) {
+      if (!(await this.tailMatches(log))) {
+        await this.setAside(log.maxOffset, 'this slave\'s last record is not the master\'s at the same offset (a divergent tail, e.g. a former master\'s messages its slave never took)')
+        this.next = this.firstOffset
+        log = undefined
+      }
+      this.tailChecked = true
+    }
     if (this.next < 0) this.next = log !== undefined ? log.maxOffset : this.firstOffset
     const offset = this.next
     const frame = await this.r.masterLink().requestAsync(
@@ -178,18 +192,7 @@ class Follower {
     if (moved > offset) {
       // Retention on the master passed our end: set our log aside and restart at its start.
       this.masterMin = moved
-      if (log !== undefined) {
-        const aside = join(this.r.ctx.dataPath, STATE_DIR_NAME, 'replica-aside', `${this.topic}-${this.partition}.${Date.now()}`)
-        this.r.log.warn('the master no longer has what follows this slave\'s log: setting the log aside and starting again at the master\'s first offset', {
-          topic: this.topic,
-          partition: this.partition,
-          localEnd: offset,
-          masterFirst: moved,
-          aside,
-        })
-        await this.r.ctx.store.setAside(this.topic, this.partition, aside)
-        this.r.forgetLog(this.topic, this.partition)
-      }
+      if (log !== undefined) await this.setAside(offset, 'the master no longer has what follows this slave\'s log (retention)')
       this.next = moved
       return
     }
@@ -198,6 +201,42 @@ class Follower {
     this.state = 'stopped'
     this.error = `this slave's log (end ${offset}) is ahead of the master's (end ${moved}): replication of this partition stopped; set the partition aside by hand to replicate it again`
     this.r.log.error('replication stopped', {topic: this.topic, partition: this.partition, error: this.error})
+  }
+
+  /** Move the whole local log to `<dataPath>/__meta_state/replica-aside/<topic>-<p>.<ms>`, saying why. */
+  private async setAside(localEnd: number, why: string): Promise<void> {
+    const aside = join(this.r.ctx.dataPath, STATE_DIR_NAME, 'replica-aside', `${this.topic}-${this.partition}.${Date.now()}`)
+    this.r.log.warn(`${why}: setting the log aside and starting again at the master's first offset`, {
+      topic: this.topic,
+      partition: this.partition,
+      localEnd,
+      masterFirst: this.masterMin >= 0 ? this.masterMin : this.firstOffset,
+      aside,
+    })
+    await this.r.ctx.store.setAside(this.topic, this.partition, aside)
+    this.r.forgetLog(this.topic, this.partition)
+  }
+
+  /**
+   * Does the master hold this slave's last record, byte for byte, at the same offset? Ids are
+   * unique, so when it does, the whole local log is a prefix of the master's (the logs were
+   * byte-identical up to where they parted); when it does not (other bytes there, or the
+   * master's log ends before), the local log has a tail the master lacks.
+   */
+  private async tailMatches(log: PartitionLog): Promise<boolean> {
+    const last = await lastRecord(log)
+    if (last === undefined) return true
+    const frame = await this.r.masterLink().requestAsync(
+      (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset: last.start, maxSize: last.bytes.length, maxWaitMs: 0, opaque}),
+      30_000,
+    )
+    if (frame.type === 'result') {
+      if (frame.code === Status.NOT_FOUND || frame.code === Status.MOVED) return false
+      throw MetaError.fromWire(frame.code, frame.body.toString('utf8'))
+    }
+    const reply = readReplicaBody(frame.body)
+    if (reply === undefined) throw new MetaError('DECODE_ERROR', `the master's replicate answer is ${frame.body.length} bytes: shorter than its header`)
+    return reply.data.length >= last.bytes.length && reply.data.subarray(0, last.bytes.length).equals(last.bytes)
   }
 
   /** The master's end as its stats said (between answers to long polls that wait). */
@@ -224,6 +263,38 @@ class Follower {
       ...(this.error !== undefined ? {error: this.error} : {}),
     }
   }
+}
+
+/** The last whole record of `log` (scanned from the start of its last non-empty segment). */
+async function lastRecord(log: PartitionLog): Promise<{start: number; bytes: Buffer} | undefined> {
+  const end = log.maxOffset
+  const segment = (await log.segmentInfos()).filter((s) => s.sizeBytes > 0 && s.start < end).at(-1)
+  if (segment === undefined) return undefined
+  let pos = Math.max(segment.start, log.minOffset)
+  let start = -1
+  let length = 0
+  let size = FETCH_BYTES
+  while (pos < end) {
+    const read = await log.read(pos, Math.min(size, end - pos))
+    if (read.kind !== 'data') return undefined // damaged or moved under us: nothing to compare
+    const data = read.data
+    const base = pos
+    const scanned = scanRecords(data, 0, (at, payload) => {
+      start = base + at
+      length = RECORD_HEADER_BYTES + payload
+    })
+    if (scanned.end > 0) {
+      pos += scanned.end
+      size = FETCH_BYTES
+    } else if (data.length >= RECORD_HEADER_BYTES && RECORD_HEADER_BYTES + data.readInt32BE(0) > size) {
+      size = RECORD_HEADER_BYTES + data.readInt32BE(0) // one record larger than the read
+    } else {
+      return undefined
+    }
+  }
+  if (start < 0) return undefined
+  const read = await log.read(start, length)
+  return read.kind === 'data' && read.data.length >= length ? {start, bytes: read.data.subarray(0, length)} : undefined
 }
 
 export class Replicator {
