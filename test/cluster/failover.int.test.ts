@@ -118,6 +118,13 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     assert.notEqual(again.code, 0)
     assert.match(again.stderr, new RegExp(`broker id 0 is already registered in ZooKeeper by ${newMaster.replaceAll('.', '\\.')}`))
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), newMaster)
+    // Started as a slave of the new master, it replicates it.
+    const rejoined = await spawnBroker(t, ['-c', join(dir, 'master.ini'), '--slave-id', '3', '-d', join(dir, 'm')])
+    await waitFor(async () => {
+      const [m, s] = [await ends(promoted.port), await ends(rejoined.port)]
+      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+    }, {timeoutMs: 60_000, what: 'the old master to replicate the new one'})
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave3`), `meta://127.0.0.1:${rejoined.port}`)
   })
 
   it('a master that comes back within the grace period keeps its id: the slave stays a slave', async (t) => {
