@@ -312,6 +312,7 @@ export class Broker implements ConnectionHandler {
           url: started.url,
           topicsWithData: store.topics(),
           log: log.child('cluster'),
+          onIdTaken: (other) => started.fence(other),
           beforeRegister: config.system.recoverOffset
             ? async (session, paths) => {
                 await recoverOffsets({session, paths, brokerId: config.system.brokerId, store, log: log.child('recover-offset')})
@@ -370,6 +371,7 @@ export class Broker implements ConnectionHandler {
         topicsWithData: this.store.topics(),
         log: log.child('cluster'),
         session,
+        onIdTaken: (other) => this.fence(other),
         beforeRegister: async (s, paths) => {
           await recoverOffsets({session: s, paths, brokerId, store: this.store, log: log.child('recover-offset'), resetWhenNoneMatched: false})
         },
@@ -382,6 +384,16 @@ export class Broker implements ConnectionHandler {
     // Puts are accepted from here on (put.ts checks context.replica).
     this.context.replica = undefined
     log.warn('failover: promoted; this broker is now the master', {brokerId, url: this.url, topics: this.store.topics().length})
+  }
+
+  /** Another broker took this broker id while this one's ZooKeeper session was gone: refuse puts from now on. */
+  private fence(other: string): void {
+    const brokerId = this.config.system.brokerId
+    this.context.fenced = new MetaError(
+      'SLAVE_READ_ONLY',
+      `broker id ${brokerId} is now held in ZooKeeper by ${other} (it failed over while this broker's session was gone): this broker no longer accepts puts; restart it as a slave of the new master`,
+    )
+    this.log.error('fenced: refusing puts from now on', {brokerId, other})
   }
 
   private startReplication(slave: SlaveOptions): Replicator {
@@ -464,7 +476,7 @@ export class Broker implements ConnectionHandler {
       case 'put':
         if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
         // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
-        if (frame.txKey === null || ctx.replica !== undefined) return handlePut(ctx, conn, frame)
+        if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePut(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, 1, SYNC_TRANSACTIONS_REFUSED)
         return handleTransactionalPut(ctx, conn, frame)
       case 'get':
@@ -510,7 +522,7 @@ export class Broker implements ConnectionHandler {
         return handleCount(ctx, conn, frame)
       case 'put-batch':
         if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
-        if (frame.txKey === null || ctx.replica !== undefined) return handlePutBatch(ctx, conn, frame)
+        if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
         return handleTransactionalPutBatch(ctx, conn, frame)
       case 'config-reload':

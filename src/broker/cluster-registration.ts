@@ -52,6 +52,8 @@ export class ClusterRegistration {
     beforeRegister?: (session: ZkSession, paths: ZkPaths) => Promise<void>
     /** An open session to use (a promoted slave's, which already owns `ids/<id>/master`). */
     session?: ZkSession
+    /** After a session expiry, another live broker holds this broker id (BrokerRegistry). */
+    onIdTaken?: (other: string) => void
   }): Promise<ClusterRegistration> {
     const {config, topics, url, log} = options
     const zk = config.zookeeper
@@ -71,6 +73,7 @@ export class ClusterRegistration {
       configChecksum: config.checksum,
       sessionTimeoutMs: zk.zkSessionTimeoutMs,
       log,
+      onIdTaken: options.onIdTaken,
     })
     const registration = new ClusterRegistration(session, registry, config, topics, log)
     const names = new Set([...topics.configuredTopics(), ...options.topicsWithData])

@@ -61,6 +61,11 @@ export interface BrokerContext {
   putOutcome(failed: boolean): void
   /** Set when this broker is an asynchronous slave: puts are refused, `slave-status` answers. */
   replica?: ReplicaRole
+  /**
+   * Set when another broker took this broker's id in ZooKeeper while its session was gone (a
+   * failover): every put is refused with this error (put.ts).
+   */
+  fenced?: MetaError
   /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
   reload(dryRun: boolean): Promise<ReloadReport>
 }

@@ -39,6 +39,11 @@ export interface BrokerRegistryOptions {
   /** The ZooKeeper session timeout: how long a crashed broker's nodes may linger. */
   sessionTimeoutMs: number
   log: Logger
+  /**
+   * After a new session (the old one expired), another live broker holds `ids/<id>/master`
+   * (a slave that failed over meanwhile): called once with its URL; registering stops.
+   */
+  onIdTaken?: (other: string) => void
 }
 
 /** True if something accepts TCP connections at host:port within a second. */
@@ -63,6 +68,8 @@ export class BrokerRegistry {
   private registered = false
   private queue: Promise<void> = Promise.resolve()
   private retryTimer: NodeJS.Timeout | undefined
+  /** Set when a live broker with another URL holds the master node (see waitForDeadRegistration). */
+  private takenBy: string | undefined
 
   constructor(private readonly options: BrokerRegistryOptions) {
     options.session.on('session', () => this.registerAgain(1))
@@ -75,6 +82,15 @@ export class BrokerRegistry {
     if (!this.registered) return
     this.serial(() => this.registerAll(true)).catch((error: Error) => {
       if (!this.registered) return
+      if (this.takenBy !== undefined && this.options.onIdTaken !== undefined) {
+        this.registered = false
+        this.options.log.error('another broker holds this broker id in ZooKeeper now (a failover while this session was gone): not registering again', {
+          brokerId: this.options.brokerId,
+          other: this.takenBy,
+        })
+        this.options.onIdTaken(this.takenBy)
+        return
+      }
       const delayMs = Math.min(500 * 2 ** (attempt - 1), 30_000)
       this.options.log.warn('cannot register in ZooKeeper again after a new session; retrying', {
         brokerId: this.options.brokerId,
@@ -96,6 +112,7 @@ export class BrokerRegistry {
 
   /** Register one more topic (its first put), or update it; again after a failed attempt. */
   registerTopic(topic: RegisteredTopic): Promise<void> {
+    if (this.takenBy !== undefined) return Promise.resolve() // the nodes are another broker's now
     const known = this.topics.get(topic.topic)
     if (known && JSON.stringify(known) === JSON.stringify(topic) && this.written.has(topic.topic)) return Promise.resolve()
     this.topics.set(topic.topic, topic)
@@ -105,6 +122,7 @@ export class BrokerRegistry {
 
   /** Remove a topic's nodes (a reload made the broker stop accepting it). */
   unregisterTopic(topic: string): Promise<void> {
+    if (this.takenBy !== undefined) return Promise.resolve() // the nodes are another broker's now
     if (!this.topics.delete(topic)) return Promise.resolve()
     const {session, paths, brokerId} = this.options
     return this.serial(async () => {
@@ -121,6 +139,7 @@ export class BrokerRegistry {
 
   /** Publish a new config checksum (`master_config_checksum`, after a reload). */
   setConfigChecksum(checksum: number): Promise<void> {
+    if (this.takenBy !== undefined) return Promise.resolve() // the nodes are another broker's now
     this.options.configChecksum = checksum
     const {session, paths, brokerId} = this.options
     return this.serial(() => session.put(paths.configChecksum(brokerId), String(checksum), CreateMode.EPHEMERAL))
@@ -128,6 +147,7 @@ export class BrokerRegistry {
 
   /** Take the broker out of (false) or back into (true) topics-pub. */
   setPublishable(publishable: boolean): Promise<void> {
+    if (this.takenBy !== undefined) return Promise.resolve() // the nodes are another broker's now
     if (publishable === this.publishable) return Promise.resolve()
     this.publishable = publishable
     this.options.log.warn(publishable ? 'accepting puts again: back in topics-pub' : 'puts failing: leaving topics-pub', {
@@ -146,6 +166,7 @@ export class BrokerRegistry {
   async unregister(): Promise<void> {
     this.registered = false
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
+    if (this.takenBy !== undefined) return // the nodes are another broker's now: leave them
     await this.serial(async () => {
       const {session, paths, brokerId} = this.options
       for (const t of this.topics.keys()) {
@@ -191,6 +212,7 @@ export class BrokerRegistry {
     await session.put(paths.configChecksum(brokerId), String(configChecksum), CreateMode.EPHEMERAL)
     this.written.clear()
     for (const t of this.topics.values()) await this.writeTopic(t)
+    this.takenBy = undefined
     log.info(again ? 're-registered in ZooKeeper after a new session' : 'registered in ZooKeeper', {
       brokerId,
       url,
@@ -208,7 +230,10 @@ export class BrokerRegistry {
     const refuse = (why: string) =>
       new MetaError('CLUSTER_ERROR', `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master})${why}; give this broker another brokerId`)
     const address = parseBrokerUrl(other)
-    if (address === undefined || (await reachable(address.host, address.port))) throw refuse('')
+    if (address === undefined || (await reachable(address.host, address.port))) {
+      this.takenBy = other
+      throw refuse('')
+    }
     const deadline = Date.now() + this.options.sessionTimeoutMs + 5_000
     log.warn('broker id held by an unreachable broker; waiting for its ZooKeeper session to expire', {brokerId, other})
     while ((await session.getString(master)) === other) {

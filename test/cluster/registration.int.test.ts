@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {startTestBroker} from '../helpers/broker.js'
 import {startZooKeeper, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
-import {RawClient} from '../helpers/raw-client.js'
+import {RawClient, text} from '../helpers/raw-client.js'
 import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
 
 
@@ -74,6 +74,26 @@ describe('broker registration in ZooKeeper', () => {
       startTestBroker(t, {ini: INI(root), zkConnect: zk.connect}),
       /broker id 7 is already registered in ZooKeeper by meta:\/\/127\.0\.0\.1:\d+ .*give this broker another brokerId/,
     )
+  })
+
+  it('refuses puts from then on when another live broker took its id while its session was gone (a failover)', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const broker = await startTestBroker(t, {ini: INI(root).replace('[zookeeper]\n', '[zookeeper]\nzk.zkSessionTimeoutMs=4000\n'), zkConnect: zk.connect})
+    const other = await startTestBroker(t, {brokerId: 7}) // reachable, not in ZooKeeper
+    const master = `${root}/brokers/ids/7/master`
+    const otherUrl = `meta://127.0.0.1:${other.port}`
+    // What a slave's failover does while this broker's session is gone: the node is another's.
+    await new Promise<void>((resolve, reject) => client.remove(master, -1, (error) => (error ? reject(error) : resolve())))
+    await new Promise<void>((resolve, reject) => client.create(master, Buffer.from(otherUrl), 1 /* EPHEMERAL */, (error) => (error ? reject(error) : resolve())))
+    await zk.expireSession(broker.cluster!.session.raw)
+    const raw = await RawClient.connect(t, broker.port)
+    const refused = await waitFor(async () => {
+      const reply = await raw.request('put orders 0 1 0 -1 1\r\nx')
+      return reply.type === 'result' && reply.code === 500 ? reply : undefined
+    }, {what: 'the broker to refuse puts', timeoutMs: 30_000})
+    assert.match(text(refused), new RegExp(`broker id 7 is now held in ZooKeeper by ${otherUrl.replaceAll('.', '\\.')} .*no longer accepts puts; restart it as a slave of the new master \\[code=SLAVE_READ_ONLY\\]$`))
+    await broker.close()
+    assert.equal(await zkRead(client, master), otherUrl, 'its clean stop left the new master\'s node alone')
   })
 
   it('re-registers after its session expires, and after a ZooKeeper restart', async (t) => {

@@ -23,6 +23,7 @@ import {BothSides, type SyncMaster} from '../replication/sync-master.js'
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
   if (ctx.replica !== undefined) return failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, ctx.replica.refusal())
+  if (ctx.fenced !== undefined) return failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, ctx.fenced)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += 1
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
@@ -139,6 +140,7 @@ export function handleOversize(ctx: BrokerContext, conn: Connection, frame: Requ
 export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
   ctx.counters.cmdPut += frame.count
   if (ctx.replica !== undefined) return failBatch(ctx, conn, frame, frame.partition, ctx.replica.refusal())
+  if (ctx.fenced !== undefined) return failBatch(ctx, conn, frame, frame.partition, ctx.fenced)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += frame.count
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
