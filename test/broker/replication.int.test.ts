@@ -186,6 +186,28 @@ describe('asynchronous replication (standalone slave)', () => {
     assert.ok(!aside.some((n) => n.startsWith(`${topic}-2.`)), 'partition 2 only lagged: kept')
   })
 
+  it('a slave that follows a new master holding less (a failover) sets the partition aside and copies it again', async (t) => {
+    const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
+    const topic = uniqueName('repl')
+    await produce(t, master, topic, 600, [0])
+    const winnerPath = await tmpDir(t, 'meta-winner-')
+    const winnerAsSlave = await startSlave(t, master, winnerPath, {close: false})
+    const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'), {slaveId: 2})
+    await caughtUp(master, winnerAsSlave)
+    await winnerAsSlave.close()
+    // The other slave takes 200 more than the one that will win.
+    await produce(t, master, topic, 200, [0])
+    await caughtUp(master, slave)
+    // The winner serves as master and takes messages of its own.
+    const winner = await startTestBroker(t, {dataPath: winnerPath})
+    await produce(t, winner, topic, 20, [0])
+    slave.replicator!.setMaster({host: '127.0.0.1', port: winner.port})
+    await caughtUp(winner, slave)
+    await assertIdentical(winner, slave)
+    const aside = readdirSync(join(slave.config.system.dataPath, '__meta_state', 'replica-aside'))
+    assert.ok(aside.some((n) => n.startsWith(`${topic}-0.`)), `set aside: ${aside.join(', ')}`)
+  })
+
   it('slave-status reports every partition; a master answers NOT_A_SLAVE', async (t) => {
     const master = await startTestBroker(t, {numPartitions: 2})
     const topic = uniqueName('repl')

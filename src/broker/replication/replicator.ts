@@ -13,7 +13,8 @@
  *   master's first offset. When the master's first offset has moved past the local end
  *   (retention), the local log is set aside under `<dataPath>/__meta_state/replica-aside/` and
  *   replication restarts at the master's first offset: a slave's log has no gaps.
- * - Before the first fetch of a partition with a local log, the slave checks that the master
+ * - Before the first fetch of a partition with a local log, and again after it follows a
+ *   different master (a failover), the slave checks that the master
  *   holds its last record at the same offset; if not (a divergent tail: a former master
  *   started as slave of the broker that replaced it), the local log is set aside as above and
  *   the partition is copied again from the master's first offset.
@@ -131,7 +132,7 @@ class Follower {
 
   private async step(): Promise<void> {
     let log = this.local()
-    if (this.next < 0 && log !== undefined && !this.tailChecked) {
+    if (log !== undefined && !this.tailChecked) {
       if (!(await this.tailMatches(log))) {
         await this.setAside(log.maxOffset, 'this slave\'s last record is not the master\'s at the same offset (a divergent tail, e.g. a former master\'s messages its slave never took)')
         this.next = this.firstOffset
@@ -239,6 +240,20 @@ class Follower {
     return reply.data.length >= last.bytes.length && reply.data.subarray(0, last.bytes.length).equals(last.bytes)
   }
 
+  /**
+   * Another master (a failover): compare the tail again before the next fetch, from the local
+   * end; a partition stopped because it was ahead of the old master runs again.
+   */
+  masterChanged(): void {
+    this.tailChecked = false
+    this.masterEnd = -1
+    if (this.state === 'stopped') {
+      this.state = 'waiting'
+      this.error = undefined
+      this.r.restart(this)
+    }
+  }
+
   /** The master's end as its stats said (between answers to long polls that wait). */
   noteMasterEnd(end: number): void {
     if (end > this.masterEnd) this.masterEnd = end
@@ -301,6 +316,8 @@ export class Replicator {
   running = true
   private link: MasterLink | undefined
   private master: {host: string; port: number} | undefined
+  /** The last master followed (kept while none is registered), to notice a new one. */
+  private lastMaster: {host: string; port: number} | undefined
   /** Callbacks for each partition this slave starts to replicate (ZooKeeper registration). */
   private readonly followListeners: Array<(topic: string, partition: number) => void> = []
   readonly log: Logger
@@ -331,9 +348,13 @@ export class Replicator {
   /** Follow another master (or none): the old connection closes, fetches go to the new one. */
   setMaster(master: {host: string; port: number} | undefined): void {
     if (master?.host === this.master?.host && master?.port === this.master?.port && (this.link !== undefined) === (master !== undefined)) return
+    const last = this.lastMaster
+    const changed = last !== undefined && master !== undefined && (master.host !== last.host || master.port !== last.port)
+    if (master !== undefined) this.lastMaster = master
     this.link?.close()
     this.master = master
     this.link = master !== undefined && this.running ? this.options.connect(master) : undefined
+    if (changed) for (const follower of this.followers.values()) follower.masterChanged()
     if (master !== undefined) this.log.info('following the master', {master: this.masterAddress})
     else this.log.warn('no master registered: replication waits for one')
     for (const wake of [...this.sleepers]) wake()
@@ -429,6 +450,11 @@ export class Replicator {
   /** Is the master answering right now. */
   get masterConnected(): boolean {
     return this.link?.isOpen === true
+  }
+
+  /** Run a stopped follower again. */
+  restart(follower: Follower): void {
+    if (this.running) this.runs.push(follower.run())
   }
 
   /** `slave-status`: every partition, with the lag in messages counted by the master. */
