@@ -280,9 +280,20 @@ class Follower {
   }
 }
 
-/** The last whole record of `log` (scanned from the start of its last non-empty segment). */
+/**
+ * The last whole record of `log`: found with the side index (the offset of the last message),
+ * else by scanning its last non-empty segment.
+ */
 async function lastRecord(log: PartitionLog): Promise<{start: number; bytes: Buffer} | undefined> {
   const end = log.maxOffset
+  if (end <= log.minOffset) return undefined
+  const indexed = await log.offsetBeforeEnd(1)
+  if (indexed < end) {
+    const read = await log.read(indexed, end - indexed)
+    if (read.kind === 'data' && read.data.length >= end - indexed && read.data.length >= RECORD_HEADER_BYTES && RECORD_HEADER_BYTES + read.data.readInt32BE(0) === end - indexed) {
+      return {start: indexed, bytes: read.data.subarray(0, end - indexed)}
+    }
+  }
   const segment = (await log.segmentInfos()).filter((s) => s.sizeBytes > 0 && s.start < end).at(-1)
   if (segment === undefined) return undefined
   let pos = Math.max(segment.start, log.minOffset)
