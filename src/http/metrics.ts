@@ -68,16 +68,7 @@ export function brokerRegistry(broker: Broker): Registry {
     },
   })
   const partitionGauge = (name: string, help: string, value: (info: ReturnType<Broker['store']['list']>[number]) => number) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['topic', 'partition'],
-      registers: [registry],
-      collect() {
-        this.reset()
-        for (const log of ctx.store.list()) this.set({topic: log.topic, partition: String(log.partition)}, value(log))
-      },
-    })
+    partitionSeries(registry, name, help, () => ctx.store.list().map((log) => [log.topic, log.partition, value(log)]))
   partitionGauge('meta_partition_log_end_offset', 'End of the partition log: the byte offset the next message gets.', (log) => log.maxOffset)
   partitionGauge('meta_partition_log_start_offset', 'First readable byte offset of the partition log.', (log) => log.minOffset)
   partitionGauge('meta_partition_size_bytes', 'Bytes the partition holds on disk.', (log) => log.sizeBytes)
@@ -112,21 +103,9 @@ export function brokerRegistry(broker: Broker): Registry {
  */
 function replicationMetrics(registry: Registry, broker: Broker): void {
   const replicaGauge = (name: string, help: string, value: (p: ReplicaPartitionStatus, nowMs: number) => number | undefined) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['topic', 'partition'],
-      registers: [registry],
-      collect() {
-        this.reset()
-        const replicator = broker.replicator
-        if (replicator === undefined) return
-        const nowMs = Date.now()
-        for (const p of replicator.partitionStatuses()) {
-          const v = value(p, nowMs)
-          if (v !== undefined) this.set({topic: p.topic, partition: String(p.partition)}, v)
-        }
-      },
+    partitionSeries(registry, name, help, () => {
+      const nowMs = Date.now()
+      return (broker.replicator?.partitionStatuses() ?? []).map((p) => [p.topic, p.partition, value(p, nowMs)])
     })
   replicaGauge(
     'meta_replication_lag_bytes',
@@ -146,6 +125,20 @@ function replicationMetrics(registry: Registry, broker: Broker): void {
       this.reset()
       const replicator = broker.replicator
       if (replicator !== undefined) this.set(replicator.masterConnected ? 1 : 0)
+    },
+  })
+}
+
+/** A gauge with one series per topic and partition, read at each scrape (an undefined value: no series). */
+function partitionSeries(registry: Registry, name: string, help: string, series: () => Array<[topic: string, partition: number, value: number | undefined]>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['topic', 'partition'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [topic, partition, value] of series()) if (value !== undefined) this.set({topic, partition: String(partition)}, value)
     },
   })
 }
