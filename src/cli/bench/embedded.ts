@@ -23,6 +23,8 @@ export interface EmbeddedBrokerOptions {
   nodeArgs?: string[]
   /** How long to wait for the listening line. */
   startTimeoutMs?: number
+  /** Use this data dir (kept on stop) instead of a temp dir removed on stop (restart benches). */
+  dataDir?: string
 }
 
 export interface EmbeddedBroker {
@@ -39,7 +41,8 @@ const STDERR_KEPT_BYTES = 8192
 const STOP_TIMEOUT_MS = 15_000
 
 export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'meta-bench-'))
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'meta-bench-')))
+  const removeDataDir = () => (options.dataDir === undefined ? rm(dataDir, {recursive: true, force: true}) : Promise.resolve())
   const args = [
     ...(options.nodeArgs ?? []),
     ...options.self,
@@ -71,13 +74,13 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       stop: async () => {
         await stopChild(child)
         process.off('exit', killOnExit)
-        await rm(dataDir, {recursive: true, force: true})
+        await removeDataDir()
       },
     }
   } catch (error) {
     child.kill('SIGKILL')
     process.off('exit', killOnExit)
-    await rm(dataDir, {recursive: true, force: true})
+    await removeDataDir()
     throw error
   }
 }
