@@ -15,7 +15,8 @@
 import {loadavg} from 'node:os'
 import {fileURLToPath} from 'node:url'
 import {startEmbeddedBroker} from '../src/cli/bench/embedded.js'
-import {runProduce, type RunSummary} from '../src/cli/bench/produce.js'
+import type {RunSummary} from '../src/cli/bench/produce.js'
+import {verifiedPuts} from './verified-puts.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const COUNT = Number(process.env.CONN_COUNT ?? 1_000_000)
@@ -30,21 +31,7 @@ async function once(connections: number, run: number): Promise<RunSummary & {loa
   const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
   const before = load()
   try {
-    const s = await runProduce({
-      broker: broker.address,
-      topic: `conn-${connections}-${run}-${Date.now().toString(36)}`,
-      messageBytes: 100,
-      count: COUNT,
-      maxInFlight: WINDOW,
-      connections,
-      plainPut: PLAIN,
-      verify: true,
-      progressIntervalMs: 0,
-      progress: (line) => process.stderr.write(`${line}\n`),
-      brokerCpuMs: broker.cpuMs,
-    })
-    if (s.failed > 0 || s.unacknowledged > 0) throw new Error(`${connections} connections: ${s.failed} failed, ${s.unacknowledged} unacknowledged`)
-    if (s.verify === null || s.verify.messages !== s.verify.acknowledged) throw new Error(`${connections} connections: read-back incomplete`)
+    const s = await verifiedPuts(broker, {topic: `conn-${connections}-${run}-${Date.now().toString(36)}`, count: COUNT, connections, maxInFlight: WINDOW, plainPut: PLAIN})
     return {...s, load: `${before} → ${load()}`}
   } finally {
     await broker.stop()

@@ -26,7 +26,8 @@ import {loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {startEmbeddedBroker, type EmbeddedBroker} from '../src/cli/bench/embedded.js'
-import {runProduce, type RunSummary} from '../src/cli/bench/produce.js'
+import type {RunSummary} from '../src/cli/bench/produce.js'
+import {verifiedPuts} from './verified-puts.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const PARTITIONS = Number(process.env.PART_COUNT ?? 10_000)
@@ -48,23 +49,8 @@ async function start(partitions: number, dataDir?: string): Promise<{broker: Emb
   return {broker, seconds: (performance.now() - t0) / 1000}
 }
 
-async function puts(broker: EmbeddedBroker, count: number): Promise<RunSummary> {
-  const s = await runProduce({
-    broker: broker.address,
-    topic: TOPIC,
-    messageBytes: 100,
-    count,
-    maxInFlight: 1000,
-    connections: 1,
-    plainPut: true,
-    verify: true,
-    progressIntervalMs: 0,
-    progress: (line) => process.stderr.write(`${line}\n`),
-    brokerCpuMs: broker.cpuMs,
-  })
-  if (s.failed > 0 || s.unacknowledged > 0) throw new Error(`${s.failed} puts failed, ${s.unacknowledged} unacknowledged`)
-  if (s.verify === null || s.verify.messages !== s.verify.acknowledged) throw new Error('read-back incomplete')
-  return s
+function puts(broker: EmbeddedBroker, count: number): Promise<RunSummary> {
+  return verifiedPuts(broker, {topic: TOPIC, count})
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US')

@@ -24,7 +24,7 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Redis} from 'ioredis'
 import {startEmbeddedBroker} from '../src/cli/bench/embedded.js'
-import {runProduce} from '../src/cli/bench/produce.js'
+import {verifiedPuts} from './verified-puts.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const COUNT = Number(process.env.REPLAY_COUNT ?? 1_000_000)
@@ -130,19 +130,7 @@ async function metaReplay(): Promise<{best: number; runs: string[]}> {
     const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
     try {
       const before = load()
-      const s = await runProduce({
-        broker: broker.address,
-        topic: `replay-${run}`,
-        messageBytes: SIZE,
-        count: COUNT,
-        maxInFlight: 1000,
-        connections: 1,
-        plainPut: true,
-        verify: true,
-        progressIntervalMs: 0,
-        progress: (line) => process.stderr.write(`${line}\n`),
-        brokerCpuMs: broker.cpuMs,
-      })
+      const s = await verifiedPuts(broker, {topic: `replay-${run}`, count: COUNT, messageBytes: SIZE})
       const v = s.verify
       if (v === null || v.messages !== COUNT || s.messages !== COUNT) throw new Error(`meta: ${s.messages} acknowledged, ${v?.messages} read back, expected ${COUNT}`)
       best = Math.max(best, v.msgsPerSec)
