@@ -7,6 +7,7 @@
 import type {FastifyInstance} from 'fastify'
 import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
 import type {Broker} from '../broker/broker.js'
+import {parseZkOffset, ZkPaths} from '../cluster/paths.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import {LATENCY_BUCKETS_SECONDS, type LatencyHistogram} from '../broker/stats.js'
 import {META_VERSION} from '../package-info.js'
@@ -75,20 +76,21 @@ export function brokerRegistry(broker: Broker): Registry {
   partitionGauge('meta_partition_messages', 'Messages in the partition log.', (log) => log.info().messageCount)
   new Gauge({
     name: 'meta_group_lag_bytes',
-    help: 'Bytes from a consumer group\'s committed offset (or the log start, when below it) to the log end, per partition (groups whose offsets this broker stores).',
+    help: 'Bytes from a consumer group\'s committed offset (or the log start, when below it) to the log end, per partition of this broker: groups whose offsets it stores, and in cluster mode the groups committed in ZooKeeper.',
     labelNames: ['group', 'topic', 'partition'],
     registers: [registry],
-    collect() {
+    async collect() {
       this.reset()
-      for (const group of ctx.offsets.groupNames()) {
-        for (const committed of ctx.offsets.get(group)) {
-          const log = ctx.store.get(committed.topic, committed.partition)
-          const start = log?.minOffset ?? 0
-          const end = log?.maxOffset ?? 0
-          const lag = end - Math.min(Math.max(committed.offset, start), end)
-          this.set({group, topic: committed.topic, partition: String(committed.partition)}, lag)
-        }
+      const lag = (group: string, topic: string, partition: number, offset: number) => {
+        const log = ctx.store.get(topic, partition)
+        const start = log?.minOffset ?? 0
+        const end = log?.maxOffset ?? 0
+        this.set({group, topic, partition: String(partition)}, end - Math.min(Math.max(offset, start), end))
       }
+      for (const group of ctx.offsets.groupNames()) {
+        for (const committed of ctx.offsets.get(group)) lag(group, committed.topic, committed.partition, committed.offset)
+      }
+      if (broker.cluster !== undefined) await zkGroupOffsets(broker, lag)
     },
   })
   replicationMetrics(registry, broker)
@@ -127,6 +129,29 @@ function replicationMetrics(registry: Registry, broker: Broker): void {
       if (replicator !== undefined) this.set(replicator.masterConnected ? 1 : 0)
     },
   })
+}
+
+/**
+ * Every offset committed in ZooKeeper for a partition of this broker
+ * (`consumers/<group>/offsets/<topic>/<thisBrokerId>-<p>`, MetaQ's layout): read at each
+ * scrape, so its cost grows with the groups and topics in ZooKeeper. A group or topic removed
+ * while it is read is skipped; ZooKeeper unreachable fails the scrape (prom-client answers 500).
+ */
+async function zkGroupOffsets(broker: Broker, lag: (group: string, topic: string, partition: number, offset: number) => void): Promise<void> {
+  const session = broker.cluster!.session
+  const paths = new ZkPaths(broker.config.zookeeper.zkRoot)
+  const prefix = `${broker.config.system.brokerId}-`
+  for (const group of await session.children(paths.consumers())) {
+    for (const topic of await session.children(paths.offsetsOf(group))) {
+      for (const child of await session.children(paths.offsets(group, topic))) {
+        if (!child.startsWith(prefix)) continue
+        const partition = Number(child.slice(prefix.length))
+        const value = await session.getString(`${paths.offsets(group, topic)}/${child}`)
+        const committed = value === undefined ? undefined : parseZkOffset(value)
+        if (Number.isInteger(partition) && committed !== undefined) lag(group, topic, partition, committed.offset)
+      }
+    }
+  }
 }
 
 /** A gauge with one series per topic and partition, read at each scrape (an undefined value: no series). */

@@ -118,6 +118,18 @@ describe('dashboard API in cluster mode', () => {
     assert.deepEqual([moved.committed, moved.lagMessages], [23, 1])
   })
 
+  it('/metrics lists the lag of groups committed in ZooKeeper for this broker\'s partitions', async () => {
+    const admin = await connectGroupAdmin({zk: zk.connect, zkRoot: root})
+    try {
+      await admin.commitOffsets('metered', [{topic, partition: 0, offset: 0, msgId: '-1'}])
+    } finally {
+      await admin.close()
+    }
+    const metrics = await (await fetch(url('/metrics'))).text()
+    // Broker 0 (this one) holds two messages in partition 0: 'bad' and 'good', 23 + 24 bytes.
+    assert.match(metrics, new RegExp(`^meta_group_lag_bytes\\{group="metered",topic="${topic}",partition="0"\\} 47$`, 'm'))
+  })
+
   it('draws the cluster page in Chromium', async () => {
     assert.ok(existsSync(CHROMIUM), `Chromium is missing: no ${CHROMIUM}. Install it with scripts/provision.sh (apt-get install chromium) or set META_CHROMIUM`)
     const artifacts = join(process.env.META_TEST_ARTIFACTS ?? join(ROOT, 'test-artifacts'), 'dashboard')
