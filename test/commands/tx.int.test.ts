@@ -3,10 +3,11 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {spawn} from 'node:child_process'
 import {startTestBroker} from '../helpers/broker.js'
-import {uniqueName} from '../helpers/index.js'
+import {uniqueName, waitFor} from '../helpers/index.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {runCli} from '../helpers/process.js'
+import {BIN, collect, runCli} from '../helpers/process.js'
 import {address, readAll} from '../cli/support.js'
 
 const xid = (n: number) => `XID:1:0${n}ab:01:rm-cli`
@@ -51,5 +52,39 @@ describe('meta tx', () => {
     const bad = await runCli(['tx', 'commit', 'TX:abc:1', ...b])
     assert.equal(bad.code, 2, 'a local key is a usage error')
     assert.match(bad.stderr, /only XA transactions/)
+  })
+
+  it('asks on a terminal: "n" leaves the transaction prepared, "y" commits it', async (t) => {
+    const broker = await startTestBroker(t)
+    const topic = uniqueName()
+    const raw = await RawClient.connect(t, broker.port)
+    await raw.request(`transaction ${xid(3)} s BEGIN 1\r\n`)
+    await raw.request(`put ${topic} 0 2 0 -1 ${xid(3)} 2\r\nm3`)
+    assert.equal(text(await raw.request(`transaction ${xid(3)} s PREPARE 3\r\n`)), '0')
+    const onTerminal = async (reply: string) => {
+      const command = [process.execPath, BIN, 'tx', 'commit', xid(3), '-b', address(broker)]
+      // script(1) runs the command on a pseudo-terminal, so stdin and stderr are TTYs.
+      const child = spawn('script', ['-qec', command.map((a) => `'${a}'`).join(' '), '/dev/null'], {
+        env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
+      t.after(() => child.kill('SIGKILL'))
+      let seen = ''
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (seen += d))
+      await waitFor(() => /Commit the prepared transaction/i.test(seen), {what: `the confirmation question in: ${seen}`, timeoutMs: 20_000})
+      child.stdin!.write(reply)
+      const r = await collect(child, 20_000)
+      return {...r, stdout: seen + r.stdout}
+    }
+    const no = await onTerminal('n\r')
+    assert.equal(no.code, 1, no.stdout)
+    assert.match(no.stdout, /was not confirmed: nothing was changed/)
+    const stillPrepared = JSON.parse((await runCli(['tx', 'list', '-b', address(broker), '--json'])).stdout) as Array<{key: string; state: string}>
+    assert.deepEqual(stillPrepared.map((e) => [e.key, e.state]), [[xid(3), 'PREPARED']])
+    assert.deepEqual(await readAll(broker, topic), [])
+
+    const yes = await onTerminal('y\r')
+    assert.equal(yes.code, 0, yes.stdout)
+    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['m3'])
   })
 })
