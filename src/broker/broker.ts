@@ -39,7 +39,7 @@ import {GroupCoordinator} from './groups/coordinator.js'
 import {ClusterRegistration} from './cluster-registration.js'
 import {defaultBrokerConfig, resolveTopic, type BrokerConfig, type ConfigOverrides} from './config/index.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
-import type {BrokerContext} from './context.js'
+import {isSyncSlave, type BrokerContext} from './context.js'
 import {connectionCap, openFileCount, openFileLimit} from './fd-limit.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
@@ -181,6 +181,8 @@ export class Broker implements ConnectionHandler {
       connections: () => this.connections.values(),
       onNewPartition: (topic, partition) => {
         this.cluster?.topicCreated(topic)
+        // A synchronous slave in ZooKeeper registers the topics its master sends it.
+        if (this.config.system.syncSlave) this.slaveRegistration?.topicReplicated(topic)
         for (const listener of this.newPartitionListeners) listener(topic, partition)
       },
       putOutcome: (failed) => this.cluster?.putOutcome(failed),
@@ -264,11 +266,44 @@ export class Broker implements ConnectionHandler {
       if (config.system.recoverOffset && (zk.zkConnect === undefined || !zk.zkEnable || config.system.syncSlave)) {
         log.warn('recoverOffset has no effect: it rewrites committed offsets in ZooKeeper when a broker registers there as master')
       }
-      if (config.system.syncSlave && zk.zkConnect !== undefined && zk.zkEnable) {
+      const inZk = zk.zkConnect !== undefined && zk.zkEnable
+      const registerSlave = async (slaveId: number, onMaster: (master: {host: string; port: number} | undefined) => void): Promise<SlaveRegistration> => {
+        const registration = await SlaveRegistration.start(
+          {
+            zkConnect: zk.zkConnect!,
+            zkRoot: zk.zkRoot,
+            sessionTimeoutMs: zk.zkSessionTimeoutMs,
+            connectTimeoutMs: zk.zkConnectionTimeoutMs,
+            brokerId: config.system.brokerId,
+            slaveId,
+            url: started.url,
+            numPartitions: (topic) => resolveTopic(started.config, topic)?.numPartitions ?? started.config.system.numPartitions,
+            onMaster: (master) => {
+              onMaster(master)
+              started.failover?.master(master)
+            },
+            log: log.child('cluster'),
+          },
+          store.topics(),
+        )
+        started.slaveRegistration = registration
+        return registration
+      }
+      if (config.system.syncSlave && options.slave !== undefined) {
+        // A sync slave with a slaveId: registered in ZooKeeper as slave<N> of its broker id
+        // (consumers read from it) and, with failover, promoted like an asynchronous slave.
+        if (!inZk || options.slave.master !== undefined) {
+          throw new MetaError('CONFIG_INVALID', 'a synchronous slave with a slaveId registers in ZooKeeper as a slave of the master of its brokerId: configure zk.zkConnect and give no --slave-of (the master sends to it)')
+        }
+        if (config.system.failover) {
+          started.failover = new FailoverWatch(config.system.failoverGraceMs, () => started.promote(), log.child('failover'))
+        }
+        await registerSlave(options.slave.slaveId, () => undefined)
+      } else if (config.system.syncSlave && inZk) {
         // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
-        log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does)')
+        log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does; give it a slaveId to register it as a slave)')
+        if (config.system.failover) log.warn('failover has no effect: a synchronous slave fails over only when registered in ZooKeeper with a slaveId')
       } else if (options.slave !== undefined) {
-        const inZk = zk.zkConnect !== undefined && zk.zkEnable
         if (inZk && options.slave.master !== undefined) {
           throw new MetaError('CONFIG_INVALID', 'a slave with ZooKeeper finds its master there (ids/<brokerId>/master): give either --slave-of or zk.zkConnect, not both')
         }
@@ -283,29 +318,11 @@ export class Broker implements ConnectionHandler {
           started.failover = new FailoverWatch(config.system.failoverGraceMs, () => started.promote(), log.child('failover'))
         }
         if (inZk) {
-          const registration = await SlaveRegistration.start(
-            {
-              zkConnect: zk.zkConnect!,
-              zkRoot: zk.zkRoot,
-              sessionTimeoutMs: zk.zkSessionTimeoutMs,
-              connectTimeoutMs: zk.zkConnectionTimeoutMs,
-              brokerId: config.system.brokerId,
-              slaveId: options.slave.slaveId,
-              url: started.url,
-              numPartitions: (topic) => resolveTopic(started.config, topic)?.numPartitions ?? started.config.system.numPartitions,
-              onMaster: (master) => {
-                replicator.setMaster(master)
-                started.failover?.master(master)
-              },
-              log: log.child('cluster'),
-            },
-            store.topics(),
-          )
-          started.slaveRegistration = registration
+          const registration = await registerSlave(options.slave.slaveId, (master) => replicator.setMaster(master))
           replicator.onFollow((topic) => registration.topicReplicated(topic))
         }
       } else if (zk.zkConnect !== undefined && zk.zkEnable) {
-        if (config.system.failover) log.warn('failover has no effect: it is for an asynchronous slave (slaveId) registered in ZooKeeper')
+        if (config.system.failover) log.warn('failover has no effect: it is for a slave (slaveId) registered in ZooKeeper')
         started.cluster = await ClusterRegistration.start({
           config,
           topics,
@@ -348,7 +365,7 @@ export class Broker implements ConnectionHandler {
   private async promote(): Promise<void> {
     const registration = this.slaveRegistration
     const replicator = this.replicator
-    if (registration === undefined || replicator === undefined || this.closing !== undefined) return
+    if (registration === undefined || this.closing !== undefined) return
     const session = await registration.claimMaster()
     const brokerId = this.config.system.brokerId
     if (session === undefined) {
@@ -359,7 +376,7 @@ export class Broker implements ConnectionHandler {
     this.failover?.stop()
     this.failover = undefined
     this.slaveRegistration = undefined
-    await replicator.stop()
+    await replicator?.stop() // none on a synchronous slave
     this.replicator = undefined
     issueIdsAfterLog(this.context.ids, this.store, this.log)
     const log = this.log
@@ -381,8 +398,9 @@ export class Broker implements ConnectionHandler {
       log.error('failover: registering as master failed; this broker keeps refusing puts: restart it', {error: (error as Error).message})
       return
     }
-    // Puts are accepted from here on (put.ts checks context.replica).
+    // Puts are accepted from here on (put.ts checks context.replica, broker.ts isSyncSlave).
     this.context.replica = undefined
+    this.context.promoted = true
     log.warn('failover: promoted; this broker is now the master', {brokerId, url: this.url, topics: this.store.topics().length})
   }
 
@@ -474,7 +492,7 @@ export class Broker implements ConnectionHandler {
     if (oversize !== undefined) return handleOversize(ctx, conn, frame, oversize)
     switch (frame.type) {
       case 'put':
-        if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
+        if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
         // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
         if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePut(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, 1, SYNC_TRANSACTIONS_REFUSED)
@@ -490,7 +508,7 @@ export class Broker implements ConnectionHandler {
       case 'quit':
         return conn.end()
       case 'transaction':
-        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
+        if (ctx.sync !== undefined || isSyncSlave(ctx)) return refuseSyncTransaction(conn, frame)
         return handleTransaction(ctx, conn, frame)
       case 'sync':
         return handleSync(ctx, conn, frame)
@@ -521,7 +539,7 @@ export class Broker implements ConnectionHandler {
       case 'count':
         return handleCount(ctx, conn, frame)
       case 'put-batch':
-        if (ctx.config.system.syncSlave) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
+        if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
         if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
         if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
         return handleTransactionalPutBatch(ctx, conn, frame)
@@ -530,10 +548,10 @@ export class Broker implements ConnectionHandler {
       case 'tx-list':
         return handleTxList(ctx, conn, frame)
       case 'tx-decide':
-        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
+        if (ctx.sync !== undefined || isSyncSlave(ctx)) return refuseSyncTransaction(conn, frame)
         return handleTxDecide(ctx, conn, frame)
       case 'tx-commit':
-        if (ctx.sync !== undefined || ctx.config.system.syncSlave) return refuseSyncTransaction(conn, frame)
+        if (ctx.sync !== undefined || isSyncSlave(ctx)) return refuseSyncTransaction(conn, frame)
         return handleTxCommit(ctx, conn, frame)
       case 'partitions-close':
       case 'partitions-open':

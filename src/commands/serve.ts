@@ -72,7 +72,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       env: 'META_HTTP_TOKEN',
     }),
     'sync-slave': Flags.boolean({
-      summary: 'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts, stay out of ZooKeeper.',
+      summary: 'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts; out of ZooKeeper unless given --slave-id (then registered as that slave, and --failover applies).',
       exclusive: ['sync-slave-address'],
     }),
     'sync-slave-address': Flags.string({
@@ -89,7 +89,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
     }),
     failover: Flags.boolean({
-      summary: 'An asynchronous slave in ZooKeeper: promote this broker to master when the master stays gone for the grace period (failover).',
+      summary: 'A slave in ZooKeeper (asynchronous, or --sync-slave with --slave-id): promote this broker to master when the master stays gone for the grace period (failover).',
       description: 'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts.',
     }),
     'failover-grace': durationFlag({summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).", allowZero: true}),
@@ -127,9 +127,12 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     for (const warning of config.warnings) this.logger.info(warning)
 
     const inZk = config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable
+    if (config.system.syncSlave && (flags['slave-of'] !== undefined || (flags['slave-id'] !== undefined && !inZk))) {
+      this.error('--sync-slave takes --slave-id only with ZooKeeper (--zk, zk.zkConnect), to register as a slave of the master of its --broker-id; never --slave-of (the master sends to it)', {exit: 2})
+    }
     const slave = await this.slaveOptions(inZk)
     if ((flags.failover || flags['failover-grace'] !== undefined) && (slave === undefined || !inZk)) {
-      this.error('--failover is for an asynchronous slave registered in ZooKeeper: add --slave-id N and ZooKeeper (--zk, zk.zkConnect)', {exit: 2})
+      this.error('--failover is for a slave registered in ZooKeeper: add --slave-id N and ZooKeeper (--zk, zk.zkConnect)', {exit: 2})
     }
     const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined

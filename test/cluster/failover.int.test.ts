@@ -151,6 +151,6 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     const dir = await tmpDir(t, 'meta-failover-usage-')
     const result = await runCli(['serve', '--port', '0', '-d', dir, '--failover'], {timeoutMs: 60_000})
     assert.equal(result.code, 2)
-    assert.match(result.stderr, /--failover is for an asynchronous slave registered in ZooKeeper: add --slave-id N and ZooKeeper/)
+    assert.match(result.stderr, /--failover is for a slave registered in ZooKeeper: add --slave-id N and ZooKeeper/)
   })
 })

@@ -48,7 +48,7 @@ import {
 import type {PartitionInfo} from '../../storage/index.js'
 import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {isSyncSlave, type BrokerContext} from '../context.js'
 import {STATS_HELP_LINES} from '../stats.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
@@ -80,7 +80,7 @@ export function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
     case CONNECTIONS_ITEM:
       return connectionLines(ctx)
     case SYNC_ITEM:
-      return encodeSyncStats(ctx.sync?.stats() ?? {role: ctx.config.system.syncSlave ? 'slave' : 'none'})
+      return encodeSyncStats(ctx.sync?.stats() ?? {role: isSyncSlave(ctx) ? 'slave' : 'none'})
     case DAMAGE_ITEM:
       return encodeDamageStats(damage(ctx))
     case 'reset':
@@ -124,8 +124,8 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     groups: true,
     batchPut: true,
     // Transactions are refused under synchronous replication (as MetaQ's samsa and gregor do).
-    transactions: ctx.sync === undefined && !ctx.config.system.syncSlave,
-    syncBatch: ctx.config.system.syncSlave,
+    transactions: ctx.sync === undefined && !isSyncSlave(ctx),
+    syncBatch: isSyncSlave(ctx),
     replicate: true,
   })
 }
@@ -139,7 +139,7 @@ function systemStats(ctx: BrokerContext): SystemStats {
     port: ctx.port,
     uptimeSeconds: Math.floor((Date.now() - ctx.startedAtMs) / 1000),
     version: PROTOCOL_VERSION,
-    slave: ctx.replica !== undefined || ctx.config.system.syncSlave,
+    slave: ctx.replica !== undefined || isSyncSlave(ctx),
     currentConnections: ctx.connectionCount(),
     // One JavaScript thread plus libuv's file-I/O pool.
     threads: 1 + Number(process.env.UV_THREADPOOL_SIZE ?? 4),

@@ -6,7 +6,7 @@
 import type {ReplicateCommand, SlaveStatusCommand} from '../../protocol/commands/replication.js'
 import {Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {isSyncSlave, type BrokerContext} from '../context.js'
 import {serveGet} from '../handlers/get.js'
 import {REPLICA_GROUP, type ReplicaGet} from './replica-reply.js'
 
@@ -27,7 +27,7 @@ export function handleReplicate(ctx: BrokerContext, conn: Connection, frame: Rep
 
 export function handleSlaveStatus(ctx: BrokerContext, conn: Connection, frame: SlaveStatusCommand): void {
   if (ctx.replica === undefined) {
-    const what = ctx.config.system.syncSlave ? 'an asynchronous slave (it is a synchronous slave: its master reports it in stats meta-sync)' : 'a slave (it is a master)'
+    const what = isSyncSlave(ctx) ? 'an asynchronous slave (it is a synchronous slave: its master reports it in stats meta-sync)' : 'a slave (it is a master)'
     conn.sendError('NOT_A_SLAVE', frame.opaque, `broker ${ctx.config.system.brokerId} at ${ctx.url} is not ${what}`, Status.NOT_FOUND)
     return
   }

@@ -24,7 +24,7 @@ import {syncMismatchText, type SyncBatchCommand} from '../../protocol/commands/s
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
 import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {isSyncSlave, type BrokerContext} from '../context.js'
 import {asMetaError, failPut, logFor, topicRefusal, wrongPartition} from '../handlers/put.js'
 
 /** Why a sync master or slave refuses transactions (as MetaQ's samsa and gregor do). */
@@ -59,7 +59,7 @@ export function refuseSyncSlavePut(ctx: BrokerContext, conn: Connection, topic: 
 
 /** `sync` (MetaQ's form): store one message with the master's id, flag and payload. */
 export function handleSync(ctx: BrokerContext, conn: Connection, frame: SyncCommand): void {
-  if (!ctx.config.system.syncSlave) {
+  if (!isSyncSlave(ctx)) {
     conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync is not served')
     return
   }
@@ -91,7 +91,7 @@ export function handleSync(ctx: BrokerContext, conn: Connection, frame: SyncComm
 
 /** `sync-batch` (meta's form): append the master's records at the master's offset, or say where this log ends. */
 export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: SyncBatchCommand): void {
-  if (!ctx.config.system.syncSlave) {
+  if (!isSyncSlave(ctx)) {
     conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync-batch is not served')
     return
   }
