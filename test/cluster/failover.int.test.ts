@@ -12,8 +12,8 @@ import assert from 'node:assert/strict'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import type zookeeper from 'node-zookeeper-client'
-import {AdminClient, createProducer, type SendResult} from '../../src/client/index.js'
-import {BrokerConnection} from '../../src/client/connection.js'
+import {createProducer, type SendResult} from '../../src/client/index.js'
+import {partitionEnds as ends} from '../helpers/client.js'
 import {exited, runCli, spawnBroker, type BrokerProcess} from '../helpers/process.js'
 import {startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
 import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
@@ -27,15 +27,6 @@ before(async () => {
   client = await zk.client()
 })
 after(() => scope.run())
-
-async function ends(port: number): Promise<Map<string, string>> {
-  const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port}))
-  try {
-    return new Map((await admin.partitions()).map((p) => [`${p.topic}-${p.partition}`, `${p.minOffset}..${p.maxOffset}`]))
-  } finally {
-    admin.close()
-  }
-}
 
 async function send(t: Cleanup, root: string, topic: string, from: number, to: number): Promise<SendResult[]> {
   const producer = createProducer({zk: zk.connect, zkRoot: root})

@@ -13,6 +13,7 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import type zookeeper from 'node-zookeeper-client'
 import {createProducer, type SendResult} from '../../src/client/index.js'
+import {partitionEnds as ends} from '../helpers/client.js'
 import {decodeMessageSet} from '../../src/protocol/message-set.js'
 import {exited, runCli, spawnBroker} from '../helpers/process.js'
 import {RawClient} from '../helpers/raw-client.js'
@@ -118,6 +119,14 @@ describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
     const stats = await runCli(['stats', '-b', `127.0.0.1:${slave.port}`, '--json'], {timeoutMs: 60_000})
     assert.equal(stats.code, 0, stats.stderr)
     assert.equal(JSON.parse(stats.stdout).slave, false)
+
+    // The old master rejoins as an asynchronous slave of the promoted broker and copies it.
+    const rejoined = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--slave-id', '2', '-d', join(dir, 'm')])
+    await waitFor(async () => {
+      const [m, s] = [await ends(slave.port), await ends(rejoined.port)]
+      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+    }, {timeoutMs: 60_000, what: 'the old master to replicate the promoted broker'})
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave2`), `meta://127.0.0.1:${rejoined.port}`)
   })
 
   it('--sync-slave with --slave-id needs ZooKeeper', async (t) => {

@@ -9,6 +9,8 @@
  */
 import assert from 'node:assert/strict'
 import {
+  AdminClient,
+  BrokerConnection,
   createConsumer,
   createGroupConsumer,
   createProducer,
@@ -81,4 +83,14 @@ export async function clientFixture(t: Cleanup, brokerOptions: TestBrokerOptions
     },
   }
   return fixture
+}
+
+/** Each partition of a broker at 127.0.0.1:port as `topic-p` → `min..max` (to compare a slave with its master). */
+export async function partitionEnds(port: number): Promise<Map<string, string>> {
+  const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port}))
+  try {
+    return new Map((await admin.partitions()).map((p) => [`${p.topic}-${p.partition}`, `${p.minOffset}..${p.maxOffset}`]))
+  } finally {
+    admin.close()
+  }
 }
