@@ -4,13 +4,13 @@
  * messages before registering; entries whose message it does not hold are left, or, when none
  * matched, reset to -1-0 as MetaQ does.
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {startTestBroker} from '../helpers/broker.js'
-import {suiteScope, tmpDir, uniqueName} from '../helpers/index.js'
+import {tmpDir, uniqueName} from '../helpers/index.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {startZooKeeper, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {zooKeeperForSuite, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
 import {recoverOffsets} from '../../src/broker/replication/recover-offset.js'
 import {ZkPaths} from '../../src/cluster/paths.js'
 import {ZkSession} from '../../src/cluster/zk-session.js'
@@ -33,14 +33,9 @@ async function dataWithThreeMessages(t: {after(fn: () => unknown): void}): Promi
 }
 
 describe('recoverOffset', () => {
-  const scope = suiteScope()
   let zk: TestZooKeeper
   let client: zookeeper.Client
-  before(async () => {
-    zk = await startZooKeeper(scope)
-    client = await zk.client()
-  })
-  after(() => scope.run())
+  zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
   it('rewrites this broker id\'s committed offsets to the position after their message, leaves others', async (t) => {
     const root = `/${uniqueName('recover')}`

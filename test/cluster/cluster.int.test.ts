@@ -5,7 +5,7 @@
  * back directly, byte for byte); a broker killed with SIGKILL is routed around by producers
  * and, after it restarts, every acknowledged message is consumed.
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {
@@ -21,8 +21,8 @@ import {
 import type {Broker} from '../../src/broker/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {exited, spawnBroker} from '../helpers/process.js'
-import {freePort, startZooKeeper, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
-import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {freePort, zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 
 
@@ -48,14 +48,9 @@ async function sendAll(producer: ReturnType<typeof createProducer>, topic: strin
 }
 
 describe('a cluster of brokers on ZooKeeper', () => {
-  const scope = suiteScope()
   let zk: TestZooKeeper
   let client: zookeeper.Client
-  before(async () => {
-    zk = await startZooKeeper(scope)
-    client = await zk.client()
-  })
-  after(() => scope.run())
+  zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
   it('producers spread messages over every broker with each selector', async (t) => {
     const root = `/${uniqueName('meta')}`

@@ -7,7 +7,7 @@
  * from the old master reads the rest from the new one. The old master started again as master
  * is refused with a one-line message.
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -15,18 +15,12 @@ import type zookeeper from 'node-zookeeper-client'
 import {createProducer, type SendResult} from '../../src/client/index.js'
 import {partitionEnds as ends} from '../helpers/client.js'
 import {exited, runCli, spawnBroker, type BrokerProcess} from '../helpers/process.js'
-import {startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
-import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
-const scope = suiteScope()
 let zk: TestZooKeeper
 let client: zookeeper.Client
-
-before(async () => {
-  zk = await startZooKeeper(scope)
-  client = await zk.client()
-})
-after(() => scope.run())
+zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
 async function send(t: Cleanup, root: string, topic: string, from: number, to: number): Promise<SendResult[]> {
   const producer = createProducer({zk: zk.connect, zkRoot: root})

@@ -4,13 +4,13 @@
  * re-registration after a session expiry and a ZooKeeper restart; a duplicate broker id
  * refused; clean unregistration; leaving topics-pub while puts fail.
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {startTestBroker} from '../helpers/broker.js'
-import {startZooKeeper, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
+import {uniqueName, waitFor} from '../helpers/index.js'
 
 
 
@@ -28,14 +28,9 @@ acceptPublish=false
 
 describe('broker registration in ZooKeeper', () => {
   // One ZooKeeper for the file; each test uses its own root.
-  const scope = suiteScope()
   let zk: TestZooKeeper
   let client: zookeeper.Client
-  before(async () => {
-    zk = await startZooKeeper(scope)
-    client = await zk.client()
-  })
-  after(() => scope.run())
+  zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
   it('writes the nodes MetaQ 1.4 clients read, byte for byte', async (t) => {
     const root = `/${uniqueName('meta')}`

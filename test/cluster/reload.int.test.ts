@@ -8,23 +8,18 @@
 import assert from 'node:assert/strict'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import type zookeeper from 'node-zookeeper-client'
 import {applyOverrides, loadServerIni, startBroker} from '../../src/broker/index.js'
 import {createProducer} from '../../src/client/index.js'
-import {startZooKeeper, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
-import {suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
+import {zooKeeperForSuite, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
+import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
 
 describe('config reload in cluster mode', () => {
-  const scope = suiteScope()
   let zk: TestZooKeeper
   let client: zookeeper.Client
-  before(async () => {
-    zk = await startZooKeeper(scope)
-    client = await zk.client()
-  })
-  after(() => scope.run())
+  zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
   it('registers, republishes and unregisters topics and updates master_config_checksum', async (t) => {
     const root = `/${uniqueName('meta')}`

@@ -7,7 +7,7 @@
  * (its consumer stops waiting for a master that does not answer; the master's ZooKeeper
  * session has not expired).
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -16,18 +16,12 @@ import {AdminClient, createProducer, type SendResult} from '../../src/client/ind
 import {BrokerConnection} from '../../src/client/connection.js'
 import {segmentFiles} from '../helpers/segments.js'
 import {exited, runCli, spawnBroker} from '../helpers/process.js'
-import {startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
-import {suiteScope, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
-const scope = suiteScope()
 let zk: TestZooKeeper
 let client: zookeeper.Client
-
-before(async () => {
-  zk = await startZooKeeper(scope)
-  client = await zk.client()
-})
-after(() => scope.run())
+zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
 async function ends(t: Cleanup, port: number): Promise<Map<string, string>> {
   const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port}))

@@ -6,7 +6,7 @@
  * promotes itself after the grace period, and every message the producer saw acknowledged is
  * on it, at the acknowledged offset, in send order, byte for byte.
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {randomBytes} from 'node:crypto'
 import {writeFileSync} from 'node:fs'
@@ -17,18 +17,12 @@ import {partitionEnds as ends} from '../helpers/client.js'
 import {decodeMessageSet} from '../../src/protocol/message-set.js'
 import {exited, runCli, spawnBroker} from '../helpers/process.js'
 import {RawClient} from '../helpers/raw-client.js'
-import {startZooKeeper, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
-import {suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
+import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 
-const scope = suiteScope()
 let zk: TestZooKeeper
 let client: zookeeper.Client
-
-before(async () => {
-  zk = await startZooKeeper(scope)
-  client = await zk.client()
-})
-after(() => scope.run())
+zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
 describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
   it('a sync slave registered in ZooKeeper promotes itself after kill -9 of its master and holds every acknowledged message', async (t) => {

@@ -6,14 +6,14 @@
  * failed (a topic producers never find, partitions that stay a rejected promise, a member
  * missing from its group).
  */
-import {after, before, describe, it} from 'node:test'
+import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import zookeeper from 'node-zookeeper-client'
 import {ClusterTopology, createGroupConsumer} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
-import {startZooKeeper, type TestZooKeeper, zkChildren, zkRead} from '../helpers/zookeeper.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkChildren, zkRead} from '../helpers/zookeeper.js'
 import {RawClient} from '../helpers/raw-client.js'
-import {capturedLogger, suiteScope, uniqueName, waitFor} from '../helpers/index.js'
+import {capturedLogger, uniqueName, waitFor} from '../helpers/index.js'
 
 const INI = (root: string) => `[system]\nbrokerId=7\nnumPartitions=2\n[zookeeper]\nzk.zkRoot=${root}\n[topic=orders]\nnumPartitions=4\n[topic=logs-*]\n`
 
@@ -42,14 +42,9 @@ async function open(client: zookeeper.Client, path: string): Promise<void> {
 }
 
 describe('ZooKeeper work that fails is retried', () => {
-  const scope = suiteScope()
   let zk: TestZooKeeper
   let client: zookeeper.Client
-  before(async () => {
-    zk = await startZooKeeper(scope)
-    client = await zk.client()
-  })
-  after(() => scope.run())
+  zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
   it('the broker registers a new topic once ZooKeeper lets it', async (t) => {
     const root = `/${uniqueName('meta')}`

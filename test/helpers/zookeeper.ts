@@ -8,7 +8,8 @@ import {mkdir, writeFile, readFile} from 'node:fs/promises'
 import {createServer, connect} from 'node:net'
 import {join} from 'node:path'
 import zookeeper from 'node-zookeeper-client'
-import {deadline, tmpDir, waitFor, withDeadline, type Cleanup} from './index.js'
+import {after, before} from 'node:test'
+import {deadline, suiteScope, tmpDir, waitFor, withDeadline, type Cleanup} from './index.js'
 import {startWatched, type ServerProcess} from './watched.js'
 
 const JARS = [
@@ -269,4 +270,17 @@ export function zkChildren(client: zookeeper.Client, path: string): Promise<stri
 /** A node's stat, or undefined when it does not exist. */
 export function zkStat(client: zookeeper.Client, path: string): Promise<zookeeper.Stat | undefined> {
   return new Promise((resolve, reject) => client.exists(path, (err, s) => (err ? reject(err) : resolve(s ?? undefined))))
+}
+
+/**
+ * One ZooKeeper for the enclosing describe block (or file): started in `before`, stopped with
+ * everything registered on its scope in `after`. `ready` receives it and a client of it.
+ */
+export function zooKeeperForSuite(ready: (zk: TestZooKeeper, client: zookeeper.Client) => void): void {
+  const scope = suiteScope()
+  before(async () => {
+    const zk = await startZooKeeper(scope)
+    ready(zk, await zk.client())
+  })
+  after(() => scope.run())
 }
