@@ -9,7 +9,6 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {spawn} from 'node:child_process'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {connectAdmin, createProducer, type AdminClient} from '../../src/client/index.js'
@@ -17,7 +16,7 @@ import {messageIdTimestamp} from '../../src/protocol/message-id.js'
 import {startHeldMember} from '../helpers/members.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
-import {BIN, collect, runCli, spawnCli} from '../helpers/process.js'
+import {collect, runCli, spawnCli, spawnCliOnTerminal} from '../helpers/process.js'
 
 const RECORD = 30
 const PARTITIONS = 3
@@ -241,21 +240,12 @@ describe('meta offset reset', () => {
     const f = await fixture(t)
     const before = await committed(f)
     const onTerminal = async (reply: string | undefined, extra: string[] = []) => {
-      const command = [process.execPath, BIN, 'offset', 'reset', '-b', f.url, '-g', f.group, '-t', `${f.topic}:0`, '--to-earliest', '--execute', ...extra]
-      // script(1) runs the command on a pseudo-terminal, so stdin and stderr are TTYs.
-      const child = spawn('script', ['-qec', command.map((a) => `'${a}'`).join(' '), '/dev/null'], {
-        env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
-        stdio: ['pipe', 'pipe', 'pipe'],
-      })
-      t.after(() => child.kill('SIGKILL'))
-      let seen = ''
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => (seen += d))
+      const run = spawnCliOnTerminal(t, ['offset', 'reset', '-b', f.url, '-g', f.group, '-t', `${f.topic}:0`, '--to-earliest', '--execute', ...extra])
       if (reply !== undefined) {
-        await waitFor(() => /Commit 1 new offset for group/.test(seen), {what: `the confirmation question in: ${seen}`, timeoutMs: 20_000})
-        child.stdin!.write(reply)
+        await waitFor(() => /Commit 1 new offset for group/.test(run.output()), {what: `the confirmation question in: ${run.output()}`, timeoutMs: 20_000})
+        run.child.stdin!.write(reply)
       }
-      const r = await collect(child, 20_000)
-      return {...r, stdout: seen + r.stdout}
+      return run.finish()
     }
     const answer = (reply: string) => onTerminal(reply)
     // Ctrl-C at the question: stop as Ctrl-C does anywhere (130), nothing changed.

@@ -3,11 +3,10 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {spawn} from 'node:child_process'
 import {startTestBroker} from '../helpers/broker.js'
 import {uniqueName, waitFor} from '../helpers/index.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {BIN, collect, runCli} from '../helpers/process.js'
+import {runCli, spawnCliOnTerminal} from '../helpers/process.js'
 import {address, readAll} from '../cli/support.js'
 
 const xid = (n: number) => `XID:1:0${n}ab:01:rm-cli`
@@ -62,19 +61,10 @@ describe('meta tx', () => {
     await raw.request(`put ${topic} 0 2 0 -1 ${xid(3)} 2\r\nm3`)
     assert.equal(text(await raw.request(`transaction ${xid(3)} s PREPARE 3\r\n`)), '0')
     const onTerminal = async (reply: string) => {
-      const command = [process.execPath, BIN, 'tx', 'commit', xid(3), '-b', address(broker)]
-      // script(1) runs the command on a pseudo-terminal, so stdin and stderr are TTYs.
-      const child = spawn('script', ['-qec', command.map((a) => `'${a}'`).join(' '), '/dev/null'], {
-        env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
-        stdio: ['pipe', 'pipe', 'pipe'],
-      })
-      t.after(() => child.kill('SIGKILL'))
-      let seen = ''
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => (seen += d))
-      await waitFor(() => /Commit the prepared transaction/i.test(seen), {what: `the confirmation question in: ${seen}`, timeoutMs: 20_000})
-      child.stdin!.write(reply)
-      const r = await collect(child, 20_000)
-      return {...r, stdout: seen + r.stdout}
+      const run = spawnCliOnTerminal(t, ['tx', 'commit', xid(3), '-b', address(broker)])
+      await waitFor(() => /Commit the prepared transaction/i.test(run.output()), {what: `the confirmation question in: ${run.output()}`, timeoutMs: 20_000})
+      run.child.stdin!.write(reply)
+      return run.finish()
     }
     const no = await onTerminal('n\r')
     assert.equal(no.code, 1, no.stdout)

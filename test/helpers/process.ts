@@ -54,6 +54,30 @@ export function collect(child: ChildProcess, timeoutMs = 30_000): Promise<CliRes
   })
 }
 
+/**
+ * `meta <args>` on a pseudo-terminal (script(1)), so stdin and stderr are TTYs, as when a person
+ * types it: `output()` is what it printed so far (stdout and stderr share the terminal);
+ * `finish()` waits for the exit and returns everything it printed. Killed after the test.
+ */
+export function spawnCliOnTerminal(t: Cleanup, args: string[]): {child: ChildProcess; output(): string; finish(): Promise<CliResult>} {
+  const command = [process.execPath, BIN, ...args]
+  const child = spawn('script', ['-qec', command.map((a) => `'${a}'`).join(' '), '/dev/null'], {
+    env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  t.after(() => child.kill('SIGKILL'))
+  let seen = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (seen += d))
+  return {
+    child,
+    output: () => seen,
+    finish: async () => {
+      const r = await collect(child, 20_000)
+      return {...r, stdout: seen + r.stdout}
+    },
+  }
+}
+
 export interface BrokerProcess {
   child: ChildProcess
   port: number
