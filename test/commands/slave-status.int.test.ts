@@ -3,7 +3,8 @@
  * standalone slaves (--slave-id N --slave-of HOST:PORT) take 20k messages while one slave is
  * killed and restarted; both end byte-identical to the master (every segment file compared).
  * `meta slave-status` exit statuses: 0 healthy, 1 not a slave / master gone, 2 usage; after
- * the master dies, `meta tail` reads everything from a slave.
+ * the master dies, `meta tail` reads everything from a slave. A slave behind a slow link
+ * (test/helpers/slow-link.ts) really lags: exit 1 naming the partition, then 0 once caught up.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -12,6 +13,7 @@ import {join} from 'node:path'
 import {AdminClient, createProducer, type SendResult} from '../../src/client/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
 import {segmentFiles} from '../helpers/segments.js'
+import {slowLink} from '../helpers/slow-link.js'
 import {exited, runCli, spawnBroker, type BrokerProcess} from '../helpers/process.js'
 import {scaledMs, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
@@ -111,5 +113,50 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
     const lines = tail.stdout.split('\n').filter(Boolean)
     assert.equal(lines.length, total)
     assert.equal(new Set(lines.map((l) => l.trim())).size, total, 'every message once')
+  })
+
+  it('a slave behind a slow link lags: exit 1 naming the partition, exit 0 once it caught up', async (t) => {
+    const root = await tmpDir(t, 'meta-repl-lag-')
+    const ini = join(root, 'server.ini')
+    writeFileSync(ini, '[system]\nnumPartitions=1\n')
+    const master = await spawnBroker(t, ['-c', ini, '-d', join(root, 'master')])
+    const topic = uniqueName('lag')
+    // 24 MB on the master before the slave exists; the slave's link delivers at most 256 KB/s,
+    // so it needs >= 96 s to copy them: whatever the machine's load, it is far behind when asked.
+    const total = 2400
+    const producer = createProducer({broker: `127.0.0.1:${master.port}`})
+    t.after(() => producer.close())
+    for (let round = 0; round < total; round += 200) {
+      const sends: Array<Promise<SendResult>> = []
+      for (let i = round; i < round + 200; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(10_000, '.')))
+      const results = await Promise.all(sends)
+      assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    }
+    await producer.close()
+    const link = await slowLink(t, {host: '127.0.0.1', port: master.port}, 256 * 1024)
+    const slave = await spawnBroker(t, ['--slave-id', '1', '--slave-of', `127.0.0.1:${link.port}`, '-d', join(root, 'slave')])
+    const status = (): Promise<Awaited<ReturnType<typeof runCli>>> => runCli(['slave-status', '-b', `127.0.0.1:${slave.port}`, '--max-lag', '100'], {timeoutMs: CLI_MS})
+
+    // Poll until the slave has its first answer for the partition (before, it reports nothing,
+    // then the partition as waiting for the master's first answer).
+    const lagging = await waitFor(async () => {
+      const r = await status()
+      return new RegExp(`${topic}\\s+0\\s.*replicating`).test(r.stdout) ? r : undefined
+    }, {timeoutMs: 30_000, intervalMs: 200, what: 'the slave to report the partition replicating'})
+    assert.equal(lagging.code, 1, `${lagging.stdout}\n${lagging.stderr}`)
+    assert.match(lagging.stdout, /Replicate status:no/)
+    assert.match(lagging.stdout, /\(connected\)/)
+    assert.match(lagging.stderr, new RegExp(`^slave-status: lagging: 1 partition\\(s\\) behind by more than --max-lag 100 messages \\(worst ${topic}-0: (\\d+ messages, )?\\d+ bytes[^)]*\\)\\n$`))
+
+    link.setRate(undefined)
+    const caughtUpRow = new RegExp(`${topic}\\s+0\\s+(\\d+)\\s+\\1\\s+0 B\\s+0\\s`)
+    const healthy = await waitFor(async () => {
+      const r = await status()
+      return caughtUpRow.test(r.stdout) ? r : undefined
+    }, {timeoutMs: 60_000, intervalMs: 200, what: 'the slave to catch up once the link is fast'})
+    assert.equal(healthy.code, 0, healthy.stderr)
+    assert.equal(healthy.stderr, '')
+    assert.match(healthy.stdout, /Replicate status:yes/)
+    assert.match(healthy.stdout, new RegExp(`MASTER END[^\\n]*\\n\\s*${topic}\\s+0\\s+${total * 10_020}\\s+${total * 10_020}\\s`)) // 20-byte record headers
   })
 })

@@ -24,7 +24,9 @@ export function slaveHealth(report: SlaveStatusReport, maxLag: number): SlaveHea
     const worst = lagging.reduce((a, b) => (lagOf(b) > lagOf(a) ? b : a))
     return {
       healthy: false,
-      problem: `lagging: ${lagging.length} partition(s) behind by more than --max-lag ${maxLag} messages (worst ${worst.topic}-${worst.partition}: ${lagOf(worst)} messages, ${worst.lagBytes} bytes)`,
+      problem: `lagging: ${lagging.length} partition(s) behind by more than --max-lag ${maxLag} messages (worst ${worst.topic}-${worst.partition}: ${
+        worst.lagMessages >= 0 ? `${worst.lagMessages} messages, ${worst.lagBytes} bytes` : `${worst.lagBytes} bytes; the master did not count the messages, bytes stand in`
+      })`,
     }
   }
   return {healthy: true}
