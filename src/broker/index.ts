@@ -25,3 +25,12 @@ export {
   SLAVE_DEFAULTS,
   type SlaveConfig,
 } from './replication/slave-config.js'
+export {
+  loadSyncMasterProperties,
+  loadSyncSlaveProperties,
+  parseSyncMasterProperties,
+  parseSyncSlaveProperties,
+  type IgnoredKey,
+  type SyncMasterSettings,
+  type SyncPropertiesFile,
+} from './replication/sync-config.js'

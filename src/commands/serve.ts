@@ -4,6 +4,7 @@ import type {BrokerConfig, ConfigOverrides, SlaveOptions} from '../broker/index.
 import {BaseCommand} from '../cli/base-command.js'
 import {durationFlag} from '../cli/client-flags.js'
 import {usageErrors} from '../cli/usage.js'
+import {isMetaError} from '../protocol/errors.js'
 import type {LogLevel} from '../log.js'
 import {META_VERSION} from '../package-info.js'
 
@@ -94,6 +95,17 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     }),
     'failover-grace': durationFlag({summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).", allowZero: true}),
     'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
+    'sync-master-config': Flags.file({
+      summary: "MetaQ's samsa_master.properties: run as synchronous master of its slave=HOST:PORT (with sendToSlaveTimeoutInMills, slaveContinuousFailureThreshold, checkSlaveIntervalInMills, recoverOffset).",
+      description: "MetaQ's -Fsamsa=FILE. Flags win over the file, the file over server.ini's [system] keys. callbackThreadCount, recoverParallel and recoverParallelHint are accepted and logged as ignored.",
+      exists: true,
+      exclusive: ['sync-slave', 'sync-slave-config'],
+    }),
+    'sync-slave-config': Flags.file({
+      summary: "MetaQ's gregor_slave.properties: run as a synchronous slave, as --sync-slave (the file may be empty; MetaQ reads no key from it).",
+      exists: true,
+      exclusive: ['sync-slave-address', 'sync-master-config'],
+    }),
   }
 
   protected static override defaultLogLevel: LogLevel = 'info'
@@ -123,8 +135,12 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['sync-slave-address'] !== undefined) overrides.syncSlaveAddress = flags['sync-slave-address']
     if (flags.failover) overrides.failover = true
     if (flags['failover-grace'] !== undefined) overrides.failoverGraceMs = flags['failover-grace']
+    await this.syncProperties(overrides)
     const config = applyOverrides(base, overrides)
     for (const warning of config.warnings) this.logger.info(warning)
+    if (flags['sync-master-config'] !== undefined && config.system.syncSlaveAddress === '') {
+      this.error(`${flags['sync-master-config']} sets no slave: give slave=HOST:PORT there or --sync-slave-address`, {exit: 2})
+    }
 
     const inZk = config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable
     if (config.system.syncSlave && (flags['slave-of'] !== undefined || (flags['slave-id'] !== undefined && !inZk))) {
@@ -203,11 +219,41 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     watcher?.()
   }
 
+  /**
+   * --sync-master-config / --sync-slave-config: MetaQ's samsa_master.properties /
+   * gregor_slave.properties, under the flags (a setting a flag gave is kept). Keys meta
+   * ignores are logged.
+   */
+  private async syncProperties(overrides: ConfigOverrides): Promise<void> {
+    const flags = this.flags
+    const masterFile = flags['sync-master-config']
+    const slaveFile = flags['sync-slave-config']
+    const file = masterFile ?? slaveFile
+    if (file === undefined) return
+    const {loadSyncMasterProperties, loadSyncSlaveProperties} = await import('../broker/index.js')
+    const loaded = this.configFile(() => (masterFile !== undefined ? loadSyncMasterProperties(masterFile) : loadSyncSlaveProperties(file)))
+    if (slaveFile !== undefined) overrides.syncSlave = true
+    const given = overrides as Record<string, unknown>
+    for (const [field, value] of Object.entries(loaded.settings)) given[field] ??= value
+    for (const {key, value, why} of loaded.ignored) this.logger.info(`${file}: ${key} is accepted for MetaQ compatibility and ignored (${why})`, {key, value})
+  }
+
+  /** Read a properties file given by a flag: a bad file is a usage error (exit 2) naming the file, key and value. */
+  private configFile<T>(load: () => T): T {
+    try {
+      return load()
+    } catch (error) {
+      if (isMetaError(error, 'CONFIG_INVALID')) this.error(error.message, {exit: 2})
+      throw error
+    }
+  }
+
   /** The slave role from --slave-config, --slave-id and --slave-of; undefined for a master. Usage errors name the flag. */
   private async slaveOptions(zk: boolean): Promise<SlaveOptions | undefined> {
     const flags = this.flags
     const {loadSlaveProperties, parseMasterAddress, resolveSlaveConfig} = await import('../broker/index.js')
-    const file = flags['slave-config'] !== undefined ? loadSlaveProperties(flags['slave-config']) : {}
+    const slaveConfig = flags['slave-config']
+    const file = slaveConfig !== undefined ? this.configFile(() => loadSlaveProperties(slaveConfig)) : {}
     const role = resolveSlaveConfig(file, {slaveId: flags['slave-id']})
     if (role === undefined && flags['slave-of'] === undefined) {
       if (flags['slave-config'] !== undefined) this.error(`${flags['slave-config']} sets no slaveId: give one there or with --slave-id`, {exit: 2})

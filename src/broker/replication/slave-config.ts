@@ -13,10 +13,10 @@
  *                                restart and keeps this broker's values, flags always win)
  *
  * Keys are MetaQ's; an unknown key or a bad value is refused naming the file, key and value.
+ * The file is read as GBK, as MetaQ does (config/properties.ts).
  */
-import {readFileSync} from 'node:fs'
-import {parse} from 'dot-properties'
 import {MetaError} from '../../protocol/errors.js'
+import {parseProperties, readPropertiesFile} from '../config/properties.js'
 
 export interface SlaveConfig {
   slaveId: number
@@ -35,17 +35,14 @@ const KEYS = ['slaveId', 'slaveGroup', 'slaveMaxDelayInMills', 'autoSyncMasterCo
 
 /** The settings in an async_slave.properties file (only those it sets). */
 export function loadSlaveProperties(path: string): Partial<SlaveConfig> {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    throw new MetaError('CONFIG_INVALID', `cannot read slave config "${path}": ${(error as Error).message}`, {cause: error})
-  }
-  return parseSlaveProperties(text, path)
+  return slaveSettings(readPropertiesFile(path, 'slave config'), path)
 }
 
 export function parseSlaveProperties(text: string, path = 'async_slave.properties'): Partial<SlaveConfig> {
-  const values = parse(text) as Record<string, string>
+  return slaveSettings(parseProperties(text), path)
+}
+
+function slaveSettings(values: Record<string, string>, path: string): Partial<SlaveConfig> {
   const out: Partial<SlaveConfig> = {}
   for (const [key, raw] of Object.entries(values)) {
     const value = raw.trim()
