@@ -57,8 +57,14 @@ export async function slowLink(t: Cleanup, target: {host: string; port: number},
     if (pair.queued < HIGH_WATER) pair.broker.resume()
     return written
   }
+  // The budget follows the clock, not the number of ticks: a busy machine that runs the timer
+  // late still gets the rate on average (so requests do not time out), never more.
+  let lastTick = Date.now()
   const ticker = setInterval(() => {
-    for (const pair of pairs) flush(pair, rate === undefined ? Infinity : Math.max(1, Math.floor((rate * TICK_MS) / 1000)))
+    const now = Date.now()
+    const elapsedMs = Math.min(500, now - lastTick)
+    lastTick = now
+    for (const pair of pairs) flush(pair, rate === undefined ? Infinity : Math.max(1, Math.floor((rate * elapsedMs) / 1000)))
   }, TICK_MS)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.after(() => {
