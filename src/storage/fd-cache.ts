@@ -14,9 +14,13 @@ import assert from 'node:assert'
 import type {Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
 import type {FileOps, OpenMode} from './file-ops.js'
+import {LruList, type LruEntry} from './lru-list.js'
 
 /** A file the store may keep open. The cache owns `fd`; everyone else pins it. */
-export class CachedFile {
+export class CachedFile implements LruEntry<CachedFile> {
+  lruPrev: CachedFile | undefined = undefined
+  lruNext: CachedFile | undefined = undefined
+  inLru = false
   /** The open descriptor, or -1. */
   fd = -1
   /** In-flight operations using `fd`. */
@@ -42,7 +46,7 @@ interface Waiter {
 
 export class FdCache {
   /** Open files in least-recently-used-first order. */
-  private readonly lru = new Map<CachedFile, true>()
+  private readonly lru = new LruList<CachedFile>()
   /** Open files with pins > 0. */
   private pinnedFiles = 0
   private waiters: Waiter[] = []
@@ -68,8 +72,7 @@ export class FdCache {
     if (file.fd < 0) {
       this.open(file, file.mode)
     } else {
-      this.lru.delete(file)
-      this.lru.set(file, true)
+      this.lru.touch(file)
     }
     this.pin(file)
     return file.fd
@@ -121,7 +124,7 @@ export class FdCache {
     const waiters = this.waiters
     this.waiters = []
     for (const waiter of waiters) waiter.reject(new MetaError('STORAGE_ERROR', 'message store is closed'))
-    for (const file of [...this.lru.keys()]) this.retire(file)
+    for (const file of [...this.lru.oldestFirst()]) this.retire(file)
     if (this.lru.size === 0) return Promise.resolve()
     return new Promise((resolve) => {
       this.drained = resolve
@@ -159,20 +162,20 @@ export class FdCache {
       if (mode !== 'r+' || !READ_ONLY_ERRORS.has((error as NodeJS.ErrnoException).code ?? '')) throw error
       file.fd = this.ops.openSync(file.path, 'r')
     }
-    this.lru.set(file, true)
+    this.lru.touch(file)
   }
 
   /** Close unpinned files, oldest first, until `room` more fit in the budget. */
   private trim(room: number): void {
     if (this.lru.size + room <= this.maxOpen) return
-    for (const file of this.lru.keys()) {
+    for (const file of this.lru.oldestFirst()) {
       if (file.pins === 0) this.close(file)
       if (this.lru.size + room <= this.maxOpen) return
     }
   }
 
   private close(file: CachedFile): void {
-    this.lru.delete(file)
+    this.lru.remove(file)
     const fd = file.fd
     file.fd = -1
     try {

@@ -12,6 +12,7 @@
  * costs little) by doubling up to 1 MiB (a busy one makes few allocations).
  */
 import assert from 'node:assert'
+import {LruList, type LruEntry} from './lru-list.js'
 
 /** Size of a partition's first block, and again after its blocks were evicted. */
 export const TAIL_BLOCK_MIN_BYTES = 4 * 1024
@@ -19,7 +20,10 @@ export const TAIL_BLOCK_MIN_BYTES = 4 * 1024
 export const TAIL_BLOCK_MAX_BYTES = 1024 * 1024
 
 /** A run of log bytes starting at log offset `start`. */
-export class CacheBlock {
+export class CacheBlock implements LruEntry<CacheBlock> {
+  lruPrev: CacheBlock | undefined = undefined
+  lruNext: CacheBlock | undefined = undefined
+  inLru = false
   /** Bytes [0, written) are on disk and immutable. */
   written = 0
   /** Bytes [written, filled) are appended but not yet written. */
@@ -38,7 +42,7 @@ export class CacheBlock {
 
 /** The global byte budget and LRU order of every partition's blocks. */
 export class TailCache {
-  private readonly lru = new Map<CacheBlock, true>()
+  private readonly lru = new LruList<CacheBlock>()
   private usedBytes = 0
 
   constructor(readonly budgetBytes: number) {}
@@ -49,21 +53,21 @@ export class TailCache {
   }
 
   add(block: CacheBlock): void {
-    this.lru.set(block, true)
-    this.usedBytes += block.buf.length
+    if (!block.inLru) this.usedBytes += block.buf.length
+    this.lru.touch(block)
   }
 
   touch(block: CacheBlock): void {
-    if (this.lru.delete(block)) this.lru.set(block, true)
+    if (block.inLru) this.lru.touch(block)
   }
 
   remove(block: CacheBlock): void {
-    if (this.lru.delete(block)) this.usedBytes -= block.buf.length
+    if (this.lru.remove(block)) this.usedBytes -= block.buf.length
   }
 
   /** Evict least recently used blocks that hold no pending bytes until within budget. */
   trim(): void {
-    for (const block of this.lru.keys()) {
+    for (const block of this.lru.oldestFirst()) {
       if (this.usedBytes <= this.budgetBytes) return
       if (block.filled === block.written) block.owner.evict(block)
     }
