@@ -40,7 +40,7 @@ import {ClusterRegistration} from './cluster-registration.js'
 import {defaultBrokerConfig, resolveTopic, type BrokerConfig, type ConfigOverrides} from './config/index.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import {isSyncSlave, type BrokerContext} from './context.js'
-import {connectionCap, openFileCount, openFileLimit} from './fd-limit.js'
+import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
 import {LatencyHistogram, PUT_LATENCY_SAMPLE_EVERY, RealtimeStats, type BrokerCounters, type BrokerLatencies} from './stats.js'
@@ -220,6 +220,7 @@ export class Broker implements ConnectionHandler {
         // No stored record can be longer than a put the broker accepts.
         maxRecordBytes: config.system.maxTransferBytes,
         fileOps: timedFsync(nodeFileOps, latency.fsync),
+        maxOpenFiles: storeFileBudget(openFileLimit(), DEFAULT_MAX_OPEN_FILES),
       })
       try {
         offsets = OffsetLog.open(config.system.dataPath, log.child('offsets'))
@@ -651,7 +652,7 @@ export class Broker implements ConnectionHandler {
     if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
     const open = openFileCount()
     if (open === undefined) return
-    this.server.maxConnections = connectionCap(limit, open - this.connections.size, DEFAULT_MAX_OPEN_FILES)
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES))
   }
 
   /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */
