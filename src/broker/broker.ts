@@ -323,7 +323,6 @@ export class Broker implements ConnectionHandler {
           replicator.onFollow((topic) => registration.topicReplicated(topic))
         }
       } else if (zk.zkConnect !== undefined && zk.zkEnable) {
-        if (config.system.failover) log.warn('failover has no effect: it is for a slave (slaveId) registered in ZooKeeper')
         started.cluster = await ClusterRegistration.start({
           config,
           topics,
@@ -331,6 +330,8 @@ export class Broker implements ConnectionHandler {
           topicsWithData: store.topics(),
           log: log.child('cluster'),
           onIdTaken: (other) => started.fence(other),
+          // A master whose id can fail over holds it under a lease (zk-lease.ts).
+          lease: config.system.failover ? started.leaseHandlers() : undefined,
           beforeRegister: config.system.recoverOffset
             ? async (session, paths) => {
                 await recoverOffsets({session, paths, brokerId: config.system.brokerId, store, log: log.child('recover-offset')})
@@ -390,6 +391,7 @@ export class Broker implements ConnectionHandler {
         log: log.child('cluster'),
         session,
         onIdTaken: (other) => this.fence(other),
+        lease: this.leaseHandlers(),
         beforeRegister: async (s, paths) => {
           await recoverOffsets({session: s, paths, brokerId, store: this.store, log: log.child('recover-offset'), resetWhenNoneMatched: false})
         },
@@ -403,6 +405,25 @@ export class Broker implements ConnectionHandler {
     this.context.replica = undefined
     this.context.promoted = true
     log.warn('failover: promoted; this broker is now the master', {brokerId, url: this.url, topics: this.store.topics().length})
+  }
+
+  /** Refuse puts while the lease on the broker id has run out (zk-lease.ts); a fence for good stays. */
+  private leaseHandlers(): {onLost: (reason: string) => void; onHeld: () => void} {
+    let refusal: MetaError | undefined
+    return {
+      onLost: (reason) => {
+        if (this.context.fenced !== undefined) return
+        refusal = new MetaError(
+          'SERVICE_UNAVAILABLE',
+          `broker id ${this.config.system.brokerId}: not accepting puts while ZooKeeper cannot confirm this broker still holds the id (${reason}); try another partition or broker`,
+        )
+        this.context.fenced = refusal
+      },
+      onHeld: () => {
+        if (refusal !== undefined && this.context.fenced === refusal) this.context.fenced = undefined
+        refusal = undefined
+      },
+    }
   }
 
   /** Another broker took this broker id while this one's ZooKeeper session was gone: refuse puts from now on. */

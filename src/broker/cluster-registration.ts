@@ -20,6 +20,7 @@ import {ZkPaths} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import type {BrokerConfig} from './config/index.js'
 import type {TopicRegistry} from './topics.js'
+import {ZkLease} from './zk-lease.js'
 
 export const PUT_HEALTH_PROBE_INTERVAL_MS = 5_000
 /** Back-off of a failed ZooKeeper write: doubles from the first to the last. */
@@ -32,6 +33,7 @@ export class ClusterRegistration {
   private probeTimer: NodeJS.Timeout | undefined
   private readonly retryTimers = new Set<NodeJS.Timeout>()
   private stopped = false
+  private lease: ZkLease | undefined
 
   private constructor(
     readonly session: ZkSession,
@@ -54,6 +56,8 @@ export class ClusterRegistration {
     session?: ZkSession
     /** After a session expiry, another live broker holds this broker id (BrokerRegistry). */
     onIdTaken?: (other: string) => void
+    /** Hold the broker id under a lease (zk-lease.ts): a broker whose id can fail over. */
+    lease?: {onLost: (reason: string) => void; onHeld: () => void}
   }): Promise<ClusterRegistration> {
     const {config, topics, url, log} = options
     const zk = config.zookeeper
@@ -83,6 +87,16 @@ export class ClusterRegistration {
     } catch (error) {
       session.close()
       throw error
+    }
+    if (options.lease !== undefined) {
+      registration.lease = new ZkLease({
+        session,
+        masterPath: new ZkPaths(zk.zkRoot).master(config.system.brokerId),
+        sessionTimeoutMs: zk.zkSessionTimeoutMs,
+        log,
+        ...options.lease,
+      })
+      registration.lease.start()
     }
     return registration
   }
@@ -128,6 +142,7 @@ export class ClusterRegistration {
 
   async stop(): Promise<void> {
     this.stopped = true
+    this.lease?.stop()
     for (const timer of this.retryTimers) clearTimeout(timer)
     this.retryTimers.clear()
     if (this.probeTimer) clearTimeout(this.probeTimer)

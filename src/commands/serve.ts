@@ -90,8 +90,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
     }),
     failover: Flags.boolean({
-      summary: 'A slave in ZooKeeper (asynchronous, or --sync-slave with --slave-id): promote this broker to master when the master stays gone for the grace period (failover).',
-      description: 'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts.',
+      summary: 'A slave in ZooKeeper (asynchronous, or --sync-slave with --slave-id): promote this broker to master when the master stays gone for the grace period (failover). A master in ZooKeeper: hold the broker id under a lease.',
+      description: 'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts. On a master (and on every promoted slave) --failover refuses puts whenever ZooKeeper has not confirmed for half the session timeout that this broker still holds its id, so a master cut off from ZooKeeper stops before a slave can take over.',
     }),
     'failover-grace': durationFlag({summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).", allowZero: true}),
     'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
@@ -147,8 +147,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       this.error('--sync-slave takes --slave-id only with ZooKeeper (--zk, zk.zkConnect), to register as a slave of the master of its --broker-id; never --slave-of (the master sends to it)', {exit: 2})
     }
     const slave = await this.slaveOptions(inZk)
-    if ((flags.failover || flags['failover-grace'] !== undefined) && (slave === undefined || !inZk)) {
-      this.error('--failover is for a slave registered in ZooKeeper: add --slave-id N and ZooKeeper (--zk, zk.zkConnect)', {exit: 2})
+    if ((flags.failover || flags['failover-grace'] !== undefined) && !inZk) {
+      this.error('--failover needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over, a master there holds its id under a lease', {exit: 2})
+    }
+    if (flags['failover-grace'] !== undefined && slave === undefined) {
+      this.error('--failover-grace is for a failover slave: add --slave-id N (a master takes --failover alone)', {exit: 2})
     }
     const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined

@@ -132,10 +132,13 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     assert.doesNotMatch(slave.stderr(), /won ids/)
   })
 
-  it('--failover without a slave in ZooKeeper is a usage error', async (t) => {
+  it('--failover without ZooKeeper, and --failover-grace on a master, are usage errors', async (t) => {
     const dir = await tmpDir(t, 'meta-failover-usage-')
     const result = await runCli(['serve', '--port', '0', '-d', dir, '--failover'], {timeoutMs: 60_000})
     assert.equal(result.code, 2)
-    assert.match(result.stderr, /--failover is for a slave registered in ZooKeeper: add --slave-id N and ZooKeeper/)
+    assert.match(result.stderr, /--failover needs ZooKeeper \(--zk, zk.zkConnect\)/)
+    const grace = await runCli(['serve', '--port', '0', '-d', dir, '--zk', zk.connect, '--failover', '--failover-grace', '1s'], {timeoutMs: 60_000})
+    assert.equal(grace.code, 2)
+    assert.match(grace.stderr, /--failover-grace is for a failover slave: add --slave-id N/)
   })
 })

@@ -1,0 +1,61 @@
+/**
+ * A network partition on demand: a loopback TCP relay between a client and a server that can
+ * stop passing bytes in both directions without closing anything (`cut`), as a pulled cable
+ * or a dropped route does: neither side sees an error, the other side simply goes silent.
+ * `heal` passes everything held back and later bytes again. Real sockets, no protocol
+ * knowledge.
+ */
+import {connect, createServer, type Socket} from 'node:net'
+import type {Cleanup} from './index.js'
+
+export interface TcpRelay {
+  /** Loopback port to give the client instead of the server's. */
+  port: number
+  cut(): void
+  heal(): void
+}
+
+export async function tcpRelay(t: Cleanup, target: {host: string; port: number}): Promise<TcpRelay> {
+  let isCut = false
+  /** Bytes that arrived while cut, in order, with the socket they are for. */
+  let held: Array<[Socket, Buffer]> = []
+  const pairs = new Set<[Socket, Socket]>()
+  const forward = (from: Socket, to: Socket): void => {
+    from.on('data', (chunk: Buffer) => {
+      if (isCut) held.push([to, chunk])
+      else to.write(chunk)
+    })
+  }
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host)
+    const pair: [Socket, Socket] = [client, upstream]
+    pairs.add(pair)
+    const drop = (): void => {
+      pairs.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('error', drop).on('close', drop)
+    upstream.on('error', drop).on('close', drop)
+    forward(client, upstream)
+    forward(upstream, client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const pair of pairs) for (const s of pair) s.destroy()
+    server.close()
+  })
+  const address = server.address()
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    cut: () => {
+      isCut = true
+    },
+    heal: () => {
+      isCut = false
+      const late = held
+      held = []
+      for (const [to, chunk] of late) if (!to.destroyed) to.write(chunk)
+    },
+  }
+}
