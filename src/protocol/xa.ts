@@ -11,6 +11,8 @@
 
 export const XA_OK = 0
 export const XA_RDONLY = 3
+/** The routine had no effect and may be reissued (a master whose lease on its broker id ran out). */
+export const XA_RETRY = 4
 export const XA_HEURMIX = 5
 export const XA_HEURRB = 6
 export const XA_HEURCOM = 7
@@ -25,6 +27,7 @@ export const XAER_PROTO = -6
 export const XA_CODE_NAMES: Readonly<Record<number, string>> = {
   [XA_OK]: 'XA_OK',
   [XA_RDONLY]: 'XA_RDONLY',
+  [XA_RETRY]: 'XA_RETRY',
   [XA_HEURMIX]: 'XA_HEURMIX',
   [XA_HEURRB]: 'XA_HEURRB',
   [XA_HEURCOM]: 'XA_HEURCOM',

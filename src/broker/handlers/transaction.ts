@@ -15,7 +15,7 @@ import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
-import {XaError, XAER_RMERR} from '../../protocol/xa.js'
+import {XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
 import {failPut, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
@@ -40,6 +40,7 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
         return answerLater(conn, opaque, tx.prepare(conn.id, frame.txKey).then(String))
       case 'COMMIT_ONE_PHASE':
       case 'COMMIT_TWO_PHASE':
+        refuseCommitWhenFenced(ctx)
         return answerLater(conn, opaque, tx.commit(conn.id, frame.txKey, frame.txType === 'COMMIT_ONE_PHASE').then(() => ''))
       case 'ROLLBACK':
         return answerLater(conn, opaque, tx.rollback(conn.id, frame.txKey).then(() => ''))
@@ -55,6 +56,7 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
 export function handleTxCommit(ctx: BrokerContext, conn: Connection, frame: TxCommitCommand): void {
   let work: Promise<string>
   try {
+    refuseCommitWhenFenced(ctx)
     work = ctx.tx.commit(conn.id, frame.txKey, true).then(formatTxCommitReply)
   } catch (error) {
     work = Promise.reject(error)
@@ -71,11 +73,20 @@ export function handleTxList(ctx: BrokerContext, conn: Connection, frame: TxList
 export function handleTxDecide(ctx: BrokerContext, conn: Connection, frame: TxDecideCommand): void {
   let work: Promise<string>
   try {
+    if (frame.decision === 'commit') refuseCommitWhenFenced(ctx)
     work = ctx.tx.decide(frame.xid, frame.decision === 'commit').then(() => '')
   } catch (error) {
     work = Promise.reject(error)
   }
   answerLater(conn, frame.opaque, work)
+}
+
+/**
+ * A commit appends like a put: a broker that refuses puts (its id failed over, or its lease on
+ * the id ran out) refuses it with XA_RETRY; the transaction stays as it was.
+ */
+function refuseCommitWhenFenced(ctx: BrokerContext): void {
+  if (ctx.fenced !== undefined) throw new XaError(XA_RETRY, ctx.fenced.message)
 }
 
 function answerLater(conn: Connection, opaque: number, work: Promise<string>): void {
