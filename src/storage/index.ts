@@ -8,6 +8,7 @@ export {
   DEFAULT_MAX_OPEN_FILES,
   DEFAULT_TAIL_CACHE_BYTES,
   quarantineError,
+  type CutResult,
   type MessageStoreOptions,
   type QuarantinedPartition,
   type StoreHealth,

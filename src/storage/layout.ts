@@ -15,6 +15,10 @@
  *                                      or copied from a damaged range: kept aside, never read
  *   <20 digits>.damage.json            damaged ranges of that segment acknowledged by
  *                                      `meta repair` (JSON, format below)
+ *   <20 digits>.meta.cut-<epoch ms>    log bytes from that offset to the old end, cut off a
+ *                                      replica's log because its master does not hold them
+ *                                      (a divergent tail, MessageStore.cutTail): kept aside,
+ *                                      never read
  *   <any name>.aside                   a file `meta repair` set aside (e.g. `junk.meta.aside`)
  *   <any name>.tmp                     a file being written atomically (left by a crash)
  *
@@ -65,6 +69,8 @@ export const INDEX_SUFFIX = '.idx'
 export const DAMAGED_SUFFIX = '.damaged'
 /** Suffix of a segment's acknowledged damaged ranges (written by `meta repair`). */
 export const DAMAGE_MAP_SUFFIX = '.damage.json'
+/** Infix of a replica's divergent tail cut off its log: `<20 digits>.meta.cut-<epoch ms>`. */
+export const CUT_INFIX = '.meta.cut-'
 /** Suffix `meta repair` adds to a file it sets aside. */
 export const ASIDE_SUFFIX = '.aside'
 /** Suffix of a file being written (renamed over its final name when complete). */
@@ -134,6 +140,11 @@ export function damagedFileName(offset: number): string {
   return `${String(offset).padStart(SEGMENT_NAME_DIGITS, '0')}${DAMAGED_SUFFIX}`
 }
 
+/** The name of the file keeping a divergent tail cut at `offset` at time `atMs`. */
+export function cutFileName(offset: number, atMs: number): string {
+  return `${String(offset).padStart(SEGMENT_NAME_DIGITS, '0')}${CUT_INFIX}${atMs}`
+}
+
 /** The name of the acknowledged-damage file of the segment starting at `start`. */
 export function damageMapFileName(start: number): string {
   return `${String(start).padStart(SEGMENT_NAME_DIGITS, '0')}${DAMAGE_MAP_SUFFIX}`
@@ -151,6 +162,8 @@ export type PartitionFile =
   | {readonly kind: 'damaged'; readonly offset: number}
   /** `<20 digits>.meta.arc`, `.meta.zip` (`.meta.zip.tmp`): archived by retention. */
   | {readonly kind: 'archive'}
+  /** `<20 digits>.meta.cut-<ms>`: a replica's divergent tail from `offset`, cut off its log. */
+  | {readonly kind: 'cut'; readonly offset: number}
   /** `*.aside`: set aside by `meta repair`. */
   | {readonly kind: 'aside'}
   /** `*.tmp`: an unfinished atomic write. */
@@ -179,6 +192,8 @@ export function classifyPartitionFile(name: string): PartitionFile {
     const at = Number(numbered[1])
     return kind === 'damaged' ? {kind, offset: at} : {kind, start: at}
   }
+  const cut = /^(\d{20})\.meta\.cut-\d+$/.exec(name)
+  if (cut !== null && Number.isSafeInteger(Number(cut[1]))) return {kind: 'cut', offset: Number(cut[1])}
   if (isArchivedSegmentName(name)) return {kind: 'archive'}
   if (name.endsWith(ASIDE_SUFFIX)) return {kind: 'aside'}
   if (name.endsWith(TEMP_SUFFIX)) return {kind: 'temp'}

@@ -21,6 +21,7 @@ import {dirname, join, resolve} from 'node:path'
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError, type ErrorCode} from '../protocol/errors.js'
 import type {StoreContext} from './context.js'
+import {cutSegmentFiles} from './cut.js'
 import {DamageBook} from './damage.js'
 import {DirSync} from './dir-sync.js'
 import {FdCache} from './fd-cache.js'
@@ -76,6 +77,21 @@ export interface MessageStoreOptions {
 }
 
 /** A partition that is not served because its directory is damaged (see the top of this file). */
+/** What {@link MessageStore.cutTail} cut. */
+export interface CutResult {
+  topic: string
+  partition: number
+  /** The new end of the log (the first byte cut). */
+  from: number
+  /** The old end. */
+  to: number
+  /** Whole messages cut. */
+  messages: number
+  bytes: number
+  /** The file keeping the cut bytes; undefined when nothing was cut. */
+  file: string | undefined
+}
+
 export interface QuarantinedPartition {
   topic: string
   partition: number
@@ -264,6 +280,39 @@ export class MessageStore {
       throw ioError(error, 'rename', log.dir)
     }
     return true
+  }
+
+  /**
+   * Cut (topic, partition)'s log back to `offset`, a record boundary: a replica whose log holds
+   * a tail its master does not (a former master's messages its slave never took). The bytes
+   * [offset, end) are kept in `<20-digit offset>.meta.cut-<epoch ms>` beside the segments
+   * (layout.ts), later segments and side index entries are dropped, and the partition is
+   * opened again (its old PartitionLog is closed: take the new one from {@link get}). The
+   * caller makes sure nothing appends to the partition meanwhile. Throws INVALID_ARGUMENT when
+   * there is no such log or `offset` is not a record boundary of it.
+   */
+  async cutTail(topic: string, partition: number, offset: number): Promise<CutResult> {
+    const log = this.get(topic, partition)
+    if (log === undefined) throw MetaError.invalidArgument(`cannot cut partition "${topic}-${partition}": it does not exist`)
+    await log.flush()
+    const end = log.maxOffset
+    const what = `cannot cut "${topic}-${partition}" at offset "${offset}"`
+    if (!Number.isSafeInteger(offset) || offset < log.minOffset || offset > end) {
+      throw MetaError.invalidArgument(`${what}: expected a record boundary in [${log.minOffset}, ${end}]`)
+    }
+    if (offset === end) return {topic, partition, from: offset, to: end, messages: 0, bytes: 0, file: undefined}
+    if ((await log.shiftOffset(offset, 0)) !== offset) throw MetaError.invalidArgument(`${what}: it is not a record boundary`)
+    const messages = await log.countBetween(offset, end)
+    const segments = await log.segmentInfos()
+    const key = partitionDirName(topic, partition)
+    this.logs.delete(key)
+    this.unwatch(log)
+    await log.closeAndRelease()
+    const file = cutSegmentFiles(log.dir, segments, offset, end, Date.now())
+    const recovered = await recoverPartition(this.ctx, {dir: log.dir, topic, partition})
+    this.add(new PartitionLog({...recovered, topic, partition, dir: log.dir, config: this.options.topicConfig(topic)}, this.ctx))
+    this.ctx.log.info('cut the tail off a log', {topic, partition, from: offset, to: end, bytes: end - offset, messages, keptIn: file})
+    return {topic, partition, from: offset, to: end, messages, bytes: end - offset, file}
   }
 
   /** Every log, sorted by topic then partition. */

@@ -2,8 +2,9 @@
  * Asynchronous replication, standalone (src/broker/replication): real brokers in this process
  * over loopback, a slave started with the master's address. Slaves end up byte-identical to
  * the master (same segment names and bytes, though their own maxSegmentSize differs), refuse
- * puts, resume from their own end after a restart, start at the master's first offset, and
- * set their log aside when the master's retention passed it.
+ * puts, resume from their own end after a restart, start at the master's first offset, cut a
+ * divergent tail at the fork point, and set their log aside when the master's retention
+ * passed it.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -70,6 +71,15 @@ function segmentFiles(broker: Broker): Map<string, Buffer> {
     }
   }
   return files
+}
+
+/** Every segment of a partition directory, concatenated in offset order (they are contiguous). */
+function logBytes(dir: string): Buffer {
+  return Buffer.concat(readdirSync(dir).filter((n) => /^\d{20}\.meta$/.test(n)).sort().map((n) => readFileSync(join(dir, n))))
+}
+
+function firstSegmentStart(dir: string): number {
+  return Number(readdirSync(dir).filter((n) => /^\d{20}\.meta$/.test(n)).sort()[0].slice(0, 20))
 }
 
 async function assertIdentical(master: Broker, slave: Broker): Promise<void> {
@@ -162,31 +172,38 @@ describe('asynchronous replication (standalone slave)', () => {
     assert.ok(existsSync(aside) && readdirSync(aside).some((n) => n.startsWith(`${topic}-0.`)), 'the old log was kept aside')
   })
 
-  it('a former master started as slave sets a partition with a divergent tail aside and replicates it again', async (t) => {
+  it('a former master started as slave cuts a divergent tail at the fork point, keeps the cut bytes, and replicates on', async (t) => {
     const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024, numPartitions: 3})
     const topic = uniqueName('repl')
     await produce(t, master, topic, 900, [0, 1, 2])
     const dataPath = await tmpDir(t, 'meta-old-master-')
     const first = await startSlave(t, master, dataPath, {close: false})
     await caughtUp(master, first)
+    const forks = [0, 1, 2].map((p) => first.store.get(topic, p)!.maxOffset)
     await first.close()
     // The slave's data runs as a master for a while: its own messages in partitions 0 and 1.
-    const old = await startTestBroker(t, {dataPath, numPartitions: 3})
+    const old = await startTestBroker(t, {dataPath, numPartitions: 3, maxSegmentBytes: 4 * 1024})
     await produce(t, old, topic, 40, [0, 1])
     await old.close()
+    const tails = [0, 1].map((p) => logBytes(join(dataPath, `${topic}-${p}`)).subarray(forks[p] - firstSegmentStart(join(dataPath, `${topic}-${p}`))))
+    assert.ok(tails.every((tail) => tail.length > 0))
     // The real master takes more in partitions 0 and 2: 0 now holds other bytes where the old
     // master's tail is; 1 ends before it; 2 only grew (no divergence).
     await produce(t, master, topic, 600, [0, 2])
     const again = await startSlave(t, master, dataPath)
     await caughtUp(master, again)
     await assertIdentical(master, again)
-    const aside = readdirSync(join(dataPath, '__meta_state', 'replica-aside'))
-    assert.ok(aside.some((n) => n.startsWith(`${topic}-0.`)), `partition 0 set aside: ${aside.join(', ')}`)
-    assert.ok(aside.some((n) => n.startsWith(`${topic}-1.`)), `partition 1 set aside: ${aside.join(', ')}`)
-    assert.ok(!aside.some((n) => n.startsWith(`${topic}-2.`)), 'partition 2 only lagged: kept')
+    for (const p of [0, 1]) {
+      const dir = join(dataPath, `${topic}-${p}`)
+      const cut = readdirSync(dir).filter((n) => /^\d{20}\.meta\.cut-\d+$/.test(n))
+      assert.deepEqual(cut.map((n) => Number(n.slice(0, 20))), [forks[p]], `partition ${p}: one cut file named by the fork offset: ${cut.join(', ')}`)
+      assert.ok(readFileSync(join(dir, cut[0])).equals(tails[p]), `partition ${p}: the cut file holds exactly the cut bytes`)
+    }
+    assert.ok(!readdirSync(join(dataPath, `${topic}-2`)).some((n) => n.includes('.cut-')), 'partition 2 only lagged: nothing cut')
+    assert.ok(!existsSync(join(dataPath, '__meta_state', 'replica-aside')), 'nothing set aside')
   })
 
-  it('a slave that follows a new master holding less (a failover) sets the partition aside and copies it again', async (t) => {
+  it('a slave that follows a new master holding less (a failover) cuts the partition back to it and replicates on', async (t) => {
     const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
     const topic = uniqueName('repl')
     await produce(t, master, topic, 600, [0])
@@ -194,18 +211,23 @@ describe('asynchronous replication (standalone slave)', () => {
     const winnerAsSlave = await startSlave(t, master, winnerPath, {close: false})
     const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'), {slaveId: 2})
     await caughtUp(master, winnerAsSlave)
+    const fork = winnerAsSlave.store.get(topic, 0)!.maxOffset
     await winnerAsSlave.close()
     // The other slave takes 200 more than the one that will win.
     await produce(t, master, topic, 200, [0])
     await caughtUp(master, slave)
+    const oldEnd = slave.store.get(topic, 0)!.maxOffset
     // The winner serves as master and takes messages of its own.
     const winner = await startTestBroker(t, {dataPath: winnerPath})
     await produce(t, winner, topic, 20, [0])
     slave.replicator!.setMaster({host: '127.0.0.1', port: winner.port})
     await caughtUp(winner, slave)
     await assertIdentical(winner, slave)
-    const aside = readdirSync(join(slave.config.system.dataPath, '__meta_state', 'replica-aside'))
-    assert.ok(aside.some((n) => n.startsWith(`${topic}-0.`)), `set aside: ${aside.join(', ')}`)
+    const dir = join(slave.config.system.dataPath, `${topic}-0`)
+    const cut = readdirSync(dir).filter((n) => n.includes('.meta.cut-'))
+    assert.equal(cut.length, 1, `one cut file: ${cut.join(', ')}`)
+    assert.equal(Number(cut[0].slice(0, 20)), fork)
+    assert.equal(readFileSync(join(dir, cut[0])).length, oldEnd - fork, 'the 200 messages the winner never took')
   })
 
   it('slave-status reports every partition; a master answers NOT_A_SLAVE', async (t) => {

@@ -14,10 +14,12 @@
  *   (retention), the local log is set aside under `<dataPath>/__meta_state/replica-aside/` and
  *   replication restarts at the master's first offset: a slave's log has no gaps.
  * - Before the first fetch of a partition with a local log, and again after it follows a
- *   different master (a failover), the slave checks that the master
- *   holds its last record at the same offset; if not (a divergent tail: a former master
- *   started as slave of the broker that replaced it), the local log is set aside as above and
- *   the partition is copied again from the master's first offset.
+ *   different master (a failover), the slave finds where its log parts from the master's
+ *   (fork-point.ts: the longest common prefix); a divergent tail (a former master started as
+ *   slave of the broker that replaced it) is cut off there, the cut bytes kept in
+ *   `<20-digit offset>.meta.cut-<ms>` beside the segments, and replication goes on from the
+ *   cut. When the logs part below the master's first offset (retention), the log is set
+ *   aside as above instead.
  * - A master whose log falls behind the slave's later (it lost data) stops that partition:
  *   `slave-status` says why.
  * - Errors (master down, refused requests) back off up to `maxDelayMs`
@@ -43,6 +45,7 @@ import {
 } from '../../protocol/commands/replication.js'
 import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
+import {cutDivergentTail, masterBytesOver} from './fork-point.js'
 
 /** What the slave needs of a connection to its master (meta's client BrokerConnection is one). */
 export interface MasterLink {
@@ -133,10 +136,16 @@ class Follower {
   private async step(): Promise<void> {
     let log = this.local()
     if (log !== undefined && !this.tailChecked) {
-      if (!(await this.tailMatches(log))) {
-        await this.setAside(log.maxOffset, 'this slave\'s last record is not the master\'s at the same offset (a divergent tail, e.g. a former master\'s messages its slave never took)')
-        this.next = this.firstOffset
+      const cut = await cutDivergentTail(this.r.ctx.store, this.topic, this.partition, masterBytesOver(() => this.r.masterLink(), this.topic, this.partition), this.r.log)
+      if (cut !== undefined && 'below' in cut) {
+        this.masterMin = cut.below
+        await this.setAside(log.maxOffset, 'this slave\'s log parts from the master\'s below the master\'s first offset (retention removed where they agree)')
+        this.next = cut.below
         log = undefined
+      } else if (cut !== undefined) {
+        this.r.forgetLog(this.topic, this.partition)
+        this.next = -1
+        log = this.local()
       }
       this.tailChecked = true
     }
@@ -219,28 +228,6 @@ class Follower {
   }
 
   /**
-   * Does the master hold this slave's last record, byte for byte, at the same offset? Ids are
-   * unique, so when it does, the whole local log is a prefix of the master's (the logs were
-   * byte-identical up to where they parted); when it does not (other bytes there, or the
-   * master's log ends before), the local log has a tail the master lacks.
-   */
-  private async tailMatches(log: PartitionLog): Promise<boolean> {
-    const last = await lastRecord(log)
-    if (last === undefined) return true
-    const frame = await this.r.masterLink().requestAsync(
-      (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset: last.start, maxSize: last.bytes.length, maxWaitMs: 0, opaque}),
-      30_000,
-    )
-    if (frame.type === 'result') {
-      if (frame.code === Status.NOT_FOUND || frame.code === Status.MOVED) return false
-      throw MetaError.fromWire(frame.code, frame.body.toString('utf8'))
-    }
-    const reply = readReplicaBody(frame.body)
-    if (reply === undefined) throw new MetaError('DECODE_ERROR', `the master's replicate answer is ${frame.body.length} bytes: shorter than its header`)
-    return reply.data.length >= last.bytes.length && reply.data.subarray(0, last.bytes.length).equals(last.bytes)
-  }
-
-  /**
    * Another master (a failover): compare the tail again before the next fetch, from the local
    * end; a partition stopped because it was ahead of the old master runs again.
    */
@@ -278,49 +265,6 @@ class Follower {
       ...(this.error !== undefined ? {error: this.error} : {}),
     }
   }
-}
-
-/**
- * The last whole record of `log`: found with the side index (the offset of the last message),
- * else by scanning its last non-empty segment.
- */
-async function lastRecord(log: PartitionLog): Promise<{start: number; bytes: Buffer} | undefined> {
-  const end = log.maxOffset
-  if (end <= log.minOffset) return undefined
-  const indexed = await log.offsetBeforeEnd(1)
-  if (indexed < end) {
-    const read = await log.read(indexed, end - indexed)
-    if (read.kind === 'data' && read.data.length >= end - indexed && read.data.length >= RECORD_HEADER_BYTES && RECORD_HEADER_BYTES + read.data.readInt32BE(0) === end - indexed) {
-      return {start: indexed, bytes: read.data.subarray(0, end - indexed)}
-    }
-  }
-  const segment = (await log.segmentInfos()).filter((s) => s.sizeBytes > 0 && s.start < end).at(-1)
-  if (segment === undefined) return undefined
-  let pos = Math.max(segment.start, log.minOffset)
-  let start = -1
-  let length = 0
-  let size = FETCH_BYTES
-  while (pos < end) {
-    const read = await log.read(pos, Math.min(size, end - pos))
-    if (read.kind !== 'data') return undefined // damaged or moved under us: nothing to compare
-    const data = read.data
-    const base = pos
-    const scanned = scanRecords(data, 0, (at, payload) => {
-      start = base + at
-      length = RECORD_HEADER_BYTES + payload
-    })
-    if (scanned.end > 0) {
-      pos += scanned.end
-      size = FETCH_BYTES
-    } else if (data.length >= RECORD_HEADER_BYTES && RECORD_HEADER_BYTES + data.readInt32BE(0) > size) {
-      size = RECORD_HEADER_BYTES + data.readInt32BE(0) // one record larger than the read
-    } else {
-      return undefined
-    }
-  }
-  if (start < 0) return undefined
-  const read = await log.read(start, length)
-  return read.kind === 'data' && read.data.length >= length ? {start, bytes: read.data.subarray(0, length)} : undefined
 }
 
 export class Replicator {
