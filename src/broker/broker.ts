@@ -75,6 +75,11 @@ import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
 import {Replicator, type SlaveOptions} from './replication/replicator.js'
 import {SlaveRegistration} from './replication/slave-registration.js'
 import {FailoverWatch} from './replication/failover.js'
+import {parseBrokerUrl, ZkPaths} from '../cluster/paths.js'
+import type {ZkSession} from '../cluster/zk-session.js'
+import {STATE_DIR_NAME} from '../storage/layout.js'
+import {SyncSlaveAnnouncer, SyncSlaveWatch} from './replication/sync-announce.js'
+import {cutDivergentTail, masterBytesOver} from './replication/fork-point.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -133,6 +138,12 @@ export class Broker implements ConnectionHandler {
   slaveRegistration: SlaveRegistration | undefined
   /** Set when this broker is an asynchronous slave in ZooKeeper mode with failover on. */
   failover: FailoverWatch | undefined
+  /** A sync slave in ZooKeeper: announces itself to its master (sync-announce.ts). */
+  private syncAnnouncer: SyncSlaveAnnouncer | undefined
+  /** A master taking its sync slave from ZooKeeper: the watch on the announce node. */
+  private syncWatch: SyncSlaveWatch | undefined
+  /** The last master URL the slave registration saw (the one a failover replaces). */
+  private lastMasterUrl: string | undefined
 
   private constructor(
     config: BrokerConfig,
@@ -196,6 +207,15 @@ export class Broker implements ConnectionHandler {
     const config = options.config ?? defaultBrokerConfig()
     if (config.system.syncSlave && config.system.syncSlaveAddress !== '') {
       throw new MetaError('CONFIG_INVALID', `syncSlave=true and syncSlaveAddress=${config.system.syncSlaveAddress}: a broker is either a synchronous slave or the master of one, not both`)
+    }
+    if (config.system.syncSlaveFromZk) {
+      const inZk = config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable
+      if (config.system.syncSlave || config.system.syncSlaveAddress !== '' || options.slave !== undefined || !inZk) {
+        throw new MetaError(
+          'CONFIG_INVALID',
+          'syncSlaveFromZk=true is for a master in ZooKeeper (zk.zkConnect) that takes its sync slave from there: not with syncSlave, syncSlaveAddress or a slaveId',
+        )
+      }
     }
     const log = (options.logger ?? silentLogger).child('broker')
     const topics = new TopicRegistry(config)
@@ -261,7 +281,16 @@ export class Broker implements ConnectionHandler {
       warnAboutHiddenPartitions(config, store, log)
       started.retention.schedule(config)
       if (config.system.syncSlaveAddress !== '') {
-        started.context.sync = new SyncMaster({system: config.system, store, log: log.child('sync'), cluster: () => started.cluster})
+        started.context.sync = new SyncMaster({
+          system: config.system,
+          store,
+          log: log.child('sync'),
+          cluster: () => started.cluster,
+          inSync: (address) => started.syncWatch?.markInSync(address) ?? Promise.resolve(),
+        })
+      } else if (config.system.syncSlaveFromZk) {
+        // Puts are refused until a slave announced in ZooKeeper is up to date.
+        started.context.sync = started.syncMasterFromZk()
       }
       const zk = config.zookeeper
       if (config.system.recoverOffset && (zk.zkConnect === undefined || !zk.zkEnable || config.system.syncSlave)) {
@@ -280,6 +309,7 @@ export class Broker implements ConnectionHandler {
             url: started.url,
             numPartitions: (topic) => resolveTopic(started.config, topic)?.numPartitions ?? started.config.system.numPartitions,
             onMaster: (master) => {
+              if (master !== undefined) started.lastMasterUrl = brokerUrl(master)
               onMaster(master)
               started.failover?.master(master)
             },
@@ -299,7 +329,23 @@ export class Broker implements ConnectionHandler {
         if (config.system.failover) {
           started.failover = new FailoverWatch(config.system.failoverGraceMs, () => started.promote(), log.child('failover'))
         }
-        await registerSlave(options.slave.slaveId, () => undefined)
+        // It announces itself to the master registered for its id once its log is a prefix of
+        // that master's (a divergent tail cut), and again whenever that master changes.
+        let master: string | undefined
+        const registration = await registerSlave(options.slave.slaveId, (m) => {
+          master = m === undefined ? undefined : brokerUrl(m)
+          started.syncAnnouncer?.masterChanged(master)
+        })
+        const connect = options.slave.connect
+        started.syncAnnouncer = new SyncSlaveAnnouncer({
+          session: registration.zkSession,
+          paths: registration.zkPaths,
+          brokerId: config.system.brokerId,
+          url: started.url,
+          log: log.child('sync'),
+          prepare: (masterUrl) => started.fitLogsTo(masterUrl, connect),
+        })
+        started.syncAnnouncer.masterChanged(master)
       } else if (config.system.syncSlave && inZk) {
         // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
         log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does; give it a slaveId to register it as a slave)')
@@ -339,7 +385,9 @@ export class Broker implements ConnectionHandler {
             : undefined,
         })
       }
+      if (started.cluster !== undefined && started.context.sync !== undefined) started.watchSyncSlave(started.cluster.session, config.system.syncSlaveFromZk)
     } catch (error) {
+      started.syncWatch?.stop()
       started.context.sync?.close()
       started.failover?.stop()
       await started.slaveRegistration?.stop()
@@ -368,8 +416,18 @@ export class Broker implements ConnectionHandler {
     const registration = this.slaveRegistration
     const replicator = this.replicator
     if (registration === undefined || this.closing !== undefined) return
-    const session = await registration.claimMaster()
     const brokerId = this.config.system.brokerId
+    const announcer = this.syncAnnouncer
+    if (announcer !== undefined) {
+      // A sync slave takes over only when it holds everything the master acknowledged: it is
+      // the announced sync slave and that master brought it up to date (sync-announce.ts).
+      const from = this.lastMasterUrl
+      if (from === undefined || !(await announcer.inSyncWith(from))) {
+        this.log.warn('failover: not promoting: this sync slave was not brought up to date by the master that left (it may lack acknowledged messages)', {brokerId, master: from ?? 'none'})
+        return
+      }
+    }
+    const session = await registration.claimMaster()
     if (session === undefined) {
       this.log.info('failover: ids/<id>/master is held by another broker; staying a slave', {brokerId})
       return
@@ -380,6 +438,14 @@ export class Broker implements ConnectionHandler {
     this.slaveRegistration = undefined
     await replicator?.stop() // none on a synchronous slave
     this.replicator = undefined
+    if (announcer !== undefined) {
+      await announcer.withdraw()
+      this.syncAnnouncer = undefined
+      // A promoted sync slave is a master that takes its sync slave from ZooKeeper: puts are
+      // refused until one is announced and up to date (so no acknowledged message is lost at
+      // the next failover either).
+      this.context.sync = this.syncMasterFromZk()
+    }
     issueIdsAfterLog(this.context.ids, this.store, this.log)
     const log = this.log
     try {
@@ -401,6 +467,7 @@ export class Broker implements ConnectionHandler {
       log.error('failover: registering as master failed; this broker keeps refusing puts: restart it', {error: (error as Error).message})
       return
     }
+    if (announcer !== undefined) this.watchSyncSlave(session, true)
     // Puts are accepted from here on (put.ts checks context.replica, broker.ts isSyncSlave).
     this.context.replica = undefined
     this.context.promoted = true
@@ -423,6 +490,65 @@ export class Broker implements ConnectionHandler {
         if (refusal !== undefined && this.context.fenced === refusal) this.context.fenced = undefined
         refusal = undefined
       },
+    }
+  }
+
+  /** A sync master whose slave is the one announced in ZooKeeper (none yet: puts refused). */
+  private syncMasterFromZk(): SyncMaster {
+    return new SyncMaster({
+      system: this.config.system,
+      store: this.store,
+      log: this.log.child('sync'),
+      cluster: () => this.cluster,
+      fromZk: {brokerId: this.config.system.brokerId},
+      inSync: (address) => this.syncWatch?.markInSync(address) ?? Promise.reject(new Error('no sync slave watch yet')),
+    })
+  }
+
+  /**
+   * Watch the sync slave node of this broker id (sync-announce.ts): follow the slave announced
+   * there (`follow`: syncSlaveFromZk, a promoted sync slave), and record in it that the slave
+   * is up to date.
+   */
+  private watchSyncSlave(session: ZkSession, follow: boolean): void {
+    const sync = this.context.sync
+    this.syncWatch = new SyncSlaveWatch({
+      session,
+      paths: new ZkPaths(this.config.zookeeper.zkRoot),
+      brokerId: this.config.system.brokerId,
+      url: this.url,
+      log: this.log.child('sync'),
+      onSlave: follow ? (address) => sync?.setSlave(address) : undefined,
+      isReadySlave: (address) => sync !== undefined && sync.connected && sync.slaveAddress === address,
+    })
+    this.syncWatch.start()
+  }
+
+  /**
+   * A sync slave about to announce itself: make each local partition a prefix of the master's
+   * at `masterUrl` (cut a divergent tail, fork-point.ts; a partition that parts below the
+   * master's first offset is set aside whole and sent again by the master's catch-up).
+   */
+  private async fitLogsTo(masterUrl: string, connect: SlaveOptions['connect']): Promise<void> {
+    const address = parseBrokerUrl(masterUrl)
+    if (address === undefined) throw new MetaError('INVALID_ARGUMENT', `the master's URL "${masterUrl}" is not meta://host:port`)
+    const link = connect(address)
+    try {
+      await link.ready()
+      const log = this.log.child('sync')
+      for (const partitionLog of this.store.list()) {
+        const {topic, partition} = partitionLog
+        const cut = await cutDivergentTail(this.store, topic, partition, masterBytesOver(() => link, topic, partition), log)
+        if (cut === undefined) continue
+        this.context.logs.forget(topic, partition)
+        if ('below' in cut) {
+          const aside = join(this.config.system.dataPath, STATE_DIR_NAME, 'replica-aside', `${topic}-${partition}.${Date.now()}`)
+          log.warn("this sync slave's log parts from the master's below the master's first offset: setting it aside; the master sends the partition again", {topic, partition, masterFirst: cut.below, aside})
+          await this.store.setAside(topic, partition, aside)
+        }
+      }
+    } finally {
+      link.close()
     }
   }
 
@@ -696,6 +822,8 @@ export class Broker implements ConnectionHandler {
   }
 
   private async shutdown(): Promise<void> {
+    this.syncWatch?.stop()
+    await this.syncAnnouncer?.withdraw().catch(() => undefined)
     this.log.info('shutting down', {connections: this.connections.size})
     clearInterval(this.sweeper)
     // Leave ZooKeeper first, so clients stop choosing this broker while it drains.
@@ -901,6 +1029,11 @@ export function publishedHost(config: BrokerConfig): string {
     for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address
   }
   return '127.0.0.1'
+}
+
+/** `meta://host:port` of an address. */
+function brokerUrl(address: {host: string; port: number}): string {
+  return `meta://${formatHost(address.host)}:${address.port}`
 }
 
 function formatHost(host: string): string {

@@ -80,6 +80,10 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       summary: 'HOST:PORT of this broker\'s synchronous slave (syncSlaveAddress): acknowledge a put only once the slave has it too.',
       helpValue: 'HOST:PORT',
     }),
+    'sync-slave-from-zk': Flags.boolean({
+      summary: 'A master in ZooKeeper that takes its synchronous slave from there (syncSlaveFromZk): the --sync-slave --slave-id N broker announced for its --broker-id; puts are refused until that slave is up to date.',
+      exclusive: ['sync-slave', 'sync-slave-address'],
+    }),
     'recover-offset': Flags.boolean({
       summary: 'Promoting a former slave: before registering, rewrite consumer groups\' committed offsets for this broker id to this log\'s positions (recoverOffset).',
     }),
@@ -133,6 +137,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['recover-offset']) overrides.recoverOffset = true
     if (flags['sync-slave']) overrides.syncSlave = true
     if (flags['sync-slave-address'] !== undefined) overrides.syncSlaveAddress = flags['sync-slave-address']
+    if (flags['sync-slave-from-zk']) overrides.syncSlaveFromZk = true
     if (flags.failover) overrides.failover = true
     if (flags['failover-grace'] !== undefined) overrides.failoverGraceMs = flags['failover-grace']
     await this.syncProperties(overrides)

@@ -173,6 +173,7 @@ describe('parseServerIni()', () => {
       connectionIdleTimeoutMs: 600_000,
       syncSlave: false,
       syncSlaveAddress: '',
+      syncSlaveFromZk: false,
       sendToSlaveTimeoutMs: 2000,
       slaveContinuousFailureThreshold: 100,
       checkSlaveIntervalMs: 100,

@@ -4,7 +4,9 @@
  * `ids/0/slave1` (and its topics with role s1); its master forwards every put to it before
  * acknowledging. The master is killed with SIGKILL while a producer is sending; the slave
  * promotes itself after the grace period, and every message the producer saw acknowledged is
- * on it, at the acknowledged offset, in send order, byte for byte.
+ * on it, at the acknowledged offset, in send order, byte for byte. Promoted, it refuses puts
+ * until a sync slave announced in ZooKeeper (the old master restarted with --sync-slave) is up
+ * to date.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -102,25 +104,36 @@ describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
       }
     }
 
-    // It accepts puts as broker 0, with ids above every one it holds.
-    const after = createProducer({zk: zk.connect, zkRoot: root})
-    t.after(() => after.close())
-    const next = await after.send(topic, 'after failover')
-    await after.close()
-    assert.ok(next.success && next.brokerId === 0, next.errorMessage)
-    const maxId = done.reduce((m, a) => (a.result.id! > m ? a.result.id! : m), 0n)
-    assert.ok(next.id! > maxId)
+    // Promoted, it is a master that takes its sync slave from ZooKeeper: with none announced
+    // it refuses puts (an ack would otherwise be on one disk only).
+    const raw2 = await RawClient.connect(t, slave.port)
+    const refused = await raw2.request(`put ${topic} 0 5 0 99\r\nhello`)
+    assert.equal(refused.type, 'result')
+    assert.match(refused.body.toString(), /Slave is disconnected \(no sync slave has announced itself in ZooKeeper for broker id 0/)
     const stats = await runCli(['stats', '-b', `127.0.0.1:${slave.port}`, '--json'], {timeoutMs: 60_000})
     assert.equal(stats.code, 0, stats.stderr)
     assert.equal(JSON.parse(stats.stdout).slave, false)
 
-    // The old master rejoins as an asynchronous slave of the promoted broker and copies it.
-    const rejoined = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--slave-id', '2', '-d', join(dir, 'm')])
+    // The old master rejoins as its sync slave: it is brought up to date, then puts are acknowledged again
+    // as broker 0, with ids above every one it holds.
+    const rejoined = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--sync-slave', '--slave-id', '2', '-d', join(dir, 'm')])
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave2`), `meta://127.0.0.1:${rejoined.port}`)
+    const after = createProducer({zk: zk.connect, zkRoot: root, retries: 0})
+    t.after(() => after.close())
+    let next: SendResult | undefined
+    await waitFor(async () => {
+      const r = await after.send(topic, 'after failover')
+      if (r.success) next = r
+      return r.success ? true : undefined
+    }, {timeoutMs: 60_000, what: 'puts to be acknowledged again once the old master is the sync slave'})
+    await after.close()
+    assert.ok(next !== undefined && next.brokerId === 0, next?.errorMessage)
+    const maxId = done.reduce((m, a) => (a.result.id! > m ? a.result.id! : m), 0n)
+    assert.ok(next.id! > maxId)
     await waitFor(async () => {
       const [m, s] = [await ends(slave.port), await ends(rejoined.port)]
       return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the old master to replicate the promoted broker'})
-    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave2`), `meta://127.0.0.1:${rejoined.port}`)
+    }, {timeoutMs: 60_000, what: 'the old master to hold what the promoted broker holds'})
   })
 
   it('--sync-slave with --slave-id needs ZooKeeper', async (t) => {

@@ -110,6 +110,7 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   // there; broker/replication/sync-*.ts). The timeouts keep samsa_master.properties' names.
   of('syncSlave', 'syncSlave', 'bool', 'extension'),
   of('syncSlaveAddress', 'syncSlaveAddress', 'address', 'extension'),
+  of('syncSlaveFromZk', 'syncSlaveFromZk', 'bool', 'extension'),
   int('sendToSlaveTimeoutInMills', 'sendToSlaveTimeoutMs', 1, INT_MAX, 'extension'),
   int('slaveContinuousFailureThreshold', 'slaveContinuousFailureThreshold', 1, INT_MAX, 'extension'),
   int('checkSlaveIntervalInMills', 'checkSlaveIntervalMs', 1, INT_MAX, 'extension'),
@@ -194,6 +195,7 @@ export function defaultSystemConfig(): SystemConfig {
     connectionIdleTimeoutMs: 600_000,
     syncSlave: false,
     syncSlaveAddress: '',
+    syncSlaveFromZk: false,
     sendToSlaveTimeoutMs: 2000,
     slaveContinuousFailureThreshold: 100,
     checkSlaveIntervalMs: 100,

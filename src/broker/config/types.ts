@@ -85,6 +85,12 @@ export interface SystemConfig {
   syncSlave: boolean
   /** Synchronous replication: `host:port` of this broker's sync slave (MetaQ samsa's `slave`); '' = not a sync master. */
   syncSlaveAddress: string
+  /**
+   * Synchronous replication: this master takes its sync slave from ZooKeeper (the slave that
+   * announces itself for its broker id, replication/sync-announce.ts) and refuses puts while it
+   * has none caught up. Always on for a broker promoted from a sync slave.
+   */
+  syncSlaveFromZk: boolean
   /** Key `sendToSlaveTimeoutInMills`: how long a put waits for the sync slave's answer. */
   sendToSlaveTimeoutMs: number
   /** Consecutive failed syncs after which a sync master leaves ZooKeeper until a test sync succeeds. */

@@ -65,6 +65,16 @@ export class SlaveRegistration {
     return registration
   }
 
+  /** The registration's ZooKeeper session (a sync slave announces itself with it). */
+  get zkSession(): ZkSession {
+    return this.session
+  }
+
+  /** The ZooKeeper paths under zk.zkRoot. */
+  get zkPaths(): ZkPaths {
+    return this.paths
+  }
+
   get role(): string {
     return `s${this.options.slaveId}`
   }

@@ -25,6 +25,7 @@ import {encodeSyncBatch, parseSyncEnd} from '../../protocol/commands/sync-batch.
 import {checksum} from '../../protocol/crc.js'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
 import {RECORD_HEADER_BYTES, scanRecords} from '../../protocol/message-set.js'
+import type {OutputBuffer} from '../../protocol/output-buffer.js'
 import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import type {SyncStats} from '../../protocol/stats-body.js'
 import type {ClusterRegistration} from '../cluster-registration.js'
@@ -57,10 +58,24 @@ export interface SyncMasterOptions {
   log: Logger
   /** The broker's ZooKeeper registration (cluster mode), when there is one. */
   cluster(): ClusterRegistration | undefined
+  /**
+   * The slave comes from ZooKeeper (syncSlaveFromZk, sync-announce.ts): none until
+   * {@link SyncMaster.setSlave}, and the master never leaves ZooKeeper over slave failures (its
+   * master node is what keeps a failover slave from taking the id).
+   */
+  fromZk?: {brokerId: number}
+  /**
+   * Awaited after each catch-up of a meta slave, before puts are acknowledged again (records
+   * in ZooKeeper that the slave is up to date, sync-announce.ts); a rejection drops the link.
+   */
+  inSync?(slaveAddress: string): Promise<void>
 }
 
 export class SyncMaster {
-  private readonly link: SyncLink
+  private link: SyncLink | undefined
+  private readonly system: SystemConfig
+  private readonly fromZk: SyncMasterOptions['fromZk']
+  private readonly inSync: SyncMasterOptions['inSync']
   private readonly store: MessageStore
   private readonly log: Logger
   private readonly threshold: number
@@ -86,44 +101,65 @@ export class SyncMaster {
 
   constructor(options: SyncMasterOptions) {
     const {system} = options
+    this.system = system
+    this.fromZk = options.fromZk
+    this.inSync = options.inSync
     this.store = options.store
     this.log = options.log
     this.cluster = options.cluster
     this.threshold = system.slaveContinuousFailureThreshold
     this.checkIntervalMs = system.checkSlaveIntervalMs
-    const colon = system.syncSlaveAddress.lastIndexOf(':')
-    const host = system.syncSlaveAddress.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
-    this.link = new SyncLink({
+    if (this.fromZk === undefined) this.setSlave(system.syncSlaveAddress)
+  }
+
+  /**
+   * Forward to the slave at `address` (`host:port`; undefined: none, puts are refused) from
+   * now on. The old connection closes (its requests in flight fail with SLAVE_DISCONNECTED).
+   */
+  setSlave(address: string | undefined): void {
+    if (this.closed || address === this.link?.address) return
+    this.link?.close()
+    this.link = undefined
+    this.catchingUp.clear()
+    this.diverged.clear()
+    if (address === undefined) return
+    const colon = address.lastIndexOf(':')
+    const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
+    const link: SyncLink = new SyncLink({
       host,
-      port: Number(system.syncSlaveAddress.slice(colon + 1)),
-      timeoutMs: system.sendToSlaveTimeoutMs,
-      retryMs: system.checkSlaveIntervalMs,
+      port: Number(address.slice(colon + 1)),
+      timeoutMs: this.system.sendToSlaveTimeoutMs,
+      retryMs: this.system.checkSlaveIntervalMs,
       log: this.log,
-      onConnected: (batchForm) => {
+      onConnected: async (batchForm) => {
         this.diverged.clear()
-        return batchForm ? this.catchUpAll() : Promise.resolve()
+        if (batchForm) await this.catchUpAll()
+        // Record in ZooKeeper that this slave holds everything, before any ack (failover).
+        if (batchForm && this.inSync !== undefined && this.link === link) await this.inSync(link.address)
       },
       onDisconnected: () => this.catchingUp.clear(),
     })
+    this.link = link
   }
 
-  /** `host:port` of the slave. */
+  /** `host:port` of the slave (`none` while a master taking it from ZooKeeper has none). */
   get slaveAddress(): string {
-    return this.link.address
+    return this.link?.address ?? 'none'
   }
 
   /** True while puts can be forwarded (connected, and the slave is up to date). */
   get connected(): boolean {
-    return this.link.ready
+    return this.link?.ready === true
   }
 
   /** `stats meta-sync`. */
   stats(): SyncStats {
+    const link = this.link
     return {
       role: 'master',
-      slaveAddress: this.link.address,
-      slaveConnected: this.link.ready,
-      form: this.link.ready ? (this.link.batchForm ? 'sync-batch' : 'sync') : 'unknown',
+      slaveAddress: this.slaveAddress,
+      slaveConnected: link?.ready === true,
+      form: link?.ready === true ? (link.batchForm ? 'sync-batch' : 'sync') : 'unknown',
       consecutiveFailures: this.failures,
       leftZooKeeper: this.left,
       partitionsCatchingUp: this.catchingUp.size,
@@ -137,15 +173,17 @@ export class SyncMaster {
    */
   refusal(log: PartitionLog | undefined): MetaError | undefined {
     let why: MetaError | undefined
-    if (!this.link.ready) why = disconnected(`the master has no working connection to its sync slave ${this.link.address}`)
+    const link = this.link
+    if (link === undefined) why = disconnected(`no sync slave has announced itself in ZooKeeper for broker id ${this.fromZk?.brokerId ?? '?'} (meta_sync_slave/${this.fromZk?.brokerId ?? '?'}); puts are refused until one is up to date`)
+    else if (!link.ready) why = disconnected(`the master has no working connection to its sync slave ${link.address}`)
     else if (log === undefined) return undefined
-    else if (this.catchingUp.has(log)) why = disconnected(`the sync slave ${this.link.address} is being brought up to date for ${log.topic}-${log.partition}`)
+    else if (this.catchingUp.has(log)) why = disconnected(`the sync slave ${link.address} is being brought up to date for ${log.topic}-${log.partition}`)
     else {
       const refused = this.diverged.get(log)
       if (refused !== undefined && refused.retry && Date.now() - refused.atMs >= RETRY_REFUSED_MS) {
         this.diverged.delete(log)
         this.startCatchUp(log, undefined)
-        why = disconnected(`the sync slave ${this.link.address} is being brought up to date for ${log.topic}-${log.partition}`)
+        why = disconnected(`the sync slave ${link.address} is being brought up to date for ${log.topic}-${log.partition}`)
       } else {
         why = refused?.error
       }
@@ -162,7 +200,9 @@ export class SyncMaster {
    */
   replicateOne(log: PartitionLog, offset: number, id: bigint, flag: number, payload: Uint8Array, crc: number, done: SlaveDone): void {
     const {topic, partition} = log
-    if (this.link.batchForm) {
+    const link = this.link
+    if (link === undefined) return done(disconnected('the sync slave left'))
+    if (link.batchForm) {
       const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payload.byteLength)
       record.writeInt32BE(payload.byteLength, 0)
       record.writeInt32BE(crc, 4)
@@ -188,7 +228,7 @@ export class SyncMaster {
       batch.bytes += record.length
     } else {
       const body = Buffer.from(payload)
-      this.link.request(
+      link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId: id, checksum: crc, opaque, body}),
         (err, text) => this.answered(log, err, text, done),
       )
@@ -198,12 +238,14 @@ export class SyncMaster {
   /** Forward `count` stored-format records just appended to `log` at `offset` (a put-batch). */
   replicateBatch(log: PartitionLog, offset: number, records: Buffer, count: number, done: SlaveDone): void {
     const {topic, partition} = log
-    if (this.link.batchForm) {
+    const link = this.link
+    if (link === undefined) return done(disconnected('the sync slave left'))
+    if (link.batchForm) {
       // Single puts of this partition appended before the batch go first.
       const pending = this.pendingBatches.get(log)
       if (pending !== undefined) this.sendBatch(pending)
       const segmentStart = log.appendSegmentStart
-      this.link.request(
+      link.request(
         (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count, opaque, body: records}),
         (err, body) => this.answered(log, err, body, done),
       )
@@ -222,7 +264,7 @@ export class SyncMaster {
       const msgId = records.readBigInt64BE(pos + 8)
       const flag = records.readInt32BE(pos + 16)
       const crc = records.readInt32BE(pos + 4)
-      this.link.request(
+      link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId, checksum: crc, opaque, body}),
         (err, text) => this.answered(log, err, text, one),
       )
@@ -234,14 +276,14 @@ export class SyncMaster {
     this.sendPending()
     this.closed = true
     clearTimeout(this.healTimer)
-    this.link.close()
+    this.link?.close()
   }
 
   /** End of the turn: forward every partition's coalesced puts. */
   private sendPending(): void {
     this.sendQueued = false
     for (const batch of this.pendingBatches.values()) this.sendBatch(batch)
-    this.link.flush()
+    this.link?.flush()
   }
 
   private sendBatch(batch: PendingBatch): void {
@@ -249,7 +291,12 @@ export class SyncMaster {
     this.pendingBatches.delete(log)
     const body = records.length === 1 ? records[0] : Buffer.concat(records, batch.bytes)
     const {topic, partition} = log
-    this.link.request(
+    const link = this.link
+    if (link === undefined) {
+      for (const done of dones) done(disconnected('the sync slave left'))
+      return
+    }
+    link.request(
       (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count: records.length, opaque, body}),
       (err, text) =>
         this.answered(log, err, text, (outcome) => {
@@ -267,18 +314,18 @@ export class SyncMaster {
     this.failed()
     // The slave refused what the master appended: bring its copy of this partition up to
     // date (a dropped connection does that for every partition when it comes back).
-    if (this.link.batchForm && err.code !== 'SLAVE_DISCONNECTED') this.startCatchUp(log, err.code === 'SYNC_OFFSET_MISMATCH' ? parseSyncEnd(err.message) : undefined)
-    done(err.code === 'SLAVE_DISCONNECTED' ? err : new MetaError(err.code, `the sync slave ${this.link.address} refused the message: ${err.message}`, {status: err.status}))
+    if (this.link?.batchForm === true && err.code !== 'SLAVE_DISCONNECTED') this.startCatchUp(log, err.code === 'SYNC_OFFSET_MISMATCH' ? parseSyncEnd(err.message) : undefined)
+    done(err.code === 'SLAVE_DISCONNECTED' ? err : new MetaError(err.code, `the sync slave ${this.slaveAddress} refused the message: ${err.message}`, {status: err.status}))
   }
 
   private failed(): void {
     this.failures += 1
-    if (this.failures < this.threshold || this.left || this.closed) return
+    if (this.failures < this.threshold || this.left || this.closed || this.fromZk !== undefined) return
     const cluster = this.cluster()
     if (cluster === undefined) return
     this.left = true
     this.log.error('the sync slave failed too many times in a row: leaving ZooKeeper until a test sync succeeds', {
-      slave: this.link.address,
+      slave: this.slaveAddress,
       failures: this.failures,
       slaveContinuousFailureThreshold: this.threshold,
     })
@@ -294,7 +341,7 @@ export class SyncMaster {
         () => {
           this.failures = 0
           this.left = false
-          this.log.info('the sync slave answers again: registering in ZooKeeper', {slave: this.link.address})
+          this.log.info('the sync slave answers again: registering in ZooKeeper', {slave: this.slaveAddress})
           const cluster = this.cluster()
           cluster?.rejoin().catch((error: Error) => this.log.warn('could not register in ZooKeeper again', {error: error.message}))
         },
@@ -305,25 +352,27 @@ export class SyncMaster {
   }
 
   private async testSync(): Promise<void> {
-    if (!this.link.ready) throw disconnected('not connected')
-    if (this.link.batchForm) {
-      await this.link.call((out, opaque) => encodeSyncBatch(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}))
+    const link = this.link
+    if (link === undefined || !link.ready) throw disconnected('not connected')
+    if (link.batchForm) {
+      await link.call((out, opaque) => encodeSyncBatch(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}))
       return
     }
     const body = Buffer.from('test')
-    await this.link.call((out, opaque) =>
+    await link.call((out, opaque) =>
       encodeSync(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, flag: 0, msgId: 0n, checksum: checksum(body), opaque, body}),
     )
   }
 
   private startCatchUp(log: PartitionLog, slaveEnd: number | undefined): void {
-    if (this.catchingUp.has(log) || this.diverged.has(log) || !this.link.ready) return
+    const link = this.link
+    if (this.catchingUp.has(log) || this.diverged.has(log) || link === undefined || !link.ready) return
     this.catchingUp.add(log)
     this.catchUpOrRefuse(log, slaveEnd).then(
       () => this.catchingUp.delete(log),
       (error: Error) => {
         this.catchingUp.delete(log)
-        this.link.reset(`catch-up failed: ${error.message}`)
+        link.reset(`catch-up failed: ${error.message}`)
       },
     )
   }
@@ -347,7 +396,7 @@ export class SyncMaster {
     } catch (error) {
       if (isMetaError(error, 'SLAVE_DISCONNECTED') || !(error instanceof MetaError)) throw error
       const {topic, partition} = log
-      const why = new MetaError(error.code, `the sync slave ${this.link.address} cannot take ${topic}-${partition}: ${error.message}`, {status: error.status})
+      const why = new MetaError(error.code, `the sync slave ${this.slaveAddress} cannot take ${topic}-${partition}: ${error.message}`, {status: error.status})
       this.diverged.set(log, {error: why, atMs: Date.now(), retry: true})
       this.log.error('sync slave refused a partition; puts to it fail until it takes it', {topic, partition, error: error.message})
     }
@@ -383,14 +432,19 @@ export class SyncMaster {
       }
       const records = await this.wholeRecordsAt(log, pos)
       const segmentStart = log.nearestOffset(pos)
-      await this.link.call((out, opaque) => encodeSyncBatch(out, {topic, partition, offset: pos, segmentStart, count: records.count, opaque, body: records.bytes}))
+      await this.call((out, opaque) => encodeSyncBatch(out, {topic, partition, offset: pos, segmentStart, count: records.count, opaque, body: records.bytes}))
       pos += records.bytes.length
     }
   }
 
+  /** A request to the current slave (SLAVE_DISCONNECTED when there is none). */
+  private call(encode: (out: OutputBuffer, opaque: number) => void): Promise<string> {
+    return this.link === undefined ? Promise.reject(disconnected('the sync slave left')) : this.link.call(encode)
+  }
+
   /** The slave's end of `log`'s partition (a sync-batch of no records). */
   private async slaveEnd(log: PartitionLog): Promise<number> {
-    const body = await this.link.call((out, opaque) =>
+    const body = await this.call((out, opaque) =>
       encodeSyncBatch(out, {topic: log.topic, partition: log.partition, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}),
     )
     const end = Number(body.split(' ')[1])
