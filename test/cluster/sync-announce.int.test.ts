@@ -1,0 +1,88 @@
+/**
+ * A master finds its sync slave through ZooKeeper (replication/sync-announce.ts), with real
+ * brokers in this process and a real ZooKeeper: `syncSlaveFromZk` refuses puts until a sync
+ * slave announced in `<root>/meta_sync_slave/<id>` is up to date, records `inSyncWith` in that
+ * node, refuses a second announcing slave (it waits, warned) and follows it once the first
+ * one leaves, bringing it up to date before acknowledging again.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import type zookeeper from 'node-zookeeper-client'
+import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
+import {BrokerConnection} from '../../src/client/connection.js'
+import {isMetaError} from '../../src/protocol/errors.js'
+import {parseSyncStats} from '../../src/protocol/stats-body.js'
+import {startTestBroker} from '../helpers/broker.js'
+import {partitionEnds as ends} from '../helpers/client.js'
+import {RawClient, text} from '../helpers/raw-client.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
+import {capturedLogger, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import type {Logger} from '../../src/log.js'
+
+let zk: TestZooKeeper
+let client: zookeeper.Client
+zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
+
+async function startSyncSlave(t: Cleanup, root: string, slaveId: number, logger?: Logger, close = true): Promise<Broker> {
+  const config = applyOverrides(defaultBrokerConfig(), {
+    listenHost: '127.0.0.1',
+    serverPort: 0,
+    dataPath: await tmpDir(t, 'meta-sync-slave-'),
+    brokerId: 0,
+    numPartitions: 2,
+    syncSlave: true,
+    zkConnect: zk.connect,
+    zkRoot: root,
+  })
+  const broker = await startBroker({
+    config,
+    logger,
+    slave: {slaveId, slaveGroup: 'g', maxDelayMs: 100, connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100})},
+  })
+  if (close) t.after(() => broker.close())
+  return broker
+}
+
+describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () => {
+  it('refuses puts until an announced slave is up to date; one slave at a time; follows the next one', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const node = `${root}/meta_sync_slave/0`
+    const master = await startTestBroker(t, {brokerId: 0, numPartitions: 2, zkConnect: zk.connect, zkRoot: root, syncSlaveFromZk: true, checkSlaveIntervalMs: 50, slaveContinuousFailureThreshold: 2})
+    const raw = await RawClient.connect(t, master.port)
+    let opaque = 1
+    const put = async (body: string, partition = 0) => text(await raw.request(`put orders ${partition} ${body.length} 0 ${opaque++}\r\n${body}`, 20_000))
+    for (let i = 0; i < 3; i++) assert.match(await put('x'), /Slave is disconnected \(no sync slave has announced itself in ZooKeeper for broker id 0 .*\[code=SLAVE_DISCONNECTED\]$/)
+    const stats = parseSyncStats(text(await raw.request(`stats meta-sync ${opaque++}\r\n`)))
+    assert.ok(stats.role === 'master' && stats.slaveAddress === 'none' && !stats.slaveConnected, JSON.stringify(stats))
+    // Refusals never make it leave ZooKeeper (its master node keeps a failover slave off the id).
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), master.url)
+
+    const first = await startSyncSlave(t, root, 1, undefined, false)
+    await waitFor(async () => (/^\d+ 0 \d+$/.test(await put('hello')) ? true : undefined), {timeoutMs: 30_000, what: 'puts to be acknowledged with the first slave'})
+    assert.deepEqual(JSON.parse((await zkRead(client, node))!), {url: first.url, inSyncWith: master.url})
+    for (let i = 0; i < 20; i++) assert.match(await put(`m${i}`, i % 2), /^\d+ \d \d+$/)
+
+    // A second announcing slave waits, warned, while the first holds the node.
+    const captured = capturedLogger('info')
+    const second = await startSyncSlave(t, root, 2, captured.logger)
+    await waitFor(() => captured.lines.find((l) => /another sync slave is announced for this broker id/.test(String(l.msg)) && l.holder === first.url), {
+      timeoutMs: 30_000,
+      what: 'the second slave to be told another one is announced',
+    })
+    assert.equal(JSON.parse((await zkRead(client, node))!).url, first.url)
+    assert.match(await put('still first'), /^\d+ 0 \d+$/)
+    assert.equal(second.store.get('orders', 0), undefined, 'the master does not forward to the second slave')
+
+    // The first leaves: the second takes the node, is brought up to date, and acks resume.
+    await first.close()
+    await waitFor(async () => (/^\d+ 0 \d+$/.test(await put('second')) ? true : undefined), {timeoutMs: 30_000, intervalMs: 50, what: 'puts to be acknowledged with the second slave'})
+    assert.deepEqual(JSON.parse((await zkRead(client, node))!), {url: second.url, inSyncWith: master.url})
+    assert.deepEqual(await ends(second.port), await ends(master.port))
+  })
+
+  it('is refused without ZooKeeper or together with another sync role', async (t) => {
+    for (const overrides of [{syncSlaveFromZk: true}, {syncSlaveFromZk: true, syncSlave: true, zkConnect: '127.0.0.1:1'}, {syncSlaveFromZk: true, syncSlaveAddress: '127.0.0.1:9', zkConnect: '127.0.0.1:1'}]) {
+      await assert.rejects(startTestBroker(t, overrides), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && /syncSlaveFromZk=true is for a master in ZooKeeper/.test((e as Error).message))
+    }
+  })
+})
