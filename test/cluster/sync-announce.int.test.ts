@@ -3,12 +3,15 @@
  * brokers in this process and a real ZooKeeper: `syncSlaveFromZk` refuses puts until a sync
  * slave announced in `<root>/meta_sync_slave/<id>` is up to date, records `inSyncWith` in that
  * node, refuses a second announcing slave (it waits, warned) and follows it once the first
- * one leaves, bringing it up to date before acknowledging again.
+ * one leaves, bringing it up to date before acknowledging again. A former master rejoining
+ * as the promoted broker's sync slave cuts its unacknowledged tail first (fork-point.ts).
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
-import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
+import {readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {applyOverrides, defaultBrokerConfig, startBroker, type Broker, type ConfigOverrides} from '../../src/broker/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {parseSyncStats} from '../../src/protocol/stats-body.js'
@@ -23,11 +26,12 @@ let zk: TestZooKeeper
 let client: zookeeper.Client
 zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
-async function startSyncSlave(t: Cleanup, root: string, slaveId: number, logger?: Logger, close = true): Promise<Broker> {
+async function startSyncSlave(t: Cleanup, root: string, slaveId: number, logger?: Logger, close = true, extra: ConfigOverrides = {}): Promise<Broker> {
   const config = applyOverrides(defaultBrokerConfig(), {
     listenHost: '127.0.0.1',
     serverPort: 0,
-    dataPath: await tmpDir(t, 'meta-sync-slave-'),
+    dataPath: extra.dataPath ?? (await tmpDir(t, 'meta-sync-slave-')),
+    ...extra,
     brokerId: 0,
     numPartitions: 2,
     syncSlave: true,
@@ -78,6 +82,46 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     await waitFor(async () => (/^\d+ 0 \d+$/.test(await put('second')) ? true : undefined), {timeoutMs: 30_000, intervalMs: 50, what: 'puts to be acknowledged with the second slave'})
     assert.deepEqual(JSON.parse((await zkRead(client, node))!), {url: second.url, inSyncWith: master.url})
     assert.deepEqual(await ends(second.port), await ends(master.port))
+  })
+
+  it('a former master rejoining as sync slave cuts its unacknowledged tail, is brought up to date, and acks resume', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const oldDir = await tmpDir(t, 'meta-old-master-')
+    const first = await startTestBroker(t, {brokerId: 0, zkConnect: zk.connect, zkRoot: root, syncSlaveFromZk: true, dataPath: oldDir, maxSegmentBytes: 2048})
+    const promoted = await startSyncSlave(t, root, 1, undefined, true, {failover: true, failoverGraceMs: 0})
+    const raw = await RawClient.connect(t, first.port)
+    let opaque = 1
+    await waitFor(async () => (/^\d+ 0 \d+$/.test(text(await raw.request(`put orders 0 5 0 ${opaque++}\r\nfirst`, 20_000))) ? true : undefined), {timeoutMs: 30_000, what: 'acks'})
+    for (let i = 0; i < 30; i++) assert.match(text(await raw.request(`put orders 0 20 0 ${opaque++}\r\n${`acked ${i}`.padEnd(20, '.')}`, 20_000)), /^\d+ 0 \d+$/)
+    const fork = first.store.get('orders', 0)!.maxOffset
+    await first.close()
+    // The old master's data takes messages no slave ever got (as if written just before a crash).
+    const alone = await startTestBroker(t, {brokerId: 0, dataPath: oldDir, maxSegmentBytes: 2048})
+    const rawAlone = await RawClient.connect(t, alone.port)
+    for (let i = 0; i < 12; i++) assert.match(text(await rawAlone.request(`put orders 0 200 0 ${i + 1}\r\n${`never acked ${i}`.padEnd(200, '!')}`, 20_000)), /^\d+ 0 \d+$/)
+    await alone.close()
+    const partitionDir = join(oldDir, 'orders-0')
+    const segments = readdirSync(partitionDir).filter((n) => /^\d{20}\.meta$/.test(n)).sort()
+    const whole = Buffer.concat(segments.map((n) => readFileSync(join(partitionDir, n))))
+    const tail = whole.subarray(fork - Number(segments[0].slice(0, 20)))
+    assert.ok(tail.length > 0 && segments.length > 1, 'the tail spans segments')
+    await waitFor(async () => ((await zkRead(client, `${root}/brokers/ids/0/master`)) === promoted.url ? true : undefined), {timeoutMs: 30_000, what: 'the slave to take over'})
+
+    const captured = capturedLogger('info')
+    const rejoined = await startSyncSlave(t, root, 2, captured.logger, true, {dataPath: oldDir})
+    const rawPromoted = await RawClient.connect(t, promoted.port)
+    await waitFor(async () => (/^\d+ 0 \d+$/.test(text(await rawPromoted.request(`put orders 0 5 0 ${opaque++}\r\nafter`, 20_000))) ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'acks to resume with the old master as sync slave',
+    })
+    const cutLine = captured.lines.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
+    assert.ok(cutLine !== undefined, 'the cut is logged')
+    assert.deepEqual([cutLine.topic, cutLine.partition, cutLine.fork, cutLine.oldEnd, cutLine.messages], ['orders', 0, fork, fork + tail.length, 12])
+    assert.ok(readFileSync(String(cutLine.file)).equals(tail), 'the cut file holds exactly the unacknowledged tail')
+    assert.equal(String(cutLine.file), join(partitionDir, readdirSync(partitionDir).find((n) => n.includes('.meta.cut-'))!))
+    assert.deepEqual(await ends(rejoined.port), await ends(promoted.port))
+    assert.deepEqual(JSON.parse((await zkRead(client, `${root}/meta_sync_slave/0`))!), {url: rejoined.url, inSyncWith: promoted.url})
   })
 
   it('is refused without ZooKeeper or together with another sync role', async (t) => {
