@@ -1,7 +1,7 @@
 /**
  * Issue 11's repeated failover under synchronous replication, with real processes and a real
  * ZooKeeper: two brokers for broker id 0 fail over back and forth. The first master takes its
- * sync slave from ZooKeeper (`--sync-slave-from-zk`); the other runs `--sync-slave --slave-id N
+ * sync slave from ZooKeeper (`--sync-slave-from-zk`, with `--failover`: a lease on its id); the other runs `--sync-slave --slave-id N
  * --failover`. A ZooKeeper producer (no retries) sends random-byte payloads, several in flight,
  * counting acknowledgements; ten times, at a random acknowledgement the current master is
  * SIGKILLed from inside the ack callback (sends in flight), the slave promotes itself, the
@@ -75,7 +75,7 @@ describe('repeated failover under synchronous replication (processes, ZooKeeper)
     const slaveArgs = (node: Node) => ['-c', ini, '--sync-slave', '--slave-id', String(node.slaveId), '--failover', '--failover-grace', '1s', '-d', node.dir]
     const a: Node = {name: 'a', dir: join(dir, 'a'), slaveId: 2, runs: []}
     const b: Node = {name: 'b', dir: join(dir, 'b'), slaveId: 1, runs: []}
-    a.runs.push(await spawnBroker(t, ['-c', ini, '--sync-slave-from-zk', '-d', a.dir]))
+    a.runs.push(await spawnBroker(t, ['-c', ini, '--sync-slave-from-zk', '--failover', '-d', a.dir]))
     b.runs.push(await spawnBroker(t, slaveArgs(b)))
     let master = a
     let slave = b
