@@ -155,6 +155,9 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if ((flags.failover || flags['failover-grace'] !== undefined) && !inZk) {
       this.error('--failover needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over, a master there holds its id under a lease', {exit: 2})
     }
+    if (flags['sync-slave-from-zk'] && (!inZk || slave !== undefined)) {
+      this.error('--sync-slave-from-zk is for a master in ZooKeeper (--zk, zk.zkConnect), without --slave-id or --slave-of: it takes its sync slave from there', {exit: 2})
+    }
     if (flags['failover-grace'] !== undefined && slave === undefined) {
       this.error('--failover-grace is for a failover slave: add --slave-id N (a master takes --failover alone)', {exit: 2})
     }

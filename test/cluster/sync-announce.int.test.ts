@@ -17,6 +17,7 @@ import {isMetaError} from '../../src/protocol/errors.js'
 import {parseSyncStats} from '../../src/protocol/stats-body.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {partitionEnds as ends} from '../helpers/client.js'
+import {runCli} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {capturedLogger, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
@@ -122,6 +123,14 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     assert.equal(String(cutLine.file), join(partitionDir, readdirSync(partitionDir).find((n) => n.includes('.meta.cut-'))!))
     assert.deepEqual(await ends(rejoined.port), await ends(promoted.port))
     assert.deepEqual(JSON.parse((await zkRead(client, `${root}/meta_sync_slave/0`))!), {url: rejoined.url, inSyncWith: promoted.url})
+  })
+
+  it('--sync-slave-from-zk without ZooKeeper, or on a slave, is a usage error', async (t) => {
+    for (const extra of [[], ['--zk', zk.connect, '--slave-id', '1']]) {
+      const result = await runCli(['serve', '--port', '0', '-d', await tmpDir(t, 'meta-from-zk-usage-'), '--sync-slave-from-zk', ...extra], {timeoutMs: 60_000})
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, /--sync-slave-from-zk is for a master in ZooKeeper/)
+    }
   })
 
   it('is refused without ZooKeeper or together with another sync role', async (t) => {
