@@ -416,7 +416,7 @@ export class SyncMaster {
       // forwards, so this takes lost master writes: a power failure, a restored backup.)
       const why = new MetaError(
         'SYNC_OFFSET_MISMATCH',
-        `the sync slave's log of ${topic}-${partition} ends at ${pos}, past the master's end ${target}: the slave holds messages the master does not (the master lost writes?); puts to this partition are refused until one side is repaired (e.g. remove the slave's copy of the partition and restart it)`,
+        `the sync slave's log of ${topic}-${partition} ends at ${pos}, past the master's end ${target}: the slave holds messages the master does not (the master lost writes?); puts to this partition are refused until one side is repaired (restart the slave: registered in ZooKeeper with a slave id it cuts the tail the master lacks, keeping it in a .meta.cut file; otherwise remove the slave's copy of the partition and restart it)`,
       )
       this.diverged.set(log, {error: why, atMs: Date.now(), retry: false})
       this.log.error('sync slave diverged from the master', {topic, partition, slaveEnd: pos, masterEnd: target})
