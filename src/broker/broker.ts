@@ -55,7 +55,7 @@ import {handlePartitions, handleVersion} from './handlers/misc.js'
 import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxCommit, handleTxDecide, handleTxList} from './handlers/transaction.js'
 import {recoverOffsets} from './replication/recover-offset.js'
 import {SyncMaster} from './replication/sync-master.js'
-import {handleSync, handleSyncBatch, refuseSyncSlavePut, refuseSyncTransaction, SYNC_TRANSACTIONS_REFUSED} from './replication/sync-slave.js'
+import {dropSyncPeers, handleSync, handleSyncBatch, refuseSyncSlavePut, refuseSyncTransaction, SYNC_TRANSACTIONS_REFUSED} from './replication/sync-slave.js'
 import {
   handleGroupClaim,
   handleGroupDescribe,
@@ -536,10 +536,12 @@ export class Broker implements ConnectionHandler {
     try {
       await link.ready()
       const log = this.log.child('sync')
+      let changed = 0
       for (const partitionLog of this.store.list()) {
         const {topic, partition} = partitionLog
         const cut = await cutDivergentTail(this.store, topic, partition, masterBytesOver(() => link, topic, partition), log)
         if (cut === undefined) continue
+        changed += 1
         this.context.logs.forget(topic, partition)
         if ('below' in cut) {
           const aside = join(this.config.system.dataPath, STATE_DIR_NAME, 'replica-aside', `${topic}-${partition}.${Date.now()}`)
@@ -547,6 +549,9 @@ export class Broker implements ConnectionHandler {
           await this.store.setAside(topic, partition, aside)
         }
       }
+      // A master already linked to this slave (one given --sync-slave-address) may have found
+      // those partitions ahead of its own and refused them: make it compare again.
+      if (changed > 0 && dropSyncPeers(this.connections) > 0) log.info('closed the master\'s sync connection so that it compares the logs again after the cut')
     } finally {
       link.close()
     }

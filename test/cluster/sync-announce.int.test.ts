@@ -19,7 +19,7 @@ import {startTestBroker} from '../helpers/broker.js'
 import {partitionEnds as ends} from '../helpers/client.js'
 import {runCli} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
+import {freePort, zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {capturedLogger, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import type {Logger} from '../../src/log.js'
 
@@ -123,6 +123,32 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     assert.equal(String(cutLine.file), join(partitionDir, readdirSync(partitionDir).find((n) => n.includes('.meta.cut-'))!))
     assert.deepEqual(await ends(rejoined.port), await ends(promoted.port))
     assert.deepEqual(JSON.parse((await zkRead(client, `${root}/meta_sync_slave/0`))!), {url: rejoined.url, inSyncWith: promoted.url})
+  })
+
+  it('a slave holding a tail its configured (--sync-slave-address) master lacks cuts it, and the master, which had refused the partition, compares again', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const slaveDir = await tmpDir(t, 'meta-ahead-slave-')
+    const masterDir = await tmpDir(t, 'meta-behind-master-')
+    for (const [dir, label, count] of [[slaveDir, 'slave only', 8], [masterDir, 'master', 3]] as const) {
+      const alone = await startTestBroker(t, {dataPath: dir})
+      const rawAlone = await RawClient.connect(t, alone.port)
+      for (let i = 0; i < count; i++) assert.match(text(await rawAlone.request(`put orders 0 30 0 ${i + 1}\r\n${`${label} ${i}`.padEnd(30, '.')}`, 20_000)), /^\d+ 0 \d+$/)
+      await alone.close()
+    }
+    const slavePort = await freePort()
+    const captured = capturedLogger('info')
+    const slave = await startSyncSlave(t, root, 1, captured.logger, true, {dataPath: slaveDir, serverPort: slavePort})
+    const master = await startTestBroker(t, {brokerId: 0, zkConnect: zk.connect, zkRoot: root, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slavePort}`, checkSlaveIntervalMs: 50})
+    const raw = await RawClient.connect(t, master.port)
+    let opaque = 1
+    await waitFor(async () => (/^\d+ 0 \d+$/.test(text(await raw.request(`put orders 0 5 0 ${opaque++}\r\nafter`, 20_000))) ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'puts to orders-0 to be acknowledged once the slave cut what the master lacks',
+    })
+    const cut = captured.lines.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
+    assert.ok(cut !== undefined && cut.fork === 0 && cut.messages === 8, JSON.stringify(cut))
+    assert.deepEqual(await ends(slave.port), await ends(master.port))
   })
 
   it('--sync-slave-from-zk without ZooKeeper, or on a slave, is a usage error', async (t) => {

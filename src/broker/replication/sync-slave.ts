@@ -57,6 +57,24 @@ export function refuseSyncSlavePut(ctx: BrokerContext, conn: Connection, topic: 
   failPut(ctx, conn, topic, opaque, partition, reason)
 }
 
+/** Connections a master sent sync-batch on (its link to this slave). */
+const syncPeers = new WeakSet<Connection>()
+
+/**
+ * Close every master link to this slave (after its log was cut): the master reconnects and
+ * compares the logs again from scratch, so a partition it had found ahead of its own (and
+ * refused) is brought up to date.
+ */
+export function dropSyncPeers(connections: Iterable<Connection>): number {
+  let dropped = 0
+  for (const conn of connections) {
+    if (!syncPeers.has(conn)) continue
+    conn.close()
+    dropped += 1
+  }
+  return dropped
+}
+
 /** `sync` (MetaQ's form): store one message with the master's id, flag and payload. */
 export function handleSync(ctx: BrokerContext, conn: Connection, frame: SyncCommand): void {
   if (!isSyncSlave(ctx)) {
@@ -95,6 +113,7 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
     conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync-batch is not served')
     return
   }
+  syncPeers.add(conn)
   const {topic, partition, opaque, offset, count} = frame
   if (frame.segmentStart > offset || offset < 0) {
     conn.sendError('INVALID_ARGUMENT', opaque, `sync-batch of ${topic}-${partition}: segment start ${frame.segmentStart} and offset ${offset}: expected 0 <= segment start <= offset`)
