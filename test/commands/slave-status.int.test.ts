@@ -51,10 +51,11 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
     let s2: BrokerProcess = await spawnBroker(t, slaveArgs(2, dirs.s2))
 
     const topic = uniqueName('repl')
-    const total = 20_000
+    const total = 100_000 // the issue's figure
+    const batch = 2500 // divides total / 2 and total * 3 / 4 (the kill and the restart)
     const producer = createProducer({broker: `127.0.0.1:${master.port}`})
     t.after(() => producer.close())
-    for (let round = 0; round < total; round += 500) {
+    for (let round = 0; round < total; round += batch) {
       if (round === total / 2) {
         // Mid-stream: kill -9 one slave, keep producing, then start it again on its data.
         s2.child.kill('SIGKILL')
@@ -62,7 +63,7 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
       }
       if (round === (total * 3) / 4) s2 = await spawnBroker(t, slaveArgs(2, dirs.s2))
       const sends: Array<Promise<SendResult>> = []
-      for (let i = round; i < round + 500; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(100, '.')))
+      for (let i = round; i < round + batch; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(100, '.')))
       const results = await Promise.all(sends)
       assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
     }
