@@ -78,6 +78,23 @@ describe('byte parsers', () => {
     assert.ok(decoded > 200, `only ${decoded} headers were valid`)
   })
 
+  it('createRequestDecoder() decodes edge-case put headers like the token parser alone', () => {
+    const tokensOnly = () => new FrameDecoder(new Map([['put', parsePut]]), {maxBodyBytes: 64})
+    const lines = [
+      'put t 0 0 0 0 0', 'put t 0 1 0 0 0', 'put t -0 1 0 0 0', 'put t 00 1 0 0 0', 'put t 01 1 0 0 0', 'put t -01 1 0 0 0',
+      'put t 0 1 0 0', 'put t 0 1 0', 'put t', 'put', 'put ', 'put  t 0 1 0 0 0', 'put t  0 1 0 0 0', 'put t 0 1 0 0 0 ',
+      'put t 0 1 0 0  0', 'put t 0 2147483648 0 0 0', 'put t 0 99999999999 0 0 0', 'put t 0 -1 0 0 0', 'put t 0 1 0 0 4294967296',
+      'put t 0 1 0 0 -2147483649', 'put t 0 1 0 2147483648 1', 'put t 0 1 2147483648 0 1', 'put t 2147483648 1 0 0 1',
+      'put t 0 1 0 0 123456789012345', 'put t 0 1 0 0 1234567890123456', 'put t 0 1 0 0 +1', 'put t 0 1 0 0 1x',
+      'put t 0 1 0 0 -', 'put t 0 1 0 - 1', 'put t 0 1 0 TX:1 1', 'put t 0 1 0 7 TX:1 1', 'putt 0 1 0 0 0 0', 'pux t 0 1 0 0 0',
+      'put é 0 1 0 0 0', 'put t 0 1 0 0 0\x00', 'put t 0 1 0 0 7 8',
+    ]
+    for (const line of lines) {
+      const bytes = Buffer.concat([Buffer.from(line, 'utf8'), Buffer.from('\r\nabcdefghij', 'latin1')])
+      assert.deepEqual(outcome(createRequestDecoder({maxBodyBytes: 64}), bytes), outcome(tokensOnly(), bytes), JSON.stringify(line))
+    }
+  })
+
   it('createResponseDecoder() decodes every result header like the token parser alone', () => {
     const tokensOnly = () => new FrameDecoder(new Map([['result', parseResult]]))
     let decoded = 0

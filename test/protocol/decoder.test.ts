@@ -314,6 +314,27 @@ describe('request decoder', () => {
     assert.equal(put.topic, 'tëst')
   })
 
+  it('gives a body that arrived whole as a Buffer view of the chunk (no copy)', () => {
+    const pool = Buffer.alloc(200, 0x2e) // the chunk starts inside a larger ArrayBuffer, as socket reads do
+    const chunk = pool.subarray(17, 17 + 60)
+    chunk.write('put t 0 8 0 -1 1\r\n\x00\x00\x00\x2aabcd', 'latin1')
+    const decoder = createRequestDecoder()
+    decoder.push(chunk)
+    const frame = decoder.next() as Extract<RequestFrame, {type: 'put'}>
+    const body = frame.body
+    assert.ok(Buffer.isBuffer(body) && body instanceof Buffer && body instanceof Uint8Array)
+    assert.equal(body.constructor, Buffer)
+    assert.equal(body.length, 8)
+    assert.equal(body.readInt32BE(0), 42)
+    assert.equal(body.toString('latin1', 4), 'abcd')
+    assert.ok(body.equals(Buffer.from([0, 0, 0, 42, 0x61, 0x62, 0x63, 0x64])))
+    assert.ok(Buffer.isBuffer(body.subarray(4)) && Buffer.isBuffer(body.slice(0, 2)))
+    assert.deepEqual(Buffer.concat([body, body]).length, 16)
+    chunk['put t 0 8 0 -1 1\r\n'.length + 4] = 0x41 // the same memory as the chunk
+    assert.equal(body.toString('latin1', 4), 'Abcd')
+    assert.equal(body.buffer, pool.buffer)
+  })
+
   it('reports a partial frame so a disconnect can drop it whole', () => {
     const decoder = createRequestDecoder()
     decoder.push(Buffer.from('put t 0 5 0 -1 1\r\nhel'))

@@ -138,5 +138,29 @@ describe('message id halves (the broker put path, no bigint)', () => {
       assert.equal(a.take().toString('latin1'), b.take().toString('latin1'))
     }
   })
+
+  it('encodePutResultOfHalves agrees with encodePutResult over random walks and edges of opaque and offset', () => {
+    const gen = new MessageIdGenerator(5)
+    let seed = 777
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296
+    const opaques = [0, 1, 9, 10, -1, -9, -10, 99_999, 2147483647, -2147483648, 4294967295, -4294967295, -0]
+    const offsets = [0, 1, 9, 10, 4294967295, 4294967296, 2 ** 32 + 99_999_999, 2 ** 32 + 100_000_000, 10 ** 12, Number.MAX_SAFE_INTEGER]
+    let opaque = -3
+    let offset = 4294967000
+    for (let i = 0; i < 5000; i++) {
+      gen.nextHalves()
+      if (random() < 0.05) opaque = opaques[Math.floor(random() * opaques.length)]
+      else opaque += 1
+      if (random() < 0.05) offset = offsets[Math.floor(random() * offsets.length)]
+      else offset += Math.floor(random() * 2000)
+      if (offset > Number.MAX_SAFE_INTEGER) offset = 0
+      const partition = random() < 0.9 ? 3 : Math.floor(random() * 4294967296)
+      const a = new OutputBuffer(8)
+      const b = new OutputBuffer(8)
+      encodePutResultOfHalves(a, opaque, gen.high, gen.low, partition, offset)
+      encodePutResult(b, opaque, messageIdOfHalves(gen.high, gen.low), partition, offset)
+      assert.equal(a.take().toString('latin1'), b.take().toString('latin1'), `${opaque} ${partition} ${offset}`)
+    }
+  })
 })
 

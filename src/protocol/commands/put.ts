@@ -11,9 +11,8 @@
  * partition -1 = the broker picks one. The body is the encoded payload (message-set.ts).
  * Reply: `result 200` with body "<msgId> <partition> <offset>", or an error result.
  */
-import {asciiBytes, HeaderCursor} from '../decoder.js'
 import {messageIdOfHalves, writeMessageIdDecimal} from '../message-id.js'
-import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, type OutputBuffer} from '../output-buffer.js'
+import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, writeUint32Padded, type OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutCommand {
@@ -59,35 +58,44 @@ export function parsePut(tokens: string[]): {frame: PutCommand; bodyLength: numb
 }
 
 const EMPTY = Buffer.alloc(0)
-const PUT_SPACE = asciiBytes('put ')
-const cursor = new HeaderCursor()
 /** The last topic read by parsePutBytes, as bytes and as the string the token parser makes. */
 let lastTopicBytes: Buffer = EMPTY
 let lastTopic = ''
+/** Where the number read by {@link intAt} ended (module state: no result object per number). */
+let intEnd = 0
 
 /**
  * The broker's hot path: the current non-transactional form
  * `put <topic> <partition> <len> <flag> <checksum> <opaque>` read from the bytes in place
- * (decoder.ts ByteParser). Any other form, or any value the token parser would question,
- * returns undefined, and parsePut handles it exactly as before.
+ * (decoder.ts ByteParser), in one pass with no string but the topic's (reused while the
+ * topic's bytes repeat) and no object but the frame. Any other form, or any value the token
+ * parser would question, returns undefined, and parsePut handles it exactly as before
+ * (test/protocol/byte-parsers.test.ts compares the two on random headers).
  */
 export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: PutCommand; bodyLength: number} | undefined {
-  const c = cursor.reset(buf, start, eol)
-  if (!c.expect(PUT_SPACE)) return undefined
-  const topicStart = c.pos
-  const topicEnd = c.word()
-  if (topicEnd < 0 || !c.space()) return undefined
-  const partition = c.canonicalInt()
-  if (!c.space()) return undefined
-  const bodyLength = c.int()
-  if (!c.space()) return undefined
-  const flag = c.int()
-  if (!c.space()) return undefined
-  const checksum = c.int()
-  if (!c.space()) return undefined
-  const opaque = c.int()
-  if (!c.atEnd) return undefined
-  // NaN fails every comparison below, so malformed numbers fall back too.
+  // "put " then the topic: a non-empty run of non-space bytes, then one space.
+  if (eol - start < 15 || buf[start + 1] !== 0x75 || buf[start + 2] !== 0x74 || buf[start + 3] !== 0x20 || buf[start] !== 0x70) return undefined
+  const topicStart = start + 4
+  let pos = topicStart
+  while (pos < eol && buf[pos] !== 0x20) pos++
+  const topicEnd = pos
+  if (topicEnd === topicStart || topicEnd === eol) return undefined
+  // Five numbers, each after exactly one space; the last one ends the line.
+  // The partition must be canonical (no leading zero, no "-0"): tokens.ts#canonicalIntField.
+  pos = topicEnd + 1
+  const first = buf[pos] === 0x2d ? pos + 1 : pos
+  if (buf[first] === 0x30 && (first > pos || buf[first + 1] !== 0x20)) return undefined
+  const partition = intAt(buf, pos, eol)
+  pos = intEnd + 1
+  const bodyLength = intAt(buf, pos, eol)
+  pos = intEnd + 1
+  const flag = intAt(buf, pos, eol)
+  pos = intEnd + 1
+  const checksum = intAt(buf, pos, eol)
+  pos = intEnd + 1
+  const opaque = intAt(buf, pos, eol)
+  if (intEnd !== eol) return undefined
+  // NaN (not a number, or no space after it) fails every comparison below, so those fall back too.
   if (!(partition >= INT32_MIN && partition <= INT32_MAX && flag >= INT32_MIN && flag <= INT32_MAX)) return undefined
   if (!(checksum >= INT32_MIN && checksum <= INT32_MAX && bodyLength >= 0 && bodyLength <= INT32_MAX)) return undefined
   if (!(opaque >= INT32_MIN && opaque <= 4294967295)) return undefined
@@ -104,18 +112,37 @@ export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: 
   return {frame, bodyLength}
 }
 
+/**
+ * The decimal integer token at buf[pos] (optional '-', 1 to 15 digits, as decoder.ts
+ * HeaderCursor#int reads it) that ends at `eol` or at a space followed by more: its value,
+ * with {@link intEnd} set to where it ended; NaN for anything else.
+ */
+function intAt(buf: Buffer, pos: number, eol: number): number {
+  const negative = buf[pos] === 0x2d
+  if (negative) pos++
+  const digitsStart = pos
+  let value = 0
+  while (pos < eol) {
+    const digit = buf[pos] - 48
+    if (digit < 0 || digit > 9) break
+    value = value * 10 + digit
+    pos++
+  }
+  intEnd = pos
+  const digits = pos - digitsStart
+  // At the line's end, or one space followed by a byte that is not another space.
+  if (digits === 0 || digits > 15 || (pos < eol && (buf[pos] !== 0x20 || pos + 1 >= eol || buf[pos + 1] === 0x20))) return Number.NaN
+  return negative ? -value : value
+}
+
 /** The topic token as a string, reusing the last one when the bytes are the same. */
 function topicOf(buf: Buffer, start: number, end: number): string {
   const length = end - start
-  if (length === lastTopicBytes.length) {
-    let same = true
-    for (let i = 0; i < length; i++) {
-      if (buf[start + i] !== lastTopicBytes[i]) {
-        same = false
-        break
-      }
-    }
-    if (same) return lastTopic
+  const last = lastTopicBytes
+  if (length === last.length) {
+    let i = 0
+    while (i < length && buf[start + i] === last[i]) i++
+    if (i === length) return lastTopic
   }
   lastTopic = buf.toString('utf8', start, end)
   lastTopicBytes = Buffer.from(buf.subarray(start, end))
@@ -164,39 +191,51 @@ export function writePut(
 }
 
 const RESULT_200 = Buffer.from('result 200 ', 'latin1')
-/** The last id, opaque and offset acknowledged, as text moved by their steps (DecimalText). */
+/** The last id acknowledged, as text moved by its step (DecimalText): ids are 19 digits. */
 const ID_TEXT = new DecimalText()
-const OPAQUE_TEXT = new DecimalText()
-const OFFSET_TEXT = new DecimalText()
+const TEN_POW_8 = 100_000_000
 
 /**
  * The same reply for the id with these int64 halves (MessageIdGenerator#nextHalves), written
- * in one go without a bigint or a string: the broker's put path. Consecutive acks differ by
- * small steps (id + 1, opaque + 1, offset + record size), so their numbers are updated in
- * place rather than formatted again.
+ * in one go without a bigint or a string: the broker's put path. Consecutive ids differ by
+ * small steps, so the id's 19 digits are updated in place (DecimalText) rather than formatted
+ * again; the opaque, partition and offset (uint32 arithmetic, two digits per division) are
+ * formatted directly, which costs less than stepping them.
  */
 export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHigh: number, idLow: number, partition: number, offset: number): void {
-  if ((partition >>> 0) !== partition || !Number.isSafeInteger(offset) || !Number.isSafeInteger(opaque)) {
+  if ((partition >>> 0) !== partition || !(offset >= 0 && offset <= Number.MAX_SAFE_INTEGER && Math.floor(offset) === offset) || !(opaque >= -0xffffffff && opaque <= 0xffffffff && Math.floor(opaque) === opaque)) {
     encodePutResult(out, opaque, messageIdOfHalves(idHigh, idLow), partition, offset)
     return
   }
   ID_TEXT.setIdHalves(idHigh, idLow, writeMessageIdDecimal)
-  OPAQUE_TEXT.set(opaque)
-  OFFSET_TEXT.set(offset)
-  const bodyLength = ID_TEXT.byteLength + 2 + uint32Digits(partition) + OFFSET_TEXT.byteLength
-  const buf = out.room(RESULT_200.length + 10 + 1 + OPAQUE_TEXT.byteLength + 2 + bodyLength)
+  // An offset of 2^32 or more is written as its two parts: offset = high·10^8 + low.
+  const offsetHigh = offset > 0xffffffff ? Math.floor(offset / TEN_POW_8) : 0
+  const offsetLow = offset - offsetHigh * TEN_POW_8
+  const offsetDigits = offsetHigh > 0 ? uint32Digits(offsetHigh) + 8 : uint32Digits(offsetLow)
+  const bodyLength = ID_TEXT.byteLength + 2 + uint32Digits(partition) + offsetDigits
+  const buf = out.room(RESULT_200.length + 10 + 1 + 11 + 2 + bodyLength)
   let pos = out.byteLength
   for (let i = 0; i < RESULT_200.length; i++) buf[pos++] = RESULT_200[i]
   pos = writeUint32Digits(buf, pos, bodyLength)
   buf[pos++] = 0x20
-  pos = OPAQUE_TEXT.writeTo(buf, pos)
+  if (opaque < 0) {
+    buf[pos++] = 0x2d
+    pos = writeUint32Digits(buf, pos, -opaque)
+  } else {
+    pos = writeUint32Digits(buf, pos, opaque)
+  }
   buf[pos++] = 0x0d
   buf[pos++] = 0x0a
   pos = ID_TEXT.writeTo(buf, pos)
   buf[pos++] = 0x20
   pos = writeUint32Digits(buf, pos, partition)
   buf[pos++] = 0x20
-  pos = OFFSET_TEXT.writeTo(buf, pos)
+  if (offsetHigh > 0) {
+    pos = writeUint32Digits(buf, pos, offsetHigh)
+    pos = writeUint32Padded(buf, pos, offsetLow, 8)
+  } else {
+    pos = writeUint32Digits(buf, pos, offsetLow)
+  }
   out.advance(pos)
 }
 
