@@ -212,9 +212,18 @@ function writeDigitsBackwards(buf: Uint8Array, end: number, m: number, width: nu
   const t = DIGIT_PAIRS
   let i = end
   const start = end - width
-  while (i - start >= 2) {
-    const q = (m / 100) >>> 0
+  if (m > 0x7fffffff && i - start >= 2) {
+    // One step in floating point; below 2^31 afterwards.
+    const q = Math.floor(m / 100)
     const r = (m - q * 100) * 2
+    buf[--i] = t[r + 1]
+    buf[--i] = t[r]
+    m = q
+  }
+  // int32 arithmetic from here: V8 turns the division by a constant into a multiplication.
+  while (i - start >= 2) {
+    const q = (m / 100) | 0
+    const r = (m - q * 100) << 1
     buf[--i] = t[r + 1]
     buf[--i] = t[r]
     m = q

@@ -211,8 +211,10 @@ export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHig
   // An offset of 2^32 or more is written as its two parts: offset = high·10^8 + low.
   const offsetHigh = offset > 0xffffffff ? Math.floor(offset / TEN_POW_8) : 0
   const offsetLow = offset - offsetHigh * TEN_POW_8
-  const offsetDigits = offsetHigh > 0 ? uint32Digits(offsetHigh) + 8 : uint32Digits(offsetLow)
-  const bodyLength = ID_TEXT.byteLength + 2 + uint32Digits(partition) + offsetDigits
+  const offsetHighDigits = offsetHigh > 0 ? uint32Digits(offsetHigh) : 0
+  const offsetDigits = offsetHigh > 0 ? offsetHighDigits + 8 : uint32Digits(offsetLow)
+  const partitionDigits = uint32Digits(partition)
+  const bodyLength = ID_TEXT.byteLength + 2 + partitionDigits + offsetDigits
   const buf = out.room(11 + 10 + 1 + 11 + 2 + bodyLength)
   let pos = out.byteLength
   // "result 200 " as constant stores (no loop over a constant buffer).
@@ -239,13 +241,14 @@ export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHig
   buf[pos++] = 0x0a
   pos = ID_TEXT.writeTo(buf, pos)
   buf[pos++] = 0x20
-  pos = writeUint32Digits(buf, pos, partition)
+  // Digit counts are known from the body length: written at that width, not counted again.
+  pos = writeUint32Padded(buf, pos, partition, partitionDigits)
   buf[pos++] = 0x20
   if (offsetHigh > 0) {
-    pos = writeUint32Digits(buf, pos, offsetHigh)
+    pos = writeUint32Padded(buf, pos, offsetHigh, offsetHighDigits)
     pos = writeUint32Padded(buf, pos, offsetLow, 8)
   } else {
-    pos = writeUint32Digits(buf, pos, offsetLow)
+    pos = writeUint32Padded(buf, pos, offsetLow, offsetDigits)
   }
   out.advance(pos)
 }
