@@ -111,10 +111,11 @@ describe('byte parsers', () => {
 
   it('reuses the last topic string only when the bytes are the same', () => {
     const decoder = createRequestDecoder()
-    const frames = outcome(decoder, Buffer.from('put abc 0 1 0 -1 1\r\nxput abd 0 1 0 -1 2\r\nyput abc 0 1 0 -1 3\r\nzput ab 0 1 0 -1 4\r\nw')) as {
-      frames: Array<{topic: string}>
-    }
-    assert.deepEqual(frames.frames.map((f) => f.topic), ['abc', 'abd', 'abc', 'ab'])
+    const frames = outcome(
+      decoder,
+      Buffer.from('put abc 0 1 0 -1 1\r\nxput abd 0 1 0 -1 2\r\nyput abc 0 1 0 -1 3\r\nzput ab 0 1 0 -1 4\r\nwput abc 0 1 0 -1 5\r\nvput abcd 0 1 0 -1 6\r\nuput abc 0 1 0 -1 7\r\ntput abc 0 1 0 -1 8\r\ns'),
+    ) as {frames: Array<{topic: string}>}
+    assert.deepEqual(frames.frames.map((f) => f.topic), ['abc', 'abd', 'abc', 'ab', 'abc', 'abcd', 'abc', 'abc'])
   })
 
   it('writePut(), encodePutResult() and encodeResult() write what the template strings wrote', () => {
