@@ -8,6 +8,7 @@
  * a temp dir and is shut down afterwards.
  *
  *   node --import tsx bench/redis-compare.ts        (REDIS_COUNT=1000000, 100 B and 1 KiB)
+ *   BROKER_NODE_OPTIONS=--initial-heap-size=64 …    (node options for meta's broker process only)
  *
  * redis-benchmark runs twice per mode: one connection with 1000 pipelined requests (meta's
  * shape) and 50 connections with 16 each (its usual best); the better one is the reference.
@@ -21,6 +22,8 @@ import {fileURLToPath} from 'node:url'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const COUNT = Number(process.env.REDIS_COUNT ?? 1_000_000)
+/** Node options for the broker process (`meta bench --broker-node-options`), e.g. a heap flag. */
+const BROKER_NODE_OPTIONS = process.env.BROKER_NODE_OPTIONS
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -57,7 +60,7 @@ async function redisXadd(fsync: 'everysec' | 'always', size: number, count: numb
 }
 
 function metaPlain(flush: 'threshold' | 'group-commit', size: number, count: number): {msgsPerSec: number; brokerUs: number | null; readBack: number} {
-  const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--embedded', '--plain-put', '--max-in-flight', '1000', '--verify', '--flush', flush, '--size', String(size), '--count', String(count), '--quiet', '--json'], {encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
+  const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--embedded', '--plain-put', '--max-in-flight', '1000', '--verify', '--flush', flush, '--size', String(size), '--count', String(count), '--quiet', '--json', ...(BROKER_NODE_OPTIONS ? [`--broker-node-options=${BROKER_NODE_OPTIONS}`] : [])], {encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
   if (r.status !== 0) throw new Error(`meta bench failed: ${r.stderr}`)
   const s = JSON.parse(r.stdout)
   return {msgsPerSec: s.msgsPerSec, brokerUs: s.cpu.brokerUsPerMsg, readBack: s.verify.msgsPerSec}
@@ -77,5 +80,5 @@ for (const size of [100, 1024]) {
   }
 }
 process.stdout.write(
-  ['', `| Size | Pair | meta msg/s | Redis msg/s (redis-benchmark) | meta / Redis |`, '|---|---|---|---|---:|', ...rows, '', `load average at start ${loadAtStart}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`, ''].join('\n'),
+  ['', `| Size | Pair | meta msg/s | Redis msg/s (redis-benchmark) | meta / Redis |`, '|---|---|---|---|---:|', ...rows, '', `broker node options: ${BROKER_NODE_OPTIONS ?? '(none)'}; load average at start ${loadAtStart}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`, ''].join('\n'),
 )
