@@ -290,22 +290,37 @@ export class HeaderCursor {
   int(): number {
     const buf = this.buf
     const end = this.end
-    let pos = this.pos
-    const negative = pos < end && buf[pos] === 0x2d
-    if (negative) pos++
-    const digitsStart = pos
-    let value = 0
-    while (pos < end) {
-      const digit = buf[pos] - 48
-      if (digit < 0 || digit > 9) break
-      value = value * 10 + digit
-      pos++
-    }
-    const digits = pos - digitsStart
-    if (digits === 0 || digits > 15 || (pos < end && buf[pos] !== 0x20)) return Number.NaN
+    const value = decimalAt(buf, this.pos, end)
+    const pos = decimalEnd
+    if (Number.isNaN(value) || (pos < end && buf[pos] !== 0x20)) return Number.NaN
     this.pos = pos
-    return negative ? -value : value
+    return value
   }
+}
+
+/** Where the last {@link decimalAt} stopped (module state: no result object per number). */
+export let decimalEnd = 0
+
+/**
+ * The decimal integer at buf[pos, end) for byte parsers: an optional '-', then 1 to 15 digits
+ * (what tokens.ts#parseIntToken accepts, minus a '+' sign and 16 digits); NaN when there is no
+ * digit or more than 15. Sets {@link decimalEnd} to the first byte after the digits.
+ */
+export function decimalAt(buf: Uint8Array, pos: number, end: number): number {
+  const negative = pos < end && buf[pos] === 0x2d
+  if (negative) pos++
+  const digitsStart = pos
+  let value = 0
+  while (pos < end) {
+    const digit = buf[pos] - 48
+    if (digit < 0 || digit > 9) break
+    value = value * 10 + digit
+    pos++
+  }
+  decimalEnd = pos
+  const digits = pos - digitsStart
+  if (digits === 0 || digits > 15) return Number.NaN
+  return negative ? -value : value
 }
 
 /** The bytes of an ASCII literal, for {@link HeaderCursor.expect}. */

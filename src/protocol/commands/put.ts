@@ -11,6 +11,7 @@
  * partition -1 = the broker picks one. The body is the encoded payload (message-set.ts).
  * Reply: `result 200` with body "<msgId> <partition> <offset>", or an error result.
  */
+import {decimalAt, decimalEnd} from '../decoder.js'
 import {messageIdOfHalves, writeMessageIdDecimal} from '../message-id.js'
 import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, writeUint32Padded, type OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
@@ -113,26 +114,16 @@ export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: 
 }
 
 /**
- * The decimal integer token at buf[pos] (optional '-', 1 to 15 digits, as decoder.ts
- * HeaderCursor#int reads it) that ends at `eol` or at a space followed by more: its value,
- * with {@link intEnd} set to where it ended; NaN for anything else.
+ * The decimal integer token at buf[pos] (decoder.ts decimalAt) that ends at `eol` or at a
+ * space followed by more: its value, with {@link intEnd} set to where it ended; NaN for
+ * anything else.
  */
 function intAt(buf: Buffer, pos: number, eol: number): number {
-  const negative = buf[pos] === 0x2d
-  if (negative) pos++
-  const digitsStart = pos
-  let value = 0
-  while (pos < eol) {
-    const digit = buf[pos] - 48
-    if (digit < 0 || digit > 9) break
-    value = value * 10 + digit
-    pos++
-  }
-  intEnd = pos
-  const digits = pos - digitsStart
+  const value = decimalAt(buf, pos, eol)
+  const end = (intEnd = decimalEnd)
   // At the line's end, or one space followed by a byte that is not another space.
-  if (digits === 0 || digits > 15 || (pos < eol && (buf[pos] !== 0x20 || pos + 1 >= eol || buf[pos + 1] === 0x20))) return Number.NaN
-  return negative ? -value : value
+  if (end < eol && (buf[end] !== 0x20 || end + 1 >= eol || buf[end + 1] === 0x20)) return Number.NaN
+  return value
 }
 
 /** The topic token as a string, reusing the last one when the bytes are the same. */
