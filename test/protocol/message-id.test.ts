@@ -161,6 +161,14 @@ describe('message id halves (the broker put path, no bigint)', () => {
       encodePutResult(b, opaque, messageIdOfHalves(gen.high, gen.low), partition, offset)
       assert.equal(a.take().toString('latin1'), b.take().toString('latin1'), `${opaque} ${partition} ${offset}`)
     }
+    // Short ids (a body under 10 bytes), partitions around 10.
+    for (const [low, partition, offset] of [[0, 0, 0], [5, 3, 7], [9, 9, 99], [12, 10, 5], [7, 123, 4294967296]]) {
+      const a = new OutputBuffer(8)
+      const b = new OutputBuffer(8)
+      encodePutResultOfHalves(a, 1, 0, low, partition, offset)
+      encodePutResult(b, 1, BigInt(low), partition, offset)
+      assert.equal(a.take().toString('latin1'), b.take().toString('latin1'), `${low} ${partition} ${offset}`)
+    }
   })
 })
 

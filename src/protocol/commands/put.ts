@@ -220,7 +220,15 @@ export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHig
   buf[pos + 8] = 0x30 // 0
   buf[pos + 9] = 0x30 // 0
   buf[pos + 10] = 0x20
-  pos = writeUint32Digits(buf, pos + 11, bodyLength)
+  pos += 11
+  if (bodyLength >= 10 && bodyLength < 100) {
+    // Always so for ids meta issues (19 digits): two digits without a call.
+    const tens = (bodyLength / 10) | 0
+    buf[pos++] = 48 + tens
+    buf[pos++] = 48 + bodyLength - tens * 10
+  } else {
+    pos = writeUint32Digits(buf, pos, bodyLength)
+  }
   buf[pos++] = 0x20
   if (opaque < 0) {
     buf[pos++] = 0x2d
@@ -233,7 +241,8 @@ export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHig
   pos = ID_TEXT.writeTo(buf, pos)
   buf[pos++] = 0x20
   // Digit counts are known from the body length: written at that width, not counted again.
-  pos = writeUint32Padded(buf, pos, partition, partitionDigits)
+  if (partition < 10) buf[pos++] = 48 + partition
+  else pos = writeUint32Padded(buf, pos, partition, partitionDigits)
   buf[pos++] = 0x20
   if (offsetHigh > 0) {
     pos = writeUint32Padded(buf, pos, offsetHigh, offsetHighDigits)
