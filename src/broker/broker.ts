@@ -78,7 +78,7 @@ import {FailoverWatch} from './replication/failover.js'
 import {parseBrokerUrl, ZkPaths} from '../cluster/paths.js'
 import type {ZkSession} from '../cluster/zk-session.js'
 import {STATE_DIR_NAME} from '../storage/layout.js'
-import {SyncSlaveAnnouncer, SyncSlaveWatch} from './replication/sync-announce.js'
+import {sameEndpoint, SyncSlaveAnnouncer, SyncSlaveWatch} from './replication/sync-announce.js'
 import {cutDivergentTail, masterBytesOver} from './replication/fork-point.js'
 
 export interface BrokerOptions {
@@ -519,7 +519,7 @@ export class Broker implements ConnectionHandler {
       url: this.url,
       log: this.log.child('sync'),
       onSlave: follow ? (address) => sync?.setSlave(address) : undefined,
-      isReadySlave: (address) => sync !== undefined && sync.connected && sync.slaveAddress === address,
+      isReadySlave: async (address) => sync !== undefined && sync.connected && (await sameEndpoint(sync.slaveAddress, address)),
     })
     this.syncWatch.start()
   }

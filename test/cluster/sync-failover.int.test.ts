@@ -35,7 +35,9 @@ describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
     const slave = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--sync-slave', '--slave-id', '1', '--failover', '--failover-grace', '1s', '-d', join(dir, 's')])
     const slaveUrl = `meta://127.0.0.1:${slave.port}`
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), slaveUrl)
-    const master = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'm')])
+    // `localhost`, not the 127.0.0.1 the slave publishes: the master still marks it up to date
+    // (sameEndpoint), without which the slave would not take over below.
+    const master = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--sync-slave-address', `localhost:${slave.port}`, '-d', join(dir, 'm')])
 
     const topic = uniqueName('syncfail')
     // No retries: every acknowledgement then comes from the old master, so send order is offset order.

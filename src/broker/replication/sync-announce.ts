@@ -23,6 +23,7 @@
  *   brought up to date (a restarted former master still cutting its tail, a second slave
  *   waiting for the node) never takes the id: every acknowledged message is on the winner.
  */
+import {lookup} from 'node:dns/promises'
 import type {Logger} from '../../log.js'
 import {parseBrokerUrl, type ZkPaths} from '../../cluster/paths.js'
 import {CreateMode, type ZkSession} from '../../cluster/zk-session.js'
@@ -190,7 +191,30 @@ export interface WatchOptions {
    */
   onSlave?(address: string | undefined): void
   /** Is the slave at `host:port` the one this master forwards to, and up to date now? */
-  isReadySlave(address: string): boolean
+  isReadySlave(address: string): Promise<boolean>
+}
+
+/**
+ * Whether two `host:port` addresses name one endpoint: the same text, or the same port and a
+ * common address once both hosts are resolved (`localhost:8124` and `127.0.0.1:8124`), so a
+ * master given its slave's address in other words than the slave publishes still marks it.
+ */
+export async function sameEndpoint(a: string | undefined, b: string | undefined): Promise<boolean> {
+  if (a === undefined || b === undefined) return false
+  if (a === b) return true
+  const split = (address: string): [string, string] => {
+    const colon = address.lastIndexOf(':')
+    return [address.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), address.slice(colon + 1)]
+  }
+  const [hostA, portA] = split(a)
+  const [hostB, portB] = split(b)
+  if (portA !== portB) return false
+  try {
+    const [ipsA, ipsB] = await Promise.all([lookup(hostA, {all: true}), lookup(hostB, {all: true})])
+    return ipsA.some((x) => ipsB.some((y) => x.address === y.address))
+  } catch {
+    return false // a host that does not resolve names no endpoint we know
+  }
 }
 
 /** `meta://host:port` → `host:port` as SyncLink names an address (no brackets). */
@@ -229,7 +253,7 @@ export class SyncSlaveWatch {
   async markInSync(address: string): Promise<void> {
     const {session, url} = this.options
     const node = parseAnnouncement(await session.getString(this.path))
-    if (node === undefined || linkAddress(node.url) !== address) {
+    if (node === undefined || !(await sameEndpoint(linkAddress(node.url), address))) {
       if (this.options.onSlave !== undefined) throw new Error(`the sync slave announced in ZooKeeper is no longer ${address}`)
       return
     }
@@ -261,8 +285,11 @@ export class SyncSlaveWatch {
             this.options.onSlave(slave)
           }
           // Announced again (e.g. after its session ended) while this master keeps it up to date.
-          if (slave !== undefined && node?.inSyncWith !== this.options.url && this.options.isReadySlave(slave)) {
-            this.markInSync(slave).catch((error: Error) => log.warn('cannot record the sync slave as up to date', {error: error.message}))
+          if (slave !== undefined && node?.inSyncWith !== this.options.url) {
+            this.options
+              .isReadySlave(slave)
+              .then((ready) => (ready && !this.stopped ? this.markInSync(slave) : undefined))
+              .catch((error: Error) => log.warn('cannot record the sync slave as up to date', {error: error.message}))
           }
         },
         (error: Error) => {
