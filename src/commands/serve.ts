@@ -40,6 +40,26 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       description: 'Join a cluster coordinated by ZooKeeper (second broker: another id and port)',
       command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 1 --port 8124 -d ~/meta-1',
     },
+    {
+      description: 'A master in ZooKeeper whose id can fail over: it holds the id under a lease',
+      command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --failover',
+    },
+    {
+      description: 'Its slave, which takes over once the master has been gone for 10s',
+      command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --slave-id 1 --failover --failover-grace 10s --port 8124 -d ~/meta-slave',
+    },
+    {
+      description: 'Synchronous replication that fails over back and forth: the master takes its sync slave from ZooKeeper...',
+      command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --sync-slave-from-zk --failover',
+    },
+    {
+      description: '...and the sync slave; restart whichever was killed with these flags',
+      command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --sync-slave --slave-id 1 --failover --port 8124 -d ~/meta-b',
+    },
+    {
+      description: "A sync master from MetaQ's samsa_master.properties (its slave: --sync-slave-config gregor_slave.properties)",
+      command: '<%= config.bin %> <%= command.id %> --sync-master-config conf/samsa_master.properties',
+    },
   ]
 
   static override flags = {
