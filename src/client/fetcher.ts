@@ -11,6 +11,13 @@
  *                                      └─ any other error (unknown topic, invalid partition,
  *                                                  corrupt data, auth) → stop; sink.failed
  *
+ * The next get is sent as soon as a value arrives, before its records are checked and
+ * delivered (its start read from the records' length fields), so the broker reads and sends
+ * the next records while this process checks these: still one get in flight per partition,
+ * but no idle round trip between them. If the records fail their checks the early get is
+ * stale and its answer ignored; one that comes back while the sink is paused is held (one
+ * body per partition) until resume().
+ *
  * A value holding no whole record means the next message is larger than maxSize: maxSize
  * grows to fit it (read from its length field). A CRC mismatch asks the broker for the nearest
  * valid offset (`offset`) and restarts there, skipping what was already delivered. The offset
@@ -19,7 +26,7 @@
 import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
-import {RECORD_HEADER_BYTES, walkMessageSet} from '../protocol/message-set.js'
+import {RECORD_HEADER_BYTES, walkMessageSet, wholeRecordsEnd} from '../protocol/message-set.js'
 import {messageIdTimestampAt} from '../protocol/message-id.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
@@ -124,6 +131,10 @@ export class PartitionFetcher {
   private running = false
   private paused = false
   private inFlight = false
+  /** Numbers the requests: an answer to any but the latest is stale and ignored. */
+  private requestToken = 0
+  /** A get's answer that came while the sink was paused (an early get's): handled on resume(). */
+  private heldReply: {requestOffset: number; frame: ResponseFrame; longPoll: boolean} | undefined
   private timer: NodeJS.Timeout | undefined
   /** The code of the error the current run of failures started with (logged once at warn). */
   private failingWith: string | undefined
@@ -162,6 +173,7 @@ export class PartitionFetcher {
   /** Stop fetching; a get in flight is ignored when it returns. */
   stop(): void {
     this.running = false
+    this.heldReply = undefined
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
   }
@@ -170,7 +182,10 @@ export class PartitionFetcher {
   resume(): void {
     if (!this.paused) return
     this.paused = false
-    this.fetchSoon(0)
+    const held = this.heldReply
+    if (held === undefined) return this.fetchSoon(0)
+    this.heldReply = undefined
+    this.onResponse(held.requestOffset, held.frame, held.longPoll)
   }
 
   private fetchSoon(delayMs: number): void {
@@ -190,7 +205,7 @@ export class PartitionFetcher {
     }, delayMs)
   }
 
-  private fetch(): void {
+  private fetch(requestOffset = this.offset): void {
     if (!this.running || this.paused) return
     this.inFlight = true
     if ((this.conn.isClosed || this.switchConnection) && this.sink.reconnect !== undefined) {
@@ -213,7 +228,7 @@ export class PartitionFetcher {
     }
     const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
     const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
-    const requestOffset = this.offset
+    const token = ++this.requestToken
     this.conn.request(
       (out, opaque) =>
         encodeGet(out, {
@@ -226,9 +241,14 @@ export class PartitionFetcher {
           maxWaitMs,
         }),
       (err, frame) => {
+        if (token !== this.requestToken) return
         this.inFlight = false
         if (!this.running) return
         if (err !== null) return this.onError(err)
+        if (this.paused) {
+          this.heldReply = {requestOffset, frame: frame!, longPoll}
+          return
+        }
         this.onResponse(requestOffset, frame!, longPoll)
       },
       maxWaitMs + this.settings.fetchTimeoutMs,
@@ -265,6 +285,7 @@ export class PartitionFetcher {
 
   private onValue(requestOffset: number, body: Buffer): void {
     this.recovered()
+    this.fetchEarly(requestOffset, body)
     const {messages, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
     this.delayMs = this.settings.minDelayMs
     this.offset = requestOffset + bytesConsumed
@@ -280,6 +301,20 @@ export class PartitionFetcher {
     }
     if (messages.length > 0 && !this.deliver(messages)) return
     this.fetchSoon(0)
+  }
+
+  /**
+   * Send the get for what follows `body` now, before its records are checked (see the top of
+   * this file): when the body holds whole records with sane lengths, the connection is usable
+   * as it is and the stop offset is not reached.
+   */
+  private fetchEarly(requestOffset: number, body: Buffer): void {
+    if (this.paused || this.timer !== undefined || this.conn.isClosed || this.switchConnection) return
+    const end = wholeRecordsEnd(body, this.settings.maxSizeLimitBytes)
+    if (end <= 0) return
+    const next = requestOffset + end
+    if (this.stopAt !== undefined && next >= this.stopAt) return
+    this.fetch(next)
   }
 
   /** Hand a batch to the sink; false (and paused) when it wants no more for now. */
@@ -339,9 +374,12 @@ export class PartitionFetcher {
   private onCorruptRecord(error: MetaError): void {
     const badOffset = this.offset
     this.inFlight = true
+    // An early get for what followed the bad record (if any) is stale now.
+    const token = ++this.requestToken
     this.conn.request(
       (out, opaque) => encodeOffset(out, {topic: this.topic, group: this.settings.group, partition: this.target.partition, offset: badOffset, opaque}),
       (err, frame) => {
+        if (token !== this.requestToken) return
         this.inFlight = false
         if (!this.running) return
         if (err !== null && err.retriable) return this.onError(err) // ask again after the back-off

@@ -160,6 +160,24 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
   return {bytesConsumed: pos}
 }
 
+/**
+ * Where the whole records of `buf` end, by their length fields alone (no checksum): what
+ * walkMessageSet's bytesConsumed will be when every record checks out. -1 when a length is
+ * negative or over `maxPayloadBytes` (walkMessageSet stops there with an error).
+ */
+export function wholeRecordsEnd(buf: Uint8Array, maxPayloadBytes = MAX_PAYLOAD_BYTES_DEFAULT): number {
+  const end = buf.length
+  let pos = 0
+  while (end - pos >= RECORD_HEADER_BYTES) {
+    const length = int32At(buf, pos)
+    if (length < 0 || length > maxPayloadBytes) return -1
+    const next = pos + RECORD_HEADER_BYTES + length
+    if (next > end) break
+    pos = next
+  }
+  return pos
+}
+
 /** Decode a message set, stopping silently at a partial trailing record. */
 export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): DecodedSet {
   const base = options.baseOffset ?? 0

@@ -76,6 +76,29 @@ describe('Consumer', () => {
     assert.deepEqual(messages.map((m) => m.data.toString()), ['message-2', 'message-3'])
   })
 
+  it('asks for the next records before handing a batch over, and holds the answer while paused', async (t) => {
+    const f = await clientFixture(t)
+    await f.produce(20)
+    // About two records per get; the queue holds one batch, so the consumer pauses after each.
+    const consumer = f.consumer({stopAtEnd: true, maxSizeBytes: 50, maxBufferedBatches: 1})
+    const iterator = consumer.batches()[Symbol.asyncIterator]()
+    const gets = () => f.broker.stats.counters.cmdGet
+    const first = await iterator.next()
+    assert.deepEqual(first.value.messages.map((m: {data: Buffer}) => m.data.toString()), ['m0', 'm1'])
+    // The first batch went to the waiting reader, the second (m2, m3) fills the queue and
+    // pauses the fetcher; the get for m4… went out before that batch was delivered (without
+    // early gets there would be two), and its answer is held until the queue has room.
+    await waitFor(() => gets() === 3, {what: 'the early get for the records after the queued batch'})
+    const seen = first.value.messages.map((m: {data: Buffer}) => m.data.toString())
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve))
+      const next = await iterator.next()
+      if (next.done) break
+      seen.push(...next.value.messages.map((m: {data: Buffer}) => m.data.toString()))
+    }
+    assert.deepEqual(seen, Array.from({length: 20}, (_, i) => `m${i}`), 'every message once, in order')
+  })
+
   it('refuses a partition the topic does not have', async (t) => {
     const f = await clientFixture(t, {numPartitions: 2})
     await assert.rejects(f.readAll({partitions: [5]}), (err: Error) => isMetaError(err, 'INVALID_ARGUMENT') && /expected 0..1/.test(err.message))

@@ -13,6 +13,7 @@ import {
   encodeRecord,
   scanRecords,
 } from '../../src/protocol/index.js'
+import {walkMessageSet, wholeRecordsEnd} from '../../src/protocol/message-set.js'
 import {fixture} from './fixtures.js'
 
 describe('checksum()', () => {
@@ -113,5 +114,43 @@ describe('scanRecords()', () => {
     assert.deepEqual(scanRecords(flipped), {end: 25, stop: 'bad-checksum'})
     const negative = Buffer.concat([fixture('record-hello'), Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.alloc(16)])
     assert.deepEqual(scanRecords(negative), {end: 25, stop: 'bad-length'})
+  })
+})
+
+describe('wholeRecordsEnd()', () => {
+  it('ends where walkMessageSet does on good sets, by lengths alone, and says -1 at a bad length', () => {
+    const set = Buffer.concat([fixture('record-hello'), fixture('record-attribute')])
+    assert.equal(wholeRecordsEnd(set), 56)
+    assert.equal(wholeRecordsEnd(set.subarray(0, 40)), 25)
+    assert.equal(wholeRecordsEnd(set.subarray(0, 19)), 0)
+    assert.equal(wholeRecordsEnd(Buffer.alloc(0)), 0)
+    const flipped = Buffer.from(set)
+    flipped[30] ^= 1
+    assert.equal(wholeRecordsEnd(flipped), 56, 'no checksum: a payload bit flip does not change where records end')
+    const negative = Buffer.concat([fixture('record-hello'), Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.alloc(16)])
+    assert.equal(wholeRecordsEnd(negative), -1)
+    assert.equal(wholeRecordsEnd(set, 4), -1, 'a length over the limit')
+  })
+
+  it('agrees with walkMessageSet on 2,000 random sets cut anywhere', () => {
+    let seed = 12345
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+      return seed % n
+    }
+    for (let round = 0; round < 2000; round++) {
+      const records: Buffer[] = []
+      const count = random(6)
+      for (let i = 0; i < count; i++) {
+        const payload = Buffer.alloc(random(300), random(256))
+        records.push(encodeRecord(BigInt(i), 0, payload))
+      }
+      const whole = Buffer.concat(records)
+      const cut = whole.subarray(0, random(whole.length + 1))
+      const limit = random(4) === 0 ? random(300) : undefined
+      const walked = walkMessageSet(cut, {maxPayloadBytes: limit}, () => {})
+      const expected = walked.error === undefined ? walked.bytesConsumed : -1
+      assert.equal(wholeRecordsEnd(cut, limit), expected, `round ${round}`)
+    }
   })
 })
