@@ -66,7 +66,10 @@ export interface ConsumerBaseOptions {
   /** Long-poll wait per fetch on meta brokers (default 10000). */
   maxWaitMs?: number
   fetchTimeoutMs?: number
-  /** Batches buffered before fetchers pause (default 64). */
+  /**
+   * Batches buffered before fetchers pause (default 64). A paused fetcher may also hold the
+   * answer to the get it sent before pausing (one body of up to maxSizeBytes per partition).
+   */
   maxBufferedBatches?: number
   verifyChecksum?: boolean
   logger?: Logger
