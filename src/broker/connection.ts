@@ -75,6 +75,8 @@ export class Connection {
   private readonly out = new OutputBuffer()
   private chunks: Buffer[] = []
   private chunkBytes = 0
+  /** Called once the socket has written the chunks queued so far (sendValue's `written`). */
+  private whenWritten: Array<() => void> = []
   private flushScheduled = false
   private pumpScheduled = false
   private pumping = false
@@ -195,15 +197,25 @@ export class Connection {
     this.scheduleFlush()
   }
 
-  /** A `value` response: header and raw log bytes, leaving in the same socket write. */
-  sendValue(opaque: number, data: Buffer): void {
-    if (this.closing) return
+  /**
+   * A `value` response: header and raw log bytes, leaving in the same socket write.
+   * `written`, if given, runs once `data` is no longer needed: at once when it was copied (a
+   * small body, or a closing connection), else after the socket has written it. It does not
+   * run when the socket is destroyed before the write.
+   */
+  sendValue(opaque: number, data: Buffer, written?: () => void): void {
+    if (this.closing) {
+      written?.()
+      return
+    }
     this.out.writeAscii(valueHeader(data.length, opaque))
     if (data.length < LARGE_BODY_BYTES) {
       this.out.writeBytes(data)
+      written?.()
     } else {
       this.chunks.push(this.out.take(), data)
       this.chunkBytes += data.length
+      if (written !== undefined) this.whenWritten.push(written)
     }
     this.scheduleFlush()
   }
@@ -376,18 +388,25 @@ export class Connection {
 
   private flush(): void {
     this.flushScheduled = false
+    const written = this.whenWritten
+    this.whenWritten = []
     if (this.socket.destroyed) return
     if (this.out.byteLength > 0) this.chunks.push(this.out.take())
     const chunks = this.chunks
     if (chunks.length === 0) return
     this.chunks = []
     this.chunkBytes = 0
+    // The last write's callback runs when the socket has taken every chunk before it too.
+    const done = written.length === 0 ? this.afterWrite : () => {
+      this.afterWrite()
+      for (const f of written) f()
+    }
     if (chunks.length === 1) {
-      this.socket.write(chunks[0], this.afterWrite)
+      this.socket.write(chunks[0], done)
     } else {
       this.socket.cork()
       for (let i = 0; i < chunks.length - 1; i++) this.socket.write(chunks[i])
-      this.socket.write(chunks[chunks.length - 1], this.afterWrite)
+      this.socket.write(chunks[chunks.length - 1], done)
       this.socket.uncork()
     }
   }

@@ -8,6 +8,7 @@ import type {StoreContext} from './context.js'
 import type {CachedFile, FdCache} from './fd-cache.js'
 import {writeFullySync} from './file-ops.js'
 import {ioError} from './io-error.js'
+import {readBuffers} from './read-buffers.js'
 import {readFully} from './scan.js'
 import type {Segment} from './segment.js'
 
@@ -57,10 +58,13 @@ export function writeSegment(ctx: StoreContext, segment: Segment, pieces: Buffer
   withFileSync(ctx, segment.file, 'write', (fd) => writeFullySync(ctx.ops, fd, pieces, from - segment.start))
 }
 
-/** Log bytes [from, to) of `segment`; shorter when the file ends first. */
+/**
+ * Log bytes [from, to) of `segment`; shorter when the file ends first. Large reads use a
+ * buffer of the read-buffer pool (read-buffers.ts), which the sender may give back.
+ */
 export function readSegment(ctx: StoreContext, segment: Segment, from: number, to: number): Promise<Buffer> {
   return withFile(ctx, segment.file, 'read', async (fd) => {
-    const data = Buffer.allocUnsafe(to - from)
+    const data = readBuffers.take(to - from)
     const got = await readFully(ctx.ops, fd, data, 0, data.length, from - segment.start)
     return got === data.length ? data : data.subarray(0, got)
   })

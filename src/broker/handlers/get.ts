@@ -15,7 +15,7 @@
  * woken it runs again only once the connection is below its limit.
  */
 import type {GetCommand} from '../../protocol/commands/get.js'
-import type {ReadResult} from '../../storage/index.js'
+import {readBuffers, type ReadResult} from '../../storage/index.js'
 import {isMetaError, Status, type ErrorCode} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
@@ -73,7 +73,8 @@ function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, res
   switch (result.kind) {
     case 'data':
       if (isReplicaGet(frame)) sendReplicaValue(ctx, conn, frame, result.data)
-      else conn.sendValue(frame.opaque, result.data)
+      // The read's buffer (src/storage/read-buffers.ts) is reused once the socket wrote it.
+      else conn.sendValue(frame.opaque, result.data, () => readBuffers.give(result.data))
       return
     case 'below':
     case 'damaged':
