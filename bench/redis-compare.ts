@@ -10,54 +10,19 @@
  *   node --import tsx bench/redis-compare.ts        (REDIS_COUNT=1000000, 100 B and 1 KiB)
  *   BROKER_NODE_OPTIONS=--initial-heap-size=64 …    (node options for meta's broker process only)
  *
- * redis-benchmark runs twice per mode: one connection with 1000 pipelined requests (meta's
- * shape) and 50 connections with 16 each (its usual best); the better one is the reference.
+ * redis-benchmark runs twice per mode (bench/redis-xadd.ts): one connection with 1000
+ * pipelined requests (meta's shape) and 50 connections with 16 each (its usual best); the
+ * better one is the reference.
  */
-import {spawn, spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {createServer} from 'node:net'
-import {loadavg, tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {spawnSync} from 'node:child_process'
+import {loadavg} from 'node:os'
 import {fileURLToPath} from 'node:url'
+import {formatRuns, redisXadd} from './redis-xadd.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const COUNT = Number(process.env.REDIS_COUNT ?? 1_000_000)
 /** Node options for the broker process (`meta bench --broker-node-options`), e.g. a heap flag. */
 const BROKER_NODE_OPTIONS = process.env.BROKER_NODE_OPTIONS
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as {port: number}).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-async function redisXadd(fsync: 'everysec' | 'always', size: number, count: number): Promise<{best: number; runs: string}> {
-  const dir = mkdtempSync(join(tmpdir(), 'meta-redis-'))
-  const port = await freePort()
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync, '--save', '', '--daemonize', 'no'], {stdio: 'ignore'})
-  try {
-    for (let i = 0; i < 100; i++) {
-      if (spawnSync('redis-cli', ['-p', String(port), 'ping'], {encoding: 'utf8'}).stdout?.trim() === 'PONG') break
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    const payload = 'x'.repeat(size)
-    const results: Array<[string, number]> = []
-    for (const [c, p] of [[1, 1000], [50, 16]]) {
-      const r = spawnSync('redis-benchmark', ['-p', String(port), '-c', String(c), '-P', String(p), '-n', String(count), '-q', 'XADD', `s${c}`, '*', 'f', payload], {encoding: 'utf8', maxBuffer: 1 << 24})
-      const m = /([\d.]+) requests per second/.exec(r.stdout.split('\r').pop() ?? r.stdout)
-      results.push([`c=${c} P=${p}`, m ? Math.round(Number(m[1])) : 0])
-    }
-    const best = Math.max(...results.map(([, v]) => v))
-    return {best, runs: results.map(([k, v]) => `${k}: ${v.toLocaleString('en-US')}`).join('; ')}
-  } finally {
-    server.kill('SIGTERM')
-    await new Promise((r) => server.once('exit', r))
-    rmSync(dir, {recursive: true, force: true})
-  }
-}
 
 function metaPlain(flush: 'threshold' | 'group-commit', size: number, count: number): {msgsPerSec: number; brokerUs: number | null; readBack: number} {
   const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--embedded', '--plain-put', '--max-in-flight', '1000', '--verify', '--flush', flush, '--size', String(size), '--count', String(count), '--quiet', '--json', ...(BROKER_NODE_OPTIONS ? [`--broker-node-options=${BROKER_NODE_OPTIONS}`] : [])], {encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
@@ -75,7 +40,7 @@ for (const size of [100, 1024]) {
     const meta = metaPlain(flush, size, count)
     const redis = await redisXadd(fsync, size, count)
     rows.push(
-      `| ${size} B | meta plain put, ${flush} / Redis XADD, AOF ${fsync} | ${meta.msgsPerSec.toLocaleString('en-US')} (${((meta.msgsPerSec * size) / 1e6).toFixed(0)} MB/s; broker ${meta.brokerUs?.toFixed(2) ?? '–'} µs/msg; read back ${meta.readBack.toLocaleString('en-US')}/s) | ${redis.best.toLocaleString('en-US')} (${redis.runs}) | ${(meta.msgsPerSec / redis.best).toFixed(2)}× |`,
+      `| ${size} B | meta plain put, ${flush} / Redis XADD, AOF ${fsync} | ${meta.msgsPerSec.toLocaleString('en-US')} (${((meta.msgsPerSec * size) / 1e6).toFixed(0)} MB/s; broker ${meta.brokerUs?.toFixed(2) ?? '–'} µs/msg; read back ${meta.readBack.toLocaleString('en-US')}/s) | ${redis.best.msgsPerSec.toLocaleString('en-US')} (${formatRuns(redis)}) | ${(meta.msgsPerSec / redis.best.msgsPerSec).toFixed(2)}× |`,
     )
   }
 }
