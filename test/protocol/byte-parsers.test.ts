@@ -118,6 +118,31 @@ describe('byte parsers', () => {
     assert.deepEqual(frames.frames.map((f) => f.topic), ['abc', 'abd', 'abc', 'ab', 'abc', 'abcd', 'abc', 'abc'])
   })
 
+  it('writePut() writes what the template string wrote, for random int32s, topics and bodies, many puts in one buffer', () => {
+    const random = rng(7)
+    const int32 = () => {
+      const r = random()
+      if (r < 0.1) return [0, -1, 1, 2147483647, -2147483648, -0, 9, 10, -10][Math.floor(random() * 9)]
+      if (r < 0.3) return Math.floor(random() * 1000) - 500
+      return Math.floor(random() * 2 ** 32) - 2 ** 31
+    }
+    const topics = ['t', 'orders', 'bench-mx7jaz2d-26769', 'a'.repeat(200)]
+    const out = new OutputBuffer(8)
+    let expected = ''
+    for (let i = 0; i < 3000; i++) {
+      const topic = topics[Math.floor(random() * topics.length)]
+      const body = Buffer.alloc(random() < 0.1 ? 0 : Math.floor(random() * 2000), String.fromCharCode(97 + (i % 26)))
+      const [partition, flag, checksum, opaque] = [int32(), int32(), int32(), int32()]
+      writePut(out, topic, partition, body, flag, checksum, opaque)
+      expected += `put ${topic} ${partition} ${body.length} ${flag} ${checksum} ${opaque}\r\n${body.toString('latin1')}`
+      if (random() < 0.05) {
+        assert.equal(out.take().toString('latin1'), expected)
+        expected = ''
+      }
+    }
+    assert.equal(out.take().toString('latin1'), expected)
+  })
+
   it('writePut(), encodePutResult() and encodeResult() write what the template strings wrote', () => {
     const ints = [0, 1, 9, 10, 99, 100, -1, -10, 2147483647, -2147483648, 4294967295, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, -0, 1.5]
     for (const a of ints) {

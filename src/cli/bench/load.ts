@@ -24,8 +24,11 @@ export interface LoadOptions {
   rate?: number
   /** The payload of the next message (called once per message, at send time). */
   payload: (sentAt: number) => Uint8Array
-  /** Called once per acknowledgement with the send time (performance.now()) and the payload sent. */
-  onAck: (result: SendResult, sentAt: number, payload: Uint8Array) => void
+  /**
+   * Called once per acknowledgement with the send time and the time the acknowledgement was
+   * handled (both performance.now(), read once each per message) and the payload sent.
+   */
+  onAck: (result: SendResult, sentAt: number, payload: Uint8Array, ackedAt: number) => void
   signal?: AbortSignal
   logger?: Logger
 }
@@ -98,7 +101,7 @@ export function sendLoad(producers: Producer[], options: LoadOptions): Promise<L
   const ack = (result: SendResult, sentAt: number, body: Uint8Array) => {
     done += 1
     endedAt = performance.now()
-    onAck(result, sentAt, body)
+    onAck(result, sentAt, body, endedAt)
     if (stopping && done === sent) maybeFinish()
   }
   const sendOne = (p: Producer): boolean => {

@@ -28,11 +28,11 @@ export async function runProduce(options: BenchRunOptions): Promise<RunSummary> 
       ...options,
       durationMs,
       payload: verified === undefined ? () => payload : () => verified.payload(),
-      onAck: (r, sentAt, body) => {
+      onAck: (r, sentAt, body, ackedAt) => {
         if (r.success) {
           verified?.acknowledged(body)
           meter.add(1, bytes)
-          meter.latency(performance.now() - sentAt)
+          meter.latency(ackedAt - sentAt)
         } else if (r.error?.code === 'TIMEOUT') {
           // No answer in time: the broker may well have stored it; say so rather than "failed".
           unacknowledged += 1

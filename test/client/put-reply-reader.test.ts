@@ -1,0 +1,50 @@
+/**
+ * PutReplyReader reads a put reply body "<msgId> <partition> <offset>" from its bytes; it must
+ * agree with reading the text (BigInt/Number) on every well-formed body, including ids whose
+ * leading digits repeat or change from one reply to the next (it keeps their bigint), and
+ * refuse everything else.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {PutReplyReader} from '../../src/client/producer.js'
+
+/** mulberry32: failures reproduce. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+describe('PutReplyReader', () => {
+  it('reads what BigInt and Number read, over random ids (runs of repeating leading digits, changes, signs)', () => {
+    const random = rng(14)
+    const reader = new PutReplyReader()
+    let id = 7205759403792793600n
+    for (let i = 0; i < 20_000; i++) {
+      const r = random()
+      if (r < 0.7) id += BigInt(Math.floor(random() * 3000)) // meta's ids step a little
+      else if (r < 0.8) id = BigInt(Math.floor(random() * 2 ** 31)) * BigInt(Math.floor(random() * 2 ** 32))
+      else if (r < 0.85) id = -id
+      else if (r < 0.9) id = BigInt(Math.floor(random() * 1e9)) // no leading part
+      else if (r < 0.95) id = 999_999_999n + BigInt(Math.floor(random() * 3)) // across 10^9
+      else id = [0n, 9223372036854775807n, -9223372036854775808n, 1_000_000_000n][Math.floor(random() * 4)]
+      const partition = Math.floor(random() * 100)
+      const offset = random() < 0.5 ? Math.floor(random() * 2 ** 40) : Math.floor(random() * 1000)
+      const text = `${id} ${partition} ${offset}`
+      assert.equal(reader.read(Buffer.from(text)), true, text)
+      assert.equal(reader.id, id, text)
+      assert.equal(reader.partition, partition, text)
+      assert.equal(reader.offset, offset, text)
+    }
+  })
+
+  it('refuses malformed bodies', () => {
+    const reader = new PutReplyReader()
+    for (const text of ['', ' ', '1', '1 2', '1 2 ', '1  2 3', 'a 2 3', '1 2 3 4', '-', '- 2 3', '1 -2 3', '1 2 -3', '12345678901234567890 0 0', '1 1234567890123456 0', '1 2 3\r\n']) {
+      assert.equal(reader.read(Buffer.from(text)), false, JSON.stringify(text))
+    }
+  })
+})
