@@ -6,17 +6,8 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {rng} from '../helpers/random.js'
 import {PutReplyReader} from '../../src/client/producer.js'
-
-/** mulberry32: failures reproduce. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 describe('PutReplyReader', () => {
   it('reads what BigInt and Number read, over random ids (runs of repeating leading digits, changes, signs)', () => {

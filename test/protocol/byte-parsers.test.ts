@@ -6,6 +6,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {rng} from '../helpers/random.js'
 import {FrameDecoder} from '../../src/protocol/decoder.js'
 import {createRequestDecoder, createResponseDecoder} from '../../src/protocol/frames.js'
 import {encodePutResult, parsePut, writePut} from '../../src/protocol/commands/put.js'
@@ -29,16 +30,6 @@ const NUMBERS = [
 ]
 
 const VALID = ['0', '7', '-1', '42', '100', '2147483647', '-2147483648', '4294967295']
-
-/** A small deterministic PRNG (mulberry32), so failures reproduce. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function chooser(seed: number) {
   const random = rng(seed)
