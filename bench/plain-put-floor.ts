@@ -9,7 +9,7 @@
  *       (one write of the next k frames per k acknowledgements read; nothing encoded in the
  *       timed loop) to bench/plain-put-floor-server.mjs, which parses the put lines and
  *       writes `result 200` acks, storing nothing. What Node and the kernel cost.
- *   (b) raw generator → meta's broker (`meta serve`, threshold flush, a temp dir): the
+ *   (b) raw generator → meta's broker (`meta serve`, threshold flush or FLOOR_FLUSH, a temp dir): the
  *       broker's cost without meta's client. Every message is read back and checked
  *       afterwards (its sequence number, run tag and bytes, every CRC), as in `meta bench
  *       --verify`; every ack must be `result 200` for the opaque sent, in order.
@@ -17,10 +17,13 @@
  *       --max-in-flight 1000 --verify` (what issue 14's row measures).
  *   (d) meta's producer library → minimal server: the client library's cost alone
  *       (`meta bench produce -b … --plain-put`; nothing to read back).
- *   Redis 7 `XADD` from redis-benchmark (its C client), AOF everysec (bench/redis-xadd.ts).
+ *   Redis 7 `XADD` from redis-benchmark (its C client), AOF everysec, or always with
+ *   FLOOR_FLUSH=group-commit (bench/redis-xadd.ts).
  *
  *   npm run bench:floor                          (FLOOR_COUNT=1000000, FLOOR_SIZE=100, FLOOR_RUNS=1)
  *   FLOOR_ONLY=a,b FLOOR_RUNS=3 npm run bench:floor
+ *   FLOOR_FLUSH=group-commit npm run bench:floor (meta's broker with group commit, Redis with
+ *                                                 appendfsync always; default threshold/everysec)
  *
  * Wall-clock figures on a shared machine: the load average is printed with every run.
  */
@@ -43,6 +46,13 @@ const SIZE = Number(process.env.FLOOR_SIZE ?? 100)
 const RUNS = Number(process.env.FLOOR_RUNS ?? 1)
 const ONLY = (process.env.FLOOR_ONLY ?? 'a,b,c,d,redis').split(',')
 const WINDOW = 1000
+const FLUSH = flushPolicy(process.env.FLOOR_FLUSH ?? 'threshold')
+const FSYNC = FLUSH === 'threshold' ? 'everysec' : 'always'
+
+function flushPolicy(value: string): 'threshold' | 'group-commit' {
+  if (value !== 'threshold' && value !== 'group-commit') throw new Error(`invalid FLOOR_FLUSH "${value}": expected threshold or group-commit`)
+  return value
+}
 
 interface Row {
   name: string
@@ -178,7 +188,7 @@ async function rowA(): Promise<Row> {
 
 async function rowB(): Promise<Row> {
   const frames = encodeFrames(`floor-${process.pid}`)
-  const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
+  const broker = await startEmbeddedBroker({self: [BIN], flush: FLUSH})
   try {
     const port = Number(broker.address.slice(broker.address.lastIndexOf(':') + 1))
     const before = broker.cpuMs()
@@ -201,7 +211,7 @@ async function rowB(): Promise<Row> {
     })
     if (check.messages !== COUNT) throw new Error(`read back ${check.messages} of ${COUNT} messages`)
     return {
-      name: "(b) raw generator → meta's broker (threshold flush)",
+      name: `(b) raw generator → meta's broker (${FLUSH})`,
       msgsPerSec: Math.round((COUNT * 1000) / run.ms),
       clientUs: perMessage(run.cpuMs),
       serverUs: perMessage(before === undefined || after === undefined ? null : after - before),
@@ -222,9 +232,9 @@ function metaBench(args: string[]): {msgsPerSec: number; cpu: {clientUsPerMsg: n
 }
 
 function rowC(): Row {
-  const s = metaBench(['--embedded', '--verify'])
+  const s = metaBench(['--embedded', '--verify', '--flush', FLUSH])
   return {
-    name: "(c) meta's producer → meta's broker (`meta bench produce --embedded --plain-put --verify`)",
+    name: `(c) meta's producer → meta's broker (\`meta bench produce --embedded --plain-put --verify --flush ${FLUSH}\`)`,
     msgsPerSec: s.msgsPerSec,
     clientUs: s.cpu.clientUsPerMsg,
     serverUs: s.cpu.brokerUsPerMsg,
@@ -252,9 +262,9 @@ async function rowD(): Promise<Row> {
 }
 
 async function rowRedis(): Promise<Row> {
-  const r = await redisXadd('everysec', SIZE, COUNT)
+  const r = await redisXadd(FSYNC, SIZE, COUNT)
   return {
-    name: `Redis 7 XADD, AOF everysec, redis-benchmark (C client), best of c=1 P=1000 / c=50 P=16`,
+    name: `Redis 7 XADD, AOF ${FSYNC}, redis-benchmark (C client), best of c=1 P=1000 / c=50 P=16`,
     msgsPerSec: r.best.msgsPerSec,
     clientUs: r.best.clientUsPerMsg,
     serverUs: r.best.serverUsPerMsg,
@@ -264,7 +274,7 @@ async function rowRedis(): Promise<Row> {
 
 const us = (v: number | null) => (v === null ? '–' : v.toFixed(2))
 const rows: Row[] = []
-process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, window ${WINDOW}, one loopback connection\n\n`)
+process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, window ${WINDOW}, one loopback connection, meta ${FLUSH} / Redis ${FSYNC}\n\n`)
 process.stdout.write('| Run | Pair | msg/s | client µs/msg | server µs/msg | notes | load (1 min) |\n|---|---|---:|---:|---:|---|---:|\n')
 for (let run = 1; run <= RUNS; run++) {
   const plan: Array<[string, () => Promise<Row> | Row]> = [
