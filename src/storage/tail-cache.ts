@@ -10,6 +10,15 @@
  * Memory: one global budget ({@link TailCache}) over all partitions; least recently used
  * blocks without pending bytes are dropped first. Blocks grow from 4 KiB (an idle partition
  * costs little) by doubling up to 1 MiB (a busy one makes few allocations).
+ *
+ * Recycling: an evicted full-size block whose bytes never left the cache (no read took a view
+ * of it, see {@link CacheBlock.shared}) keeps its buffer in a small spare pool (at most 1/16
+ * of the budget) for the next block. Without it a busy partition allocated a fresh 1 MiB
+ * buffer per MiB appended; V8 counts such buffers as external memory, and that churn ran a
+ * full mark-compact every few tens of milliseconds (a quarter to a half of the broker's
+ * instructions per 1 KiB put; docs/benchmarks.md, "Issue 14, fourth pass"). A buffer a view
+ * was handed out of is never reused: the reader (a fetch reply waiting for its socket write,
+ * a replica, a transaction check) may hold the view for as long as it likes.
  */
 import assert from 'node:assert'
 import {LruList, type LruEntry} from './lru-list.js'
@@ -28,6 +37,11 @@ export class CacheBlock implements LruEntry<CacheBlock> {
   written = 0
   /** Bytes [written, filled) are appended but not yet written. */
   filled = 0
+  /**
+   * A view of `buf` was handed to a reader ({@link PartitionTail.slice}): the buffer must
+   * never be written again, so it is not recycled after eviction.
+   */
+  shared = false
   /** A view of `buf` for writing record headers (see PartitionLog.append). */
   readonly view: DataView
 
@@ -44,8 +58,29 @@ export class CacheBlock implements LruEntry<CacheBlock> {
 export class TailCache {
   private readonly lru = new LruList<CacheBlock>()
   private usedBytes = 0
+  /** Full-size buffers of evicted blocks no reader saw, for the next blocks. */
+  private readonly spare: Buffer[] = []
+  private readonly maxSpare: number
 
-  constructor(readonly budgetBytes: number) {}
+  constructor(readonly budgetBytes: number) {
+    this.maxSpare = Math.floor(budgetBytes / 16 / TAIL_BLOCK_MAX_BYTES)
+  }
+
+  /** Buffers waiting in the spare pool (tests). */
+  get spareBlocks(): number {
+    return this.spare.length
+  }
+
+  /** A buffer for a new block of `bytes` bytes: a spare one when it is full-size. */
+  allocate(bytes: number): Buffer {
+    if (bytes === TAIL_BLOCK_MAX_BYTES && this.spare.length > 0) return this.spare.pop()!
+    return Buffer.allocUnsafeSlow(bytes)
+  }
+
+  /** Keep an evicted block's buffer for reuse when no reader holds a view of it. */
+  recycle(block: CacheBlock): void {
+    if (!block.shared && block.buf.length === TAIL_BLOCK_MAX_BYTES && this.spare.length < this.maxSpare) this.spare.push(block.buf)
+  }
 
   /** Bytes held by blocks now. */
   get bytes(): number {
@@ -123,7 +158,10 @@ export class PartitionTail {
     const first = this.blocks[i]
     if (from >= first.start + first.written) return undefined
     this.cache.touch(first)
-    if (to <= first.start + first.written) return first.buf.subarray(from - first.start, to - first.start)
+    if (to <= first.start + first.written) {
+      first.shared = true
+      return first.buf.subarray(from - first.start, to - first.start)
+    }
     return this.gather(i, from, to)
   }
 
@@ -144,6 +182,7 @@ export class PartitionTail {
       this.current = undefined
       this.nextBlockBytes = TAIL_BLOCK_MIN_BYTES
     }
+    this.cache.recycle(block)
   }
 
   private grow(start: number, bytes: number): CacheBlock {
@@ -152,7 +191,7 @@ export class PartitionTail {
       assert(last.start + last.filled === start, `append at ${start} does not follow the tail at ${last.start + last.filled}`)
       this.nextBlockBytes = Math.min(this.nextBlockBytes * 2, TAIL_BLOCK_MAX_BYTES)
     }
-    const block = new CacheBlock(Buffer.allocUnsafeSlow(Math.max(this.nextBlockBytes, bytes)), start, this)
+    const block = new CacheBlock(this.cache.allocate(Math.max(this.nextBlockBytes, bytes)), start, this)
     this.blocks.push(block)
     this.current = block
     this.cache.add(block)

@@ -1,0 +1,107 @@
+/**
+ * The tail cache's block recycling: an evicted full-size block goes to a small spare pool and
+ * backs the next block, unless a reader was handed a view of it — then its bytes must stay as
+ * they are for as long as the reader holds the view (here: a real socket write that has not
+ * completed because the peer does not read).
+ */
+import assert from 'node:assert/strict'
+import {once} from 'node:events'
+import {createServer, connect, type Socket} from 'node:net'
+import {describe, test} from 'node:test'
+import {PartitionTail, TAIL_BLOCK_MAX_BYTES, TailCache, type CacheBlock} from '../../src/storage/tail-cache.js'
+import {waitFor} from '../helpers/index.js'
+
+const MiB = TAIL_BLOCK_MAX_BYTES
+
+/** Append one full-size block's worth of `fill` bytes at `at`, as PartitionLog does, and write it. */
+function appendBlock(cache: TailCache, tail: PartitionTail, at: number, fill: number, trim = true): CacheBlock {
+  const block = tail.reserve(at, MiB)
+  block.buf.fill(fill, block.filled, block.filled + MiB)
+  block.filled += MiB
+  tail.commit()
+  if (trim) cache.trim()
+  return block
+}
+
+describe('TailCache block recycling', () => {
+  test('an evicted block no reader saw backs the next block; the pool is bounded by 1/16 of the budget', () => {
+    const cache = new TailCache(32 * MiB)
+    const tail = new PartitionTail(cache)
+    const blocks: CacheBlock[] = []
+    for (let i = 0; i < 32; i += 1) blocks.push(appendBlock(cache, tail, i * MiB, i + 1))
+    assert.equal(cache.spareBlocks, 0)
+    assert.equal(cache.bytes, 32 * MiB)
+    // Block 33 puts the cache over budget: the oldest block is evicted into the pool...
+    blocks.push(appendBlock(cache, tail, 32 * MiB, 33))
+    assert.equal(cache.spareBlocks, 1)
+    // ...and the next block takes its buffer instead of allocating one.
+    const next = appendBlock(cache, tail, 33 * MiB, 34)
+    assert.equal(next.buf, blocks[0].buf)
+    assert.equal(next.buf[0], 34)
+    // The cache still serves what it holds; the evicted range is gone from it.
+    assert.equal(tail.slice(0, 10), undefined)
+    assert.deepEqual(tail.slice(33 * MiB, 33 * MiB + 4), Buffer.from([34, 34, 34, 34]))
+    // Never more than budget / 16 spare (2 MiB here), however much is evicted at once.
+    const other = new TailCache(32 * MiB)
+    const many = new PartitionTail(other)
+    for (let i = 0; i < 40; i += 1) appendBlock(other, many, i * MiB, 1, false)
+    other.trim()
+    assert.equal(other.bytes, 32 * MiB)
+    assert.equal(other.spareBlocks, 2)
+    assert.equal(new TailCache(8 * MiB).allocate(MiB).length, MiB, 'a cache too small for a pool still allocates')
+  })
+
+  test('a block a view was taken of is never reused while a socket write of the view is pending', async (t) => {
+    const server = createServer()
+    const accepted: Socket[] = []
+    server.on('connection', (s) => accepted.push(s)) // no 'data' listener: the peer does not read yet
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const client = connect((server.address() as {port: number}).port, '127.0.0.1')
+    t.after(() => {
+      client.destroy()
+      for (const s of accepted) s.destroy()
+      server.close()
+    })
+    await once(client, 'connect')
+    const peer = await waitFor(() => accepted[0])
+
+    const cache = new TailCache(32 * MiB)
+    const tail = new PartitionTail(cache)
+    const first = appendBlock(cache, tail, 0, 0xa5)
+    const view = tail.slice(0, MiB)!
+    assert.equal(view.buffer, first.buf.buffer, 'the read is a view of the block, not a copy')
+    assert.equal(first.shared, true)
+    // Write the view until the kernel buffers are full and Node holds the rest: not complete.
+    let written = 0
+    let completed = 0
+    let lastDone = false
+    while (client.writableLength === 0) {
+      written += 1
+      client.write(view, () => (completed += 1))
+    }
+    client.write(view, () => (lastDone = true))
+    written += 1
+    assert.ok(client.writableLength > 0 && !lastDone, 'the write is still pending')
+
+    // Append far past the budget: the viewed block is evicted first, and must not come back.
+    for (let i = 1; i < 48; i += 1) {
+      const block = appendBlock(cache, tail, i * MiB, i & 0xff)
+      assert.notEqual(block.buf.buffer, view.buffer, `block ${i} reused the buffer a pending write holds`)
+    }
+    assert.equal(tail.slice(0, 10), undefined, 'the viewed block was evicted')
+    assert.ok(!lastDone, 'the write was still pending while blocks were evicted and reused')
+    assert.ok(view.every((b) => b === 0xa5), 'the viewed bytes are unchanged')
+
+    // Let the peer read everything: every byte it receives is the block's original content.
+    let received = 0
+    let wrong = 0
+    peer.on('data', (chunk: Buffer) => {
+      received += chunk.length
+      for (const b of chunk) if (b !== 0xa5) wrong += 1
+    })
+    await waitFor(() => lastDone && received === written * MiB, {timeoutMs: 30_000, what: 'the pending write to complete'})
+    assert.equal(completed, written - 1)
+    assert.equal(wrong, 0)
+  })
+})
