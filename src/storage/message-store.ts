@@ -59,7 +59,7 @@ export interface MessageStoreOptions {
   extraDataPaths?: string[]
   /** Upper bound on file descriptors the store keeps open (default 1024). */
   maxOpenFiles?: number
-  /** Global budget of in-memory tail cache bytes (default 64 MiB). */
+  /** Global budget of in-memory tail cache bytes (default 64 MiB), plus at most 1/16 of it in recycled spare blocks. */
   tailCacheBytes?: number
   logger?: Logger
   /** Fault-injection seam for tests (ENOSPC, EIO); defaults to node:fs. */
