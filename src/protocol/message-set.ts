@@ -13,7 +13,7 @@
  * sends raw log bytes up to maxSize); decoders stop there and report how many bytes they
  * consumed, so a consumer advances its offset only past whole messages.
  */
-import {checksum, checksumOfRange} from './crc.js'
+import {checksum, checksumOfRange, checksumOfRangeWords} from './crc.js'
 import {int32At} from './output-buffer.js'
 import {MetaError} from './errors.js'
 
@@ -218,13 +218,14 @@ export function scanRecords(
 ): {end: number; stop: ScanStop} {
   let pos = start
   const end = buf.length
+  const words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   while (pos < end) {
     if (end - pos < RECORD_HEADER_BYTES) return {end: pos, stop: 'partial'}
     const length = int32At(buf, pos)
     if (length < 0 || length > maxPayloadBytes) return {end: pos, stop: 'bad-length'}
     if (end - pos - RECORD_HEADER_BYTES < length) return {end: pos, stop: 'partial'}
     const crc = int32At(buf, pos + 4)
-    if (checksumOfRange(buf, pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length) !== crc) {
+    if (checksumOfRangeWords(buf, words, pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length) !== crc) {
       return {end: pos, stop: 'bad-checksum'}
     }
     onRecord?.(pos, length)

@@ -6,7 +6,7 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {crc32} from 'node:zlib'
-import {checksum, largeCrc32Implementation} from '../../src/protocol/crc.js'
+import {checksum, checksumOfRange, checksumOfRangeWords, largeCrc32Implementation} from '../../src/protocol/crc.js'
 
 describe('checksum', () => {
   it('checksum() equals zlib crc32 & 0x7fffffff for lengths 0..400 at every alignment', () => {
@@ -25,6 +25,27 @@ describe('checksum', () => {
     }
     assert.equal(checksum(Buffer.from('hello')), 907060870)
     assert.equal(checksum(Buffer.alloc(0xff, 0xff)), crc32(Buffer.alloc(0xff, 0xff)) & 0x7fffffff)
+  })
+
+  it('checksumOfRangeWords() (word loads through a DataView, record scans) equals checksumOfRange() and zlib for every length and alignment', () => {
+    const backing = Buffer.alloc(4096 + 16)
+    let x = 777
+    for (let i = 0; i < backing.length; i++) {
+      x = (x * 1103515245 + 12345) & 0x7fffffff
+      backing[i] = x >>> 16
+    }
+    for (const shift of [0, 1, 2, 3, 5]) {
+      // The scanned buffer itself at an odd place in its ArrayBuffer, as a socket chunk's view is.
+      const buf = backing.subarray(shift, shift + 4096)
+      const words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+      for (let length = 0; length <= 400; length += length < 40 ? 1 : 7) {
+        for (const start of [0, 1, 3, 4, 7, 9, 4096 - length]) {
+          const expected = crc32(buf.subarray(start, start + length)) & 0x7fffffff
+          assert.equal(checksumOfRangeWords(buf, words, start, start + length), expected, `length ${length} at ${start}, shift ${shift}`)
+          assert.equal(checksumOfRange(buf, start, start + length), expected)
+        }
+      }
+    }
   })
 
   it('large inputs go to @node-rs/crc32 here (installed with the package) and match zlib up to 1 MiB', () => {
