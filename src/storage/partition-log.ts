@@ -299,7 +299,7 @@ export class PartitionLog {
       if (hole !== undefined) to = Math.min(to, segment.start + hole.from)
     }
     const cached = this.tail.slice(offset, to)
-    if (cached !== undefined) return {kind: 'data', data: cached}
+    if (cached !== undefined) return {kind: 'data', data: cached.data, release: cached.release}
     let data: Buffer
     try {
       data = await readSegment(this.ctx, segment, offset, to)

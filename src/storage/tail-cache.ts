@@ -11,14 +11,16 @@
  * blocks without pending bytes are dropped first. Blocks grow from 4 KiB (an idle partition
  * costs little) by doubling up to 1 MiB (a busy one makes few allocations).
  *
- * Recycling: an evicted full-size block whose bytes never left the cache (no read took a view
- * of it, see {@link CacheBlock.shared}) keeps its buffer in a small spare pool (at most 1/16
- * of the budget) for the next block. Without it a busy partition allocated a fresh 1 MiB
- * buffer per MiB appended; V8 counts such buffers as external memory, and that churn ran a
- * full mark-compact every few tens of milliseconds (a quarter to a half of the broker's
- * instructions per 1 KiB put; docs/benchmarks.md, "Issue 14, fourth pass"). A buffer a view
- * was handed out of is never reused: the reader (a fetch reply waiting for its socket write,
- * a replica, a transaction check) may hold the view for as long as it likes.
+ * Recycling: an evicted full-size block with no view of it out (see {@link CacheBlock.leases})
+ * keeps its buffer in a small spare pool (at most 1/16 of the budget) for the next block.
+ * Without it a busy partition allocated a fresh 1 MiB buffer per MiB appended; V8 counts such
+ * buffers as external memory, and that churn ran a full mark-compact every few tens of
+ * milliseconds (a quarter to a half of the broker's instructions per 1 KiB put;
+ * docs/benchmarks.md, "Issue 14, fourth pass"). Every view {@link PartitionTail.slice} hands
+ * out is a lease on its block: a reader that knows when it is done with the bytes calls the
+ * returned `release` (the get handler: once the reply is copied, or once its socket write has
+ * completed); a reader that never does (a replica, a transaction check) pins the block, which
+ * is then left to the GC after eviction as before. A buffer is never reused while a lease is out.
  */
 import assert from 'node:assert'
 import {LruList, type LruEntry} from './lru-list.js'
@@ -38,10 +40,12 @@ export class CacheBlock implements LruEntry<CacheBlock> {
   /** Bytes [written, filled) are appended but not yet written. */
   filled = 0
   /**
-   * A view of `buf` was handed to a reader ({@link PartitionTail.slice}): the buffer must
-   * never be written again, so it is not recycled after eviction.
+   * Views of `buf` handed to readers ({@link PartitionTail.slice}) and not released: while
+   * any is out the buffer is not recycled (at eviction, or when the last is released).
    */
-  shared = false
+  leases = 0
+  /** Dropped from the cache (its buffer is recycled once no lease is out). */
+  evicted = false
   /** A view of `buf` for writing record headers (see PartitionLog.append). */
   readonly view: DataView
 
@@ -79,7 +83,7 @@ export class TailCache {
 
   /** Keep an evicted block's buffer for reuse when no reader holds a view of it. */
   recycle(block: CacheBlock): void {
-    if (!block.shared && block.buf.length === TAIL_BLOCK_MAX_BYTES && this.spare.length < this.maxSpare) this.spare.push(block.buf)
+    if (block.leases === 0 && block.buf.length === TAIL_BLOCK_MAX_BYTES && this.spare.length < this.maxSpare) this.spare.push(block.buf)
   }
 
   /** Bytes held by blocks now. */
@@ -150,19 +154,31 @@ export class PartitionTail {
     if (this.current !== undefined) this.cache.touch(this.current)
   }
 
-  /** Written bytes [from, to) when the cache holds all of them, else undefined. */
-  slice(from: number, to: number): Buffer | undefined {
+  /**
+   * Written bytes [from, to) when the cache holds all of them, else undefined. A view of a
+   * block comes with `release`, to call once the view is no longer used (never calling it is
+   * safe: the block is just not recycled); a copy (the range spans blocks) needs none.
+   */
+  slice(from: number, to: number): {data: Buffer; release?: () => void} | undefined {
     let i = this.blocks.length - 1
     while (i >= 0 && this.blocks[i].start > from) i -= 1
     if (i < 0) return undefined
     const first = this.blocks[i]
     if (from >= first.start + first.written) return undefined
     this.cache.touch(first)
-    if (to <= first.start + first.written) {
-      first.shared = true
-      return first.buf.subarray(from - first.start, to - first.start)
+    if (to > first.start + first.written) {
+      const data = this.gather(i, from, to)
+      return data === undefined ? undefined : {data}
     }
-    return this.gather(i, from, to)
+    first.leases += 1
+    let released = false
+    const release = (): void => {
+      if (released) return
+      released = true
+      first.leases -= 1
+      if (first.evicted) this.cache.recycle(first)
+    }
+    return {data: first.buf.subarray(from - first.start, to - first.start), release}
   }
 
   /** Drop every block (the log was truncated, or is closing). */
@@ -182,6 +198,7 @@ export class PartitionTail {
       this.current = undefined
       this.nextBlockBytes = TAIL_BLOCK_MIN_BYTES
     }
+    block.evicted = true
     this.cache.recycle(block)
   }
 

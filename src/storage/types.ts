@@ -31,8 +31,12 @@ export type AppendCallback = (err: MetaError | null) => void
 
 /** Outcome of a read. */
 export type ReadResult =
-  /** `data` holds raw log bytes starting at the requested offset (may end mid-record). */
-  | {readonly kind: 'data'; readonly data: Buffer}
+  /**
+   * `data` holds raw log bytes starting at the requested offset (may end mid-record). When
+   * it is a view of the tail cache, `release` may be called once `data` is no longer used,
+   * so that its memory can be reused (tail-cache.ts); not calling it is always safe.
+   */
+  | {readonly kind: 'data'; readonly data: Buffer; readonly release?: () => void}
   /** The offset is below the first segment; retry from `offset` (get → 301). */
   | {readonly kind: 'below'; readonly offset: number}
   /** The offset is at or past the end of the log; `end` is the current end (get → 404/301). */

@@ -24,6 +24,36 @@ function appendBlock(cache: TailCache, tail: PartitionTail, at: number, fill: nu
 }
 
 describe('TailCache block recycling', () => {
+  test('a released view lets its block be recycled, at eviction or at the release after it; a copy needs no release', () => {
+    const cache = new TailCache(32 * MiB)
+    const tail = new PartitionTail(cache)
+    const first = appendBlock(cache, tail, 0, 1)
+    const second = appendBlock(cache, tail, MiB, 2)
+    const early = tail.slice(10, 20)!
+    const late = tail.slice(MiB + 10, MiB + 20)!
+    const other = tail.slice(MiB + 30, MiB + 40)!
+    assert.deepEqual([first.leases, second.leases], [1, 2])
+    early.release!()
+    early.release!() // twice is once
+    assert.equal(first.leases, 0)
+    const copy = tail.slice(MiB - 4, MiB + 4)!
+    assert.equal(copy.release, undefined, 'a range over two blocks is a copy')
+    assert.deepEqual(copy.data, Buffer.from([1, 1, 1, 1, 2, 2, 2, 2]))
+    // Fill past the budget in one turn: both blocks are evicted; only the released one is spare.
+    for (let i = 2; i < 34; i += 1) appendBlock(cache, tail, i * MiB, 3, false)
+    cache.trim()
+    assert.deepEqual([first.evicted, second.evicted], [true, true])
+    assert.equal(cache.spareBlocks, 1)
+    assert.equal(cache.allocate(MiB), first.buf)
+    late.release!()
+    assert.equal(cache.spareBlocks, 0, 'one view of the evicted block is still out')
+    assert.deepEqual(other.data, Buffer.alloc(10, 2), 'the evicted block is intact while a view is out')
+    other.release!()
+    assert.equal(cache.spareBlocks, 1, 'recycled when its last view is released')
+    assert.equal(cache.allocate(MiB), second.buf)
+  })
+
+
   test('an evicted block no reader saw backs the next block; the pool is bounded by 1/16 of the budget', () => {
     const cache = new TailCache(32 * MiB)
     const tail = new PartitionTail(cache)
@@ -40,7 +70,7 @@ describe('TailCache block recycling', () => {
     assert.equal(next.buf[0], 34)
     // The cache still serves what it holds; the evicted range is gone from it.
     assert.equal(tail.slice(0, 10), undefined)
-    assert.deepEqual(tail.slice(33 * MiB, 33 * MiB + 4), Buffer.from([34, 34, 34, 34]))
+    assert.deepEqual(tail.slice(33 * MiB, 33 * MiB + 4)!.data, Buffer.from([34, 34, 34, 34]))
     // Never more than budget / 16 spare (2 MiB here), however much is evicted at once.
     const other = new TailCache(32 * MiB)
     const many = new PartitionTail(other)
@@ -69,9 +99,9 @@ describe('TailCache block recycling', () => {
     const cache = new TailCache(32 * MiB)
     const tail = new PartitionTail(cache)
     const first = appendBlock(cache, tail, 0, 0xa5)
-    const view = tail.slice(0, MiB)!
+    const view = tail.slice(0, MiB)!.data // a reader that never releases its view
     assert.equal(view.buffer, first.buf.buffer, 'the read is a view of the block, not a copy')
-    assert.equal(first.shared, true)
+    assert.equal(first.leases, 1)
     // Write the view until the kernel buffers are full and Node holds the rest: not complete.
     let written = 0
     let completed = 0

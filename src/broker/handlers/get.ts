@@ -72,9 +72,17 @@ export function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand
 function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, result: ReadResult): void {
   switch (result.kind) {
     case 'data':
-      if (isReplicaGet(frame)) sendReplicaValue(ctx, conn, frame, result.data)
-      // The read's buffer (src/storage/read-buffers.ts) is reused once the socket wrote it.
-      else conn.sendValue(frame.opaque, result.data, () => readBuffers.give(result.data))
+      if (isReplicaGet(frame)) {
+        sendReplicaValue(ctx, conn, frame, result.data) // copies the data
+        result.release?.()
+      } else {
+        // Once the socket wrote it: the read's buffer (src/storage/read-buffers.ts) is reused,
+        // or the tail-cache view's lease is released (src/storage/tail-cache.ts).
+        conn.sendValue(frame.opaque, result.data, () => {
+          readBuffers.give(result.data)
+          result.release?.()
+        })
+      }
       return
     case 'below':
     case 'damaged':

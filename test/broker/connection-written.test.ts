@@ -1,0 +1,57 @@
+/**
+ * Connection#sendValue's `written` callback, which the get handler uses to release a
+ * tail-cache view (storage/tail-cache.ts): called at once when the data was copied into the
+ * output buffer, and only after the socket write carrying a large value has completed — a
+ * write held up by a peer that does not read must not release it.
+ */
+import assert from 'node:assert/strict'
+import {once} from 'node:events'
+import {connect, createServer, type Socket} from 'node:net'
+import {describe, test} from 'node:test'
+import {Connection} from '../../src/broker/connection.js'
+import {capturedLogger, waitFor} from '../helpers/index.js'
+
+describe('Connection#sendValue written callback', () => {
+  test('small values call it at once; a large one only after its socket write completed', async (t) => {
+    const server = createServer()
+    const accepted: Socket[] = []
+    server.on('connection', (s) => accepted.push(s))
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const peer = connect((server.address() as {port: number}).port, '127.0.0.1') // does not read yet
+    t.after(() => {
+      peer.destroy()
+      for (const s of accepted) s.destroy()
+      server.close()
+    })
+    await once(peer, 'connect')
+    const socket = await waitFor(() => accepted[0])
+    const handler = {handle: () => {}, draining: () => {}, closed: () => {}}
+    const conn = new Connection(socket, handler, capturedLogger().logger, {maxBodyBytes: 1 << 20, maxPendingBytes: 1 << 30})
+
+    let smallDone = 0
+    conn.sendValue(1, Buffer.alloc(100, 7), () => (smallDone += 1))
+    assert.equal(smallDone, 1, 'a small value is copied: released at once')
+
+    // Large values until the socket holds unsent bytes (the kernel buffers are full).
+    const big = Buffer.alloc(1 << 20, 9)
+    let sent = 0
+    while (socket.writableLength === 0) {
+      conn.sendValue(2, big)
+      sent += 1
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    let bigDone = false
+    conn.sendValue(3, big, () => (bigDone = true))
+    sent += 1
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.ok(socket.writableLength > 0, 'the write is pending')
+    assert.equal(bigDone, false, 'not released while its write is pending')
+
+    let received = 0
+    peer.on('data', (chunk: Buffer) => (received += chunk.length))
+    await waitFor(() => bigDone, {timeoutMs: 30_000, what: 'the large value to be written'})
+    assert.ok(received > 0, 'released once the peer took bytes')
+    await waitFor(() => received >= sent * big.length, {timeoutMs: 30_000, what: 'every value to arrive'})
+  })
+})
