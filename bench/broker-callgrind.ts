@@ -39,6 +39,9 @@ const SCENARIOS: Scenario[] = [
   {name: 'plain put 1 KiB', args: ['produce', '--plain-put', '--max-in-flight', '1000', '--size', '1KiB']},
   {name: 'put-batch 100 B', args: ['produce', '--size', '100']},
   {name: 'put-batch 1 KiB', args: ['produce', '--size', '1KiB']},
+  // Produce and consume at once (e2e's default rate, 10,000 msg/s; one consumer reading the
+  // tail): 1 KiB. Noisy (idle-time work counts per message): compare several runs.
+  {name: 'e2e 1 KiB', args: ['e2e', '--size', '1KiB', '--warmup', '0s']},
   {name: 'plain put 100 B, group commit', args: ['produce', '--plain-put', '--max-in-flight', '1000', '--size', '100'], groupCommit: true},
 ]
 
