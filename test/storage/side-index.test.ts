@@ -11,6 +11,7 @@ import {checksum} from '../../src/protocol/crc.js'
 import {makeMessageId} from '../../src/protocol/message-id.js'
 import {MessageStore, type PartitionLog} from '../../src/storage/index.js'
 import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
+import {decodeEntry, encodeEntries} from '../../src/storage/side-index.js'
 import {FaultyFileOps, openStore, put, putMany} from './support.js'
 
 const BASE_MS = Date.UTC(2024, 0, 1)
@@ -224,5 +225,28 @@ describe('side index', () => {
     assert.equal(log.info().messageCount, 3)
     assert.equal(await log.offsetBeforeEnd(2), 30)
     assert.equal(await log.offsetForTimestamp(0), 0)
+  })
+})
+
+describe('side index entry encoding', () => {
+  test('encodeEntries() writes each value as a big-endian uint64, as Buffer#writeUInt32BE pairs did, and decodeEntry() reads it back', () => {
+    const values = [0, 1, 255, 256, 0x7fffffff, 0x80000000, 0xffffffff, 2 ** 32, 2 ** 32 + 1, 2 ** 40 + 12345, Number.MAX_SAFE_INTEGER]
+    let x = 99
+    for (let i = 0; i < 300; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31
+      values.push(x * 2 ** (i % 22) + (i % 7))
+    }
+    while (values.length % 3 !== 0) values.push(7)
+    const expected = Buffer.alloc(values.length * 8)
+    values.forEach((v, i) => {
+      expected.writeUInt32BE(Math.floor(v / 2 ** 32), i * 8)
+      expected.writeUInt32BE(v % 2 ** 32, i * 8 + 4)
+    })
+    assert.deepEqual(encodeEntries(values), expected)
+    assert.deepEqual(encodeEntries(values, 2), expected.subarray(2 * 24))
+    const encoded = encodeEntries(values)
+    for (let e = 0; e < values.length / 3; e++) {
+      assert.deepEqual(decodeEntry(encoded, e * 24), {pos: values[e * 3], count: values[e * 3 + 1], maxTs: values[e * 3 + 2]})
+    }
   })
 })
