@@ -5,27 +5,14 @@
  * write held up by a peer that does not read must not release it.
  */
 import assert from 'node:assert/strict'
-import {once} from 'node:events'
-import {connect, createServer, type Socket} from 'node:net'
 import {describe, test} from 'node:test'
 import {Connection} from '../../src/broker/connection.js'
 import {capturedLogger, waitFor} from '../helpers/index.js'
+import {socketPair} from '../helpers/socket-pair.js'
 
 describe('Connection#sendValue written callback', () => {
   test('small values call it at once; a large one only after its socket write completed', async (t) => {
-    const server = createServer()
-    const accepted: Socket[] = []
-    server.on('connection', (s) => accepted.push(s))
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const peer = connect((server.address() as {port: number}).port, '127.0.0.1') // does not read yet
-    t.after(() => {
-      peer.destroy()
-      for (const s of accepted) s.destroy()
-      server.close()
-    })
-    await once(peer, 'connect')
-    const socket = await waitFor(() => accepted[0])
+    const {client: peer, server: socket} = await socketPair(t) // the peer does not read yet
     const handler = {handle: () => {}, draining: () => {}, closed: () => {}}
     const conn = new Connection(socket, handler, capturedLogger().logger, {maxBodyBytes: 1 << 20, maxPendingBytes: 1 << 30})
 

@@ -5,11 +5,10 @@
  * completed because the peer does not read).
  */
 import assert from 'node:assert/strict'
-import {once} from 'node:events'
-import {createServer, connect, type Socket} from 'node:net'
 import {describe, test} from 'node:test'
 import {PartitionTail, TAIL_BLOCK_MAX_BYTES, TailCache, type CacheBlock} from '../../src/storage/tail-cache.js'
 import {waitFor} from '../helpers/index.js'
+import {socketPair} from '../helpers/socket-pair.js'
 
 const MiB = TAIL_BLOCK_MAX_BYTES
 
@@ -82,19 +81,8 @@ describe('TailCache block recycling', () => {
   })
 
   test('a block a view was taken of is never reused while a socket write of the view is pending', async (t) => {
-    const server = createServer()
-    const accepted: Socket[] = []
-    server.on('connection', (s) => accepted.push(s)) // no 'data' listener: the peer does not read yet
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const client = connect((server.address() as {port: number}).port, '127.0.0.1')
-    t.after(() => {
-      client.destroy()
-      for (const s of accepted) s.destroy()
-      server.close()
-    })
-    await once(client, 'connect')
-    const peer = await waitFor(() => accepted[0])
+    // The peer does not read until it gets a 'data' listener.
+    const {client, server: peer} = await socketPair(t)
 
     const cache = new TailCache(32 * MiB)
     const tail = new PartitionTail(cache)
