@@ -38,15 +38,11 @@ export function checksum(data: Uint8Array): number {
   return (data.length <= JS_MAX_BYTES ? crc32Small(data) : crc32Large(data)) & 0x7fffffff
 }
 
-/** checksum(buf.subarray(start, end)) without making the view for small ranges (record scans). */
-export function checksumOfRange(buf: Uint8Array, start: number, end: number): number {
-  return (end - start <= JS_MAX_BYTES ? crc32Range(buf, start, end) : crc32Large(buf.subarray(start, end))) & 0x7fffffff
-}
-
 /**
- * checksumOfRange() for a scan over many records of one buffer: `words` is a DataView of all
- * of `buf` (made once per scan), through which the loop reads 4 bytes at a time instead of
- * one (one bounds check and load per word; −10–20 % time per 100 B record, measured).
+ * checksum(buf.subarray(start, end)) for a scan over many records of one buffer, without a
+ * view per record: `words` is a DataView of all of `buf` (made once per scan), through which
+ * the loop reads 4 bytes at a time instead of one (one bounds check and load per word; −10–20 %
+ * time per 100 B record, measured). Record scans (put-batch, recovery) and the consumer's walk.
  */
 export function checksumOfRangeWords(buf: Uint8Array, words: DataView, start: number, end: number): number {
   return (end - start <= JS_MAX_BYTES ? crc32RangeWords(buf, words, start, end) : crc32Large(buf.subarray(start, end))) & 0x7fffffff

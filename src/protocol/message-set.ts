@@ -13,7 +13,7 @@
  * sends raw log bytes up to maxSize); decoders stop there and report how many bytes they
  * consumed, so a consumer advances its offset only past whole messages.
  */
-import {checksum, checksumOfRange, checksumOfRangeWords} from './crc.js'
+import {checksum, checksumOfRangeWords} from './crc.js'
 import {int32At} from './output-buffer.js'
 import {MetaError} from './errors.js'
 
@@ -131,6 +131,8 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
   const verify = options.verifyChecksum ?? true
   const maxPayload = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES_DEFAULT
   const end = buf.length
+  // One view for the whole walk: the CRC loop reads the records 4 bytes at a time (scanRecords).
+  const words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   let pos = 0
   while (end - pos >= RECORD_HEADER_BYTES) {
     // int32At, not Buffer#readInt32BE: see output-buffer.ts.
@@ -140,7 +142,7 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
     }
     const next = pos + RECORD_HEADER_BYTES + length
     if (next > end) break
-    if (verify && checksumOfRange(buf, pos + RECORD_HEADER_BYTES, next) !== int32At(buf, pos + 4)) {
+    if (verify && checksumOfRangeWords(buf, words, pos + RECORD_HEADER_BYTES, next) !== int32At(buf, pos + 4)) {
       return {bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
     }
     const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
