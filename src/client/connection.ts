@@ -2,8 +2,9 @@
  * One TCP connection to one broker, shared by everything that talks to that broker.
  *
  * - Pipelining: requests are encoded into one output buffer and written once per tick
- *   (process.nextTick), responses are matched by opaque in a preallocated ring
- *   (pending.ts). No promise or timer is created per request on the callback API.
+ *   (process.nextTick), or as soon as EARLY_FLUSH_BYTES are waiting; responses are matched
+ *   by opaque in a preallocated ring (pending.ts). No promise or timer is created per request
+ *   on the callback API.
  * - Timeouts: every request has a deadline; one interval timer expires overdue requests with
  *   TIMEOUT (MetaQ's synthetic 504).
  * - Loss: when the socket closes, every request in flight fails with CONNECTION_CLOSED
@@ -60,6 +61,13 @@ export type {BrokerCapabilities} from '../protocol/stats-body.js'
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
 const HEARTBEAT_FAILURES_MAX = 3
 const TIMEOUT_SCAN_MS = 100
+/**
+ * Requests waiting for the end of the tick are written at once when they reach this size (one
+ * socket read's worth at the broker), so a producer refilling its window from a chunk of
+ * acknowledgements lets the broker start on the first puts while it encodes the rest: with
+ * plain puts, 1,000 in flight, at low load, +5–60 % msg/s per run (docs/benchmarks.md).
+ */
+const EARLY_FLUSH_BYTES = 64 * 1024
 
 type State = 'connecting' | 'open' | 'waiting' | 'closed'
 
@@ -132,6 +140,11 @@ export class BrokerConnection extends EventEmitter {
   }
 
   /** Requests awaiting a response. */
+  /** Bytes of requests encoded but not yet handed to the socket (written at the end of the tick). */
+  get unsentBytes(): number {
+    return this.out.byteLength
+  }
+
   get inFlight(): number {
     return this.pending.size
   }
@@ -165,7 +178,10 @@ export class BrokerConnection extends EventEmitter {
     }
     const opaque = this.pending.add(callback, Date.now() + (timeoutMs ?? this.options.requestTimeoutMs))
     write(this.out, opaque)
-    if (this.state === 'open') this.scheduleFlush()
+    if (this.state === 'open') {
+      if (this.out.byteLength >= EARLY_FLUSH_BYTES) this.flush()
+      else this.scheduleFlush()
+    }
     else if (this.state === 'waiting') this.reconnectNow()
   }
 

@@ -8,7 +8,7 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {createServer, type Server, type Socket} from 'node:net'
 import {BrokerConnection, connectAdmin, createProducer} from '../../src/client/index.js'
-import {encodeVersion, isMetaError, type MetaError} from '../../src/protocol/index.js'
+import {checksum, encodeVersion, isMetaError, writePut, type MetaError} from '../../src/protocol/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
@@ -47,6 +47,31 @@ describe('BrokerConnection', () => {
     const answers = await Promise.all(Array.from({length: 1000}, () => version(conn)))
     assert.ok(answers.every((a) => a === '1.4.6.2'))
     assert.equal(conn.inFlight, 0)
+  })
+
+  it('writes requests before the tick ends once 64 KiB are waiting, and still answers every one', async (t) => {
+    const broker = await startTestBroker(t)
+    const conn = await BrokerConnection.connect({host: '127.0.0.1', port: broker.port})
+    t.after(() => conn.close())
+    const topic = uniqueName('early')
+    const body = Buffer.alloc(1000, 0x61)
+    const answers: Array<Promise<number>> = []
+    let mostUnsent = 0
+    for (let i = 0; i < 200; i++) {
+      // Plain puts of 1,000 bytes, about 200 KB encoded in one tick.
+      answers.push(
+        new Promise((resolve, reject) =>
+          conn.request(
+            (out, opaque) => writePut(out, topic, 0, body, 0, checksum(body), opaque),
+            (err, frame) => (err ? reject(err) : resolve(frame!.type === 'result' ? frame!.code : -1)),
+          ),
+        ),
+      )
+      mostUnsent = Math.max(mostUnsent, conn.unsentBytes)
+    }
+    assert.ok(mostUnsent > 0 && mostUnsent < 64 * 1024 + 1100, `at most 64 KiB + one put waits (saw ${mostUnsent})`)
+    assert.ok(conn.unsentBytes < 64 * 1024, `the rest waits for the end of the tick (${conn.unsentBytes})`)
+    assert.deepEqual(new Set(await Promise.all(answers)), new Set([200]))
   })
 
   it('times out a request the broker never answers, with TIMEOUT', async (t) => {
