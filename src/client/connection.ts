@@ -139,12 +139,12 @@ export class BrokerConnection extends EventEmitter {
     return this.state === 'closed'
   }
 
-  /** Requests awaiting a response. */
   /** Bytes of requests encoded but not yet handed to the socket (written at the end of the tick). */
   get unsentBytes(): number {
     return this.out.byteLength
   }
 
+  /** Requests awaiting a response. */
   get inFlight(): number {
     return this.pending.size
   }
@@ -181,8 +181,7 @@ export class BrokerConnection extends EventEmitter {
     if (this.state === 'open') {
       if (this.out.byteLength >= EARLY_FLUSH_BYTES) this.flush()
       else this.scheduleFlush()
-    }
-    else if (this.state === 'waiting') this.reconnectNow()
+    } else if (this.state === 'waiting') this.reconnectNow()
   }
 
   /** Promise form of request() for non-hot paths. */
