@@ -20,7 +20,7 @@ import {writeSync} from 'node:fs'
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
-export type LogFields = Record<string, unknown>
+type LogFields = Record<string, unknown>
 
 export interface Logger {
   error(message: string, fields?: LogFields): void
@@ -32,7 +32,7 @@ export interface Logger {
   child(namespace: string, fields?: LogFields): Logger
 }
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: LogLevel
   format?: 'pretty' | 'json'
   /** Where lines go; default stderr (fd 2). Tests pass a stream to capture. */

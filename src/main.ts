@@ -9,7 +9,7 @@ import {Plugin, flush, handle, run, type Command, type Interfaces} from '@oclif/
 import {COMMAND_LOADERS, loadCommands} from './commands.js'
 import {PACKAGE} from './package-info.js'
 
-export interface MainOptions {
+interface MainOptions {
   root: string
   argv: string[]
   /**
@@ -100,7 +100,7 @@ const GLOBAL_FLAGS = new Map([
  * `meta -b host:port stats` → `meta stats -b host:port`: the connection and logging flags may
  * come before the command, as with rpk and kubectl (oclif reads flags only after it).
  */
-export function globalFlagsLast(argv: readonly string[]): string[] {
+function globalFlagsLast(argv: readonly string[]): string[] {
   const leading: string[] = []
   let i = 0
   while (i < argv.length && argv[i].startsWith('-') && argv[i] !== '--') {
@@ -118,7 +118,7 @@ export function globalFlagsLast(argv: readonly string[]): string[] {
 }
 
 /** The words typed as a command when they name none (and no topic), else undefined. */
-export function unknownCommand(argv: readonly string[]): string[] | undefined {
+function unknownCommand(argv: readonly string[]): string[] | undefined {
   const words: string[] = []
   for (const arg of argv) {
     if (arg.startsWith('-')) break

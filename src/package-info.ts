@@ -10,7 +10,7 @@
 import {createRequire} from 'node:module'
 
 /** The fields of package.json the program uses. */
-export interface PackageInfo {
+interface PackageInfo {
   name: string
   version: string
   description?: string

@@ -22,10 +22,10 @@ import type {BrokerConfig} from './config/index.js'
 import type {TopicRegistry} from './topics.js'
 import {ZkLease} from './zk-lease.js'
 
-export const PUT_HEALTH_PROBE_INTERVAL_MS = 5_000
+const PUT_HEALTH_PROBE_INTERVAL_MS = 5_000
 /** Back-off of a failed ZooKeeper write: doubles from the first to the last. */
-export const ZK_RETRY_FIRST_MS = 500
-export const ZK_RETRY_MAX_MS = 30_000
+const ZK_RETRY_FIRST_MS = 500
+const ZK_RETRY_MAX_MS = 30_000
 const PROBE_FILE = '.meta-write-probe'
 const PROBE_BYTES = 64 * 1024
 

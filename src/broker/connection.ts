@@ -36,13 +36,13 @@ import {isMetaError, type ErrorCode} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
-export const REQUEST_OVERHEAD_BYTES = 256
+const REQUEST_OVERHEAD_BYTES = 256
 /** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
 export const CLOSE_DEADLINE_MS = 5000
 /** Bodies at least this big are queued as their own chunk instead of being copied. */
 const LARGE_BODY_BYTES = 64 * 1024
 
-export interface ConnectionLimits {
+interface ConnectionLimits {
   /** Largest body of a request (the maximum message size). */
   maxBodyBytes: number
   /** Bodies up to this size are skipped and answered with an error; larger ones close the connection. */

@@ -19,7 +19,7 @@ import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
-export interface ReplicaRole {
+interface ReplicaRole {
   /** The error a put to this slave is refused with (SLAVE_READ_ONLY, naming the master). */
   refusal(): MetaError
   /** `slave-status`. */

@@ -9,16 +9,16 @@
 import type {GetCommand} from '../protocol/commands/get.js'
 import type {Connection} from './connection.js'
 
-export interface Waiter {
+interface Waiter {
   conn: Connection
   frame: GetCommand
   timer: NodeJS.Timeout
 }
 
 /** Upper bound on one wait; a longer request is capped (the client simply asks again). */
-export const MAX_POLL_WAIT_MS = 60_000
+const MAX_POLL_WAIT_MS = 60_000
 
-export function pollKey(topic: string, partition: number): string {
+function pollKey(topic: string, partition: number): string {
   return `${topic}\0${partition}`
 }
 

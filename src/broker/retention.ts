@@ -16,7 +16,7 @@ import type {MessageStore, PartitionLog, RetentionAction} from '../storage/index
 import {resolveTopic, scheduleQuartz, type BrokerConfig, type DeletePolicy, type QuartzJob} from './config/index.js'
 
 /** The retention settings of one topic. */
-export interface RetentionSettings {
+interface RetentionSettings {
   deleteWhen: string
   deletePolicy: DeletePolicy
   maxPartitionBytes: number

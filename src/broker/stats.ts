@@ -24,7 +24,7 @@ class RealtimeCell {
   }
 }
 
-export const REALTIME_RESET_INTERVAL_MS = 30 * 60 * 1000
+const REALTIME_RESET_INTERVAL_MS = 30 * 60 * 1000
 
 /** Realtime counters, kept per topic so both the broker-wide and per-topic lines can be drawn. */
 export class RealtimeStats {

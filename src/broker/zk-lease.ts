@@ -22,7 +22,7 @@
 import type {Logger} from '../log.js'
 import type {ZkSession} from '../cluster/zk-session.js'
 
-export interface ZkLeaseOptions {
+interface ZkLeaseOptions {
   session: ZkSession
   /** `ids/<id>/master`. */
   masterPath: string

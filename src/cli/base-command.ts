@@ -13,8 +13,8 @@ import {createLogger, LOG_LEVELS, type Logger, type LogLevel} from '../log.js'
 import {isMetaError} from '../protocol/errors.js'
 import {Interrupted, signalExitCode} from './signals.js'
 
-export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
-export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
 
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override baseFlags = {
@@ -106,7 +106,7 @@ const ANSI = /\u001B\[[0-9;]*m/g
  * oclif's parse errors (and errors marked exit 2) in meta's words; undefined for anything
  * that is not a usage error.
  */
-export async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeof Command): Promise<UsageMessage | undefined> {
+async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeof Command): Promise<UsageMessage | undefined> {
   const text = err.message.replace(ANSI, '').replace(SEE_MORE, '')
   const parsing = /^Parsing --(\S+) \n\t([\s\S]*)$/.exec(text)
   if (parsing !== null) return {message: oclifWords(parsing[2], parsing[1])}

@@ -48,7 +48,7 @@ export const profileFlag = Flags.string({
   helpGroup: 'CONNECTION',
 })
 
-export interface DurationFlagOptions {
+interface DurationFlagOptions {
   summary: string
   description?: string
   char?: 'w'
@@ -88,7 +88,7 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
 }
 
 /** 10000 → "10s", 1500 → "1500ms", 120000 → "2m". */
-export function formatDurationFlag(ms: number): string {
+function formatDurationFlag(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
   if (ms % 60_000 === 0) return `${ms / 60_000}m`
   if (ms % 1000 === 0) return `${ms / 1000}s`
@@ -96,7 +96,7 @@ export function formatDurationFlag(ms: number): string {
 }
 
 /** Default deadline of one request of the admin commands. */
-export const DEFAULT_TIMEOUT_MS = 10_000
+const DEFAULT_TIMEOUT_MS = 10_000
 
 /** `--timeout`: the deadline of each request (a duration; a bare number is deprecated ms). */
 export const timeoutFlag = durationFlag({

@@ -20,7 +20,7 @@ import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
 import {ByteWriter} from './byte-writer.js'
 
-export interface Envelope {
+interface Envelope {
   topic: string
   partition: number
   offset: number
@@ -33,7 +33,7 @@ export interface Envelope {
 }
 
 /** What a line of envelope input asks to send. */
-export interface EnvelopeInput {
+interface EnvelopeInput {
   topic?: string
   partition?: number
   attribute?: string

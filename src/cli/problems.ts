@@ -3,7 +3,7 @@
  * without flooding it: the first few are printed with where they happened, the rest are only
  * counted, and summary() says how many were not shown, by error code.
  */
-export interface Problem {
+interface Problem {
   /** Where: `line 12`, `file data.bin`, `events.jsonl:3`. */
   where: string
   code: string

@@ -28,15 +28,15 @@ export interface Profile {
   group?: string
 }
 
-export interface ProfileFile {
+interface ProfileFile {
   current?: string
   profiles: Record<string, Profile>
 }
 
-export const PROFILE_FILE_NAME = 'profiles.json'
+const PROFILE_FILE_NAME = 'profiles.json'
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
-export function profilesPath(configDir: string): string {
+function profilesPath(configDir: string): string {
   return join(configDir, PROFILE_FILE_NAME)
 }
 

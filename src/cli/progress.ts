@@ -6,13 +6,13 @@
  * must not fill up with redraws. Hand-rolled rather than ora because one line of text needs no
  * spinner frames, and this keeps the hot path free of anything but a counter.
  */
-export interface ProgressLine {
+interface ProgressLine {
   readonly enabled: boolean
   /** Clear the line and stop redrawing (idempotent). */
   stop(): void
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   stream?: NodeJS.WriteStream
   intervalMs?: number
   /** Force off (--no-progress, -q). */
@@ -22,7 +22,7 @@ export interface ProgressOptions {
 const ERASE_LINE = '\r\u001B[K'
 
 /** Whether a stream can show a redrawn line. */
-export function canShowProgress(stream: NodeJS.WriteStream): boolean {
+function canShowProgress(stream: NodeJS.WriteStream): boolean {
   return stream.isTTY === true && (stream.columns ?? 0) > 0
 }
 

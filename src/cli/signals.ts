@@ -5,7 +5,7 @@
  */
 import {constants} from 'node:os'
 
-export interface SignalTrap {
+interface SignalTrap {
   /** The first signal received, if any. */
   readonly signal: NodeJS.Signals | undefined
   /** Remove the handlers (the default behaviour returns). */

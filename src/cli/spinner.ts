@@ -8,7 +8,7 @@
  * then. It never touches stdin (ora's default puts it in raw mode, which would swallow
  * Ctrl-C) and never colours (the frames move the cursor; no SGR codes with NO_COLOR or not).
  */
-export interface SpinnerOptions {
+interface SpinnerOptions {
   /** Do not show (--json, -q). */
   disabled?: boolean
   /** Show only when the wait is longer than this (default 250 ms). */

@@ -20,11 +20,11 @@
  * longer than maxRecordBytes; `size` is its length in bytes, `index` counts from 1.
  * Return false to pause.
  */
-export type RecordHandler = (record: Buffer | undefined, size: number, index: number) => boolean
+type RecordHandler = (record: Buffer | undefined, size: number, index: number) => boolean
 
 const EMPTY = Buffer.alloc(0)
 
-export interface SplitterOptions {
+interface SplitterOptions {
   delimiter: Buffer
   maxRecordBytes: number
   onRecord: RecordHandler

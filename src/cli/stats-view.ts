@@ -28,10 +28,7 @@ import {OutputSink} from './output-sink.js'
 import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
-/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync'] as const
-
-export interface HelpLine {
+interface HelpLine {
   item: string
   description: string
 }
@@ -243,7 +240,7 @@ function num(value: number | null): string {
   return Number.isInteger(value) ? formatCount(value) : value.toFixed(2)
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   item: string | undefined
   raw: boolean
   json: boolean

@@ -36,7 +36,7 @@ import {OutputSink} from './output-sink.js'
 import {startSpinner, type Spinner} from './spinner.js'
 import {missingTopics, startResolver} from './tail-start.js'
 
-export interface TailOptions {
+interface TailOptions {
   /** host:port of a standalone broker … */
   broker?: string
   /** … or a ZooKeeper connect string (cluster mode). */
@@ -75,9 +75,9 @@ export interface TailOptions {
   stdout?: NodeJS.WritableStream
 }
 
-export type TailStopReason = 'end' | 'count' | 'timeout' | 'signal' | 'closed'
+type TailStopReason = 'end' | 'count' | 'timeout' | 'signal' | 'closed'
 
-export interface TailResult {
+interface TailResult {
   /** Messages written. */
   messages: number
   reason: TailStopReason
@@ -100,7 +100,6 @@ export class TailSession {
   /** Partitions the consumer finished whose last messages are not written yet. */
   private readonly pendingEnds = new Map<string, PartitionEnd>()
   private idleTimer: NodeJS.Timeout | undefined
-  private topology: Topology | undefined
   private waiting: Spinner | undefined
 
   constructor(options: TailOptions) {
@@ -118,7 +117,6 @@ export class TailSession {
   async run(): Promise<TailResult> {
     const o = this.options
     const topology = createTopology({broker: o.broker, zk: o.zk, zkRoot: o.zkRoot, logger: o.logger})
-    this.topology = topology
     try {
       return await this.consume(topology)
     } finally {

@@ -47,7 +47,7 @@ async function existingTopics(topology: Topology): Promise<Set<string> | undefin
 }
 
 /** Where a byte offset really starts reading in a partition, and what to say about it. */
-export interface AlignedStart {
+interface AlignedStart {
   offset: number
   /** Set when the offset was moved. */
   note?: string
@@ -57,7 +57,7 @@ export interface AlignedStart {
  * `offset` moved to the next message boundary (when it is inside a message) or to the log end
  * (when past it). Partitions are named as the status lines name them (`orders [0]`).
  */
-export async function alignOffset(conn: BrokerConnection, topic: string, partition: Partition, offset: number, label: string): Promise<AlignedStart> {
+async function alignOffset(conn: BrokerConnection, topic: string, partition: Partition, offset: number, label: string): Promise<AlignedStart> {
   const admin = new AdminClient(conn)
   const {start, end} = await admin.bounds(topic, partition.partition)
   if (offset > end) return {offset: end, note: `offset ${offset} is past the end of topic ${topic} [${label}] at ${end}: starting at the end`}

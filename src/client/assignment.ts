@@ -17,7 +17,7 @@ import {partitionName, type Partition} from './types.js'
 export type AssignmentStrategy = 'default' | 'consist'
 
 /** Sort as MetaQ sorts strings (UTF-16 code units, like Java's String.compareTo). */
-export function compareStrings(a: string, b: string): number {
+function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 

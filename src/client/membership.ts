@@ -53,7 +53,7 @@ export interface GroupMembership extends EventEmitter {
   cancelClaims?(): void
 }
 
-export interface StandaloneMembershipOptions {
+interface StandaloneMembershipOptions {
   conn: BrokerConnection
   group: string
   memberId: string

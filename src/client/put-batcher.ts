@@ -16,7 +16,7 @@ import type {ResponseFrame} from '../protocol/frames.js'
 import type {BrokerConnection} from './connection.js'
 
 /** What a batched message needs: its encoded payload, flag and checksum. */
-export interface BatchItem {
+interface BatchItem {
   body: Buffer
   flag: number
   crc: number
@@ -33,10 +33,10 @@ export interface BatchOutcome {
  * Called once per message: with `outcome` when stored; with `err` for a request failure
  * (timeout, connection lost); with the broker's non-200 `frame` otherwise.
  */
-export type BatchSettle<T> = (item: T, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined) => void
+type BatchSettle<T> = (item: T, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined) => void
 
-export const MAX_BATCH_MESSAGES = 4096
-export const MAX_BATCH_BYTES = 256 * 1024
+const MAX_BATCH_MESSAGES = 4096
+const MAX_BATCH_BYTES = 256 * 1024
 
 interface Batch<T> {
   topic: string

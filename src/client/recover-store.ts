@@ -17,7 +17,7 @@ import {messageIdTimestamp} from '../protocol/message-id.js'
 import type {Logger} from '../log.js'
 import type {Message} from './types.js'
 
-export const FIRST_RECOVER_DELAY_MS = 5_000
+const FIRST_RECOVER_DELAY_MS = 5_000
 
 export interface RecoverStoreOptions {
   dir?: string

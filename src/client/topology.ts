@@ -26,7 +26,7 @@ export interface StandaloneTopologyOptions extends Omit<ConnectionOptions, 'host
 }
 
 /** Default {@link StandaloneTopologyOptions.refreshMs}. */
-export const DEFAULT_TOPOLOGY_REFRESH_MS = 30_000
+const DEFAULT_TOPOLOGY_REFRESH_MS = 30_000
 
 /** The topology a client's options ask for: ZooKeeper with `zk`, else one broker. */
 export function createTopology(options: {

@@ -29,7 +29,7 @@ export interface RegisteredTopic {
   acceptSubscribe: boolean
 }
 
-export interface BrokerRegistryOptions {
+interface BrokerRegistryOptions {
   session: ZkSession
   paths: ZkPaths
   brokerId: number

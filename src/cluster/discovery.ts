@@ -5,7 +5,7 @@
 import {parseBrokerRole, parseBrokerUrl, MASTER_ROLE, type ZkPaths} from './paths.js'
 import type {Watcher, ZkSession} from './zk-session.js'
 
-export interface ClusterPartition {
+interface ClusterPartition {
   brokerId: number
   partition: number
 }
@@ -51,7 +51,7 @@ export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, wa
 }
 
 /** A broker id as consumers read it: `url` is the master's, or (slave true) a slave's when no master is registered. */
-export interface ReadableBroker {
+interface ReadableBroker {
   url: string
   slave: boolean
   /** Every registered slave's URL, by slave id. */

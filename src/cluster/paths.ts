@@ -95,19 +95,19 @@ export class ZkPaths {
 }
 
 /** Leading '/', no trailing '/' (MetaQ's normalisation). */
-export function normalizeRoot(root: string): string {
+function normalizeRoot(root: string): string {
   const trimmed = root.trim().replace(/\/+$/, '')
   return trimmed.startsWith('/') ? trimmed : `/${trimmed}`
 }
 
 /** The JSON of a topics-pub / topics-sub node. */
-export interface TopicBrokerInfo {
+interface TopicBrokerInfo {
   numParts: number
   broker: string
 }
 
 export function encodeTopicBroker(numParts: number, brokerId: number, role = MASTER_ROLE): string {
-  return JSON.stringify({numParts, broker: `${brokerId}-${role}`})
+  return JSON.stringify({numParts, broker: `${brokerId}-${role}`} satisfies TopicBrokerInfo)
 }
 
 /** `"3-m"` → {brokerId: 3, role: 'm'}; `"3-s1"` → role 's1'; undefined if it is neither. */

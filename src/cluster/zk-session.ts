@@ -20,7 +20,7 @@ type ZookeeperModule = typeof zookeeper
 export const CreateMode = {PERSISTENT: 0, EPHEMERAL: 1, PERSISTENT_SEQUENTIAL: 2, EPHEMERAL_SEQUENTIAL: 3} as const
 export type Watcher = (event: zookeeper.Event) => void
 
-export interface ZkSessionOptions {
+interface ZkSessionOptions {
   /** `host:port[,host:port…][/chroot]` */
   connect: string
   sessionTimeoutMs?: number
@@ -39,11 +39,11 @@ function code(error: unknown): number | undefined {
   return typeof (error as {getCode?: () => number})?.getCode === 'function' ? (error as zookeeper.Exception).getCode() : undefined
 }
 
-export function isNoNode(error: unknown): boolean {
+function isNoNode(error: unknown): boolean {
   return code(error) === NO_NODE
 }
 
-export function isNodeExists(error: unknown): boolean {
+function isNodeExists(error: unknown): boolean {
   return code(error) === NODE_EXISTS
 }
 

@@ -6,7 +6,7 @@ import type {Finding, PartitionReport} from '../storage/index.js'
 type Storage = typeof import('../storage/index.js')
 
 /** `meta repair --json`. */
-export interface RepairResult {
+interface RepairResult {
   dataPath: string
   /** False for a dry run. */
   executed: boolean

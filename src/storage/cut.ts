@@ -9,6 +9,7 @@
  * A crash part-way leaves either the whole old log (the cut file is a copy, the next check
  * cuts again) or the cut log with its cut file: never a log with a gap.
  */
+import assert from 'node:assert'
 import {closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {cutFileName, damageMapFileName, indexFileName, segmentFileName} from './layout.js'
@@ -18,7 +19,7 @@ import {ioError} from './io-error.js'
 const COPY_CHUNK_BYTES = 1024 * 1024
 
 /** A segment of the directory: its start and size. */
-export interface CutSegment {
+interface CutSegment {
   readonly start: number
   readonly sizeBytes: number
 }
@@ -28,6 +29,7 @@ export interface CutSegment {
  * record boundary in [first start, end). Returns the path of the file keeping the cut bytes.
  */
 export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], offset: number, end: number, atMs: number): string {
+  assert(segments.length > 0 && segments[0].start <= offset && offset < end, `cut at ${offset}: expected an offset in [first segment start, ${end})`)
   const keep = join(dir, cutFileName(offset, atMs))
   const out = open(keep, 'wx')
   try {

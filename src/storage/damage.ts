@@ -63,7 +63,7 @@ export function holeAt(holes: readonly Hole[] | undefined, rel: number): Hole | 
 }
 
 /** Add `hole` to the segment, merging overlaps; false when it was already covered. */
-export function addHole(segment: Segment, hole: Hole): boolean {
+function addHole(segment: Segment, hole: Hole): boolean {
   const holes = segment.holes ?? []
   if (holes.some((h) => h.from <= hole.from && h.to >= hole.to)) return false
   const merged = {...hole}

@@ -50,7 +50,7 @@
  */
 
 /** Suffix of a segment file. */
-export const SEGMENT_SUFFIX = '.meta'
+const SEGMENT_SUFFIX = '.meta'
 /** Suffix added to a segment file archived by retention (MetaQ's `archive` policy). */
 export const ARCHIVE_SUFFIX = '.arc'
 /** Suffix added to a segment file zipped by retention (MetaQ's `archive,<N>,true` policy). */
@@ -64,23 +64,23 @@ export const STATE_DIR_NAME = '__meta_state'
 /** Closed partitions, in STATE_DIR_NAME: `{"version": 1, "closed": {"<topic>": [0, 2]}}`. */
 export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
 /** Suffix of a segment's side index file. */
-export const INDEX_SUFFIX = '.idx'
+const INDEX_SUFFIX = '.idx'
 /** Suffix of log bytes kept aside (cut from the log, or copied from a damaged range). */
-export const DAMAGED_SUFFIX = '.damaged'
+const DAMAGED_SUFFIX = '.damaged'
 /** Suffix of a segment's acknowledged damaged ranges (written by `meta repair`). */
-export const DAMAGE_MAP_SUFFIX = '.damage.json'
+const DAMAGE_MAP_SUFFIX = '.damage.json'
 /** Infix of a replica's divergent tail cut off its log: `<20 digits>.meta.cut-<epoch ms>`. */
-export const CUT_INFIX = '.meta.cut-'
+const CUT_INFIX = '.meta.cut-'
 /** Suffix `meta repair` adds to a file it sets aside. */
 export const ASIDE_SUFFIX = '.aside'
 /** Suffix of a file being written (renamed over its final name when complete). */
 export const TEMP_SUFFIX = '.tmp'
 /** Digits of a segment's start offset in its file name. */
-export const SEGMENT_NAME_DIGITS = 20
+const SEGMENT_NAME_DIGITS = 20
 /** A segment file name: start offset (20 digits) and the suffix. */
-export const SEGMENT_NAME_PATTERN = /^(\d{20})\.meta$/
+const SEGMENT_NAME_PATTERN = /^(\d{20})\.meta$/
 /** A partition directory name: topic, then the partition number after the last '-'. */
-export const PARTITION_DIR_PATTERN = /^(.+)-(\d+)$/
+const PARTITION_DIR_PATTERN = /^(.+)-(\d+)$/
 
 /** Side index magic, "MQIX". */
 export const INDEX_MAGIC = 0x4d514958
@@ -109,8 +109,6 @@ export const RESYNC_MAX_RECORD_BYTES = 4 * 1024 * 1024
 export const RESYNC_CONFIRM_RECORDS = 3
 /** Default read rate of the background scrub of sealed segments. */
 export const SCRUB_BYTES_PER_SECOND = 64 * 1024 * 1024
-/** Bytes the scrub reads per step. */
-export const SCRUB_CHUNK_BYTES = 1024 * 1024
 
 /** The file name of the segment starting at `start`. */
 export function segmentFileName(start: number): string {

@@ -53,7 +53,7 @@ export interface PartitionPlan {
 /** Most partitions one command touches (a typo such as `--end 10000000` is refused, not planned). */
 const MAX_RANGE = 65_536
 
-export interface RangeOptions {
+interface RangeOptions {
   dataDir: string
   topic: string
   start: number

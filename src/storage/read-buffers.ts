@@ -14,11 +14,11 @@
  */
 
 /** Reads up to this size use a pooled buffer (the default maxTransferSize). */
-export const POOLED_BYTES = 1024 * 1024
+const POOLED_BYTES = 1024 * 1024
 /** Smaller reads are allocated as before (they are copied into the reply anyway). */
-export const POOLED_MIN_BYTES = 64 * 1024
+const POOLED_MIN_BYTES = 64 * 1024
 /** Free buffers kept at most (8 MiB). */
-export const POOL_MAX_FREE = 8
+const POOL_MAX_FREE = 8
 
 export class ReadBufferPool {
   private readonly free: ArrayBuffer[] = []

@@ -40,7 +40,7 @@ export interface RecoveredPartition {
   lastModifiedMs: number
 }
 
-export interface ListedSegment {
+interface ListedSegment {
   start: number
   size: number
   mtimeMs: number
@@ -49,7 +49,7 @@ export interface ListedSegment {
 }
 
 /** Why the segments of a directory do not form a log. */
-export type LayoutProblem =
+type LayoutProblem =
   /** A `.meta` file that is not a segment name (`start`: what its digits say, if any). */
   | {readonly kind: 'bad-segment-name'; readonly file: string; readonly start?: number}
   /** A non-canonical name for the start of an existing segment (`000…0.meta` with 21 digits). */
@@ -58,14 +58,14 @@ export type LayoutProblem =
   | {readonly kind: 'gap' | 'overlap'; readonly before: string; readonly after: string; readonly end: number; readonly start: number}
 
 /** One directory entry and what it is. */
-export interface ListedEntry {
+interface ListedEntry {
   name: string
   file: PartitionFile
   directory: boolean
 }
 
 /** Everything in a partition directory, classified, with the layout problems found. */
-export interface PartitionListing {
+interface PartitionListing {
   dir: string
   entries: ListedEntry[]
   /** Canonical segments, sorted by start. */
@@ -123,7 +123,7 @@ function layoutProblems(entries: readonly ListedEntry[], segments: readonly List
 }
 
 /** One line per problem, naming the files and offsets (quarantine reasons, `meta repair`). */
-export function describeProblem(dir: string, problem: LayoutProblem): string {
+function describeProblem(dir: string, problem: LayoutProblem): string {
   switch (problem.kind) {
     case 'bad-segment-name': {
       const expected = problem.start === undefined ? '<20-digit start offset>.meta' : segmentFileName(problem.start)
@@ -145,7 +145,7 @@ function problemFiles(problem: LayoutProblem): string[] {
   return problem.kind === 'bad-segment-name' ? [problem.file] : problem.kind === 'duplicate-segment' ? [problem.file, problem.other] : [problem.before, problem.after]
 }
 
-export interface RecoverOptions extends PartitionRef {
+interface RecoverOptions extends PartitionRef {
   dir: string
 }
 

@@ -32,7 +32,7 @@ import {RESYNC_CONFIRM_RECORDS, SCAN_CHUNK_BYTES} from './layout.js'
 import {readFully, scanFile, type RecordVisitor, type ScanStopReason} from './scan.js'
 
 /** Why a range is damaged: the first bad record's fault. */
-export type DamageReason = Exclude<ScanStopReason, 'end'> | 'gap'
+type DamageReason = Exclude<ScanStopReason, 'end'> | 'gap'
 
 /** A damaged range of a segment, relative to its start: [from, to). */
 export interface Hole {
@@ -41,7 +41,7 @@ export interface Hole {
   reason: DamageReason
 }
 
-export interface SegmentScanOptions {
+interface SegmentScanOptions {
   /** Longest record (header included) a resynchronisation point may start. */
   maxRecordBytes: number
   /** Known holes to step over without looking (sorted, non-overlapping). */
@@ -117,7 +117,7 @@ export async function scanSegment(
  * The first position q in (from, to) where a confirmed run of valid records starts, or
  * undefined when there is none.
  */
-export async function findResync(
+async function findResync(
   ops: FileOps,
   fd: number,
   from: number,

@@ -20,7 +20,7 @@ export type RecordVisitor = (chunk: Buffer, pos: number, length: number, filePos
 /** Why a scan stopped: `scanRecords`' reasons, or an all-zero header. */
 export type ScanStopReason = ScanStop | 'zero-fill'
 
-export interface ScanResult {
+interface ScanResult {
   /** File position after the last valid record. */
   end: number
   stop: ScanStopReason

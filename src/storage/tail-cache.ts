@@ -26,7 +26,7 @@ import assert from 'node:assert'
 import {LruList, type LruEntry} from './lru-list.js'
 
 /** Size of a partition's first block, and again after its blocks were evicted. */
-export const TAIL_BLOCK_MIN_BYTES = 4 * 1024
+const TAIL_BLOCK_MIN_BYTES = 4 * 1024
 /** Blocks stop growing at this size (a single larger record gets a block of its size). */
 export const TAIL_BLOCK_MAX_BYTES = 1024 * 1024
 

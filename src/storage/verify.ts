@@ -24,7 +24,7 @@ import {encodeEntries, encodeHeader, IndexCursor} from './side-index.js'
  * or -1 when every whole record checks out (a partial last record is fine: the reader asks
  * for more).
  */
-export function firstBadRecord(data: Buffer, rel: number, segmentSize: number): number {
+function firstBadRecord(data: Buffer, rel: number, segmentSize: number): number {
   let pos = 0
   while (data.length - pos >= RECORD_HEADER_BYTES) {
     const length = data.readInt32BE(pos)
@@ -88,7 +88,7 @@ export async function checkOffsetIn(
  * Walk `segment` from a known boundary at or before `rel` until the first record at or
  * after `until`, recording the holes it finds. Resolves whether `rel` is a record boundary.
  */
-export async function locateDamage(
+async function locateDamage(
   ctx: StoreContext,
   owner: PartitionRef,
   segment: Segment,

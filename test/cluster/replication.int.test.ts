@@ -17,13 +17,13 @@ import {BrokerConnection} from '../../src/client/connection.js'
 import {segmentFiles} from '../helpers/segments.js'
 import {exited, runCli, spawnBroker} from '../helpers/process.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren} from '../helpers/zookeeper.js'
-import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 
 let zk: TestZooKeeper
 let client: zookeeper.Client
 zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
-async function ends(t: Cleanup, port: number): Promise<Map<string, string>> {
+async function ends(port: number): Promise<Map<string, string>> {
   const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port}))
   try {
     return new Map((await admin.partitions()).map((p) => [`${p.topic}-${p.partition}`, `${p.minOffset}..${p.maxOffset}`]))
@@ -57,7 +57,7 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
     await producer.close()
 
     await waitFor(async () => {
-      const [m, s] = [await ends(t, master.port), await ends(t, slave.port)]
+      const [m, s] = [await ends(master.port), await ends(slave.port)]
       return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
     }, {timeoutMs: 60_000, what: 'the slave to catch up'})
     const reference = segmentFiles(join(dir, 'm'), topic)

@@ -21,7 +21,6 @@ import {isValidTopicName, topicPatternMatches, validateGroupName, validateTopicP
 import {IniSyntaxError, quote, readIni, type IniSection} from './ini-reader.js'
 import {
   checkOverrideValue,
-  defaultDataPath,
   defaultSystemConfig,
   defaultZookeeperConfig,
   formatValue,

@@ -16,7 +16,7 @@
  * numbers, which the error messages need.
  */
 
-export interface IniEntry {
+interface IniEntry {
   key: string
   value: string
   line: number

@@ -23,7 +23,7 @@ import {
   ValueError,
 } from './values.js'
 
-export type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'address' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
+type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'address' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
 
 /**
  * What meta does with a key: acts on it (`used`), accepts it only so MetaQ files load and

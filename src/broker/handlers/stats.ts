@@ -61,7 +61,7 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
 }
 
 /** The lines of one stats item (everything but `config`). */
-export function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
+function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
   switch (item) {
     case '':
       return encodeSystemStats(systemStats(ctx))

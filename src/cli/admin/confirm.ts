@@ -9,7 +9,7 @@
 import {MetaError} from '../../protocol/errors.js'
 import {Interrupted} from '../signals.js'
 
-export interface ConfirmOptions {
+interface ConfirmOptions {
   /** --yes: do not ask. */
   yes: boolean
   /** Whether a person can answer (default: stdin and stderr are terminals). */

@@ -87,7 +87,7 @@ export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
 }
 
 /** `meta partitions close|open`: one row per broker. */
-export function renderPartitionsState(answers: ReadonlyArray<BrokerAnswer<PartitionsStateReply>>, verb: 'closed' | 'opened'): string {
+function renderPartitionsState(answers: ReadonlyArray<BrokerAnswer<PartitionsStateReply>>, verb: 'closed' | 'opened'): string {
   const list = (ps: number[]) => (ps.length === 0 ? '-' : ps.join(','))
   return `${renderTable(
     ['BROKER', 'TOPIC', verb.toUpperCase(), 'CLOSED-NOW'],

@@ -130,7 +130,7 @@ export interface OffsetLine {
   offset: number
 }
 
-export const OFFSETS_CSV_HEADER = 'topic,partition,offset'
+const OFFSETS_CSV_HEADER = 'topic,partition,offset'
 
 /**
  * Parse `topic,partition,offset` lines (the format `--export` writes, and Kafka's reset CSV).

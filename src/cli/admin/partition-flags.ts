@@ -5,9 +5,9 @@ import {Flags} from '@oclif/core'
 import {validateTopicName} from '../../protocol/names.js'
 import {usage, UsageError} from './reset-options.js'
 
-export const topicFlag = Flags.string({char: 't', summary: 'Topic whose partitions to change.', required: true})
-export const startFlag = Flags.integer({summary: 'First partition of the range (inclusive).', min: 0})
-export const endFlag = Flags.integer({summary: 'Last partition of the range (inclusive).', min: 0})
+const topicFlag = Flags.string({char: 't', summary: 'Topic whose partitions to change.', required: true})
+const startFlag = Flags.integer({summary: 'First partition of the range (inclusive).', min: 0})
+const endFlag = Flags.integer({summary: 'Last partition of the range (inclusive).', min: 0})
 
 /** -t, --start, --end. */
 export const rangeFlags = {topic: topicFlag, start: startFlag, end: endFlag}

@@ -10,13 +10,13 @@ import type {PartitionLag} from './offset-rows.js'
 import type {ResetPlan} from './reset-plan.js'
 
 /** ms since the epoch → `2026-12-01T10:00:00Z` (UTC, whole seconds); `-` for none. */
-export function formatTime(ms: number | null | undefined): string {
+function formatTime(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !(ms > 0)) return '-'
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
 /** 1500 → "1.5s", 90000 → "1m30s", 250 → "250ms". */
-export function formatIdle(ms: number): string {
+function formatIdle(ms: number): string {
   if (ms < 1000) return `${ms}ms`
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)}s`
   const m = Math.floor(ms / 60_000)
@@ -31,7 +31,7 @@ const count = (n: number | null): Cell => (n === null ? '-' : formatCount(n))
  * The column names every table uses for a partition's position (docs/cli.md): COMMITTED,
  * LOG-START, LOG-END (byte offsets), LAG (messages, as Kafka's tools count it) and LAG-BYTES.
  */
-export const LAG_HEADERS = ['COMMITTED', 'LOG-START', 'LOG-END', 'LAG', 'LAG-BYTES'] as const
+const LAG_HEADERS = ['COMMITTED', 'LOG-START', 'LOG-END', 'LAG', 'LAG-BYTES'] as const
 
 function lagCells(r: PartitionLag): Cell[] {
   return [num(r.committed), r.logStart, r.logEnd, count(r.lagMessages), num(r.lagBytes)]

@@ -8,7 +8,7 @@ import {MetaError} from '../../protocol/errors.js'
 import {validateGroupName} from '../../protocol/names.js'
 import {mergeTopicSpecs, nonNegativeInteger, parseDateTimeMs, parseLookbackMs, parseTopicSpec, type TopicSpec} from './parse.js'
 
-export type ResetScope = {kind: 'topics'; topics: TopicSpec[]} | {kind: 'all-topics'} | {kind: 'file'}
+type ResetScope = {kind: 'topics'; topics: TopicSpec[]} | {kind: 'all-topics'} | {kind: 'file'}
 
 export type ResetStrategy =
   | {kind: 'earliest'}
@@ -51,7 +51,7 @@ export interface ResetFlags {
   json?: boolean
 }
 
-export const STRATEGY_FLAGS = [
+const STRATEGY_FLAGS = [
   'to-earliest',
   'to-latest',
   'to-current',

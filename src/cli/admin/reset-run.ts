@@ -27,7 +27,7 @@ export interface ResetResult {
   members: string[]
 }
 
-export interface ResetRunOptions {
+interface ResetRunOptions {
   json: boolean
   force: boolean
   yes: boolean

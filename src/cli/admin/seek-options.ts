@@ -13,7 +13,7 @@
 import {MetaError} from '../../protocol/errors.js'
 import {resolveResetFlags, UsageError, type ResetRequest} from './reset-options.js'
 
-export interface SeekFlags {
+interface SeekFlags {
   group: string
   to?: string
   'to-file'?: string

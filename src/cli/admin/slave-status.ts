@@ -6,7 +6,7 @@
 import type {SlaveStatusReport} from '../../protocol/commands/replication.js'
 import {formatBytes, renderTable} from '../output.js'
 
-export interface SlaveHealth {
+interface SlaveHealth {
   healthy: boolean
   /** One line saying why not (undefined when healthy). */
   problem?: string

@@ -15,7 +15,7 @@ import {runProduce} from './produce.js'
 import {checkVerifiable} from './verify.js'
 import type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'
 
-export interface BenchCommandFlags {
+interface BenchCommandFlags {
   /** The broker when not --embedded. */
   broker?: string
   embedded: boolean
@@ -38,7 +38,7 @@ export interface BenchCommandFlags {
   warmup?: number
 }
 
-export interface BenchContext {
+interface BenchContext {
   /** The package root (bin/run.js lives under it). */
   root: string
   logger?: Logger
@@ -144,6 +144,6 @@ export function renderSummary(s: BenchSummary): string {
  * than --max-in-flight-bytes (4096 puts of 1 MB would be 4 GB in flight: memory, then
  * timeouts of puts the broker did store). At least one.
  */
-export function windowOf(flags: Pick<BenchCommandFlags, 'max-in-flight' | 'max-in-flight-bytes' | 'size'>): number {
+function windowOf(flags: Pick<BenchCommandFlags, 'max-in-flight' | 'max-in-flight-bytes' | 'size'>): number {
   return Math.max(1, Math.min(flags['max-in-flight'], Math.floor(flags['max-in-flight-bytes'] / Math.max(1, flags.size))))
 }

@@ -14,7 +14,7 @@ import {runProduce, summarize, type RunSummary} from './produce.js'
 import type {BenchRunOptions} from './types.js'
 
 /** Messages written first when the topic is empty and no --count is given. */
-export const DEFAULT_FILL_COUNT = 1_000_000
+const DEFAULT_FILL_COUNT = 1_000_000
 
 export async function runConsume(options: BenchRunOptions): Promise<RunSummary> {
   const existing = await storedMessages(options.broker, options.topic)

@@ -18,8 +18,8 @@ import {closeProducers, openProducers, sendLoad} from './load.js'
 import {DEFAULT_DURATION_MS, summarize, type RunSummary} from './produce.js'
 import type {BenchRunOptions} from './types.js'
 
-export const DEFAULT_E2E_RATE = 10_000
-export const DEFAULT_WARMUP_MS = 1000
+const DEFAULT_E2E_RATE = 10_000
+const DEFAULT_WARMUP_MS = 1000
 const RECEIVE_TIMEOUT_MS = 10_000
 const STAMP_BYTES = 8
 

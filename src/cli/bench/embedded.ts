@@ -13,7 +13,7 @@ import {MetaError} from '../../protocol/errors.js'
 
 export type FlushPolicy = 'threshold' | 'group-commit'
 
-export interface EmbeddedBrokerOptions {
+interface EmbeddedBrokerOptions {
   /** What to run after process.execPath to start `meta` (src/cli/self.ts: bin/run.js, or nothing in the single executable). */
   self: string[]
   flush: FlushPolicy

@@ -17,7 +17,7 @@ export function parseSize(input: string): number {
 }
 
 /** Default bound on the payload bytes unacknowledged at once, per connection. */
-export const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
+const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 
 export const benchFlags = {
   broker: brokerFlag,

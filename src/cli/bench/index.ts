@@ -4,7 +4,7 @@
  * are thin wrappers; bench/all.ts runs the standard set through the built CLI.
  */
 export {benchFlags, parseSize} from './flags.js'
-export {runBench, renderSummary, type BenchCommandFlags, type BenchContext} from './command.js'
+export {runBench, renderSummary} from './command.js'
 export {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
 export {LatencyHistogram, type LatencyPercentiles} from './histogram.js'
-export type {BenchMode, BenchRunOptions, BenchSummary, BenchLatency} from './types.js'
+export type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'

@@ -14,7 +14,7 @@ import {createProducer, type Producer} from '../../client/producer.js'
 import type {SendResult} from '../../client/types.js'
 import type {Logger} from '../../log.js'
 
-export interface LoadOptions {
+interface LoadOptions {
   broker: string
   topic: string
   connections: number
@@ -33,7 +33,7 @@ export interface LoadOptions {
   logger?: Logger
 }
 
-export interface LoadResult {
+interface LoadResult {
   sent: number
   /** performance.now() of the first send and of the last acknowledgement. */
   startedAt: number

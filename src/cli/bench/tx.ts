@@ -11,7 +11,7 @@ import {selfArgs} from '../self.js'
 import {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
 import {LatencyHistogram, type LatencyPercentiles} from './histogram.js'
 
-export interface TxBenchOptions {
+interface TxBenchOptions {
   broker?: string
   embedded: boolean
   flush?: FlushPolicy
@@ -25,7 +25,7 @@ export interface TxBenchOptions {
   logger?: Logger
 }
 
-export interface TxBenchRow {
+interface TxBenchRow {
   messagesPerTx: number
   transactions: number
   txPerSec: number

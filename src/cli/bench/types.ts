@@ -40,7 +40,7 @@ export interface BenchRunOptions {
   logger?: Logger
 }
 
-export interface BenchLatency extends LatencyPercentiles {
+interface BenchLatency extends LatencyPercentiles {
   /** ack = put sent → result received; end-to-end = put sent → message received by a consumer. */
   kind: 'ack' | 'end-to-end'
 }

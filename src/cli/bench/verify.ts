@@ -13,7 +13,7 @@ import {MB, Meter} from './meter.js'
 import type {BenchRunOptions, BenchVerify} from './types.js'
 
 /** Bytes of sequence number and tag at the start of each verified payload. */
-export const VERIFY_STAMP_BYTES = 8
+const VERIFY_STAMP_BYTES = 8
 
 /** Throw unless payloads of `bytes` bytes can carry the stamp. */
 export function checkVerifiable(bytes: number): void {

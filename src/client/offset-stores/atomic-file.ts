@@ -13,7 +13,7 @@ import {mkdir, open, rename, unlink} from 'node:fs/promises'
 import {dirname} from 'node:path'
 
 /** The infix of temp file names, after the target path (MetaQ's LocalOffsetStorage uses `.tmp.` too). */
-export const TEMP_INFIX = '.tmp.'
+const TEMP_INFIX = '.tmp.'
 
 export async function replaceFileAtomically(path: string, data: string): Promise<void> {
   const dir = dirname(path)

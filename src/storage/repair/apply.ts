@@ -20,7 +20,7 @@ import {damagedFileName, damageMapFileName, segmentFileName, TEMP_SUFFIX} from '
 import {checkPartition, type PartitionReport, type RepairAction} from './check.js'
 
 /** One action as carried out. */
-export interface AppliedAction {
+interface AppliedAction {
   action: RepairAction
   /** What was done, in words. */
   done: string

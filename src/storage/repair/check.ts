@@ -47,7 +47,7 @@ export type RepairAction =
   | {readonly kind: 'rebuild-index'; readonly file: string; readonly bytes: Buffer}
   | {readonly kind: 'remove'; readonly file: string}
 
-export type FindingKind =
+type FindingKind =
   | 'bad-segment-name'
   | 'duplicate-segment'
   | 'gap'

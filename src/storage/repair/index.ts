@@ -9,8 +9,8 @@ import {MetaError} from '../../protocol/errors.js'
 import {parsePartitionDirName} from '../layout.js'
 import {checkPartition, type PartitionReport} from './check.js'
 
-export {applyRepairs, type AppliedAction} from './apply.js'
-export {actionJson, checkPartition, describeAction, type Finding, type FindingKind, type PartitionReport, type RepairAction} from './check.js'
+export {applyRepairs} from './apply.js'
+export {actionJson, checkPartition, describeAction, type Finding, type PartitionReport, type RepairAction} from './check.js'
 
 export interface RepairScope {
   dataPath: string
