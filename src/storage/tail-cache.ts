@@ -16,7 +16,7 @@
  * Without it a busy partition allocated a fresh 1 MiB buffer per MiB appended; V8 counts such
  * buffers as external memory, and that churn ran a full mark-compact every few tens of
  * milliseconds (a quarter to a half of the broker's instructions per 1 KiB put;
- * docs/benchmarks.md, "Issue 14, fourth pass"). Every view {@link PartitionTail.slice} hands
+ * docs/benchmarks.md, "Fourth pass: recycled tail-cache blocks"). Every view {@link PartitionTail.slice} hands
  * out is a lease on its block: a reader that knows when it is done with the bytes calls the
  * returned `release` (the get handler: once the reply is copied, or once its socket write has
  * completed); a reader that never does (a replica, a transaction check) pins the block, which
