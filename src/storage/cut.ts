@@ -9,6 +9,7 @@
  * A crash part-way leaves either the whole old log (the cut file is a copy, the next check
  * cuts again) or the cut log with its cut file: never a log with a gap.
  */
+import assert from 'node:assert'
 import {closeSync, fdatasyncSync, ftruncateSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {cutFileName, damageMapFileName, indexFileName, segmentFileName} from './layout.js'
@@ -28,6 +29,12 @@ export interface CutSegment {
  * record boundary in [first start, end). Returns the path of the file keeping the cut bytes.
  */
 export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], offset: number, end: number, atMs: number): string {
+  assert(segments.length > 0 && offset >= segments[0].start && offset < end, 'a cut lies inside the log, before its end')
+  for (let i = 1; i < segments.length; i++) {
+    assert(segments[i].start === segments[i - 1].start + segments[i - 1].sizeBytes, 'the segments cut are contiguous')
+  }
+  const lastSegment = segments[segments.length - 1]
+  assert(lastSegment.start + lastSegment.sizeBytes === end, 'the segments end at the log end')
   const keep = join(dir, cutFileName(offset, atMs))
   const out = open(keep, 'wx')
   try {
@@ -65,6 +72,7 @@ export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], of
   }
   if (last !== undefined) {
     const path = join(dir, segmentFileName(last.start))
+    assert(offset - last.start <= last.sizeBytes, 'a cut never goes past the end of a segment')
     const fd = open(path, 'r+')
     try {
       ftruncateSync(fd, offset - last.start)
