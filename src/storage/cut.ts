@@ -19,7 +19,7 @@ import {ioError} from './io-error.js'
 const COPY_CHUNK_BYTES = 1024 * 1024
 
 /** A segment of the directory: its start and size. */
-interface CutSegment {
+export interface CutSegment {
   readonly start: number
   readonly sizeBytes: number
 }
@@ -29,7 +29,12 @@ interface CutSegment {
  * record boundary in [first start, end). Returns the path of the file keeping the cut bytes.
  */
 export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], offset: number, end: number, atMs: number): string {
-  assert(segments.length > 0 && segments[0].start <= offset && offset < end, `cut at ${offset}: expected an offset in [first segment start, ${end})`)
+  assert(segments.length > 0 && offset >= segments[0].start && offset < end, 'a cut lies inside the log, before its end')
+  for (let i = 1; i < segments.length; i++) {
+    assert(segments[i].start === segments[i - 1].start + segments[i - 1].sizeBytes, 'the segments cut are contiguous')
+  }
+  const lastSegment = segments[segments.length - 1]
+  assert(lastSegment.start + lastSegment.sizeBytes === end, 'the segments end at the log end')
   const keep = join(dir, cutFileName(offset, atMs))
   const out = open(keep, 'wx')
   try {
@@ -67,6 +72,7 @@ export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], of
   }
   if (last !== undefined) {
     const path = join(dir, segmentFileName(last.start))
+    assert(offset - last.start <= last.sizeBytes, 'a cut never goes past the end of a segment')
     const fd = open(path, 'r+')
     try {
       ftruncateSync(fd, offset - last.start)

@@ -21,6 +21,7 @@
  *   {"version": 1, "segment": "<segment file name>",
  *    "ranges": [{"offset": <absolute>, "bytes": <n>, "reason": "<why>"}, ...]}
  */
+import assert from 'node:assert'
 import {existsSync, readFileSync} from 'node:fs'
 import {open, rename, rm} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
@@ -64,6 +65,7 @@ export function holeAt(holes: readonly Hole[] | undefined, rel: number): Hole | 
 
 /** Add `hole` to the segment, merging overlaps; false when it was already covered. */
 function addHole(segment: Segment, hole: Hole): boolean {
+  assert(hole.from >= 0 && hole.to > hole.from, 'a damaged range is a non-empty range of its segment')
   const holes = segment.holes ?? []
   if (holes.some((h) => h.from <= hole.from && h.to >= hole.to)) return false
   const merged = {...hole}
@@ -78,6 +80,7 @@ function addHole(segment: Segment, hole: Hole): boolean {
   }
   kept.push(merged)
   kept.sort((a, b) => a.from - b.from)
+  for (let i = 1; i < kept.length; i++) assert(kept[i].from > kept[i - 1].to, 'damaged ranges stay sorted and disjoint')
   segment.holes = kept
   return true
 }

@@ -14,6 +14,7 @@
  * fdatasync is always asynchronous (threadpool). The host (the partition log) knows the
  * files; this class knows only ordering.
  */
+import assert from 'node:assert'
 import type {MetaError} from '../protocol/errors.js'
 import type {AppendCallback, TopicStorageConfig} from './types.js'
 
@@ -124,8 +125,10 @@ export class Flusher<C extends Checkpoint> {
       this.failed(error as MetaError, covered)
       return
     }
+    assert(checkpoint.end >= this.synced.end, 'the synced end of a log never goes backwards')
     this.synced = checkpoint
     this.unflushedCount -= unflushed
+    assert(this.unflushedCount >= 0, 'no more messages are flushed than were written')
     this.host.fire(covered, null)
     this.settleWaiters(null)
   }

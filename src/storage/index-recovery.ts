@@ -11,6 +11,7 @@
  *   a rebuild from a full scan. Damage a scan meets becomes a hole (damage.ts), up to the
  *   segment's end when no valid record follows it; a segment scanned whole is verified.
  */
+import assert from 'node:assert'
 import {stat} from 'node:fs/promises'
 import type {StoreContext} from './context.js'
 import {recordHoles, type PartitionRef} from './damage.js'
@@ -37,6 +38,7 @@ import {
 export async function reconcileTailIndex(ctx: StoreContext, segment: Segment, built: IndexCursor): Promise<void> {
   const expected = Buffer.concat([encodeHeader(), encodeEntries(built.out)])
   const entries = built.out.length / 3
+  assert(entries === 0 || built.out[built.out.length - 3] < segment.size, 'index entries of the tail point at records inside it')
   built.out = []
   built.applyTo(segment)
   segment.indexEntries = entries
@@ -92,6 +94,7 @@ export async function loadSealedIndex(ctx: StoreContext, owner: PartitionRef, se
  */
 export async function writeSealedIndex(ctx: StoreContext, segment: Segment, cursor: IndexCursor, first: number): Promise<void> {
   cursor.seal(segment.size)
+  assert(cursor.out.length % 3 === 0 && cursor.out[cursor.out.length - 3] === segment.size, 'a sealed index ends with the totals entry at the segment size')
   cursor.applyTo(segment)
   const bytes = first > 0 ? encodeEntries(cursor.out) : Buffer.concat([encodeHeader(), encodeEntries(cursor.out)])
   segment.indexEntries = first + cursor.out.length / 3

@@ -14,60 +14,47 @@
  * segment exceeds the limit by at most one record, or one appendRecords batch, which is never
  * split). The old segment is sealed and fdatasynced.
  *
- * Failure: a failed write fails every callback of its batch, truncates the log back to where
- * the batch started (removing segments the batch created), and resets the pending state; the
- * log keeps serving reads and later appends.
+ * Failure (write-failure.ts): a failed write fails every callback of its batch, truncates the
+ * log back to where the batch started (removing segments the batch created), and resets the
+ * pending state; the log keeps serving reads and later appends. fdatasync: unsynced-files.ts.
  *
- * Damage (damage.ts): reads step over a segment's holes, and reads of a sealed segment the
- * scrub has not verified yet check their records first (verify.ts). With no damage and every
+ * Damage (damage.ts): reads (read-path.ts) step over a segment's holes, and reads of a sealed
+ * segment the scrub has not verified yet check their records first (verify.ts). With no damage and every
  * segment verified, the read path pays two field checks.
  */
+import assert from 'node:assert'
 import {MetaError} from '../protocol/errors.js'
 import {messageIdTimestampOfHalves} from '../protocol/message-id.js'
 import {int32At} from '../protocol/output-buffer.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {StoreContext} from './context.js'
-import {Flusher, type Checkpoint, type FlushHost} from './flusher.js'
+import {Flusher, type FlushHost} from './flusher.js'
 import {damagedRangesOf, damageTotals, holeAt, type DamagedRange} from './damage.js'
 import {countBefore, offsetForTimestamp, offsetOfMessage, viewOf, type LogView} from './index-queries.js'
 import {ioError} from './io-error.js'
 import type {RecoveredPartition} from './recovery.js'
 import {
+  applyRetentionRule,
   describeSegments,
   detachSealedPrefix,
   disposeSegments,
-  selectExpired,
   type RetentionAction,
   type RetentionOutcome,
   type RetentionRule,
   type SegmentInfo,
 } from './retention.js'
 import {findSegmentIndex, Segment} from './segment.js'
-import {
-  createSegmentFile,
-  readSegment,
-  removeSegmentFiles,
-  syncFile,
-  truncateSegment,
-  writeSegment,
-} from './segment-io.js'
-import {commitEntries, IndexCursor, recordTimestamp, truncateEntries} from './side-index.js'
+import {createSegmentFile, writeSegment} from './segment-io.js'
+import {readSlice} from './read-path.js'
+import {commitEntries, IndexCursor, recordTimestamp} from './side-index.js'
 import {PartitionTail} from './tail-cache.js'
 import type {AppendCallback, PartitionInfo, ReadResult, TopicStorageConfig} from './types.js'
-import {checkOffsetIn, damageBeforeServing, verifySegment} from './verify.js'
+import {UnsyncedFiles} from './unsynced-files.js'
+import {checkOffsetIn, verifySegment} from './verify.js'
+import {checkpointOf, fireCallbacks, rollBackFiles, type LogCheckpoint} from './write-failure.js'
 
 /** TypedArray#set, called directly (see appendOfHalves). */
 const copyBytes = Uint8Array.prototype.set
-
-/** The written state to roll back to after a failed write or group-commit fdatasync. */
-interface LogCheckpoint extends Checkpoint {
-  /** Start of the segment that was active, and its index state then. */
-  readonly activeStart: number
-  readonly messageCount: number
-  readonly maxTimestamp: number
-  readonly lastEntryPos: number
-  readonly indexEntries: number
-}
 
 /** Everything a log is built from (a recovered or freshly created directory). */
 export interface PartitionLogInit extends RecoveredPartition {
@@ -109,10 +96,8 @@ export class PartitionLog {
   /** Index state of segments sealed by the pending batch, by segment start. */
   private sealedCursors: Array<{start: number; cursor: IndexCursor}> = []
   private queued = false
-  /** Segments written since the last fdatasync began. */
-  private unsynced: Segment[] = []
-  /** Directories to fdatasync with the next sync (new segment or partition entries). */
-  private dirsToSync: string[]
+  /** Segments and directories to fdatasync with the next sync. */
+  private readonly unsynced: UnsyncedFiles
   private lastAppendMs: number
   private closed = false
 
@@ -124,6 +109,10 @@ export class PartitionLog {
     this.config = init.config
     this.ctx = ctx
     this.segments = init.segments
+    assert(this.segments.length > 0, 'a log has at least one segment')
+    for (let i = 1; i < this.segments.length; i++) {
+      assert(this.segments[i].start === this.segments[i - 1].end, 'segments are contiguous: each starts where the previous ends')
+    }
     this.tail = new PartitionTail(ctx.tailCache)
     const active = this.active
     this.writtenEnd = active.end
@@ -131,7 +120,7 @@ export class PartitionLog {
     this.tailSegmentStart = active.start
     this.cursor = IndexCursor.of(active)
     this.lastAppendMs = init.lastModifiedMs
-    this.dirsToSync = init.newDirs ?? []
+    this.unsynced = new UnsyncedFiles(init.newDirs ?? [])
     this.flusher = new Flusher(this.flushHost())
   }
 
@@ -272,9 +261,11 @@ export class PartitionLog {
     records.copy(block.buf, block.filled)
     block.filled += records.length
     const rel = offset - this.tailSegmentStart
-    for (let pos = 0; pos < records.length; pos += RECORD_HEADER_BYTES + int32At(records, pos)) {
+    let pos = 0
+    for (; pos < records.length; pos += RECORD_HEADER_BYTES + int32At(records, pos)) {
       this.cursor.record(rel + pos, recordTimestamp(records, pos))
     }
+    assert(pos === records.length, 'a checked batch is whole records')
     this.endRecords(records.length, count, done)
     return offset
   }
@@ -292,25 +283,8 @@ export class PartitionLog {
     if (offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
     if (offset >= this.writtenEnd) return {kind: 'end', end: this.writtenEnd}
     const segment = this.segments[findSegmentIndex(this.segments, offset)]
-    let to = Math.min(offset + maxBytes, segment.end)
-    if (segment.holes !== undefined) {
-      const hole = holeAt(segment.holes, offset - segment.start)
-      if (hole !== undefined && segment.start + hole.from <= offset) return {kind: 'damaged', offset: segment.start + hole.to}
-      if (hole !== undefined) to = Math.min(to, segment.start + hole.from)
-    }
-    const cached = this.tail.slice(offset, to)
-    if (cached !== undefined) return {kind: 'data', data: cached.data, release: cached.release}
-    let data: Buffer
-    try {
-      data = await readSegment(this.ctx, segment, offset, to)
-    } catch (error) {
-      // Retention removed the segment between the lookup and the read: the offset is now
-      // below the log start, which the caller answers with a 301 like any such offset.
-      if (segment.file.retired && offset < this.minOffset) return {kind: 'below', offset: this.minOffset}
-      throw error
-    }
-    if (data.length === 0) return {kind: 'end', end: this.writtenEnd}
-    return segment.verified ? {kind: 'data', data} : this.checkedRead(segment, offset, maxBytes, data)
+    const result = await readSlice(this.ctx, this, this.tail, segment, offset, maxBytes)
+    return result.kind === 'again' ? this.read(offset, maxBytes) : result
   }
 
   /**
@@ -391,19 +365,7 @@ export class PartitionLog {
    */
   async applyRetention(rule: RetentionRule, action: RetentionAction): Promise<RetentionOutcome> {
     this.checkOpen()
-    const infos = await this.segmentInfos()
-    const reasons = selectExpired(infos, rule)
-    if (reasons.length === 0 || this.closed) return {removed: [], minOffset: this.minOffset}
-    const last = infos[reasons.length - 1]
-    const detached = detachSealedPrefix(this.ctx, this.segments, last.start + last.sizeBytes)
-    const removed = detached.map((segment, i) => ({
-      start: segment.start,
-      sizeBytes: segment.size,
-      file: segment.file.path,
-      reason: reasons[i] ?? 'age',
-    }))
-    await disposeSegments(this.ctx, detached, action)
-    return {removed, minOffset: this.minOffset}
+    return applyRetentionRule(this.ctx, this.segments, rule, action, () => !this.closed)
   }
 
   /** Bytes the log holds (end minus start). */
@@ -450,6 +412,7 @@ export class PartitionLog {
   writePending(): boolean {
     this.queued = false
     if (this.appendEnd === this.writtenEnd) return false
+    assert(this.appendEnd > this.writtenEnd, 'the append end never falls behind the written end')
     const checkpoint = this.checkpoint()
     const callbacks = this.pendingCallbacks
     const count = this.pendingCount
@@ -484,12 +447,6 @@ export class PartitionLog {
       this.ctx.log.error('final flush failed', {topic: this.topic, partition: this.partition, error: String(error)})
     }
     this.tail.clear()
-  }
-
-  /** A read of a sealed segment not verified yet: served, or read again around new damage. */
-  private async checkedRead(segment: Segment, offset: number, maxBytes: number, data: Buffer): Promise<ReadResult> {
-    const again = await damageBeforeServing(this.ctx, this, segment, offset, data)
-    return again ? this.read(offset, maxBytes) : {kind: 'data', data}
   }
 
   /** The written state, for a side index query. */
@@ -539,32 +496,34 @@ export class PartitionLog {
 
   /** Write pending bytes [from, to), starting new segments at the roll points. */
   private writeRange(from: number, to: number): void {
+    assert(from === this.writtenEnd && to > from, 'a write continues the log at its written end')
     let pos = from
     for (const rollAt of this.rollPoints) {
+      assert(rollAt >= pos && rollAt < to, 'roll points are ascending and inside the pending range')
       if (rollAt > pos) this.writeSegment(this.active, pos, rollAt)
       this.roll(rollAt)
       pos = rollAt
     }
     this.rollPoints = []
     this.writeSegment(this.active, pos, to)
+    assert(this.active.end === to, 'the written end is the end of the last segment')
     this.writtenEnd = to
   }
 
   private writeSegment(segment: Segment, from: number, to: number): void {
+    assert(from === segment.end && to > from, 'a write lands at the end of the segment')
     writeSegment(this.ctx, segment, this.tail.pending(from, to), from)
     segment.size = to - segment.start
-    if (!segment.unsynced) {
-      segment.unsynced = true
-      this.unsynced.push(segment)
-    }
+    this.unsynced.written(segment)
   }
 
   /** Seal the active segment and start a new one at `start` (its end). */
   private roll(start: number): void {
+    assert(start === this.active.end && start > this.active.start, 'a new segment starts at the end of a non-empty one')
     const next = new Segment(start, this.dir, 0)
     createSegmentFile(this.ctx.fds, next)
     this.segments.push(next)
-    this.dirsToSync.push(this.dir)
+    this.unsynced.dirChanged(this.dir)
     this.ctx.rolled(this)
   }
 
@@ -578,28 +537,13 @@ export class PartitionLog {
   }
 
   private checkpoint(): LogCheckpoint {
-    const active = this.active
-    return {
-      end: this.writtenEnd,
-      activeStart: active.start,
-      messageCount: active.messageCount,
-      maxTimestamp: active.maxTimestamp,
-      lastEntryPos: active.lastEntryPos,
-      indexEntries: active.indexEntries,
-    }
+    return checkpointOf(this.active, this.writtenEnd)
   }
 
   /** Drop everything after `to`: segments created since, bytes past it, pending appends. */
   private restore(to: LogCheckpoint): void {
-    while (this.segments.length > 1 && this.active.start > to.activeStart) {
-      removeSegmentFiles(this.ctx, this.segments.pop() as Segment)
-    }
-    const active = this.active
-    // Always truncate: a failed write may have left bytes past the size we recorded.
-    truncateSegment(this.ctx, active, to.end - active.start)
-    truncateEntries(this.ctx, active, to.indexEntries)
-    new IndexCursor(to.messageCount, to.maxTimestamp, to.lastEntryPos).applyTo(active)
-    this.unsynced = this.unsynced.filter((segment) => !segment.file.retired)
+    const active = rollBackFiles(this.ctx, this.segments, to, this.writtenEnd)
+    this.unsynced.dropRetired()
     this.writtenEnd = to.end
     this.appendEnd = to.end
     this.tailSegmentStart = active.start
@@ -609,44 +553,15 @@ export class PartitionLog {
     this.tail.clear()
   }
 
-  /** fdatasync every segment written since the last sync began, and new directory entries. */
-  private async syncFiles(): Promise<void> {
-    const segments = this.unsynced
-    const dirs = this.dirsToSync
-    this.unsynced = []
-    this.dirsToSync = []
-    for (const segment of segments) segment.unsynced = false
-    try {
-      await Promise.all([
-        this.ctx.syncLimiter.run(() => Promise.all(segments.map((segment) => syncFile(this.ctx, segment.file)))),
-        ...dirs.map((dir) => this.ctx.dirSync.sync(dir)),
-      ])
-    } catch (error) {
-      for (const segment of segments) {
-        if (segment.unsynced || segment.file.retired) continue
-        segment.unsynced = true
-        this.unsynced.push(segment)
-      }
-      this.dirsToSync.push(...dirs)
-      throw error
-    }
-  }
-
   private fire(callbacks: readonly AppendCallback[], err: MetaError | null): void {
-    for (const callback of callbacks) {
-      try {
-        callback(err)
-      } catch (error) {
-        this.ctx.log.error('append callback threw', {topic: this.topic, partition: this.partition, error: String(error)})
-      }
-    }
+    fireCallbacks(this.ctx.log, this, callbacks, err)
   }
 
   private flushHost(): FlushHost<LogCheckpoint> {
     return {
       policy: () => this.config,
       checkpoint: () => this.checkpoint(),
-      syncFiles: () => this.syncFiles(),
+      syncFiles: () => this.unsynced.sync(this.ctx),
       syncFailed: (err) => {
         this.ctx.log.error('fdatasync failed', {topic: this.topic, partition: this.partition, error: err.message})
       },

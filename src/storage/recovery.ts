@@ -19,6 +19,7 @@
  *    are logged with offsets and sizes. An empty directory gets a first segment at offset 0.
  * 5. Bring every segment's side index up to date (index-recovery.ts).
  */
+import assert from 'node:assert'
 import type {Dirent} from 'node:fs'
 import {readdir, stat} from 'node:fs/promises'
 import {join} from 'node:path'
@@ -177,6 +178,7 @@ export async function recoverPartition(ctx: StoreContext, options: RecoverOption
     if (maps.has(start)) segment.acknowledged = readDamageMap(join(dir, damageMapFileName(start)), start)
     return segment
   })
+  for (let i = 1; i < segments.length; i++) assert(segments[i].start === segments[i - 1].end, 'a listed log is contiguous (checked above)')
   const last = segments[segments.length - 1]
   const cursor = await recoverTail(ctx, options, last)
   await reconcileTailIndex(ctx, last, cursor)
@@ -206,6 +208,7 @@ async function recoverTail(ctx: StoreContext, options: RecoverOptions, segment: 
 }
 
 async function truncateTail(ctx: StoreContext, owner: PartitionRef, segment: Segment, tail: {from: number; reason: Hole['reason']}): Promise<void> {
+  assert(tail.from >= 0 && tail.from < segment.size, 'a torn tail is cut inside the segment, never past its end')
   const keptAside = await keepAside(ctx, segment, tail.from, segment.size)
   await withFile(ctx, segment.file, 'truncate', async (fd) => ctx.ops.ftruncateSync(fd, tail.from))
   ctx.log.warn('truncated torn tail', {

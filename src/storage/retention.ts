@@ -18,6 +18,7 @@
  * crash midway leaves a contiguous directory (at worst a segment comes back at restart and
  * is removed by the next run).
  */
+import assert from 'node:assert'
 import {createReadStream, createWriteStream} from 'node:fs'
 import {open, rename, rm, stat, unlink} from 'node:fs/promises'
 import {basename} from 'node:path'
@@ -101,6 +102,34 @@ export function selectExpired(infos: readonly SegmentInfo[], rule: RetentionRule
  * oldest first, and retire their descriptors. Synchronous and in memory only: the caller
  * then hands them to {@link disposeSegments}.
  */
+/**
+ * One retention pass over `segments` (a log's, oldest first): detach the oldest sealed
+ * segments `rule` selects and handle their files with `action`. `isOpen` is asked again once
+ * the files' times are known (the log may have closed meanwhile).
+ */
+export async function applyRetentionRule(
+  ctx: StoreContext,
+  segments: Segment[],
+  rule: RetentionRule,
+  action: RetentionAction,
+  isOpen: () => boolean,
+): Promise<RetentionOutcome> {
+  const infos = await describeSegments(segments)
+  const reasons = selectExpired(infos, rule)
+  if (reasons.length === 0 || !isOpen()) return {removed: [], minOffset: segments[0].start}
+  assert(reasons.length < infos.length, 'retention never selects the active segment')
+  const last = infos[reasons.length - 1]
+  const detached = detachSealedPrefix(ctx, segments, last.start + last.sizeBytes)
+  const removed = detached.map((segment, i) => ({
+    start: segment.start,
+    sizeBytes: segment.size,
+    file: segment.file.path,
+    reason: reasons[i] ?? 'age',
+  }))
+  await disposeSegments(ctx, detached, action)
+  return {removed, minOffset: segments[0].start}
+}
+
 export function detachSealedPrefix(ctx: StoreContext, segments: Segment[], offset: number): Segment[] {
   const detached: Segment[] = []
   while (segments.length > 1 && segments[0].end <= offset) {

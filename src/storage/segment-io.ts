@@ -3,6 +3,7 @@
  * for exactly one operation, turn node:fs errors into DISK_FULL / STORAGE_ERROR naming the
  * file (io-error.ts), and release it. Every module that touches a file goes through these.
  */
+import assert from 'node:assert'
 import {rmSync} from 'node:fs'
 import type {StoreContext} from './context.js'
 import type {CachedFile, FdCache} from './fd-cache.js'
@@ -55,6 +56,7 @@ export function createSegmentFile(fds: FdCache, segment: Segment, exclusive = fa
 
 /** Write `pieces` into `segment` at log offset `from` (one gather write, looping if short). */
 export function writeSegment(ctx: StoreContext, segment: Segment, pieces: Buffer[], from: number): void {
+  assert(from >= segment.start, 'a write lands inside its segment')
   withFileSync(ctx, segment.file, 'write', (fd) => writeFullySync(ctx.ops, fd, pieces, from - segment.start))
 }
 
@@ -63,6 +65,7 @@ export function writeSegment(ctx: StoreContext, segment: Segment, pieces: Buffer
  * buffer of the read-buffer pool (read-buffers.ts), which the sender may give back.
  */
 export function readSegment(ctx: StoreContext, segment: Segment, from: number, to: number): Promise<Buffer> {
+  assert(from >= segment.start && to > from, 'a read asks for bytes of its segment')
   return withFile(ctx, segment.file, 'read', async (fd) => {
     const data = readBuffers.take(to - from)
     const got = await readFully(ctx.ops, fd, data, 0, data.length, from - segment.start)
@@ -77,6 +80,7 @@ export function syncFile(ctx: StoreContext, file: CachedFile): Promise<void> {
 
 /** Cut `segment` to `size` bytes; a failure is logged (later writes overwrite from `size`). */
 export function truncateSegment(ctx: StoreContext, segment: Segment, size: number): void {
+  assert(size >= 0 && Number.isSafeInteger(size), 'a segment is cut to a byte count')
   segment.size = size
   try {
     withFileSync(ctx, segment.file, 'truncate', (fd) => ctx.ops.ftruncateSync(fd, size))

@@ -17,6 +17,7 @@
  * missing, damaged or stale), and a failure to write it never fails a put: the segment's
  * index is marked broken, queries on it scan the segment, and the next open rebuilds it.
  */
+import assert from 'node:assert'
 import {messageIdTimestampAt} from '../protocol/message-id.js'
 import {putInt32BE} from '../protocol/output-buffer.js'
 import type {StoreContext} from './context.js'
@@ -82,6 +83,7 @@ export class IndexCursor {
 
   /** The segment is sealed at `size`: add its totals entry. */
   seal(size: number): void {
+    assert(size > this.lastEntryPos, 'a segment is sealed past its last index entry')
     this.out.push(size, this.count, this.maxTs)
     this.lastEntryPos = size
   }
@@ -144,6 +146,8 @@ export function entryOffset(i: number): number {
  */
 export function commitEntries(ctx: StoreContext, segment: Segment, cursor: IndexCursor): void {
   const out = cursor.out
+  assert(cursor.count >= segment.messageCount, 'a segment never loses messages by an append')
+  assert(out.length === 0 || (out[0] > segment.lastEntryPos && out[out.length - 3] <= segment.size), 'new index entries lie after the last one and inside the segment')
   cursor.out = []
   cursor.applyTo(segment)
   if (out.length === 0 || segment.indexState === 'broken') return
@@ -168,6 +172,7 @@ export function commitEntries(ctx: StoreContext, segment: Segment, cursor: Index
 
 /** Cut `segment`'s index back to `entries` entries (a rolled-back batch). */
 export function truncateEntries(ctx: StoreContext, segment: Segment, entries: number): void {
+  assert(entries >= 0 && entries <= segment.indexEntries, 'an index is cut to at most the entries it has')
   if (segment.indexState !== 'ok' || segment.indexEntries === entries) {
     segment.indexEntries = Math.min(segment.indexEntries, entries)
     return

@@ -141,6 +141,7 @@ export class PartitionTail {
       const hi = Math.min(to, blockEnd)
       if (hi > lo) pieces.push(block.buf.subarray(lo - block.start, hi - block.start))
     }
+    assert(pieces.reduce((sum, piece) => sum + piece.length, 0) === to - from, 'the tail holds every pending byte, without a gap')
     return pieces.reverse()
   }
 

@@ -16,7 +16,8 @@ import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
 import {exited, spawnBroker} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {freePort, startZooKeeper, zkStat} from '../helpers/zookeeper.js'
+import {startZooKeeper, zkStat} from '../helpers/zookeeper.js'
+import {tcpForwarder} from '../helpers/tcp-relay.js'
 import {applyOverrides, defaultBrokerConfig, parseServerIni} from '../../src/broker/index.js'
 import {checksum} from '../../src/protocol/crc.js'
 import {isMetaError} from '../../src/protocol/errors.js'
@@ -359,12 +360,13 @@ describe('synchronous replication', () => {
     const zk = await startZooKeeper(t)
     const zkClient = await zk.client()
     const root = `/sync-${process.pid}-${Date.now()}`
-    const slavePort = await freePort()
+    // The slave starts later: the master is given a port that resets connections until then.
+    const slaveAddress = await tcpForwarder(t)
     const master = await startTestBroker(t, {
       brokerId: 9,
       zkConnect: zk.connect,
       zkRoot: root,
-      syncSlaveAddress: `127.0.0.1:${slavePort}`,
+      syncSlaveAddress: `127.0.0.1:${slaveAddress.port}`,
       slaveContinuousFailureThreshold: 3,
       checkSlaveIntervalMs: 50,
     })
@@ -378,7 +380,8 @@ describe('synchronous replication', () => {
     await waitFor(async () => (await zkStat(zkClient, node)) === undefined, {timeoutMs: 30_000, what: 'the master to leave ZooKeeper'})
     const left = parseSyncStats(text(await client.request('stats meta-sync 5\r\n')))
     assert.ok(left.role === 'master' && left.leftZooKeeper, JSON.stringify(left))
-    await startTestBroker(t, {syncSlave: true, serverPort: slavePort})
+    const slave = await startTestBroker(t, {syncSlave: true})
+    slaveAddress.pointAt(slave.port)
     await waitFor(async () => (await zkStat(zkClient, node)) !== undefined, {timeoutMs: 30_000, what: 'the master to register again'})
     const reply = (await client.request('put orders 0 1 0 -1 9\r\ny')) as Result
     assert.equal(reply.code, 200, text(reply))

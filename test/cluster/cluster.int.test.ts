@@ -21,7 +21,7 @@ import {
 import type {Broker} from '../../src/broker/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {exited, spawnBroker} from '../helpers/process.js'
-import {freePort, zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 
@@ -141,9 +141,9 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const topic = uniqueName()
     const group = uniqueName('group')
     const dirs = [await tmpDir(t), await tmpDir(t)]
-    const ports = [await freePort(), await freePort()]
-    const args = (id: number) => [
-      '--data-dir', dirs[id], '--broker-id', String(id), '--port', String(ports[id]), '--partitions', '2',
+    // Port 0 at first; the restart takes the port the killed broker had (same address, as a restarted process).
+    const args = (id: number, port = 0) => [
+      '--data-dir', dirs[id], '--broker-id', String(id), '--port', String(port), '--partitions', '2',
       '--zk', zk.connect, '--zk-root', root, '--group-commit',
     ]
     const procs = [await spawnBroker(t, args(0)), await spawnBroker(t, args(1))]
@@ -174,7 +174,7 @@ describe('a cluster of brokers on ZooKeeper', () => {
     assert.ok(during.every((r) => r.success), 'every send while broker 1 is down succeeds')
     assert.ok(during.every((r) => r.brokerId === 0), 'on broker 0')
 
-    procs[1] = await spawnBroker(t, args(1))
+    procs[1] = await spawnBroker(t, args(1, procs[1].port))
     for (let i = 40; i < 60; i++) await send(i)
     await waitFor(() => acked.every((a) => seen.has(a)), {what: 'every acknowledged message consumed', timeoutMs: 30_000})
   })

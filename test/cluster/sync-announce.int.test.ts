@@ -19,7 +19,7 @@ import {startTestBroker} from '../helpers/broker.js'
 import {partitionEnds as ends} from '../helpers/client.js'
 import {runCli} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {freePort, zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
+import {zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {capturedLogger, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import type {Logger} from '../../src/log.js'
 
@@ -135,10 +135,9 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
       for (let i = 0; i < count; i++) assert.match(text(await rawAlone.request(`put orders 0 30 0 ${i + 1}\r\n${`${label} ${i}`.padEnd(30, '.')}`, 20_000)), /^\d+ 0 \d+$/)
       await alone.close()
     }
-    const slavePort = await freePort()
     const captured = capturedLogger('info')
-    const slave = await startSyncSlave(t, root, 1, captured.logger, true, {dataPath: slaveDir, serverPort: slavePort})
-    const master = await startTestBroker(t, {brokerId: 0, zkConnect: zk.connect, zkRoot: root, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slavePort}`, checkSlaveIntervalMs: 50})
+    const slave = await startSyncSlave(t, root, 1, captured.logger, true, {dataPath: slaveDir})
+    const master = await startTestBroker(t, {brokerId: 0, zkConnect: zk.connect, zkRoot: root, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`, checkSlaveIntervalMs: 50})
     const raw = await RawClient.connect(t, master.port)
     let opaque = 1
     await waitFor(async () => (/^\d+ 0 \d+$/.test(text(await raw.request(`put orders 0 5 0 ${opaque++}\r\nafter`, 20_000))) ? true : undefined), {

@@ -5,6 +5,8 @@
  *
  *   UPDATE_CLI_SURFACE=1 npm test -- test/commands/surface.test.ts
  *
+ * A missing snapshot is written outside CI (a first run) and fails the test in CI (CI set).
+ *
  * Also: every command file is in the registry (src/commands.ts), and the manifest the build
  * wrote next to the bundle is the one of the sources (it cannot go stale).
  */
@@ -18,6 +20,13 @@ import {commandManifest} from '../../src/main.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const SNAPSHOT = join(ROOT, 'test', 'fixtures', 'cli-surface.json')
+const REGENERATE = 'UPDATE_CLI_SURFACE=1 npm test -- test/commands/surface.test.ts'
+
+/** CI sets CI (GitHub Actions, GitLab, .ci/run: CI=true); "false" or "0" means not CI. */
+function isCi(): boolean {
+  const value = process.env.CI
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0'
+}
 
 interface Surface {
   [id: string]: {args: string[]; flags: Record<string, string>; aliases?: string[]; hidden?: boolean}
@@ -63,14 +72,21 @@ describe('the command surface', () => {
     assert.deepEqual(registered, fromFiles)
   })
 
-  it('matches test/fixtures/cli-surface.json (renames are deliberate)', async () => {
+  it('matches test/fixtures/cli-surface.json (renames are deliberate)', async (t) => {
     const now = await surface()
-    if (process.env.UPDATE_CLI_SURFACE === '1' || !existsSync(SNAPSHOT)) {
+    if (process.env.UPDATE_CLI_SURFACE === '1') {
       writeFileSync(SNAPSHOT, `${JSON.stringify(now, null, 2)}\n`)
       return
     }
+    if (!existsSync(SNAPSHOT)) {
+      // In CI a missing snapshot is a failure: writing it there would let any surface pass.
+      assert.ok(!isCi(), `${relative(ROOT, SNAPSHOT)} is missing: regenerate it with ${REGENERATE} and commit it`)
+      writeFileSync(SNAPSHOT, `${JSON.stringify(now, null, 2)}\n`)
+      t.diagnostic(`wrote ${relative(ROOT, SNAPSHOT)} (it was missing): commit it`)
+      return
+    }
     const saved = JSON.parse(readFileSync(SNAPSHOT, 'utf8')) as Surface
-    assert.deepEqual(now, saved, 'the command surface changed: if deliberate, run UPDATE_CLI_SURFACE=1 npm test -- test/commands/surface.test.ts')
+    assert.deepEqual(now, saved, `the command surface changed: if deliberate, run ${REGENERATE}`)
   })
 
   it('the manifest next to the built bundle is the one of the sources', async () => {

@@ -19,12 +19,12 @@ import {startWatched, type ServerProcess} from './watched.js'
 import {randomBytes} from 'node:crypto'
 import {existsSync} from 'node:fs'
 import {access, constants, mkdtemp, readdir, readFile, rm, statfs, writeFile} from 'node:fs/promises'
-import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {delimiter, join} from 'node:path'
 import {promisify} from 'node:util'
 import mysql from 'mysql2/promise'
 import {scaledMs, type Cleanup} from './index.js'
+import {probeFreePort} from './ports.js'
 
 export interface MariaDb {
   host: string
@@ -90,7 +90,7 @@ export async function startMariaDb(t: Cleanup): Promise<MariaDb> {
   let port = 0
   let logPath = ''
   for (let attempt = 1; ; attempt++) {
-    port = await freePort()
+    port = await probeFreePort()
     logPath = join(dir, `error-${attempt}.log`)
     const args = [
       '--no-defaults',
@@ -208,17 +208,6 @@ function findBinary(name: string, extraDirs: string[]): string {
     `${name} not found (in PATH or ${extraDirs.join(', ')}): the MySQL offset store tests need a MariaDB server from Debian's packages; ` +
       'install it with "apt-get install -y mariadb-server" or run "bash scripts/provision.sh"',
   )
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const {port} = server.address() as {port: number}
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 async function tail(path: string, lines = 30): Promise<string> {

@@ -59,3 +59,55 @@ export async function tcpRelay(t: Cleanup, target: {host: string; port: number})
     },
   }
 }
+
+export interface TcpForwarder {
+  /** Loopback port to give the client now, before its server exists. */
+  port: number
+  /** Forward connections made from now on to `port` on 127.0.0.1. */
+  pointAt(port: number): void
+}
+
+/**
+ * A loopback port for a server that starts later (a client configured before its server is
+ * up): until {@link TcpForwarder.pointAt}, each connection is reset at once, as on a port
+ * nothing listens on; after it, connections are relayed to the server. Replaces picking a
+ * free port, releasing it and hoping it is still free when the server binds it.
+ */
+export async function tcpForwarder(t: Cleanup): Promise<TcpForwarder> {
+  let target: number | undefined
+  const sockets = new Set<Socket>()
+  const track = (socket: Socket): void => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  }
+  const server = createServer((client) => {
+    track(client)
+    client.on('error', () => client.destroy())
+    if (target === undefined) {
+      client.resetAndDestroy()
+      return
+    }
+    const upstream = connect(target, '127.0.0.1')
+    track(upstream)
+    const drop = (): void => {
+      client.destroy()
+      upstream.destroy()
+    }
+    upstream.on('error', drop).on('close', drop)
+    client.on('close', drop)
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const socket of sockets) socket.destroy()
+    server.close()
+  })
+  const address = server.address()
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    pointAt: (port) => {
+      target = port
+    },
+  }
+}

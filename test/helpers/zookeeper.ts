@@ -5,11 +5,12 @@
  */
 import {existsSync} from 'node:fs'
 import {mkdir, writeFile, readFile} from 'node:fs/promises'
-import {createServer, connect} from 'node:net'
+import {connect} from 'node:net'
 import {join} from 'node:path'
 import zookeeper from 'node-zookeeper-client'
 import {after, before} from 'node:test'
 import {deadline, suiteScope, tmpDir, waitFor, withDeadline, type Cleanup} from './index.js'
+import {probeFreePort} from './ports.js'
 import {startWatched, type ServerProcess} from './watched.js'
 
 const JARS = [
@@ -30,14 +31,6 @@ export interface TestZooKeeper {
   expireSession(client: zookeeper.Client): Promise<void>
   /** A plain client for assertions, closed after the test. */
   client(): Promise<zookeeper.Client>
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as {port: number}).port
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 function fourLetter(port: number, word: string): Promise<string> {
@@ -126,7 +119,7 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
   /** First start: a fresh free port, again if another process got it first. */
   const startFresh = async () => {
     for (let attempt = 0; attempt < 5; attempt++) {
-      port = await freePort()
+      port = await probeFreePort()
       await writeConfig()
       if (await launch()) return
     }

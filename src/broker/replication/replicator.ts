@@ -28,6 +28,7 @@
  * The broker module may not use the client, so the connection to the master comes from
  * whoever starts the broker (`meta serve` passes meta's BrokerConnection): {@link MasterLink}.
  */
+import assert from 'node:assert'
 import {join} from 'node:path'
 import type {Logger} from '../../log.js'
 import type {OutputBuffer} from '../../protocol/output-buffer.js'
@@ -177,10 +178,18 @@ class Follower {
       if (offset !== header.segmentStart) throw new MetaError('INTERNAL', `a new replica must start at a master segment start, not ${offset}`)
       log = this.r.ctx.store.getOrCreate(this.topic, this.partition, offset)
     }
+    if (log.appendOffset !== offset) {
+      // An append that failed after this fetch was sent rolled the log back: fetch again from
+      // its end, so no record lands anywhere but at the master's offset.
+      this.next = -1
+      return
+    }
+    assert(end > 0 && end <= data.length, 'a replicated batch is a non-empty run of whole records of the answer')
     const records = end === data.length ? data : data.subarray(0, end)
-    log.appendReplica(records, count, header.segmentStart === offset, (err) => {
+    const at = log.appendReplica(records, count, header.segmentStart === offset, (err) => {
       if (err !== null) this.failed(err)
     })
+    assert(at === offset, 'replicated records land at the master\'s offset')
     this.next = offset + end
     this.state = 'replicating'
     this.error = undefined

@@ -5,7 +5,11 @@
  *
  * Record: `int32 L | int32 CRC32(payload) | payload (L bytes)`, payload = `uint8 type |
  * uint16 headLen | head (JSON, UTF-8) | body`. A record whose length runs past the file or
- * whose CRC does not match is a torn tail: replay stops there and the file is truncated.
+ * whose CRC does not match is not whole. When no whole record follows it in its file, it is a
+ * torn tail: replay stops there and the file is truncated. When one does, it is damage:
+ * replay steps over the span to the next whole record and logs an error naming the file and
+ * the span, so damage costs only the records in it (recovery.ts never completes a commit whose
+ * records do not match the length and CRC its commit record holds).
  *
  * Writes go to the file at once (writeSync: a `kill -9` cannot lose them, they are in the
  * page cache); {@link TxJournal.sync} fdatasyncs, coalescing concurrent requests into one
@@ -18,6 +22,7 @@
  * `maxCheckpoints` checkpoint files are kept.
  */
 import {closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync} from 'node:fs'
+import assert from 'node:assert'
 import {join} from 'node:path'
 import {crc32} from 'node:zlib'
 import {MetaError} from '../../protocol/errors.js'
@@ -69,6 +74,8 @@ export interface JournalOptions {
 }
 
 const HEADER_BYTES = 8
+/** The first byte of a record's JSON head. */
+const OPEN_BRACE = 0x7b
 const REDO = /^redo\.(\d+)$/
 const CHECKPOINT = /^checkpoint\.(\d+)$/
 export const DEFAULT_JOURNAL_FILE_BYTES = 64 * 1024 * 1024
@@ -131,9 +138,15 @@ export class TxJournal {
       const start = checkpoint !== undefined && n === checkpoint.file ? checkpoint.offset : 0
       const path = join(dir, `redo.${n}`)
       const data = readFileSync(path)
-      const end = readRecords(data, start, n, records)
+      const {end, damaged} = readRecords(data, start, n, records)
+      for (const span of damaged) {
+        log.error('transaction journal damaged: skipped bytes holding no whole record; a transaction with a record there may have lost it', {file: path, at: span.at, bytes: span.bytes})
+      }
       if (end < data.length) {
-        log.warn('truncating a torn transaction journal tail', {file: path, at: end, size: data.length})
+        const newest = n === files[files.length - 1]
+        // Only the newest file can end in a torn write: the older ones were fdatasynced whole when the next began.
+        if (newest) log.warn('truncating a torn transaction journal tail', {file: path, at: end, size: data.length})
+        else log.error('transaction journal damaged: the end of an older redo file holds no whole record; dropped', {file: path, at: end, size: data.length})
         const fd = openSync(path, 'r+')
         try {
           ftruncateSync(fd, end)
@@ -306,27 +319,65 @@ export class TxJournal {
   }
 }
 
-/** Parse records of `data` from `start` into `out`; returns where the whole records end. */
-function readRecords(data: Buffer, start: number, file: number, out: JournalRecord[]): number {
+/** Bytes of `data` from `at` that hold no whole record (damage skipped over by replay). */
+export interface DamagedSpan {
+  at: number
+  bytes: number
+}
+
+/**
+ * Parse records of `data` from `start` into `out`. A record that is not whole (length past
+ * the end, CRC mismatch, bad head) is stepped over when a whole record follows it (damage:
+ * the span is returned); otherwise replay ends there. Returns where the whole records end.
+ */
+function readRecords(data: Buffer, start: number, file: number, out: JournalRecord[]): {end: number; damaged: DamagedSpan[]} {
+  const damaged: DamagedSpan[] = []
   let pos = start
   while (pos + HEADER_BYTES + 3 <= data.length) {
-    const length = data.readInt32BE(pos)
-    if (length < 3 || pos + HEADER_BYTES + length > data.length) break
-    const payload = data.subarray(pos + HEADER_BYTES, pos + HEADER_BYTES + length)
-    if ((crc32(payload) | 0) !== data.readInt32BE(pos + 4)) break
-    const type = payload.readUInt8(0) as RecordType
-    const headLength = payload.readUInt16BE(1)
-    if (3 + headLength > length) break
-    let head: Record<string, unknown>
-    try {
-      head = JSON.parse(payload.toString('utf8', 3, 3 + headLength)) as Record<string, unknown>
-    } catch {
-      break
+    const record = recordAt(data, pos, file)
+    if (record !== undefined) {
+      out.push(record)
+      pos += HEADER_BYTES + data.readInt32BE(pos)
+      continue
     }
-    out.push({type, head, body: Buffer.from(payload.subarray(3 + headLength)), file, offset: pos})
-    pos += HEADER_BYTES + length
+    const next = nextRecordAfter(data, pos, file)
+    if (next === undefined) break
+    damaged.push({at: pos, bytes: next - pos})
+    pos = next
   }
-  return pos
+  assert(pos <= data.length, 'replay ends inside the file')
+  return {end: pos, damaged}
+}
+
+/** The whole record at `pos`, or undefined when there is none. */
+function recordAt(data: Buffer, pos: number, file: number): JournalRecord | undefined {
+  const length = data.readInt32BE(pos)
+  if (length < 3 || pos + HEADER_BYTES + length > data.length) return undefined
+  const payload = data.subarray(pos + HEADER_BYTES, pos + HEADER_BYTES + length)
+  if ((crc32(payload) | 0) !== data.readInt32BE(pos + 4)) return undefined
+  const type = payload.readUInt8(0) as RecordType
+  const headLength = payload.readUInt16BE(1)
+  if (3 + headLength > length) return undefined
+  let head: Record<string, unknown>
+  try {
+    head = JSON.parse(payload.toString('utf8', 3, 3 + headLength)) as Record<string, unknown>
+  } catch {
+    return undefined
+  }
+  return {type, head, body: Buffer.from(payload.subarray(3 + headLength)), file, offset: pos}
+}
+
+/**
+ * Where the next whole record after damage at `pos` starts, or undefined (a torn tail). Only
+ * positions that look like a record's start (a known type, a JSON head) pay for the CRC.
+ */
+function nextRecordAfter(data: Buffer, pos: number, file: number): number | undefined {
+  for (let at = pos + 1; at + HEADER_BYTES + 4 <= data.length; at++) {
+    const type = data[at + HEADER_BYTES]
+    if (type < RecordType.MSG || type > RecordType.FORGET || data[at + HEADER_BYTES + 3] !== OPEN_BRACE) continue
+    if (recordAt(data, at, file) !== undefined) return at
+  }
+  return undefined
 }
 
 function numbered(names: string[], pattern: RegExp): number[] {

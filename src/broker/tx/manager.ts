@@ -8,95 +8,33 @@
  * Order of a commit (docs/invariants.md "Transactions"): meta makes written bytes visible at
  * once, so the commit decision is journaled (and fdatasynced per flushTxLogAtCommit) before
  * the messages are appended: one appendRecords batch per partition, ids assigned at put time.
- * Once every batch is written a DONE record follows. Recovery completes a COMMIT without DONE:
- * it looks for the batch's first record at or after the partition's end as it was when the
- * commit was journaled, and appends only what is not already there, so no record is written
- * twice and none is missing. In-flight transactions (and unprepared XA ones) are rolled back
- * by recovery; prepared XA transactions come back PREPARED.
+ * Once every batch is written a DONE record follows. Recovery (recovery.ts) completes a
+ * COMMIT without DONE, appending only what is not already in the log, rolls back in-flight
+ * transactions (and unprepared XA ones) and brings prepared XA transactions back PREPARED.
  */
-import {checksum} from '../../protocol/crc.js'
 import {MetaError} from '../../protocol/errors.js'
-import {RECORD_HEADER_BYTES, scanRecords} from '../../protocol/message-set.js'
-import type {Logger} from '../../log.js'
 import type {PartitionLog} from '../../storage/index.js'
 import type {BrokerConfig} from '../config/index.js'
-import type {BrokerCounters} from '../stats.js'
 import type {TxListEntry} from '../../protocol/commands/tx-admin.js'
-import {RecordType, TxJournal, type CheckpointData, type JournalPosition, type JournalRecord} from './journal.js'
+import {RecordType, TxJournal, type JournalPosition} from './journal.js'
+import {appendBatch, recoverJournal} from './recovery.js'
 import {
-  parseTxKey,
-  XA_HEURCOM,
-  XA_HEURHAZ,
-  XA_HEURRB,
-  XA_OK,
-  XA_RDONLY,
-  XaError,
-  XAER_INVAL,
-  XAER_NOTA,
-  XAER_PROTO,
-  XAER_RMERR,
-  type TxKey,
-} from '../../protocol/xa.js'
+  HEURISTIC_COMMITTED,
+  HEURISTIC_COMPLETED,
+  HEURISTIC_NAMES,
+  commitBatch,
+  preparedEntry,
+  HEURISTIC_ROLLED_BACK,
+  heuristicError,
+  partKey,
+  type CommitPart,
+  type CommittedBatch,
+  type Tx,
+  type TxHost,
+} from './types.js'
+import {parseTxKey, XA_OK, XA_RDONLY, XaError, XAER_INVAL, XAER_NOTA, XAER_PROTO, XAER_RMERR, type TxKey} from '../../protocol/xa.js'
 
-export type TxState = 'START' | 'IN_USE' | 'PREPARED' | 'COMMITTING'
-
-/** Heuristic outcomes (MetaQ's state numbers). */
-export const HEURISTIC_COMMITTED = 4
-export const HEURISTIC_ROLLED_BACK = 5
-export const HEURISTIC_COMPLETED = 6
-
-/** One partition's share of a transaction: its records, in put order. */
-interface TxPart {
-  topic: string
-  partition: number
-  records: Buffer[]
-  bytes: number
-  count: number
-}
-
-interface Tx {
-  key: TxKey
-  /** Bytes of records it holds in memory (counted in TransactionManager.heldBytes). */
-  bytes: number
-  /** The connection a local transaction belongs to (undefined: XA). */
-  connId: number | undefined
-  state: TxState
-  parts: Map<string, TxPart>
-  /** The journal position of its first record (pins the redo file). */
-  first: JournalPosition | undefined
-  beganAtMs: number
-  timer: NodeJS.Timeout | undefined
-}
-
-/** A part of a journaled commit: where the batch goes and how to recognise it. */
-interface CommitPart {
-  t: string
-  p: number
-  /** The partition's written end when the commit was journaled: the batch starts at or after it. */
-  from: number
-  n: number
-  len: number
-  crc: number
-  /** Id of the batch's first record (decimal). */
-  id0: string
-}
-
-/** Where a committed transaction's messages went in one partition: one contiguous batch. */
-export interface CommittedBatch {
-  topic: string
-  partition: number
-  /** Offset of the batch's first record. */
-  offset: number
-  count: number
-}
-
-export interface TxHost {
-  config(): BrokerConfig
-  /** The partition's log, created if needed; an error says why it cannot be. */
-  logFor(topic: string, partition: number): PartitionLog | MetaError
-  counters: BrokerCounters
-  log: Logger
-}
+export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost, type TxState} from './types.js'
 
 /**
  * Most bytes of records all open transactions may hold in memory together (they are also in
@@ -104,12 +42,6 @@ export interface TxHost {
  * broker's memory with transactions.
  */
 export const MAX_HELD_BYTES = 1024 * 1024 * 1024
-
-const HEURISTIC_NAMES: Record<number, TxListEntry['state']> = {
-  [HEURISTIC_COMMITTED]: 'HEURISTIC_COMMITTED',
-  [HEURISTIC_ROLLED_BACK]: 'HEURISTIC_ROLLED_BACK',
-  [HEURISTIC_COMPLETED]: 'HEURISTIC_COMPLETED',
-}
 
 export class TransactionManager {
   private readonly local = new Map<number, Map<string, Tx>>()
@@ -150,7 +82,13 @@ export class TransactionManager {
     const manager = new TransactionManager(host, journal, options.maxHeldBytes ?? MAX_HELD_BYTES)
     holder.manager = manager
     try {
-      await manager.recover(records, checkpoint)
+      const {heuristic, prepared} = await recoverJournal(host, journal, records, checkpoint)
+      for (const [key, state] of heuristic) manager.heuristic.set(key, state)
+      for (const tx of prepared) {
+        manager.heldBytes += tx.bytes
+        manager.xa.set(tx.key.key, tx)
+      }
+      manager.checkpoint()
     } catch (error) {
       await journal.close()
       throw error
@@ -211,7 +149,7 @@ export class TransactionManager {
     const at = this.journal.write(RecordType.MSG, {k: tx.key.key, t: topic, p: partition, n: count}, records)
     tx.first ??= at
     tx.state = 'IN_USE'
-    const id = `${topic}\0${partition}`
+    const id = partKey(topic, partition)
     let part = tx.parts.get(id)
     if (part === undefined) tx.parts.set(id, (part = {topic, partition, records: [], bytes: 0, count: 0}))
     part.records.push(records)
@@ -316,23 +254,7 @@ export class TransactionManager {
   /** Prepared XA transactions and heuristic outcomes (`meta tx list`). */
   list(): TxListEntry[] {
     const out: TxListEntry[] = []
-    for (const tx of this.xa.values()) {
-      if (tx.state !== 'PREPARED') continue
-      let messages = 0
-      let bytes = 0
-      for (const part of tx.parts.values()) {
-        messages += part.count
-        bytes += part.bytes
-      }
-      out.push({
-        key: tx.key.key,
-        state: 'PREPARED',
-        messages,
-        bytes,
-        partitions: [...tx.parts.values()].map((p) => `${p.topic}-${p.partition}`),
-        beganAtMs: tx.beganAtMs,
-      })
-    }
+    for (const tx of this.xa.values()) if (tx.state === 'PREPARED') out.push(preparedEntry(tx))
     for (const [key, state] of this.heuristic) {
       out.push({key, state: HEURISTIC_NAMES[state] ?? 'HEURISTIC_COMPLETED', messages: 0, bytes: 0, partitions: [], beganAtMs: 0})
     }
@@ -497,20 +419,7 @@ export class TransactionManager {
         tx.state = prior
         throw new XaError(XAER_RMERR, `cannot commit transaction "${tx.key.key}": ${log.message}`)
       }
-      const records = part.records.length === 1 ? part.records[0] : Buffer.concat(part.records, part.bytes)
-      batches.push({
-        log,
-        records,
-        part: {
-          t: part.topic,
-          p: part.partition,
-          from: log.maxOffset,
-          n: part.count,
-          len: records.length,
-          crc: checksum(records),
-          id0: records.readBigInt64BE(8).toString(),
-        },
-      })
+      batches.push(commitBatch(log, part))
     }
     try {
       const head: Record<string, unknown> = {k: tx.key.key, parts: batches.map((b) => b.part)}
@@ -553,180 +462,8 @@ export class TransactionManager {
     }
     return placed
   }
-
-  /** Replay the journal (see the file comment). */
-  private async recover(records: JournalRecord[], checkpoint: CheckpointData | undefined): Promise<void> {
-    const log = this.host.log
-    for (const [key, state] of checkpoint?.heuristic ?? []) this.heuristic.set(key, state)
-    const txs = new Map<string, {tx: Tx; commit?: CommitPart[]}>()
-    for (const record of records) {
-      const k = String(record.head.k)
-      const entry = txs.get(k)
-      switch (record.type) {
-        case RecordType.MSG: {
-          let e = entry
-          if (e === undefined) {
-            let key: TxKey
-            try {
-              key = parseTxKey(k)
-            } catch {
-              log.warn('journal: skipping a record with an invalid transaction key', {key: k})
-              continue
-            }
-            e = {tx: {key, bytes: 0, connId: -1, state: 'IN_USE', parts: new Map(), first: {file: record.file, offset: record.offset}, beganAtMs: Date.now(), timer: undefined}}
-            txs.set(k, e)
-          }
-          const topic = String(record.head.t)
-          const partition = Number(record.head.p)
-          const id = `${topic}\0${partition}`
-          let part = e.tx.parts.get(id)
-          if (part === undefined) e.tx.parts.set(id, (part = {topic, partition, records: [], bytes: 0, count: 0}))
-          part.records.push(record.body)
-          part.bytes += record.body.length
-          part.count += Number(record.head.n)
-          break
-        }
-        case RecordType.PREPARE:
-          if (entry !== undefined) entry.tx.state = 'PREPARED'
-          break
-        case RecordType.COMMIT:
-          if (record.head.h !== undefined) this.heuristic.set(k, Number(record.head.h))
-          if (entry !== undefined) {
-            entry.tx.state = 'COMMITTING'
-            entry.commit = record.head.parts as CommitPart[]
-          } else {
-            log.warn('journal: a commit record of a transaction whose messages are not in the journal', {tx: k})
-          }
-          break
-        case RecordType.DONE:
-          txs.delete(k)
-          break
-        case RecordType.ROLLBACK:
-          if (record.head.h !== undefined) this.heuristic.set(k, Number(record.head.h))
-          txs.delete(k)
-          break
-        case RecordType.FORGET:
-          this.heuristic.delete(k)
-          break
-        default:
-          log.warn('journal: skipping a record of unknown type', {type: record.type})
-      }
-    }
-    let completed = 0
-    let rolledBack = 0
-    let prepared = 0
-    for (const {tx, commit} of txs.values()) {
-      if (tx.state === 'COMMITTING' && commit !== undefined) {
-        await this.complete(tx, commit)
-        this.journal.write(RecordType.DONE, {k: tx.key.key})
-        completed += 1
-      } else if (tx.state === 'PREPARED' && tx.key.kind === 'xa') {
-        tx.connId = undefined
-        for (const part of tx.parts.values()) tx.bytes += part.bytes
-        this.heldBytes += tx.bytes
-        this.xa.set(tx.key.key, tx)
-        prepared += 1
-      } else {
-        this.journal.write(RecordType.ROLLBACK, {k: tx.key.key})
-        rolledBack += 1
-      }
-    }
-    if (txs.size > 0 || records.length > 0) {
-      await this.journal.sync()
-      log.info('transaction journal recovered', {records: records.length, completed, rolledBack, prepared, heuristic: this.heuristic.size})
-    }
-    this.checkpoint()
-  }
-
-  /** Finish the append of a journaled commit: only what is not in the log yet is appended. */
-  private async complete(tx: Tx, commit: CommitPart[]): Promise<void> {
-    for (const part of commit) {
-      const txPart = tx.parts.get(`${part.t}\0${part.p}`)
-      if (txPart === undefined) throw new MetaError('STORAGE_CORRUPT', `transaction journal: the commit of "${tx.key.key}" names ${part.t}-${part.p}, which has no messages in it`)
-      const records = Buffer.concat(txPart.records, txPart.bytes)
-      const log = this.host.logFor(part.t, part.p)
-      if (log instanceof MetaError) throw log
-      const present = await presentPrefix(log, part.from, records)
-      if (present === records.length) continue
-      let count = 0
-      scanRecords(records, present, () => (count += 1))
-      this.host.log.info('completing a journaled commit', {tx: tx.key.key, partition: `${part.t}-${part.p}`, records: count, alreadyPresent: present})
-      await appendBatch(log, records.subarray(present), count)
-    }
-  }
-}
-
-function heuristicError(key: string, state: number): XaError {
-  if (state === HEURISTIC_COMMITTED) return new XaError(XA_HEURCOM, `transaction "${key}" was heuristically committed`)
-  if (state === HEURISTIC_ROLLED_BACK) return new XaError(XA_HEURRB, `transaction "${key}" was heuristically rolled back`)
-  return new XaError(XA_HEURHAZ, `transaction "${key}" was heuristically completed`)
 }
 
 function before(a: JournalPosition, b: JournalPosition): boolean {
   return a.file < b.file || (a.file === b.file && a.offset < b.offset)
 }
-
-/** Append a batch; resolves with its offset once written (and synced, under group commit). */
-function appendBatch(log: PartitionLog, records: Buffer, count: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    try {
-      const offset = log.appendRecords(records, count, (err) => (err === null ? resolve(offset) : reject(err)))
-    } catch (error) {
-      reject(error)
-    }
-  })
-}
-
-/**
- * How many leading bytes of `batch` are already in the log: 0 when its first record is not
- * at or after `from`, the whole length when it all is, or a prefix of whole records when the
- * log ends inside it.
- */
-async function presentPrefix(log: PartitionLog, from: number, batch: Buffer): Promise<number> {
-  const id0High = batch.readUInt32BE(8)
-  const id0Low = batch.readUInt32BE(12)
-  let offset = Math.max(from, log.minOffset)
-  while (offset < log.maxOffset) {
-    const result = await log.read(offset, 1024 * 1024)
-    if (result.kind === 'below') {
-      offset = result.offset
-      continue
-    }
-    if (result.kind === 'damaged') {
-      offset = result.offset
-      continue
-    }
-    if (result.kind === 'end') break
-    const data = result.data
-    let found = -1
-    const {end} = scanRecords(data, 0, (pos) => {
-      if (found < 0 && data.readUInt32BE(pos + 8) === id0High && data.readUInt32BE(pos + 12) === id0Low) found = pos
-    })
-    if (found >= 0) return matchingPrefix(log, offset + found, batch)
-    if (end === 0) {
-      // A record larger than the read: step over it by its length.
-      if (data.length < RECORD_HEADER_BYTES) break
-      offset += RECORD_HEADER_BYTES + data.readInt32BE(0)
-    } else {
-      offset += end
-    }
-  }
-  return 0
-}
-
-async function matchingPrefix(log: PartitionLog, at: number, batch: Buffer): Promise<number> {
-  let matched = 0
-  while (matched < batch.length && at + matched < log.maxOffset) {
-    const result = await log.read(at + matched, batch.length - matched)
-    if (result.kind !== 'data') break
-    const data = result.data
-    const n = Math.min(data.length, batch.length - matched)
-    if (!data.subarray(0, n).equals(batch.subarray(matched, matched + n))) break
-    matched += n
-  }
-  // Whole records only.
-  let whole = 0
-  scanRecords(batch.subarray(0, matched), 0, (pos, length) => (whole = pos + RECORD_HEADER_BYTES + length))
-  return whole
-}
-
