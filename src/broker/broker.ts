@@ -41,6 +41,7 @@ import {openFileLimit, storeFileBudget} from './fd-limit.js'
 import {formatHost, Listener, publishedHost} from './listener.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
+import {statsView, type BrokerReadView, type BrokerStatsView} from './read-view.js'
 import {LatencyHistogram, PUT_LATENCY_SAMPLE_EVERY, RealtimeStats, type BrokerCounters, type BrokerLatencies} from './stats.js'
 import {TopicRegistry} from './topics.js'
 import {expireGet, retryGet} from './handlers/get.js'
@@ -78,6 +79,8 @@ export interface BrokerOptions {
    * a test passes operations that fail a write with ENOSPC or EIO (storage/file-ops.ts).
    */
   fileOps?: FileOps
+  /** Caps on standalone consumer groups (default GROUPS_MAX, MEMBERS_PER_GROUP_MAX in groups/coordinator.ts; tests make them small). */
+  groupLimits?: {maxGroups?: number; maxMembersPerGroup?: number}
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -91,7 +94,7 @@ interface Opened {
   latency: BrokerLatencies
 }
 
-export class Broker implements ConnectionHandler {
+export class Broker implements ConnectionHandler, BrokerReadView {
   readonly store: MessageStore
   readonly topics: TopicRegistry
   readonly log: Logger
@@ -100,15 +103,16 @@ export class Broker implements ConnectionHandler {
   private readonly listener: Listener
   private readonly context: BrokerContext
   private readonly roles: Roles
+  private readonly statsView: BrokerStatsView
   private readonly newPartitionListeners: Array<(topic: string, partition: number) => void> = []
   private closing: Promise<void> | undefined
   private readonly overrides: ConfigOverrides
   private readonly locks: DataDirLock[]
   private reloading: Promise<unknown> = Promise.resolve()
 
-  private constructor(config: BrokerConfig, opened: Opened, log: Logger, overrides: ConfigOverrides) {
+  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions) {
     const {store, topics} = opened
-    this.overrides = overrides
+    this.overrides = options.overrides ?? {}
     this.locks = opened.locks
     this.store = store
     this.topics = topics
@@ -133,6 +137,7 @@ export class Broker implements ConnectionHandler {
         defaultSessionTimeoutMs: config.system.groupSessionTimeoutMs,
         partitionCount: (topic) => topics.resolve(topic)?.numPartitions ?? 0,
         log: log.child('groups'),
+        ...options.groupLimits,
       }),
       offsets: opened.offsets,
       tx: opened.tx,
@@ -158,6 +163,7 @@ export class Broker implements ConnectionHandler {
       closing: () => this.closing !== undefined,
       reload: (source) => this.reload(source),
     })
+    this.statsView = statsView(this.context)
     store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))
     this.retention = new RetentionScheduler(store, config, log.child('retention'))
   }
@@ -170,7 +176,7 @@ export class Broker implements ConnectionHandler {
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
-    const started = new Broker(config, opened, log, options.overrides ?? {})
+    const started = new Broker(config, opened, log, options)
     holder.context = started.context
     issueIdsAfterLog(started.context.ids, opened.store, log)
     try {
@@ -225,8 +231,9 @@ export class Broker implements ConnectionHandler {
     return this.roles.replicator
   }
 
-  get stats(): BrokerContext {
-    return this.context
+  /** Counters and state, read-only (read-view.ts); nothing here changes the broker. */
+  get stats(): BrokerStatsView {
+    return this.statsView
   }
 
   /** Bytes received from and sent to clients since the start (all connections, open and closed). */
