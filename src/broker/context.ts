@@ -66,7 +66,7 @@ export interface BrokerContext {
    * failover): every put is refused with this error (put.ts).
    */
   fenced?: MetaError
-  /** Set when this synchronous slave won a failover (broker.ts promote): it is a master from then on. */
+  /** Set when this synchronous slave won a failover (replication/promotion.ts): it is a master from then on. */
   promoted?: boolean
   /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
   reload(dryRun: boolean): Promise<ReloadReport>

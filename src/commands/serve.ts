@@ -1,6 +1,6 @@
 import {unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
-import type {BrokerConfig, ConfigOverrides, SlaveOptions} from '../broker/index.js'
+import type {BrokerConfig, ConfigOverrides, RoleSettingNames, SlaveOptions} from '../broker/index.js'
 import {BaseCommand} from '../cli/base-command.js'
 import {durationFlag} from '../cli/client-flags.js'
 import {usageErrors} from '../cli/usage.js'
@@ -138,7 +138,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     const flags = this.flags
     if (this.argv.includes('-p')) process.stderr.write("warning: 'meta serve -p' is deprecated: use --port ('-p' means a partition in every other command)\n")
     if (flags['unflush-interval-ms'] !== undefined) process.stderr.write(`warning: --unflush-interval-ms is deprecated: use --unflush-interval ${flags['unflush-interval-ms']}ms\n`)
-    const {applyOverrides, defaultBrokerConfig, loadServerIni, startBroker} = await import('../broker/index.js')
+    const {applyOverrides, defaultBrokerConfig, loadServerIni, startBroker, validateRoles} = await import('../broker/index.js')
     const base: BrokerConfig = flags.config ? await loadServerIni(flags.config) : defaultBrokerConfig()
     const overrides: ConfigOverrides = {}
     if (flags.host !== undefined) overrides.listenHost = flags.host
@@ -168,18 +168,15 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     }
 
     const inZk = config.zookeeper.zkConnect !== undefined && config.zookeeper.zkEnable
-    if (config.system.syncSlave && (flags['slave-of'] !== undefined || (flags['slave-id'] !== undefined && !inZk))) {
-      this.error('--sync-slave takes --slave-id only with ZooKeeper (--zk, zk.zkConnect), to register as a slave of the master of its --broker-id; never --slave-of (the master sends to it)', {exit: 2})
-    }
-    const slave = await this.slaveOptions(inZk)
-    if ((flags.failover || flags['failover-grace'] !== undefined) && !inZk) {
-      this.error('--failover needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over, a master there holds its id under a lease', {exit: 2})
-    }
-    if (flags['sync-slave-from-zk'] && (!inZk || slave !== undefined)) {
-      this.error('--sync-slave-from-zk is for a master in ZooKeeper (--zk, zk.zkConnect), without --slave-id or --slave-of: it takes its sync slave from there', {exit: 2})
-    }
+    const slave = await this.slaveOptions()
+    // The broker's own check of the replication settings (it runs it again at start), here
+    // first so that a bad combination is a usage error naming the flags given.
+    this.configFile(() => validateRoles(config, slave, this.roleNames()))
     if (flags['failover-grace'] !== undefined && slave === undefined) {
       this.error('--failover-grace is for a failover slave: add --slave-id N (a master takes --failover alone)', {exit: 2})
+    }
+    if (flags['failover-grace'] !== undefined && !inZk) {
+      this.error('--failover-grace needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over', {exit: 2})
     }
     const broker = await startBroker({config, overrides, logger: this.logger, slave})
     let http: {url: string; close(): Promise<void>} | undefined
@@ -279,8 +276,23 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     }
   }
 
+  /** How role errors (validateRoles) name the settings: the flags given, else server.ini's keys. */
+  private roleNames(): Partial<RoleSettingNames> {
+    const flags = this.flags
+    const names: Partial<RoleSettingNames> = {zk: '--zk, zk.zkConnect'}
+    if (flags['sync-slave']) names.syncSlave = '--sync-slave'
+    else if (flags['sync-slave-config'] !== undefined) names.syncSlave = '--sync-slave-config'
+    if (flags['sync-slave-address'] !== undefined) names.syncSlaveAddress = '--sync-slave-address'
+    else if (flags['sync-master-config'] !== undefined) names.syncSlaveAddress = `the slave of ${flags['sync-master-config']}`
+    if (flags['sync-slave-from-zk']) names.syncSlaveFromZk = '--sync-slave-from-zk'
+    if (flags['slave-id'] !== undefined) names.slaveId = '--slave-id'
+    names.slaveOf = '--slave-of'
+    if (flags.failover) names.failover = '--failover'
+    return names
+  }
+
   /** The slave role from --slave-config, --slave-id and --slave-of; undefined for a master. Usage errors name the flag. */
-  private async slaveOptions(zk: boolean): Promise<SlaveOptions | undefined> {
+  private async slaveOptions(): Promise<SlaveOptions | undefined> {
     const flags = this.flags
     const {loadSlaveProperties, parseMasterAddress, resolveSlaveConfig} = await import('../broker/index.js')
     const slaveConfig = flags['slave-config']
@@ -291,12 +303,6 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       return undefined
     }
     if (role === undefined) this.error('--slave-of needs a slaveId: add --slave-id N (or slaveId in --slave-config)', {exit: 2})
-    if (flags['slave-of'] === undefined && !zk) {
-      this.error("a slave needs its master: add --slave-of HOST:PORT, or configure ZooKeeper (--zk, zk.zkConnect) to find the master registered under this --broker-id", {exit: 2})
-    }
-    if (flags['slave-of'] !== undefined && zk) {
-      this.error('--slave-of is for a slave without ZooKeeper: with ZooKeeper the slave finds the master registered under its --broker-id', {exit: 2})
-    }
     const slaveOf = flags['slave-of']
     const master = slaveOf === undefined ? undefined : usageErrors(() => parseMasterAddress(slaveOf))
     const {BrokerConnection} = await import('../client/connection.js')

@@ -15,8 +15,7 @@
  * Tables are paged on the server, so a page costs one request however many partitions exist.
  */
 import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
-import type {Broker} from '../broker/broker.js'
-import type {PartitionLog} from '../storage/index.js'
+import type {BrokerReadView, PartitionReadView} from '../broker/read-view.js'
 import {StandaloneGroupAdmin, connectGroupAdmin, type GroupOffsetsAdmin} from '../client/group-admin.js'
 import {ClusterTopology} from '../client/cluster-topology.js'
 import {readBrokers, readSlaves, readTopics} from '../cluster/discovery.js'
@@ -297,7 +296,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 /** Counters the live charts difference into rates (sampled, not requested per partition). */
-function liveCounters(broker: Broker): Record<string, number> {
+function liveCounters(broker: BrokerReadView): Record<string, number> {
   const ctx = broker.stats
   const traffic = broker.traffic()
   let messages = 0
@@ -324,7 +323,7 @@ function liveCounters(broker: Broker): Record<string, number> {
   }
 }
 
-function partitionRow(broker: Broker, topic: string, partition: number, log: PartitionLog | undefined): Record<string, unknown> {
+function partitionRow(broker: BrokerReadView, topic: string, partition: number, log: PartitionReadView | undefined): Record<string, unknown> {
   const closed = broker.topics.isClosed(topic, partition)
   if (log === undefined) return {partition, empty: true, start: 0, end: 0, sizeBytes: 0, messages: 0, segments: 0, lastAppendMs: null, closed}
   const info = log.info()

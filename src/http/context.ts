@@ -2,14 +2,14 @@
  * What every route of the HTTP server may use (server.ts wires it once).
  */
 import type {FastifyRequest} from 'fastify'
-import type {Broker} from '../broker/broker.js'
+import type {BrokerReadView} from '../broker/read-view.js'
 import type {AdminClient} from '../client/admin.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
 
 export interface HttpContext {
-  broker: Broker
+  broker: BrokerReadView
   /** Stats, groups, offsets and reload over the server's own connection to the broker. */
   admin: AdminClient
   /** One protocol request over that connection (rejects with the connection's MetaError). */

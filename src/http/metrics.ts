@@ -6,10 +6,10 @@
  */
 import type {FastifyInstance} from 'fastify'
 import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
-import type {Broker} from '../broker/broker.js'
+import type {BrokerReadView, LatencyReadView, PartitionReadView} from '../broker/read-view.js'
 import {parseZkOffset, ZkPaths} from '../cluster/paths.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
-import {LATENCY_BUCKETS_SECONDS, type LatencyHistogram} from '../broker/stats.js'
+import {LATENCY_BUCKETS_SECONDS} from '../broker/stats.js'
 import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
 
@@ -21,7 +21,7 @@ export function registerMetrics(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 /** A registry of the broker's metrics and the process' (prom-client's default metrics). */
-export function brokerRegistry(broker: Broker): Registry {
+export function brokerRegistry(broker: BrokerReadView): Registry {
   const registry = new Registry()
   collectDefaultMetrics({register: registry})
   const ctx = broker.stats
@@ -68,7 +68,7 @@ export function brokerRegistry(broker: Broker): Registry {
       this.set((Date.now() - ctx.startedAtMs) / 1000)
     },
   })
-  const partitionGauge = (name: string, help: string, value: (info: ReturnType<Broker['store']['list']>[number]) => number) =>
+  const partitionGauge = (name: string, help: string, value: (info: PartitionReadView) => number) =>
     partitionSeries(registry, name, help, () => ctx.store.list().map((log) => [log.topic, log.partition, value(log)]))
   partitionGauge('meta_partition_log_end_offset', 'End of the partition log: the byte offset the next message gets.', (log) => log.maxOffset)
   partitionGauge('meta_partition_log_start_offset', 'First readable byte offset of the partition log.', (log) => log.minOffset)
@@ -103,7 +103,7 @@ export function brokerRegistry(broker: Broker): Registry {
  * On an asynchronous slave: how far behind its master it is, per partition, and whether the
  * master answers. A broker that is not a slave reports none of these (no series, not zeros).
  */
-function replicationMetrics(registry: Registry, broker: Broker): void {
+function replicationMetrics(registry: Registry, broker: BrokerReadView): void {
   const replicaGauge = (name: string, help: string, value: (p: ReplicaPartitionStatus, nowMs: number) => number | undefined) =>
     partitionSeries(registry, name, help, () => {
       const nowMs = Date.now()
@@ -137,7 +137,7 @@ function replicationMetrics(registry: Registry, broker: Broker): void {
  * scrape, so its cost grows with the groups and topics in ZooKeeper. A group or topic removed
  * while it is read is skipped; ZooKeeper unreachable fails the scrape (prom-client answers 500).
  */
-async function zkGroupOffsets(broker: Broker, lag: (group: string, topic: string, partition: number, offset: number) => void): Promise<void> {
+async function zkGroupOffsets(broker: BrokerReadView, lag: (group: string, topic: string, partition: number, offset: number) => void): Promise<void> {
   const session = broker.cluster!.session
   const paths = new ZkPaths(broker.config.zookeeper.zkRoot)
   const prefix = `${broker.config.system.brokerId}-`
@@ -168,8 +168,8 @@ function partitionSeries(registry: Registry, name: string, help: string, series:
   })
 }
 
-/** A histogram the broker records itself ({@link LatencyHistogram}), exposed in Prometheus' cumulative form. */
-function histogram(registry: Registry, name: string, help: string, source: LatencyHistogram): void {
+/** A histogram the broker records itself (stats.ts LatencyHistogram), exposed in Prometheus' cumulative form. */
+function histogram(registry: Registry, name: string, help: string, source: LatencyReadView): void {
   registry.registerMetric({
     name,
     help,

@@ -6,7 +6,8 @@
  * MetaQ served its HTTP plugin and its dashboard on two ports; meta serves both on one.
  *
  * It talks to its broker as a client does, over one loopback connection of the MetaQ
- * protocol (shown among the broker's connections), and reads counters the broker keeps.
+ * protocol (shown among the broker's connections), and reads counters the broker keeps
+ * through its read-only view (broker/read-view.ts).
  *
  * Token (docs/http.md): with `token` set, every mutating endpoint (put, reload, skip, offset
  * changes) needs it (`Authorization: Bearer <token>`); without one, mutating endpoints are
@@ -15,7 +16,7 @@
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
 import Fastify, {type FastifyError, type FastifyInstance, type FastifyRequest} from 'fastify'
-import type {Broker} from '../broker/broker.js'
+import type {BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {BrokerConnection} from '../client/connection.js'
 import {silentLogger, type Logger} from '../log.js'
@@ -29,7 +30,7 @@ import {HttpError} from './params.js'
 import {registerStatic} from './static.js'
 
 export interface HttpServerOptions {
-  broker: Broker
+  broker: BrokerReadView
   /** TCP port; 0 = any free port. */
   port: number
   /** Address to listen on (default: the broker's listen address). */

@@ -71,6 +71,7 @@ export const ERRORS = {
   CONNECTION_FAILED: {retriable: true, message: 'cannot connect'},
   CONFIG_INVALID: {status: Status.BAD_REQUEST, wireCode: 'CONFIG_INVALID', retriable: false, message: 'invalid configuration'},
   GROUP_ERROR: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'GROUP_ERROR', retriable: true, message: 'group error'},
+  GROUP_LIMIT: {status: Status.SERVICE_UNAVAILABLE, wireCode: 'GROUP_LIMIT', retriable: true, message: 'too many consumer groups or members'},
   REBALANCE_IN_PROGRESS: {status: Status.MOVED, retriable: true, message: 'group is rebalancing'},
   UNKNOWN_MEMBER: {status: Status.NOT_FOUND, wireCode: 'UNKNOWN_MEMBER', retriable: true, message: 'unknown group member'},
   CLUSTER_ERROR: {retriable: true, message: 'cluster error'},

@@ -2,7 +2,8 @@
  * Broker registration in a real ZooKeeper, checked byte for byte against the nodes a MetaQ
  * 1.4 master writes (spec §4, Appendix A.3), including the legacy nodes older clients read;
  * re-registration after a session expiry and a ZooKeeper restart; a duplicate broker id
- * refused; clean unregistration; leaving topics-pub while puts fail.
+ * refused; clean unregistration; leaving topics-pub while puts fail (a full disk injected
+ * through the broker's file operations).
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -11,6 +12,7 @@ import {startTestBroker} from '../helpers/broker.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {uniqueName, waitFor} from '../helpers/index.js'
+import {nodeFileOps, type FileOps} from '../../src/storage/file-ops.js'
 
 
 
@@ -125,11 +127,25 @@ describe('broker registration in ZooKeeper', () => {
 
   it('leaves topics-pub while puts fail and returns once its disk accepts writes', async (t) => {
     const root = `/${uniqueName('meta')}`
-    const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
+    // A full disk, injected through the store's file operations: every write fails with ENOSPC.
+    let diskFull = false
+    const fileOps: FileOps = {
+      ...nodeFileOps,
+      writevSync: (fd, buffers, position) => {
+        if (diskFull) throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
+        return nodeFileOps.writevSync(fd, buffers, position)
+      },
+    }
+    const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect, fileOps})
     const pub = `${root}/brokers/topics-pub/orders/7-m`
-    // A failed put as storage reports it (a full disk cannot be made on demand here).
-    broker.cluster!.putOutcome(true)
+    await waitFor(async () => (await zkRead(client, pub)) !== undefined, {what: 'orders in topics-pub'})
+    const raw = await RawClient.connect(t, broker.port)
+    diskFull = true
+    const failed = await raw.request('put orders 0 1 0 -1 1\r\nx')
+    assert.ok(failed.type === 'result' && failed.code === 500, text(failed))
+    assert.match(text(failed), /\[code=DISK_FULL\]$/)
     await waitFor(async () => (await zkRead(client, pub)) === undefined, {what: 'orders to leave topics-pub'})
+    diskFull = false
     assert.equal(await zkRead(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}', 'still readable')
     await waitFor(async () => (await zkRead(client, pub)) !== undefined, {what: 'the write probe to succeed', timeoutMs: 15_000})
   })

@@ -11,6 +11,7 @@ import {
   type ConfigOverrides,
 } from '../../src/broker/index.js'
 import {createLogger, type Logger} from '../../src/log.js'
+import type {FileOps} from '../../src/storage/file-ops.js'
 import {tmpDir, type Cleanup} from './index.js'
 
 export interface TestBrokerOptions extends ConfigOverrides {
@@ -18,15 +19,17 @@ export interface TestBrokerOptions extends ConfigOverrides {
   ini?: string
   /** Where the broker logs (default: nowhere, or stderr at META_TEST_LOG_LEVEL). */
   logger?: Logger
+  /** The store's file operations (a fault-injecting wrapper of nodeFileOps). */
+  fileOps?: FileOps
 }
 
 export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {}): Promise<Broker> {
-  const {ini, logger, ...overrides} = options
+  const {ini, logger, fileOps, ...overrides} = options
   const dataPath = overrides.dataPath ?? (await tmpDir(t, 'meta-broker-'))
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, logger: logger ?? (level ? createLogger({level}) : undefined)})
+  const broker = await startBroker({config, fileOps, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
 }

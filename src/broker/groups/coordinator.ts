@@ -23,11 +23,20 @@ import type {
   TopicPartition,
 } from '../../protocol/commands/group.js'
 import type {GroupDescription, GroupSummary} from '../../protocol/commands/group-admin.js'
+import {MetaError} from '../../protocol/errors.js'
 
 export const SWEEP_INTERVAL_MS = 100
 /** Bounds on a member's session timeout (the value a client asks for is clamped). */
 export const MIN_SESSION_TIMEOUT_MS = 100
 export const MAX_SESSION_TIMEOUT_MS = 300_000
+/**
+ * Most consumer groups with live members the coordinator holds (each costs its members,
+ * owners and held requests in memory): a join that would start one more is refused with
+ * GROUP_LIMIT. A group goes when its last member leaves or is evicted.
+ */
+export const GROUPS_MAX = 10_000
+/** Most members one group holds: a join of one more is refused with GROUP_LIMIT (a member already in it may join again). */
+export const MEMBERS_PER_GROUP_MAX = 1_000
 
 interface Member {
   id: string
@@ -71,6 +80,10 @@ export interface CoordinatorOptions {
   /** Partition count of a topic on this broker (0 when the topic is not accepted). */
   partitionCount(topic: string): number
   log: Logger
+  /** Default {@link GROUPS_MAX} (tests make it small). */
+  maxGroups?: number
+  /** Default {@link MEMBERS_PER_GROUP_MAX} (tests make it small). */
+  maxMembersPerGroup?: number
 }
 
 function ownerKey(tp: TopicPartition): string {
@@ -101,7 +114,9 @@ export class GroupCoordinator {
     }
   }
 
+  /** Add or refresh a member; throws GROUP_LIMIT when that would pass {@link GROUPS_MAX} or {@link MEMBERS_PER_GROUP_MAX}. */
   join(group: string, memberId: string, topics: string[], sessionTimeoutMs: number, host: string): GroupView {
+    this.checkLimits(group, memberId)
     const g = this.group(group)
     const timeout = clamp(sessionTimeoutMs || this.options.defaultSessionTimeoutMs, MIN_SESSION_TIMEOUT_MS, MAX_SESSION_TIMEOUT_MS)
     const sorted = [...new Set(topics)].sort()
@@ -247,6 +262,21 @@ export class GroupCoordinator {
     for (const g of this.groups.values()) {
       for (const held of g.heartbeats) this.releaseHeartbeat(g, held, true)
       for (const held of g.claims) this.answerClaim(g, held)
+    }
+  }
+
+  private checkLimits(group: string, memberId: string): void {
+    const g = this.groups.get(group)
+    if (g === undefined) {
+      const max = this.options.maxGroups ?? GROUPS_MAX
+      if (this.groups.size >= max) {
+        throw new MetaError('GROUP_LIMIT', `cannot start group "${group}": this broker holds ${this.groups.size} consumer groups, the most it takes (${max}); try again once a group has gone`)
+      }
+      return
+    }
+    const max = this.options.maxMembersPerGroup ?? MEMBERS_PER_GROUP_MAX
+    if (!g.members.has(memberId) && g.members.size >= max) {
+      throw new MetaError('GROUP_LIMIT', `cannot add member "${memberId}" to group "${group}": it has ${g.members.size} members, the most a group takes (${max})`)
     }
   }
 

@@ -35,7 +35,14 @@ export function handleGroupJoin(ctx: BrokerContext, conn: Connection, frame: Gro
     conn.sendError('TOPIC_NOT_ACCEPTED', frame.opaque, `The server do not accept topic ${refused}`, Status.BAD_REQUEST)
     return
   }
-  const view = ctx.groups.join(frame.group, frame.memberId, frame.topics, frame.sessionTimeoutMs, conn.remote)
+  let view
+  try {
+    view = ctx.groups.join(frame.group, frame.memberId, frame.topics, frame.sessionTimeoutMs, conn.remote)
+  } catch (error) {
+    if (!(error instanceof MetaError)) throw error
+    conn.sendError(error.code, frame.opaque, error.message)
+    return
+  }
   conn.sendResult(Status.OK, frame.opaque, JSON.stringify(view))
 }
 

@@ -4,7 +4,7 @@
  * `ids/<brokerId>/master` node through its watch; once a master has been seen, its node
  * disappearing starts a timer of `failoverGraceMs`, and a master node appearing again (a quick
  * planned restart) cancels it. When the timer fires, `promote` is called: it tries to create
- * the master node itself, and ZooKeeper lets exactly one creator win (broker.ts).
+ * the master node itself, and ZooKeeper lets exactly one creator win (promotion.ts).
  */
 import type {Logger} from '../../log.js'
 

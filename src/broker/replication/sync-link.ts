@@ -23,6 +23,11 @@ import {CAPABILITIES_ITEM, parseCapabilities} from '../../protocol/stats-body.js
 
 /** An idle link sends a `version` heartbeat this often. */
 export const HEARTBEAT_MS = 10_000
+/**
+ * Most requests the link holds unanswered: one more fails at once with SLAVE_DISCONNECTED
+ * (the slave is not keeping up), so a stalled slave cannot grow the master's memory.
+ */
+export const SYNC_LINK_PENDING_MAX = 65_536
 
 /** A slave's answer: 200 and its body, or the error (the slave's, or SLAVE_DISCONNECTED). */
 export type SlaveAnswer = (err: MetaError | null, body: string) => void
@@ -39,6 +44,8 @@ export interface SyncLinkOptions {
   retryMs: number
   /** Idle time after which a `version` heartbeat is sent (default HEARTBEAT_MS). */
   heartbeatMs?: number
+  /** Most unanswered requests (default SYNC_LINK_PENDING_MAX; tests make it small). */
+  maxPending?: number
   log: Logger
   /** The connection is up and its form known; resolve when the link may carry puts. */
   onConnected(batchForm: boolean): Promise<void>
@@ -83,6 +90,11 @@ export class SyncLink {
     const socket = this.socket
     if (socket === undefined || this.closed) {
       answer(disconnected(`no connection to the sync slave ${this.address}`), '')
+      return
+    }
+    const maxPending = this.options.maxPending ?? SYNC_LINK_PENDING_MAX
+    if (this.pending.size >= maxPending) {
+      answer(disconnected(`the sync slave ${this.address} has ${this.pending.size} requests unanswered, the most the link holds (${maxPending})`), '')
       return
     }
     this.opaque = this.opaque === 0x7fffffff ? 1 : this.opaque + 1

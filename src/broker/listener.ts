@@ -1,0 +1,242 @@
+/**
+ * The broker's TCP listener: accepts connections (one `Connection` each), sweeps them for
+ * frame and idle timeouts, keeps the connection cap under the descriptor limit, counts their
+ * traffic, and drains and closes them at shutdown.
+ *
+ * Where the descriptor limit is known (Linux), connections beyond what it leaves (fd-limit.ts)
+ * are refused with a rate-limited warning instead of libuv's silent accept-and-close at EMFILE.
+ */
+import {createServer, type Server, type Socket} from 'node:net'
+import {networkInterfaces} from 'node:os'
+import {MetaError} from '../protocol/errors.js'
+import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
+import type {Logger} from '../log.js'
+import {DEFAULT_MAX_OPEN_FILES} from '../storage/index.js'
+import type {BrokerConfig} from './config/index.js'
+import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
+import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
+
+/** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
+export const OVERSIZE_SKIP_FACTOR = 4
+/** Longest period of the connection sweep (timeouts, descriptor cap). */
+const SWEEP_INTERVAL_MAX_MS = 1000
+/** Shortest period of the connection sweep. */
+const SWEEP_INTERVAL_MIN_MS = 10
+/** At most one warning per this long about refused connections (the rest are counted in it). */
+const REFUSAL_WARNING_INTERVAL_MS = 60_000
+
+export interface ListenerOptions {
+  /** The configuration in force (a reload replaces it). */
+  config(): BrokerConfig
+  /** The broker is stopping: new sockets are destroyed at once. */
+  closing(): boolean
+  log: Logger
+}
+
+export class Listener {
+  readonly connections = new Set<Connection>()
+  private readonly server: Server
+  private boundPort = 0
+  private sweeper: NodeJS.Timeout | undefined
+  /** RLIMIT_NOFILE, when known. */
+  private fdLimit: number | undefined
+  /** Connections refused since the last warning, and when that warning was logged. */
+  private refused = {count: 0, loggedAtMs: 0, lastReason: ''}
+  /** Bytes read from and written to connections closed so far (open ones are summed when asked). */
+  private closedTraffic = {received: 0, sent: 0}
+  private serverClosed: Promise<void> | undefined
+
+  constructor(
+    private readonly handler: ConnectionHandler,
+    private readonly options: ListenerOptions,
+  ) {
+    // Half-open: a client that ends its side after its requests still gets their answers.
+    this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
+  }
+
+  get port(): number {
+    return this.boundPort
+  }
+
+  /** Bind listenHost:serverPort (port 0: any free port); a failure names the address and what to do. */
+  async listen(): Promise<number> {
+    const {listenHost, serverPort} = this.options.config().system
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, listenHost, serverPort)))
+      this.server.listen(serverPort, listenHost, () => {
+        this.server.off('error', reject)
+        resolve()
+      })
+    })
+    const address = this.server.address()
+    this.boundPort = typeof address === 'object' && address !== null ? address.port : serverPort
+    this.server.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EMFILE' || err.code === 'ENFILE') this.refuse(`accept failed: ${err.code}`)
+      else this.options.log.error('listener error', {error: err.message})
+    })
+    this.server.on('drop', () => this.refuse('at the connection cap'))
+    this.fdLimit = openFileLimit()
+    this.updateConnectionCap()
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.options.config().system
+    const shortest = Math.min(...[connectionFrameTimeoutMs, connectionIdleTimeoutMs].filter((ms) => ms > 0), SWEEP_INTERVAL_MAX_MS * 4)
+    this.sweeper = setInterval(() => this.sweep(), Math.max(SWEEP_INTERVAL_MIN_MS, Math.floor(shortest / 4)))
+    this.sweeper.unref()
+    return this.boundPort
+  }
+
+  /** A connection closed: count its traffic and forget it. */
+  closed(conn: Connection): void {
+    if (!this.connections.delete(conn)) return
+    this.closedTraffic.received += conn.socket.bytesRead
+    this.closedTraffic.sent += conn.socket.bytesWritten
+  }
+
+  /** Bytes received from and sent to clients since the start (all connections, open and closed). */
+  traffic(): {received: number; sent: number} {
+    let {received, sent} = this.closedTraffic
+    for (const conn of this.connections) {
+      received += conn.socket.bytesRead
+      sent += conn.socket.bytesWritten
+    }
+    return {received, sent}
+  }
+
+  /** Stop the sweep, accepting and decoding requests (shutdown, step 1). */
+  stopAccepting(): void {
+    clearInterval(this.sweeper)
+    this.serverClosed ??= new Promise<void>((resolve) => this.server.close(() => resolve()))
+    for (const conn of this.connections) conn.stopReading()
+  }
+
+  /** Wait (up to the close deadline) until every request decoded so far is answered. */
+  async idle(): Promise<void> {
+    await withDeadline(Promise.all([...this.connections].map((conn) => conn.idle())), CLOSE_DEADLINE_MS)
+  }
+
+  /** Flush every connection's answers and close the sockets (forcibly after the deadline), then the server. */
+  async close(): Promise<void> {
+    this.stopAccepting()
+    const sockets = [...this.connections].map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.socket.destroyed) return resolve()
+          conn.socket.once('close', () => resolve())
+          conn.close()
+        }),
+    )
+    await withDeadline(Promise.all(sockets), CLOSE_DEADLINE_MS)
+    for (const conn of this.connections) conn.socket.destroy()
+  }
+
+  /** The server has closed (after {@link close}). */
+  async closedServer(): Promise<void> {
+    this.stopAccepting()
+    await this.serverClosed
+  }
+
+  private accept(socket: Socket): void {
+    if (this.options.closing()) {
+      socket.destroy()
+      return
+    }
+    const system = this.options.config().system
+    // A sync slave takes whole records (header included) of messages up to the limit.
+    const maxBodyBytes = Math.max(0, system.maxTransferBytes - (system.syncSlave ? 0 : RECORD_HEADER_BYTES))
+    const conn = new Connection(socket, this.handler, this.options.log.child('conn'), {
+      maxBodyBytes,
+      maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
+      maxPendingBytes: system.connectionMaxPendingBytes,
+    })
+    this.connections.add(conn)
+    this.options.log.debug('client connected', {remote: conn.remote})
+  }
+
+  /** Close connections past their frame or idle time; keep the descriptor cap current. */
+  private sweep(): void {
+    const now = Date.now()
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.options.config().system
+    for (const conn of this.connections) {
+      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs)
+      if (why !== undefined) this.options.log.info('closing connection', {remote: conn.remote, reason: why})
+    }
+    this.updateConnectionCap()
+    if (this.refused.count > 0 && now - this.refused.loggedAtMs >= REFUSAL_WARNING_INTERVAL_MS) this.refuse(undefined)
+  }
+
+  /**
+   * Cap connections so that accepting one never meets EMFILE (which libuv handles by silently
+   * closing the pending connections). Re-counted when connections come near the cap.
+   */
+  private updateConnectionCap(): void {
+    const limit = this.fdLimit
+    if (limit === undefined) return
+    const cap = this.server.maxConnections
+    if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
+    const open = openFileCount()
+    if (open === undefined) return
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES))
+  }
+
+  /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */
+  private refuse(reason: string | undefined): void {
+    if (reason !== undefined) {
+      this.refused.count += 1
+      this.refused.lastReason = reason
+    }
+    const now = Date.now()
+    if (now - this.refused.loggedAtMs < REFUSAL_WARNING_INTERVAL_MS && reason !== undefined) return
+    this.options.log.warn('refusing new connections: file descriptors nearly exhausted; existing connections are served. Raise the limit (ulimit -n, LimitNOFILE)', {
+      limit: this.fdLimit,
+      connections: this.connections.size,
+      maxConnections: this.server.maxConnections,
+      refused: this.refused.count,
+      reason: this.refused.lastReason,
+    })
+    this.refused.count = 0
+    this.refused.loggedAtMs = now
+  }
+}
+
+/** Wait for `promise`, but no longer than `ms`. */
+async function withDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+  await Promise.race([promise, deadline])
+  clearTimeout(timer)
+}
+
+/** A listen failure as one clear line naming the address and what to do. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with --port or serverPort`, {cause: error})
+    case 'EACCES':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
+    case 'EADDRNOTAVAIL':
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: no such local address; check --host or listenHost`, {cause: error})
+    default:
+      return error
+  }
+}
+
+/** hostName if set; else the listen address, or the first non-loopback IPv4 for a wildcard bind. */
+export function publishedHost(config: BrokerConfig): string {
+  const {hostName, listenHost} = config.system
+  if (hostName !== undefined && hostName !== '') return hostName
+  if (listenHost !== '0.0.0.0' && listenHost !== '::') return listenHost
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address
+  }
+  return '127.0.0.1'
+}
+
+/** `meta://host:port` of an address. */
+export function brokerUrl(address: {host: string; port: number}): string {
+  return `meta://${formatHost(address.host)}:${address.port}`
+}
+
+/** A host as it goes in a URL (an IPv6 address in brackets). */
+export function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
