@@ -30,7 +30,7 @@ const TEMP_SUFFIX = '.tmp'
 const RECORD_HEADER_BYTES = 8
 const COMPACT_MIN_BYTES = 1024 * 1024
 
-interface StoredOffset {
+export interface StoredOffset {
   topic: string
   partition: number
   offset: number
