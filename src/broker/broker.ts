@@ -54,7 +54,7 @@ import type {Replicator, SlaveOptions} from './replication/replicator.js'
 import {issueIdsAfterLog} from './replication/promotion.js'
 import {Roles, validateRoles} from './replication/roles.js'
 
-export {OVERSIZE_SKIP_FACTOR, publishedHost} from './listener.js'
+export {publishedHost} from './listener.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */

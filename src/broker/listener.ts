@@ -17,7 +17,7 @@ import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connectio
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
-export const OVERSIZE_SKIP_FACTOR = 4
+const OVERSIZE_SKIP_FACTOR = 4
 /** Longest period of the connection sweep (timeouts, descriptor cap). */
 const SWEEP_INTERVAL_MAX_MS = 1000
 /** Shortest period of the connection sweep. */
@@ -25,7 +25,7 @@ const SWEEP_INTERVAL_MIN_MS = 10
 /** At most one warning per this long about refused connections (the rest are counted in it). */
 const REFUSAL_WARNING_INTERVAL_MS = 60_000
 
-export interface ListenerOptions {
+interface ListenerOptions {
   /** The configuration in force (a reload replaces it). */
   config(): BrokerConfig
   /** The broker is stopping: new sockets are destroyed at once. */

@@ -27,7 +27,7 @@ export const HEARTBEAT_MS = 10_000
  * Most requests the link holds unanswered: one more fails at once with SLAVE_DISCONNECTED
  * (the slave is not keeping up), so a stalled slave cannot grow the master's memory.
  */
-export const SYNC_LINK_PENDING_MAX = 65_536
+const SYNC_LINK_PENDING_MAX = 65_536
 
 /** A slave's answer: 200 and its body, or the error (the slave's, or SLAVE_DISCONNECTED). */
 export type SlaveAnswer = (err: MetaError | null, body: string) => void

@@ -320,7 +320,7 @@ export class TxJournal {
 }
 
 /** Bytes of `data` from `at` that hold no whole record (damage skipped over by replay). */
-export interface DamagedSpan {
+interface DamagedSpan {
   at: number
   bytes: number
 }
