@@ -35,68 +35,26 @@ import type {ResponseFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
 import {reportCallbackError} from './callbacks.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
-import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
+import {roundRobinSelector, selectorByName, type PartitionSelector} from './partition-selector.js'
 import {Router} from './routing.js'
 import {createTopology, type Topology} from './topology.js'
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_QUEUED_BYTES,
+  DEFAULT_RETRIES,
+  DEFAULT_SEND_TIMEOUT_MS,
+  type BeginTransactionOptions,
+  type ProducerOptions,
+  type SendCallback,
+  type SendOptions,
+} from './producer-options.js'
 import type {Partition, SendResult} from './types.js'
 import {newSessionId, Transaction, type TransactionInfo, type TransactionSummary, type TxItem} from './transaction.js'
 
-export interface ProducerOptions {
-  /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
-  broker?: string
-  /** … or a ZooKeeper connect string (cluster mode) … */
-  zk?: string
-  /** Root znode with `zk` (default /meta). */
-  zkRoot?: string
-  /** … or a topology of your own; the producer closes it on close() only if it created it. */
-  topology?: Topology
-  /** How partitions are chosen when a send does not name one (default round-robin). */
-  selector?: SelectorName | PartitionSelector
-  /** Most messages on their way to brokers at once; more wait in order (default 4096). */
-  maxInFlight?: number
-  /**
-   * Most payload bytes on their way to brokers at once (default 64 MiB); more wait in order.
-   * A single message larger than this still goes (alone).
-   */
-  maxQueuedBytes?: number
-  /** Per-send deadline in ms (MetaQ's default 3000). */
-  sendTimeoutMs?: number
-  /** Retries of a send that failed in a retriable way (default 2). */
-  retries?: number
-  /** Largest payload (attribute included) accepted, checked before sending (default: what the broker says, else 1 MiB − 20). */
-  maxMessageBytes?: number
-  /**
-   * Standalone: how often the topics' partition counts are asked again, in ms (default 30 s;
-   * 0 = never), so partitions added by a broker reload are used. Cluster mode follows
-   * ZooKeeper instead.
-   */
-  topologyRefreshMs?: number
-  /**
-   * Group puts into meta's put-batch frames where the broker serves them (default true);
-   * false sends every message as MetaQ's plain 7-token put with checksum, as MetaQ's Java
-   * client does (what `meta bench --plain-put` measures).
-   */
-  batchPut?: boolean
-  logger?: Logger
-}
+export type {ProducerOptions, SendOptions, SendCallback, BeginTransactionOptions} from './producer-options.js'
+export {DEFAULT_MAX_QUEUED_BYTES} from './producer-options.js'
 
-export interface SendOptions {
-  attribute?: string
-  /**
-   * Send to this partition instead of using the selector. Partitions are numbered in MetaQ's
-   * order over the whole topic (by broker id, then partition): in standalone mode the number
-   * is the broker's partition; in a cluster, 0..n-1 across all brokers.
-   */
-  partition?: number
-  /** MetaQ flag bits (bit 0 is managed for the attribute). */
-  flag?: number
-}
-
-export type SendCallback = (result: SendResult) => void
-
-const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
-/** Default bound of payload bytes on their way to brokers (ProducerOptions.maxQueuedBytes). */
-export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 const RETRY_DELAY_MS = 100
 
 /** One message on its way. */
@@ -105,11 +63,6 @@ interface SendTask extends TxItem {
   callback: SendCallback
   /** The transaction it belongs to (sent inside beginTransaction … commit/rollback). */
   tx: Transaction<SendTask> | undefined
-}
-
-export interface BeginTransactionOptions {
-  /** Seconds after which the broker rolls the transaction back (capped by its maxTxTimeoutInSeconds); 0 = none. */
-  timeoutSeconds?: number
 }
 
 export class Producer extends EventEmitter {
@@ -155,13 +108,13 @@ export class Producer extends EventEmitter {
     this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs, refreshMs: options.topologyRefreshMs})
     this.selector =
       typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
-    this.maxInFlight = options.maxInFlight ?? 4096
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES
     if (!(this.maxInFlight >= 1) || !(this.maxQueuedBytes >= 1)) {
       throw MetaError.invalidArgument(`invalid producer limits: maxInFlight ${this.maxInFlight}, maxQueuedBytes ${this.maxQueuedBytes}: expected positive numbers`)
     }
-    this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
-    this.retries = options.retries ?? 2
+    this.sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
+    this.retries = options.retries ?? DEFAULT_RETRIES
     this.maxMessageBytes = options.maxMessageBytes
     this.batchPut = options.batchPut ?? true
     this.batcher = new PutBatcher<SendTask>(this.sendTimeoutMs, (task, err, outcome, frame) => this.onBatchResult(task, err, outcome, frame))
