@@ -19,6 +19,7 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {encodeTransaction, type TransactionType} from '../protocol/commands/transaction.js'
 import {encodeTxCommit, parseTxCommitReply, type CommittedPartition} from '../protocol/commands/tx-admin.js'
 import type {ResponseFrame} from '../protocol/frames.js'
+import {encodePut} from '../protocol/commands/put.js'
 import {parsePutReply} from '../protocol/commands/put-reply.js'
 import {parsePrepareVote, parseXaErrorBody, XA_OK, XA_RBROLLBACK, XA_RDONLY, XAER_NOTA} from '../protocol/xa.js'
 import type {BrokerConnection} from './connection.js'
@@ -366,10 +367,7 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       return
     }
     conn.request(
-      (out, opaque) => {
-        out.writeAscii(`put ${topic} ${partition} ${item.body.length} ${item.flag} ${item.crc} ${this.key} ${opaque}\r\n`)
-        out.writeBytes(item.body)
-      },
+      (out, opaque) => encodePut(out, {topic, partition, flag: item.flag, checksum: item.crc, txKey: this.key, opaque, body: item.body}),
       (err, frame) => this.onPut(item, err, frame),
       this.host.sendTimeoutMs,
     )
