@@ -15,7 +15,7 @@ import type {Topology} from './topology.js'
 import type {OutgoingMessage, Partition} from './types.js'
 
 /** How long a broker that failed a send at the connection level is avoided by the selector (ms). */
-export const BROKER_DOWN_MS = 3_000
+const BROKER_DOWN_MS = 3_000
 
 /** What routing needs of a message. */
 export interface Routable {
