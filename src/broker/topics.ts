@@ -5,7 +5,7 @@
  * restart, closed partitions are kept in `<dataPath>/__meta_state/closed-partitions.json`.
  */
 import {isValidTopicName} from '../protocol/names.js'
-import {MetaError} from '../protocol/errors.js'
+import {MetaError, Status} from '../protocol/errors.js'
 import {loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} from '../storage/index.js'
 import {resolveTopic, type BrokerConfig, type ResolvedTopic} from './config/index.js'
 
@@ -105,7 +105,10 @@ export class TopicRegistry {
 
   private range(topic: string, start: number | undefined, end: number | undefined, what: string): [number, number] {
     const resolved = this.resolve(topic)
-    if (resolved === undefined) throw MetaError.invalidArgument(`cannot ${what} partitions of topic "${topic}": this broker does not accept it`)
+    if (resolved === undefined) {
+      // A code of its own (answered 400): in a cluster `meta partitions close|open` skips brokers without the topic.
+      throw new MetaError('TOPIC_NOT_ACCEPTED', `cannot ${what} partitions of topic "${topic}": this broker does not accept it`, {status: Status.BAD_REQUEST})
+    }
     const last = resolved.numPartitions - 1
     const from = start ?? 0
     const to = end ?? last

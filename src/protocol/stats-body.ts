@@ -101,10 +101,14 @@ export interface StorageDamageStats {
   /** Damaged ranges readers step over now, and their bytes. */
   damagedRanges: number
   damagedBytes: number
-  /** Damaged records (bad length or checksum) found since the broker started. */
+  /**
+   * Damaged records (bad length or checksum) found since the broker started: by recovery,
+   * reads, `offset` checks and the scrub.
+   */
   crcFailures: number
   /** Sealed segments the background scrub has not checked yet. */
   unverifiedSegments: number
+  /** Bytes the scrub has read. */
   scrubbedBytes: number
 }
 

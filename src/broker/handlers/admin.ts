@@ -32,7 +32,7 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
   try {
     change = frame.type === 'partitions-close' ? ctx.topics.close(frame.topic, start, end) : ctx.topics.open(frame.topic, start, end)
   } catch (error) {
-    conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, (error as Error).message)
+    conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, (error as Error).message, isMetaError(error) ? error.wireStatus : undefined)
     return
   }
   conn.beginRequest()

@@ -61,7 +61,7 @@ export async function changePartitionState(
     {
       brokerId: flags['broker-id'],
       // In a cluster a topic lives on some brokers only.
-      skip: (error) => isMetaError(error, 'INVALID_ARGUMENT') && /does not accept/.test(error.message),
+      skip: (error) => isMetaError(error, 'TOPIC_NOT_ACCEPTED'),
     },
     (admin) => (change === 'close' ? admin.closePartitions(flags.topic, flags.start, flags.end) : admin.openPartitions(flags.topic, flags.start, flags.end)),
   )
