@@ -18,7 +18,7 @@ export interface Source {
   label(index: number): string
 }
 
-export interface InputOptions {
+interface InputOptions {
   /** Files to send, each one message; '-' = stdin. Empty = stdin. */
   files: string[]
   /** Records are JSON lines (envelopes), whatever the delimiter. */
@@ -31,7 +31,7 @@ export interface InputOptions {
   stdin: (() => NodeJS.ReadableStream) | undefined
 }
 
-export interface InputHandler {
+interface InputHandler {
   /**
    * One record (undefined: longer than maxRecordBytes, `size` bytes); `wholeFile` for a file
    * argument. Returns false to pause the input.

@@ -19,7 +19,7 @@ export interface TransactionsSummary {
   rolledBackMessages: number
 }
 
-export interface SendTransactionsHost {
+interface SendTransactionsHost {
   producer: Producer
   tally: SendTally
   problems: ProblemReporter

@@ -18,7 +18,7 @@ import type {OutgoingMessage, Partition} from './types.js'
 const BROKER_DOWN_MS = 3_000
 
 /** What routing needs of a message. */
-export interface Routable {
+interface Routable {
   message: OutgoingMessage
   /** The partition the sender named, or undefined for the selector's choice. */
   pinned: number | undefined
@@ -30,7 +30,7 @@ interface TopicState<T> {
   lookup: Promise<void> | undefined
 }
 
-export interface RouterHost<T> {
+interface RouterHost<T> {
   topology: Topology
   selector: PartitionSelector
   log: Logger
