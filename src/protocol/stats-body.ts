@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, replicate
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, replicate
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
  *                       left_zookeeper, partitions_catching_up, partitions_diverged
@@ -439,6 +439,8 @@ export interface BrokerCapabilities {
   transactions?: boolean
   /** A synchronous slave that serves `sync-batch` (sync-batch.ts). */
   syncBatch?: boolean
+  /** A synchronous slave that obeys `sync-cut` (sync-cut.ts): its master heals a divergent tail. */
+  syncCut?: boolean
   /** Serves `replicate` and `slave-status` (asynchronous replication, docs/protocol.md). */
   replicate?: boolean
 }
@@ -456,6 +458,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['batch_put', caps.batchPut],
     ['transactions', caps.transactions],
     ['sync_batch', caps.syncBatch],
+    ['sync_cut', caps.syncCut],
     ['replicate', caps.replicate],
   ]
 }
@@ -474,6 +477,7 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     batchPut: values.get('batch_put') === 'true',
     transactions: values.get('transactions') === 'true',
     syncBatch: values.get('sync_batch') === 'true',
+    syncCut: values.get('sync_cut') === 'true',
     replicate: values.get('replicate') === 'true',
   }
 }

@@ -126,6 +126,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     // Transactions are refused under synchronous replication (as MetaQ's samsa and gregor do).
     transactions: ctx.sync === undefined && !isSyncSlave(ctx),
     syncBatch: isSyncSlave(ctx),
+    syncCut: isSyncSlave(ctx),
     replicate: true,
   })
 }

@@ -25,6 +25,7 @@ import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type Offs
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
 import {parseSyncBatch, type SyncBatchCommand} from './sync-batch.js'
+import {parseSyncCut} from './sync-cut.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 import {
   parseConfigReload,
@@ -81,6 +82,7 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['tx-decide', parseTxDecide],
   ['tx-commit', parseTxCommit],
   ['sync-batch', parseSyncBatch],
+  ['sync-cut', parseSyncCut],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
 ]
