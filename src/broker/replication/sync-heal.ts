@@ -38,13 +38,13 @@ import type {SyncLink} from './sync-link.js'
  * forwarded and not yet written when it dies is one turn's appends (plus a group commit's),
  * a few MiB at most; more means the master lost written bytes.
  */
-export const SYNC_CUT_MAX_BYTES = 64 * 1024 * 1024
+const SYNC_CUT_MAX_BYTES = 64 * 1024 * 1024
 /** How long the master waits for its own appends of a partition to be written before comparing. */
 const WRITTEN_WAIT_MS = 30_000
 /** Cut orders tried per catch-up when the slave's end moved between the probe and the cut. */
 const CUT_ATTEMPTS = 5
 
-export interface FitInput {
+interface FitInput {
   log: PartitionLog
   /** Where the slave's log of the partition ends. */
   slaveEnd: number
