@@ -13,13 +13,13 @@ export const XA_OK = 0
 export const XA_RDONLY = 3
 /** The routine had no effect and may be reissued (a master whose lease on its broker id ran out). */
 export const XA_RETRY = 4
-export const XA_HEURMIX = 5
+const XA_HEURMIX = 5
 export const XA_HEURRB = 6
 export const XA_HEURCOM = 7
 export const XA_HEURHAZ = 8
 /** XA_RBROLLBACK (XA_RBBASE): the branch was rolled back. */
 export const XA_RBROLLBACK = 100
-export const XA_RBTIMEOUT = 106
+const XA_RBTIMEOUT = 106
 export const XAER_RMERR = -3
 export const XAER_NOTA = -4
 export const XAER_INVAL = -5

@@ -57,7 +57,7 @@ import {checkpointOf, fireCallbacks, rollBackFiles, type LogCheckpoint} from './
 const copyBytes = Uint8Array.prototype.set
 
 /** Everything a log is built from (a recovered or freshly created directory). */
-export interface PartitionLogInit extends RecoveredPartition {
+interface PartitionLogInit extends RecoveredPartition {
   topic: string
   partition: number
   dir: string

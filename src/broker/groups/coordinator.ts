@@ -25,10 +25,10 @@ import type {
 import type {GroupDescription, GroupSummary} from '../../protocol/commands/group-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 
-export const SWEEP_INTERVAL_MS = 100
+const SWEEP_INTERVAL_MS = 100
 /** Bounds on a member's session timeout (the value a client asks for is clamped). */
-export const MIN_SESSION_TIMEOUT_MS = 100
-export const MAX_SESSION_TIMEOUT_MS = 300_000
+const MIN_SESSION_TIMEOUT_MS = 100
+const MAX_SESSION_TIMEOUT_MS = 300_000
 /**
  * Most consumer groups with live members the coordinator holds (each costs its members,
  * owners and held requests in memory): a join that would start one more is refused with
@@ -74,7 +74,7 @@ class Group {
   constructor(readonly name: string) {}
 }
 
-export interface CoordinatorOptions {
+interface CoordinatorOptions {
   brokerId: number
   defaultSessionTimeoutMs: number
   /** Partition count of a topic on this broker (0 when the topic is not accepted). */

@@ -97,7 +97,7 @@ export async function recordAt(log: PartitionLog, at: number): Promise<Buffer | 
 }
 
 /** What a replica needs of a connection to the master to ask for its bytes. */
-export interface ReplicateRequester {
+interface ReplicateRequester {
   requestAsync(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
 }
 

@@ -22,7 +22,7 @@ import {OutputBuffer} from '../../protocol/output-buffer.js'
 import {CAPABILITIES_ITEM, parseCapabilities} from '../../protocol/stats-body.js'
 
 /** An idle link sends a `version` heartbeat this often. */
-export const HEARTBEAT_MS = 10_000
+const HEARTBEAT_MS = 10_000
 /**
  * Most requests the link holds unanswered: one more fails at once with SLAVE_DISCONNECTED
  * (the slave is not keeping up), so a stalled slave cannot grow the master's memory.
@@ -30,7 +30,7 @@ export const HEARTBEAT_MS = 10_000
 const SYNC_LINK_PENDING_MAX = 65_536
 
 /** A slave's answer: 200 and its body, or the error (the slave's, or SLAVE_DISCONNECTED). */
-export type SlaveAnswer = (err: MetaError | null, body: string) => void
+type SlaveAnswer = (err: MetaError | null, body: string) => void
 
 interface Pending {
   answer: SlaveAnswer
@@ -39,7 +39,7 @@ interface Pending {
   frame?: (frame: ResponseFrame) => void
 }
 
-export interface SyncLinkOptions {
+interface SyncLinkOptions {
   host: string
   port: number
   timeoutMs: number

@@ -53,9 +53,9 @@ interface PendingBatch {
 }
 
 /** The outcome of one forwarded append: null when the slave has it. */
-export type SlaveDone = (err: MetaError | null) => void
+type SlaveDone = (err: MetaError | null) => void
 
-export interface SyncMasterOptions {
+interface SyncMasterOptions {
   system: SystemConfig
   store: MessageStore
   log: Logger
@@ -240,7 +240,7 @@ export class SyncMaster {
       const body = Buffer.from(payload)
       link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId: id, checksum: crc, opaque, body}),
-        (err, text) => this.answered(log, err, text, done),
+        (err) => this.answered(log, err, done),
       )
     }
   }
@@ -258,7 +258,7 @@ export class SyncMaster {
       const end = offset + records.length
       link.request(
         (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count, opaque, body: records}),
-        (err, body) => this.answered(log, err, body, done, end),
+        (err) => this.answered(log, err, done, end),
       )
       return
     }
@@ -277,7 +277,7 @@ export class SyncMaster {
       const crc = records.readInt32BE(pos + 4)
       link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId, checksum: crc, opaque, body}),
-        (err, text) => this.answered(log, err, text, one),
+        (err) => this.answered(log, err, one),
       )
       pos += RECORD_HEADER_BYTES + length
     }
@@ -309,11 +309,10 @@ export class SyncMaster {
     }
     link.request(
       (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count: records.length, opaque, body}),
-      (err, text) =>
+      (err) =>
         this.answered(
           log,
           err,
-          text,
           (outcome) => {
             for (const done of dones) done(outcome)
           },
@@ -323,7 +322,7 @@ export class SyncMaster {
   }
 
   /** The slave's answer to a forwarded append ending at `end` (undefined: MetaQ's form, not compared). */
-  private answered(log: PartitionLog, err: MetaError | null, body: string, done: SlaveDone, end?: number): void {
+  private answered(log: PartitionLog, err: MetaError | null, done: SlaveDone, end?: number): void {
     if (err === null) {
       this.failures = 0
       if (end !== undefined && end > (this.confirmed.get(log) ?? 0)) this.confirmed.set(log, end)

@@ -63,7 +63,7 @@ export interface CheckpointData extends JournalPosition {
   heuristic: Array<[string, number]>
 }
 
-export interface JournalOptions {
+interface JournalOptions {
   dir: string
   /** Start a new redo file once the current one holds this many bytes. */
   maxFileBytes: number

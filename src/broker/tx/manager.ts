@@ -41,7 +41,7 @@ export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type Co
  * the journal); a put beyond it is refused (TRANSACTION_ERROR), so no client can exhaust the
  * broker's memory with transactions.
  */
-export const MAX_HELD_BYTES = 1024 * 1024 * 1024
+const MAX_HELD_BYTES = 1024 * 1024 * 1024
 
 export class TransactionManager {
   private readonly local = new Map<number, Map<string, Tx>>()

@@ -39,7 +39,7 @@ export interface SlaveStatusCommand {
 }
 
 /** Bytes before the log data in a `replicate` reply's body. */
-export const REPLICA_HEADER_BYTES = 24
+const REPLICA_HEADER_BYTES = 24
 
 export function parseReplicate(tokens: string[]): {frame: ReplicateCommand; bodyLength: number} {
   tokenCount('replicate', tokens, [7])
@@ -71,7 +71,7 @@ export function encodeSlaveStatus(out: OutputBuffer, opaque: number): void {
 }
 
 /** The header of a `replicate` reply. */
-export interface ReplicaHeader {
+interface ReplicaHeader {
   /** Start of the master's segment holding the requested offset. */
   segmentStart: number
   /** The master's end of log when it answered. */
