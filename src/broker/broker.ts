@@ -804,7 +804,7 @@ export class Broker implements ConnectionHandler {
     if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
     const open = openFileCount()
     if (open === undefined) return
-    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES))
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES), this.store.openFileCount)
   }
 
   /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */
