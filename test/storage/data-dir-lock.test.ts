@@ -67,13 +67,21 @@ describe('data directory lock', () => {
 
   test('acquireDataDirLock() takes over the lock of a zombie (killed, not yet reaped by its parent)', async (t) => {
     const dir = await tmpDir(t)
-    // The background `true` exits at once; its parent becomes `sleep`, which never reaps it.
-    const parent = spawn('bash', ['-c', 'true & echo $!; exec sleep 60'], {stdio: ['ignore', 'pipe', 'ignore']})
+    // The background sleep exits after bash has become `sleep 60`, which never reaps it. (A child
+    // that exited before the exec would be reaped by bash itself.)
+    const parent = spawn('bash', ['-c', 'sleep 0.3 & echo $!; exec sleep 60'], {stdio: ['ignore', 'pipe', 'ignore']})
     t.after(() => parent.kill('SIGKILL'))
     let out = ''
     parent.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
     const pid = await waitFor(() => (/^(\d+)\n/.exec(out) ? Number(/^(\d+)/.exec(out)![1]) : undefined), {timeoutMs: 10_000, what: 'the child pid'})
-    await waitFor(() => /\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'latin1')), {timeoutMs: 10_000, what: `pid ${pid} to be a zombie`})
+    const state = () => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, 'latin1')
+      } catch {
+        return 'gone' // reaped after all: the wait below fails naming it
+      }
+    }
+    await waitFor(() => /\) Z /.test(state()), {timeoutMs: 10_000, what: `pid ${pid} to be a zombie (its stat: ${state()})`})
     const stale = {pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', command: 'meta serve'}
     writeFileSync(join(dir, '.meta.lock'), JSON.stringify(stale))
     assert.equal(isLockHeld(stale), false)
