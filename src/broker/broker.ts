@@ -117,7 +117,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     this.store = store
     this.topics = topics
     this.log = log
-    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, log})
+    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, storeOpenFiles: () => this.store.openFileCount, log})
     const polls = new LongPollRegistry(
       (w) => retryGet(this.context, w.conn, w.frame),
       (w) => expireGet(this.context, w.conn, w.frame),

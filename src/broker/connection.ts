@@ -373,9 +373,9 @@ export class Connection {
 
   private rejectInput(error: unknown): void {
     if (isMetaError(error, 'DECODE_ERROR') || isMetaError(error, 'FRAME_TOO_LARGE')) {
-      this.log.warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
+      this.log.limited('bad-request').warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
     } else {
-      this.log.error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
+      this.log.limited('handler-failed').error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
     }
     this.end()
   }

@@ -30,6 +30,8 @@ interface ListenerOptions {
   config(): BrokerConfig
   /** The broker is stopping: new sockets are destroyed at once. */
   closing(): boolean
+  /** Files the store holds open now (its descriptor budget is counted apart from connections). */
+  storeOpenFiles(): number
   log: Logger
 }
 
@@ -174,7 +176,7 @@ export class Listener {
     if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
     const open = openFileCount()
     if (open === undefined) return
-    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES))
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES), this.options.storeOpenFiles())
   }
 
   /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */

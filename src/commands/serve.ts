@@ -70,6 +70,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
     'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
     partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions).', min: 1}),
+    'max-partitions': Flags.integer({summary: 'Partitions this broker serves at most; a put that would create one more is refused (maxPartitions, default 20000).', min: 1, max: 1_000_000}),
+    'auto-create-topics': Flags.boolean({
+      summary: 'A put creates a topic it names (autoCreateTopics, default true); --no-auto-create-topics: only topics named in server.ini or already in the data dir.',
+      allowNo: true,
+    }),
     'unflush-threshold': Flags.integer({summary: 'fdatasync after this many messages; <= 0 = group commit.'}),
     'unflush-interval': durationFlag({summary: 'Longest time between fdatasyncs, e.g. 10s (unflushInterval).', exclusive: ['unflush-interval-ms']}),
     'unflush-interval-ms': Flags.integer({summary: 'Deprecated: use --unflush-interval with a unit.', min: 1, hidden: true}),
@@ -146,6 +151,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['data-dir'] !== undefined) overrides.dataPath = flags['data-dir']
     if (flags['broker-id'] !== undefined) overrides.brokerId = flags['broker-id']
     if (flags.partitions !== undefined) overrides.numPartitions = flags.partitions
+    if (flags['max-partitions'] !== undefined) overrides.maxPartitions = flags['max-partitions']
+    if (flags['auto-create-topics'] !== undefined) overrides.autoCreateTopics = flags['auto-create-topics']
     if (flags['unflush-threshold'] !== undefined) overrides.unflushThreshold = flags['unflush-threshold']
     if (flags['group-commit']) overrides.unflushThreshold = 0
     if (flags['unflush-interval-ms'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval-ms']

@@ -221,6 +221,16 @@ export class MessageStore {
     await this.scrubber?.done
   }
 
+  /** Partitions served (quarantined ones are not). */
+  get partitionCount(): number {
+    return this.logs.size
+  }
+
+  /** Files the store holds open now: at most its maxOpenFiles (briefly one more during a write). */
+  get openFileCount(): number {
+    return this.ctx.fds.openCount
+  }
+
   /** The log of (topic, partition), or undefined when it does not exist. */
   get(topic: string, partition: number): PartitionLog | undefined {
     return this.logs.get(partitionDirName(topic, partition))

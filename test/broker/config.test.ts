@@ -178,6 +178,8 @@ describe('parseServerIni()', () => {
       slaveContinuousFailureThreshold: 100,
       checkSlaveIntervalMs: 100,
       recoverOffset: false,
+      autoCreateTopics: true,
+      maxPartitions: 20_000,
       failover: false,
       failoverGraceMs: 10_000,
     })

@@ -99,6 +99,15 @@ export interface SystemConfig {
   checkSlaveIntervalMs: number
   /** A promoted slave: rewrite consumer groups' committed offsets for this broker id to its own positions before registering (recover-offset.ts). */
   recoverOffset: boolean
+  /**
+   * meta extension: a put to a topic with no partition on this broker creates it (when the
+   * topic is accepted: any name in zero-config mode, else one matching a [topic=…] section,
+   * `[topic=*]` matching every name). False: only topics named exactly in a section, or that
+   * already have a partition here, get new partitions; others are refused TOPIC_NOT_ACCEPTED.
+   */
+  autoCreateTopics: boolean
+  /** meta extension: partitions this broker serves at most; a put that would create one more is refused PARTITION_LIMIT. */
+  maxPartitions: number
   /** An asynchronous slave in ZooKeeper promotes itself when its master's node stays gone for failoverGraceMs (failover.ts). */
   failover: boolean
   /** How long the master's `ids/<id>/master` node must stay gone before a failover slave promotes itself. */

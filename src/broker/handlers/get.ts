@@ -62,7 +62,7 @@ export function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand
       conn.endRequest(maxBytes)
     },
     (error: Error) => {
-      ctx.log.warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
+      ctx.log.limited('read-failed').warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
       conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest(maxBytes)
     },

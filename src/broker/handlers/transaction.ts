@@ -168,6 +168,12 @@ function checkTarget(ctx: BrokerContext, conn: Connection, topicName: string, pa
     failPut(ctx, conn, topicName, opaque, partition, wrongPartition(topicName, partition, topic.numPartitions))
     return undefined
   }
+  // Refused now rather than at commit: the commit creates the partition.
+  const refusal = ctx.logs.get(topicName, partition) === undefined ? ctx.topics.creationRefusal(topic, partition, ctx.store) : undefined
+  if (refusal !== undefined) {
+    failPut(ctx, conn, topicName, opaque, partition, refusal)
+    return undefined
+  }
   return partition
 }
 
