@@ -320,6 +320,11 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     }
   }
 
+  /** FetchSink: true while the broker id is read from a slave (cluster mode). */
+  readsFromSlave(brokerId: number): boolean {
+    return this.topology.readsFromSlave?.(brokerId) === true
+  }
+
   /** FetchSink: a fetcher's connection closed for good; the topology says where that broker id is read now. */
   reconnect(brokerId: number): Promise<BrokerConnection> {
     return this.topology.connection(brokerId)

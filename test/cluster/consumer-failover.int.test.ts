@@ -46,11 +46,11 @@ async function startPair(t: Cleanup): Promise<Pair> {
   return {root, dir, master, slave, masterArgs}
 }
 
-async function send(t: Cleanup, root: string, topic: string, from: number, to: number): Promise<void> {
+async function send(t: Cleanup, root: string, topic: string, from: number, to: number, bytes = 0): Promise<void> {
   const producer = createProducer({zk: zk.connect, zkRoot: root})
   t.after(() => producer.close())
   const sends: Array<Promise<SendResult>> = []
-  for (let i = from; i < to; i++) sends.push(producer.send(topic, `message ${i}`))
+  for (let i = from; i < to; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(bytes, '.')))
   const results = await Promise.all(sends)
   await producer.close()
   assert.ok(results.every((r) => r.success && r.brokerId === 0), results.find((r) => !r.success)?.errorMessage)
@@ -119,6 +119,14 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     const last = await runCli(['tail', ...zkArgs, '-o', '-3', '-e', '-q'], {timeoutMs: MASTER_SESSION_MS})
     assert.equal(last.code, 0, last.stderr)
     assert.equal(last.stdout.split('\n').filter(Boolean).length, 6)
+    // … a time (every message was stored within the hour) …
+    const since = await runCli(['tail', ...zkArgs, '-o', '@-1h', '-e', '-q'], {timeoutMs: MASTER_SESSION_MS})
+    assert.equal(since.code, 0, since.stderr)
+    assert.equal(new Set(since.stdout.split('\n').filter(Boolean)).size, total)
+    // … the end (nothing to read) …
+    const end = await runCli(['tail', ...zkArgs, '-o', 'end', '-e', '-q'], {timeoutMs: MASTER_SESSION_MS})
+    assert.equal(end.code, 0, end.stderr)
+    assert.equal(end.stdout, '')
     // … and a group reads everything and commits its offsets to ZooKeeper (the slave's ends).
     const group = await runCli(['tail', ...zkArgs, '--group', 'g', '-e', '-q'], {timeoutMs: MASTER_SESSION_MS})
     assert.equal(group.code, 0, group.stderr)
@@ -176,6 +184,47 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     const bodies = received.map((m) => m.data.toString())
     assert.equal(new Set(bodies).size, 150, 'every message')
     assert.deepEqual(events.map((e) => e.slave), [true, false])
+  })
+
+  it('a commit of a position read from the master is not refused while reading from a slave that lags behind it', async (t) => {
+    const pair = await startPair(t)
+    const topic = uniqueName('lagfail')
+    await send(t, pair.root, topic, 0, 50)
+    await caughtUp(pair, topic)
+    const consumer = createGroupConsumer({zk: zk.connect, zkRoot: pair.root, topics: [topic], group: 'lag', commitIntervalMs: 600_000})
+    t.after(() => consumer.stop())
+    const events: ReadFromEvent[] = []
+    consumer.on('readFrom', (e: ReadFromEvent) => events.push(e))
+    const received: Message[] = []
+    const running = consumer.run({eachMessage: (m) => void received.push(m)})
+    await waitFor(() => (received.length >= 50 ? true : undefined), {timeoutMs: 30_000, what: '50 messages from the master'})
+    // The slave stops copying; the master takes 6 MiB more (more than one 1 MiB replication
+    // reply per partition, so the slave cannot catch up from its socket buffer), read from it.
+    pair.slave.child.kill('SIGSTOP')
+    t.after(() => pair.slave.child.kill('SIGCONT'))
+    await send(t, pair.root, topic, 50, 650, 10_240)
+    await waitFor(() => (received.length >= 650 ? true : undefined), {timeoutMs: 60_000, what: '600 more messages from the master'})
+    const masterEnds = await logEnds(pair.master.port, topic)
+    await killMaster(pair)
+    pair.slave.child.kill('SIGCONT')
+    await waitFor(() => (events.some((e) => e.slave) ? true : undefined), {timeoutMs: MASTER_SESSION_MS, what: 'the consumer to read from the slave'})
+    const slaveEnds = await logEnds(pair.slave.port, topic)
+    assert.ok([...masterEnds].every(([k, v]) => (slaveEnds.get(k) ?? 0) < v), `the slave lags: ${[...slaveEnds]} below ${[...masterEnds]}`)
+    // The group's position (read from the master) is past the slave's end, and is committed.
+    await consumer.commit()
+    assert.deepEqual(await committed(pair.root, 'lag', topic), masterEnds)
+
+    // The master comes back: the consumer reads from it again, from where it was (the slave's
+    // end did not move it back): the next messages arrive, and none of the first 650 again.
+    await spawnBroker(t, ['--port', String(pair.master.port), ...pair.masterArgs])
+    await waitFor(() => (events.at(-1)?.slave === false ? true : undefined), {timeoutMs: 30_000, what: 'the consumer to read from the master again'})
+    await send(t, pair.root, topic, 650, 660)
+    const bodies = () => new Set(received.map((m) => m.data.toString().replace(/[ .]+$/, '')))
+    await waitFor(() => (bodies().has('message 659') ? true : undefined), {timeoutMs: 30_000, what: 'the last message from the restarted master'})
+    await consumer.stop()
+    await running
+    assert.equal(bodies().size, 660)
+    assert.equal(received.length, 660, 'no message read twice')
   })
 })
 
