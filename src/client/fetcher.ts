@@ -3,7 +3,8 @@
  *
  *   get(offset, maxSize[, maxWaitMs]) ─┬─ value  → decode whole records (CRC checked), deliver,
  *                                      │           advance past them; refetch at once
- *                                      ├─ 301    → offset := body; refetch at once
+ *                                      ├─ 301    → offset := body; refetch at once (from a
+ *                                      │           slave, a move back is waited out instead)
  *                                      ├─ 404/403→ nothing yet: refetch (a long poll already
  *                                      │           waited; a MetaQ broker is polled with back-off)
  *                                      ├─ retriable error (timeout, lost connection, storage)
@@ -80,6 +81,8 @@ export interface FetchSink {
    * went and a slave now serves that broker id): where to fetch now.
    */
   reconnect?(brokerId: number): Promise<BrokerConnection>
+  /** True while `brokerId` is read from a slave (whose log may end before its master's). */
+  readsFromSlave?(brokerId: number): boolean
 }
 
 /**
@@ -263,6 +266,12 @@ export class PartitionFetcher {
         const moved = Number(body)
         if (body === '' || !Number.isFinite(moved)) return this.onError(new MetaError('DECODE_ERROR', `bad 301 body "${body}"`))
         this.recovered()
+        if (moved < requestOffset && this.sink.readsFromSlave?.(this.target.brokerId) === true) {
+          // A slave whose log ends before what was read from its master: wait here (polling
+          // with back-off) for the master to answer again, rather than read those messages twice.
+          this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
+          return this.fetchSoon(this.delayMs)
+        }
         this.offset = moved
         return this.fetchSoon(0)
       }

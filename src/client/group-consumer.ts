@@ -305,17 +305,21 @@ export class GroupConsumer extends ConsumerBase {
       for (const p of list) {
         const key = partitionKey(topic, p.partition)
         const stored = committed.get(offsetKey(p.partition))
-        const conn = await this.topology.connection(p.partition.brokerId)
-        const override = this.options.from === undefined ? undefined : await this.options.from(topic, p.partition, conn)
         const fallback = this.options.fromLatest || this.options.alwaysFromLatest ? TAIL_OFFSET : 0
-        let start = override === undefined ? (stored?.offset ?? fallback) : override === 'earliest' ? 0 : override === 'latest' ? TAIL_OFFSET : override
+        // Asked of the master, or of its slave when the master does not accept connections.
+        const {conn, value} = await this.queryBroker(p.partition.brokerId, async (conn) => {
+          const override = this.options.from === undefined ? undefined : await this.options.from(topic, p.partition, conn)
+          let start = override === undefined ? (stored?.offset ?? fallback) : override === 'earliest' ? 0 : override === 'latest' ? TAIL_OFFSET : override
+          let stopAt: number | undefined
+          if (this.options.stopAtEnd) {
+            stopAt = await endOffset(conn, this.group, topic, p.partition.partition)
+            if (start === TAIL_OFFSET) start = stopAt
+          }
+          return {override, start, stopAt}
+        })
+        const {override, start, stopAt} = value
         if (stored !== undefined && override === undefined) this.processed.set(key, {offset: stored.offset, msgId: stored.msgId})
         else this.processed.delete(key)
-        let stopAt: number | undefined
-        if (this.options.stopAtEnd) {
-          stopAt = await endOffset(conn, this.group, topic, p.partition.partition)
-          if (start === TAIL_OFFSET) start = stopAt
-        }
         this.owned.set(key, p)
         if (!this.stopped) started.push(this.addFetcher(topic, p.partition, conn, start, stopAt))
       }
