@@ -44,9 +44,9 @@ export interface Logger {
 /** Lines of one kind written per interval before the rest are only counted. */
 export const LOG_BURST_LINES = 5
 /** The interval of a limited kind of line, in ms. */
-export const LOG_LIMIT_INTERVAL_MS = 60_000
+const LOG_LIMIT_INTERVAL_MS = 60_000
 
-export interface LogLimitOptions {
+interface LogLimitOptions {
   /** Lines written per interval, 1..1000 (default {@link LOG_BURST_LINES}). */
   burstLines?: number
   /** The interval in ms, 10..3,600,000 (default {@link LOG_LIMIT_INTERVAL_MS}). */

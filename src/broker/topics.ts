@@ -12,7 +12,7 @@ import {loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} fro
 import {resolveTopic, type BrokerConfig, type ResolvedTopic} from './config/index.js'
 
 /** What {@link TopicRegistry.creationRefusal} needs of the store. */
-export interface PartitionCounter {
+interface PartitionCounter {
   readonly partitionCount: number
   get(topic: string, partition: number): unknown
   topics(): string[]

@@ -24,9 +24,9 @@ import {
 } from './values.js'
 
 /** Default maxPartitions: partitions one broker serves at most (docs/configuration.md gives the memory per partition). */
-export const DEFAULT_MAX_PARTITIONS = 20_000
+const DEFAULT_MAX_PARTITIONS = 20_000
 /** The largest maxPartitions accepted. */
-export const MAX_PARTITIONS_CEILING = 1_000_000
+const MAX_PARTITIONS_CEILING = 1_000_000
 
 type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'address' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
 
