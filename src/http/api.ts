@@ -258,6 +258,10 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const topic = topicParam(param(q, 'topic'))
     const resolved = broker.topics.resolve(topic)
     if (resolved === undefined) throw new HttpError(404, `unknown topic "${topic}": this broker does not accept it`)
+    // As /get: a topic neither in server.ini nor holding data here is unknown (no silent 200).
+    if (!resolved.configured && !broker.stats.store.list().some((log) => log.topic === topic)) {
+      throw new HttpError(404, `unknown topic "${topic}": it is not configured and holds no data on this broker`)
+    }
     const one = param(q, 'partition')
     const partitions = one === undefined ? Array.from({length: resolved.numPartitions}, (_, p) => p) : [intParam(q, 'partition', {min: 0, max: resolved.numPartitions - 1})]
     const offset = param(q, 'offset')

@@ -80,6 +80,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     forceCloseConnections: true,
     // /put?… is MetaQ's; fastify would otherwise also answer /put/?… differently.
     routerOptions: {ignoreTrailingSlash: true},
+    rewriteUrl: (req) => brokerIdPath(req.url ?? '/', broker.config.system.brokerId),
   })
   // Every body is taken raw: MetaQ's put takes the payload whatever its Content-Type, and the
   // JSON endpoints parse their own small bodies.
@@ -99,6 +100,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const message = `no such endpoint: ${req.method} ${req.url.split('?')[0]} (docs/http.md lists them)`
     if (wantsJson(req) || isApi(req)) reply.send({status: 404, error: message, code: 'NOT_FOUND'})
     else reply.type('text/plain; charset=utf-8').send(message)
+  })
+  app.all(`${MISDIRECTED}/:command/:id`, async (req) => {
+    const {command, id} = req.params as {command: string; id: string}
+    throw new HttpError(400, `broker id "${id}" in /${command}/${id} is not this broker's: this is broker ${broker.config.system.brokerId}, ask the broker with id ${id}`)
   })
   registerGateway(app, ctx)
   registerMetrics(app, ctx)
@@ -160,6 +165,23 @@ function describeError(error: FastifyError | HttpError | MetaError, maxBodyBytes
     return {status: fastify.statusCode, message: fastify.message, code: 'BAD_REQUEST'}
   }
   return {status: 500, message: `internal error: ${error.message}`, code: 'INTERNAL'}
+}
+
+/** Where requests naming another broker's id (`/put/3` on broker 0) are answered 400. */
+const MISDIRECTED = '/misdirected-broker-id'
+const BROKER_ID_PATH = /^\/(put|get|offset)\/(\d+)\/?(\?.*)?$/
+
+/**
+ * MetaQ's own Java HTTP client (metamorphosis-http-client) names the broker in the path:
+ * `POST /put/0?…`, `GET /get/0?…`, `GET /offset/0?…`. MetaQ's server looked only at the
+ * path's 2nd character, so it took those; here `/put/<this broker's id>` is `/put`, and
+ * another id is refused (400, not 404: that client reads a 404 as "no message here").
+ */
+export function brokerIdPath(url: string, brokerId: number): string {
+  const m = BROKER_ID_PATH.exec(url)
+  if (m === null) return url
+  const [, command, id, query = ''] = m
+  return Number(id) === brokerId ? `/${command}${query}` : `${MISDIRECTED}/${command}/${id}${query}`
 }
 
 /** The dashboard's API answers JSON, errors included. */
