@@ -38,7 +38,7 @@ export interface HelpLine {
 
 /** What `meta stats <item> --json` prints, per item. */
 export type StatsResult =
-  | {item: 'system'; stats: SystemStats}
+  | {item: 'system'; stats: SystemStats & {metaVersion?: string}}
   | {item: 'topics'; stats: TopicStats[]}
   | {item: 'offsets'; stats: PartitionStats[]}
   | {item: 'partitions'; stats: PartitionStats[]}
@@ -54,7 +54,8 @@ export type StatsResult =
 export async function fetchStats(admin: AdminClient, item: string | undefined, broker: string): Promise<StatsResult> {
   switch (item ?? '') {
     case '':
-      return {item: 'system', stats: await admin.systemStats()}
+      // `version` is MetaQ's (what MetaQ clients check); meta's own comes with the capabilities.
+      return {item: 'system', stats: {...(await admin.systemStats()), metaVersion: admin.conn.capabilities.version}}
     case 'topics':
       return {item: 'topics', stats: await admin.topics()}
     case 'offsets':
@@ -78,12 +79,22 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       return {item: item as 'meta-capabilities' | 'meta-sync', stats: Object.fromEntries(statsMap(await admin.raw(item)))}
     default: {
       const stats = await admin.topic(item!)
-      if (stats.resultCode === 1) {
-        throw new MetaError('NOT_FOUND', `unknown topic "${item}" on broker ${broker}`, {details: {topic: item}})
-      }
+      if (stats.resultCode === 1) throw await unknownItem(admin, item!, broker)
       return {item: 'topic', stats}
     }
   }
+}
+
+/** `meta stats topcs`: the close item names first ("topics"), else the close topic names. */
+async function unknownItem(admin: AdminClient, item: string, broker: string): Promise<MetaError & {hint?: string}> {
+  const {closeNames, quoteList, unknownTopicError} = await import('./suggest.js')
+  const items = closeNames(item, STATS_ITEMS, 2)
+  if (items.length > 0) {
+    const error = new MetaError('NOT_FOUND', `unknown stats item or topic "${item}" on broker ${broker}`, {details: {topic: item}}) as MetaError & {hint?: string}
+    error.hint = `did you mean the item ${quoteList(items)}? (items: ${STATS_ITEMS.join(', ')}; anything else is a topic name)`
+    return error
+  }
+  return unknownTopicError(item, (await admin.topics()).map((t) => t.topic), `broker ${broker}`)
 }
 
 function parseHelp(body: string): HelpLine[] {
@@ -133,13 +144,14 @@ function keyValue(rows: Cell[][]): string {
   return renderTable(['KEY', 'VALUE'], rows, {align: ['left', 'left']})
 }
 
-function renderSystem(s: SystemStats): string {
+function renderSystem(s: SystemStats & {metaVersion?: string}): string {
   return keyValue([
     ['pid', s.pid],
     ['broker_id', s.brokerId],
     ['port', s.port],
     ['uptime', formatDuration(s.uptimeSeconds)],
-    ['version', s.version],
+    ['meta_version', s.metaVersion ?? '- (not a meta broker)'],
+    ['version', `${s.version} (the MetaQ version MetaQ clients are told)`],
     ['slave', s.slave],
     ['curr_connections', s.currentConnections],
     ['threads', s.threads],

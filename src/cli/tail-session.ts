@@ -312,7 +312,7 @@ export class TailSession {
       const error = new MetaError('PARTITION_CLOSED', `partition ${event.partition} of topic "${event.topic}" is closed on ${where}: it cannot be read to its end`, {
         details: {topic: event.topic, partition: event.partition},
       }) as MetaError & {hint?: string}
-      error.hint = `reopen it with: meta partitions open ${event.topic} ${event.partition}, or leave it out of -p`
+      error.hint = `reopen it with: meta partitions open -t ${event.topic} --start ${event.partition} --end ${event.partition}, or leave it out of -p`
       this.failure ??= error
       this.stop('end')
       return

@@ -43,9 +43,9 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     raw: Flags.boolean({summary: "Print the broker's text exactly as it answered (MetaQ's STATS … END format).", exclusive: ['json']}),
     watch: durationFlag({
       char: 'w',
-      summary: 'Redraw every this long (e.g. 2s; 1s to 1h) until interrupted.',
+      summary: 'Redraw every this long (e.g. 2s; 100ms to 1h) until interrupted.',
       legacyUnit: 's',
-      minMs: 1000,
+      minMs: 100,
       maxMs: 3_600_000,
     }),
   }

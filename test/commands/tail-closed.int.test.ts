@@ -36,7 +36,7 @@ describe('meta tail -e on closed partitions', () => {
     assert.equal(
       r.stderr,
       `error [PARTITION_CLOSED]: partition 1 of topic "${topic}" is closed on broker ${address(broker)}: it cannot be read to its end\n` +
-        `hint: reopen it with: meta partitions open ${topic} 1, or leave it out of -p\n`,
+        `hint: reopen it with: meta partitions open -t ${topic} --start 1 --end 1, or leave it out of -p\n`,
     )
   })
 
