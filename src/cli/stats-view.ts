@@ -57,11 +57,11 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       // `version` is MetaQ's (what MetaQ clients check); meta's own comes with the capabilities.
       return {item: 'system', stats: {...(await admin.systemStats()), metaVersion: admin.conn.capabilities.version}}
     case 'topics':
-      return {item: 'topics', stats: await admin.topics()}
+      return {item: 'topics', stats: await topicsWithCounts(admin)}
     case 'offsets':
-      return {item: 'offsets', stats: await admin.offsets()}
+      return {item: 'offsets', stats: await withEmpty(admin, await admin.offsets())}
     case 'partitions':
-      return {item: 'partitions', stats: await admin.partitions()}
+      return {item: 'partitions', stats: await withEmpty(admin, await admin.partitions())}
     case 'damage':
       return {item: 'damage', stats: await admin.damage()}
     case 'realtime':
@@ -83,6 +83,22 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       return {item: 'topic', stats}
     }
   }
+}
+
+/**
+ * Partitions without data yet (configured, or added by a reload) listed as empty, as `topic
+ * describe` and `partitions close` count them: the broker's own list has only those with a log.
+ */
+async function withEmpty(admin: AdminClient, rows: PartitionStats[]): Promise<PartitionStats[]> {
+  const {withEmptyPartitions} = await import('./admin/views.js')
+  return withEmptyPartitions(admin, rows, (await admin.topics()).map((t) => t.topic))
+}
+
+/** `stats topics`: a topic without data (MetaQ's `*Empty*`) with the partitions it will have (meta brokers). */
+async function topicsWithCounts(admin: AdminClient): Promise<TopicStats[]> {
+  const topics = await admin.topics()
+  if (!admin.conn.capabilities.meta) return topics
+  return Promise.all(topics.map(async (t) => (t.empty ? {...t, partitions: await admin.partitionCount(t.topic)} : t)))
 }
 
 /** `meta stats topcs`: the close item names first ("topics"), else the close topic names. */
@@ -197,7 +213,7 @@ function renderTopics(topics: TopicStats[]): string {
     ['TOPIC', 'PARTITIONS', 'MESSAGES', 'BYTES', 'PUBLISH', 'SUBSCRIBE'],
     topics.map((t) =>
       t.empty
-        ? [t.topic, '(empty)', '-', '-', '-', '-']
+        ? [t.topic, t.partitions > 0 ? t.partitions : '-', '0 (no data yet)', formatBytes(0), '-', '-']
         : [t.topic, t.partitions, formatCount(t.messageCount), formatBytes(t.messageBytes), yesNo(t.acceptPublish), yesNo(t.acceptSubscribe)],
     ),
     {align: ['left', 'right', 'right', 'right', 'left', 'left']},
