@@ -383,7 +383,7 @@ const pages = {
     const render = () => {
       if (!current) return
       holder.innerHTML = current.messages.length === 0 ? `<div class="empty">${following ? 'Waiting for new messages…' : 'No messages from this offset (the end of the log).'}</div>` : current.messages.map((m) => `
-        <div class="message"><div class="meta"><span>offset <b>${num(m.offset)}</b></span><span>id <b class="mono">${esc(m.msgId)}</b></span><span>${esc(new Date(m.timeMs).toISOString())}</span><span>${num(m.size)} bytes</span>${m.flag ? `<span>flag <b>${esc(m.flag)}</b></span>` : ''}${m.attribute !== undefined ? `<span>attribute <b>${esc(m.attribute)}</b></span>` : ''}</div>
+        <div class="message"><div class="meta"><span>offset <b>${num(m.offset)}</b></span><span>id <b class="mono">${esc(m.msgId)}</b></span><span>${esc(new Date(m.timeMs).toISOString())}</span><span title="payload bytes">${num(m.size)} bytes</span>${m.flag ? `<span>flag <b>${esc(m.flag)}</b></span>` : ''}${m.attribute !== undefined ? `<span>attribute <b>${esc(m.attribute)}</b></span>` : ''}</div>
         <pre>${esc(payload(m, state.format))}</pre></div>`).join('')
     }
     // Follow live: new messages of this partition (newest first) over /follow's event stream.

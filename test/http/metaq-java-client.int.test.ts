@@ -104,3 +104,16 @@ describe('GET /follow', () => {
     assert.match(await res.text(), /unknown topic "nosuch"/)
   })
 })
+
+describe('size in message JSON', () => {
+  it('is the payload length in HTTP /get JSON, as in meta tail -J; recordBytes is the whole record', async (t) => {
+    const {url} = await httpFixture(t, {ini: '[system]\nnumPartitions=1\n[topic=sized]\n'})
+    const put = await fetch(url('/put?topic=sized&partition=0&flag=0&length=5'), {method: 'POST', body: 'hello'})
+    assert.equal(put.status, 200)
+    const res = await fetch(url('/get?topic=sized&partition=0&offset=0&maxsize=4096'), {headers: {accept: 'application/json'}})
+    const body = (await res.json()) as {messages: Array<{size: number; recordBytes: number}>; nextOffset: number}
+    assert.equal(body.messages[0].size, 5)
+    assert.equal(body.messages[0].recordBytes, 25)
+    assert.equal(body.nextOffset, 25)
+  })
+})
