@@ -93,7 +93,8 @@ function confirmDialog({title, text, ok = 'Confirm', askToken = false}) {
 function table(columns, rows, empty = 'Nothing here yet.') {
   if (rows.length === 0) return `<div class="empty">${esc(empty)}</div>`
   const head = columns.map((c) => `<th class="${c.num ? 'num' : ''}">${esc(c.label)}</th>`).join('')
-  const body = rows.map((r) => `<tr>${columns.map((c) => `<td class="${c.num ? 'num' : ''}">${c.html ? c.html(r) : esc(c.value(r))}</td>`).join('')}</tr>`).join('')
+  const cls = (c) => [c.num ? 'num' : '', c.wrap ? 'wrap' : ''].filter(Boolean).join(' ')
+  const body = rows.map((r) => `<tr>${columns.map((c) => `<td class="${cls(c)}">${c.html ? c.html(r) : esc(c.value(r))}</td>`).join('')}</tr>`).join('')
   return `<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`
 }
 
@@ -484,9 +485,10 @@ const pages = {
       document.getElementById('group-sub').textContent = `Generation ${data.generation} · ${data.members.length} member(s) · ${num(totalLag)} messages behind on this page`
       document.getElementById('members-table').innerHTML = table(
         [
-          {label: 'Member', value: (m) => m.id},
+          // Member ids can be long (host, pid and a random part): they wrap rather than widen the table.
+          {label: 'Member', wrap: true, value: (m) => m.id},
           {label: 'From', value: (m) => m.host},
-          {label: 'Topics', value: (m) => m.topics.join(', ')},
+          {label: 'Topics', wrap: true, value: (m) => m.topics.join(', ')},
           {label: 'Owns', num: true, value: (m) => num(m.owned.length)},
         ],
         data.members,

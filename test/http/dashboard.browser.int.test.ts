@@ -18,6 +18,8 @@ import {httpFixture, ROOT, type HttpFixture} from './helpers.js'
 
 const CHROMIUM = process.env.META_CHROMIUM ?? '/usr/bin/chromium'
 const ARTIFACTS = join(process.env.META_TEST_ARTIFACTS ?? join(ROOT, 'test-artifacts'), 'dashboard')
+/** A member id as long as real ones get (host, pid, a random part), with no place to break a line. */
+const LONG_MEMBER_ID = `billing-worker-${'0123456789abcdef'.repeat(8)}`
 
 const INI = `[system]
 numPartitions=2
@@ -65,6 +67,7 @@ describe('dashboard in Chromium', () => {
       {topic: 'orders', partition: 1, offset: 0, msgId: '-1'},
     ])
     startHeldMember(scope, {broker: `127.0.0.1:${fixture.broker.port}`, group: 'shipping', topic: 'orders', memberId: 'shipper-1'})
+    startHeldMember(scope, {broker: `127.0.0.1:${fixture.broker.port}`, group: 'long-ids', topic: 'events', memberId: LONG_MEMBER_ID})
     browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox']})
     scope.after(() => browser.close())
     page = await browser.newPage({viewport: {width: 1280, height: 860}})
@@ -171,6 +174,14 @@ describe('dashboard in Chromium', () => {
     await page.waitForFunction(`document.getElementById('config-text').textContent.includes('[topic=added]')`)
     assert.equal(fixture.broker.topics.resolve('added')?.numPartitions, 3)
     await shot('config')
+  })
+
+  it('a long member id wraps inside the Members table instead of widening it', async () => {
+    await page.setViewportSize({width: 1280, height: 860})
+    await open('/groups/long-ids')
+    await page.waitForSelector(`#members-table >> text=${LONG_MEMBER_ID.slice(0, 20)}`)
+    const overflow = (await page.evaluate(`(() => { const wrap = document.querySelector('#members-table .table-wrap'); return wrap.scrollWidth - wrap.clientWidth })()`)) as number
+    assert.ok(overflow <= 0, `the Members table is ${overflow}px wider than its panel`)
   })
 
   it('stays usable in a narrow window', async () => {
