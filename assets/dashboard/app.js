@@ -117,9 +117,29 @@ function pagedTable(holder, data, go, columns, rows, empty) {
 // live counters (one SSE stream for every page)
 
 const live = {samples: [], listeners: new Set()}
-function connectLive() {
+/** The counters' recent past, kept by the broker (one sample a second): the charts start filled. */
+async function loadHistory() {
+  try {
+    const {samples} = await api('/api/history')
+    const recent = samples.slice(-HISTORY - 1)
+    for (let i = 1; i < recent.length; i++) addRates(recent[i], recent[i - 1])
+    live.samples = recent.slice(1).map((s) => ({...s, history: true}))
+  } catch {
+    // An older broker without /api/history: the charts fill as samples arrive.
+  }
+}
+function addRates(sample, previous) {
+  if (!previous) return
+  const dt = (sample.timeMs - previous.timeMs) / 1000 || 1
+  sample.putRate = Math.max(0, (sample.cmdPut - previous.cmdPut) / dt)
+  sample.getRate = Math.max(0, (sample.cmdGet - previous.cmdGet) / dt)
+  sample.inRate = Math.max(0, (sample.receivedBytes - previous.receivedBytes) / dt)
+  sample.outRate = Math.max(0, (sample.sentBytes - previous.sentBytes) / dt)
+}
+async function connectLive() {
   const dot = document.getElementById('live-dot')
   const label = document.getElementById('live-text')
+  await loadHistory()
   const source = new EventSource('/api/events')
   source.addEventListener('counters', (e) => {
     const sample = JSON.parse(e.data)
@@ -279,7 +299,9 @@ const pages = {
         {color: '#0ea5e9', values: pad(live.samples.map((x) => x.outRate))},
       ], 'bytes per second')
     }
-    if (live.samples.length > 0) update(live.samples[live.samples.length - 1])
+    // A sample from the history has the rates but not the totals: the first live one draws all.
+    const last = live.samples[live.samples.length - 1]
+    if (last !== undefined && !last.history) update(last)
     page.onTick(update)
   },
 

@@ -24,6 +24,7 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
+import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
 import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
 import {registerStatic} from './static.js'
@@ -105,6 +106,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const {command, id} = req.params as {command: string; id: string}
     throw new HttpError(400, `broker id "${id}" in /${command}/${id} is not this broker's: this is broker ${broker.config.system.brokerId}, ask the broker with id ${id}`)
   })
+  const history = startCounterHistory(() => {
+    const traffic = broker.traffic()
+    const counters = broker.stats.counters
+    return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
+  })
+  app.addHook('onClose', async () => history.stop())
+  app.get('/api/history', async () => ({intervalMs: HISTORY_INTERVAL_MS, samples: history.samples()}))
   registerGateway(app, ctx)
   registerMetrics(app, ctx)
   registerApi(app, ctx)

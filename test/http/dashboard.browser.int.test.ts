@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {chromium, type Browser, type Page} from 'playwright-core'
 import {connectAdmin, type AdminClient} from '../../src/client/admin.js'
 import {startHeldMember} from '../helpers/members.js'
-import {scaledMs, suiteScope, tmpDir} from '../helpers/index.js'
+import {scaledMs, suiteScope, tmpDir, waitFor} from '../helpers/index.js'
 import {httpFixture, ROOT, type HttpFixture} from './helpers.js'
 
 const CHROMIUM = process.env.META_CHROMIUM ?? '/usr/bin/chromium'
@@ -87,6 +87,18 @@ describe('dashboard in Chromium', () => {
     assert.match((await page.textContent('main'))!, /standalone/)
     assert.match((await page.textContent('#total-messages'))!, /19/)
     await shot('overview')
+  })
+
+  it('charts start filled on page load: the broker keeps the last 15 minutes of counters', async () => {
+    await waitFor(async () => ((await (await fetch(fixture.url('/api/history'))).json()) as {samples: unknown[]}).samples.length >= 12, {
+      what: '12 s of counter history on the broker',
+      timeoutMs: 30_000,
+    })
+    // A fresh load (not a change of hash), then the moment the first live sample arrives.
+    await page.goto(fixture.url('/?fresh=1#/'))
+    await page.waitForFunction(`document.getElementById('live-text').textContent === 'live'`)
+    const samples = (await page.evaluate('live.samples.filter((s) => s.putRate !== undefined).length')) as number
+    assert.ok(samples >= 10, `the charts have ${samples} samples right after the page loaded`)
   })
 
   it('topics: a table of every topic with counts; a topic\'s partitions paged (10,000 partitions)', async () => {

@@ -30,7 +30,7 @@ function raw(port: number, head: string[], body: Buffer = Buffer.alloc(0)): Prom
         const split = all.indexOf('\r\n\r\n')
         const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(all.subarray(0, split).toString('latin1'))?.[1])
         const headers = all.subarray(0, split).toString('latin1')
-        let rest = all.subarray(split + 4)
+        let rest: Buffer = all.subarray(split + 4)
         if (/transfer-encoding: chunked/i.test(headers)) rest = dechunk(rest)
         resolve({status, body: rest})
       })
