@@ -53,7 +53,14 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   autocomplete: () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/index.js')),
   'autocomplete:create': () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js')),
   // Writes the completion files when missing, so the documented rc line works in a fresh HOME.
-  'autocomplete:script': () => load(import('./cli/autocomplete-script.js')),
+  'autocomplete:script': async () => {
+    const [script, create, {autocompleteScript}] = await Promise.all([
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js'),
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js'),
+      import('./cli/autocomplete-script.js'),
+    ])
+    return autocompleteScript(script.default as never, create.default as never)
+  },
 }
 
 /** The command classes of `ids` (default: all), by id. */
