@@ -52,7 +52,15 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   // plugin-autocomplete exports no subpaths, so its command classes are reached by path.
   autocomplete: () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/index.js')),
   'autocomplete:create': () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js')),
-  'autocomplete:script': () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js')),
+  // Writes the completion files when missing, so the documented rc line works in a fresh HOME.
+  'autocomplete:script': async () => {
+    const [script, create, {autocompleteScript}] = await Promise.all([
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js'),
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js'),
+      import('./cli/autocomplete-script.js'),
+    ])
+    return autocompleteScript(script.default as never, create.default as never)
+  },
 }
 
 /** The command classes of `ids` (default: all), by id. */

@@ -122,10 +122,11 @@ function refusal(label: string, line: number | undefined, message: string): Meta
 }
 
 function noteCountChange(changes: ConfigChange[], topic: string, from: number, to: number): void {
+  const range = (a: number, b: number) => (a === b ? `partition ${a}` : `partitions ${a}..${b}`)
   const note =
     to > from
-      ? `topic "${topic}": partitions ${from}..${to - 1} added`
-      : `topic "${topic}": partitions ${to}..${from - 1} no longer accepted (they hold no data)`
+      ? `topic "${topic}": ${range(from, to - 1)} added`
+      : `topic "${topic}": ${range(to, from - 1)} no longer accepted (${to === from - 1 ? 'it holds' : 'they hold'} no data)`
   const change =
     changes.find((c) => c.section === `topic=${topic}` && c.key === 'numPartitions') ??
     changes.find((c) => c.section === 'system' && c.key === 'numPartitions')

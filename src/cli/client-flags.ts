@@ -14,6 +14,7 @@
  */
 import {Args, Flags, type Interfaces} from '@oclif/core'
 import {DEFAULT_BROKER, parseBrokerAddress} from '../client/address.js'
+import {MetaError} from '../protocol/errors.js'
 import {parseDurationMs} from './durations.js'
 
 export const brokerFlag = Flags.string({
@@ -48,7 +49,7 @@ export const profileFlag = Flags.string({
   helpGroup: 'CONNECTION',
 })
 
-interface DurationFlagOptions {
+export interface DurationFlagOptions {
   summary: string
   description?: string
   char?: 'w'
@@ -64,13 +65,22 @@ interface DurationFlagOptions {
   legacyUnit?: 'ms' | 's'
   /** A bare 0 is accepted (it means "none", e.g. no progress lines). */
   allowZero?: boolean
+  /** The shortest accepted (default DURATION_MIN_MS); 0 with allowZero is accepted besides. */
+  minMs?: number
+  /** The longest accepted (default DURATION_MAX_MS). */
+  maxMs?: number
 }
+
+/** Floor of a duration flag that names none: 1 ms (0 would mean "at once, forever"). */
+export const DURATION_MIN_MS = 1
+/** Ceiling of a duration flag that names none: 7 days. */
+export const DURATION_MAX_MS = 7 * 86_400_000
 
 /** A duration flag: `500ms`, `5s`, `2m`, `1h`, `1m30s`; parsed to ms. */
 export function durationFlag(options: DurationFlagOptions & {default: number}): Interfaces.OptionFlag<number>
 export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined>
 export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined> {
-  const {legacyUnit, allowZero, default: defaultMs, ...rest} = options
+  const {legacyUnit, allowZero, minMs = DURATION_MIN_MS, maxMs = DURATION_MAX_MS, default: defaultMs, ...rest} = options
   return Flags.custom<number>({
     ...rest,
     helpValue: '<duration>',
@@ -78,17 +88,27 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
     parse: async (input, _context, flag) => {
       const name = `--${flag.name}`
       if (allowZero && input.trim() === '0') return 0 // zero needs no unit
+      let ms: number
       if (legacyUnit !== undefined && /^\d+(\.\d+)?$/.test(input.trim())) {
-        process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
-        return parseDurationMs(`${input.trim()}${legacyUnit}`, name)
+        ms = parseDurationMs(`${input.trim()}${legacyUnit}`, name)
+        if (ms >= minMs && ms <= maxMs) {
+          process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
+        }
+      } else {
+        ms = parseDurationMs(input, name)
       }
-      return parseDurationMs(input, name)
+      if (ms < minMs || ms > maxMs) {
+        const zero = allowZero ? ' (or 0 for none)' : ''
+        throw MetaError.invalidArgument(`invalid ${name} "${input.trim()}": expected a duration from ${formatDurationFlag(minMs)} to ${formatDurationFlag(maxMs)}${zero}`)
+      }
+      return ms
     },
   })() as Interfaces.OptionFlag<number | undefined>
 }
 
 /** 10000 → "10s", 1500 → "1500ms", 120000 → "2m". */
-function formatDurationFlag(ms: number): string {
+export function formatDurationFlag(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
   if (ms % 60_000 === 0) return `${ms / 60_000}m`
   if (ms % 1000 === 0) return `${ms / 1000}s`
@@ -96,7 +116,7 @@ function formatDurationFlag(ms: number): string {
 }
 
 /** Default deadline of one request of the admin commands. */
-const DEFAULT_TIMEOUT_MS = 10_000
+export const DEFAULT_TIMEOUT_MS = 10_000
 
 /** `--timeout`: the deadline of each request (a duration; a bare number is deprecated ms). */
 export const timeoutFlag = durationFlag({
@@ -104,6 +124,8 @@ export const timeoutFlag = durationFlag({
   default: DEFAULT_TIMEOUT_MS,
   helpGroup: 'CONNECTION',
   legacyUnit: 'ms',
+  minMs: 100,
+  maxMs: 600_000,
 })
 
 /** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root, --profile. */

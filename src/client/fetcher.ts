@@ -285,6 +285,9 @@ export class PartitionFetcher {
         this.recovered()
         if (longPoll && frame.code === 404) return this.fetchSoon(0)
         this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
+        // A closed partition answers "closed" until reopened: the application is told (a
+        // 'fetchError' event), so it can choose to wait, skip it or stop (meta tail -e does).
+        if (error.code === 'PARTITION_CLOSED') this.sink.retrying(this, error, this.delayMs)
         return this.fetchSoon(this.delayMs)
       }
       default:

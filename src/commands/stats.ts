@@ -43,8 +43,10 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     raw: Flags.boolean({summary: "Print the broker's text exactly as it answered (MetaQ's STATS … END format).", exclusive: ['json']}),
     watch: durationFlag({
       char: 'w',
-      summary: 'Redraw every this long (e.g. 2s) until interrupted.',
+      summary: 'Redraw every this long (e.g. 2s; 100ms to 1h) until interrupted.',
       legacyUnit: 's',
+      minMs: 100,
+      maxMs: 3_600_000,
     }),
   }
 

@@ -46,7 +46,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     'from-latest': Flags.boolean({summary: 'With --group: partitions the group never read start at the end, not the beginning.', dependsOn: ['group']}),
     'no-commit': Flags.boolean({summary: 'With --group: read without committing offsets (peek).', dependsOn: ['group']}),
-    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s).', dependsOn: ['group']}),
+    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s; 1s to 1h).', dependsOn: ['group'], minMs: 1000, maxMs: 3_600_000}),
     broadcast: Flags.boolean({summary: 'With --group: read every partition (MetaQ broadcast consumer); offsets in a local file.', dependsOn: ['group']}),
     'offsets-file': Flags.string({summary: "With --broadcast: the local offsets file (default ~/.meta_offsets, MetaQ's).", dependsOn: ['broadcast']}),
     topic: Flags.string({
@@ -70,7 +70,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
     count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
-    timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m.'}),
+    timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m (10ms to 7d).', minMs: 10}),
     format: Flags.string({char: 'f', summary: `Output format for each message (default '${DEFAULT_FORMAT}'); tokens below.`, exclusive: ['jsonl']}),
     jsonl: Flags.boolean({char: 'J', summary: "One JSON envelope per line ('meta send -J' reads it back)."}),
     json: Flags.boolean({summary: 'The same as -J: one JSON object per message.', exclusive: ['format']}),

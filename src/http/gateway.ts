@@ -112,12 +112,17 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
   })
 }
 
-/** A message of a fetched set as JSON: the payload as base64, and as text when it is UTF-8. */
+/**
+ * A message of a fetched set as JSON: the payload as base64, and as text when it is UTF-8.
+ * `size` is the payload's length in bytes, as in `meta tail -J`; `recordBytes` the whole
+ * stored record (header, attribute and payload): the step from this offset to the next.
+ */
 export function messageJson(m: {offset: number; size: number; id: bigint; flag: number; attribute: string | undefined; data: Buffer}): Record<string, unknown> {
   const text = m.data.toString('utf8')
   return {
     offset: m.offset,
-    size: m.size,
+    size: m.data.length,
+    recordBytes: m.size,
     msgId: m.id.toString(),
     flag: m.flag,
     ...(m.attribute !== undefined ? {attribute: m.attribute} : {}),

@@ -79,11 +79,17 @@ export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
     const where = `[${c.section}]`
     let text: string
     if (c.key === '(section)') text = c.after === null ? `- ${where} removed` : `+ ${where} added`
-    else text = `${c.applied ? '~' : '!'} ${where} ${c.key}: ${c.before ?? '(unset)'} → ${c.after ?? '(unset)'}`
+    else text = `${c.applied ? '~' : '!'} ${where} ${c.key}: ${shown(c.key, c.before)} → ${shown(c.key, c.after)}`
     lines.push(`  ${text}${c.note === undefined ? '' : ` (${c.note})`}`)
   }
   if (r.changes.length === 0 && r.changed) lines.push('  (the file changed, but not in anything the broker uses)')
   return `${lines.join('\n')}\n`
+}
+
+/** A value as a person writes it: deletePolicy's bare hours (MetaQ's `delete,1`) as `delete,1h`. */
+function shown(key: string, value: string | null): string {
+  if (value === null) return '(unset)'
+  return key === 'deletePolicy' ? value.replace(/^(delete|archive),(\d+)(?=,|$)/, '$1,$2h') : value
 }
 
 /** `meta partitions close|open`: one row per broker. */
