@@ -49,7 +49,7 @@ export const profileFlag = Flags.string({
   helpGroup: 'CONNECTION',
 })
 
-export interface DurationFlagOptions {
+interface DurationFlagOptions {
   summary: string
   description?: string
   char?: 'w'
@@ -72,9 +72,9 @@ export interface DurationFlagOptions {
 }
 
 /** Floor of a duration flag that names none: 1 ms (0 would mean "at once, forever"). */
-export const DURATION_MIN_MS = 1
+const DURATION_MIN_MS = 1
 /** Ceiling of a duration flag that names none: 7 days. */
-export const DURATION_MAX_MS = 7 * 86_400_000
+const DURATION_MAX_MS = 7 * 86_400_000
 
 /** A duration flag: `500ms`, `5s`, `2m`, `1h`, `1m30s`; parsed to ms. */
 export function durationFlag(options: DurationFlagOptions & {default: number}): Interfaces.OptionFlag<number>
@@ -107,7 +107,7 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
 }
 
 /** 10000 → "10s", 1500 → "1500ms", 120000 → "2m". */
-export function formatDurationFlag(ms: number): string {
+function formatDurationFlag(ms: number): string {
   if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
   if (ms % 60_000 === 0) return `${ms / 60_000}m`
@@ -116,7 +116,7 @@ export function formatDurationFlag(ms: number): string {
 }
 
 /** Default deadline of one request of the admin commands. */
-export const DEFAULT_TIMEOUT_MS = 10_000
+const DEFAULT_TIMEOUT_MS = 10_000
 
 /** `--timeout`: the deadline of each request (a duration; a bare number is deprecated ms). */
 export const timeoutFlag = durationFlag({

@@ -28,6 +28,9 @@ import {OutputSink} from './output-sink.js'
 import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
+/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync'] as const
+
 interface HelpLine {
   item: string
   description: string

@@ -1,10 +1,7 @@
 import {Args, Flags} from '@oclif/core'
-import type {StatsResult} from '../cli/stats-view.js'
+import {STATS_ITEMS, type StatsResult} from '../cli/stats-view.js'
 import {ClientCommand} from '../cli/client-command.js'
 import {connectionFlags, durationFlag, timeoutFlag} from '../cli/client-flags.js'
-
-/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync']
 
 type ClusterStats = Array<{brokerId: number | undefined; broker: string; stats: StatsResult['stats']}>
 

@@ -9,9 +9,9 @@
 /** Time between samples, in ms. */
 export const HISTORY_INTERVAL_MS = 1000
 /** Samples kept: 15 minutes at one a second. */
-export const HISTORY_SAMPLES = 900
+const HISTORY_SAMPLES = 900
 
-export interface CounterSample {
+interface CounterSample {
   timeMs: number
   cmdPut: number
   cmdGet: number
@@ -19,7 +19,7 @@ export interface CounterSample {
   sentBytes: number
 }
 
-export interface CounterHistory {
+interface CounterHistory {
   /** The samples kept, oldest first. */
   samples(): CounterSample[]
   stop(): void

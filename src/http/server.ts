@@ -186,7 +186,7 @@ const BROKER_ID_PATH = /^\/(put|get|offset)\/(\d+)\/?(\?.*)?$/
  * path's 2nd character, so it took those; here `/put/<this broker's id>` is `/put`, and
  * another id is refused (400, not 404: that client reads a 404 as "no message here").
  */
-export function brokerIdPath(url: string, brokerId: number): string {
+function brokerIdPath(url: string, brokerId: number): string {
   const m = BROKER_ID_PATH.exec(url)
   if (m === null) return url
   const [, command, id, query = ''] = m

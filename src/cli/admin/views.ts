@@ -131,7 +131,7 @@ export async function partitionDetail(admin: GroupOffsetsAdmin, detail: TopicDet
  * without data yet lists its partitions as empty; NOT_FOUND for a topic the broker has
  * neither data nor a section for.
  */
-export async function topicDetail(admin: AdminClient, topic: string): Promise<TopicDetail> {
+async function topicDetail(admin: AdminClient, topic: string): Promise<TopicDetail> {
   const partitions = (await admin.partitions()).filter((p) => p.topic === topic)
   if (partitions.length === 0) {
     const topics = await admin.topics()
