@@ -48,6 +48,8 @@ export interface FetchSettings {
   minDelayMs: number
   maxDelayMs: number
   verifyChecksum: boolean
+  /** Filter expression sent on every get (meta brokers listing `filter`); undefined = every message. */
+  filter?: string
   log: Logger
 }
 
@@ -226,6 +228,11 @@ export class PartitionFetcher {
       )
       return
     }
+    const filter = this.settings.filter
+    if (filter !== undefined && !this.conn.capabilities.filter) {
+      this.inFlight = false
+      return this.onError(new MetaError('UNSUPPORTED', `broker ${this.conn.name} does not run filters (a MetaQ broker, or an older meta): consume without --filter`))
+    }
     const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
     const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
     const token = ++this.requestToken
@@ -239,6 +246,7 @@ export class PartitionFetcher {
           maxSize: this.maxSize,
           opaque,
           maxWaitMs,
+          ...(filter === undefined ? {} : {filter}),
         }),
       (err, frame) => {
         if (token !== this.requestToken) return

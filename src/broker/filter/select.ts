@@ -1,0 +1,123 @@
+/**
+ * Filtered gets: which filter applies to a get, and what part of a read slice it answers with.
+ *
+ * A get is filtered by the group's `group.<name>=expr:…` in the topic's section of server.ini
+ * (the exact section, else the first wildcard section matching the topic, as topics resolve)
+ * and by the expression the consumer sent on the get (docs/protocol.md "Filtered get"); with
+ * both, a message must match both.
+ *
+ * The answer keeps MetaQ's reply forms, so every client's offsets stay exact: a `value` is
+ * always contiguous log bytes starting at the requested offset. So a filtered get answers with
+ * the run of matching records the slice starts with (it ends at the first record that does
+ * not match), or, when the slice starts with records that do not match, `301` with the offset
+ * of the first match in the slice, or with the end of the whole records scanned when nothing in
+ * the slice matches (MetaQ's 301-with-next-offset rule): the consumer moves past what was
+ * skipped without receiving it.
+ */
+import {parseFilter} from '../../protocol/filter-expression.js'
+import {MetaError} from '../../protocol/errors.js'
+import {FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
+import {int32At} from '../../protocol/output-buffer.js'
+import {topicPatternMatches} from '../../protocol/names.js'
+import {FILTER_EXPRESSION_PREFIX, type BrokerConfig} from '../config/index.js'
+import {compileFilter, type FilterPredicate, type FilterSubject} from './evaluate.js'
+
+/** Most compiled consumer-sent expressions kept (cleared when full). */
+const MAX_CACHED_EXPRESSIONS = 256
+/** Most (topic, group) lookups kept per configuration (cleared when full). */
+const MAX_CACHED_GROUP_FILTERS = 10_000
+
+const expressions = new Map<string, FilterPredicate | MetaError>()
+const groupFilters = new WeakMap<BrokerConfig, Map<string, FilterPredicate | null>>()
+
+/** Compile an expression, cached: many consumers send the same one on every get. */
+function compileCached(source: string): FilterPredicate | MetaError {
+  let compiled = expressions.get(source)
+  if (compiled !== undefined) return compiled
+  try {
+    compiled = compileFilter(parseFilter(source))
+  } catch (error) {
+    if (!(error instanceof MetaError)) throw error
+    compiled = error
+  }
+  if (expressions.size >= MAX_CACHED_EXPRESSIONS) expressions.clear()
+  expressions.set(source, compiled)
+  return compiled
+}
+
+/** The configured filter of (topic, group), undefined when none runs. */
+function configuredFilter(config: BrokerConfig, topic: string, group: string): FilterPredicate | undefined {
+  let cache = groupFilters.get(config)
+  if (cache === undefined) groupFilters.set(config, (cache = new Map()))
+  const key = `${topic}\n${group}`
+  let found = cache.get(key)
+  if (found === undefined) {
+    const section =
+      config.topics.find((t) => t.pattern === topic) ?? config.topics.find((t) => t.pattern.includes('*') && topicPatternMatches(t.pattern, topic))
+    const value = section?.groupFilters[group]
+    found = null
+    if (value !== undefined && value.startsWith(FILTER_EXPRESSION_PREFIX)) {
+      // Validated when the config was read, so this compiles.
+      const compiled = compileCached(value.slice(FILTER_EXPRESSION_PREFIX.length))
+      if (!(compiled instanceof MetaError)) found = compiled
+    }
+    if (cache.size >= MAX_CACHED_GROUP_FILTERS) cache.clear()
+    cache.set(key, found)
+  }
+  return found ?? undefined
+}
+
+/**
+ * The filter a get runs: undefined for an unfiltered get, a MetaError (INVALID_ARGUMENT, naming
+ * the position) for an expression that does not parse.
+ */
+export function getFilter(config: BrokerConfig, topic: string, group: string, sent: string | undefined): FilterPredicate | MetaError | undefined {
+  const configured = configuredFilter(config, topic, group)
+  if (sent === undefined) return configured
+  const compiled = compileCached(sent)
+  if (compiled instanceof MetaError || configured === undefined) return compiled
+  return (subject) => configured(subject) && compiled(subject)
+}
+
+/** What a filtered get answers for a read slice. */
+export type FilteredSlice =
+  /** No whole record at the start: answer the slice as an unfiltered get would (the client grows its fetch size, or meets the bad record). */
+  | {kind: 'raw'}
+  /** `value` with bytes [0, end): records that all match. */
+  | {kind: 'run'; end: number}
+  /** `301` with offset + skip: nothing before it matches. */
+  | {kind: 'skip'; skip: number}
+
+/**
+ * Scan a slice of stored records (starting at a record boundary) with a filter. Reads the
+ * length, flag and attribute of each record; stops at the first record whose length or
+ * attribute block is invalid (as at a partial record), leaving it to the next get.
+ */
+export function selectSlice(data: Buffer, matches: FilterPredicate, maxPayloadBytes: number): FilteredSlice {
+  const end = data.length
+  let pos = 0
+  let firstMatches: boolean | undefined
+  const subject: FilterSubject = {attribute: undefined, body: data}
+  while (end - pos >= RECORD_HEADER_BYTES) {
+    const length = int32At(data, pos)
+    if (length < 0 || length > maxPayloadBytes) break
+    const next = pos + RECORD_HEADER_BYTES + length
+    if (next > end) break
+    const payload = pos + RECORD_HEADER_BYTES
+    let bodyStart = payload
+    subject.attribute = undefined
+    if ((int32At(data, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
+      const attrLength = length >= 4 ? int32At(data, payload) : -1
+      if (attrLength < 0 || 4 + attrLength > length) break
+      subject.attribute = data.toString('utf8', payload + 4, payload + 4 + attrLength)
+      bodyStart = payload + 4 + attrLength
+    }
+    subject.body = data.subarray(bodyStart, next)
+    const match = matches(subject)
+    if (firstMatches === undefined) firstMatches = match
+    else if (match !== firstMatches) break
+    pos = next
+  }
+  if (firstMatches === undefined) return {kind: 'raw'}
+  return firstMatches ? {kind: 'run', end: pos} : {kind: 'skip', skip: pos}
+}
