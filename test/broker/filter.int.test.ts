@@ -1,0 +1,108 @@
+/**
+ * Filtered gets over loopback with a real broker: only matches cross the network, offsets
+ * move past what was skipped (301 with the next offset when a slice starts with records that
+ * do not match), the group's filter from server.ini and the one a consumer sends.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {clientFixture} from '../helpers/client.js'
+import {RawClient, text} from '../helpers/raw-client.js'
+import {decodeMessageSet} from '../../src/protocol/message-set.js'
+import {encodeFilterToken} from '../../src/protocol/filter-expression.js'
+import type {ResponseFrame} from '../../src/protocol/index.js'
+import {createConsumer, type Message} from '../../src/client/index.js'
+
+const LEVELS = ['info', 'info', 'info', 'error', 'error', 'info', 'debug', 'error', 'info', 'info']
+
+const INI = (topic: string) => `[system]
+numPartitions=1
+[topic=${topic}]
+group.errors=expr:level = 'error' AND n >= 0
+group.legacy=com.example.MyFilter
+`
+
+async function setup(t: Parameters<typeof clientFixture>[0]) {
+  const topic = `filtered-${process.pid}`
+  const f = await clientFixture(t, {ini: INI(topic)})
+  const offsets: number[] = []
+  for (const [n, level] of LEVELS.entries()) {
+    const result = await f.producer.send(topic, JSON.stringify({n, level}), {attribute: n % 2 === 0 ? 'even' : 'odd', partition: 0})
+    assert.ok(result.success, result.errorMessage)
+    offsets.push(result.offset)
+  }
+  // Record 9: the 20-byte header, the attribute block ("odd") and its body.
+  const end = offsets[9] + 20 + 4 + 3 + JSON.stringify({n: 9, level: LEVELS[9]}).length
+  return {f, topic, offsets, end}
+}
+
+function numbers(frame: ResponseFrame, base: number): Array<[number, number]> {
+  assert.equal(frame.type, 'value', `expected a value, got ${frame.type === 'result' ? `${frame.code} ${text(frame)}` : ''}`)
+  const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: base})
+  assert.equal(bytesConsumed, frame.body.length, 'a filtered value holds whole records only')
+  return messages.map((m) => [m.offset, (JSON.parse(m.data.toString()) as {n: number}).n])
+}
+
+function moved(frame: ResponseFrame): number {
+  assert.ok(frame.type === 'result' && frame.code === 301, `expected 301, got ${frame.type === 'result' ? `${frame.code} ${text(frame)}` : 'a value'}`)
+  return Number(text(frame))
+}
+
+describe('filtered get', () => {
+  it("runs the group's expr: filter from server.ini: matches only, 301 past the rest, offsets exact", async (t) => {
+    const {f, topic, offsets, end} = await setup(t)
+    const raw = await RawClient.connect(t, f.broker.port)
+    const get = (offset: number, opaque: number) => raw.request(`get ${topic} errors 0 ${offset} 1048576 ${opaque}\r\n`)
+    // 0..2 do not match: skipped with 301 to the first match.
+    assert.equal(moved(await get(0, 1)), offsets[3])
+    // 3 and 4 match: a value with exactly those records, at their own offsets.
+    assert.deepEqual(numbers(await get(offsets[3], 2), offsets[3]), [[offsets[3], 3], [offsets[4], 4]])
+    assert.equal(moved(await get(offsets[5], 3)), offsets[7])
+    assert.deepEqual(numbers(await get(offsets[7], 4), offsets[7]), [[offsets[7], 7]])
+    // Nothing in the rest of the slice matches: 301 to the end of what was scanned (the log's end).
+    assert.equal(moved(await get(offsets[8], 5)), end)
+    const atEnd = await get(end, 6)
+    assert.ok(atEnd.type === 'result' && atEnd.code === 404)
+    // A slice too small for any match still advances: the end of the whole records it held.
+    const small = await raw.request(`get ${topic} errors 0 0 ${offsets[2] + 5} 7\r\n`)
+    assert.equal(moved(small), offsets[2])
+  })
+
+  it('leaves a group with a java class filter, and other groups, unfiltered', async (t) => {
+    const {f, topic} = await setup(t)
+    const raw = await RawClient.connect(t, f.broker.port)
+    for (const group of ['legacy', 'other']) {
+      const frame = await raw.request(`get ${topic} ${group} 0 0 1048576 1\r\n`)
+      assert.deepEqual(numbers(frame, 0).map(([, n]) => n), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    }
+  })
+
+  it('runs a filter the consumer sends on the get, with the group filter when both apply', async (t) => {
+    const {f, topic, offsets} = await setup(t)
+    const raw = await RawClient.connect(t, f.broker.port)
+    const token = encodeFilterToken('odd && NOT n <= 3')
+    assert.equal(moved(await raw.request(`get ${topic} other 0 0 1048576 1 0 ${token}\r\n`)), offsets[5])
+    assert.deepEqual(numbers(await raw.request(`get ${topic} other 0 ${offsets[5]} 1048576 2 0 ${token}\r\n`), offsets[5]), [[offsets[5], 5]])
+    // Group "errors" (level = 'error') and the sent tag filter (odd): only 3 and 7.
+    assert.equal(moved(await raw.request(`get ${topic} errors 0 0 1048576 3 0 ${encodeFilterToken('odd')}\r\n`)), offsets[3])
+    const bad = await raw.request(`get ${topic} other 0 0 1048576 4 0 ${encodeFilterToken("level = 'x' AND")}\r\n`)
+    assert.ok(bad.type === 'result' && bad.code === 400)
+    assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected the end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
+    assert.match(text(await raw.request('stats meta-capabilities 5\r\n')), /\r\nfilter true\r\n/)
+  })
+
+  it("the client's filter option delivers only matches, at their offsets, and ends at the log's end", async (t) => {
+    const {f, topic, offsets, end} = await setup(t)
+    const consumer = createConsumer({broker: f.url, topics: [topic], stopAtEnd: true, filter: "level = 'error' OR n = 9", maxSizeBytes: 4096})
+    t.after(() => consumer.stop())
+    const got: Message[] = []
+    const ends: number[] = []
+    consumer.on('partitionEnd', (e: {offset: number}) => ends.push(e.offset))
+    for await (const m of consumer) got.push(m)
+    assert.deepEqual(
+      got.map((m) => [m.offset, (JSON.parse(m.data.toString()) as {n: number}).n]),
+      [3, 4, 7, 9].map((n) => [offsets[n], n]),
+    )
+    assert.equal(got.at(-1)!.nextOffset, end)
+    assert.throws(() => createConsumer({broker: f.url, topics: [topic], filter: 'a ='}), /invalid filter "a =" at position 4/)
+  })
+})
