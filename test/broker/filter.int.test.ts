@@ -42,6 +42,21 @@ function numbers(frame: ResponseFrame, base: number): Array<[number, number]> {
   return messages.map((m) => [m.offset, (JSON.parse(m.data.toString()) as {n: number}).n])
 }
 
+/** A filtered value: next, then (offset, record) per match. */
+function filtered(frame: ResponseFrame): {next: number; items: Array<[number, number]>} {
+  assert.equal(frame.type, 'value', `expected a value, got ${frame.type === 'result' ? `${frame.code} ${text(frame)}` : ''}`)
+  const body = frame.body
+  const items: Array<[number, number]> = []
+  for (let pos = 8; pos < body.length; ) {
+    const offset = Number(body.readBigInt64BE(pos))
+    const {messages, bytesConsumed} = decodeMessageSet(body.subarray(pos + 8, pos + 8 + 20 + body.readInt32BE(pos + 8)), {baseOffset: offset})
+    assert.equal(messages.length, 1)
+    items.push([offset, (JSON.parse(messages[0].data.toString()) as {n: number}).n])
+    pos += 8 + bytesConsumed
+  }
+  return {next: Number(body.readBigInt64BE(0)), items}
+}
+
 function moved(frame: ResponseFrame): number {
   assert.ok(frame.type === 'result' && frame.code === 301, `expected 301, got ${frame.type === 'result' ? `${frame.code} ${text(frame)}` : 'a value'}`)
   return Number(text(frame))
@@ -76,18 +91,22 @@ describe('filtered get', () => {
     }
   })
 
-  it('runs a filter the consumer sends on the get, with the group filter when both apply', async (t) => {
-    const {f, topic, offsets} = await setup(t)
+  it('runs a filter the consumer sends on the get: every match of the slice with its offset, and the group filter too', async (t) => {
+    const {f, topic, offsets, end} = await setup(t)
     const raw = await RawClient.connect(t, f.broker.port)
     const token = encodeFilterToken('odd && NOT n <= 3')
-    assert.equal(moved(await raw.request(`get ${topic} other 0 0 1048576 1 0 ${token}\r\n`)), offsets[5])
-    assert.deepEqual(numbers(await raw.request(`get ${topic} other 0 ${offsets[5]} 1048576 2 0 ${token}\r\n`), offsets[5]), [[offsets[5], 5]])
+    assert.deepEqual(filtered(await raw.request(`get ${topic} other 0 0 1048576 1 0 ${token}\r\n`)), {next: end, items: [5, 7, 9].map((n) => [offsets[n], n])})
+    // A slice that ends inside record 6: the scan ends at 6, which is where the consumer goes on.
+    const short = await raw.request(`get ${topic} other 0 0 ${offsets[6] + 3} 2 0 ${token}\r\n`)
+    assert.deepEqual(filtered(short), {next: offsets[6], items: [[offsets[5], 5]]})
+    // Nothing in the slice matches: 301 past it.
+    assert.equal(moved(await raw.request(`get ${topic} other 0 0 ${offsets[5]} 3 0 ${token}\r\n`)), offsets[5])
     // Group "errors" (level = 'error') and the sent tag filter (odd): only 3 and 7.
-    assert.equal(moved(await raw.request(`get ${topic} errors 0 0 1048576 3 0 ${encodeFilterToken('odd')}\r\n`)), offsets[3])
-    const bad = await raw.request(`get ${topic} other 0 0 1048576 4 0 ${encodeFilterToken("level = 'x' AND")}\r\n`)
+    assert.deepEqual(filtered(await raw.request(`get ${topic} errors 0 0 1048576 4 0 ${encodeFilterToken('odd')}\r\n`)).items, [3, 7].map((n) => [offsets[n], n]))
+    const bad = await raw.request(`get ${topic} other 0 0 1048576 5 0 ${encodeFilterToken("level = 'x' AND")}\r\n`)
     assert.ok(bad.type === 'result' && bad.code === 400)
     assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected the end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
-    assert.match(text(await raw.request('stats meta-capabilities 5\r\n')), /\r\nfilter true\r\n/)
+    assert.match(text(await raw.request('stats meta-capabilities 6\r\n')), /\r\nfilter true\r\n/)
   })
 
   it("the client's filter option delivers only matches, at their offsets, and ends at the log's end", async (t) => {
@@ -103,6 +122,12 @@ describe('filtered get', () => {
       [3, 4, 7, 9].map((n) => [offsets[n], n]),
     )
     assert.equal(got.at(-1)!.nextOffset, end)
+    // A fetch size smaller than one record: the broker sends the start of it, the client grows.
+    const small = createConsumer({broker: f.url, topics: [topic], stopAtEnd: true, filter: "level = 'error' OR n = 9", maxSizeBytes: 16})
+    t.after(() => small.stop())
+    const again: number[] = []
+    for await (const m of small) again.push(m.offset)
+    assert.deepEqual(again, [3, 4, 7, 9].map((n) => offsets[n]))
     assert.throws(() => createConsumer({broker: f.url, topics: [topic], filter: 'a ='}), /invalid filter "a =" at position 4/)
   })
 })

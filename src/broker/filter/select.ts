@@ -121,3 +121,63 @@ export function selectSlice(data: Buffer, matches: FilterPredicate, maxPayloadBy
   if (firstMatches === undefined) return {kind: 'raw'}
   return firstMatches ? {kind: 'run', end: pos} : {kind: 'skip', skip: pos}
 }
+
+/**
+ * The `value` body of a get that carries a filter (docs/protocol.md "Filtered get"):
+ *
+ *   int64 BE  next     where the consumer continues: the end of the records scanned
+ *   then, per matching record:
+ *   int64 BE  offset   the record's offset in the partition log
+ *   …         record   the stored record (20-byte header + payload), as in the log
+ *
+ * Every whole record of the slice is scanned (up to a record whose length or attribute block
+ * is invalid), and matches are copied until the body would exceed `maxBodyBytes` (the first
+ * always fits). Undefined when nothing in the slice matches (the get answers 301 `next`, as
+ * a MetaQ broker does) or when the slice holds no whole record: then the body is `next` =
+ * the requested offset, one entry at that offset, and the slice as it is (the client grows
+ * its fetch size, or meets the bad record).
+ */
+export function filteredValue(data: Buffer, offset: number, matches: FilterPredicate, maxPayloadBytes: number, maxBodyBytes: number): {body: Buffer} | {next: number} {
+  const runs: number[] = []
+  let bodyBytes = 8
+  let pos = 0
+  const subject: FilterSubject = {attribute: undefined, body: data}
+  while (data.length - pos >= RECORD_HEADER_BYTES) {
+    const length = int32At(data, pos)
+    if (length < 0 || length > maxPayloadBytes) break
+    const next = pos + RECORD_HEADER_BYTES + length
+    if (next > data.length) break
+    const payload = pos + RECORD_HEADER_BYTES
+    let bodyStart = payload
+    subject.attribute = undefined
+    if ((int32At(data, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
+      const attrLength = length >= 4 ? int32At(data, payload) : -1
+      if (attrLength < 0 || 4 + attrLength > length) break
+      subject.attribute = data.toString('utf8', payload + 4, payload + 4 + attrLength)
+      bodyStart = payload + 4 + attrLength
+    }
+    subject.body = data.subarray(bodyStart, next)
+    if (matches(subject)) {
+      if (runs.length > 0 && bodyBytes + 8 + next - pos > maxBodyBytes) break
+      runs.push(pos, next)
+      bodyBytes += 8 + next - pos
+    }
+    pos = next
+  }
+  if (pos === 0) {
+    const body = Buffer.allocUnsafe(16 + data.length)
+    body.writeBigInt64BE(BigInt(offset), 0)
+    body.writeBigInt64BE(BigInt(offset), 8)
+    data.copy(body, 16)
+    return {body}
+  }
+  if (runs.length === 0) return {next: offset + pos}
+  const body = Buffer.allocUnsafe(bodyBytes)
+  body.writeBigInt64BE(BigInt(offset + pos), 0)
+  let at = 8
+  for (let i = 0; i < runs.length; i += 2) {
+    body.writeBigInt64BE(BigInt(offset + runs[i]), at)
+    at += 8 + data.copy(body, at + 8, runs[i], runs[i + 1])
+  }
+  return {body}
+}

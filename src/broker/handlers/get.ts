@@ -10,8 +10,9 @@
  * 500 when it is quarantined; 301 + the next record when the offset lies in a damaged range
  * (storage/damage.ts: reads end before one, so clients never get damaged bytes it knows of).
  *
- * A filtered get (the group's `expr:` filter in server.ini, or one the consumer sent) answers
- * with the run of matches the slice starts with, or 301 past what does not match
+ * A filtered get answers 301 past a slice without matches; otherwise, with a filter the
+ * consumer sent, every match of the slice with its offset, and with only the group's `expr:`
+ * filter from server.ini (a MetaQ client), the run of matches the slice starts with
  * (filter/select.ts).
  *
  * Memory: a read holds min(maxSize, maxTransferSize) bytes against the connection's limit
@@ -25,7 +26,7 @@ import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
 import {isReplicaGet, sendReplicaValue} from '../replication/replica-reply.js'
-import {getFilter, selectSlice} from '../filter/select.js'
+import {filteredValue, getFilter, selectSlice} from '../filter/select.js'
 import type {FilterPredicate} from '../filter/evaluate.js'
 import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 
@@ -85,6 +86,15 @@ function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, res
   switch (result.kind) {
     case 'data': {
       let data = result.data
+      if (filter !== undefined && frame.filter !== undefined) {
+        const maxPayloadBytes = ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES
+        const reply = filteredValue(data, frame.offset, filter, maxPayloadBytes, Math.min(frame.maxSize, ctx.config.system.maxTransferBytes))
+        readBuffers.give(data)
+        result.release?.()
+        if ('next' in reply) conn.sendResult(Status.MOVED, frame.opaque, String(reply.next))
+        else conn.sendValue(frame.opaque, reply.body)
+        return
+      }
       if (filter !== undefined && !isReplicaGet(frame)) {
         const selected = selectSlice(data, filter, ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
         if (selected.kind === 'skip') {
