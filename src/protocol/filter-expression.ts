@@ -27,14 +27,14 @@ export const MAX_FILTER_EXPRESSION_BYTES = 1024
 /** Deepest nesting of parentheses and NOT. */
 export const MAX_FILTER_DEPTH = 32
 /** Most tests and connectives in one expression. */
-export const MAX_FILTER_NODES = 256
+const MAX_FILTER_NODES = 256
 /** Most literals in one IN list. */
 export const MAX_FILTER_IN_ITEMS = 64
 /** Most segments in one dotted path. */
-export const MAX_FILTER_PATH_SEGMENTS = 16
+const MAX_FILTER_PATH_SEGMENTS = 16
 
 export type FilterLiteral = string | number | boolean | null
-export type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>='
+type FilterOp = '=' | '!=' | '<' | '<=' | '>' | '>='
 
 export type FilterNode =
   | {kind: 'or' | 'and'; items: FilterNode[]}

@@ -80,7 +80,7 @@ export function getFilter(config: BrokerConfig, topic: string, group: string, se
 }
 
 /** What a filtered get answers for a read slice. */
-export type FilteredSlice =
+type FilteredSlice =
   /** No whole record at the start: answer the slice as an unfiltered get would (the client grows its fetch size, or meets the bad record). */
   | {kind: 'raw'}
   /** `value` with bytes [0, end): records that all match. */
