@@ -82,6 +82,24 @@ describe('filtered get', () => {
     assert.equal(moved(small), offsets[2])
   })
 
+  it('a reload changes the group filter for the next get', async (t) => {
+    const {f, topic, offsets} = await setup(t)
+    const raw = await RawClient.connect(t, f.broker.port)
+    assert.equal(moved(await raw.request(`get ${topic} errors 0 0 1048576 1\r\n`)), offsets[3])
+    const report = await f.broker.reload({text: INI(topic).replace("level = 'error' AND n >= 0", 'n >= 6')})
+    assert.ok(report.changes.some((c) => c.key === 'group.*' && c.applied))
+    assert.equal(moved(await raw.request(`get ${topic} errors 0 0 1048576 2\r\n`)), offsets[6])
+  })
+
+  it('a wildcard section filters the topics it matches', async (t) => {
+    const f = await clientFixture(t, {ini: '[system]\nnumPartitions=1\n[topic=wild-*]\ngroup.g=expr:TagA\n'})
+    const first = await f.producer.send('wild-1', 'a', {attribute: 'TagB'})
+    const second = await f.producer.send('wild-1', 'b', {attribute: 'TagA'})
+    assert.ok(first.success && second.success)
+    const raw = await RawClient.connect(t, f.broker.port)
+    assert.equal(moved(await raw.request('get wild-1 g 0 0 1048576 1\r\n')), second.offset)
+  })
+
   it('leaves a group with a java class filter, and other groups, unfiltered', async (t) => {
     const {f, topic} = await setup(t)
     const raw = await RawClient.connect(t, f.broker.port)

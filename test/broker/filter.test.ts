@@ -9,7 +9,7 @@ import {
   parseFilter,
 } from '../../src/protocol/filter-expression.js'
 import {compileFilter} from '../../src/broker/filter/evaluate.js'
-import {selectSlice} from '../../src/broker/filter/select.js'
+import {filteredValue, selectSlice} from '../../src/broker/filter/select.js'
 import {encodePayload, encodeRecord} from '../../src/protocol/message-set.js'
 import {MetaError} from '../../src/protocol/errors.js'
 
@@ -129,5 +129,29 @@ describe('filtered slices', () => {
     // A partial last record is left for the next get.
     assert.deepEqual(selectSlice(set.subarray(4 * size, 5 * size - 3), match, 1 << 20), {kind: 'raw'})
     assert.deepEqual(selectSlice(set.subarray(0, 2 * size + 5), match, 1 << 20), {kind: 'skip', skip: 2 * size})
+  })
+
+  it('a sent filter gets every match with its offset, within the body limit; 301 when none; the raw start when no whole record', () => {
+    const entries = (body: Buffer) => {
+      const out: number[] = []
+      for (let pos = 8; pos < body.length; pos += 8 + size) out.push(Number(body.readBigInt64BE(pos)))
+      return out
+    }
+    const all = filteredValue(set, 1000, compileFilter(parseFilter('n = 1 OR n = 3 OR n = 4')), 1 << 20, 1 << 20)
+    assert.ok('body' in all)
+    assert.equal(Number(all.body.readBigInt64BE(0)), 1000 + 5 * size)
+    assert.deepEqual(entries(all.body), [1000 + size, 1000 + 3 * size, 1000 + 4 * size])
+    assert.ok(all.body.subarray(16, 16 + size).equals(set.subarray(size, 2 * size)), 'records as stored')
+    // Room for two entries only: next is the first match not copied.
+    const capped = filteredValue(set, 1000, compileFilter(parseFilter('n = 1 OR n = 3 OR n = 4')), 1 << 20, 8 + 2 * (8 + size))
+    assert.ok('body' in capped)
+    assert.equal(Number(capped.body.readBigInt64BE(0)), 1000 + 4 * size)
+    assert.deepEqual(entries(capped.body), [1000 + size, 1000 + 3 * size])
+    assert.deepEqual(filteredValue(set.subarray(0, 2 * size), 1000, match, 1 << 20, 1 << 20), {next: 1000 + 2 * size})
+    const raw = filteredValue(set.subarray(0, size - 1), 1000, match, 1 << 20, 1 << 20)
+    assert.ok('body' in raw)
+    assert.equal(Number(raw.body.readBigInt64BE(0)), 1000)
+    assert.equal(Number(raw.body.readBigInt64BE(8)), 1000)
+    assert.ok(raw.body.subarray(16).equals(set.subarray(0, size - 1)))
   })
 })
