@@ -6,13 +6,14 @@
  * and by the expression the consumer sent on the get (docs/protocol.md "Filtered get"); with
  * both, a message must match both.
  *
- * The answer keeps MetaQ's reply forms, so every client's offsets stay exact: a `value` is
- * always contiguous log bytes starting at the requested offset. So a filtered get answers with
- * the run of matching records the slice starts with (it ends at the first record that does
- * not match), or, when the slice starts with records that do not match, `301` with the offset
- * of the first match in the slice, or with the end of the whole records scanned when nothing in
- * the slice matches (MetaQ's 301-with-next-offset rule): the consumer moves past what was
- * skipped without receiving it.
+ * Nothing in the slice matches: `301` with the end of the whole records scanned (MetaQ's
+ * 301-with-next-offset rule), so the consumer moves past them without receiving them.
+ * Otherwise, with a filter the consumer sent (a meta client), one `value` carries every match
+ * of the slice with its offset and where to continue (filteredValue). With only the group's
+ * filter (any client, MetaQ's included, reading the plain form), the `value` is contiguous log
+ * bytes from the requested offset, so every client's offset arithmetic holds: the run of
+ * matching records the slice starts with (up to the first that does not match), or `301` with
+ * the offset of the first match when the slice starts with records that do not (selectSlice).
  */
 import {parseFilter} from '../../protocol/filter-expression.js'
 import {MetaError} from '../../protocol/errors.js'
