@@ -125,6 +125,9 @@ describe('filtered get', () => {
     assert.ok(bad.type === 'result' && bad.code === 400)
     assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected the end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
     assert.match(text(await raw.request('stats meta-capabilities 6\r\n')), /\r\nfilter true\r\n/)
+    // A token that is not percent-encoding is a malformed header: the connection closes.
+    raw.send(`get ${topic} other 0 0 1048576 7 0 %zz\r\n`)
+    await raw.waitClosed()
   })
 
   it("the client's filter option delivers only matches, at their offsets, and ends at the log's end", async (t) => {
