@@ -56,6 +56,8 @@ interface TailOptions {
   topics: string[]
   /** Partition numbers (default: all). */
   partitions?: number[]
+  /** Only messages matching this filter expression, selected by the broker (--filter). */
+  filter?: string
   offset: OffsetSpec
   /** Stop when every partition reached the end offset it had at start (-e). */
   exitAtEnd?: boolean
@@ -202,6 +204,7 @@ export class TailSession {
       // A 1 MiB fetch of small messages is ~10 MB of message objects: 8 batches keep stdout
       // busy while bounding memory when the reader is slow (the default 64 could hold 640 MB).
       maxBufferedBatches: 8,
+      filter: o.filter,
       logger: o.logger,
     }
     const consumer: ConsumerBase =

@@ -35,6 +35,7 @@ import {EventEmitter} from 'node:events'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import {validateTopicName} from '../protocol/names.js'
+import {parseFilter} from '../protocol/filter-expression.js'
 import {silentLogger, type Logger} from '../log.js'
 import {resultText, type BrokerConnection} from './connection.js'
 import {PartitionFetcher, type FetchSettings, type FetchSink, type MessageBatch} from './fetcher.js'
@@ -78,6 +79,12 @@ export interface ConsumerBaseOptions {
    */
   maxBufferedBatches?: number
   verifyChecksum?: boolean
+  /**
+   * Receive only messages matching this filter expression (docs/protocol.md "Filtered get"):
+   * the broker skips the others, offsets still move past them. Needs a meta broker; checked
+   * here (INVALID_ARGUMENT naming the position).
+   */
+  filter?: string
   logger?: Logger
 }
 
@@ -146,6 +153,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     super()
     if (options.topics.length === 0) throw MetaError.invalidArgument('no topic given: expected at least one')
     for (const topic of options.topics) validateTopicName(topic)
+    if (options.filter !== undefined) parseFilter(options.filter)
     this.topics = [...new Set(options.topics)]
     this.log = (options.logger ?? silentLogger).child('consumer')
     this.ownsTopology = options.topology === undefined
@@ -160,6 +168,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
       minDelayMs: 50,
       maxDelayMs: 1000,
       verifyChecksum: options.verifyChecksum ?? true,
+      ...(options.filter === undefined ? {} : {filter: options.filter}),
       log: this.log,
     }
     this.queue = new QueuedIterator<MessageBatch>(options.maxBufferedBatches ?? 64)

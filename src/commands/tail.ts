@@ -6,6 +6,7 @@ import {parseOffsetSpec} from '../cli/offset-spec.js'
 import {canSpin} from '../cli/spinner.js'
 import {usageErrors} from '../cli/usage.js'
 import {MetaError} from '../protocol/errors.js'
+import {parseFilter} from '../protocol/filter-expression.js'
 import {validateGroupName, validateTopicName} from '../protocol/names.js'
 
 export default class Tail extends ClientCommand<typeof Tail> {
@@ -17,6 +18,8 @@ Only messages go to stdout; status lines ('% Reached end of topic t [p] at offse
 -e exits when every partition has reached the end offset it had when tail started (new messages do not keep it running), also when partitions are empty. -c N exits after N messages, --timeout after a time without messages. All of these, Ctrl-C (SIGINT/SIGTERM), and a reader that stops reading (meta tail | head) end with exit status 0; a second Ctrl-C exits at once.
 
 --group G reads as a member of consumer group G: start and stop several 'meta tail --group G' and they split the topic's partitions between them (MetaQ's strategy), a member that stops or dies hands its partitions over, and a restarted member resumes from the group's committed offset (-o stored, the default with --group; committed every 5 s for messages written, and on exit). Each member says on stderr which partitions it owns, on joining and after every rebalance. --broadcast makes every member read every partition (MetaQ's broadcast consumer), keeping its offsets in a local file.
+
+--filter EXPR asks the broker for only the messages that match: tags of the attribute (TagA || TagB) and fields of JSON bodies (level = 'error' AND status >= 500); the others are skipped on the broker, so they never cross the network, and offsets move past them. The language is in docs/cli.md; a bad expression is refused naming the position and what was expected there.
 
 Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offset, %i message id, %a attribute (empty if none), %T timestamp (ms), %% a percent sign; escapes \\n \\t \\r \\0 \\\\ \\xNN.`
 
@@ -32,6 +35,8 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     {description: 'Everything from the last hour', command: '<%= config.bin %> <%= command.id %> -t orders -o @-1h -e'},
     {description: 'Share the work with other members of group "billing"; resume where it left off', command: '<%= config.bin %> <%= command.id %> -t orders --group billing'},
     {description: 'Every member gets every message (broadcast), offsets kept locally', command: '<%= config.bin %> <%= command.id %> -t config-updates --group cache --broadcast'},
+    {description: 'Only error messages of JSON bodies, selected by the broker', command: `<%= config.bin %> <%= command.id %> -t logs --filter "level = 'error' AND status >= 500"`},
+    {description: 'Only messages tagged TagA or TagB (their attribute)', command: `<%= config.bin %> <%= command.id %> -t orders --filter 'TagA || TagB'`},
     {description: 'Against a cluster', command: '<%= config.bin %> <%= command.id %> -t orders --zk 127.0.0.1:2181'},
   ]
 
@@ -68,6 +73,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       description:
         'beginning (default) and end; stored: the group\'s committed offset (the default with --group); a byte offset; -N: the last N messages of each partition; +N: skip the first N; @2026-12-01T10:00:00Z or @<ms>: from the first message at or after that time; @-1h: from an hour ago.',
     }),
+    filter: Flags.string({
+      summary: "Only messages matching this expression, selected on the broker: tags (TagA || TagB), JSON fields (level = 'error' AND status >= 500).",
+    }),
     exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
     count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
     timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m (10ms to 7d).', minMs: 10}),
@@ -84,7 +92,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       const topics = [...new Set(flags.topic.map((t) => t.trim()))]
       for (const topic of topics) validateTopicName(topic)
       if (flags.group !== undefined) validateGroupName(flags.group)
+      if (flags.filter !== undefined) parseFilter(flags.filter)
       return {
+        filter: flags.filter,
         topics,
         partitions: flags.partition?.map(parsePartition),
         offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),

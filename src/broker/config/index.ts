@@ -17,6 +17,7 @@ import {dirname, resolve} from 'node:path'
 import {crc32} from 'node:zlib'
 import {closest, distance} from 'fastest-levenshtein'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
+import {parseFilter} from '../../protocol/filter-expression.js'
 import {isValidTopicName, topicPatternMatches, validateGroupName, validateTopicPattern} from '../../protocol/names.js'
 import {IniSyntaxError, quote, readIni, type IniSection} from './ini-reader.js'
 import {
@@ -25,6 +26,7 @@ import {
   defaultZookeeperConfig,
   formatValue,
   GROUP_FILTER_PREFIX,
+  FILTER_EXPRESSION_PREFIX,
   parseValue,
   SYSTEM_KEYS,
   TOPIC_FIELDS,
@@ -44,7 +46,7 @@ import type {
 } from './types.js'
 
 export type * from './types.js'
-export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, type KeySpec, type KeyUse} from './keys.js'
+export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, FILTER_EXPRESSION_PREFIX, type KeySpec, type KeyUse} from './keys.js'
 export {nextQuartzFireTime} from './quartz.js'
 export {formatDeletePolicy} from './values.js'
 export {diffReload, locateKey, RELOADABLE_SYSTEM_FIELDS, type ConfigChange, type ReloadDiff} from './reload.js'
@@ -286,7 +288,7 @@ class SectionParser {
     const groupFilters: Record<string, string> = {}
     this.readEntries(section, TOPIC_KEYS, explicit, groupFilters)
     this.topics.push({pattern, explicit, groupFilters})
-    const filters = Object.entries(groupFilters)
+    const filters = Object.entries(groupFilters).filter(([, filter]) => !filter.startsWith(FILTER_EXPRESSION_PREFIX))
     if (filters.length > 0) {
       const list = filters.map(([group, filter]) => `${GROUP_FILTER_PREFIX}${group}=${filter}`).join(', ')
       this.warnings.push(`[${section.name}] ${list}: server-side consumer filters are java classes that meta cannot run; these groups get every message`)
@@ -338,8 +340,15 @@ class SectionParser {
       if (!isMetaError(error)) throw error
       throw configError(`${where}: [${section.name}] ${key}: ${error.message}`, details, error)
     }
-    if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(value)) {
-      throw configError(`${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter"`, details)
+    if (value.startsWith(FILTER_EXPRESSION_PREFIX)) {
+      try {
+        parseFilter(value.slice(FILTER_EXPRESSION_PREFIX.length))
+      } catch (error) {
+        if (!isMetaError(error)) throw error
+        throw configError(`${where}: [${section.name}] ${key}: ${error.message}`, details, error)
+      }
+    } else if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(value)) {
+      throw configError(`${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"`, details)
     }
     groupFilters[group] = value
   }

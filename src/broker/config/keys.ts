@@ -160,6 +160,8 @@ export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly
 
 /** `group.<consumer group>=<java class>` in a topic section. */
 export const GROUP_FILTER_PREFIX = 'group.'
+/** The start of a `group.<name>` value that is a filter expression the broker runs (anything else is a java class name: recorded, not run). */
+export const FILTER_EXPRESSION_PREFIX = 'expr:'
 
 /** `$META_DATA_DIR` if set, else `~/meta` (MetaQ's `${user.home}/meta`). */
 export function defaultDataPath(): string {

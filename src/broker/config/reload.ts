@@ -94,7 +94,7 @@ export function diffReload(running: BrokerConfig, next: BrokerConfig): ReloadDif
         before: filters(old),
         after: filters(t),
         applied: true,
-        note: 'server-side filters are recorded, not run',
+        note: 'expr: filters apply to the next get; java class filters are recorded, not run',
       })
     }
   }

@@ -128,6 +128,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     syncBatch: isSyncSlave(ctx),
     syncCut: isSyncSlave(ctx),
     replicate: true,
+    filter: true,
   })
 }
 
