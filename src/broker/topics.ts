@@ -42,6 +42,21 @@ export class TopicRegistry {
     return resolved ?? undefined
   }
 
+  /**
+   * Why `meta topic create|alter` may not add `added` partitions to `topic` on a broker that
+   * serves `served` partitions (undefined: it may). The broker's partition limit
+   * (`maxPartitions`, when the config has one) counts the partitions a topic is configured
+   * with, though a partition's files are made at its first put.
+   */
+  onlineCreationRefusal(topic: string, added: number, served: number): MetaError | undefined {
+    const limit = (this.config.system as Partial<Record<'maxPartitions', number>>).maxPartitions
+    if (limit === undefined || added <= 0 || served + added <= limit) return undefined
+    return new MetaError(
+      'INVALID_ARGUMENT',
+      `cannot add ${added} partitions to topic "${topic}": this broker serves ${served} partitions and its limit is ${limit} (maxPartitions)`,
+    )
+  }
+
   /** A random partition in [0, numPartitions), MetaQ's choice for partition -1. */
   randomPartition(topic: ResolvedTopic): number {
     return Math.floor(Math.random() * topic.numPartitions)

@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, replicate
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, replicate, topic_admin
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
  *                       left_zookeeper, partitions_catching_up, partitions_diverged
@@ -437,6 +437,8 @@ export interface BrokerCapabilities {
   syncBatch?: boolean
   /** Serves `replicate` and `slave-status` (asynchronous replication, docs/protocol.md). */
   replicate?: boolean
+  /** Serves `topic-admin` (topics created, changed and deleted online). */
+  topicAdmin?: boolean
 }
 
 /** What a broker that does not answer `stats meta-capabilities` (MetaQ) supports: nothing more. */
@@ -453,6 +455,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['transactions', caps.transactions],
     ['sync_batch', caps.syncBatch],
     ['replicate', caps.replicate],
+    ['topic_admin', caps.topicAdmin],
   ]
 }
 
@@ -471,6 +474,7 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     transactions: values.get('transactions') === 'true',
     syncBatch: values.get('sync_batch') === 'true',
     replicate: values.get('replicate') === 'true',
+    topicAdmin: values.get('topic_admin') === 'true',
   }
 }
 

@@ -127,6 +127,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     transactions: ctx.sync === undefined && !isSyncSlave(ctx),
     syncBatch: isSyncSlave(ctx),
     replicate: true,
+    topicAdmin: true,
   })
 }
 

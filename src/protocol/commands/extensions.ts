@@ -35,6 +35,7 @@ import {
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
+import {parseTopicAdmin, type TopicAdminCommand} from './topic-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -59,6 +60,7 @@ export type ExtensionCommand =
   | SyncBatchCommand
   | ReplicateCommand
   | SlaveStatusCommand
+  | TopicAdminCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -83,4 +85,5 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['sync-batch', parseSyncBatch],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
+  ['topic-admin', parseTopicAdmin],
 ]
