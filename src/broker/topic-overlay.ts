@@ -23,7 +23,7 @@ const FORMAT_VERSION = 1
 /** Topic → server.ini `[topic=…]` key → value text. */
 export type TopicOverlay = Map<string, Record<string, string>>
 
-export function topicOverlayPath(dataPath: string): string {
+function topicOverlayPath(dataPath: string): string {
   return join(dataPath, STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME)
 }
 

@@ -13,7 +13,7 @@ import {onBrokers} from './operations.js'
 import type {AdminContext} from './connect.js'
 
 /** Largest --partitions (MetaQ's numPartitions is an int; more than this many partitions per broker is a mistake). */
-export const MAX_TOPIC_PARTITIONS = 65_536
+const MAX_TOPIC_PARTITIONS = 65_536
 
 /** --partitions, --set, --broker-id: shared by create and alter. */
 export const topicSettingFlags = {
@@ -81,7 +81,7 @@ export function renderTopicChange(answers: readonly TopicAnswer[]): string {
 }
 
 /** The effective settings, the online ones marked with `*`. */
-export function settingLines(effective: Record<string, string> | null, overlay: Record<string, string> | null): string[] {
+function settingLines(effective: Record<string, string> | null, overlay: Record<string, string> | null): string[] {
   if (effective === null) return []
   return Object.entries(effective).map(([key, value]) => `  ${overlay?.[key] === undefined ? ' ' : '*'} ${key}=${value}`)
 }
