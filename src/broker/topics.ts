@@ -44,9 +44,9 @@ export class TopicRegistry {
 
   /**
    * Why `meta topic create|alter` may not add `added` partitions to `topic` on a broker that
-   * serves `served` partitions (undefined: it may). The broker's partition limit
-   * (`maxPartitions`, when the config has one) counts the partitions a topic is configured
-   * with, though a partition's files are made at its first put.
+   * serves `served` partitions (those with files; undefined: it may). The broker's partition
+   * limit (`maxPartitions`, when the config has one) counts the added partitions now, though
+   * their files are made at their first put.
    */
   onlineCreationRefusal(topic: string, added: number, served: number): MetaError | undefined {
     const limit = (this.config.system as Partial<Record<'maxPartitions', number>>).maxPartitions
