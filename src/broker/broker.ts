@@ -49,6 +49,7 @@ import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {planReload, type ReloadSource} from './reload.js'
+import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
 import type {Replicator, SlaveOptions} from './replication/replicator.js'
 import {issueIdsAfterLog} from './replication/promotion.js'
@@ -109,8 +110,13 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   private readonly overrides: ConfigOverrides
   private readonly locks: DataDirLock[]
   private reloading: Promise<unknown> = Promise.resolve()
+  /** The file's config with the serve flags, before the topic overlay (topic-overlay.ts) goes on top. */
+  private baseConfig: BrokerConfig
+  private overlay: TopicOverlay
 
-  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions) {
+  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions, overlay: {base: BrokerConfig; topics: TopicOverlay}) {
+    this.baseConfig = overlay.base
+    this.overlay = overlay.topics
     const {store, topics} = opened
     this.overrides = options.overrides ?? {}
     this.locks = opened.locks
@@ -156,6 +162,8 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       },
       putOutcome: (failed) => this.cluster?.putOutcome(failed),
       reload: (dryRun) => this.reload(undefined, {dryRun}),
+      topicOverlay: () => new Map([...this.overlay].map(([topic, settings]) => [topic, {...settings}])),
+      changeTopicOverlay: (overlay) => this.changeTopicOverlay(overlay),
     }
     this.roles = new Roles({
       context: this.context,
@@ -169,14 +177,17 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   }
 
   static async start(options: BrokerOptions = {}): Promise<Broker> {
-    const config = options.config ?? defaultBrokerConfig()
+    const base = options.config ?? defaultBrokerConfig()
+    // Topics created or changed online (meta topic create|alter) go on top of the file.
+    const overlay = loadTopicOverlay(base.system.dataPath)
+    const config = applyTopicOverlay(base, overlay)
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
-    const started = new Broker(config, opened, log, options)
+    const started = new Broker(config, opened, log, options, {base, topics: overlay})
     holder.context = started.context
     issueIdsAfterLog(started.context.ids, opened.store, log)
     try {
@@ -204,6 +215,26 @@ export class Broker implements ConnectionHandler, BrokerReadView {
    */
   reload(source?: ReloadSource, options: {dryRun?: boolean} = {}): Promise<ReloadReport> {
     const run = this.reloading.then(() => this.reloadNow(source, options.dryRun === true))
+    this.reloading = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * Replace the topic overlay (topic admin): checked as a reload of the running file with
+   * `overlay` on top, saved to `<dataPath>/__meta_state/topic-overlay.json`, then applied as a
+   * reload is. Runs in line with reloads. Rejects with CONFIG_INVALID when refused (nothing changes).
+   */
+  changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport> {
+    const run = this.reloading.then(async () => {
+      if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
+      const plan = await planReload(this.config, this.overrides, this.store, {config: this.baseConfig}, overlay)
+      await saveTopicOverlay(this.config.system.dataPath, overlay)
+      this.overlay = overlay
+      const report = await this.applyReload(plan)
+      // Unchanged settings still refresh the ZooKeeper registration (a deleted topic's data is gone).
+      if (!report.changed) await this.roles.reloaded()
+      return report
+    })
     this.reloading = run.catch(() => undefined)
     return run
   }
@@ -311,9 +342,16 @@ export class Broker implements ConnectionHandler, BrokerReadView {
 
   private async reloadNow(source: ReloadSource | undefined, dryRun: boolean): Promise<ReloadReport> {
     if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
+    const plan = await planReload(this.config, this.overrides, this.store, source, this.overlay)
+    if (dryRun) return plan.report
+    return this.applyReload(plan)
+  }
+
+  /** Put a planned reload in force (nothing when it changes nothing). */
+  private async applyReload({diff, report, base}: Awaited<ReturnType<typeof planReload>>): Promise<ReloadReport> {
     const running = this.config
-    const {diff, report} = await planReload(running, this.overrides, this.store, source)
-    if (dryRun || !report.changed) return report
+    this.baseConfig = base
+    if (!report.changed) return report
     const next = diff.config
     const newRoots = dataRoots(next).filter((root) => !this.locks.some((lock) => lock.dir === root))
     const added = lockDataDirs(newRoots, this.log)

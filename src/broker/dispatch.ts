@@ -25,6 +25,7 @@ import {handleOffset} from './handlers/offset.js'
 import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
 import {handleCount, handleSeek} from './handlers/seek.js'
 import {handleStats} from './handlers/stats.js'
+import {handleTopicAdmin} from './handlers/topic-admin.js'
 import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxCommit, handleTxDecide, handleTxList} from './handlers/transaction.js'
 import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
 import {handleSync, handleSyncBatch, refuseSyncSlavePut, refuseSyncTransaction, SYNC_TRANSACTIONS_REFUSED} from './replication/sync-slave.js'
@@ -98,6 +99,8 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
       return handleReplicate(ctx, conn, frame)
     case 'slave-status':
       return handleSlaveStatus(ctx, conn, frame)
+    case 'topic-admin':
+      return handleTopicAdmin(ctx, conn, frame)
     default:
       return assertNever(frame)
   }

@@ -78,6 +78,21 @@ export class TopicRegistry {
     return undefined
   }
 
+  /**
+   * Why `meta topic create|alter` may not add `added` partitions to `topic` on a broker that
+   * serves `served` partitions (those with files; undefined: it may). The broker's partition
+   * limit (`maxPartitions`) counts the added partitions now, though
+   * their files are made at their first put.
+   */
+  onlineCreationRefusal(topic: string, added: number, served: number): MetaError | undefined {
+    const limit = this.config.system.maxPartitions
+    if (added <= 0 || served + added <= limit) return undefined
+    return new MetaError(
+      'PARTITION_LIMIT',
+      `cannot add ${added} partitions to topic "${topic}": this broker serves ${served} partitions and its limit is ${limit} (maxPartitions)`,
+    )
+  }
+
   /** A random partition in [0, numPartitions), MetaQ's choice for partition -1. */
   randomPartition(topic: ResolvedTopic): number {
     return Math.floor(Math.random() * topic.numPartitions)

@@ -36,7 +36,7 @@ import {OutputSink} from './output-sink.js'
 import {startSpinner, type Spinner} from './spinner.js'
 import {missingTopics, startResolver} from './tail-start.js'
 
-interface TailOptions {
+export interface TailOptions {
   /** host:port of a standalone broker … */
   broker?: string
   /** … or a ZooKeeper connect string (cluster mode). */

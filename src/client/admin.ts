@@ -26,6 +26,7 @@ import {
   type PartitionsStateReply,
   type ReloadReport,
 } from '../protocol/commands/broker-admin.js'
+import {encodeTopicAdmin, type TopicAdminAction, type TopicAdminReply, type TopicAdminRequest} from '../protocol/commands/topic-admin.js'
 import {parseBrokerAddress} from './address.js'
 import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, resultText} from './connection.js'
 import {TAIL_OFFSET} from './consumer.js'
@@ -253,6 +254,21 @@ export class AdminClient {
   /** Reopen partitions start..end of a topic (default: every closed one). */
   openPartitions(topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {
     return this.partitionsState('partitions-open', topic, start, end)
+  }
+
+  /**
+   * Create, alter, delete or show a topic on this broker (meta's `topic-admin`): settings are
+   * server.ini `[topic=…]` keys and values, checked by the broker as server.ini is; a delete
+   * only reports unless `execute`. Throws CONFIG_INVALID/INVALID_ARGUMENT naming the value,
+   * NOT_FOUND for a topic the broker does not have, UNSUPPORTED from a broker without it.
+   */
+  async topicAdmin(action: TopicAdminAction, topic: string, request: TopicAdminRequest = {}): Promise<TopicAdminReply> {
+    this.requireMeta(`topic ${action}`)
+    if (this.conn.capabilities.topicAdmin !== true) {
+      throw new MetaError('UNSUPPORTED', `topic ${action} needs a broker that lists topic_admin in stats meta-capabilities; ${this.conn.name} does not`)
+    }
+    const frame = await this.conn.requestAsync((out, opaque) => encodeTopicAdmin(out, action, topic, request, opaque), RELOAD_TIMEOUT_MS)
+    return JSON.parse(resultText(frame)) as TopicAdminReply
   }
 
   private async partitionsState(type: 'partitions-close' | 'partitions-open', topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {

@@ -41,3 +41,4 @@ export {MysqlOffsetStore, DEFAULT_OFFSET_TABLE, type MysqlOffsetStoreOptions} fr
 export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy} from './assignment.js'
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'
+export {compileTopicPattern, existingTopics, matchingTopics, TOPIC_PATTERN_MAX_CHARS, type TopicPattern} from './topic-pattern.js'

@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Errors, Flags} from '@oclif/core'
 import {ClientCommand} from '../cli/client-command.js'
 import {connectionFlags, durationFlag} from '../cli/client-flags.js'
 import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
@@ -56,11 +56,15 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     'offsets-file': Flags.string({summary: "With --broadcast: the local offsets file (default ~/.meta_offsets, MetaQ's).", dependsOn: ['broadcast']}),
     topic: Flags.string({
       char: 't',
-      summary: 'Topic to read; repeat the flag or give a comma-separated list.',
-      required: true,
+      summary: "Topic to read; repeat the flag or give a comma-separated list; a glob such as 'logs-*' reads every matching topic.",
       multiple: true,
       delimiter: ',',
     }),
+    'topic-pattern': Flags.string({
+      summary: 'Read every topic whose whole name matches this regular expression (repeatable); new ones are picked up while following.',
+      multiple: true,
+    }),
+    'rescan-interval': durationFlag({summary: 'With a topic pattern, while following: how often topics are listed again (default 5s, 100ms to 5m).'}),
     partition: Flags.string({
       char: 'p',
       summary: 'Only these partitions (comma-separated numbers; default all).',
@@ -88,7 +92,11 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
 
   async run(): Promise<void> {
     const flags = this.flags
+    const patternTail = flags['topic-pattern'] !== undefined || (flags.topic ?? []).some((t) => t.includes('*'))
+    if (patternTail) return this.runPattern()
     const values = usageErrors(() => {
+      // -t is required unless --topic-pattern is given: said as oclif's own missing-flag error is.
+      if (flags.topic === undefined) throw new Errors.CLIError('Missing required flag topic', {exit: 2})
       const topics = [...new Set(flags.topic.map((t) => t.trim()))]
       for (const topic of topics) validateTopicName(topic)
       if (flags.group !== undefined) validateGroupName(flags.group)
@@ -110,7 +118,65 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     const target = await this.target()
     const [{TailSession}, {trapSignals}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js')])
     const session = new TailSession({
+      ...this.sessionOptions(target),
       ...values,
+    })
+    const signals = trapSignals(
+      () => session.stop('signal'),
+      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
+    )
+    try {
+      await session.run()
+    } finally {
+      signals.dispose()
+    }
+  }
+
+  /** Topic globs (-t 'logs-*') and --topic-pattern: every matching topic (src/cli/tail-pattern.ts). */
+  private async runPattern(): Promise<void> {
+    const flags = this.flags
+    const {compileTopicPattern} = await import('../client/topic-pattern.js')
+    const values = usageErrors(() => {
+      const given = [...new Set((flags.topic ?? []).map((t) => t.trim()))]
+      const topics = given.filter((t) => !t.includes('*'))
+      for (const topic of topics) validateTopicName(topic)
+      if (flags.group !== undefined) validateGroupName(flags.group)
+      if (flags.partition !== undefined) throw MetaError.invalidArgument('-p with a topic pattern: expected whole topics (partition numbers differ between topics)')
+      if (flags.timeout !== undefined && !flags.exit) throw MetaError.invalidArgument('--timeout with a topic pattern needs -e (each topic would time out on its own)')
+      const patterns = [
+        ...given.filter((t) => t.includes('*')).map((glob) => compileTopicPattern({glob})),
+        ...(flags['topic-pattern'] ?? []).map((regex) => compileTopicPattern({regex})),
+      ]
+      return {
+        topics,
+        patterns,
+        rescanMs: flags['rescan-interval'],
+        offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
+        idleTimeoutMs: flags.timeout,
+        output: flags.jsonl || flags.json ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
+      }
+    })
+    if (values.offset.kind === 'stored' && flags.group === undefined) usageErrors(() => {
+      throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
+    })
+    const target = await this.target()
+    const [{PatternTail}, {trapSignals}] = await Promise.all([import('../cli/tail-pattern.js'), import('../cli/signals.js')])
+    const tail = usageErrors(() => new PatternTail({...this.sessionOptions(target), ...values}))
+    const signals = trapSignals(
+      () => tail.stop('signal'),
+      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
+    )
+    try {
+      await tail.run()
+    } finally {
+      signals.dispose()
+    }
+  }
+
+  /** What every tail session takes from the flags, whatever it reads. */
+  private sessionOptions(target: {broker?: string; zk?: string; zkRoot?: string}) {
+    const flags = this.flags
+    return {
       broker: target.broker,
       zk: target.zk,
       zkRoot: target.zkRoot,
@@ -127,18 +193,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       exitAtEnd: flags.exit,
       count: flags.count,
       unbuffered: flags.unbuffered,
-      status: flags.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      status: flags.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`),
       spinner: !flags.quiet && canSpin(),
       logger: this.logger,
-    })
-    const signals = trapSignals(
-      () => session.stop('signal'),
-      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
-    )
-    try {
-      await session.run()
-    } finally {
-      signals.dispose()
     }
   }
 }

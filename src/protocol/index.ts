@@ -43,6 +43,7 @@ export * from './commands/offsets.js'
 export * from './commands/seek.js'
 export * from './commands/put-batch.js'
 export * from './commands/broker-admin.js'
+export * from './commands/topic-admin.js'
 export * from './stats-body.js'
 
 /** The version string `version` answers with: MetaQ's, so clients that check it are happy. */

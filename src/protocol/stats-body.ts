@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, replicate, filter
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, replicate, filter, topic_admin
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
  *                       left_zookeeper, partitions_catching_up, partitions_diverged
@@ -445,6 +445,8 @@ export interface BrokerCapabilities {
   replicate?: boolean
   /** Serves the filtered get (a filter expression as get's 9th token, docs/protocol.md). */
   filter?: boolean
+  /** Serves `topic-admin` (topics created, changed and deleted online). */
+  topicAdmin?: boolean
 }
 
 /** What a broker that does not answer `stats meta-capabilities` (MetaQ) supports: nothing more. */
@@ -463,6 +465,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['sync_cut', caps.syncCut],
     ['replicate', caps.replicate],
     ['filter', caps.filter],
+    ['topic_admin', caps.topicAdmin],
   ]
 }
 
@@ -483,6 +486,7 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     syncCut: values.get('sync_cut') === 'true',
     replicate: values.get('replicate') === 'true',
     filter: values.get('filter') === 'true',
+    topicAdmin: values.get('topic_admin') === 'true',
   }
 }
 

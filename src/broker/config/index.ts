@@ -49,6 +49,7 @@ export type * from './types.js'
 export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, FILTER_EXPRESSION_PREFIX, type KeySpec, type KeyUse} from './keys.js'
 export {nextQuartzFireTime} from './quartz.js'
 export {formatDeletePolicy} from './values.js'
+export {formatValue} from './keys.js'
 export {diffReload, locateKey, RELOADABLE_SYSTEM_FIELDS, type ConfigChange, type ReloadDiff} from './reload.js'
 export {scheduleQuartz, type QuartzJob} from './quartz.js'
 

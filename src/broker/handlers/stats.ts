@@ -129,6 +129,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     syncCut: isSyncSlave(ctx),
     replicate: true,
     filter: true,
+    topicAdmin: true,
   })
 }
 

@@ -83,6 +83,10 @@ export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
     lines.push(`  ${text}${c.note === undefined ? '' : ` (${c.note})`}`)
   }
   if (r.changes.length === 0 && r.changed) lines.push('  (the file changed, but not in anything the broker uses)')
+  // Topics created or changed online stay on top of the file (key by key, the overlay wins).
+  for (const [topic, settings] of Object.entries(r.overlay ?? {})) {
+    lines.push(`  overlay [topic=${topic}] ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')} (set online, kept over the file)`)
+  }
   return `${lines.join('\n')}\n`
 }
 

@@ -66,6 +66,8 @@ export interface ReloadReport {
   changes: ReloadChange[]
   /** Operator notes (ignored keys, filters), as logged at startup. */
   warnings: string[]
+  /** The topic overlay kept on top of the file (topics created or changed online), by topic: server.ini key → value. */
+  overlay?: Record<string, Record<string, string>>
 }
 
 /** The reply to `partitions-close` / `partitions-open`. */

@@ -36,6 +36,7 @@ import {
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
+import {parseTopicAdmin, type TopicAdminCommand} from './topic-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -60,6 +61,7 @@ export type ExtensionCommand =
   | SyncBatchCommand
   | ReplicateCommand
   | SlaveStatusCommand
+  | TopicAdminCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -85,4 +87,5 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['sync-cut', parseSyncCut],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
+  ['topic-admin', parseTopicAdmin],
 ]
