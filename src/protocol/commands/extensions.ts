@@ -35,6 +35,7 @@ import {
   type PartitionsStateCommand,
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
+import {parseAuthFinish, parseAuthStart, type AuthFinishCommand, type AuthStartCommand} from './auth.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
 
 /** Union of every extension frame. */
@@ -60,6 +61,8 @@ export type ExtensionCommand =
   | SyncBatchCommand
   | ReplicateCommand
   | SlaveStatusCommand
+  | AuthStartCommand
+  | AuthFinishCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -85,4 +88,6 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['sync-cut', parseSyncCut],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
+  ['auth-start', parseAuthStart],
+  ['auth-finish', parseAuthFinish],
 ]
