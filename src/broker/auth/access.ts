@@ -15,17 +15,17 @@ import {NO_RIGHTS, RightSet, type Grant} from './rights.js'
 import {readUsersFile} from './users-file.js'
 
 /** Delay before answering the first failed login of a run, in ms. */
-export const FAILURE_DELAY_BASE_MS = 100
+const FAILURE_DELAY_BASE_MS = 100
 /** Longest delay before answering a failed login, in ms. */
-export const FAILURE_DELAY_MAX_MS = 3_000
+const FAILURE_DELAY_MAX_MS = 3_000
 /** Failures in a row after which an address is locked out. */
-export const FAILURES_MAX = 10
+const FAILURES_MAX = 10
 /** How long a locked-out address is refused, in ms. */
-export const LOCKOUT_MS = 60_000
+const LOCKOUT_MS = 60_000
 /** Addresses whose failures are remembered at most (the oldest is forgotten first). */
 const TRACKED_ADDRESSES_MAX = 10_000
 
-export interface AccessOptions {
+interface AccessOptions {
   /** The users file; undefined: no users (only anonymous rights). */
   usersFile?: string
   anonymous: Grant[]

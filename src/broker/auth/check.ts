@@ -17,7 +17,7 @@ const ADMIN: Need = ['admin', '*']
 const REPLICATE: Need = ['replicate', '*']
 
 /** The right and resource a request needs, or undefined when it needs none. */
-export function requiredAccess(frame: RequestFrame): Need {
+function requiredAccess(frame: RequestFrame): Need {
   switch (frame.type) {
     case 'put':
     case 'put-batch':

@@ -22,7 +22,7 @@ export interface Grant {
 }
 
 /** Longest pattern accepted, in characters. */
-export const PATTERN_LENGTH_MAX = 255
+const PATTERN_LENGTH_MAX = 255
 const PATTERN_CHARS = /^[A-Za-z0-9_.*-]+$/
 
 export function parseRight(text: string): Right {

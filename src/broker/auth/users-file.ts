@@ -16,12 +16,12 @@ import {MetaError} from '../../protocol/errors.js'
 import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
 import {checkPattern, parseRight, type Grant} from './rights.js'
 
-export const USERS_FILE_VERSION = 1
+const USERS_FILE_VERSION = 1
 /** Longest user name, in characters. */
-export const USER_NAME_LENGTH_MAX = 64
+const USER_NAME_LENGTH_MAX = 64
 const USER_NAME = /^[A-Za-z0-9_.@-]+$/
 
-export interface UserEntry {
+interface UserEntry {
   'scram-sha-256': ScramCredential
   grants: Grant[]
 }

@@ -27,8 +27,8 @@ export interface ScramCredential {
 
 /** Iterations `meta user add` uses (RFC 7677 asks at least 4096; a login costs the client one PBKDF2 of this many rounds, ~10 ms). */
 export const SCRAM_ITERATIONS_DEFAULT = 16_384
-export const SCRAM_ITERATIONS_MIN = 4096
-export const SCRAM_ITERATIONS_MAX = 1_000_000
+const SCRAM_ITERATIONS_MIN = 4096
+const SCRAM_ITERATIONS_MAX = 1_000_000
 /** Header without channel binding, base64 of `n,,` in client-final. */
 const GS2_HEADER = 'n,,'
 const CHANNEL_BINDING = Buffer.from(GS2_HEADER).toString('base64')
@@ -43,7 +43,7 @@ function xor(a: Buffer, b: Buffer): Buffer {
 }
 
 /** The keys of a password (client side, and `meta user add`). */
-export function scramKeys(password: string, salt: Buffer, iterations: number): {clientKey: Buffer; storedKey: Buffer; serverKey: Buffer} {
+function scramKeys(password: string, salt: Buffer, iterations: number): {clientKey: Buffer; storedKey: Buffer; serverKey: Buffer} {
   const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256')
   const clientKey = hmac(salted, 'Client Key')
   return {clientKey, storedKey: sha256(clientKey), serverKey: hmac(salted, 'Server Key')}
@@ -96,7 +96,7 @@ export function serverFirstMessage(nonce: string, salt: string, iterations: numb
   return `r=${nonce},s=${salt},i=${iterations}`
 }
 
-export function parseServerFirst(message: string, clientNonce: string): {nonce: string; salt: Buffer; iterations: number} {
+function parseServerFirst(message: string, clientNonce: string): {nonce: string; salt: Buffer; iterations: number} {
   const attrs = attributes(message, 'server-first-message')
   const nonce = required(attrs, 'r', 'server-first-message')
   if (!nonce.startsWith(clientNonce)) throw new MetaError('DECODE_ERROR', 'server-first-message nonce does not extend the client nonce')

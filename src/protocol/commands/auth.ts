@@ -18,8 +18,8 @@ import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, lengthField, opaqueField, tokenCount} from '../tokens.js'
 
 export const SCRAM_SHA_256 = 'SCRAM-SHA-256'
-export const AUTH_MECHANISMS = [SCRAM_SHA_256] as const
-export type AuthMechanism = (typeof AUTH_MECHANISMS)[number]
+const AUTH_MECHANISMS = [SCRAM_SHA_256] as const
+type AuthMechanism = (typeof AUTH_MECHANISMS)[number]
 
 export interface AuthStartCommand {
   readonly type: 'auth-start'
