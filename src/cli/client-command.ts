@@ -20,8 +20,9 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
   protected target(): Promise<ResolvedTarget> {
     this.resolved ??= resolveTarget(this.connectionFlags(), this.given, this.config.configDir)
       .then(async (target) => {
-        // Every connection this command makes logs in as --user ($META_USER).
-        const user = this.connectionFlags().user
+        // Every connection this command makes logs in as --user ($META_USER), else the profile's user.
+        const given = this.connectionFlags().user
+        const user = given === undefined || given === '' ? target.user : given
         if (user !== undefined) {
           const password = await clientPassword(user)
           const {setDefaultCredentials} = await import('../client/index.js')

@@ -159,6 +159,13 @@ describe('access control', () => {
     await waitFor(() => broker.stderr().includes('users file reloaded'), {timeoutMs: 10_000})
     const nowAllowed = await runCli(['send', '-b', `127.0.0.1:${broker.port}`, '--user', 'alice', '-t', 'b-1'], {input: 'hello\n', env})
     assert.equal(nowAllowed.code, 0, nowAllowed.stderr)
+    // A profile names the user; the password still comes from $META_PASSWORD.
+    const profileEnv = {META_CONFIG_DIR: join(dir, 'config'), META_BROKER: '', META_PROFILE: ''}
+    const created = await runCli(['profile', 'create', 'p', '-b', `127.0.0.1:${broker.port}`, '--user', 'alice', '--use'], {env: profileEnv})
+    assert.equal(created.code, 0, created.stderr)
+    const viaProfile = await runCli(['send', '-t', 'b-2'], {input: 'hello\n', env: {...profileEnv, ...env}})
+    assert.equal(viaProfile.code, 0, viaProfile.stderr)
+    // (Anonymous connections have no rights on this broker: the send succeeding means it logged in.)
     assert.ok(!broker.stderr().includes(PASSWORD))
     assert.match(broker.stderr(), /failed login/)
   })
