@@ -48,6 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
+import {createAccessControl, reloadAccess} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
@@ -82,6 +83,8 @@ export interface BrokerOptions {
   fileOps?: FileOps
   /** Caps on standalone consumer groups (default GROUPS_MAX, MEMBERS_PER_GROUP_MAX in groups/coordinator.ts; tests make them small). */
   groupLimits?: {maxGroups?: number; maxMembersPerGroup?: number}
+  /** The users file (`meta serve --users`): rights are checked (broker/auth); wins over [security] usersFile. */
+  usersFile?: string
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -184,10 +187,12 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
+    const access = createAccessControl(config, options.usersFile, log)
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
     const started = new Broker(config, opened, log, options, {base, topics: overlay})
+    started.context.access = access
     holder.context = started.context
     issueIdsAfterLog(started.context.ids, opened.store, log)
     try {
@@ -205,6 +210,12 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   /** The configuration in force (replaced by {@link reload}). */
   get config(): BrokerConfig {
     return this.context.config
+  }
+
+  /** SIGHUP: re-read the users file when access control is on (auth/reload.ts), and server.ini. */
+  reloadWithUsers(): Promise<ReloadReport> {
+    const access = this.context.access
+    return access === undefined ? this.reload() : reloadAccess(this.context, access, false)
   }
 
   /**

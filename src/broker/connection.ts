@@ -71,6 +71,10 @@ export class Connection {
   lastRequestAtMs = Date.now()
   /** When the partial frame now being received began (0 = none, or the broker is not reading). */
   frameStartedAtMs = 0
+  /** The user this connection authenticated as (auth-finish); undefined: anonymous. */
+  user: string | undefined = undefined
+  /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
+  authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
   private readonly decoder: FrameDecoder<RequestFrame>
   private readonly out = new OutputBuffer()
   private chunks: Buffer[] = []

@@ -18,6 +18,7 @@ import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import type {SyncMaster} from './replication/sync-master.js'
 import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
+import type {AccessControl} from './auth/access.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
 interface ReplicaRole {
@@ -75,6 +76,8 @@ export interface BrokerContext {
   topicOverlay(): TopicOverlay
   /** Check, save and apply a new topic overlay, in line with reloads; rejects with CONFIG_INVALID when refused. */
   changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport>
+  /** Set when the broker checks rights (a users file or [security]): every request is checked (auth/check.ts). */
+  access?: AccessControl
 }
 
 /** This broker serves as a synchronous slave (syncSlave=true, and not promoted by a failover). */

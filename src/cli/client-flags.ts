@@ -6,6 +6,7 @@
  *   --zk CONNECT             a ZooKeeper connect string: cluster mode ($META_ZK)
  *   --zk-root PATH           the cluster's root znode (default /meta)
  *   --profile NAME           a saved connection profile ($META_PROFILE; meta profile …)
+ *   --user NAME              log in as this user ($META_USER; password: $META_PASSWORD or a prompt)
  *   --timeout DURATION       the deadline of each request: always a duration with a unit
  *   -p, --partition          a partition, wherever it appears (never a port)
  *   -g, --group              a consumer group
@@ -46,6 +47,14 @@ export const zkRootFlag = Flags.string({
 export const profileFlag = Flags.string({
   summary: 'Connection profile to use (meta profile list); default $META_PROFILE, else the current one.',
   env: 'META_PROFILE',
+  helpGroup: 'CONNECTION',
+})
+
+/** Log in as a user of the broker's users file (no short form: -u is tail's --unbuffered). */
+export const userFlag = Flags.string({
+  summary: 'Log in as this user (SCRAM-SHA-256); the password comes from $META_PASSWORD, else a prompt.',
+  description: 'Also read from $META_USER. The password is never a flag (it would show in ps).',
+  env: 'META_USER',
   helpGroup: 'CONNECTION',
 })
 
@@ -134,6 +143,7 @@ export const connectionFlags = {
   zk: zkFlag,
   'zk-root': zkRootFlag,
   profile: profileFlag,
+  user: userFlag,
 }
 
 /** The flags of an admin command: where it connects, and the deadline of each request. */
@@ -151,4 +161,5 @@ export interface ConnectionFlagValues {
   zk?: string
   'zk-root'?: string
   profile?: string
+  user?: string
 }

@@ -64,6 +64,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
 
   static override flags = {
     config: Flags.file({char: 'c', summary: 'MetaQ server.ini to load.', exists: true}),
+    users: Flags.file({
+      summary: 'Users file (meta user add): check every request against the rights of its connection.',
+      description: 'Connections that do not authenticate get server.ini\'s [security] anonymous rights (none unless set). Wins over [security] usersFile. SIGHUP and meta reload re-read it.',
+      exists: true,
+    }),
     host: Flags.string({summary: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).'}),
     // -p was the port before -p meant a partition everywhere: a hidden alias that warns.
     port: Flags.integer({summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535, charAliases: ['p']}),
@@ -185,7 +190,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['failover-grace'] !== undefined && !inZk) {
       this.error('--failover-grace needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over', {exit: 2})
     }
-    const broker = await startBroker({config, overrides, logger: this.logger, slave})
+    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
     if (httpPort !== undefined) {
@@ -220,11 +225,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       process.on('SIGTERM', stop)
     })
     const reload = (why: string) => {
-      if (flags.config === undefined) {
-        this.logger.warn(`${why}: nothing to reload (the broker was started without -c)`)
+      if (flags.config === undefined && flags.users === undefined) {
+        this.logger.warn(`${why}: nothing to reload (the broker was started without -c or --users)`)
         return
       }
-      broker.reload().then(
+      broker.reloadWithUsers().then(
         (report) => {
           if (!report.changed) this.logger.info(`${why}: configuration unchanged`, {source: report.source})
         },

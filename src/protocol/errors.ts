@@ -60,6 +60,7 @@ export const ERRORS = {
   SERVICE_UNAVAILABLE: {status: Status.SERVICE_UNAVAILABLE, wireCode: 'SERVICE_UNAVAILABLE', retriable: true, message: 'service unavailable'},
   TIMEOUT: {status: Status.GATEWAY_TIMEOUT, wireCode: 'TIMEOUT', retriable: true, message: 'request timed out'},
   UNAUTHORIZED: {status: Status.UNAUTHORIZED, wireCode: 'UNAUTHORIZED', retriable: false, message: 'unauthorized'},
+  ACCESS_DENIED: {status: Status.FORBIDDEN, wireCode: 'ACCESS_DENIED', retriable: false, message: 'access denied'},
   UNKNOWN_ERROR_CODE: {retriable: false, message: 'unknown error code'},
   STORAGE_CORRUPT: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'STORAGE_CORRUPT', retriable: false, message: 'storage is corrupt'},
   PARTITION_QUARANTINED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_QUARANTINED', retriable: true, message: 'partition is quarantined'},

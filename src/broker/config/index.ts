@@ -12,6 +12,7 @@
  * ({@link applyOverrides}) > the file > defaults. With no topic section (or no file) any valid
  * topic name is accepted with the [system] values (zero-config mode).
  */
+import {readSecuritySection, type SecurityConfig} from './security.js'
 import {readFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {crc32} from 'node:zlib'
@@ -198,7 +199,7 @@ export function renderServerIni(config: BrokerConfig): string {
 
 // ---------------------------------------------------------------------------------------------
 
-const SECTION_KINDS = ['system', 'zookeeper', 'topic'] as const
+const SECTION_KINDS = ['system', 'zookeeper', 'topic', 'security'] as const
 
 function configError(message: string, details: Record<string, unknown>, cause?: unknown): MetaError {
   return new MetaError('CONFIG_INVALID', message, {details, cause})
@@ -239,6 +240,7 @@ class SectionParser {
   private readonly topics: {pattern: string; explicit: Record<string, unknown>; groupFilters: Record<string, string>}[] = []
   private readonly ignoredKeys: KeySpec[] = []
   private readonly warnings: string[] = []
+  private security: SecurityConfig | undefined
 
   constructor(
     private readonly label: string,
@@ -256,6 +258,8 @@ class SectionParser {
       this.readEntries(section, SYSTEM_KEYS, this.systemValues)
     } else if (section.name === 'zookeeper') {
       this.readEntries(section, ZOOKEEPER_KEYS, this.zookeeperValues)
+    } else if (section.name === 'security') {
+      this.security = readSecuritySection(section, this.label, this.baseDir)
     } else if (section.name.startsWith('topic=')) {
       this.addTopic(section, section.name.slice('topic='.length))
     } else {
@@ -275,7 +279,7 @@ class SectionParser {
     const zookeeper = {...defaultZookeeperConfig(), ...this.zookeeperValues} as ZookeeperConfig
     const topics = this.topics.map((t) => buildTopic(system, t.pattern, t.explicit as Partial<TopicSettings>, t.groupFilters))
     this.warnings.unshift(...this.ignoredKeys.map(ignoredKeyWarning))
-    return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings}
+    return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings, ...(this.security ? {security: this.security} : {})}
   }
 
   private addTopic(section: IniSection, pattern: string): void {

@@ -2,6 +2,7 @@
  * The typed broker configuration: what `server.ini` (spec §3) means, with units in the field
  * names. The INI key each field comes from is noted where it differs from the field name.
  */
+import type {SecurityConfig} from './security.js'
 
 /** What retention does with a read-only segment older than `maxReservedMs` (spec §2.7). */
 export interface DeletePolicy {
@@ -168,6 +169,8 @@ export interface BrokerConfig {
   checksum: number
   /** Info-level notes for the operator (keys accepted but ignored, filters not run). */
   warnings: string[]
+  /** server.ini's [security] section, when present (security.ts). */
+  security?: SecurityConfig
 }
 
 /** The effective settings of one concrete topic ({@link resolveTopic}). */

@@ -35,6 +35,7 @@ import {
   type PartitionsStateCommand,
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
+import {parseAuthFinish, parseAuthStart, type AuthFinishCommand, type AuthStartCommand} from './auth.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
 import {parseTopicAdmin, type TopicAdminCommand} from './topic-admin.js'
 
@@ -62,6 +63,8 @@ export type ExtensionCommand =
   | ReplicateCommand
   | SlaveStatusCommand
   | TopicAdminCommand
+  | AuthStartCommand
+  | AuthFinishCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -88,4 +91,6 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
   ['topic-admin', parseTopicAdmin],
+  ['auth-start', parseAuthStart],
+  ['auth-finish', parseAuthFinish],
 ]
