@@ -16,7 +16,7 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, intField, nameField, opaqueField, tokenCount} from '../tokens.js'
-import {arrayOf, booleanOf, integerOf, member, nullableStringOf, optional, parseJsonBody, stringOf} from '../json-body.js'
+import {arrayOf, booleanOf, integerOf, member, nullableStringOf, optional, parseJsonBody, recordOf, stringOf, type JsonField} from '../json-body.js'
 
 export const RELOAD_MODES = ['apply', 'check'] as const
 export type ReloadMode = (typeof RELOAD_MODES)[number]
@@ -137,7 +137,14 @@ export function decodeReloadReport(body: Buffer | string): ReloadReport {
       }
     }),
     warnings: arrayOf(member(root, 'warnings'), stringOf),
+    ...overlayOf(root),
   }
+}
+
+/** The reply's optional topic overlay (topic → server.ini key → value). */
+function overlayOf(root: JsonField): Pick<ReloadReport, 'overlay'> {
+  const overlay = optional(member(root, 'overlay'), (o) => recordOf(o, (settings) => recordOf(settings, stringOf)))
+  return overlay === undefined ? {} : {overlay}
 }
 
 /** The partitions-close / partitions-open reply body; DECODE_ERROR naming the field when it is not one. */
