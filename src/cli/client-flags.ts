@@ -106,6 +106,7 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
       } else {
         ms = parseDurationMs(input, name)
       }
+      if (allowZero && ms === 0) return 0 // `0s`, `0ms`: zero in any unit
       if (ms < minMs || ms > maxMs) {
         const zero = allowZero ? ' (or 0 for none)' : ''
         throw MetaError.invalidArgument(`invalid ${name} "${input.trim()}": expected a duration from ${formatDurationFlag(minMs)} to ${formatDurationFlag(maxMs)}${zero}`)
