@@ -24,6 +24,7 @@
  *   do not decode drop it); the exception goes to 'error' listeners, else it is uncaught.
  */
 import {connect, type Socket} from 'node:net'
+import {connect as connectTls} from 'node:tls'
 import {EventEmitter} from 'node:events'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
@@ -36,8 +37,9 @@ import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
+import {effectiveTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
 
-export interface ConnectionOptions extends BrokerAddress {
+export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
   /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
   requestTimeoutMs?: number
   /** Give up a connection attempt after this long. */
@@ -52,6 +54,12 @@ export interface ConnectionOptions extends BrokerAddress {
   maxInFlight?: number
   /** Largest response body accepted (default 64 MiB). */
   maxResponseBytes?: number
+  /**
+   * Dial the broker's TLS port (src/client/tls.ts): options (CA, client certificate), true for
+   * the process default's, false for plain TCP even under the CLI's --tls. Left out: TLS for a
+   * `meta+tls://` address or when the process default is enabled.
+   */
+  tls?: ClientTlsOptions | boolean
   logger?: Logger
 }
 
@@ -76,7 +84,9 @@ export class BrokerConnection extends EventEmitter {
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger'>>
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'tls'>>
+  /** Set: connections are TLS with these options. */
+  private readonly tls: ClientTlsOptions | undefined
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
@@ -95,7 +105,8 @@ export class BrokerConnection extends EventEmitter {
 
   constructor(options: ConnectionOptions) {
     super()
-    this.address = {host: options.host, port: options.port}
+    this.tls = effectiveTls(options.tls)
+    this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
     this.options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -236,13 +247,16 @@ export class BrokerConnection extends EventEmitter {
   private open(): void {
     this.state = 'connecting'
     this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
-    const socket = connect({host: this.address.host, port: this.address.port, noDelay: true})
+    const tls = this.tls
+    const socket: Socket =
+      tls === undefined ? connect({host: this.address.host, port: this.address.port, noDelay: true}) : connectTls(tlsConnectOptions(this.address.host, this.address.port, tls))
     this.socket = socket
     const connectTimer = setTimeout(() => {
       socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
     }, this.options.connectTimeoutMs)
     connectTimer.unref()
-    socket.once('connect', () => {
+    // TLS: usable once the handshake is done (and the broker's certificate verified).
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => {
       clearTimeout(connectTimer)
       socket.setNoDelay(true)
       this.onConnected()
