@@ -174,6 +174,7 @@ export class Listener {
     )
     await withDeadline(Promise.all(sockets), CLOSE_DEADLINE_MS)
     for (const conn of this.connections) conn.socket.destroy()
+    this.tls?.destroySockets()
   }
 
   /** The server has closed (after {@link close}). */

@@ -11,6 +11,7 @@
  *   (`meta reload`, SIGHUP with -c): a renewed certificate applies to new connections.
  */
 import {readFileSync} from 'node:fs'
+import type {Socket} from 'node:net'
 import {createServer, type SecureContextOptions, type Server, type TLSSocket} from 'node:tls'
 import type {Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
@@ -58,6 +59,8 @@ export class TlsPort {
   readonly server: Server
   /** Handshakes failed since the last warning, and when that warning was logged. */
   private failures = {count: 0, total: 0, loggedAtMs: 0, lastReason: ''}
+  /** Every TCP socket of the port (handshaking or not), so a shutdown can end them all. */
+  private readonly sockets = new Set<Socket>()
 
   constructor(
     system: TlsSettings,
@@ -77,6 +80,15 @@ export class TlsPort {
       onSecure,
     )
     this.server.on('tlsClientError', (error: Error) => this.failed(error.message))
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket)
+      socket.once('close', () => this.sockets.delete(socket))
+    })
+  }
+
+  /** End the sockets still open (a handshake in progress): the server closes only once all have. */
+  destroySockets(): void {
+    for (const socket of this.sockets) socket.destroy()
   }
 
   /** Handshakes refused since the start. */
