@@ -36,7 +36,7 @@ export function checkTlsSettings(system: TlsSettings): void {
 }
 
 /** The secure context options from the configured files; CONFIG_INVALID names an unreadable file. */
-export function tlsContextOptions(system: TlsSettings): SecureContextOptions {
+function tlsContextOptions(system: TlsSettings): SecureContextOptions {
   const read = (key: string, path: string | undefined) => {
     if (path === undefined) return undefined
     try {

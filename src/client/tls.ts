@@ -25,7 +25,7 @@ export interface ClientTlsOptions {
 }
 
 /** Files of the CLI's TLS flags. */
-export interface ClientTlsFiles {
+interface ClientTlsFiles {
   ca?: string
   cert?: string
   key?: string

@@ -15,7 +15,7 @@
  */
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
-import Fastify, {type FastifyError, type FastifyInstance, type FastifyRequest} from 'fastify'
+import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
 import type {BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {readFileSync} from 'node:fs'
