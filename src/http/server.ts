@@ -31,7 +31,7 @@ import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
 import {registerStatic} from './static.js'
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   broker: BrokerReadView
   /** TCP port; 0 = any free port. */
   port: number
