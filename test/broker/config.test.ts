@@ -166,6 +166,7 @@ describe('parseServerIni()', () => {
       updateConsumerOffsets: false,
       loadMessageStoresInParallel: false,
       listenHost: '127.0.0.1',
+      tlsOnly: false,
       groupSessionTimeoutMs: 30_000,
       maxPartitionBytes: 0,
       connectionMaxPendingBytes: 16 * 1024 * 1024,
