@@ -231,11 +231,11 @@ export class Spool extends EventEmitter {
     this.closed = true
     this.closeFiles()
     if (this.pendingCount === 0) {
-      for (const segment of this.segments) unlinkSync(join(this.dir, segmentName(segment.start)))
-      for (const name of [POSITION_FILE, POSITION_TEMP_FILE]) {
+      const names = [...this.segments.map((s) => segmentName(s.start)), POSITION_FILE, POSITION_TEMP_FILE]
+      for (const name of names) {
         try {
           unlinkSync(join(this.dir, name))
-        } catch {}
+        } catch {} // never written, or already gone
       }
     }
     unlock(this.dir)
