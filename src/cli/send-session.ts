@@ -31,6 +31,8 @@ import type {Logger} from '../log.js'
 import {decodeEnvelope} from './envelope.js'
 import {ProblemReporter} from './problems.js'
 import {RecordSplitter} from './splitter.js'
+import {createSendSpooler, type SendSpoolOptions} from './send-spool.js'
+import type {SpoolingProducer, SpoolingStats} from '../client/spooling-producer.js'
 
 /** MetaQ's default maxTransferSize (1 MiB) minus a record header: used when the broker does not say. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
@@ -82,6 +84,8 @@ export interface SendSessionOptions {
   transaction?: boolean
   /** With `transaction`: commit every this many messages. */
   transactionSize?: number
+  /** Keep what the broker cannot take now in a disk spool (ignored with `transaction`). */
+  spool?: SendSpoolOptions
 }
 
 /** What the transactions of `meta send --transaction` did. */
@@ -109,7 +113,9 @@ export interface SendSummary {
   skipped: number
   /** Empty records (blank lines), ignored. */
   empty: number
-  /** In flight when an interrupted send stopped waiting. */
+  /** With a spool: messages kept during outages, sent from it, found left by an earlier run, still in it. */
+  spool?: SpoolingStats & {dir: string}
+  /** In flight when an interrupted send stopped waiting (with a spool: still in the spool). */
   unacknowledged: number
   /** Payload bytes acknowledged. */
   bytes: number
@@ -173,6 +179,8 @@ export class SendSession {
   private graceTimer: NodeJS.Timeout | undefined
   private graceOver: (() => void) | undefined
   private readonly graceElapsed: Promise<void>
+  /** With a spool, messages go through it. */
+  private spooler: SpoolingProducer | undefined
 
   private constructor(options: SendSessionOptions, topology: Topology, maxMessageBytes: number) {
     this.options = options
@@ -195,7 +203,14 @@ export class SendSession {
       logger: options.logger,
     })
     if (options.transaction) this.txOutcome = {committed: 0, rolledBack: 0, rolledBackMessages: 0}
-    this.producer.on('drain', () => {
+    else if (options.spool !== undefined) {
+      this.spooler = createSendSpooler(this.producer, options.spool, options.maxInFlight)
+      this.spooler.on('error', (error: MetaError) => {
+        this.fatal ??= error
+        this.stop('connection')
+      })
+    }
+    ;(this.spooler ?? this.producer).on('drain', () => {
       if (!this.waitingDrain) return
       this.waitingDrain = false
       this.scheduleResume()
@@ -232,6 +247,10 @@ export class SendSession {
       }
       return new SendSession(options, topology, conn.capabilities.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
     } catch (error) {
+      // --max-outage covers a broker not reached yet: spool from the start, within the limit.
+      if (options.spool?.maxOutageMs !== undefined && !options.transaction && isMetaError(error) && isConnectionLoss(error)) {
+        return new SendSession(options, topology, DEFAULT_MAX_MESSAGE_BYTES)
+      }
       await topology.close()
       throw error
     }
@@ -243,7 +262,12 @@ export class SendSession {
   }
 
   get inFlight(): number {
-    return this.producer.inFlight
+    return this.spooler?.inFlight ?? this.producer.inFlight
+  }
+
+  /** With a spool: messages in it, not yet acknowledged. */
+  get spooled(): number | undefined {
+    return this.spooler?.stats.pending
   }
 
   get elapsedMs(): number {
@@ -256,6 +280,8 @@ export class SendSession {
     this.lastRefillMs = this.startMs
     const files = this.options.files ?? []
     if (this.txOutcome !== undefined) this.producer.beginTransaction()
+    // A spool left behind for this topic is sent first.
+    if (this.spooler !== undefined && this.options.topic !== undefined) this.spooler.open(this.options.topic)
     try {
       if (files.length === 0) await this.readStream(this.stdin(), {name: 'stdin', label: (i) => `line ${i}`})
       for (const file of files) {
@@ -267,7 +293,8 @@ export class SendSession {
     } finally {
       this.releaseStdin()
     }
-    await Promise.race([this.producer.flush(), this.graceElapsed])
+    const flushed = this.spooler === undefined ? this.producer.flush() : this.spooler.flush().catch((error: MetaError) => void (this.fatal ??= error))
+    await Promise.race([flushed, this.graceElapsed])
     await this.endTransaction()
     return this.finish()
   }
@@ -330,6 +357,7 @@ export class SendSession {
   async close(): Promise<void> {
     if (this.graceTimer !== undefined) clearTimeout(this.graceTimer)
     this.finalized = true
+    this.spooler?.close()
     await this.topology.close()
   }
 
@@ -473,7 +501,7 @@ export class SendSession {
     const bytes = payload.length
     let more: boolean
     try {
-      more = this.producer.sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
+      more = (this.spooler ?? this.producer).sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
     } catch (error) {
       return this.skip(source.label(index), error) // a bad topic name in an envelope
     }
@@ -611,7 +639,7 @@ export class SendSession {
   }
 
   private finish(): SendSummary {
-    const unacknowledged = this.producer.inFlight
+    const unacknowledged = this.spooler?.stats.pending ?? this.producer.inFlight
     this.finalized = true
     const summary: SendSummary = {
       sent: this.sentCount,
@@ -626,6 +654,7 @@ export class SendSession {
     }
     if (this.fatal !== undefined) summary.error = {code: this.fatal.code, message: this.fatal.message}
     if (this.txOutcome !== undefined) summary.transactions = {...this.txOutcome}
+    if (this.spooler !== undefined) summary.spool = {...this.spooler.stats, dir: this.options.spool!.dir}
     return summary
   }
 
