@@ -78,3 +78,9 @@ export function createSendSpooler(producer: Producer, options: SendSpoolOptions,
   })
   return spooler
 }
+
+/** --spool for `meta spool …`. */
+export const spoolDirFlag = Flags.string({
+  summary: 'Spool directory (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).',
+  helpValue: '<dir>',
+})
