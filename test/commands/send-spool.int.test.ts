@@ -204,4 +204,29 @@ describe('meta send with a spool', () => {
     assert.equal(failed.code, 1)
     assert.match(failed.stderr, /^error \[CONNECTION_FAILED\]: cannot reach broker/m, 'without --max-outage a broker never reached fails at once')
   })
+
+  it('--no-spool (and -T) keep fail-fast sending: a lost broker ends meta send with exit 1 and no spool', async (t) => {
+    const spool = await tmpDir(t) // $META_STATE_DIR: where the spool would be
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const topic = uniqueName('nospool')
+    for (const flag of ['--no-spool', '-T']) {
+      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, flag], {META_STATE_DIR: spool})
+      const done = collect(child, 60_000)
+      child.stdin!.write('one\n')
+      if (flag === '--no-spool') {
+        await waitFor(async () => (await readTopic(broker.port, topic)).length >= 1, {timeoutMs: 30_000, what: 'the first line stored'})
+        await stopBroker(broker, 'SIGKILL')
+        const pacer = setInterval(() => child.stdin!.writable && child.stdin!.write('more\n'), 10)
+        const result = await done
+        clearInterval(pacer)
+        assert.equal(result.code, 1, result.stderr)
+        assert.match(result.stderr, /giving up: /)
+      } else {
+        child.stdin!.end()
+        const result = await done
+        assert.equal(result.code, 1, result.stderr) // the broker is gone: -T fails at once, nothing spooled
+      }
+      assert.deepEqual(readdirSync(spool), [], `${flag}: no spool written`)
+    }
+  })
 })
