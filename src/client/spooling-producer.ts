@@ -35,6 +35,11 @@ import {Spool, topicSpoolDir, type SpoolRecord} from './spool/index.js'
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
 /** Records appended and not yet sent kept in memory too (bytes), so a healthy send does not read the disk. */
 export const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
+/**
+ * While the broker takes messages, input pauses once this many bytes are stored and not yet
+ * sent (as the plain producer pauses at a full window): the spool grows only during an outage.
+ */
+export const HEALTHY_BACKLOG_BYTES = 1024 * 1024
 /** First and largest wait before a probe during an outage (ms). */
 export const PROBE_BACKOFF_MIN_MS = 50
 export const PROBE_BACKOFF_MAX_MS = 1000
@@ -56,7 +61,7 @@ export interface SpoolingProducerOptions {
 }
 
 export interface SpoolingStats {
-  /** Records appended while their topic's broker could not take them. */
+  /** Records in the spool when an outage began, or appended during one. */
   spooled: number
   /** Records acknowledged after an outage, or left in the spool by an earlier run. */
   resent: number
@@ -88,6 +93,7 @@ interface Lane {
   outageSinceMs: number
   backoffMs: number
   timer: NodeJS.Timeout | undefined
+  pumpScheduled: boolean
 }
 
 export class SpoolingProducer extends EventEmitter {
@@ -160,7 +166,7 @@ export class SpoolingProducer extends EventEmitter {
       lane.memoryBytes += record.end - record.position
     }
     this.scheduleFlush(lane)
-    if (lane.spool.full) {
+    if (lane.spool.full || (lane.state === 'sending' && lane.spool.end - lane.cursor >= HEALTHY_BACKLOG_BYTES)) {
       this.waitingRoom = true
       return false
     }
@@ -204,6 +210,7 @@ export class SpoolingProducer extends EventEmitter {
       outageSinceMs: 0,
       backoffMs: PROBE_BACKOFF_MIN_MS,
       timer: undefined,
+      pumpScheduled: false,
     }
     this.counts.leftover += spool.pending
     spool.on('room', () => this.onRoom())
@@ -247,6 +254,19 @@ export class SpoolingProducer extends EventEmitter {
     }
   }
 
+  /**
+   * Refill the window on the next turn, after every acknowledgement of the current socket read
+   * is counted: the sends then go out together (the producer batches what one turn sends).
+   */
+  private schedulePump(lane: Lane): void {
+    if (lane.pumpScheduled) return
+    lane.pumpScheduled = true
+    setImmediate(() => {
+      lane.pumpScheduled = false
+      this.pump(lane)
+    })
+  }
+
   private pump(lane: Lane): void {
     if (this.closed) return
     const window = lane.state === 'probing' ? 1 : this.maxInFlight
@@ -256,6 +276,7 @@ export class SpoolingProducer extends EventEmitter {
       if (record === undefined) break
       this.dispatch(lane, record)
     }
+    if (this.waitingRoom) this.onRoom()
   }
 
   private dispatch(lane: Lane, record: SpoolRecord): void {
@@ -295,7 +316,7 @@ export class SpoolingProducer extends EventEmitter {
       this.emit('recovered', lane.topic)
     }
     if (lane.state === 'outage') this.afterSettle(lane)
-    else this.pump(lane)
+    else this.schedulePump(lane)
     this.checkFlushed()
   }
 
@@ -307,6 +328,8 @@ export class SpoolingProducer extends EventEmitter {
     lane.readAhead = new RecordQueue()
     lane.recoveryEnd = lane.spool.end
     if (!first) return
+    // What the spool holds now waits for the broker too (sent and unanswered, or not sent yet).
+    this.counts.spooled += lane.spool.pending
     lane.outageSinceMs = Date.now()
     this.emit('outage', lane.topic, error)
   }
@@ -338,7 +361,10 @@ export class SpoolingProducer extends EventEmitter {
 
   private onRoom(): void {
     if (!this.waitingRoom) return
-    for (const lane of this.lanes.values()) if (lane.spool.full && lane.state !== 'failed') return
+    for (const lane of this.lanes.values()) {
+      if (lane.state === 'failed') continue
+      if (lane.spool.full || (lane.state === 'sending' && lane.spool.end - lane.cursor >= HEALTHY_BACKLOG_BYTES / 2)) return
+    }
     this.waitingRoom = false
     this.emit('drain')
   }
