@@ -80,7 +80,7 @@ export interface SpoolSendResult {
   error?: {code: string; message: string}
 }
 
-export interface SpoolSendOptions {
+interface SpoolSendOptions {
   root: string
   topics: string[]
   broker?: string

@@ -34,15 +34,15 @@ import {Spool, topicSpoolDir, type SpoolRecord} from './spool/index.js'
 /** Default most records sent and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
 /** Records appended and not yet sent kept in memory too (bytes), so a healthy send does not read the disk. */
-export const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
+const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
 /**
  * While the broker takes messages, input pauses once this many bytes are stored and not yet
  * sent (as the plain producer pauses at a full window): the spool grows only during an outage.
  */
-export const HEALTHY_BACKLOG_BYTES = 1024 * 1024
+const HEALTHY_BACKLOG_BYTES = 1024 * 1024
 /** First and largest wait before a probe during an outage (ms). */
-export const PROBE_BACKOFF_MIN_MS = 50
-export const PROBE_BACKOFF_MAX_MS = 1000
+const PROBE_BACKOFF_MIN_MS = 50
+const PROBE_BACKOFF_MAX_MS = 1000
 /** Smallest and largest --max-outage (ms): 1 s .. 30 days. */
 export const MAX_OUTAGE_FLOOR_MS = 1000
 export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
@@ -405,6 +405,6 @@ class RecordQueue {
 }
 
 /** A failure the broker (or the network) will get over: keep the record and try again later. */
-export function isOutage(error: MetaError): boolean {
+function isOutage(error: MetaError): boolean {
   return error.retriable && error.code !== 'NOT_FOUND'
 }

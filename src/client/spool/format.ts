@@ -19,9 +19,9 @@
 import {checksum} from '../../protocol/crc.js'
 
 /** Suffix of a segment file. */
-export const SEGMENT_SUFFIX = '.spool'
+const SEGMENT_SUFFIX = '.spool'
 /** Digits of the start position in a segment name (zero-padded so names sort by position). */
-export const SEGMENT_NAME_DIGITS = 20
+const SEGMENT_NAME_DIGITS = 20
 /** The acknowledged position (decimal text). */
 export const POSITION_FILE = 'position'
 /** Written first, then renamed over POSITION_FILE. */
@@ -29,11 +29,11 @@ export const POSITION_TEMP_FILE = 'position.tmp'
 /** The pid of the process that has the spool open. */
 export const LOCK_FILE = 'lock'
 /** bodyBytes + checksum. */
-export const RECORD_HEADER_BYTES = 8
+const RECORD_HEADER_BYTES = 8
 /** partition + attributeLen. */
-export const BODY_FIXED_BYTES = 8
+const BODY_FIXED_BYTES = 8
 /** A body larger than this is damage, not a record (a message is at most a few MiB). */
-export const MAX_BODY_BYTES = 256 * 1024 * 1024
+const MAX_BODY_BYTES = 256 * 1024 * 1024
 
 export interface SpoolEntry {
   partition: number
@@ -75,7 +75,7 @@ export function encodeRecord(entry: SpoolEntry): Buffer {
 }
 
 /** What parseRecord found at an offset of a buffer. */
-export type ParseOutcome =
+type ParseOutcome =
   | {kind: 'record'; entry: SpoolEntry; bytes: number}
   /** The buffer ends before the record does: read `bytes` from here. */
   | {kind: 'short'; bytes: number}

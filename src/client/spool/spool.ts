@@ -35,13 +35,13 @@ export const DEFAULT_SPOOL_MAX_BYTES = 1024 * 1024 * 1024
 export const SPOOL_MAX_BYTES_FLOOR = 1024 * 1024
 export const SPOOL_MAX_BYTES_CEILING = 1024 * 1024 * 1024 * 1024
 /** A segment is closed and a new one started past this size (a spool of maxBytes has ~8). */
-export const SEGMENT_BYTES_MAX = 64 * 1024 * 1024
+const SEGMENT_BYTES_MAX = 64 * 1024 * 1024
 /** append() writes its buffer at once past this many bytes. */
-export const WRITE_BUFFER_BYTES = 256 * 1024
+const WRITE_BUFFER_BYTES = 256 * 1024
 /** How much read() takes from a segment per system call. */
-export const READ_CHUNK_BYTES = 1024 * 1024
+const READ_CHUNK_BYTES = 1024 * 1024
 /** The position file is rewritten at most this often (ms). */
-export const POSITION_SAVE_MS = 100
+const POSITION_SAVE_MS = 100
 
 export interface SpoolOptions {
   /** Bound on unacknowledged bytes (records with headers); default DEFAULT_SPOOL_MAX_BYTES. */
