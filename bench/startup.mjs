@@ -7,6 +7,7 @@
  *   meta send --help
  *   echo hi | meta send -t startup -q      against a broker this script starts (one put, acked)
  *   meta tail -t startup -e -q             reads that topic to its end
+ *   meta stats                             the broker's stats table
  *
  * where meta is bin/run.js as `npm link` installs it (node runs the file), and also
  * build/meta (the single executable) when it exists. The commands run in turn, round after
@@ -90,6 +91,7 @@ try {
       {name: `\`meta send --help\` (${label})`, run: () => meta(['send', '--help'])},
       {name: `\`echo hi | meta send -t startup\` (${label})`, run: () => meta(['send', '-t', 'startup', '-q', '-b', b], 'hi\n')},
       {name: `\`meta tail -t startup -e\` (${label})`, run: () => meta(['tail', '-t', 'startup', '-e', '-q', '-b', b])},
+      {name: `\`meta stats\` (${label})`, run: () => meta(['stats', '-b', b])},
     )
   }
   // Warm the page cache and the broker's topic first; not counted.

@@ -34,6 +34,26 @@ async function filesUnder(dir) {
   return out
 }
 
+/**
+ * postject's ELF reader (LIEF) warns once per `.note` section whose name it cannot find in the
+ * string table (nine lines for Node 20's binary, `Can't find string offset for section name
+ * '.note.100'`): expected and harmless for a Node binary, so those lines are dropped; any
+ * other warning is still printed. It prints through console.warn.
+ */
+const EXPECTED_WARNING = /^warning: Can't find string offset for section name '\.note(\.\d+)?'$/
+async function quietNoteWarnings(run) {
+  const warn = console.warn
+  console.warn = (...args) => {
+    if (args.length === 1 && EXPECTED_WARNING.test(String(args[0]))) return
+    warn(...args)
+  }
+  try {
+    return await run()
+  } finally {
+    console.warn = warn
+  }
+}
+
 export async function packageExecutable(out) {
   const [major, minor] = process.versions.node.split('.').map(Number)
   if (major < 20 || (major === 20 && minor < 12)) throw new Error(`packaging needs Node 20.12 or newer (node:sea assets); this is ${process.version}`)
@@ -53,7 +73,8 @@ export async function packageExecutable(out) {
     await rm(out, {force: true})
     await copyFile(process.execPath, out)
     await chmod(out, 0o755)
-    await inject(out, 'NODE_SEA_BLOB', await readFile(blob), {sentinelFuse: SEA_FUSE})
+    const blobBytes = await readFile(blob)
+    await quietNoteWarnings(() => inject(out, 'NODE_SEA_BLOB', blobBytes, {sentinelFuse: SEA_FUSE}))
     return {out, bytes: (await stat(out)).size}
   } finally {
     await rm(work, {recursive: true, force: true})

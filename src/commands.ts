@@ -23,6 +23,10 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   stats: () => load(import('./commands/stats.js')),
   'topic:list': () => load(import('./commands/topic/list.js')),
   'topic:describe': () => load(import('./commands/topic/describe.js')),
+  'topic:create': () => load(import('./commands/topic/create.js')),
+  'topic:alter': () => load(import('./commands/topic/alter.js')),
+  'topic:delete': () => load(import('./commands/topic/delete.js')),
+  'topic:export': () => load(import('./commands/topic/export.js')),
   'group:list': () => load(import('./commands/group/list.js')),
   'group:describe': () => load(import('./commands/group/describe.js')),
   'group:seek': () => load(import('./commands/group/seek.js')),
@@ -40,6 +44,11 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'profile:use': () => load(import('./commands/profile/use.js')),
   'profile:list': () => load(import('./commands/profile/list.js')),
   'profile:delete': () => load(import('./commands/profile/delete.js')),
+  'user:add': () => load(import('./commands/user/add.js')),
+  'user:grant': () => load(import('./commands/user/grant.js')),
+  'user:revoke': () => load(import('./commands/user/revoke.js')),
+  'user:list': () => load(import('./commands/user/list.js')),
+  'user:remove': () => load(import('./commands/user/remove.js')),
   'tx:list': () => load(import('./commands/tx/list.js')),
   'tx:commit': () => load(import('./commands/tx/commit.js')),
   'tx:rollback': () => load(import('./commands/tx/rollback.js')),
@@ -55,7 +64,15 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   // plugin-autocomplete exports no subpaths, so its command classes are reached by path.
   autocomplete: () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/index.js')),
   'autocomplete:create': () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js')),
-  'autocomplete:script': () => load(import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js')),
+  // Writes the completion files when missing, so the documented rc line works in a fresh HOME.
+  'autocomplete:script': async () => {
+    const [script, create, {autocompleteScript}] = await Promise.all([
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/script.js'),
+      import('../node_modules/@oclif/plugin-autocomplete/lib/commands/autocomplete/create.js'),
+      import('./cli/autocomplete-script.js'),
+    ])
+    return autocompleteScript(script.default as never, create.default as never)
+  },
 }
 
 /** The command classes of `ids` (default: all), by id. */

@@ -30,6 +30,27 @@ export interface Logger {
   trace(message: string, fields?: LogFields): void
   isLevelEnabled(level: Exclude<LogLevel, 'silent'>): boolean
   child(namespace: string, fields?: LogFields): Logger
+  /**
+   * This logger, with the lines written through it counted under `kind` (shared by every
+   * logger of the family: the same kind from two connections is one count): the first
+   * `burstLines` (default {@link LOG_BURST_LINES}) in an interval of `intervalMs` (default
+   * {@link LOG_LIMIT_INTERVAL_MS}) are written, the rest dropped and, once the interval ends,
+   * reported in one line carrying `dropped` (their number) and the last one's fields. For
+   * lines a client or a fault can repeat at will (bad requests, EMFILE, failed writes).
+   */
+  limited(kind: string, options?: LogLimitOptions): Logger
+}
+
+/** Lines of one kind written per interval before the rest are only counted. */
+export const LOG_BURST_LINES = 5
+/** The interval of a limited kind of line, in ms. */
+const LOG_LIMIT_INTERVAL_MS = 60_000
+
+interface LogLimitOptions {
+  /** Lines written per interval, 1..1000 (default {@link LOG_BURST_LINES}). */
+  burstLines?: number
+  /** The interval in ms, 10..3,600,000 (default {@link LOG_LIMIT_INTERVAL_MS}). */
+  intervalMs?: number
 }
 
 interface LoggerOptions {
@@ -45,6 +66,56 @@ const LEVEL_LABELS: Record<number, string> = {10: 'TRACE', 20: 'DEBUG', 30: 'INF
 
 type Write = (line: string) => void
 
+/** The count of one kind of limited line in the current interval. */
+class LogLimit {
+  private windowStartMs = 0
+  private lines = 0
+  private dropped = 0
+  private last: {emit: (message: string, fields: LogFields) => void; message: string; fields: LogFields | undefined} | undefined
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly burstLines: number,
+    private readonly intervalMs: number,
+  ) {}
+
+  /** Whether to write this line now; a dropped one is remembered for the report. */
+  admit(emit: (message: string, fields: LogFields) => void, message: string, fields: LogFields | undefined): boolean {
+    const now = Date.now()
+    if (now - this.windowStartMs >= this.intervalMs) {
+      this.report()
+      this.windowStartMs = now
+      this.lines = 0
+    }
+    if (this.lines < this.burstLines) {
+      this.lines += 1
+      return true
+    }
+    this.dropped += 1
+    this.last = {emit, message, fields}
+    // unref: a pending report never keeps the process alive.
+    this.timer ??= setTimeout(() => this.report(), this.windowStartMs + this.intervalMs - now).unref()
+    return false
+  }
+
+  private report(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    const last = this.last
+    if (last === undefined || this.dropped === 0) return
+    const dropped = this.dropped
+    this.dropped = 0
+    this.last = undefined
+    last.emit(`${last.message} (${dropped} more not logged in ${this.intervalMs / 1000} s)`, {...last.fields, dropped})
+  }
+}
+
+/** The limits of a logger family, by kind. */
+type LogLimits = Map<string, LogLimit>
+
+const clamp = (value: number | undefined, min: number, max: number, fallback: number): number =>
+  value === undefined || !Number.isFinite(value) ? fallback : Math.min(max, Math.max(min, Math.floor(value)))
+
 class LineLogger implements Logger {
   constructor(
     private readonly threshold: number,
@@ -52,6 +123,8 @@ class LineLogger implements Logger {
     private readonly write: Write,
     private readonly ns: string,
     private readonly bindings: LogFields,
+    private readonly limits: LogLimits,
+    private readonly limit?: LogLimit,
   ) {}
 
   error(message: string, fields?: LogFields): void {
@@ -73,11 +146,25 @@ class LineLogger implements Logger {
     return LEVEL_VALUES[level] >= this.threshold
   }
   child(namespace: string, fields?: LogFields): Logger {
-    return new LineLogger(this.threshold, this.json, this.write, this.ns === '' ? namespace : `${this.ns}.${namespace}`, {...this.bindings, ...fields})
+    const ns = this.ns === '' ? namespace : `${this.ns}.${namespace}`
+    return new LineLogger(this.threshold, this.json, this.write, ns, {...this.bindings, ...fields}, this.limits, this.limit)
+  }
+  limited(kind: string, options: LogLimitOptions = {}): Logger {
+    let limit = this.limits.get(kind)
+    if (limit === undefined) {
+      limit = new LogLimit(clamp(options.burstLines, 1, 1000, LOG_BURST_LINES), clamp(options.intervalMs, 10, 3_600_000, LOG_LIMIT_INTERVAL_MS))
+      this.limits.set(kind, limit)
+    }
+    return new LineLogger(this.threshold, this.json, this.write, this.ns, this.bindings, this.limits, limit)
   }
 
   private log(level: number, message: string, fields: LogFields | undefined): void {
     if (level < this.threshold) return
+    if (this.limit !== undefined && !this.limit.admit((m, f) => this.line(level, m, f), message, fields)) return
+    this.line(level, message, fields)
+  }
+
+  private line(level: number, message: string, fields: LogFields | undefined): void {
     const time = Date.now()
     const rest = {...this.bindings, ...fields}
     if (this.json) {
@@ -122,7 +209,7 @@ function writerOf(destination: NodeJS.WritableStream | number): Write {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? envLevel() ?? 'info'
   const format = options.format ?? (process.env.META_LOG_FORMAT === 'json' ? 'json' : 'pretty')
-  return new LineLogger(LEVEL_VALUES[level], format === 'json', writerOf(options.destination ?? 2), '', {})
+  return new LineLogger(LEVEL_VALUES[level], format === 'json', writerOf(options.destination ?? 2), '', {}, new Map())
 }
 
 function envLevel(): LogLevel | undefined {

@@ -5,7 +5,7 @@
  * line that names no command gets one clear line and a suggestion, not oclif's internals
  * ("command group:delete:x not found").
  */
-import {Plugin, flush, handle, run, type Command, type Interfaces} from '@oclif/core'
+import {Plugin, handle, run, type Command, type Interfaces} from '@oclif/core'
 import {COMMAND_LOADERS, loadCommands} from './commands.js'
 import {PACKAGE} from './package-info.js'
 
@@ -24,6 +24,7 @@ interface MainOptions {
 const SEPARATOR = ':'
 
 export async function main(options: MainOptions): Promise<void> {
+  readerMayLeave()
   try {
     options = {...options, argv: globalFlagsLast(options.argv)}
     // `meta help sned` is answered like `meta sned`, not with oclif's "Command sned not found".
@@ -41,10 +42,39 @@ export async function main(options: MainOptions): Promise<void> {
     const commands = await loadCommands(options.manifest === undefined ? undefined : needed)
     const plugin = await rootPlugin(options.root, commands, options.manifest)
     await run(options.argv, {root: options.root, pjson: plugin.pjson, plugins: new Map([[plugin.name, plugin]])})
-    await flush()
+    await flushStdout()
   } catch (error) {
     await handle(error as Error)
   }
+}
+
+/**
+ * `meta help | head -1`: a reader that leaves early is a normal end (exit 0), not an error.
+ * Its EPIPE is ignored here (a data command's own sink also hears it and stops reading), and
+ * what was still to be written is dropped.
+ */
+function readerMayLeave(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') return
+    throw error
+  })
+}
+
+/**
+ * Wait until stdout has written what it holds. oclif's flush() waits for a 'drain' that a
+ * closed pipe never emits, with an unref'd timer: the process then ended with exit status 13
+ * (an unsettled top-level await); this also ends on the pipe's error or close.
+ */
+function flushStdout(): Promise<void> {
+  const out = process.stdout
+  if (out.destroyed || out.writableLength === 0) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done).off('error', done).off('close', done)
+      resolve()
+    }
+    out.on('drain', done).on('error', done).on('close', done)
+  })
 }
 
 /** The program's oclif plugin: commands from the registry, and the manifest when there is one. */

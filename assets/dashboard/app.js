@@ -93,7 +93,8 @@ function confirmDialog({title, text, ok = 'Confirm', askToken = false}) {
 function table(columns, rows, empty = 'Nothing here yet.') {
   if (rows.length === 0) return `<div class="empty">${esc(empty)}</div>`
   const head = columns.map((c) => `<th class="${c.num ? 'num' : ''}">${esc(c.label)}</th>`).join('')
-  const body = rows.map((r) => `<tr>${columns.map((c) => `<td class="${c.num ? 'num' : ''}">${c.html ? c.html(r) : esc(c.value(r))}</td>`).join('')}</tr>`).join('')
+  const cls = (c) => [c.num ? 'num' : '', c.wrap ? 'wrap' : ''].filter(Boolean).join(' ')
+  const body = rows.map((r) => `<tr>${columns.map((c) => `<td class="${cls(c)}">${c.html ? c.html(r) : esc(c.value(r))}</td>`).join('')}</tr>`).join('')
   return `<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`
 }
 
@@ -116,9 +117,29 @@ function pagedTable(holder, data, go, columns, rows, empty) {
 // live counters (one SSE stream for every page)
 
 const live = {samples: [], listeners: new Set()}
-function connectLive() {
+/** The counters' recent past, kept by the broker (one sample a second): the charts start filled. */
+async function loadHistory() {
+  try {
+    const {samples} = await api('/api/history')
+    const recent = samples.slice(-HISTORY - 1)
+    for (let i = 1; i < recent.length; i++) addRates(recent[i], recent[i - 1])
+    live.samples = recent.slice(1).map((s) => ({...s, history: true}))
+  } catch {
+    // An older broker without /api/history: the charts fill as samples arrive.
+  }
+}
+function addRates(sample, previous) {
+  if (!previous) return
+  const dt = (sample.timeMs - previous.timeMs) / 1000 || 1
+  sample.putRate = Math.max(0, (sample.cmdPut - previous.cmdPut) / dt)
+  sample.getRate = Math.max(0, (sample.cmdGet - previous.cmdGet) / dt)
+  sample.inRate = Math.max(0, (sample.receivedBytes - previous.receivedBytes) / dt)
+  sample.outRate = Math.max(0, (sample.sentBytes - previous.sentBytes) / dt)
+}
+async function connectLive() {
   const dot = document.getElementById('live-dot')
   const label = document.getElementById('live-text')
+  await loadHistory()
   const source = new EventSource('/api/events')
   source.addEventListener('counters', (e) => {
     const sample = JSON.parse(e.data)
@@ -278,7 +299,9 @@ const pages = {
         {color: '#0ea5e9', values: pad(live.samples.map((x) => x.outRate))},
       ], 'bytes per second')
     }
-    if (live.samples.length > 0) update(live.samples[live.samples.length - 1])
+    // A sample from the history has the rates but not the totals: the first live one draws all.
+    const last = live.samples[live.samples.length - 1]
+    if (last !== undefined && !last.history) update(last)
     page.onTick(update)
   },
 
@@ -383,7 +406,7 @@ const pages = {
     const render = () => {
       if (!current) return
       holder.innerHTML = current.messages.length === 0 ? `<div class="empty">${following ? 'Waiting for new messages…' : 'No messages from this offset (the end of the log).'}</div>` : current.messages.map((m) => `
-        <div class="message"><div class="meta"><span>offset <b>${num(m.offset)}</b></span><span>id <b class="mono">${esc(m.msgId)}</b></span><span>${esc(new Date(m.timeMs).toISOString())}</span><span>${num(m.size)} bytes</span>${m.flag ? `<span>flag <b>${esc(m.flag)}</b></span>` : ''}${m.attribute !== undefined ? `<span>attribute <b>${esc(m.attribute)}</b></span>` : ''}</div>
+        <div class="message"><div class="meta"><span>offset <b>${num(m.offset)}</b></span><span>id <b class="mono">${esc(m.msgId)}</b></span><span>${esc(new Date(m.timeMs).toISOString())}</span><span title="payload bytes">${num(m.size)} bytes</span>${m.flag ? `<span>flag <b>${esc(m.flag)}</b></span>` : ''}${m.attribute !== undefined ? `<span>attribute <b>${esc(m.attribute)}</b></span>` : ''}</div>
         <pre>${esc(payload(m, state.format))}</pre></div>`).join('')
     }
     // Follow live: new messages of this partition (newest first) over /follow's event stream.
@@ -484,9 +507,10 @@ const pages = {
       document.getElementById('group-sub').textContent = `Generation ${data.generation} · ${data.members.length} member(s) · ${num(totalLag)} messages behind on this page`
       document.getElementById('members-table').innerHTML = table(
         [
-          {label: 'Member', value: (m) => m.id},
+          // Member ids can be long (host, pid and a random part): they wrap rather than widen the table.
+          {label: 'Member', wrap: true, value: (m) => m.id},
           {label: 'From', value: (m) => m.host},
-          {label: 'Topics', value: (m) => m.topics.join(', ')},
+          {label: 'Topics', wrap: true, value: (m) => m.topics.join(', ')},
           {label: 'Owns', num: true, value: (m) => num(m.owned.length)},
         ],
         data.members,

@@ -48,13 +48,15 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
+import {createAccessControl, reloadAccess} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
+import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
 import type {Replicator, SlaveOptions} from './replication/replicator.js'
 import {issueIdsAfterLog} from './replication/promotion.js'
 import {Roles, validateRoles} from './replication/roles.js'
 
-export {OVERSIZE_SKIP_FACTOR, publishedHost} from './listener.js'
+export {publishedHost} from './listener.js'
 
 export interface BrokerOptions {
   /** Default: defaultBrokerConfig() (standalone, any topic, loopback, port 8123). */
@@ -81,6 +83,8 @@ export interface BrokerOptions {
   fileOps?: FileOps
   /** Caps on standalone consumer groups (default GROUPS_MAX, MEMBERS_PER_GROUP_MAX in groups/coordinator.ts; tests make them small). */
   groupLimits?: {maxGroups?: number; maxMembersPerGroup?: number}
+  /** The users file (`meta serve --users`): rights are checked (broker/auth); wins over [security] usersFile. */
+  usersFile?: string
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -109,15 +113,20 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   private readonly overrides: ConfigOverrides
   private readonly locks: DataDirLock[]
   private reloading: Promise<unknown> = Promise.resolve()
+  /** The file's config with the serve flags, before the topic overlay (topic-overlay.ts) goes on top. */
+  private baseConfig: BrokerConfig
+  private overlay: TopicOverlay
 
-  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions) {
+  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions, overlay: {base: BrokerConfig; topics: TopicOverlay}) {
+    this.baseConfig = overlay.base
+    this.overlay = overlay.topics
     const {store, topics} = opened
     this.overrides = options.overrides ?? {}
     this.locks = opened.locks
     this.store = store
     this.topics = topics
     this.log = log
-    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, log})
+    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, storeOpenFiles: () => this.store.openFileCount, log})
     const polls = new LongPollRegistry(
       (w) => retryGet(this.context, w.conn, w.frame),
       (w) => expireGet(this.context, w.conn, w.frame),
@@ -156,6 +165,8 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       },
       putOutcome: (failed) => this.cluster?.putOutcome(failed),
       reload: (dryRun) => this.reload(undefined, {dryRun}),
+      topicOverlay: () => new Map([...this.overlay].map(([topic, settings]) => [topic, {...settings}])),
+      changeTopicOverlay: (overlay) => this.changeTopicOverlay(overlay),
     }
     this.roles = new Roles({
       context: this.context,
@@ -169,14 +180,19 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   }
 
   static async start(options: BrokerOptions = {}): Promise<Broker> {
-    const config = options.config ?? defaultBrokerConfig()
+    const base = options.config ?? defaultBrokerConfig()
+    // Topics created or changed online (meta topic create|alter) go on top of the file.
+    const overlay = loadTopicOverlay(base.system.dataPath)
+    const config = applyTopicOverlay(base, overlay)
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
+    const access = createAccessControl(config, options.usersFile, log)
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
-    const started = new Broker(config, opened, log, options)
+    const started = new Broker(config, opened, log, options, {base, topics: overlay})
+    started.context.access = access
     holder.context = started.context
     issueIdsAfterLog(started.context.ids, opened.store, log)
     try {
@@ -196,6 +212,12 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     return this.context.config
   }
 
+  /** SIGHUP: re-read the users file when access control is on (auth/reload.ts), and server.ini. */
+  reloadWithUsers(): Promise<ReloadReport> {
+    const access = this.context.access
+    return access === undefined ? this.reload() : reloadAccess(this.context, access, false)
+  }
+
   /**
    * Re-read server.ini and apply what changed (reload.ts): the broker's own file by default,
    * or `source` (another path, or text, e.g. a master's server.ini a slave syncs). With
@@ -204,6 +226,26 @@ export class Broker implements ConnectionHandler, BrokerReadView {
    */
   reload(source?: ReloadSource, options: {dryRun?: boolean} = {}): Promise<ReloadReport> {
     const run = this.reloading.then(() => this.reloadNow(source, options.dryRun === true))
+    this.reloading = run.catch(() => undefined)
+    return run
+  }
+
+  /**
+   * Replace the topic overlay (topic admin): checked as a reload of the running file with
+   * `overlay` on top, saved to `<dataPath>/__meta_state/topic-overlay.json`, then applied as a
+   * reload is. Runs in line with reloads. Rejects with CONFIG_INVALID when refused (nothing changes).
+   */
+  changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport> {
+    const run = this.reloading.then(async () => {
+      if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
+      const plan = await planReload(this.config, this.overrides, this.store, {config: this.baseConfig}, overlay)
+      await saveTopicOverlay(this.config.system.dataPath, overlay)
+      this.overlay = overlay
+      const report = await this.applyReload(plan)
+      // Unchanged settings still refresh the ZooKeeper registration (a deleted topic's data is gone).
+      if (!report.changed) await this.roles.reloaded()
+      return report
+    })
     this.reloading = run.catch(() => undefined)
     return run
   }
@@ -311,9 +353,16 @@ export class Broker implements ConnectionHandler, BrokerReadView {
 
   private async reloadNow(source: ReloadSource | undefined, dryRun: boolean): Promise<ReloadReport> {
     if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
+    const plan = await planReload(this.config, this.overrides, this.store, source, this.overlay)
+    if (dryRun) return plan.report
+    return this.applyReload(plan)
+  }
+
+  /** Put a planned reload in force (nothing when it changes nothing). */
+  private async applyReload({diff, report, base}: Awaited<ReturnType<typeof planReload>>): Promise<ReloadReport> {
     const running = this.config
-    const {diff, report} = await planReload(running, this.overrides, this.store, source)
-    if (dryRun || !report.changed) return report
+    this.baseConfig = base
+    if (!report.changed) return report
     const next = diff.config
     const newRoots = dataRoots(next).filter((root) => !this.locks.some((lock) => lock.dir === root))
     const added = lockDataDirs(newRoots, this.log)

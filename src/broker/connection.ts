@@ -71,6 +71,10 @@ export class Connection {
   lastRequestAtMs = Date.now()
   /** When the partial frame now being received began (0 = none, or the broker is not reading). */
   frameStartedAtMs = 0
+  /** The user this connection authenticated as (auth-finish); undefined: anonymous. */
+  user: string | undefined = undefined
+  /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
+  authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
   private readonly decoder: FrameDecoder<RequestFrame>
   private readonly out = new OutputBuffer()
   private chunks: Buffer[] = []
@@ -373,9 +377,9 @@ export class Connection {
 
   private rejectInput(error: unknown): void {
     if (isMetaError(error, 'DECODE_ERROR') || isMetaError(error, 'FRAME_TOO_LARGE')) {
-      this.log.warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
+      this.log.limited('bad-request').warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
     } else {
-      this.log.error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
+      this.log.limited('handler-failed').error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
     }
     this.end()
   }

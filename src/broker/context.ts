@@ -12,11 +12,13 @@ import type {LongPollRegistry} from './long-poll.js'
 import type {PartitionLogs} from './partition-logs.js'
 import type {BrokerCounters, BrokerLatencies, RealtimeStats} from './stats.js'
 import type {TopicRegistry} from './topics.js'
+import type {TopicOverlay} from './topic-overlay.js'
 import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import type {SyncMaster} from './replication/sync-master.js'
 import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
+import type {AccessControl} from './auth/access.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
 interface ReplicaRole {
@@ -70,6 +72,12 @@ export interface BrokerContext {
   promoted?: boolean
   /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
   reload(dryRun: boolean): Promise<ReloadReport>
+  /** The topic overlay in force (a copy): topics created or changed online (topic-overlay.ts). */
+  topicOverlay(): TopicOverlay
+  /** Check, save and apply a new topic overlay, in line with reloads; rejects with CONFIG_INVALID when refused. */
+  changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport>
+  /** Set when the broker checks rights (a users file or [security]): every request is checked (auth/check.ts). */
+  access?: AccessControl
 }
 
 /** This broker serves as a synchronous slave (syncSlave=true, and not promoted by a failover). */

@@ -1,12 +1,14 @@
 /**
  * Request dispatch: each decoded request frame to its handler (handlers/*, replication/*,
  * tx/*), with the role's refusals first (a sync slave refuses puts, a sync pair refuses
- * transactions). Handlers answer on the connection, now or later.
+ * transactions), after the access check (auth/check.ts) when the broker has access control.
+ * Handlers answer on the connection, now or later.
  */
 import {oversizeBodyBytes} from '../protocol/decoder.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import type {Connection} from './connection.js'
 import {isSyncSlave, type BrokerContext} from './context.js'
+import {handleAccessReload, handleAuthFinish, handleAuthStart, permitted} from './auth/index.js'
 import {handleConfigReload, handlePartitionsState} from './handlers/admin.js'
 import {handleGet} from './handlers/get.js'
 import {
@@ -25,6 +27,7 @@ import {handleOffset} from './handlers/offset.js'
 import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
 import {handleCount, handleSeek} from './handlers/seek.js'
 import {handleStats} from './handlers/stats.js'
+import {handleTopicAdmin} from './handlers/topic-admin.js'
 import {handleTransaction, handleTransactionalPut, handleTransactionalPutBatch, handleTxCommit, handleTxDecide, handleTxList} from './handlers/transaction.js'
 import {handleReplicate, handleSlaveStatus} from './replication/handlers.js'
 import {handleSync, handleSyncBatch, refuseSyncSlavePut, refuseSyncTransaction, SYNC_TRANSACTIONS_REFUSED} from './replication/sync-slave.js'
@@ -35,6 +38,7 @@ type PutBatchRequest = Extract<RequestFrame, {type: 'put-batch'}>
 export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFrame): void {
   const oversize = oversizeBodyBytes(frame)
   if (oversize !== undefined) return handleOversize(ctx, conn, frame, oversize)
+  if (ctx.access !== undefined && !permitted(ctx.access, conn, frame)) return
   switch (frame.type) {
     case 'put':
       return dispatchPut(ctx, conn, frame)
@@ -82,6 +86,7 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
     case 'put-batch':
       return dispatchPutBatch(ctx, conn, frame)
     case 'config-reload':
+      if (ctx.access !== undefined) return handleAccessReload(ctx, conn, frame, ctx.access)
       return handleConfigReload(ctx, conn, frame)
     case 'tx-list':
       return handleTxList(ctx, conn, frame)
@@ -98,6 +103,12 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
       return handleReplicate(ctx, conn, frame)
     case 'slave-status':
       return handleSlaveStatus(ctx, conn, frame)
+    case 'topic-admin':
+      return handleTopicAdmin(ctx, conn, frame)
+    case 'auth-start':
+      return handleAuthStart(ctx, conn, frame)
+    case 'auth-finish':
+      return handleAuthFinish(ctx, conn, frame)
     default:
       return assertNever(frame)
   }

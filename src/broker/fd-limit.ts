@@ -25,30 +25,41 @@ export function openFileCount(): number | undefined {
   }
 }
 
-/** From this many descriptors up, the store's budget is a share of the limit, not the fixed default. */
-export const LARGE_FD_LIMIT = 16_384
+/**
+ * Descriptors kept for everything that is neither a store file nor a client connection:
+ * Node's own (stdio, epoll, eventfd, signal pipe, the libuv thread pool's), the listening
+ * sockets (MetaQ and HTTP), the offset log and its rewrite, the transaction journal, the data
+ * directory locks, ZooKeeper's connection, the directory scans of recovery (16 at a time),
+ * dashboard/HTTP connections and the store's brief overshoot (a synchronous write may open one
+ * file past its budget while every open one is in use).
+ */
+export const RESERVED_FDS = 64
+/** The least the store is given, however small the limit (it then reopens files nearly per operation). */
+export const STORE_FILES_MIN = 16
+/** Descriptors left free beyond the connection cap, for what the reserve holds and was not open yet when counted. */
+export const CONNECTION_HEADROOM_FDS = 16
 
 /**
- * Descriptors the message store may keep open (a segment and an index file per partition,
- * closed least recently used first beyond it). With a large limit the store gets three
- * quarters of it, so that 10,000 partitions keep their segment files open instead of
+ * Descriptors the message store may keep open (segment, index and directory files, closed
+ * least recently used first beyond it): three quarters of the limit after {@link RESERVED_FDS},
+ * so that with a large limit 10,000 partitions keep their segment files open instead of
  * reopening one for nearly every put (docs/benchmarks.md: open + close were a third of the
- * broker's CPU with puts spread over 10,000 partitions and a 1,024-file budget); connections
- * get the rest ({@link connectionCap}). A small or unknown limit keeps `fallback`.
+ * broker's CPU with puts spread over 10,000 partitions and a 1,024-file budget), and with a
+ * small one (256: 144 files) any number of partitions still opens, only slower. Connections
+ * get the rest ({@link connectionCap}). An unknown limit (not Linux) keeps `fallback`.
  */
 export function storeFileBudget(limit: number | undefined, fallback: number): number {
-  return limit !== undefined && limit >= LARGE_FD_LIMIT ? Math.floor((limit * 3) / 4) : fallback
+  if (limit === undefined) return fallback
+  return Math.max(STORE_FILES_MIN, Math.floor(((limit - RESERVED_FDS) * 3) / 4))
 }
 
 /**
  * Connections the broker may accept with `limit` descriptors when `othersOpen` are in use by
- * everything else: all but a reserve for the files the store may open later (its whole
- * budget with a large limit; otherwise a quarter of what is free, between 16 and `storeBudget`).
+ * everything but connections, `storeOpen` of them the store's: all that is free once the
+ * store's budget is reserved whole and {@link CONNECTION_HEADROOM_FDS} kept aside, and at
+ * least 1.
  */
-export function connectionCap(limit: number, othersOpen: number, storeBudget: number): number {
-  const free = Math.max(0, limit - othersOpen)
-  // A budget taken from a large limit (storeFileBudget) is reserved whole while it fits.
-  const whole = limit >= LARGE_FD_LIMIT && storeBudget <= free - 16
-  const reserve = whole ? storeBudget : Math.min(storeBudget, Math.max(16, Math.floor(free / 4)))
-  return Math.max(1, free - reserve)
+export function connectionCap(limit: number, othersOpen: number, storeBudget: number, storeOpen = 0): number {
+  const storeGrowth = Math.max(0, storeBudget - storeOpen)
+  return Math.max(1, limit - othersOpen - storeGrowth - CONNECTION_HEADROOM_FDS)
 }

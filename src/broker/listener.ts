@@ -17,7 +17,7 @@ import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connectio
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
-export const OVERSIZE_SKIP_FACTOR = 4
+const OVERSIZE_SKIP_FACTOR = 4
 /** Longest period of the connection sweep (timeouts, descriptor cap). */
 const SWEEP_INTERVAL_MAX_MS = 1000
 /** Shortest period of the connection sweep. */
@@ -25,11 +25,13 @@ const SWEEP_INTERVAL_MIN_MS = 10
 /** At most one warning per this long about refused connections (the rest are counted in it). */
 const REFUSAL_WARNING_INTERVAL_MS = 60_000
 
-export interface ListenerOptions {
+interface ListenerOptions {
   /** The configuration in force (a reload replaces it). */
   config(): BrokerConfig
   /** The broker is stopping: new sockets are destroyed at once. */
   closing(): boolean
+  /** Files the store holds open now (its descriptor budget is counted apart from connections). */
+  storeOpenFiles(): number
   log: Logger
 }
 
@@ -174,7 +176,7 @@ export class Listener {
     if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
     const open = openFileCount()
     if (open === undefined) return
-    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES))
+    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES), this.options.storeOpenFiles())
   }
 
   /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */

@@ -26,9 +26,13 @@ import {
   type ConfigOverrides,
   type ReloadDiff,
 } from './config/index.js'
+import {applyTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 
-/** What to reload from: the broker's own file (default), another file, or text (a slave applying its master's server.ini). */
-export type ReloadSource = {path: string} | {text: string | Buffer; path?: string}
+/**
+ * What to reload from: the broker's own file (default), another file, text (a slave applying
+ * its master's server.ini), or the running file's config itself (a topic overlay changed online).
+ */
+export type ReloadSource = {path: string} | {text: string | Buffer; path?: string} | {config: BrokerConfig}
 
 /** Read and check a reload; throws CONFIG_INVALID when the file is refused. */
 export async function planReload(
@@ -36,13 +40,17 @@ export async function planReload(
   overrides: ConfigOverrides,
   store: MessageStore,
   source: ReloadSource | undefined,
-): Promise<{diff: ReloadDiff; report: ReloadReport}> {
+  overlay: TopicOverlay = new Map(),
+): Promise<{diff: ReloadDiff; report: ReloadReport; base: BrokerConfig}> {
   const {config: parsed, label, text} = await readSource(running, source)
-  const next = applyOverrides(parsed, overrides)
+  // The file (with the serve flags) is the base; the topic overlay goes on top of it (topic-overlay.ts).
+  const base = applyOverrides(parsed, overrides)
+  const next = applyTopicOverlay(base, overlay)
   const diff = diffReload(running, next)
   checkAgainstData(running, diff, store, label, text)
   return {
     diff,
+    base,
     report: {
       source: label,
       applied: false,
@@ -53,11 +61,13 @@ export async function planReload(
       topicsRemoved: diff.topicsRemoved,
       changes: diff.changes,
       warnings: diff.config.warnings,
+      ...(overlay.size > 0 ? {overlay: Object.fromEntries(overlay)} : {}),
     },
   }
 }
 
 async function readSource(running: BrokerConfig, source: ReloadSource | undefined): Promise<{config: BrokerConfig; label: string; text: string}> {
+  if (source !== undefined && 'config' in source) return {config: source.config, label: source.config.source?.path ?? 'topic overlay', text: ''}
   if (source !== undefined && 'text' in source) {
     const config = parseServerIni(source.text, {path: source.path})
     return {config, label: config.source?.path ?? source.path ?? 'server.ini', text: String(source.text)}
@@ -122,10 +132,11 @@ function refusal(label: string, line: number | undefined, message: string): Meta
 }
 
 function noteCountChange(changes: ConfigChange[], topic: string, from: number, to: number): void {
+  const range = (a: number, b: number) => (a === b ? `partition ${a}` : `partitions ${a}..${b}`)
   const note =
     to > from
-      ? `topic "${topic}": partitions ${from}..${to - 1} added`
-      : `topic "${topic}": partitions ${to}..${from - 1} no longer accepted (they hold no data)`
+      ? `topic "${topic}": ${range(from, to - 1)} added`
+      : `topic "${topic}": ${range(to, from - 1)} no longer accepted (${to === from - 1 ? 'it holds' : 'they hold'} no data)`
   const change =
     changes.find((c) => c.section === `topic=${topic}` && c.key === 'numPartitions') ??
     changes.find((c) => c.section === 'system' && c.key === 'numPartitions')

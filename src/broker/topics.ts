@@ -3,11 +3,23 @@
  * path asks for every message), partition choice for `-1`, and closed partitions (spec §10:
  * close-partitions makes put and get answer 403). Beyond MetaQ, which forgets them at a
  * restart, closed partitions are kept in `<dataPath>/__meta_state/closed-partitions.json`.
+ * Creating a partition is bounded: {@link TopicRegistry.creationRefusal} applies
+ * `autoCreateTopics` and `maxPartitions` before a put (plain, batch or transactional) creates one.
  */
 import {isValidTopicName} from '../protocol/names.js'
-import {MetaError} from '../protocol/errors.js'
+import {MetaError, Status} from '../protocol/errors.js'
 import {loadClosedPartitions, saveClosedPartitions, type ClosedPartitionMap} from '../storage/index.js'
 import {resolveTopic, type BrokerConfig, type ResolvedTopic} from './config/index.js'
+
+/** What {@link TopicRegistry.creationRefusal} needs of the store. */
+interface PartitionCounter {
+  readonly partitionCount: number
+  get(topic: string, partition: number): unknown
+  topics(): string[]
+}
+
+/** Beyond this many partitions a topic's existence is looked up in the store's topic list instead of partition by partition. */
+const EXISTENCE_PROBE_PARTITIONS = 4096
 
 export class TopicRegistry {
   private cache = new Map<string, ResolvedTopic | null>()
@@ -40,6 +52,45 @@ export class TopicRegistry {
       this.cache.set(topic, resolved)
     }
     return resolved ?? undefined
+  }
+
+  /**
+   * Why a put may not create partition `partition` of the accepted topic `topic` (undefined:
+   * it may): TOPIC_NOT_ACCEPTED when `autoCreateTopics` is false and the topic is neither
+   * named exactly in a [topic=…] section nor has a partition here; PARTITION_LIMIT when the
+   * broker already serves `maxPartitions`. Called only when the partition does not exist.
+   */
+  creationRefusal(topic: ResolvedTopic, partition: number, store: PartitionCounter): MetaError | undefined {
+    const {autoCreateTopics, maxPartitions} = this.config.system
+    const name = topic.topic
+    if (!autoCreateTopics && !this.config.topics.some((t) => t.pattern === name) && !topicExists(store, topic)) {
+      return new MetaError(
+        'TOPIC_NOT_ACCEPTED',
+        `The server do not accept topic ${name}: it has no partition on this broker and autoCreateTopics=false (name it in a [topic=${name}] section)`,
+      )
+    }
+    if (store.partitionCount >= maxPartitions) {
+      return new MetaError(
+        'PARTITION_LIMIT',
+        `cannot create partition ${partition} of topic "${name}": this broker serves ${store.partitionCount} partitions, its limit (maxPartitions=${maxPartitions})`,
+      )
+    }
+    return undefined
+  }
+
+  /**
+   * Why `meta topic create|alter` may not add `added` partitions to `topic` on a broker that
+   * serves `served` partitions (those with files; undefined: it may). The broker's partition
+   * limit (`maxPartitions`) counts the added partitions now, though
+   * their files are made at their first put.
+   */
+  onlineCreationRefusal(topic: string, added: number, served: number): MetaError | undefined {
+    const limit = this.config.system.maxPartitions
+    if (added <= 0 || served + added <= limit) return undefined
+    return new MetaError(
+      'PARTITION_LIMIT',
+      `cannot add ${added} partitions to topic "${topic}": this broker serves ${served} partitions and its limit is ${limit} (maxPartitions)`,
+    )
   }
 
   /** A random partition in [0, numPartitions), MetaQ's choice for partition -1. */
@@ -105,7 +156,10 @@ export class TopicRegistry {
 
   private range(topic: string, start: number | undefined, end: number | undefined, what: string): [number, number] {
     const resolved = this.resolve(topic)
-    if (resolved === undefined) throw MetaError.invalidArgument(`cannot ${what} partitions of topic "${topic}": this broker does not accept it`)
+    if (resolved === undefined) {
+      // A code of its own (answered 400): in a cluster `meta partitions close|open` skips brokers without the topic.
+      throw new MetaError('TOPIC_NOT_ACCEPTED', `cannot ${what} partitions of topic "${topic}": this broker does not accept it`, {status: Status.BAD_REQUEST})
+    }
     const last = resolved.numPartitions - 1
     const from = start ?? 0
     const to = end ?? last
@@ -129,4 +183,11 @@ export class TopicRegistry {
       },
     )
   }
+}
+
+/** Whether `topic` has at least one partition in the store. */
+function topicExists(store: PartitionCounter, topic: ResolvedTopic): boolean {
+  if (topic.numPartitions > EXISTENCE_PROBE_PARTITIONS) return store.topics().includes(topic.topic)
+  for (let p = 0; p < topic.numPartitions; p++) if (store.get(topic.topic, p) !== undefined) return true
+  return false
 }

@@ -10,6 +10,7 @@ import {withEachBroker, withGroupAdmin, type AdminContext} from './admin/connect
 import {BaseCommand} from './base-command.js'
 import type {ConnectionFlagValues} from './client-flags.js'
 import {resolveTarget, type ResolvedTarget} from './connection.js'
+import {clientPassword} from './password-prompt.js'
 import {usageErrors} from './usage.js'
 
 export abstract class ClientCommand<T extends typeof Command> extends BaseCommand<T> {
@@ -17,11 +18,23 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
 
   /** Where this command connects; a bad combination (-b with --zk, an unknown profile) is a usage error. */
   protected target(): Promise<ResolvedTarget> {
-    this.resolved ??= resolveTarget(this.connectionFlags(), this.given, this.config.configDir).catch((error: unknown) =>
-      usageErrors(() => {
-        throw error
-      }),
-    )
+    this.resolved ??= resolveTarget(this.connectionFlags(), this.given, this.config.configDir)
+      .then(async (target) => {
+        // Every connection this command makes logs in as --user ($META_USER), else the profile's user.
+        const given = this.connectionFlags().user
+        const user = given === undefined || given === '' ? target.user : given
+        if (user !== undefined) {
+          const password = await clientPassword(user)
+          const {setDefaultCredentials} = await import('../client/index.js')
+          setDefaultCredentials({user, password})
+        }
+        return target
+      })
+      .catch((error: unknown) =>
+        usageErrors(() => {
+          throw error
+        }),
+      )
     return this.resolved
   }
 

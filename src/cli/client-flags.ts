@@ -6,6 +6,7 @@
  *   --zk CONNECT             a ZooKeeper connect string: cluster mode ($META_ZK)
  *   --zk-root PATH           the cluster's root znode (default /meta)
  *   --profile NAME           a saved connection profile ($META_PROFILE; meta profile …)
+ *   --user NAME              log in as this user ($META_USER; password: $META_PASSWORD or a prompt)
  *   --timeout DURATION       the deadline of each request: always a duration with a unit
  *   -p, --partition          a partition, wherever it appears (never a port)
  *   -g, --group              a consumer group
@@ -14,6 +15,7 @@
  */
 import {Args, Flags, type Interfaces} from '@oclif/core'
 import {DEFAULT_BROKER, parseBrokerAddress} from '../client/address.js'
+import {MetaError} from '../protocol/errors.js'
 import {parseDurationMs} from './durations.js'
 
 export const brokerFlag = Flags.string({
@@ -48,6 +50,14 @@ export const profileFlag = Flags.string({
   helpGroup: 'CONNECTION',
 })
 
+/** Log in as a user of the broker's users file (no short form: -u is tail's --unbuffered). */
+export const userFlag = Flags.string({
+  summary: 'Log in as this user (SCRAM-SHA-256); the password comes from $META_PASSWORD, else a prompt.',
+  description: 'Also read from $META_USER. The password is never a flag (it would show in ps).',
+  env: 'META_USER',
+  helpGroup: 'CONNECTION',
+})
+
 interface DurationFlagOptions {
   summary: string
   description?: string
@@ -64,13 +74,22 @@ interface DurationFlagOptions {
   legacyUnit?: 'ms' | 's'
   /** A bare 0 is accepted (it means "none", e.g. no progress lines). */
   allowZero?: boolean
+  /** The shortest accepted (default DURATION_MIN_MS); 0 with allowZero is accepted besides. */
+  minMs?: number
+  /** The longest accepted (default DURATION_MAX_MS). */
+  maxMs?: number
 }
+
+/** Floor of a duration flag that names none: 1 ms (0 would mean "at once, forever"). */
+const DURATION_MIN_MS = 1
+/** Ceiling of a duration flag that names none: 7 days. */
+const DURATION_MAX_MS = 7 * 86_400_000
 
 /** A duration flag: `500ms`, `5s`, `2m`, `1h`, `1m30s`; parsed to ms. */
 export function durationFlag(options: DurationFlagOptions & {default: number}): Interfaces.OptionFlag<number>
 export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined>
 export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFlag<number | undefined> {
-  const {legacyUnit, allowZero, default: defaultMs, ...rest} = options
+  const {legacyUnit, allowZero, minMs = DURATION_MIN_MS, maxMs = DURATION_MAX_MS, default: defaultMs, ...rest} = options
   return Flags.custom<number>({
     ...rest,
     helpValue: '<duration>',
@@ -78,17 +97,28 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
     parse: async (input, _context, flag) => {
       const name = `--${flag.name}`
       if (allowZero && input.trim() === '0') return 0 // zero needs no unit
+      let ms: number
       if (legacyUnit !== undefined && /^\d+(\.\d+)?$/.test(input.trim())) {
-        process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
-        return parseDurationMs(`${input.trim()}${legacyUnit}`, name)
+        ms = parseDurationMs(`${input.trim()}${legacyUnit}`, name)
+        if (ms >= minMs && ms <= maxMs) {
+          process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
+        }
+      } else {
+        ms = parseDurationMs(input, name)
       }
-      return parseDurationMs(input, name)
+      if (allowZero && ms === 0) return 0 // `0s`, `0ms`: zero in any unit
+      if (ms < minMs || ms > maxMs) {
+        const zero = allowZero ? ' (or 0 for none)' : ''
+        throw MetaError.invalidArgument(`invalid ${name} "${input.trim()}": expected a duration from ${formatDurationFlag(minMs)} to ${formatDurationFlag(maxMs)}${zero}`)
+      }
+      return ms
     },
   })() as Interfaces.OptionFlag<number | undefined>
 }
 
 /** 10000 → "10s", 1500 → "1500ms", 120000 → "2m". */
 function formatDurationFlag(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000}d`
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`
   if (ms % 60_000 === 0) return `${ms / 60_000}m`
   if (ms % 1000 === 0) return `${ms / 1000}s`
@@ -104,6 +134,8 @@ export const timeoutFlag = durationFlag({
   default: DEFAULT_TIMEOUT_MS,
   helpGroup: 'CONNECTION',
   legacyUnit: 'ms',
+  minMs: 100,
+  maxMs: 600_000,
 })
 
 /** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root, --profile. */
@@ -112,6 +144,7 @@ export const connectionFlags = {
   zk: zkFlag,
   'zk-root': zkRootFlag,
   profile: profileFlag,
+  user: userFlag,
 }
 
 /** The flags of an admin command: where it connects, and the deadline of each request. */
@@ -129,4 +162,5 @@ export interface ConnectionFlagValues {
   zk?: string
   'zk-root'?: string
   profile?: string
+  user?: string
 }

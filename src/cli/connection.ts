@@ -25,6 +25,8 @@ export interface ResolvedTarget extends ConnectionTarget {
   group?: string
   /** The profile that applied, if any. */
   profile?: string
+  /** The profile's user (meta profile create --user), if a profile applies and has one. */
+  user?: string
 }
 
 /**
@@ -43,7 +45,7 @@ async function select(flags: ConnectionFlagValues, given: ReadonlySet<string>, c
   }
   const selected = await loadProfile(configDir, flags.profile)
   const profile = selected?.profile
-  const meta = {group: profile?.group, profile: selected?.name}
+  const meta = {group: profile?.group, profile: selected?.name, ...(profile?.user === undefined ? {} : {user: profile.user})}
   if (given.has('broker')) return {broker: flags.broker, ...meta}
   if (given.has('zk') || flags.zk !== undefined) return {zk: flags.zk, zkRoot: flags['zk-root'], ...meta}
   if (flags.broker !== undefined) return {broker: flags.broker, ...meta}

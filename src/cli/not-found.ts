@@ -4,6 +4,17 @@
  */
 import {closeNames, quoteList} from './suggest.js'
 
+/**
+ * Commands people reach for (from kcat, rpk, the Kafka tools) that meta does not have, with
+ * what to do instead. A command that exists is never looked up here.
+ */
+const INSTEAD: Record<string, string> = {
+  'topic create':
+    'topics are not created by a command: a topic comes to exist at its first put (meta send -t TOPIC), or from a [topic=TOPIC] section in server.ini (numPartitions=N …) applied with meta reload',
+  'topic alter': 'topic settings live in server.ini ([topic=TOPIC] numPartitions=N …): edit it, then meta reload',
+  'topic delete': 'to remove a topic\'s data: stop the broker, meta partitions delete -d DATA_DIR -t TOPIC --execute; and drop its [topic=…] section from server.ini',
+}
+
 /** `typed`: the words that name no command, e.g. ['group', 'delet']; `ids`: every command id. */
 export function reportUnknownCommand(typed: readonly string[], ids: readonly string[]): void {
   if (typed[0].startsWith('-')) {
@@ -15,7 +26,9 @@ export function reportUnknownCommand(typed: readonly string[], ids: readonly str
   const siblings = ids.filter((id) => id.startsWith(prefix)).map((id) => id.slice(prefix.length).split(':')[0])
   const close = closeNames(typed.at(-1)!, siblings, 2).map((name) => ['meta', ...topic, name].join(' '))
   const lines = [`error [USAGE]: unknown command "${typed.join(' ')}"`]
-  if (close.length > 0) lines.push(`hint: did you mean ${quoteList(close)}?`)
+  const instead = INSTEAD[typed.join(' ')]
+  if (instead !== undefined) lines.push(`hint: ${instead}`)
+  else if (close.length > 0) lines.push(`hint: did you mean ${quoteList(close)}?`)
   lines.push(`see: meta ${topic.length > 0 ? `${topic.join(' ')} ` : ''}--help`)
   process.stderr.write(`${lines.join('\n')}\n`)
 }

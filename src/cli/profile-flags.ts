@@ -26,4 +26,5 @@ export const profileSettingFlags = {
       return input
     },
   }),
+  user: Flags.string({summary: 'User the commands log in as (--user); the password still comes from $META_PASSWORD or a prompt.'}),
 }

@@ -26,6 +26,8 @@ export interface Profile {
   zkRoot?: string
   /** The consumer group of commands that need one (offset, group), when -g is not given. */
   group?: string
+  /** The user commands log in as when --user is not given (never a password). */
+  user?: string
 }
 
 interface ProfileFile {

@@ -28,6 +28,9 @@ import {OutputSink} from './output-sink.js'
 import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
+/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync'] as const
+
 interface HelpLine {
   item: string
   description: string
@@ -35,7 +38,7 @@ interface HelpLine {
 
 /** What `meta stats <item> --json` prints, per item. */
 export type StatsResult =
-  | {item: 'system'; stats: SystemStats}
+  | {item: 'system'; stats: SystemStats & {metaVersion?: string}}
   | {item: 'topics'; stats: TopicStats[]}
   | {item: 'offsets'; stats: PartitionStats[]}
   | {item: 'partitions'; stats: PartitionStats[]}
@@ -51,13 +54,14 @@ export type StatsResult =
 export async function fetchStats(admin: AdminClient, item: string | undefined, broker: string): Promise<StatsResult> {
   switch (item ?? '') {
     case '':
-      return {item: 'system', stats: await admin.systemStats()}
+      // `version` is MetaQ's (what MetaQ clients check); meta's own comes with the capabilities.
+      return {item: 'system', stats: {...(await admin.systemStats()), metaVersion: admin.conn.capabilities.version}}
     case 'topics':
-      return {item: 'topics', stats: await admin.topics()}
+      return {item: 'topics', stats: await topicsWithCounts(admin)}
     case 'offsets':
-      return {item: 'offsets', stats: await admin.offsets()}
+      return {item: 'offsets', stats: await withEmpty(admin, await admin.offsets())}
     case 'partitions':
-      return {item: 'partitions', stats: await admin.partitions()}
+      return {item: 'partitions', stats: await withEmpty(admin, await admin.partitions())}
     case 'damage':
       return {item: 'damage', stats: await admin.damage()}
     case 'realtime':
@@ -75,12 +79,38 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       return {item: item as 'meta-capabilities' | 'meta-sync', stats: Object.fromEntries(statsMap(await admin.raw(item)))}
     default: {
       const stats = await admin.topic(item!)
-      if (stats.resultCode === 1) {
-        throw new MetaError('NOT_FOUND', `unknown topic "${item}" on broker ${broker}`, {details: {topic: item}})
-      }
+      if (stats.resultCode === 1) throw await unknownItem(admin, item!, broker)
       return {item: 'topic', stats}
     }
   }
+}
+
+/**
+ * Partitions without data yet (configured, or added by a reload) listed as empty, as `topic
+ * describe` and `partitions close` count them: the broker's own list has only those with a log.
+ */
+async function withEmpty(admin: AdminClient, rows: PartitionStats[]): Promise<PartitionStats[]> {
+  const {withEmptyPartitions} = await import('./admin/views.js')
+  return withEmptyPartitions(admin, rows, (await admin.topics()).map((t) => t.topic))
+}
+
+/** `stats topics`: a topic without data (MetaQ's `*Empty*`) with the partitions it will have (meta brokers). */
+async function topicsWithCounts(admin: AdminClient): Promise<TopicStats[]> {
+  const topics = await admin.topics()
+  if (!admin.conn.capabilities.meta) return topics
+  return Promise.all(topics.map(async (t) => (t.empty ? {...t, partitions: await admin.partitionCount(t.topic)} : t)))
+}
+
+/** `meta stats topcs`: the close item names first ("topics"), else the close topic names. */
+async function unknownItem(admin: AdminClient, item: string, broker: string): Promise<MetaError & {hint?: string}> {
+  const {closeNames, quoteList, unknownTopicError} = await import('./suggest.js')
+  const items = closeNames(item, STATS_ITEMS, 2)
+  if (items.length > 0) {
+    const error = new MetaError('NOT_FOUND', `unknown stats item or topic "${item}" on broker ${broker}`, {details: {topic: item}}) as MetaError & {hint?: string}
+    error.hint = `did you mean the item ${quoteList(items)}? (items: ${STATS_ITEMS.join(', ')}; anything else is a topic name)`
+    return error
+  }
+  return unknownTopicError(item, (await admin.topics()).map((t) => t.topic), `broker ${broker}`)
 }
 
 function parseHelp(body: string): HelpLine[] {
@@ -130,13 +160,14 @@ function keyValue(rows: Cell[][]): string {
   return renderTable(['KEY', 'VALUE'], rows, {align: ['left', 'left']})
 }
 
-function renderSystem(s: SystemStats): string {
+function renderSystem(s: SystemStats & {metaVersion?: string}): string {
   return keyValue([
     ['pid', s.pid],
     ['broker_id', s.brokerId],
     ['port', s.port],
     ['uptime', formatDuration(s.uptimeSeconds)],
-    ['version', s.version],
+    ['meta_version', s.metaVersion ?? '- (not a meta broker)'],
+    ['version', `${s.version} (the MetaQ version MetaQ clients are told)`],
     ['slave', s.slave],
     ['curr_connections', s.currentConnections],
     ['threads', s.threads],
@@ -182,7 +213,7 @@ function renderTopics(topics: TopicStats[]): string {
     ['TOPIC', 'PARTITIONS', 'MESSAGES', 'BYTES', 'PUBLISH', 'SUBSCRIBE'],
     topics.map((t) =>
       t.empty
-        ? [t.topic, '(empty)', '-', '-', '-', '-']
+        ? [t.topic, t.partitions > 0 ? t.partitions : '-', '0 (no data yet)', formatBytes(0), '-', '-']
         : [t.topic, t.partitions, formatCount(t.messageCount), formatBytes(t.messageBytes), yesNo(t.acceptPublish), yesNo(t.acceptSubscribe)],
     ),
     {align: ['left', 'right', 'right', 'right', 'left', 'left']},

@@ -21,7 +21,7 @@
  * Before reading: topics that do not exist are named (an error with -e, one warning without),
  * and byte offsets are aligned to message boundaries (src/cli/tail-start.ts).
  */
-import {createConsumer, partitionKey, type ConsumerBase} from '../client/consumer.js'
+import {Consumer, createConsumer, partitionKey, type ConsumerBase, type FetchErrorEvent} from '../client/consumer.js'
 import {createGroupConsumer} from '../client/group-consumer.js'
 import type {OwnedPartition} from '../client/membership.js'
 import {FileOffsetStore} from '../client/offset-stores/file-offset-store.js'
@@ -36,7 +36,7 @@ import {OutputSink} from './output-sink.js'
 import {startSpinner, type Spinner} from './spinner.js'
 import {missingTopics, startResolver} from './tail-start.js'
 
-interface TailOptions {
+export interface TailOptions {
   /** host:port of a standalone broker … */
   broker?: string
   /** … or a ZooKeeper connect string (cluster mode). */
@@ -56,6 +56,8 @@ interface TailOptions {
   topics: string[]
   /** Partition numbers (default: all). */
   partitions?: number[]
+  /** Only messages matching this filter expression, selected by the broker (--filter). */
+  filter?: string
   offset: OffsetSpec
   /** Stop when every partition reached the end offset it had at start (-e). */
   exitAtEnd?: boolean
@@ -85,6 +87,7 @@ interface TailResult {
 
 interface PartitionEnd {
   topic: string
+  brokerId: number
   partition: number
   offset: number
 }
@@ -101,6 +104,12 @@ export class TailSession {
   private readonly pendingEnds = new Map<string, PartitionEnd>()
   private idleTimer: NodeJS.Timeout | undefined
   private waiting: Spinner | undefined
+  /** Partitions the broker answered "closed" for (keys), each said once on stderr. */
+  private readonly closedPartitions = new Set<string>()
+  /** Partitions whose end was reported (written up to their end offset), with -e. */
+  private readonly endsReported = new Set<string>()
+  /** An error that ends the run once the loop has stopped (a closed partition named with -p and -e). */
+  private failure: MetaError | undefined
 
   constructor(options: TailOptions) {
     this.options = options
@@ -157,9 +166,10 @@ export class TailSession {
       if (this.idleTimer !== undefined) clearTimeout(this.idleTimer)
       await consumer.stop()
     }
-    if (this.stopReason === 'end') for (const end of this.pendingEnds.values()) this.reportEnd(end)
+    if (this.stopReason === 'end' && this.failure === undefined) for (const end of this.pendingEnds.values()) this.reportEnd(end)
     await this.sink.flush()
     this.sink.dispose()
+    if (this.failure !== undefined) throw this.failure
     return {messages: this.written, reason: this.stopReason}
   }
 
@@ -194,6 +204,7 @@ export class TailSession {
       // A 1 MiB fetch of small messages is ~10 MB of message objects: 8 batches keep stdout
       // busy while bounding memory when the reader is slow (the default 64 could hold 640 MB).
       maxBufferedBatches: 8,
+      filter: o.filter,
       logger: o.logger,
     }
     const consumer: ConsumerBase =
@@ -210,7 +221,10 @@ export class TailSession {
             from: o.offset.kind === 'stored' ? undefined : async (topic, p, conn) => (await resolve(topic, p, conn)) ?? 'earliest',
           })
     if (o.group !== undefined) this.watchAssignments(consumer, o.group.name)
-    consumer.on('partitionEnd', (end: PartitionEnd & {brokerId: number}) => this.onPartitionEnd(end))
+    consumer.on('partitionEnd', (end: PartitionEnd) => this.onPartitionEnd(end))
+    consumer.on('fetchError', (event: FetchErrorEvent) => {
+      if (event.error.code === 'PARTITION_CLOSED') this.onClosedPartition(event)
+    })
     // Retriable fetch errors are logged (once per run of failures) by the consumer itself;
     // fatal ones end the loop in run() with the error.
     return consumer
@@ -258,7 +272,7 @@ export class TailSession {
     this.idleTimer = setTimeout(() => this.stop('timeout'), idleMs)
   }
 
-  private onPartitionEnd(end: PartitionEnd & {brokerId: number}): void {
+  private onPartitionEnd(end: PartitionEnd): void {
     const key = partitionKey(end.topic, end)
     const position = this.positions.get(key)
     const nothingToWrite = position === undefined ? this.startOffset() === end.offset : position >= end.offset
@@ -274,7 +288,45 @@ export class TailSession {
   }
 
   private reportEnd(end: PartitionEnd): void {
+    // After the reader closed stdout nothing more is said: the pipeline is over.
+    if (this.stopReason === 'closed') return
+    this.endsReported.add(partitionKey(end.topic, end))
     this.options.status?.(`% Reached end of topic ${end.topic} [${end.partition}] at offset ${end.offset}`)
+    this.stopIfOnlyClosedLeft()
+  }
+
+  /**
+   * The broker answers "closed" for a partition (`meta partitions close`): the consumer would
+   * ask again forever, so tail decides. A partition named with -p and -e is an error (exit 1:
+   * what was asked cannot be read); otherwise it is said once on stderr, and with -e tail ends
+   * (exit 0) once every other partition reached its end. Without -e tail keeps waiting for the
+   * partition to reopen, as it waits for a topic that does not exist yet.
+   */
+  private onClosedPartition(event: FetchErrorEvent): void {
+    const o = this.options
+    const key = partitionKey(event.topic, event)
+    if (this.closedPartitions.has(key)) return
+    this.closedPartitions.add(key)
+    const name = `${event.topic} [${o.zk === undefined ? event.partition : `${event.brokerId}-${event.partition}`}]`
+    if (o.exitAtEnd && o.partitions !== undefined) {
+      const where = o.zk === undefined ? `broker ${o.broker}` : `broker ${event.brokerId}`
+      const error = new MetaError('PARTITION_CLOSED', `partition ${event.partition} of topic "${event.topic}" is closed on ${where}: it cannot be read to its end`, {
+        details: {topic: event.topic, partition: event.partition},
+      }) as MetaError & {hint?: string}
+      error.hint = `reopen it with: meta partitions open -t ${event.topic} --start ${event.partition} --end ${event.partition}, or leave it out of -p`
+      this.failure ??= error
+      this.stop('end')
+      return
+    }
+    o.status?.(`% topic ${name} is closed${o.exitAtEnd ? ': skipping it' : ': waiting for it to reopen'}`)
+    this.stopIfOnlyClosedLeft()
+  }
+
+  /** With -e: stop once every partition either reached its end (all written) or is closed. */
+  private stopIfOnlyClosedLeft(): void {
+    if (!this.options.exitAtEnd || this.closedPartitions.size === 0 || !(this.consumer instanceof Consumer)) return
+    const total = this.consumer.stopOffsets().size
+    if (total > 0 && this.endsReported.size + this.closedPartitions.size >= total) this.stop('end')
   }
 
   /** Where partitions start, when it is one number for all. */

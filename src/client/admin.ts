@@ -7,23 +7,26 @@
  */
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
-import {encodeGroupDelete, encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
-import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
+import {decodeGroupDescription, decodeGroupSummaries, encodeGroupDelete, encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
+import {decodeCommittedOffsets, encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
 import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
-import {encodeTxDecide, encodeTxList, type TxListEntry} from '../protocol/commands/tx-admin.js'
+import {decodeTxList, encodeTxDecide, encodeTxList, type TxListEntry} from '../protocol/commands/tx-admin.js'
 import {encodeTransaction} from '../protocol/commands/transaction.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {transactionError} from './transaction.js'
-import {encodeSlaveStatus, type SlaveStatusReport} from '../protocol/commands/replication.js'
+import {decodeSlaveStatus, encodeSlaveStatus, type SlaveStatusReport} from '../protocol/commands/replication.js'
 import {
+  decodePartitionsState,
+  decodeReloadReport,
   encodeConfigReload,
   encodePartitionsState,
   type PartitionsStateReply,
   type ReloadReport,
 } from '../protocol/commands/broker-admin.js'
+import {encodeTopicAdmin, type TopicAdminAction, type TopicAdminReply, type TopicAdminRequest} from '../protocol/commands/topic-admin.js'
 import {parseBrokerAddress} from './address.js'
 import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, resultText} from './connection.js'
 import {TAIL_OFFSET} from './consumer.js'
@@ -130,13 +133,13 @@ export class AdminClient {
   /** Groups known to the broker (members or committed offsets). meta brokers only. */
   async groups(): Promise<GroupSummary[]> {
     this.requireMeta('group list')
-    return JSON.parse(await this.text((out, opaque) => encodeGroupList(out, opaque))) as GroupSummary[]
+    return decodeGroupSummaries(await this.text((out, opaque) => encodeGroupList(out, opaque)))
   }
 
   /** Members, ownership and committed offsets of a group; NOT_FOUND for an unknown group. */
   async describeGroup(group: string): Promise<GroupDescription> {
     this.requireMeta('group describe')
-    return JSON.parse(await this.text((out, opaque) => encodeGroupDescribe(out, group, opaque))) as GroupDescription
+    return decodeGroupDescription(await this.text((out, opaque) => encodeGroupDescribe(out, group, opaque)))
   }
 
   /** Delete a group's committed offsets (durable when this resolves); NOT_FOUND for an unknown group, BAD_REQUEST while it has live members. */
@@ -148,7 +151,7 @@ export class AdminClient {
   /** A group's committed offsets (optionally only some topics). */
   async fetchOffsets(group: string, topics?: string[]): Promise<CommittedOffset[]> {
     this.requireMeta('offset fetch')
-    return JSON.parse(await this.text((out, opaque) => encodeOffsetFetch(out, group, {topics}, opaque))) as CommittedOffset[]
+    return decodeCommittedOffsets(await this.text((out, opaque) => encodeOffsetFetch(out, group, {topics}, opaque)), 'offset-fetch reply')
   }
 
   /** Overwrite a group's committed offsets (durable when this resolves). */
@@ -160,7 +163,7 @@ export class AdminClient {
   /** Prepared XA transactions and heuristic outcomes on this broker (`tx-list`). */
   async transactions(): Promise<TxListEntry[]> {
     this.requireTransactions('tx list')
-    return JSON.parse(await this.text((out, opaque) => encodeTxList(out, opaque))) as TxListEntry[]
+    return decodeTxList(await this.text((out, opaque) => encodeTxList(out, opaque)))
   }
 
   /**
@@ -202,7 +205,7 @@ export class AdminClient {
     if (!this.conn.capabilities.replicate) {
       throw new MetaError('UNSUPPORTED', `${this.conn.name} does not serve slave-status: it is ${this.conn.capabilities.meta ? 'a meta broker without replication' : 'a MetaQ broker (its slaves report over JMX)'}`)
     }
-    return JSON.parse(await this.text((out, opaque) => encodeSlaveStatus(out, opaque))) as SlaveStatusReport
+    return decodeSlaveStatus(await this.text((out, opaque) => encodeSlaveStatus(out, opaque)))
   }
 
   /** Partition count of a topic on this broker. */
@@ -240,7 +243,7 @@ export class AdminClient {
   async reload(mode: 'apply' | 'check' = 'apply'): Promise<ReloadReport> {
     this.requireMeta('reload')
     const frame = await this.conn.requestAsync((out, opaque) => encodeConfigReload(out, mode, opaque), RELOAD_TIMEOUT_MS)
-    return JSON.parse(resultText(frame)) as ReloadReport // CONFIG_INVALID comes back with its code
+    return decodeReloadReport(resultText(frame)) // CONFIG_INVALID comes back with its code
   }
 
   /** Close partitions start..end of a topic (default: all): put and get answer 403 until reopened. */
@@ -253,10 +256,25 @@ export class AdminClient {
     return this.partitionsState('partitions-open', topic, start, end)
   }
 
+  /**
+   * Create, alter, delete or show a topic on this broker (meta's `topic-admin`): settings are
+   * server.ini `[topic=…]` keys and values, checked by the broker as server.ini is; a delete
+   * only reports unless `execute`. Throws CONFIG_INVALID/INVALID_ARGUMENT naming the value,
+   * NOT_FOUND for a topic the broker does not have, UNSUPPORTED from a broker without it.
+   */
+  async topicAdmin(action: TopicAdminAction, topic: string, request: TopicAdminRequest = {}): Promise<TopicAdminReply> {
+    this.requireMeta(`topic ${action}`)
+    if (this.conn.capabilities.topicAdmin !== true) {
+      throw new MetaError('UNSUPPORTED', `topic ${action} needs a broker that lists topic_admin in stats meta-capabilities; ${this.conn.name} does not`)
+    }
+    const frame = await this.conn.requestAsync((out, opaque) => encodeTopicAdmin(out, action, topic, request, opaque), RELOAD_TIMEOUT_MS)
+    return JSON.parse(resultText(frame)) as TopicAdminReply
+  }
+
   private async partitionsState(type: 'partitions-close' | 'partitions-open', topic: string, start?: number, end?: number): Promise<PartitionsStateReply> {
     this.requireMeta(type.replace('-', ' '))
     const frame = await this.conn.requestAsync((out, opaque) => encodePartitionsState(out, {type, topic, start: start ?? -1, end: end ?? -1}, opaque))
-    return JSON.parse(resultText(frame)) as PartitionsStateReply // INVALID_ARGUMENT comes back with its code
+    return decodePartitionsState(resultText(frame)) // TOPIC_NOT_ACCEPTED, INVALID_ARGUMENT come back with their codes
   }
 
   private async text(write: Parameters<BrokerConnection['requestAsync']>[0]): Promise<string> {

@@ -18,7 +18,7 @@ import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
 import {BrokerConnection, type ConnectionOptions} from './connection.js'
-import type {Partition, Topology} from './types.js'
+import type {Partition, ReadFromEvent, Topology} from './types.js'
 
 /** Deadline of the ZooKeeper session's start. */
 const ZK_CONNECT_TIMEOUT_MS = 10_000
@@ -41,7 +41,9 @@ export class ClusterTopology extends EventEmitter implements Topology {
   /** Every registered slave's URL, by broker id. */
   private slaveUrls = new Map<number, string[]>()
   /** Masters a consumer could not reach, read from a slave until a probe reaches them again. */
-  private readonly suspects = new Map<number, {masterUrl: string; timer: NodeJS.Timeout}>()
+  private readonly suspects = new Map<number, Suspect>()
+  /** Broker ids whose suspicion ended: 'readFrom' is emitted once the brokers are read again. */
+  private readonly switchingBack = new Set<number>()
   private readonly connections = new Map<number, BrokerConnection>()
   /** Connections being opened: concurrent callers share one (else all but the last leaked open). */
   private readonly opening = new Map<number, Promise<BrokerConnection>>()
@@ -145,11 +147,14 @@ export class ClusterTopology extends EventEmitter implements Topology {
   }
 
   /**
-   * Beyond MetaQ: `brokerId`'s master does not answer (a consumer's fetch failed to connect):
-   * read that broker id from its first slave now, instead of waiting for the master's
-   * ZooKeeper session to expire. A probe every second switches back once the master accepts
-   * connections again (as does a new master registering). True when `brokerId` is now read
-   * from a slave (the caller fetches through a new connection), false when it has none.
+   * Beyond MetaQ: `brokerId`'s master does not answer (a consumer could not connect to it, for
+   * a fetch or an offset query): read that broker id from its first slave now, instead of
+   * waiting for the master's ZooKeeper session to expire. The master is probed (a TCP connect)
+   * after SUSPECT_PROBE_MIN_MS, then at doubling intervals up to SUSPECT_PROBE_MAX_MS; the
+   * broker id is read from the master again once a probe connects, or at once when another
+   * master registers. True when `brokerId` is now read from a slave (the caller asks
+   * connection() again), false when it has none. Emits 'readFrom' ({@link ReadFromEvent}) on
+   * each switch.
    */
   readFromSlave(brokerId: number): boolean {
     if (this.closed) return false
@@ -160,27 +165,46 @@ export class ClusterTopology extends EventEmitter implements Topology {
     const master = masterUrl === undefined ? undefined : parseBrokerUrl(masterUrl)
     if (slaveUrl === undefined || master === undefined) return false
     this.log.warn("a broker's master does not answer: reading from its slave", {brokerId, master: masterUrl, slave: slaveUrl})
-    const timer = setInterval(() => {
-      void reachable(master.host, master.port).then((ok) => {
-        if (!ok || this.suspects.get(brokerId)?.timer !== timer) return
-        this.log.info('the master answers again: reading from it', {brokerId, master: masterUrl})
-        this.clearSuspect(brokerId)
-        void this.sessionPromise.then((session) => this.rereadBrokers(session, 1))
-      })
-    }, SUSPECT_PROBE_MS)
-    timer.unref()
-    this.suspects.set(brokerId, {masterUrl: masterUrl!, timer})
+    const suspect: Suspect = {masterUrl: masterUrl!, timer: undefined, delayMs: SUSPECT_PROBE_MIN_MS}
+    this.suspects.set(brokerId, suspect)
+    this.probeLater(brokerId, suspect, master)
     this.brokers.set(brokerId, slaveUrl)
     this.slaveBacked.add(brokerId)
     this.connections.get(brokerId)?.close()
     this.connections.delete(brokerId)
+    this.emit('readFrom', {brokerId, url: slaveUrl, slave: true} satisfies ReadFromEvent)
     return true
+  }
+
+  /** True while `brokerId` is read from a slave (its master unreachable, or none registered). */
+  readsFromSlave(brokerId: number): boolean {
+    return this.slaveBacked.has(brokerId)
+  }
+
+  /** Probe a suspected master after the suspect's delay, doubling the delay after each miss. */
+  private probeLater(brokerId: number, suspect: Suspect, master: {host: string; port: number}): void {
+    suspect.timer = setTimeout(() => {
+      suspect.timer = undefined
+      void reachable(master.host, master.port).then((ok) => {
+        if (this.closed || this.suspects.get(brokerId) !== suspect) return
+        if (!ok) {
+          suspect.delayMs = Math.min(suspect.delayMs * 2, SUSPECT_PROBE_MAX_MS)
+          this.probeLater(brokerId, suspect, master)
+          return
+        }
+        this.log.info('the master answers again: reading from it', {brokerId, master: suspect.masterUrl})
+        this.clearSuspect(brokerId)
+        this.switchingBack.add(brokerId)
+        void this.sessionPromise.then((session) => this.rereadBrokers(session, 1))
+      })
+    }, suspect.delayMs)
+    suspect.timer.unref()
   }
 
   private clearSuspect(brokerId: number): void {
     const suspect = this.suspects.get(brokerId)
     if (suspect === undefined) return
-    clearInterval(suspect.timer)
+    if (suspect.timer !== undefined) clearTimeout(suspect.timer)
     this.suspects.delete(brokerId)
   }
 
@@ -293,6 +317,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
         readable.set(id, {url: now.slaveUrls[0], slave: true, slaveUrls: now.slaveUrls})
       } else {
         this.clearSuspect(id)
+        this.switchingBack.add(id)
       }
     }
     const brokers = new Map([...readable].map(([id, b]) => [id, b.url]))
@@ -307,6 +332,11 @@ export class ClusterTopology extends EventEmitter implements Topology {
       conn.close()
       this.connections.delete(id)
     }
+    for (const id of this.switchingBack) {
+      const url = brokers.get(id)
+      if (url !== undefined) this.emit('readFrom', {brokerId: id, url, slave: this.slaveBacked.has(id)} satisfies ReadFromEvent)
+    }
+    this.switchingBack.clear()
     if ([...brokers.keys()].join() !== [...before.keys()].join()) this.emit('brokers', this.brokerIds())
   }
 
@@ -328,8 +358,18 @@ export class ClusterTopology extends EventEmitter implements Topology {
   }
 }
 
-/** How often a suspected master is probed (readFromSlave). */
-const SUSPECT_PROBE_MS = 1000
+/** First probe of a suspected master (readFromSlave), in ms after the switch to its slave. */
+const SUSPECT_PROBE_MIN_MS = 500
+/** Longest interval between two probes of a suspected master, in ms (the back-off stops doubling here). */
+const SUSPECT_PROBE_MAX_MS = 4000
+
+/** A master a consumer could not reach: read from a slave until a probe reaches it. */
+interface Suspect {
+  masterUrl: string
+  timer: NodeJS.Timeout | undefined
+  /** Wait before the next probe. */
+  delayMs: number
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined

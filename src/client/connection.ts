@@ -36,6 +36,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
+import {scramLogin, type Credentials} from './authenticate.js'
 
 export interface ConnectionOptions extends BrokerAddress {
   /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
@@ -53,6 +54,10 @@ export interface ConnectionOptions extends BrokerAddress {
   /** Largest response body accepted (default 64 MiB). */
   maxResponseBytes?: number
   logger?: Logger
+  /** Log in as this user (SCRAM-SHA-256) after every connect, before any other request. */
+  user?: string
+  /** The user's password (never sent: SCRAM proves it). */
+  password?: string
 }
 
 export type {BrokerCapabilities} from '../protocol/stats-body.js'
@@ -71,12 +76,24 @@ const EARLY_FLUSH_BYTES = 64 * 1024
 
 type State = 'connecting' | 'open' | 'waiting' | 'closed'
 
+let processCredentials: Credentials | undefined
+
+/**
+ * The login every connection of this process makes unless its options name a user: the CLI
+ * sets it once from --user / $META_USER and the password, so every client a command builds
+ * (producer, consumer, admin, cluster lookups) logs in without threading it through each.
+ */
+export function setDefaultCredentials(credentials: Credentials | undefined): void {
+  processCredentials = credentials
+}
+
 export class BrokerConnection extends EventEmitter {
   readonly address: BrokerAddress
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger'>>
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password'>>
+  private readonly credentials: Credentials | undefined
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
@@ -107,6 +124,7 @@ export class BrokerConnection extends EventEmitter {
       maxResponseBytes: options.maxResponseBytes ?? 64 * 1024 * 1024,
     }
     this.log = (options.logger ?? silentLogger).child('connection', {broker: formatBrokerAddress(this.address)})
+    this.credentials = options.user === undefined ? processCredentials : {user: options.user, password: options.password ?? ''}
     this.pending = new PendingTable(this.options.maxInFlight)
     this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
     this.reconnectDelayMs = this.options.reconnectInitialDelayMs
@@ -245,7 +263,8 @@ export class BrokerConnection extends EventEmitter {
     socket.once('connect', () => {
       clearTimeout(connectTimer)
       socket.setNoDelay(true)
-      this.onConnected()
+      if (this.credentials === undefined) this.onConnected()
+      else this.authenticate(socket, this.credentials)
     })
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err: NodeJS.ErrnoException) => {
@@ -255,6 +274,34 @@ export class BrokerConnection extends EventEmitter {
       clearTimeout(connectTimer)
       if (this.socket === socket) this.onSocketClosed()
     })
+  }
+
+  /**
+   * Log in before anything else leaves: requests made meanwhile wait in `out` (the state stays
+   * `connecting`), the login's frames go to the socket directly. A refused login fails ready()
+   * with UNAUTHORIZED and closes the connection for good (retrying would only lock it out).
+   */
+  private authenticate(socket: Socket, credentials: Credentials): void {
+    const send = (write: (out: OutputBuffer, opaque: number) => void) =>
+      new Promise<ResponseFrame>((resolve, reject) => {
+        const out = new OutputBuffer()
+        write(out, this.pending.add((err, frame) => (err === null ? resolve(frame!) : reject(err)), Date.now() + this.options.connectTimeoutMs))
+        socket.write(out.take())
+      })
+    scramLogin(credentials, this.name, send).then(
+      () => {
+        if (this.socket === socket) this.onConnected()
+      },
+      (error: unknown) => {
+        if (this.socket !== socket) return
+        const err = error instanceof MetaError ? error : connectionError(this.name, error as Error)
+        if (err.code !== 'UNAUTHORIZED') return void socket.destroy(err)
+        this.log.error('login refused', {user: credentials.user, error: err.message})
+        this.settleConnectWaiters(err)
+        this.failAll(err)
+        this.close()
+      },
+    )
   }
 
   private onConnected(): void {

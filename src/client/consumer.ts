@@ -18,6 +18,12 @@
  * costs nothing and a new message arrives within milliseconds; with a MetaQ broker it polls
  * with back-off.
  *
+ * Failover (cluster mode, beyond MetaQ): when a broker id's master does not accept connections
+ * and a slave of it is registered, its partitions are read from the slave at once: fetches and
+ * the offset queries made at start (start positions, end offsets). The topology probes the
+ * master and switches back when it answers or another master registers; each switch is
+ * emitted as 'readFrom' (ReadFromEvent in types.ts).
+ *
  * Errors: what retrying can fix (a timeout, a lost connection, a storage error the broker
  * reports as retriable) is retried with back-off and reported as a 'fetchError' event
  * ({@link FetchErrorEvent}). Anything else (a topic the broker does not accept, a partition
@@ -27,8 +33,9 @@
  */
 import {EventEmitter} from 'node:events'
 import {encodeOffset} from '../protocol/commands/offset.js'
-import {MetaError} from '../protocol/errors.js'
+import {isMetaError, MetaError} from '../protocol/errors.js'
 import {validateTopicName} from '../protocol/names.js'
+import {parseFilter} from '../protocol/filter-expression.js'
 import {silentLogger, type Logger} from '../log.js'
 import {resultText, type BrokerConnection} from './connection.js'
 import {PartitionFetcher, type FetchSettings, type FetchSink, type MessageBatch} from './fetcher.js'
@@ -72,6 +79,12 @@ export interface ConsumerBaseOptions {
    */
   maxBufferedBatches?: number
   verifyChecksum?: boolean
+  /**
+   * Receive only messages matching this filter expression (docs/protocol.md "Filtered get"):
+   * the broker skips the others, offsets still move past them. Needs a meta broker; checked
+   * here (INVALID_ARGUMENT naming the position).
+   */
+  filter?: string
   logger?: Logger
 }
 
@@ -134,11 +147,13 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   private started: Promise<void> | undefined
   private inHand: MessageBatch | undefined
   private idleWaiters: Array<() => void> = []
+  private readonly forwardReadFrom = (event: unknown) => this.emit('readFrom', event)
 
   constructor(options: ConsumerBaseOptions, group: string) {
     super()
     if (options.topics.length === 0) throw MetaError.invalidArgument('no topic given: expected at least one')
     for (const topic of options.topics) validateTopicName(topic)
+    if (options.filter !== undefined) parseFilter(options.filter)
     this.topics = [...new Set(options.topics)]
     this.log = (options.logger ?? silentLogger).child('consumer')
     this.ownsTopology = options.topology === undefined
@@ -153,12 +168,14 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
       minDelayMs: 50,
       maxDelayMs: 1000,
       verifyChecksum: options.verifyChecksum ?? true,
+      ...(options.filter === undefined ? {} : {filter: options.filter}),
       log: this.log,
     }
     this.queue = new QueuedIterator<MessageBatch>(options.maxBufferedBatches ?? 64)
     this.queue.onDrain = () => {
       for (const fetcher of this.fetchers.values()) fetcher.resume()
     }
+    this.topology.on('readFrom', this.forwardReadFrom)
   }
 
   /** Start fetching (called by the iterators and run(); safe to call more than once). */
@@ -242,6 +259,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     try {
       await this.shutdown()
     } finally {
+      this.topology.off('readFrom', this.forwardReadFrom)
       if (this.ownsTopology) await this.topology.close()
     }
   }
@@ -258,7 +276,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
 
   retrying(fetcher: PartitionFetcher, error: MetaError, retryInMs: number): void {
     // Beyond MetaQ: a master that stops answering is read from its slave at once, not after its ZooKeeper session expires.
-    if ((error.code === 'CONNECTION_FAILED' || error.code === 'TIMEOUT') && this.topology.readFromSlave?.(fetcher.target.brokerId) === true) {
+    if (unreachable(error) && this.topology.readFromSlave?.(fetcher.target.brokerId) === true) {
       fetcher.switchConnection = true
     }
     const event: FetchErrorEvent = {error, topic: fetcher.topic, ...fetcher.target, offset: fetcher.offset, retryInMs}
@@ -290,12 +308,38 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   /** Extra work when stopping (commit, leave); the topology is still open. */
   protected async shutdown(): Promise<void> {}
 
-  /** Start reading a partition at `offset`. */
+  /**
+   * A query made before a partition is fetched (its start position, its end offset) on the
+   * broker that serves `brokerId`: when its master does not accept connections and a slave of
+   * it is registered, on that slave (from then on the topology reads the broker id there).
+   * Resolves with the answer and the connection that gave it, for the partition's fetcher.
+   */
+  protected async queryBroker<T>(brokerId: number, query: (conn: BrokerConnection) => Promise<T>): Promise<{conn: BrokerConnection; value: T}> {
+    // Connected first: queries choose by the broker's capabilities (a seek needs a meta broker).
+    const conn = await this.topology.connection(brokerId)
+    try {
+      await conn.ready()
+      return {conn, value: await query(conn)}
+    } catch (error) {
+      if (!isMetaError(error) || !unreachable(error) || this.topology.readFromSlave?.(brokerId) !== true) throw error
+      this.log.debug('start query failed on the master; asking its slave', {brokerId, error: error.message})
+      const slave = await this.topology.connection(brokerId)
+      await slave.ready()
+      return {conn: slave, value: await query(slave)}
+    }
+  }
+
+  /** FetchSink: true while the broker id is read from a slave (cluster mode). */
+  readsFromSlave(brokerId: number): boolean {
+    return this.topology.readsFromSlave?.(brokerId) === true
+  }
+
   /** FetchSink: a fetcher's connection closed for good; the topology says where that broker id is read now. */
   reconnect(brokerId: number): Promise<BrokerConnection> {
     return this.topology.connection(brokerId)
   }
 
+  /** Start reading a partition at `offset`. */
   protected addFetcher(topic: string, partition: Partition, conn: BrokerConnection, offset: number, stopAt?: number): PartitionFetcher {
     const fetcher = new PartitionFetcher(topic, partition, conn, offset, this.settings, this)
     fetcher.stopAt = stopAt
@@ -363,18 +407,20 @@ export class Consumer extends ConsumerBase {
 
   protected async begin(): Promise<void> {
     const planned: Array<{topic: string; partition: Partition; conn: BrokerConnection; start: number; stopAt?: number}> = []
+    const from = this.options.from ?? 'earliest'
     for (const topic of this.topics) {
       for (const partition of await this.partitionsOf(topic)) {
-        const conn = await this.topology.connection(partition.brokerId)
-        const from = this.options.from ?? 'earliest'
-        const position = typeof from === 'function' ? await from(topic, partition, conn) : from
-        let start = position === 'earliest' ? 0 : position === 'latest' ? TAIL_OFFSET : position
-        let stopAt: number | undefined
-        if (this.options.stopAtEnd) {
-          stopAt = await endOffset(conn, this.settings.group, topic, partition.partition)
-          if (start === TAIL_OFFSET) start = stopAt
-        }
-        planned.push({topic, partition, conn, start, stopAt})
+        const {conn, value} = await this.queryBroker(partition.brokerId, async (conn) => {
+          const position = typeof from === 'function' ? await from(topic, partition, conn) : from
+          let start = position === 'earliest' ? 0 : position === 'latest' ? TAIL_OFFSET : position
+          let stopAt: number | undefined
+          if (this.options.stopAtEnd) {
+            stopAt = await endOffset(conn, this.settings.group, topic, partition.partition)
+            if (start === TAIL_OFFSET) start = stopAt
+          }
+          return {start, stopAt}
+        })
+        planned.push({topic, partition, conn, ...value})
       }
     }
     const fetchers = planned.map((p) => this.addFetcher(p.topic, p.partition, p.conn, p.start, p.stopAt))
@@ -398,6 +444,11 @@ export async function endOffset(conn: Pick<BrokerConnection, 'requestAsync'>, gr
   const frame = await conn.requestAsync((out, opaque) => encodeOffset(out, {topic, group, partition, offset: TAIL_OFFSET, opaque}))
   if (frame.type === 'result' && frame.code === 404) return 0
   return Number(resultText(frame))
+}
+
+/** A broker that does not accept connections or does not answer: its slave may serve its reads. */
+function unreachable(error: MetaError): boolean {
+  return error.code === 'CONNECTION_FAILED' || error.code === 'TIMEOUT'
 }
 
 function describe(partitions: Partition[]): string {

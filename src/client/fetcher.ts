@@ -3,7 +3,8 @@
  *
  *   get(offset, maxSize[, maxWaitMs]) ─┬─ value  → decode whole records (CRC checked), deliver,
  *                                      │           advance past them; refetch at once
- *                                      ├─ 301    → offset := body; refetch at once
+ *                                      ├─ 301    → offset := body; refetch at once (from a
+ *                                      │           slave, a move back is waited out instead)
  *                                      ├─ 404/403→ nothing yet: refetch (a long poll already
  *                                      │           waited; a MetaQ broker is polled with back-off)
  *                                      ├─ retriable error (timeout, lost connection, storage)
@@ -48,6 +49,8 @@ export interface FetchSettings {
   minDelayMs: number
   maxDelayMs: number
   verifyChecksum: boolean
+  /** Filter expression sent on every get (meta brokers listing `filter`); undefined = every message. */
+  filter?: string
   log: Logger
 }
 
@@ -80,6 +83,8 @@ export interface FetchSink {
    * went and a slave now serves that broker id): where to fetch now.
    */
   reconnect?(brokerId: number): Promise<BrokerConnection>
+  /** True while `brokerId` is read from a slave (whose log may end before its master's). */
+  readsFromSlave?(brokerId: number): boolean
 }
 
 /**
@@ -226,6 +231,11 @@ export class PartitionFetcher {
       )
       return
     }
+    const filter = this.settings.filter
+    if (filter !== undefined && !this.conn.capabilities.filter) {
+      this.inFlight = false
+      return this.onError(new MetaError('UNSUPPORTED', `broker ${this.conn.name} does not run filters (a MetaQ broker, or an older meta): consume without --filter`))
+    }
     const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
     const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
     const token = ++this.requestToken
@@ -239,6 +249,7 @@ export class PartitionFetcher {
           maxSize: this.maxSize,
           opaque,
           maxWaitMs,
+          ...(filter === undefined ? {} : {filter}),
         }),
       (err, frame) => {
         if (token !== this.requestToken) return
@@ -263,6 +274,12 @@ export class PartitionFetcher {
         const moved = Number(body)
         if (body === '' || !Number.isFinite(moved)) return this.onError(new MetaError('DECODE_ERROR', `bad 301 body "${body}"`))
         this.recovered()
+        if (moved < requestOffset && this.sink.readsFromSlave?.(this.target.brokerId) === true) {
+          // A slave whose log ends before what was read from its master: wait here (polling
+          // with back-off) for the master to answer again, rather than read those messages twice.
+          this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
+          return this.fetchSoon(this.delayMs)
+        }
         this.offset = moved
         return this.fetchSoon(0)
       }
@@ -276,6 +293,9 @@ export class PartitionFetcher {
         this.recovered()
         if (longPoll && frame.code === 404) return this.fetchSoon(0)
         this.delayMs = Math.min(this.delayMs * 2, this.settings.maxDelayMs)
+        // A closed partition answers "closed" until reopened: the application is told (a
+        // 'fetchError' event), so it can choose to wait, skip it or stop (meta tail -e does).
+        if (error.code === 'PARTITION_CLOSED') this.sink.retrying(this, error, this.delayMs)
         return this.fetchSoon(this.delayMs)
       }
       default:
@@ -284,6 +304,7 @@ export class PartitionFetcher {
   }
 
   private onValue(requestOffset: number, body: Buffer): void {
+    if (this.settings.filter !== undefined) return this.onFilteredValue(requestOffset, body)
     this.recovered()
     this.fetchEarly(requestOffset, body)
     const {messages, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
@@ -350,6 +371,51 @@ export class PartitionFetcher {
       }
     })
     return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
+  }
+
+  /**
+   * The answer to a get that carried a filter (docs/protocol.md "Filtered get"): `next` (where
+   * the scanned range ends), then each match as its offset and the stored record. No early get
+   * here: each get already covers a whole slice of the log.
+   */
+  private onFilteredValue(requestOffset: number, body: Buffer): void {
+    this.recovered()
+    this.delayMs = this.settings.minDelayMs
+    if (body.length < 8) return this.onError(new MetaError('DECODE_ERROR', `filtered value of ${body.length} bytes from ${this.key}: expected at least 8`))
+    const next = Number(body.readBigInt64BE(0))
+    const messages: Message[] = []
+    const {topic, skipBelow} = this
+    const {partition, brokerId} = this.target
+    let pos = 8
+    while (body.length - pos >= 8 + RECORD_HEADER_BYTES) {
+      const offset = Number(body.readBigInt64BE(pos))
+      const record = body.subarray(pos + 8, pos + 8 + RECORD_HEADER_BYTES + Math.max(0, body.readInt32BE(pos + 8)))
+      const options = {baseOffset: offset, verifyChecksum: this.settings.verifyChecksum, maxPayloadBytes: this.settings.maxSizeLimitBytes}
+      const {bytesConsumed, error} = walkMessageSet(record, options, (at, end, flag, attribute, data) => {
+        if (offset >= skipBelow) messages.push(new ConsumedMessage(topic, partition, brokerId, offset, offset + end, flag, attribute, data, record, at))
+      })
+      if (error !== undefined) {
+        this.offset = offset
+        if (messages.length > 0) this.deliver(messages)
+        return this.onCorruptRecord(error)
+      }
+      if (bytesConsumed === 0) {
+        if (pos > 8) break
+        // No whole record at the requested offset: the broker sent the start of the one that does not fit.
+        this.growFor(record)
+        return this.fetchSoon(0)
+      }
+      pos += 8 + bytesConsumed
+    }
+    if (pos === 8 && next === requestOffset) {
+      // Less than a record header at the requested offset (a tiny fetch size): grow.
+      this.growFor(body.subarray(16))
+      return this.fetchSoon(0)
+    }
+    this.offset = next
+    if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
+    if (messages.length > 0 && !this.deliver(messages)) return
+    this.fetchSoon(0)
   }
 
   /** The next record does not fit in maxSize: grow to its size (read from its header). */

@@ -37,7 +37,7 @@ import {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
 import {RangeCheckedOffsetStore} from './offset-stores/range-check.js'
 import type {Message, Partition} from './types.js'
 
-export interface GroupConsumerOptions extends ConsumerBaseOptions {
+export interface GroupConsumerOptions extends Omit<ConsumerBaseOptions, 'filter'> {
   group: string
   /** Default `<group>_<host>-<pid>-<uuid>` (MetaQ's consumerIdString). */
   memberId?: string
@@ -64,8 +64,11 @@ export interface GroupConsumerOptions extends ConsumerBaseOptions {
   recoverDir?: string
   /** How often recovered messages are retried (default 300000; the first run after 5 s). */
   recoverIntervalMs?: number
-  /** Skip messages the filter rejects (their offsets still advance). */
-  filter?: (message: Message) => boolean
+  /**
+   * Skip messages the filter rejects (their offsets still advance): a function runs here, a
+   * filter expression (a string) runs on the broker, which then sends only what matches.
+   */
+  filter?: string | ((message: Message) => boolean)
   /**
    * Where each newly assigned partition starts, overriding its committed offset (a seek on
    * start, e.g. `meta tail --group g -o @-1h`); undefined keeps the committed offset.
@@ -98,7 +101,7 @@ export class GroupConsumer extends ConsumerBase {
   constructor(options: GroupConsumerOptions) {
     validateGroupName(options.group)
     const group = options.broadcast ? broadcastGroupName(options.group) : options.group
-    super(options, group)
+    super({...options, filter: typeof options.filter === 'string' ? options.filter : undefined}, group)
     this.options = options
     this.group = group
     this.memberId = options.memberId ?? `${group}_${hostname()}-${process.pid}-${randomUUID()}`
@@ -305,17 +308,21 @@ export class GroupConsumer extends ConsumerBase {
       for (const p of list) {
         const key = partitionKey(topic, p.partition)
         const stored = committed.get(offsetKey(p.partition))
-        const conn = await this.topology.connection(p.partition.brokerId)
-        const override = this.options.from === undefined ? undefined : await this.options.from(topic, p.partition, conn)
         const fallback = this.options.fromLatest || this.options.alwaysFromLatest ? TAIL_OFFSET : 0
-        let start = override === undefined ? (stored?.offset ?? fallback) : override === 'earliest' ? 0 : override === 'latest' ? TAIL_OFFSET : override
+        // Asked of the master, or of its slave when the master does not accept connections.
+        const {conn, value} = await this.queryBroker(p.partition.brokerId, async (conn) => {
+          const override = this.options.from === undefined ? undefined : await this.options.from(topic, p.partition, conn)
+          let start = override === undefined ? (stored?.offset ?? fallback) : override === 'earliest' ? 0 : override === 'latest' ? TAIL_OFFSET : override
+          let stopAt: number | undefined
+          if (this.options.stopAtEnd) {
+            stopAt = await endOffset(conn, this.group, topic, p.partition.partition)
+            if (start === TAIL_OFFSET) start = stopAt
+          }
+          return {override, start, stopAt}
+        })
+        const {override, start, stopAt} = value
         if (stored !== undefined && override === undefined) this.processed.set(key, {offset: stored.offset, msgId: stored.msgId})
         else this.processed.delete(key)
-        let stopAt: number | undefined
-        if (this.options.stopAtEnd) {
-          stopAt = await endOffset(conn, this.group, topic, p.partition.partition)
-          if (start === TAIL_OFFSET) start = stopAt
-        }
         this.owned.set(key, p)
         if (!this.stopped) started.push(this.addFetcher(topic, p.partition, conn, start, stopAt))
       }
@@ -333,7 +340,7 @@ export class GroupConsumer extends ConsumerBase {
   }
 
   private async handle(message: Message, handler: (m: Message) => void | Promise<void>): Promise<void> {
-    if (this.options.filter !== undefined && !safeFilter(this.options.filter, message)) return
+    if (typeof this.options.filter === 'function' && !safeFilter(this.options.filter, message)) return
     const maxRetries = this.options.maxFetchRetries ?? 5
     for (let attempt = 0; ; attempt++) {
       try {

@@ -8,11 +8,12 @@
  */
 import {EventEmitter} from 'node:events'
 import {
+  decodeClaimResult,
+  decodeGroupView,
   encodeGroupClaim,
   encodeGroupHeartbeat,
   encodeGroupJoin,
   encodeGroupLeave,
-  type ClaimResult,
   type GroupView,
   type TopicPartition,
 } from '../protocol/commands/group.js'
@@ -103,7 +104,7 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
         }),
       maxWaitMs + 10_000,
     )
-    const result = JSON.parse(resultText(frame)) as ClaimResult
+    const result = decodeClaimResult(resultText(frame))
     const back = (tp: TopicPartition): OwnedPartition => ({topic: tp.topic, partition: {brokerId, partition: tp.partition}})
     return {granted: result.granted.map(back), busy: result.busy.map(back), generation: result.generation}
   }
@@ -133,7 +134,7 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
     const frame = await this.options.conn.requestAsync((out, opaque) =>
       encodeGroupJoin(out, {group, memberId: this.memberId, sessionTimeoutMs, topics, opaque}),
     )
-    return JSON.parse(resultText(frame)) as GroupView
+    return decodeGroupView(resultText(frame))
   }
 
   /**
@@ -158,7 +159,7 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
           log.info('rejoining group', {group, member: this.memberId})
           view = await this.sendJoin()
         } else {
-          view = JSON.parse(resultText(frame)) as GroupView
+          view = decodeGroupView(resultText(frame))
         }
         failures = 0
         if (view.generation !== this.generation) {

@@ -7,7 +7,7 @@
  * consumed message as decimal text (MetaQ stores both; "-1" when unknown).
  */
 import {MetaError} from '../protocol/errors.js'
-import {encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
+import {decodeCommittedOffsets, encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
 import {resultText} from './connection.js'
 import type {Topology} from './topology.js'
 import type {Partition} from './types.js'
@@ -44,7 +44,7 @@ export class BrokerOffsetStore implements OffsetStore {
         throw new MetaError('SERVICE_UNAVAILABLE', `broker ${conn.name} cannot keep group offsets (not a meta broker); use a file, MySQL or ZooKeeper offset store`)
       }
       const frame = await conn.requestAsync((out, opaque) => encodeOffsetFetch(out, group, {topics: [topic]}, opaque))
-      const offsets = JSON.parse(resultText(frame)) as CommittedOffset[]
+      const offsets = decodeCommittedOffsets(resultText(frame), 'offset-fetch reply')
       for (const o of offsets) {
         const p = partitions.find((q) => q.brokerId === brokerId && q.partition === o.partition)
         if (p !== undefined) result.set(offsetKey(p), {offset: o.offset, msgId: o.msgId})

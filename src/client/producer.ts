@@ -25,81 +25,37 @@
  * does for a callback that throws).
  */
 import {EventEmitter} from 'node:events'
-import {networkInterfaces} from 'node:os'
 import {checksum} from '../protocol/crc.js'
 import {MetaError} from '../protocol/errors.js'
 import {encodePayload, FLAG_HAS_ATTRIBUTE, RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {writePut} from '../protocol/commands/put.js'
+import {PutReplyReader} from '../protocol/commands/put-reply.js'
 import {isValidTopicName, validateTopicName} from '../protocol/names.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {silentLogger, type Logger} from '../log.js'
-import type {BrokerConnection} from './connection.js'
 import {reportCallbackError} from './callbacks.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
-import {roundRobinSelector, selectorByName, type PartitionSelector, type SelectorName} from './partition-selector.js'
+import {roundRobinSelector, selectorByName, type PartitionSelector} from './partition-selector.js'
+import {Router} from './routing.js'
 import {createTopology, type Topology} from './topology.js'
+import {
+  DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_QUEUED_BYTES,
+  DEFAULT_RETRIES,
+  DEFAULT_SEND_TIMEOUT_MS,
+  type BeginTransactionOptions,
+  type ProducerOptions,
+  type SendCallback,
+  type SendOptions,
+} from './producer-options.js'
 import type {Partition, SendResult} from './types.js'
-import {Transaction, type TransactionInfo, type TransactionSummary, type TxItem} from './transaction.js'
+import {newSessionId, Transaction, type TransactionInfo, type TransactionSummary, type TxItem} from './transaction.js'
 
-export interface ProducerOptions {
-  /** `host:port` of a standalone broker (default 127.0.0.1:8123) … */
-  broker?: string
-  /** … or a ZooKeeper connect string (cluster mode) … */
-  zk?: string
-  /** Root znode with `zk` (default /meta). */
-  zkRoot?: string
-  /** … or a topology of your own; the producer closes it on close() only if it created it. */
-  topology?: Topology
-  /** How partitions are chosen when a send does not name one (default round-robin). */
-  selector?: SelectorName | PartitionSelector
-  /** Most messages on their way to brokers at once; more wait in order (default 4096). */
-  maxInFlight?: number
-  /**
-   * Most payload bytes on their way to brokers at once (default 64 MiB); more wait in order.
-   * A single message larger than this still goes (alone).
-   */
-  maxQueuedBytes?: number
-  /** Per-send deadline in ms (MetaQ's default 3000). */
-  sendTimeoutMs?: number
-  /** Retries of a send that failed in a retriable way (default 2). */
-  retries?: number
-  /** Largest payload (attribute included) accepted, checked before sending (default: what the broker says, else 1 MiB − 20). */
-  maxMessageBytes?: number
-  /**
-   * Standalone: how often the topics' partition counts are asked again, in ms (default 30 s;
-   * 0 = never), so partitions added by a broker reload are used. Cluster mode follows
-   * ZooKeeper instead.
-   */
-  topologyRefreshMs?: number
-  /**
-   * Group puts into meta's put-batch frames where the broker serves them (default true);
-   * false sends every message as MetaQ's plain 7-token put with checksum, as MetaQ's Java
-   * client does (what `meta bench --plain-put` measures).
-   */
-  batchPut?: boolean
-  logger?: Logger
-}
+export type {ProducerOptions, SendOptions, SendCallback, BeginTransactionOptions} from './producer-options.js'
+export {DEFAULT_MAX_QUEUED_BYTES} from './producer-options.js'
 
-export interface SendOptions {
-  attribute?: string
-  /**
-   * Send to this partition instead of using the selector. Partitions are numbered in MetaQ's
-   * order over the whole topic (by broker id, then partition): in standalone mode the number
-   * is the broker's partition; in a cluster, 0..n-1 across all brokers.
-   */
-  partition?: number
-  /** MetaQ flag bits (bit 0 is managed for the attribute). */
-  flag?: number
-}
-
-export type SendCallback = (result: SendResult) => void
-
-const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
-/** Default bound of payload bytes on their way to brokers (ProducerOptions.maxQueuedBytes). */
-export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 const RETRY_DELAY_MS = 100
-/** How long a broker that failed a send at the connection level is avoided by the selector. */
-export const BROKER_DOWN_MS = 3_000
 
 /** One message on its way. */
 interface SendTask extends TxItem {
@@ -107,31 +63,6 @@ interface SendTask extends TxItem {
   callback: SendCallback
   /** The transaction it belongs to (sent inside beginTransaction … commit/rollback). */
   tx: Transaction<SendTask> | undefined
-}
-
-export interface BeginTransactionOptions {
-  /** Seconds after which the broker rolls the transaction back (capped by its maxTxTimeoutInSeconds); 0 = none. */
-  timeoutSeconds?: number
-}
-
-let sessionSequence = 0
-/** `<IPv4>-<ms>-<n>`, MetaQ's session id form (no ':' allowed in a transaction key). */
-function newSessionId(): string {
-  let ip = '127.0.0.1'
-  for (const addresses of Object.values(networkInterfaces())) {
-    const found = addresses?.find((a) => a.family === 'IPv4' && !a.internal)
-    if (found !== undefined) {
-      ip = found.address
-      break
-    }
-  }
-  return `${ip}-${Date.now()}-${++sessionSequence}`
-}
-
-interface TopicState {
-  partitions: Partition[] | undefined
-  waiting: SendTask[]
-  lookup: Promise<void> | undefined
 }
 
 export class Producer extends EventEmitter {
@@ -144,8 +75,7 @@ export class Producer extends EventEmitter {
   private readonly retries: number
   private readonly maxMessageBytes: number | undefined
   private readonly log: Logger
-  private readonly topics = new Map<string, TopicState>()
-  private readonly connections = new Map<number, BrokerConnection>()
+  private readonly router: Router<SendTask>
   /** Messages accepted and not yet completed (waiting + dispatched). */
   private inFlightCount = 0
   /** Payload bytes of those. */
@@ -164,10 +94,6 @@ export class Producer extends EventEmitter {
   private closed = false
   /** Puts to brokers that serve put-batch, grouped per partition and turn. */
   private readonly batcher: PutBatcher<SendTask>
-  /** Brokers that failed at the connection level recently: id → until (ms). */
-  private readonly downUntil = new Map<number, number>()
-  /** Partitions that answered 403 (closed) recently: `topic\0brokerId-partition` → until (ms). */
-  private readonly closedUntil = new Map<string, number>()
   private readonly reply = new PutReplyReader()
   /** The transaction sends go into, between beginTransaction() and commit()/rollback(). */
   private transaction: Transaction<SendTask> | undefined
@@ -182,20 +108,22 @@ export class Producer extends EventEmitter {
     this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs, refreshMs: options.topologyRefreshMs})
     this.selector =
       typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
-    this.maxInFlight = options.maxInFlight ?? 4096
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES
     if (!(this.maxInFlight >= 1) || !(this.maxQueuedBytes >= 1)) {
       throw MetaError.invalidArgument(`invalid producer limits: maxInFlight ${this.maxInFlight}, maxQueuedBytes ${this.maxQueuedBytes}: expected positive numbers`)
     }
-    this.sendTimeoutMs = options.sendTimeoutMs ?? 3000
-    this.retries = options.retries ?? 2
+    this.sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
+    this.retries = options.retries ?? DEFAULT_RETRIES
     this.maxMessageBytes = options.maxMessageBytes
     this.batchPut = options.batchPut ?? true
     this.batcher = new PutBatcher<SendTask>(this.sendTimeoutMs, (task, err, outcome, frame) => this.onBatchResult(task, err, outcome, frame))
-    // The cluster changed (a broker came or went): look the topic's partitions up again.
-    this.topology.on('change', (topic: string) => {
-      const state = this.topics.get(topic)
-      if (state !== undefined && state.lookup === undefined) state.partitions = undefined
+    this.router = new Router<SendTask>({
+      topology: this.topology,
+      selector: this.selector,
+      log: this.log,
+      ready: (task, partitions) => this.route(task, partitions),
+      failed: (task, error) => this.fail(task, error),
     })
   }
 
@@ -378,13 +306,7 @@ export class Producer extends EventEmitter {
   }
 
   private messageLimit(): number {
-    if (this.maxMessageBytes !== undefined) return this.maxMessageBytes
-    let limit: number | undefined
-    for (const conn of this.connections.values()) {
-      const max = conn.capabilities.maxMessageBytes
-      if (max !== undefined) limit = limit === undefined ? max : Math.min(limit, max)
-    }
-    return limit ?? DEFAULT_MAX_MESSAGE_BYTES
+    return this.maxMessageBytes ?? this.router.maxMessageBytes() ?? DEFAULT_MAX_MESSAGE_BYTES
   }
 
   /** Whether a message of `bytes` may go to a broker now (one always may, when none is out). */
@@ -419,73 +341,21 @@ export class Producer extends EventEmitter {
       task.tx.dispatch(task)
       return
     }
-    const topic = task.message.topic
-    let state = this.topics.get(topic)
-    if (state === undefined) {
-      state = {partitions: undefined, waiting: [], lookup: undefined}
-      this.topics.set(topic, state)
-    }
-    if (state.partitions === undefined) {
-      state.waiting.push(task)
-      state.lookup ??= this.lookup(topic, state)
-      return
-    }
-    this.route(task, state.partitions)
-  }
-
-  private async lookup(topic: string, state: TopicState): Promise<void> {
-    try {
-      const partitions = await this.topology.publishPartitions(topic)
-      const brokerIds = partitions.length > 0 ? new Set(partitions.map((p) => p.brokerId)) : new Set(this.topology.brokerIds())
-      for (const id of brokerIds) {
-        const known = this.connections.get(id)
-        if (known !== undefined && !known.isClosed) continue
-        try {
-          this.connections.set(id, await this.topology.connection(id))
-        } catch (error) {
-          // One unreachable broker must not stop sends to the others.
-          this.log.warn('no connection to broker; avoiding it for a while', {topic, brokerId: id, avoidMs: BROKER_DOWN_MS, error: (error as Error).message})
-          this.markDown(id)
-        }
-      }
-      state.partitions = partitions
-    } catch (error) {
-      state.lookup = undefined
-      const err = error instanceof MetaError ? error : new MetaError('INTERNAL', String(error))
-      const waiting = state.waiting
-      state.waiting = []
-      for (const task of waiting) this.fail(task, err)
-      return
-    }
-    state.lookup = undefined
-    const waiting = state.waiting
-    state.waiting = []
-    for (const task of waiting) this.route(task, state.partitions)
+    const partitions = this.router.partitions(task)
+    if (partitions !== undefined) this.route(task, partitions)
   }
 
   private route(task: SendTask, partitions: Partition[]): void {
-    let target: Partition
-    if (task.pinned !== undefined) {
-      if (partitions.length === 0) {
-        target = {brokerId: this.firstBrokerId(), partition: task.pinned}
-      } else if (task.pinned < partitions.length) {
-        // Partition numbers count the topic's partitions in MetaQ's order (broker id, then
-        // partition): in standalone mode that is the partition itself.
-        target = partitions[task.pinned]
-      } else {
-        this.fail(task, MetaError.invalidArgument(`invalid partition "${task.pinned}" for topic "${task.message.topic}": expected 0..${partitions.length - 1}`))
-        return
-      }
-    } else if (partitions.length === 0) {
-      target = {brokerId: this.firstBrokerId(), partition: -1}
-    } else {
-      target = this.selector(task.message.topic, this.available(task.message.topic, partitions), task.message)
+    const target = this.router.target(task, partitions)
+    if (target instanceof MetaError) {
+      this.fail(task, target)
+      return
     }
-    const conn = this.connections.get(target.brokerId)
+    const conn = this.router.connection(target.brokerId)
     task.brokerId = target.brokerId
     task.partition = target.partition
     task.attempts += 1
-    if (conn === undefined || conn.isClosed) {
+    if (conn === undefined) {
       this.retryOrFail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
       return
     }
@@ -498,28 +368,6 @@ export class Producer extends EventEmitter {
       (err, frame) => this.onResponse(task, err, frame),
       this.sendTimeoutMs,
     )
-  }
-
-  /**
-   * Partitions whose broker has not failed recently and that did not answer "closed" lately
-   * (all of them if none is left).
-   */
-  private available(topic: string, partitions: Partition[]): Partition[] {
-    if (this.downUntil.size === 0 && this.closedUntil.size === 0) return partitions
-    const now = Date.now()
-    for (const [id, until] of this.downUntil) if (until <= now) this.downUntil.delete(id)
-    for (const [key, until] of this.closedUntil) if (until <= now) this.closedUntil.delete(key)
-    const up = partitions.filter((p) => !this.downUntil.has(p.brokerId) && !this.closedUntil.has(`${topic}\0${p.brokerId}-${p.partition}`))
-    return up.length > 0 ? up : partitions
-  }
-
-  private markDown(brokerId: number): void {
-    this.downUntil.set(brokerId, Date.now() + BROKER_DOWN_MS)
-  }
-
-  private firstBrokerId(): number {
-    const [first] = this.connections.keys()
-    return first ?? 0
   }
 
   private onResponse(task: SendTask, err: MetaError | null, frame: ResponseFrame | undefined): void {
@@ -543,21 +391,11 @@ export class Producer extends EventEmitter {
       })
       return
     }
-    const body = frame!.body.toString('utf8')
     if (frame!.code !== 200) {
-      this.onRefused(task, frame!.code, body)
+      this.onRefused(task, frame!.code, frame!.body.toString('utf8'))
       return
     }
-    const first = body.indexOf(' ')
-    const second = body.indexOf(' ', first + 1)
-    this.complete(task, {
-      success: true,
-      topic: task.message.topic,
-      partition: Number(body.slice(first + 1, second)),
-      brokerId: task.brokerId,
-      offset: Number(body.slice(second + 1)),
-      id: BigInt(body.slice(0, first)),
-    })
+    this.fail(task, new MetaError('DECODE_ERROR', `malformed put reply "${frame!.body.toString('latin1').slice(0, 80)}": expected "<msgId> <partition> <offset>"`))
   }
 
   /** The broker answered a put (or its batch) with an error status. */
@@ -567,8 +405,7 @@ export class Producer extends EventEmitter {
       // The partitions we know are stale (the topic shrank, or its broker restarted with
       // fewer): look them up again; a message the selector placed goes to a valid one.
       this.topology.invalidate(task.message.topic)
-      const state = this.topics.get(task.message.topic)
-      if (state !== undefined && state.lookup === undefined) state.partitions = undefined
+      this.router.forget(task.message.topic)
       if (task.pinned === undefined && task.attempts <= this.retries && !this.closed) {
         this.log.debug('partition no longer exists; choosing again', {topic: task.message.topic, partition: task.partition})
         setTimeout(() => this.dispatch(task), RETRY_DELAY_MS)
@@ -576,7 +413,7 @@ export class Producer extends EventEmitter {
       }
     }
     // A closed partition (MetaQ's 403): a message the selector placed goes to another one.
-    if (error.code === 'PARTITION_CLOSED') this.closedUntil.set(`${task.message.topic}\0${task.brokerId}-${task.partition}`, Date.now() + BROKER_DOWN_MS)
+    if (error.code === 'PARTITION_CLOSED') this.router.markClosed(task.message.topic, task.brokerId, task.partition)
     this.retryOrFail(task, error)
   }
 
@@ -599,9 +436,8 @@ export class Producer extends EventEmitter {
 
   private retryOrFail(task: SendTask, err: MetaError): void {
     if (err.code === 'CONNECTION_FAILED' || err.code === 'CONNECTION_CLOSED' || err.code === 'TIMEOUT') {
-      this.markDown(task.brokerId)
-      const state = this.topics.get(task.message.topic)
-      if (state !== undefined && state.lookup === undefined) state.partitions = undefined // refresh connections too
+      this.router.markDown(task.brokerId)
+      this.router.forget(task.message.topic) // refresh connections too
     }
     if (err.retriable && task.attempts <= this.retries && !this.closed) {
       this.log.debug('retrying send', {topic: task.message.topic, attempt: task.attempts, error: err.message})
@@ -644,65 +480,6 @@ export class Producer extends EventEmitter {
       this.idleWaiters = []
       for (const resolve of waiters) resolve()
     }
-  }
-}
-
-/**
- * Reads a put reply body "<msgId> <partition> <offset>" straight from its bytes: digits only
- * (an optional '-' on the id), up to 19 digits of id and 15 of the others. One per producer;
- * `read()` fills the fields of the reply it accepted, so the hot path allocates nothing.
- */
-export class PutReplyReader {
-  id = 0n
-  partition = 0
-  offset = 0
-  /** Where the last digitsAt() stopped. */
-  private scanEnd = 0
-  /** The id's digits before its last nine, as read last, and that number × 10^9 as a bigint. */
-  private lastHigh = 0
-  private lastHighPart = 0n
-
-  /** True when `body` is a well-formed reply (its fields are then set); false for anything else. */
-  read(body: Buffer): boolean {
-    const end = body.length
-    let pos = 0
-    const negative = end > 0 && body[0] === 0x2d
-    if (negative) pos = 1
-    const idStart = pos
-    while (pos < end && body[pos] >= 0x30 && body[pos] <= 0x39) pos++
-    const idDigits = pos - idStart
-    if (idDigits === 0 || idDigits > 19 || pos >= end || body[pos] !== 0x20) return false
-    const idEnd = pos
-    const partition = this.digitsAt(body, pos + 1)
-    if (partition < 0 || this.scanEnd >= end || body[this.scanEnd] !== 0x20) return false
-    const offset = this.digitsAt(body, this.scanEnd + 1)
-    if (offset < 0 || this.scanEnd !== end) return false
-    // Up to 19 digits: the leading ones and the last 9 each fit a double exactly.
-    const split = Math.max(idStart, idEnd - 9)
-    let high = 0
-    for (let i = idStart; i < split; i++) high = high * 10 + body[i] - 0x30
-    let low = 0
-    for (let i = split; i < idEnd; i++) low = low * 10 + body[i] - 0x30
-    // The leading digits repeat from one id to the next: their bigint is kept (two bigint
-    // allocations per reply instead of four).
-    if (high !== this.lastHigh) {
-      this.lastHigh = high
-      this.lastHighPart = BigInt(high) * 1_000_000_000n
-    }
-    const id = high === 0 ? BigInt(low) : this.lastHighPart + BigInt(low)
-    this.id = negative ? -id : id
-    this.partition = partition
-    this.offset = offset
-    return true
-  }
-
-  /** The value of 1 to 15 decimal digits at `pos` (scanEnd = the position after them), or -1. */
-  private digitsAt(buf: Buffer, pos: number): number {
-    const start = pos
-    let value = 0
-    while (pos < buf.length && buf[pos] >= 0x30 && buf[pos] <= 0x39) value = value * 10 + buf[pos++] - 0x30
-    this.scanEnd = pos
-    return pos === start || pos - start > 15 ? -1 : value
   }
 }
 

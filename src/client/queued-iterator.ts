@@ -3,7 +3,20 @@
  * Iterating it twice throws (two loops would silently split the items between them).
  * `end()` finishes the loop after the queued items; `end(error)` drops them and makes the
  * loop throw `error` (at once if it is waiting, or at its next step).
+ *
+ * Back-pressure: the queue has a high-water mark (items; default
+ * {@link DEFAULT_QUEUE_HIGH_WATER_MARK}). `push()` always queues, and returns false, as
+ * {@link QueuedIterator.wantsMore} does, once the mark is reached: a writer stops producing
+ * then and resumes on `onDrain` (called when the reader has taken the queue down to half the
+ * mark, or is waiting on an empty queue).
  */
+import {MetaError} from '../protocol/errors.js'
+
+/** The high-water mark of a QueuedIterator created without one, in items. */
+export const DEFAULT_QUEUE_HIGH_WATER_MARK = 1024
+/** The largest high-water mark a QueuedIterator accepts, in items. */
+export const MAX_QUEUE_HIGH_WATER_MARK = 1_048_576
+
 export class QueuedIterator<T> implements AsyncIterable<T> {
   private items: T[] = []
   private head = 0
@@ -14,7 +27,15 @@ export class QueuedIterator<T> implements AsyncIterable<T> {
   /** Called whenever the queue was drained below its high-water mark by the reader. */
   onDrain: (() => void) | undefined
 
-  constructor(private readonly highWaterMark = Number.POSITIVE_INFINITY) {}
+  /**
+   * `highWaterMark`: items queued before the queue stops wanting more, a whole number in
+   * 1..{@link MAX_QUEUE_HIGH_WATER_MARK}; throws INVALID_ARGUMENT otherwise.
+   */
+  constructor(private readonly highWaterMark = DEFAULT_QUEUE_HIGH_WATER_MARK) {
+    if (!Number.isInteger(highWaterMark) || highWaterMark < 1 || highWaterMark > MAX_QUEUE_HIGH_WATER_MARK) {
+      throw MetaError.invalidArgument(`invalid queue high-water mark "${highWaterMark}": expected a whole number of items in 1..${MAX_QUEUE_HIGH_WATER_MARK}`)
+    }
+  }
 
   get length(): number {
     return this.items.length - this.head
@@ -25,15 +46,17 @@ export class QueuedIterator<T> implements AsyncIterable<T> {
     return this.length < this.highWaterMark
   }
 
-  push(item: T): void {
-    if (this.done) return
+  /** Queue an item (ignored after end()); returns {@link wantsMore}: false = stop writing until onDrain. */
+  push(item: T): boolean {
+    if (this.done) return false
     if (this.waiter !== undefined) {
       const waiter = this.waiter
       this.waiter = undefined
       waiter.resolve({value: item, done: false})
-      return
+      return true
     }
     this.items.push(item)
+    return this.length < this.highWaterMark
   }
 
   /** End the iteration after the queued items, or with an error (queued items are dropped). */

@@ -13,11 +13,15 @@
  * transaction is never retried: a failed one dooms the transaction, and commit() then rolls it
  * back and rejects.
  */
+import {networkInterfaces} from 'node:os'
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {encodeTransaction, type TransactionType} from '../protocol/commands/transaction.js'
 import {encodeTxCommit, parseTxCommitReply, type CommittedPartition} from '../protocol/commands/tx-admin.js'
 import type {ResponseFrame} from '../protocol/frames.js'
+import {encodePut} from '../protocol/commands/put.js'
+import {parsePutReply} from '../protocol/commands/put-reply.js'
+import {parsePrepareVote, parseXaErrorBody, XA_OK, XA_RBROLLBACK, XA_RDONLY, XAER_NOTA} from '../protocol/xa.js'
 import type {BrokerConnection} from './connection.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import type {PartitionSelector} from './partition-selector.js'
@@ -75,12 +79,19 @@ export interface TransactionInfo {
   summary(): TransactionSummary
 }
 
-const XA_RDONLY = 3
-/** XAException.XA_RBROLLBACK: the branch was rolled back. */
-const XA_RBROLLBACK = 100
-
-/** XA error body from a broker: `XAException:code=<n>,msg=<text>`. */
-const XA_BODY = /^XAException:code=(-?\d+),msg=([\s\S]*)$/
+let sessionSequence = 0
+/** A new transaction session id, `<IPv4>-<ms>-<n>` (MetaQ's form: no ':' allowed in a transaction key). */
+export function newSessionId(): string {
+  let ip = '127.0.0.1'
+  for (const addresses of Object.values(networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv4' && !a.internal)
+    if (found !== undefined) {
+      ip = found.address
+      break
+    }
+  }
+  return `${ip}-${Date.now()}-${++sessionSequence}`
+}
 
 /**
  * A transaction command's failure as a MetaError: TRANSACTION_ERROR carrying `details.xaCode`
@@ -92,8 +103,8 @@ export function transactionError(frame: ResponseFrame | undefined, err: MetaErro
     return err
   }
   const body = frame!.body.toString('utf8')
-  const match = XA_BODY.exec(body)
-  if (match !== null) return new MetaError('TRANSACTION_ERROR', `${what}: ${match[2]}`, {details: {xaCode: Number(match[1])}})
+  const xa = parseXaErrorBody(body)
+  if (xa !== undefined) return new MetaError('TRANSACTION_ERROR', `${what}: ${xa.message}`, {details: {xaCode: xa.xaCode}})
   return MetaError.fromWire(frame!.type === 'result' ? frame!.code : 500, body)
 }
 
@@ -113,6 +124,13 @@ export function transactionCommand(
       timeoutMs,
     )
   })
+}
+
+/** PREPARE's answer as a vote; DECODE_ERROR when it is neither XA_OK nor XA_RDONLY. */
+export function prepareVote(body: string, key: string): number {
+  const vote = parsePrepareVote(body)
+  if (vote === undefined) throw new MetaError('DECODE_ERROR', `malformed PREPARE reply "${body.slice(0, 80)}" for ${key}: expected ${XA_OK} (XA_OK) or ${XA_RDONLY} (XA_RDONLY)`)
+  return vote
 }
 
 export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
@@ -235,7 +253,7 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
     if (this.conn === undefined) return
     await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'ROLLBACK'}, this.host.commitTimeoutMs).catch((error: MetaError) => {
       // Unknown on the broker (timed out, or its connection was lost): nothing was stored either.
-      if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === -4) return
+      if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === XAER_NOTA) return
       throw error
     })
   }
@@ -259,7 +277,7 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       this.stateNow = 'committed'
       return XA_RDONLY
     }
-    const vote = Number(await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'PREPARE'}, this.host.commitTimeoutMs))
+    const vote = prepareVote(await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'PREPARE'}, this.host.commitTimeoutMs), this.key)
     if (vote === XA_RDONLY) this.stateNow = 'committed'
     return vote
   }
@@ -349,10 +367,7 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       return
     }
     conn.request(
-      (out, opaque) => {
-        out.writeAscii(`put ${topic} ${partition} ${item.body.length} ${item.flag} ${item.crc} ${this.key} ${opaque}\r\n`)
-        out.writeBytes(item.body)
-      },
+      (out, opaque) => encodePut(out, {topic, partition, flag: item.flag, checksum: item.crc, txKey: this.key, opaque, body: item.body}),
       (err, frame) => this.onPut(item, err, frame),
       this.host.sendTimeoutMs,
     )
@@ -360,9 +375,10 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
 
   private onPut(item: T, err: MetaError | null, frame: ResponseFrame | undefined): void {
     if (err === null && frame!.type === 'result' && frame!.code === 200) {
-      const [id, partition] = frame!.body.toString('latin1').split(' ')
-      if (/^-?\d+$/.test(id ?? '') && /^\d+$/.test(partition ?? '')) {
-        this.settle(item, null, {id: BigInt(id), partition: Number(partition), offset: -1}, undefined)
+      // `<msgId> <partition> -1`: the offset is known at commit.
+      const reply = parsePutReply(frame!.body)
+      if (reply !== undefined) {
+        this.settle(item, null, {id: reply.id, partition: reply.partition, offset: -1}, undefined)
         return
       }
       err = new MetaError('DECODE_ERROR', `malformed transactional put reply "${frame!.body.toString('latin1').slice(0, 80)}"`)

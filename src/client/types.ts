@@ -87,7 +87,21 @@ export interface Topology extends EventEmitter {
    * master answers again (cluster mode; true when it is now read from a slave).
    */
   readFromSlave?(brokerId: number): boolean
+  /** True while `brokerId`'s partitions are read from a slave, whose log may end before its master's (cluster mode). */
+  readsFromSlave?(brokerId: number): boolean
   close(): Promise<void>
+}
+
+/**
+ * A cluster topology's (and a consumer's) 'readFrom' event: a broker id's partitions are read
+ * from another broker now (its slave while the master does not answer; the master again).
+ */
+export interface ReadFromEvent {
+  brokerId: number
+  /** `meta://host:port` of the broker read now. */
+  url: string
+  /** True when `url` is a slave's. */
+  slave: boolean
 }
 
 /** Log start and end of a partition (byte offsets; both 0 for a partition without data). */

@@ -18,9 +18,9 @@
  */
 import {hostname} from 'node:os'
 import {MetaError} from '../protocol/errors.js'
-import {XAER_INVAL, XAER_NOTA, xidKey, type Xid as KeyXid} from '../protocol/xa.js'
+import {parseRecoverReply, XA_RDONLY, XAER_DUPID, XAER_INVAL, XAER_NOTA, xidKey, type Xid as KeyXid} from '../protocol/xa.js'
 import type {Producer} from './producer.js'
-import {transactionCommand, type Transaction} from './transaction.js'
+import {prepareVote, transactionCommand, type Transaction} from './transaction.js'
 
 /** What the resource uses of a producer's transaction. */
 type Branch = Pick<Transaction, 'key' | 'sessionId' | 'connection' | 'settled' | 'prepare' | 'commitXa'>
@@ -87,7 +87,7 @@ export class XaResource {
   /** Associate the producer's sends with `xid` (BEGIN goes with the first send). */
   async start(xid: Xid): Promise<void> {
     const key = this.key(xid)
-    if (this.branches.has(key)) throw xaError(-8, `branch ${key} was already started here`) // XAER_DUPID
+    if (this.branches.has(key)) throw xaError(XAER_DUPID, `branch ${key} was already started here`)
     this.branches.set(key, this.producer.enterTransaction(key, this.timeoutSeconds))
   }
 
@@ -107,10 +107,10 @@ export class XaResource {
     if (tx !== undefined) {
       await this.detach(tx)
       const vote = await tx.prepare()
-      if (vote === 3) this.branches.delete(key)
+      if (vote === XA_RDONLY) this.branches.delete(key)
       return vote
     }
-    return Number(await this.anywhere(key, 'PREPARE'))
+    return prepareVote(await this.anywhere(key, 'PREPARE'), key)
   }
 
   /** Commit, one-phase (instead of prepare) or two-phase (after it). */
@@ -155,12 +155,13 @@ export class XaResource {
         {txKey: 'null', sessionId: this.producer.transactionSessionId, txType: 'RECOVER', uniqueQualifier: this.uniqueQualifier},
         COMMAND_TIMEOUT_MS,
       )
-      for (const key of body.split('\r\n')) {
-        if (key === '' || seen.has(key)) continue
+      const listed = parseRecoverReply(body)
+      if (listed === undefined) throw new MetaError('DECODE_ERROR', `malformed RECOVER reply from broker ${brokerId}: "${body.slice(0, 80)}": expected XA transaction keys, one a line`)
+      for (const {key, xid} of listed) {
+        if (seen.has(key)) continue
         seen.add(key)
         this.recovered.set(key, brokerId)
-        const parts = key.split(':')
-        out.push({formatId: Number(parts[1]), globalTransactionId: Buffer.from(parts[2], 'hex'), branchQualifier: Buffer.from(parts[3], 'hex')})
+        out.push({formatId: xid.formatId, globalTransactionId: Buffer.from(xid.globalTransactionId, 'hex'), branchQualifier: Buffer.from(xid.branchQualifier, 'hex')})
       }
     }
     return out

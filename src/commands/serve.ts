@@ -64,12 +64,22 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
 
   static override flags = {
     config: Flags.file({char: 'c', summary: 'MetaQ server.ini to load.', exists: true}),
+    users: Flags.file({
+      summary: 'Users file (meta user add): check every request against the rights of its connection.',
+      description: 'Connections that do not authenticate get server.ini\'s [security] anonymous rights (none unless set). Wins over [security] usersFile. SIGHUP and meta reload re-read it.',
+      exists: true,
+    }),
     host: Flags.string({summary: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).'}),
     // -p was the port before -p meant a partition everywhere: a hidden alias that warns.
     port: Flags.integer({summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535, charAliases: ['p']}),
     'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
     'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
     partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions).', min: 1}),
+    'max-partitions': Flags.integer({summary: 'Partitions this broker serves at most; a put that would create one more is refused (maxPartitions, default 20000).', min: 1, max: 1_000_000}),
+    'auto-create-topics': Flags.boolean({
+      summary: 'A put creates a topic it names (autoCreateTopics, default true); --no-auto-create-topics: only topics named in server.ini or already in the data dir.',
+      allowNo: true,
+    }),
     'unflush-threshold': Flags.integer({summary: 'fdatasync after this many messages; <= 0 = group commit.'}),
     'unflush-interval': durationFlag({summary: 'Longest time between fdatasyncs, e.g. 10s (unflushInterval).', exclusive: ['unflush-interval-ms']}),
     'unflush-interval-ms': Flags.integer({summary: 'Deprecated: use --unflush-interval with a unit.', min: 1, hidden: true}),
@@ -146,6 +156,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['data-dir'] !== undefined) overrides.dataPath = flags['data-dir']
     if (flags['broker-id'] !== undefined) overrides.brokerId = flags['broker-id']
     if (flags.partitions !== undefined) overrides.numPartitions = flags.partitions
+    if (flags['max-partitions'] !== undefined) overrides.maxPartitions = flags['max-partitions']
+    if (flags['auto-create-topics'] !== undefined) overrides.autoCreateTopics = flags['auto-create-topics']
     if (flags['unflush-threshold'] !== undefined) overrides.unflushThreshold = flags['unflush-threshold']
     if (flags['group-commit']) overrides.unflushThreshold = 0
     if (flags['unflush-interval-ms'] !== undefined) overrides.unflushIntervalMs = flags['unflush-interval-ms']
@@ -178,7 +190,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['failover-grace'] !== undefined && !inZk) {
       this.error('--failover-grace needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over', {exit: 2})
     }
-    const broker = await startBroker({config, overrides, logger: this.logger, slave})
+    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
     if (httpPort !== undefined) {
@@ -213,11 +225,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       process.on('SIGTERM', stop)
     })
     const reload = (why: string) => {
-      if (flags.config === undefined) {
-        this.logger.warn(`${why}: nothing to reload (the broker was started without -c)`)
+      if (flags.config === undefined && flags.users === undefined) {
+        this.logger.warn(`${why}: nothing to reload (the broker was started without -c or --users)`)
         return
       }
-      broker.reload().then(
+      broker.reloadWithUsers().then(
         (report) => {
           if (!report.changed) this.logger.info(`${why}: configuration unchanged`, {source: report.source})
         },

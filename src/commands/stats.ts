@@ -1,10 +1,7 @@
 import {Args, Flags} from '@oclif/core'
-import type {StatsResult} from '../cli/stats-view.js'
+import {STATS_ITEMS, type StatsResult} from '../cli/stats-view.js'
 import {ClientCommand} from '../cli/client-command.js'
 import {connectionFlags, durationFlag, timeoutFlag} from '../cli/client-flags.js'
-
-/** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync']
 
 type ClusterStats = Array<{brokerId: number | undefined; broker: string; stats: StatsResult['stats']}>
 
@@ -43,8 +40,10 @@ Items: none (the broker: uptime, connections, command counts, messages), topics,
     raw: Flags.boolean({summary: "Print the broker's text exactly as it answered (MetaQ's STATS … END format).", exclusive: ['json']}),
     watch: durationFlag({
       char: 'w',
-      summary: 'Redraw every this long (e.g. 2s) until interrupted.',
+      summary: 'Redraw every this long (e.g. 2s; 100ms to 1h) until interrupted.',
       legacyUnit: 's',
+      minMs: 100,
+      maxMs: 3_600_000,
     }),
   }
 

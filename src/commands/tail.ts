@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Errors, Flags} from '@oclif/core'
 import {ClientCommand} from '../cli/client-command.js'
 import {connectionFlags, durationFlag} from '../cli/client-flags.js'
 import {compileFormat, DEFAULT_FORMAT} from '../cli/message-format.js'
@@ -6,6 +6,7 @@ import {parseOffsetSpec} from '../cli/offset-spec.js'
 import {canSpin} from '../cli/spinner.js'
 import {usageErrors} from '../cli/usage.js'
 import {MetaError} from '../protocol/errors.js'
+import {parseFilter} from '../protocol/filter-expression.js'
 import {validateGroupName, validateTopicName} from '../protocol/names.js'
 
 export default class Tail extends ClientCommand<typeof Tail> {
@@ -17,6 +18,8 @@ Only messages go to stdout; status lines ('% Reached end of topic t [p] at offse
 -e exits when every partition has reached the end offset it had when tail started (new messages do not keep it running), also when partitions are empty. -c N exits after N messages, --timeout after a time without messages. All of these, Ctrl-C (SIGINT/SIGTERM), and a reader that stops reading (meta tail | head) end with exit status 0; a second Ctrl-C exits at once.
 
 --group G reads as a member of consumer group G: start and stop several 'meta tail --group G' and they split the topic's partitions between them (MetaQ's strategy), a member that stops or dies hands its partitions over, and a restarted member resumes from the group's committed offset (-o stored, the default with --group; committed every 5 s for messages written, and on exit). Each member says on stderr which partitions it owns, on joining and after every rebalance. --broadcast makes every member read every partition (MetaQ's broadcast consumer), keeping its offsets in a local file.
+
+--filter EXPR asks the broker for only the messages that match: tags of the attribute (TagA || TagB) and fields of JSON bodies (level = 'error' AND status >= 500); the others are skipped on the broker, so they never cross the network, and offsets move past them. The language is in docs/cli.md; a bad expression is refused naming the position and what was expected there.
 
 Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offset, %i message id, %a attribute (empty if none), %T timestamp (ms), %% a percent sign; escapes \\n \\t \\r \\0 \\\\ \\xNN.`
 
@@ -32,6 +35,8 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     {description: 'Everything from the last hour', command: '<%= config.bin %> <%= command.id %> -t orders -o @-1h -e'},
     {description: 'Share the work with other members of group "billing"; resume where it left off', command: '<%= config.bin %> <%= command.id %> -t orders --group billing'},
     {description: 'Every member gets every message (broadcast), offsets kept locally', command: '<%= config.bin %> <%= command.id %> -t config-updates --group cache --broadcast'},
+    {description: 'Only error messages of JSON bodies, selected by the broker', command: `<%= config.bin %> <%= command.id %> -t logs --filter "level = 'error' AND status >= 500"`},
+    {description: 'Only messages tagged TagA or TagB (their attribute)', command: `<%= config.bin %> <%= command.id %> -t orders --filter 'TagA || TagB'`},
     {description: 'Against a cluster', command: '<%= config.bin %> <%= command.id %> -t orders --zk 127.0.0.1:2181'},
   ]
 
@@ -46,16 +51,20 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     'from-latest': Flags.boolean({summary: 'With --group: partitions the group never read start at the end, not the beginning.', dependsOn: ['group']}),
     'no-commit': Flags.boolean({summary: 'With --group: read without committing offsets (peek).', dependsOn: ['group']}),
-    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s).', dependsOn: ['group']}),
+    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s; 1s to 1h).', dependsOn: ['group'], minMs: 1000, maxMs: 3_600_000}),
     broadcast: Flags.boolean({summary: 'With --group: read every partition (MetaQ broadcast consumer); offsets in a local file.', dependsOn: ['group']}),
     'offsets-file': Flags.string({summary: "With --broadcast: the local offsets file (default ~/.meta_offsets, MetaQ's).", dependsOn: ['broadcast']}),
     topic: Flags.string({
       char: 't',
-      summary: 'Topic to read; repeat the flag or give a comma-separated list.',
-      required: true,
+      summary: "Topic to read; repeat the flag or give a comma-separated list; a glob such as 'logs-*' reads every matching topic.",
       multiple: true,
       delimiter: ',',
     }),
+    'topic-pattern': Flags.string({
+      summary: 'Read every topic whose whole name matches this regular expression (repeatable); new ones are picked up while following.',
+      multiple: true,
+    }),
+    'rescan-interval': durationFlag({summary: 'With a topic pattern, while following: how often topics are listed again (default 5s, 100ms to 5m).'}),
     partition: Flags.string({
       char: 'p',
       summary: 'Only these partitions (comma-separated numbers; default all).',
@@ -68,9 +77,12 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       description:
         'beginning (default) and end; stored: the group\'s committed offset (the default with --group); a byte offset; -N: the last N messages of each partition; +N: skip the first N; @2026-12-01T10:00:00Z or @<ms>: from the first message at or after that time; @-1h: from an hour ago.',
     }),
+    filter: Flags.string({
+      summary: "Only messages matching this expression, selected on the broker: tags (TagA || TagB), JSON fields (level = 'error' AND status >= 500).",
+    }),
     exit: Flags.boolean({char: 'e', summary: 'Exit once every partition reached the end offset it had at start.'}),
     count: Flags.integer({char: 'c', summary: 'Exit after this many messages.', min: 1}),
-    timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m.'}),
+    timeout: durationFlag({summary: 'Exit (status 0) when no message arrived for this long, e.g. 500ms, 5s, 2m (10ms to 7d).', minMs: 10}),
     format: Flags.string({char: 'f', summary: `Output format for each message (default '${DEFAULT_FORMAT}'); tokens below.`, exclusive: ['jsonl']}),
     jsonl: Flags.boolean({char: 'J', summary: "One JSON envelope per line ('meta send -J' reads it back)."}),
     json: Flags.boolean({summary: 'The same as -J: one JSON object per message.', exclusive: ['format']}),
@@ -80,11 +92,17 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
 
   async run(): Promise<void> {
     const flags = this.flags
+    const patternTail = flags['topic-pattern'] !== undefined || (flags.topic ?? []).some((t) => t.includes('*'))
+    if (patternTail) return this.runPattern()
     const values = usageErrors(() => {
+      // -t is required unless --topic-pattern is given: said as oclif's own missing-flag error is.
+      if (flags.topic === undefined) throw new Errors.CLIError('Missing required flag topic', {exit: 2})
       const topics = [...new Set(flags.topic.map((t) => t.trim()))]
       for (const topic of topics) validateTopicName(topic)
       if (flags.group !== undefined) validateGroupName(flags.group)
+      if (flags.filter !== undefined) parseFilter(flags.filter)
       return {
+        filter: flags.filter,
         topics,
         partitions: flags.partition?.map(parsePartition),
         offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
@@ -100,7 +118,65 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     const target = await this.target()
     const [{TailSession}, {trapSignals}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js')])
     const session = new TailSession({
+      ...this.sessionOptions(target),
       ...values,
+    })
+    const signals = trapSignals(
+      () => session.stop('signal'),
+      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
+    )
+    try {
+      await session.run()
+    } finally {
+      signals.dispose()
+    }
+  }
+
+  /** Topic globs (-t 'logs-*') and --topic-pattern: every matching topic (src/cli/tail-pattern.ts). */
+  private async runPattern(): Promise<void> {
+    const flags = this.flags
+    const {compileTopicPattern} = await import('../client/topic-pattern.js')
+    const values = usageErrors(() => {
+      const given = [...new Set((flags.topic ?? []).map((t) => t.trim()))]
+      const topics = given.filter((t) => !t.includes('*'))
+      for (const topic of topics) validateTopicName(topic)
+      if (flags.group !== undefined) validateGroupName(flags.group)
+      if (flags.partition !== undefined) throw MetaError.invalidArgument('-p with a topic pattern: expected whole topics (partition numbers differ between topics)')
+      if (flags.timeout !== undefined && !flags.exit) throw MetaError.invalidArgument('--timeout with a topic pattern needs -e (each topic would time out on its own)')
+      const patterns = [
+        ...given.filter((t) => t.includes('*')).map((glob) => compileTopicPattern({glob})),
+        ...(flags['topic-pattern'] ?? []).map((regex) => compileTopicPattern({regex})),
+      ]
+      return {
+        topics,
+        patterns,
+        rescanMs: flags['rescan-interval'],
+        offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
+        idleTimeoutMs: flags.timeout,
+        output: flags.jsonl || flags.json ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
+      }
+    })
+    if (values.offset.kind === 'stored' && flags.group === undefined) usageErrors(() => {
+      throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
+    })
+    const target = await this.target()
+    const [{PatternTail}, {trapSignals}] = await Promise.all([import('../cli/tail-pattern.js'), import('../cli/signals.js')])
+    const tail = usageErrors(() => new PatternTail({...this.sessionOptions(target), ...values}))
+    const signals = trapSignals(
+      () => tail.stop('signal'),
+      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
+    )
+    try {
+      await tail.run()
+    } finally {
+      signals.dispose()
+    }
+  }
+
+  /** What every tail session takes from the flags, whatever it reads. */
+  private sessionOptions(target: {broker?: string; zk?: string; zkRoot?: string}) {
+    const flags = this.flags
+    return {
       broker: target.broker,
       zk: target.zk,
       zkRoot: target.zkRoot,
@@ -117,18 +193,9 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       exitAtEnd: flags.exit,
       count: flags.count,
       unbuffered: flags.unbuffered,
-      status: flags.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      status: flags.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`),
       spinner: !flags.quiet && canSpin(),
       logger: this.logger,
-    })
-    const signals = trapSignals(
-      () => session.stop('signal'),
-      () => process.stderr.write('% interrupted again: exiting without flushing\n'),
-    )
-    try {
-      await session.run()
-    } finally {
-      signals.dispose()
     }
   }
 }

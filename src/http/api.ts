@@ -187,11 +187,11 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
       throw new HttpError(409, `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`, 'CONFLICT')
     }
     const {messages} = await readMessages(ctx, topic, partition, committed.offset, 1)
-    const message = messages[0] as {offset: number; size: number; msgId: string} | undefined
+    const message = messages[0] as {offset: number; recordBytes: number; msgId: string} | undefined
     if (message === undefined || message.offset !== committed.offset) {
       throw new HttpError(409, `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`, 'CONFLICT')
     }
-    const next = {topic, partition, offset: message.offset + message.size, msgId: message.msgId}
+    const next = {topic, partition, offset: message.offset + message.recordBytes, msgId: message.msgId}
     await admin.commitOffsets(group, [next])
     ctx.log.info('skipped a message for a group (dashboard)', {group, topic, partition, from: committed.offset, to: next.offset, msgId: message.msgId})
     return {group, topic, partition, before: committed.offset, after: next.offset, skipped: message}
@@ -257,6 +257,10 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const topic = topicParam(param(q, 'topic'))
     const resolved = broker.topics.resolve(topic)
     if (resolved === undefined) throw new HttpError(404, `unknown topic "${topic}": this broker does not accept it`)
+    // As /get: a topic neither in server.ini nor holding data here is unknown (no silent 200).
+    if (!resolved.configured && !broker.stats.store.list().some((log) => log.topic === topic)) {
+      throw new HttpError(404, `unknown topic "${topic}": it is not configured and holds no data on this broker`)
+    }
     const one = param(q, 'partition')
     const partitions = one === undefined ? Array.from({length: resolved.numPartitions}, (_, p) => p) : [intParam(q, 'partition', {min: 0, max: resolved.numPartitions - 1})]
     const offset = param(q, 'offset')

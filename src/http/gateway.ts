@@ -15,6 +15,7 @@ import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
 import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {encodePut, NO_CHECKSUM} from '../protocol/commands/put.js'
+import {parsePutReply} from '../protocol/commands/put-reply.js'
 import {parseErrorBody} from '../protocol/errors.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import {decodeMessageSet} from '../protocol/message-set.js'
@@ -65,9 +66,10 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
     const frame = await ctx.request((out, opaque) =>
       encodePut(out, {topic: p.topic, partition: p.partition, flag: p.flag, checksum: p.checksum, txKey: null, opaque, body}),
     )
-    sendResult(req, reply, frame, (text) => {
-      const [msgId, partition, offset] = text.split(' ')
-      return {msgId, partition: Number(partition), offset: Number(offset)}
+    sendResult(req, reply, frame, () => {
+      const put = parsePutReply(frame.body)
+      if (put === undefined) throw new HttpError(502, `malformed put reply "${frame.body.toString('latin1').slice(0, 80)}" from the broker: expected "<msgId> <partition> <offset>"`, 'DECODE_ERROR')
+      return {msgId: put.id.toString(), partition: put.partition, offset: put.offset}
     })
   }
   app.post('/put', put, putHandler)
@@ -110,12 +112,17 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
   })
 }
 
-/** A message of a fetched set as JSON: the payload as base64, and as text when it is UTF-8. */
+/**
+ * A message of a fetched set as JSON: the payload as base64, and as text when it is UTF-8.
+ * `size` is the payload's length in bytes, as in `meta tail -J`; `recordBytes` the whole
+ * stored record (header, attribute and payload): the step from this offset to the next.
+ */
 export function messageJson(m: {offset: number; size: number; id: bigint; flag: number; attribute: string | undefined; data: Buffer}): Record<string, unknown> {
   const text = m.data.toString('utf8')
   return {
     offset: m.offset,
-    size: m.size,
+    size: m.data.length,
+    recordBytes: m.size,
     msgId: m.id.toString(),
     flag: m.flag,
     ...(m.attribute !== undefined ? {attribute: m.attribute} : {}),

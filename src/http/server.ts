@@ -25,6 +25,7 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
+import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
 import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
 import {registerStatic} from './static.js'
@@ -81,6 +82,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     forceCloseConnections: true,
     // /put?… is MetaQ's; fastify would otherwise also answer /put/?… differently.
     routerOptions: {ignoreTrailingSlash: true},
+    rewriteUrl: (req) => brokerIdPath(req.url ?? '/', broker.config.system.brokerId),
   })
   // Every body is taken raw: MetaQ's put takes the payload whatever its Content-Type, and the
   // JSON endpoints parse their own small bodies.
@@ -101,6 +103,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     if (wantsJson(req) || isApi(req)) reply.send({status: 404, error: message, code: 'NOT_FOUND'})
     else reply.type('text/plain; charset=utf-8').send(message)
   })
+  app.all(`${MISDIRECTED}/:command/:id`, async (req) => {
+    const {command, id} = req.params as {command: string; id: string}
+    throw new HttpError(400, `broker id "${id}" in /${command}/${id} is not this broker's: this is broker ${broker.config.system.brokerId}, ask the broker with id ${id}`)
+  })
+  const history = startCounterHistory(() => {
+    const traffic = broker.traffic()
+    const counters = broker.stats.counters
+    return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
+  })
+  app.addHook('onClose', async () => history.stop())
+  app.get('/api/history', async () => ({intervalMs: HISTORY_INTERVAL_MS, samples: history.samples()}))
   registerGateway(app, ctx)
   registerMetrics(app, ctx)
   registerApi(app, ctx)
@@ -161,6 +174,23 @@ function describeError(error: FastifyError | HttpError | MetaError, maxBodyBytes
     return {status: fastify.statusCode, message: fastify.message, code: 'BAD_REQUEST'}
   }
   return {status: 500, message: `internal error: ${error.message}`, code: 'INTERNAL'}
+}
+
+/** Where requests naming another broker's id (`/put/3` on broker 0) are answered 400. */
+const MISDIRECTED = '/misdirected-broker-id'
+const BROKER_ID_PATH = /^\/(put|get|offset)\/(\d+)\/?(\?.*)?$/
+
+/**
+ * MetaQ's own Java HTTP client (metamorphosis-http-client) names the broker in the path:
+ * `POST /put/0?…`, `GET /get/0?…`, `GET /offset/0?…`. MetaQ's server looked only at the
+ * path's 2nd character, so it took those; here `/put/<this broker's id>` is `/put`, and
+ * another id is refused (400, not 404: that client reads a 404 as "no message here").
+ */
+function brokerIdPath(url: string, brokerId: number): string {
+  const m = BROKER_ID_PATH.exec(url)
+  if (m === null) return url
+  const [, command, id, query = ''] = m
+  return Number(id) === brokerId ? `/${command}${query}` : `${MISDIRECTED}/${command}/${id}${query}`
 }
 
 /** The dashboard's API answers JSON, errors included. */

@@ -60,6 +60,7 @@ export const ERRORS = {
   SERVICE_UNAVAILABLE: {status: Status.SERVICE_UNAVAILABLE, wireCode: 'SERVICE_UNAVAILABLE', retriable: true, message: 'service unavailable'},
   TIMEOUT: {status: Status.GATEWAY_TIMEOUT, wireCode: 'TIMEOUT', retriable: true, message: 'request timed out'},
   UNAUTHORIZED: {status: Status.UNAUTHORIZED, wireCode: 'UNAUTHORIZED', retriable: false, message: 'unauthorized'},
+  ACCESS_DENIED: {status: Status.FORBIDDEN, wireCode: 'ACCESS_DENIED', retriable: false, message: 'access denied'},
   UNKNOWN_ERROR_CODE: {retriable: false, message: 'unknown error code'},
   STORAGE_CORRUPT: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'STORAGE_CORRUPT', retriable: false, message: 'storage is corrupt'},
   PARTITION_QUARANTINED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_QUARANTINED', retriable: true, message: 'partition is quarantined'},
@@ -80,6 +81,7 @@ export const ERRORS = {
   SLAVE_DISCONNECTED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SLAVE_DISCONNECTED', retriable: true, message: 'Slave is disconnected'},
   SYNC_OFFSET_MISMATCH: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SYNC_OFFSET_MISMATCH', retriable: true, message: "the sync slave's log does not end where the master's batch starts"},
   NOT_A_SLAVE: {status: Status.NOT_FOUND, wireCode: 'NOT_A_SLAVE', retriable: false, message: 'this broker is not a slave'},
+  PARTITION_LIMIT: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_LIMIT', retriable: false, message: 'the broker serves as many partitions as it may (maxPartitions)'},
   DATA_DIR_LOCKED: {retriable: false, message: 'data directory is in use by another process'},
 } as const satisfies Record<string, CatalogueRow>
 

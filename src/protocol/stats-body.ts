@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, replicate
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, replicate, filter, topic_admin
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
  *                       left_zookeeper, partitions_catching_up, partitions_diverged
@@ -101,10 +101,14 @@ export interface StorageDamageStats {
   /** Damaged ranges readers step over now, and their bytes. */
   damagedRanges: number
   damagedBytes: number
-  /** Damaged records (bad length or checksum) found since the broker started. */
+  /**
+   * Damaged records (bad length or checksum) found since the broker started: by recovery,
+   * reads, `offset` checks and the scrub.
+   */
   crcFailures: number
   /** Sealed segments the background scrub has not checked yet. */
   unverifiedSegments: number
+  /** Bytes the scrub has read. */
   scrubbedBytes: number
 }
 
@@ -435,8 +439,14 @@ export interface BrokerCapabilities {
   transactions?: boolean
   /** A synchronous slave that serves `sync-batch` (sync-batch.ts). */
   syncBatch?: boolean
+  /** A synchronous slave that obeys `sync-cut` (sync-cut.ts): its master heals a divergent tail. */
+  syncCut?: boolean
   /** Serves `replicate` and `slave-status` (asynchronous replication, docs/protocol.md). */
   replicate?: boolean
+  /** Serves the filtered get (a filter expression as get's 9th token, docs/protocol.md). */
+  filter?: boolean
+  /** Serves `topic-admin` (topics created, changed and deleted online). */
+  topicAdmin?: boolean
 }
 
 /** What a broker that does not answer `stats meta-capabilities` (MetaQ) supports: nothing more. */
@@ -452,7 +462,10 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['batch_put', caps.batchPut],
     ['transactions', caps.transactions],
     ['sync_batch', caps.syncBatch],
+    ['sync_cut', caps.syncCut],
     ['replicate', caps.replicate],
+    ['filter', caps.filter],
+    ['topic_admin', caps.topicAdmin],
   ]
 }
 
@@ -470,7 +483,10 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     batchPut: values.get('batch_put') === 'true',
     transactions: values.get('transactions') === 'true',
     syncBatch: values.get('sync_batch') === 'true',
+    syncCut: values.get('sync_cut') === 'true',
     replicate: values.get('replicate') === 'true',
+    filter: values.get('filter') === 'true',
+    topicAdmin: values.get('topic_admin') === 'true',
   }
 }
 

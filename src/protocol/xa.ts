@@ -13,15 +13,19 @@ export const XA_OK = 0
 export const XA_RDONLY = 3
 /** The routine had no effect and may be reissued (a master whose lease on its broker id ran out). */
 export const XA_RETRY = 4
-export const XA_HEURMIX = 5
+const XA_HEURMIX = 5
 export const XA_HEURRB = 6
 export const XA_HEURCOM = 7
 export const XA_HEURHAZ = 8
-export const XA_RBTIMEOUT = 106
+/** XA_RBROLLBACK (XA_RBBASE): the branch was rolled back. */
+export const XA_RBROLLBACK = 100
+const XA_RBTIMEOUT = 106
 export const XAER_RMERR = -3
 export const XAER_NOTA = -4
 export const XAER_INVAL = -5
 export const XAER_PROTO = -6
+/** The XID was already started by this resource. */
+export const XAER_DUPID = -8
 
 /** Names of the codes, for messages and the CLI. */
 export const XA_CODE_NAMES: Readonly<Record<number, string>> = {
@@ -32,11 +36,13 @@ export const XA_CODE_NAMES: Readonly<Record<number, string>> = {
   [XA_HEURRB]: 'XA_HEURRB',
   [XA_HEURCOM]: 'XA_HEURCOM',
   [XA_HEURHAZ]: 'XA_HEURHAZ',
+  [XA_RBROLLBACK]: 'XA_RBROLLBACK',
   [XA_RBTIMEOUT]: 'XA_RBTIMEOUT',
   [XAER_RMERR]: 'XAER_RMERR',
   [XAER_NOTA]: 'XAER_NOTA',
   [XAER_INVAL]: 'XAER_INVAL',
   [XAER_PROTO]: 'XAER_PROTO',
+  [XAER_DUPID]: 'XAER_DUPID',
 }
 
 /** An XA failure with its XAException error code. */
@@ -112,4 +118,45 @@ export function parseTxKey(key: string): TxKey {
 /** The key of an XID (spec §7.1). */
 export function xidKey(xid: Xid): string {
   return `XID:${xid.formatId}:${xid.globalTransactionId}:${xid.branchQualifier}:${xid.uniqueQualifier}`
+}
+
+/** RECOVER's 200 body (spec §7.3): the keys of prepared XA transactions, joined by `\r\n`. */
+export function formatRecoverReply(keys: readonly string[]): string {
+  return keys.join('\r\n')
+}
+
+/**
+ * Read RECOVER's 200 body: the XIDs it lists, each once, in order; undefined when a line is
+ * not an XA transaction key.
+ */
+export function parseRecoverReply(body: string): Array<{key: string; xid: Xid}> | undefined {
+  const out: Array<{key: string; xid: Xid}> = []
+  const seen = new Set<string>()
+  for (const key of body.split('\r\n')) {
+    if (key === '' || seen.has(key)) continue
+    seen.add(key)
+    if (!key.startsWith('XID:')) return undefined
+    let parsed: TxKey
+    try {
+      parsed = parseTxKey(key)
+    } catch {
+      // Not a key: the caller reports the whole body as malformed.
+      return undefined
+    }
+    if (parsed.kind !== 'xa') return undefined
+    out.push({key, xid: parsed.xid})
+  }
+  return out
+}
+
+/** PREPARE's 200 body: the vote as MetaQ writes it, `0` (XA_OK) or `3` (XA_RDONLY). */
+export function formatPrepareVote(vote: number): string {
+  return String(vote)
+}
+
+/** Read PREPARE's 200 body: XA_OK or XA_RDONLY; undefined for anything else. */
+export function parsePrepareVote(body: string): number | undefined {
+  if (body === String(XA_OK)) return XA_OK
+  if (body === String(XA_RDONLY)) return XA_RDONLY
+  return undefined
 }

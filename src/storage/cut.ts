@@ -19,7 +19,7 @@ import {ioError} from './io-error.js'
 const COPY_CHUNK_BYTES = 1024 * 1024
 
 /** A segment of the directory: its start and size. */
-export interface CutSegment {
+interface CutSegment {
   readonly start: number
   readonly sizeBytes: number
 }

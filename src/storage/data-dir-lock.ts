@@ -2,20 +2,24 @@
  * The data directory lock: one process at a time owns a data directory.
  *
  *   <dataPath>/.meta.lock    {"pid": 1234, "host": "box-1", "address": "127.0.0.1:8123",
- *                             "startedAt": "2026-12-01T10:00:00.000Z", "command": "meta serve"}
+ *                             "startedAt": "2026-12-01T10:00:00.000Z", "command": "meta serve",
+ *                             "procStart": 123456}
  *
  * A broker takes it before it opens a partition and removes it on a clean stop; the offline
  * commands (`meta partitions move|delete`, `meta repair`) take it while they change files and
  * refuse while someone else holds it. The file is created with O_EXCL, so two processes
- * never both create it. A lock whose process is gone (same host, pid not running) is stale:
- * it is taken over (the caller logs it). A lock written on another host cannot be checked
- * from here and is never taken over.
+ * never both create it. A lock whose process is gone is stale: it is taken over (the caller
+ * logs it). On this host a holder is gone when its pid is not running, is a zombie (state Z
+ * or X in /proc/PID/stat: killed, not yet reaped by its parent), or now belongs to another
+ * process (its start time, field 22 of /proc/PID/stat, differs from `procStart`; lock files
+ * written without `procStart` skip that check). A lock written on another host cannot be
+ * checked from here and is never taken over.
  *
  * Taking over a stale lock renames it aside first and checks that what was renamed is still
  * the stale lock (not a fresh one another process created meanwhile), so two processes that
  * both saw the stale lock cannot both end up holding the directory.
  */
-import {closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {MetaError} from '../protocol/errors.js'
@@ -32,6 +36,11 @@ export interface DataDirLockInfo {
   startedAt: string
   /** What holds it: `meta serve`, `meta partitions move`, … */
   command?: string
+  /**
+   * The holder's start time in clock ticks after boot (/proc/PID/stat field 22), to tell it
+   * from a later process given the same pid; absent off Linux and in older lock files.
+   */
+  procStart?: number
 }
 
 /** A lock this process holds. */
@@ -70,7 +79,7 @@ export function readDataDirLock(dir: string): DataDirLockInfo | undefined {
  */
 export function isLockHeld(info: DataDirLockInfo): boolean {
   if (info.host !== hostname()) return true
-  return processAlive(info.pid)
+  return processAlive(info.pid, info.procStart)
 }
 
 /** One line naming the holder: `pid 1234 on box-1 (127.0.0.1:8123), since 2026-…`. */
@@ -95,6 +104,8 @@ export function acquireDataDirLock(dir: string, options: {command: string; addre
     startedAt: new Date().toISOString(),
     command: options.command,
   }
+  const procStart = processStart(process.pid)
+  if (procStart !== undefined) info.procStart = procStart
   let tookOverFrom: DataDirLockInfo | undefined
   for (let attempt = 0; ; attempt++) {
     if (createExclusive(path, info)) break
@@ -223,6 +234,7 @@ function parseLockInfo(text: string): DataDirLockInfo | undefined {
       ...(typeof value.address === 'string' ? {address: value.address} : {}),
       startedAt: typeof value.startedAt === 'string' ? value.startedAt : '?',
       ...(typeof value.command === 'string' ? {command: value.command} : {}),
+      ...(typeof value.procStart === 'number' ? {procStart: value.procStart} : {}),
     }
   } catch {
     // A torn or hand-edited file: no holder can be named, so it counts as stale.
@@ -230,13 +242,50 @@ function parseLockInfo(text: string): DataDirLockInfo | undefined {
   }
 }
 
-/** True if a process with this pid exists (EPERM: it exists but belongs to someone else). */
-function processAlive(pid: number): boolean {
+/**
+ * True if the process that wrote a lock as `pid` (started at `procStart`, if known) still runs.
+ * Where /proc answers, a zombie (killed, not yet reaped) and a pid now held by a process that
+ * started at another time count as gone; elsewhere kill(pid, 0) decides (EPERM: it exists but
+ * belongs to someone else).
+ */
+function processAlive(pid: number, procStart: number | undefined): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  const stat = procStat(pid)
+  if (stat === 'gone') return false
+  if (stat !== undefined) {
+    if (stat.state === 'Z' || stat.state === 'X') return false
+    return procStart === undefined || stat.start === procStart
+  }
   try {
     process.kill(pid, 0)
     return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/** This host's start time of `pid` in clock ticks after boot, or undefined without /proc. */
+export function processStart(pid: number): number | undefined {
+  const stat = procStat(pid)
+  return stat === undefined || stat === 'gone' ? undefined : stat.start
+}
+
+/**
+ * State (field 3) and start time (field 22) from /proc/PID/stat; 'gone' when /proc exists but
+ * has no such pid; undefined when /proc cannot tell (not Linux, unreadable, unparsable).
+ */
+function procStat(pid: number): {state: string; start: number} | 'gone' | undefined {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    // ENOENT with /proc mounted: no such process. Without /proc (or unreadable): ask kill(2).
+    return code === 'ENOENT' && existsSync('/proc/self/stat') ? 'gone' : undefined
+  }
+  // Field 2 (comm) is in parentheses and may itself hold spaces or parentheses: fields 3.. follow the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const start = Number(fields[22 - 3])
+  if (fields[0] === undefined || fields[0] === '' || !Number.isSafeInteger(start)) return undefined
+  return {state: fields[0], start}
 }

@@ -63,6 +63,8 @@ export const LOCK_FILE_NAME = '.meta.lock'
 export const STATE_DIR_NAME = '__meta_state'
 /** Closed partitions, in STATE_DIR_NAME: `{"version": 1, "closed": {"<topic>": [0, 2]}}`. */
 export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
+/** Topics created or changed online, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"<server.ini key>": "<value>"}}}` (broker/topic-overlay.ts). */
+export const TOPIC_OVERLAY_FILE_NAME = 'topic-overlay.json'
 /** Suffix of a segment's side index file. */
 const INDEX_SUFFIX = '.idx'
 /** Suffix of log bytes kept aside (cut from the log, or copied from a damaged range). */

@@ -20,6 +20,7 @@ import {readdir} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError, type ErrorCode} from '../protocol/errors.js'
+import type {StorageDamageStats} from '../protocol/stats-body.js'
 import type {StoreContext} from './context.js'
 import {cutSegmentFiles} from './cut.js'
 import {DamageBook} from './damage.js'
@@ -104,19 +105,8 @@ export interface QuarantinedPartition {
   code: ErrorCode
 }
 
-/** Damage facts of the whole store (stats lines). */
-export interface StoreHealth {
-  quarantinedPartitions: number
-  /** Damaged ranges readers step over now, and their bytes. */
-  damagedRanges: number
-  damagedBytes: number
-  /** Damaged ranges found since open (recovery, reads, `offset` checks, scrub). */
-  crcFailures: number
-  /** Sealed segments the scrub has not checked yet. */
-  unverifiedSegments: number
-  /** Bytes the scrub has read. */
-  scrubbedBytes: number
-}
+/** Damage facts of the whole store: the stats lines' type (protocol/stats-body.ts), declared once. */
+export type StoreHealth = StorageDamageStats
 
 interface FlushTimer {
   timer: NodeJS.Timeout
@@ -229,6 +219,16 @@ export class MessageStore {
   /** Resolves when the scrub started at open has finished (at once without one). */
   async scrubbed(): Promise<void> {
     await this.scrubber?.done
+  }
+
+  /** Partitions served (quarantined ones are not). */
+  get partitionCount(): number {
+    return this.logs.size
+  }
+
+  /** Files the store holds open now: at most its maxOpenFiles (briefly one more during a write). */
+  get openFileCount(): number {
+    return this.ctx.fds.openCount
   }
 
   /** The log of (topic, partition), or undefined when it does not exist. */

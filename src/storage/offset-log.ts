@@ -9,6 +9,7 @@
  *   4       4     crc      uint32 BE, crc32 of the payload (unmasked)
  *   8       len   payload  JSON {"g": group, "o": [[topic, partition, offset, msgId, committedAtMs], …]}
  *                          or {"g": group, "d": true} (the group's offsets were deleted)
+ *                          or {"g": "", "t": topic, "d": true} (every group's offsets in a deleted topic)
  *
  * Later records win. Every commit is one record, appended and fdatasynced before it is
  * acknowledged; commits that arrive while an fdatasync is in flight share the next one.
@@ -100,6 +101,15 @@ export class OffsetLog {
   deleteGroup(group: string, done: (err: MetaError | null) => void): void {
     this.enqueue({g: group, d: true}, (err) => {
       if (err === null) this.groups.delete(group)
+      done(err)
+    })
+  }
+
+  /** Forget every group's offsets in `topic` (a deleted topic); `done` runs once durable. */
+  deleteTopic(topic: string, done: (err: MetaError | null) => void): void {
+    if (this.closed) return done(new MetaError('STORAGE_ERROR', 'offset log is closed'))
+    this.enqueue({g: '', t: topic, d: true}, (err) => {
+      if (err === null) this.dropTopic(topic)
       done(err)
     })
   }
@@ -197,13 +207,14 @@ export class OffsetLog {
       if (end > bytes.length) break
       const payload = bytes.subarray(pos + RECORD_HEADER_BYTES, end)
       if (crc32(payload) !== bytes.readUInt32BE(pos + 4)) break
-      let record: {g: string; o?: Entry[]; d?: boolean}
+      let record: {g: string; o?: Entry[]; d?: boolean; t?: string}
       try {
         record = JSON.parse(payload.toString('utf8')) as typeof record
       } catch {
         break // a CRC-valid record that is not JSON was never written by us: treat as the tail
       }
-      if (record.d) this.groups.delete(record.g)
+      if (record.d && record.t !== undefined) this.dropTopic(record.t)
+      else if (record.d) this.groups.delete(record.g)
       else this.apply(record.g, record)
       pos = end
     }
@@ -218,6 +229,13 @@ export class OffsetLog {
       }
     }
     this.size = pos
+  }
+
+  private dropTopic(topic: string): void {
+    for (const [group, offsets] of this.groups) {
+      for (const [key, entry] of offsets) if (entry.topic === topic) offsets.delete(key)
+      if (offsets.size === 0) this.groups.delete(group)
+    }
   }
 
   private apply(group: string, record: {o?: Entry[]}): void {

@@ -57,7 +57,7 @@ import {checkpointOf, fireCallbacks, rollBackFiles, type LogCheckpoint} from './
 const copyBytes = Uint8Array.prototype.set
 
 /** Everything a log is built from (a recovered or freshly created directory). */
-export interface PartitionLogInit extends RecoveredPartition {
+interface PartitionLogInit extends RecoveredPartition {
   topic: string
   partition: number
   dir: string
@@ -423,7 +423,7 @@ export class PartitionLog {
       this.writeRange(this.writtenEnd, this.appendEnd)
     } catch (error) {
       const err = ioError(error, 'write', this.dir)
-      this.ctx.log.error('append failed', {topic: this.topic, partition: this.partition, error: err.message})
+      this.ctx.log.limited('append-failed').error('append failed', {topic: this.topic, partition: this.partition, error: err.message})
       this.restore(checkpoint)
       this.fire(callbacks, err)
       return false

@@ -15,10 +15,10 @@ import type {ReadResult} from './types.js'
 import {damageBeforeServing} from './verify.js'
 
 /** What a read of one segment's slice found; `again` when new damage was recorded (read again). */
-export type SliceResult = ReadResult | {kind: 'again'}
+type SliceResult = ReadResult | {kind: 'again'}
 
 /** The partition a slice is read for: its name, its start now, its written end now. */
-export interface SliceOwner extends PartitionRef {
+interface SliceOwner extends PartitionRef {
   readonly minOffset: number
   readonly maxOffset: number
 }

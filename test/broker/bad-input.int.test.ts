@@ -8,6 +8,8 @@ import {decodeMessageSet} from '../../src/protocol/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {uniqueName} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
+import {LOG_BURST_LINES} from '../../src/log.js'
 
 describe('broker bad input', () => {
   const closing: Array<[string, string | Buffer]> = [
@@ -30,6 +32,21 @@ describe('broker bad input', () => {
       assert.equal(text(v), '1.4.6.2')
     })
   }
+
+  it('logs bad requests through a rate limit: a flood of them writes a bounded number of lines', async (t) => {
+    const log = captureLogger('warn')
+    const broker = await startTestBroker(t, {logger: log.logger})
+    const floods = 60
+    for (let i = 0; i < floods; i++) {
+      const bad = await RawClient.connect(t, broker.port)
+      bad.send(i % 2 === 0 ? 'bogus\r\n' : 'put t x 5 0 1\r\nhello')
+      await bad.waitClosed()
+    }
+    const lines = log.find('warn', /^bad request/)
+    assert.equal(lines.length, LOG_BURST_LINES, `${floods} bad requests logged ${lines.length} lines`)
+    const v = await (await RawClient.connect(t, broker.port)).request('version 1\r\n')
+    assert.equal(text(v), '1.4.6.2')
+  })
 
   it('answers requests that came before the bad line', async (t) => {
     const broker = await startTestBroker(t)

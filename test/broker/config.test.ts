@@ -178,6 +178,8 @@ describe('parseServerIni()', () => {
       slaveContinuousFailureThreshold: 100,
       checkSlaveIntervalMs: 100,
       recoverOffset: false,
+      autoCreateTopics: true,
+      maxPartitions: 20_000,
       failover: false,
       failoverGraceMs: 10_000,
     })
@@ -422,9 +424,21 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
     fail('[topic=]\n', 'server.ini:1: [topic=]: invalid topic pattern "": expected a non-empty name')
   })
 
+  it('keeps expr: group filters as written and warns only about java classes, which are not run', () => {
+    const config = parseServerIni("[topic=t]\ngroup.a=expr:level = 'error' || TagA\ngroup.b=com.x.F\n")
+    assert.deepEqual(config.topics[0].groupFilters, {a: "expr:level = 'error' || TagA", b: 'com.x.F'})
+    const warnings = config.warnings.filter((w) => w.includes('group.'))
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0], /^\[topic=t\] group\.b=com\.x\.F: server-side consumer filters are java classes/)
+  })
+
   it('refuses bad group filters', () => {
     fail('[topic=t]\ngroup.a b=com.x.F\n', 'server.ini:2: [topic=t] group.a b: invalid group "a b": must not contain a space')
-    fail('[topic=t]\ngroup.g=not a class\n', 'server.ini:2: [topic=t] group.g = "not a class": expected a java class name such as "com.example.MyFilter"')
+    fail('[topic=t]\ngroup.g=not a class\n', 'server.ini:2: [topic=t] group.g = "not a class": expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"')
+    fail(
+      "[topic=t]\ngroup.g=expr:level = 'error' AND\n",
+      `server.ini:2: [topic=t] group.g: invalid filter "level = 'error' AND" at position 20: unexpected the end of the expression: expected a tag, a comparison such as level = 'error', EXISTS or "("`,
+    )
     fail('[topic=t]\ngroup.=com.x.F\n', 'server.ini:2: [topic=t] group.: invalid group "": expected a non-empty name')
   })
 })

@@ -1,31 +1,32 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
-import {connectionCap, LARGE_FD_LIMIT, storeFileBudget} from '../../src/broker/fd-limit.js'
+import {CONNECTION_HEADROOM_FDS, connectionCap, RESERVED_FDS, STORE_FILES_MIN, storeFileBudget} from '../../src/broker/fd-limit.js'
 
 describe('file-descriptor budget', () => {
-  it('gives the store three quarters of a large limit, and the fixed default below it or when unknown', () => {
-    assert.equal(storeFileBudget(20_000, 1024), 15_000)
-    assert.equal(storeFileBudget(1_048_576, 1024), 786_432)
-    assert.equal(storeFileBudget(LARGE_FD_LIMIT - 1, 1024), 1024)
-    assert.equal(storeFileBudget(1024, 1024), 1024)
+  it('gives the store three quarters of the limit after the reserve, whatever the limit, and the fixed default when unknown', () => {
+    assert.equal(storeFileBudget(256, 1024), 144)
+    assert.equal(storeFileBudget(1024, 1024), 720)
+    assert.equal(storeFileBudget(20_000, 1024), 14_952)
+    assert.equal(storeFileBudget(1_048_576, 1024), 786_384)
+    assert.equal(storeFileBudget(64, 1024), STORE_FILES_MIN)
     assert.equal(storeFileBudget(undefined, 1024), 1024)
   })
 
-  it('never lets the store budget and the connection cap together pass a large limit', () => {
-    for (const limit of [LARGE_FD_LIMIT, 20_000, 65_536, 1_048_576]) {
-      for (const others of [0, 30, 500]) {
-        const budget = storeFileBudget(limit, 1024)
-        const cap = connectionCap(limit, others, budget)
-        assert.ok(cap >= 1, `cap ${cap} for limit ${limit}`)
-        assert.ok(others + budget + cap <= limit, `limit ${limit}, others ${others}: store ${budget} + connections ${cap} over the limit`)
+  it('never lets the store budget, the connection cap and the reserve together pass the limit', () => {
+    for (const limit of [128, 256, 1024, 16_384, 65_536, 1_048_576]) {
+      const budget = storeFileBudget(limit, 1024)
+      assert.ok(budget + RESERVED_FDS < limit, `limit ${limit}: store ${budget} leaves the reserve`)
+      // Others open = what is neither a store file nor a connection (base) + the store's open files.
+      for (const base of [20, 40, RESERVED_FDS]) {
+        for (const storeOpen of [0, Math.floor(budget / 2), budget]) {
+          const cap = connectionCap(limit, base + storeOpen, budget, storeOpen)
+          assert.ok(cap >= 1, `cap ${cap} for limit ${limit}`)
+          assert.ok(cap === 1 || base + budget + cap + CONNECTION_HEADROOM_FDS <= limit, `limit ${limit}, base ${base}: store ${budget} + connections ${cap} over the limit`)
+        }
       }
     }
-    assert.equal(connectionCap(20_000, 30, 15_000), 4_970)
-  })
-
-  it('keeps the quarter-of-what-is-free reserve for a small limit', () => {
-    assert.equal(connectionCap(1024, 24, 1024), 750)
-    assert.equal(connectionCap(100, 20, 1024), 60)
+    assert.equal(connectionCap(256, 30 + 144, 144, 144), 256 - 30 - 144 - CONNECTION_HEADROOM_FDS)
+    assert.equal(connectionCap(256, 30, 144, 0), 256 - 30 - 144 - CONNECTION_HEADROOM_FDS)
     assert.equal(connectionCap(10, 20, 1024), 1)
   })
 })

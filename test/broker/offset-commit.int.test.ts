@@ -57,6 +57,16 @@ describe('offset-commit', () => {
     )
   })
 
+  it('refuses a malformed body with 400 naming the entry and field (protocol decodeCommittedOffsets)', async (t) => {
+    const broker = await startTestBroker(t, {numPartitions: 1})
+    const client = await RawClient.connect(t, broker.port)
+    const topic = uniqueName()
+    const bad = await client.request(commitFrame('g', [{topic, partition: 0, offset: 0}, {topic, partition: 'x', offset: 0}], 1))
+    assert.equal(bad.type === 'result' && bad.code, 400)
+    assert.equal(text(bad), 'invalid offset-commit body: "[1].partition" is "x": expected an integer >= 0 [code=BAD_REQUEST]')
+    assert.deepEqual(await fetched(client, 'g'), [], 'nothing of a refused commit is stored')
+  })
+
   it('refuses a topic that this broker does not accept', async (t) => {
     const broker = await startTestBroker(t, {ini: '[system]\nnumPartitions=1\n[topic=known]\n'})
     const client = await RawClient.connect(t, broker.port)

@@ -174,5 +174,10 @@ describe('closed partitions', () => {
     const bad = await runCli(['partitions', 'close', '-t', 'orders', '--start', '2', '--end', '5', '-b', restarted.url])
     assert.equal(bad.code, 1)
     assert.equal(bad.stderr, 'error [INVALID_ARGUMENT]: invalid partition range 2..5 for topic "orders": expected a range within 0..2\n')
+
+    // A topic the broker does not accept has a code of its own (a cluster skips such brokers by it).
+    const unknown = await runCli(['partitions', 'close', '-t', 'audit', '-b', restarted.url])
+    assert.equal(unknown.code, 1)
+    assert.equal(unknown.stderr, 'error [TOPIC_NOT_ACCEPTED]: cannot close partitions of topic "audit": this broker does not accept it\n')
   })
 })

@@ -78,4 +78,15 @@ describe('meta commands with --zk', () => {
     const detail = JSON.parse(describe.stdout) as {partitions: Array<{brokerId: number; committed: number | null}>}
     assert.deepEqual(detail.partitions.map((p) => [p.brokerId, p.committed]), [[0, 0], [1, 0]])
   })
+
+  it('partitions close skips a broker that does not accept the topic (TOPIC_NOT_ACCEPTED), and closes it on the others', async () => {
+    // Runs last: a third broker that accepts one other topic only joins the cluster.
+    await startTestBroker(scope, {ini: `[system]\nbrokerId=2\nnumPartitions=1\n[zookeeper]\nzk.zkRoot=${root}\n[topic=${uniqueName('other')}]\n`, zkConnect: zk.connect})
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/2/master`)) !== undefined, {what: 'broker 2 in ZooKeeper'})
+    const closed = await runCli(['partitions', 'close', '-t', topic, ...zkArgs(), '--json'])
+    assert.equal(closed.code, 0, closed.stderr)
+    assert.deepEqual((JSON.parse(closed.stdout) as Array<{brokerId: number; closed: number[]}>).map((a) => [a.brokerId, a.closed]), [[0, [0]], [1, [0]]])
+    const opened = await runCli(['partitions', 'open', '-t', topic, ...zkArgs(), '--json'])
+    assert.equal(opened.code, 0, opened.stderr)
+  })
 })

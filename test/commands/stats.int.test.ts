@@ -132,7 +132,7 @@ describe('meta stats', () => {
     const r = await runCli(['stats', 'nosuch', '-b', address])
     assert.equal(r.code, 1)
     assert.equal(r.stdout, '')
-    assert.equal(r.stderr, `error [NOT_FOUND]: unknown topic "nosuch" on broker ${address}\n`)
+    assert.equal(r.stderr, `error [NOT_FOUND]: topic "nosuch" does not exist on broker ${address}\nhint: topics on broker ${address}: orders, quiet\n`)
   })
 
   it('meta stats against an unreachable broker fails with exit 1 and one line, no stack trace', async () => {

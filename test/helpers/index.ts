@@ -15,7 +15,17 @@ export interface Cleanup {
 /** A fresh temporary directory, removed after the test. */
 export async function tmpDir(t: Cleanup, prefix = 'meta-'): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), prefix))
-  t.after(() => rm(dir, {recursive: true, force: true}))
+  // node:test runs after-hooks in the order they were added, so this one runs before the
+  // cleanups of whatever was started in the directory (a broker still writing a checkpoint):
+  // retry ENOTEMPTY, and never throw, because a throwing hook skips the hooks after it (a
+  // broker left open would keep the test file from ending).
+  t.after(async () => {
+    try {
+      await rm(dir, {recursive: true, force: true, maxRetries: 10, retryDelay: 50})
+    } catch (error) {
+      process.stderr.write(`tmpDir: could not remove ${dir}: ${(error as Error).message}\n`)
+    }
+  })
   return dir
 }
 

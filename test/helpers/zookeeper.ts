@@ -46,7 +46,15 @@ function fourLetter(port: number, word: string): Promise<string> {
   })
 }
 
-export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
+export interface ZooKeeperOptions {
+  /**
+   * Longest session the server grants, in ms (ZooKeeper's default is 20 ticks: 10 s here). A
+   * test that must tell "before the session expired" from a slow machine asks for more.
+   */
+  maxSessionTimeoutMs?: number
+}
+
+export async function startZooKeeper(t: Cleanup, options: ZooKeeperOptions = {}): Promise<TestZooKeeper> {
   const missing = JARS.filter((jar) => !existsSync(jar))
   if (missing.length > 0) {
     throw new Error(
@@ -74,6 +82,7 @@ export async function startZooKeeper(t: Cleanup): Promise<TestZooKeeper> {
       'forceSync=no',
       // Sessions may be as short as 2 ticks (1 s), so tests can expire them quickly.
       'minSessionTimeout=1000',
+      ...(options.maxSessionTimeoutMs === undefined ? [] : [`maxSessionTimeout=${options.maxSessionTimeoutMs}`]),
       '',
     ].join('\n'),
     )
@@ -269,10 +278,10 @@ export function zkStat(client: zookeeper.Client, path: string): Promise<zookeepe
  * One ZooKeeper for the enclosing describe block (or file): started in `before`, stopped with
  * everything registered on its scope in `after`. `ready` receives it and a client of it.
  */
-export function zooKeeperForSuite(ready: (zk: TestZooKeeper, client: zookeeper.Client) => void): void {
+export function zooKeeperForSuite(ready: (zk: TestZooKeeper, client: zookeeper.Client) => void, options: ZooKeeperOptions = {}): void {
   const scope = suiteScope()
   before(async () => {
-    const zk = await startZooKeeper(scope)
+    const zk = await startZooKeeper(scope, options)
     ready(zk, await zk.client())
   })
   after(() => scope.run())

@@ -13,11 +13,13 @@ import {join} from 'node:path'
 import {chromium, type Browser, type Page} from 'playwright-core'
 import {connectAdmin, type AdminClient} from '../../src/client/admin.js'
 import {startHeldMember} from '../helpers/members.js'
-import {scaledMs, suiteScope, tmpDir} from '../helpers/index.js'
+import {scaledMs, suiteScope, tmpDir, waitFor} from '../helpers/index.js'
 import {httpFixture, ROOT, type HttpFixture} from './helpers.js'
 
 const CHROMIUM = process.env.META_CHROMIUM ?? '/usr/bin/chromium'
 const ARTIFACTS = join(process.env.META_TEST_ARTIFACTS ?? join(ROOT, 'test-artifacts'), 'dashboard')
+/** A member id as long as real ones get (host, pid, a random part), with no place to break a line. */
+const LONG_MEMBER_ID = `billing-worker-${'0123456789abcdef'.repeat(8)}`
 
 const INI = `[system]
 numPartitions=2
@@ -65,6 +67,7 @@ describe('dashboard in Chromium', () => {
       {topic: 'orders', partition: 1, offset: 0, msgId: '-1'},
     ])
     startHeldMember(scope, {broker: `127.0.0.1:${fixture.broker.port}`, group: 'shipping', topic: 'orders', memberId: 'shipper-1'})
+    startHeldMember(scope, {broker: `127.0.0.1:${fixture.broker.port}`, group: 'long-ids', topic: 'events', memberId: LONG_MEMBER_ID})
     browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox']})
     scope.after(() => browser.close())
     page = await browser.newPage({viewport: {width: 1280, height: 860}})
@@ -84,6 +87,18 @@ describe('dashboard in Chromium', () => {
     assert.match((await page.textContent('main'))!, /standalone/)
     assert.match((await page.textContent('#total-messages'))!, /19/)
     await shot('overview')
+  })
+
+  it('charts start filled on page load: the broker keeps the last 15 minutes of counters', async () => {
+    await waitFor(async () => ((await (await fetch(fixture.url('/api/history'))).json()) as {samples: unknown[]}).samples.length >= 12, {
+      what: '12 s of counter history on the broker',
+      timeoutMs: 30_000,
+    })
+    // A fresh load (not a change of hash), then the moment the first live sample arrives.
+    await page.goto(fixture.url('/?fresh=1#/'))
+    await page.waitForFunction(`document.getElementById('live-text').textContent === 'live'`)
+    const samples = (await page.evaluate('live.samples.filter((s) => s.putRate !== undefined).length')) as number
+    assert.ok(samples >= 10, `the charts have ${samples} samples right after the page loaded`)
   })
 
   it('topics: a table of every topic with counts; a topic\'s partitions paged (10,000 partitions)', async () => {
@@ -171,6 +186,14 @@ describe('dashboard in Chromium', () => {
     await page.waitForFunction(`document.getElementById('config-text').textContent.includes('[topic=added]')`)
     assert.equal(fixture.broker.topics.resolve('added')?.numPartitions, 3)
     await shot('config')
+  })
+
+  it('a long member id wraps inside the Members table instead of widening it', async () => {
+    await page.setViewportSize({width: 1280, height: 860})
+    await open('/groups/long-ids')
+    await page.waitForSelector(`#members-table >> text=${LONG_MEMBER_ID.slice(0, 20)}`)
+    const overflow = (await page.evaluate(`(() => { const wrap = document.querySelector('#members-table .table-wrap'); return wrap.scrollWidth - wrap.clientWidth })()`)) as number
+    assert.ok(overflow <= 0, `the Members table is ${overflow}px wider than its panel`)
   })
 
   it('stays usable in a narrow window', async () => {

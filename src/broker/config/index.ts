@@ -12,11 +12,13 @@
  * ({@link applyOverrides}) > the file > defaults. With no topic section (or no file) any valid
  * topic name is accepted with the [system] values (zero-config mode).
  */
+import {readSecuritySection, type SecurityConfig} from './security.js'
 import {readFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {crc32} from 'node:zlib'
 import {closest, distance} from 'fastest-levenshtein'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
+import {parseFilter} from '../../protocol/filter-expression.js'
 import {isValidTopicName, topicPatternMatches, validateGroupName, validateTopicPattern} from '../../protocol/names.js'
 import {IniSyntaxError, quote, readIni, type IniSection} from './ini-reader.js'
 import {
@@ -25,6 +27,7 @@ import {
   defaultZookeeperConfig,
   formatValue,
   GROUP_FILTER_PREFIX,
+  FILTER_EXPRESSION_PREFIX,
   parseValue,
   SYSTEM_KEYS,
   TOPIC_FIELDS,
@@ -44,9 +47,10 @@ import type {
 } from './types.js'
 
 export type * from './types.js'
-export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, type KeySpec, type KeyUse} from './keys.js'
+export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, FILTER_EXPRESSION_PREFIX, type KeySpec, type KeyUse} from './keys.js'
 export {nextQuartzFireTime} from './quartz.js'
 export {formatDeletePolicy} from './values.js'
+export {formatValue} from './keys.js'
 export {diffReload, locateKey, RELOADABLE_SYSTEM_FIELDS, type ConfigChange, type ReloadDiff} from './reload.js'
 export {scheduleQuartz, type QuartzJob} from './quartz.js'
 
@@ -195,7 +199,7 @@ export function renderServerIni(config: BrokerConfig): string {
 
 // ---------------------------------------------------------------------------------------------
 
-const SECTION_KINDS = ['system', 'zookeeper', 'topic'] as const
+const SECTION_KINDS = ['system', 'zookeeper', 'topic', 'security'] as const
 
 function configError(message: string, details: Record<string, unknown>, cause?: unknown): MetaError {
   return new MetaError('CONFIG_INVALID', message, {details, cause})
@@ -236,6 +240,7 @@ class SectionParser {
   private readonly topics: {pattern: string; explicit: Record<string, unknown>; groupFilters: Record<string, string>}[] = []
   private readonly ignoredKeys: KeySpec[] = []
   private readonly warnings: string[] = []
+  private security: SecurityConfig | undefined
 
   constructor(
     private readonly label: string,
@@ -253,6 +258,8 @@ class SectionParser {
       this.readEntries(section, SYSTEM_KEYS, this.systemValues)
     } else if (section.name === 'zookeeper') {
       this.readEntries(section, ZOOKEEPER_KEYS, this.zookeeperValues)
+    } else if (section.name === 'security') {
+      this.security = readSecuritySection(section, this.label, this.baseDir)
     } else if (section.name.startsWith('topic=')) {
       this.addTopic(section, section.name.slice('topic='.length))
     } else {
@@ -272,7 +279,7 @@ class SectionParser {
     const zookeeper = {...defaultZookeeperConfig(), ...this.zookeeperValues} as ZookeeperConfig
     const topics = this.topics.map((t) => buildTopic(system, t.pattern, t.explicit as Partial<TopicSettings>, t.groupFilters))
     this.warnings.unshift(...this.ignoredKeys.map(ignoredKeyWarning))
-    return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings}
+    return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings, ...(this.security ? {security: this.security} : {})}
   }
 
   private addTopic(section: IniSection, pattern: string): void {
@@ -286,7 +293,7 @@ class SectionParser {
     const groupFilters: Record<string, string> = {}
     this.readEntries(section, TOPIC_KEYS, explicit, groupFilters)
     this.topics.push({pattern, explicit, groupFilters})
-    const filters = Object.entries(groupFilters)
+    const filters = Object.entries(groupFilters).filter(([, filter]) => !filter.startsWith(FILTER_EXPRESSION_PREFIX))
     if (filters.length > 0) {
       const list = filters.map(([group, filter]) => `${GROUP_FILTER_PREFIX}${group}=${filter}`).join(', ')
       this.warnings.push(`[${section.name}] ${list}: server-side consumer filters are java classes that meta cannot run; these groups get every message`)
@@ -338,8 +345,15 @@ class SectionParser {
       if (!isMetaError(error)) throw error
       throw configError(`${where}: [${section.name}] ${key}: ${error.message}`, details, error)
     }
-    if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(value)) {
-      throw configError(`${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter"`, details)
+    if (value.startsWith(FILTER_EXPRESSION_PREFIX)) {
+      try {
+        parseFilter(value.slice(FILTER_EXPRESSION_PREFIX.length))
+      } catch (error) {
+        if (!isMetaError(error)) throw error
+        throw configError(`${where}: [${section.name}] ${key}: ${error.message}`, details, error)
+      }
+    } else if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(value)) {
+      throw configError(`${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"`, details)
     }
     groupFilters[group] = value
   }

@@ -23,6 +23,11 @@ import {
   ValueError,
 } from './values.js'
 
+/** Default maxPartitions: partitions one broker serves at most (docs/configuration.md gives the memory per partition). */
+const DEFAULT_MAX_PARTITIONS = 20_000
+/** The largest maxPartitions accepted. */
+const MAX_PARTITIONS_CEILING = 1_000_000
+
 type ValueKind = 'int' | 'bool' | 'path' | 'string' | 'host' | 'address' | 'deletePolicy' | 'cron' | 'zkConnect' | 'zkRoot'
 
 /**
@@ -115,6 +120,9 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('slaveContinuousFailureThreshold', 'slaveContinuousFailureThreshold', 1, INT_MAX, 'extension'),
   int('checkSlaveIntervalInMills', 'checkSlaveIntervalMs', 1, INT_MAX, 'extension'),
   of('recoverOffset', 'recoverOffset', 'bool', 'extension'),
+  // Bounded topic creation (broker/topics.ts creationRefusal): a fuzzer or a typo cannot make partitions without end.
+  of('autoCreateTopics', 'autoCreateTopics', 'bool', 'extension'),
+  int('maxPartitions', 'maxPartitions', 1, MAX_PARTITIONS_CEILING, 'extension'),
   // Failover of an asynchronous slave registered in ZooKeeper (broker/replication/failover.ts).
   of('failover', 'failover', 'bool', 'extension'),
   int('failoverGraceMs', 'failoverGraceMs', 0, INT_MAX, 'extension'),
@@ -152,6 +160,8 @@ export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly
 
 /** `group.<consumer group>=<java class>` in a topic section. */
 export const GROUP_FILTER_PREFIX = 'group.'
+/** The start of a `group.<name>` value that is a filter expression the broker runs (anything else is a java class name: recorded, not run). */
+export const FILTER_EXPRESSION_PREFIX = 'expr:'
 
 /** `$META_DATA_DIR` if set, else `~/meta` (MetaQ's `${user.home}/meta`). */
 export function defaultDataPath(): string {
@@ -200,6 +210,8 @@ export function defaultSystemConfig(): SystemConfig {
     slaveContinuousFailureThreshold: 100,
     checkSlaveIntervalMs: 100,
     recoverOffset: false,
+    autoCreateTopics: true,
+    maxPartitions: DEFAULT_MAX_PARTITIONS,
     failover: false,
     failoverGraceMs: 10_000,
   }

@@ -4,7 +4,8 @@
  *
  * Applied at once: every `[topic=…]` section (added, removed, changed) and the `[system]`
  * keys that topics inherit (numPartitions, the flush policy, retention, acceptPublish,
- * acceptSubscribe, stat, maxPartitionBytes). Everything else (the port, dataPath, brokerId,
+ * acceptSubscribe, stat, maxPartitionBytes), and autoCreateTopics and maxPartitions (checked
+ * at each partition's creation). Everything else (the port, dataPath, brokerId,
  * segment size, `[zookeeper]`, …) is listed as needing a restart and keeps its running value.
  * The new file's bytes and checksum become the config's (what `stats config` returns and
  * `master_config_checksum` publishes), as in MetaQ.
@@ -14,8 +15,12 @@ import {readIni} from './ini-reader.js'
 import {formatValue, SYSTEM_KEYS, TOPIC_FIELDS, TOPIC_KEYS, ZOOKEEPER_KEYS, type KeySpec} from './keys.js'
 import type {BrokerConfig, SystemConfig, TopicConfig, TopicSettings} from './types.js'
 
-/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind). */
-export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = TOPIC_FIELDS.filter((field) => field !== 'dataPath')
+/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind), and the bounds on topic creation. */
+export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = [
+  ...TOPIC_FIELDS.filter((field) => field !== 'dataPath'),
+  'autoCreateTopics',
+  'maxPartitions',
+]
 
 /** One difference between the running config and the file (the wire report's type, protocol/commands/broker-admin.ts). */
 export type ConfigChange = ReloadChange
@@ -89,7 +94,7 @@ export function diffReload(running: BrokerConfig, next: BrokerConfig): ReloadDif
         before: filters(old),
         after: filters(t),
         applied: true,
-        note: 'server-side filters are recorded, not run',
+        note: 'expr: filters apply to the next get; java class filters are recorded, not run',
       })
     }
   }

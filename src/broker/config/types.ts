@@ -2,6 +2,7 @@
  * The typed broker configuration: what `server.ini` (spec §3) means, with units in the field
  * names. The INI key each field comes from is noted where it differs from the field name.
  */
+import type {SecurityConfig} from './security.js'
 
 /** What retention does with a read-only segment older than `maxReservedMs` (spec §2.7). */
 export interface DeletePolicy {
@@ -99,6 +100,15 @@ export interface SystemConfig {
   checkSlaveIntervalMs: number
   /** A promoted slave: rewrite consumer groups' committed offsets for this broker id to its own positions before registering (recover-offset.ts). */
   recoverOffset: boolean
+  /**
+   * meta extension: a put to a topic with no partition on this broker creates it (when the
+   * topic is accepted: any name in zero-config mode, else one matching a [topic=…] section,
+   * `[topic=*]` matching every name). False: only topics named exactly in a section, or that
+   * already have a partition here, get new partitions; others are refused TOPIC_NOT_ACCEPTED.
+   */
+  autoCreateTopics: boolean
+  /** meta extension: partitions this broker serves at most; a put that would create one more is refused PARTITION_LIMIT. */
+  maxPartitions: number
   /** An asynchronous slave in ZooKeeper promotes itself when its master's node stays gone for failoverGraceMs (failover.ts). */
   failover: boolean
   /** How long the master's `ids/<id>/master` node must stay gone before a failover slave promotes itself. */
@@ -159,6 +169,8 @@ export interface BrokerConfig {
   checksum: number
   /** Info-level notes for the operator (keys accepted but ignored, filters not run). */
   warnings: string[]
+  /** server.ini's [security] section, when present (security.ts). */
+  security?: SecurityConfig
 }
 
 /** The effective settings of one concrete topic ({@link resolveTopic}). */

@@ -25,10 +25,10 @@ import type {
 import type {GroupDescription, GroupSummary} from '../../protocol/commands/group-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 
-export const SWEEP_INTERVAL_MS = 100
+const SWEEP_INTERVAL_MS = 100
 /** Bounds on a member's session timeout (the value a client asks for is clamped). */
-export const MIN_SESSION_TIMEOUT_MS = 100
-export const MAX_SESSION_TIMEOUT_MS = 300_000
+const MIN_SESSION_TIMEOUT_MS = 100
+const MAX_SESSION_TIMEOUT_MS = 300_000
 /**
  * Most consumer groups with live members the coordinator holds (each costs its members,
  * owners and held requests in memory): a join that would start one more is refused with
@@ -74,7 +74,7 @@ class Group {
   constructor(readonly name: string) {}
 }
 
-export interface CoordinatorOptions {
+interface CoordinatorOptions {
   brokerId: number
   defaultSessionTimeoutMs: number
   /** Partition count of a topic on this broker (0 when the topic is not accepted). */
@@ -123,7 +123,7 @@ export class GroupCoordinator {
     const existing = g.members.get(memberId)
     if (existing === undefined || existing.topics.join(',') !== sorted.join(',')) {
       g.members.set(memberId, {id: memberId, topics: sorted, sessionTimeoutMs: timeout, lastSeenMs: Date.now(), held: 0, host})
-      this.options.log.info('member joined', {group, member: memberId, topics: sorted})
+      this.options.log.limited('group-membership', {burstLines: 50}).info('member joined', {group, member: memberId, topics: sorted})
       this.bump(g)
     } else {
       existing.lastSeenMs = Date.now()
@@ -159,7 +159,7 @@ export class GroupCoordinator {
   leave(group: string, memberId: string): boolean {
     const g = this.groups.get(group)
     if (g === undefined || !g.members.has(memberId)) return false
-    this.options.log.info('member left', {group, member: memberId})
+    this.options.log.limited('group-membership', {burstLines: 50}).info('member left', {group, member: memberId})
     this.remove(g, memberId)
     return true
   }
@@ -370,7 +370,7 @@ export class GroupCoordinator {
     for (const g of [...this.groups.values()]) {
       for (const member of [...g.members.values()]) {
         if (member.held > 0 || now - member.lastSeenMs <= member.sessionTimeoutMs) continue
-        this.options.log.info('member session expired', {group: g.name, member: member.id, sessionTimeoutMs: member.sessionTimeoutMs})
+        this.options.log.limited('group-membership', {burstLines: 50}).info('member session expired', {group: g.name, member: member.id, sessionTimeoutMs: member.sessionTimeoutMs})
         this.remove(g, member.id)
       }
     }

@@ -32,7 +32,7 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
   try {
     change = frame.type === 'partitions-close' ? ctx.topics.close(frame.topic, start, end) : ctx.topics.open(frame.topic, start, end)
   } catch (error) {
-    conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, (error as Error).message)
+    conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, (error as Error).message, isMetaError(error) ? error.wireStatus : undefined)
     return
   }
   conn.beginRequest()
@@ -40,7 +40,7 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
     (changed) => {
       // Parked long polls on newly closed partitions answer 403 now instead of at their timeout.
       if (frame.type === 'partitions-close') for (const p of changed) ctx.polls.wake(frame.topic, p)
-      ctx.log.info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
+      ctx.log.limited('partitions-admin', {burstLines: 50}).info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
       const reply: PartitionsStateReply = {
         topic: frame.topic,
         brokerId: ctx.config.system.brokerId,

@@ -10,6 +10,11 @@
  * 500 when it is quarantined; 301 + the next record when the offset lies in a damaged range
  * (storage/damage.ts: reads end before one, so clients never get damaged bytes it knows of).
  *
+ * A filtered get answers 301 past a slice without matches; otherwise, with a filter the
+ * consumer sent, every match of the slice with its offset, and with only the group's `expr:`
+ * filter from server.ini (a MetaQ client), the run of matches the slice starts with
+ * (filter/select.ts).
+ *
  * Memory: a read holds min(maxSize, maxTransferSize) bytes against the connection's limit
  * until it is answered (connection.ts); a parked long poll holds only its overhead, and when
  * woken it runs again only once the connection is below its limit.
@@ -21,6 +26,9 @@ import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {refuseQuarantined} from './quarantine.js'
 import {isReplicaGet, sendReplicaValue} from '../replication/replica-reply.js'
+import {filteredValue, getFilter, selectSlice} from '../filter/select.js'
+import type {FilterPredicate} from '../filter/evaluate.js'
+import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 
 export function handleGet(ctx: BrokerContext, conn: Connection, frame: GetCommand): void {
   ctx.counters.cmdGet += 1
@@ -37,6 +45,11 @@ export function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand
   }
   if (frame.maxSize <= 0) {
     conn.sendError('BAD_REQUEST', frame.opaque, `invalid maxSize ${frame.maxSize}: expected a positive integer`)
+    return
+  }
+  const filter = getFilter(ctx.config, frame.topic, frame.group, frame.filter)
+  if (filter instanceof Error) {
+    conn.sendError(filter.code, frame.opaque, filter.message, Status.BAD_REQUEST)
     return
   }
   const log = ctx.logs.get(frame.topic, frame.partition)
@@ -58,32 +71,53 @@ export function serveGet(ctx: BrokerContext, conn: Connection, frame: GetCommand
   conn.beginRequest(maxBytes)
   log.read(frame.offset, maxBytes).then(
     (result) => {
-      answerRead(ctx, conn, frame, result)
+      answerRead(ctx, conn, frame, result, filter)
       conn.endRequest(maxBytes)
     },
     (error: Error) => {
-      ctx.log.warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
+      ctx.log.limited('read-failed').warn('read failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
       conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest(maxBytes)
     },
   )
 }
 
-function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, result: ReadResult): void {
+function answerRead(ctx: BrokerContext, conn: Connection, frame: GetCommand, result: ReadResult, filter?: FilterPredicate): void {
   switch (result.kind) {
-    case 'data':
+    case 'data': {
+      let data = result.data
+      if (filter !== undefined && frame.filter !== undefined) {
+        const maxPayloadBytes = ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES
+        const reply = filteredValue(data, frame.offset, filter, maxPayloadBytes, Math.min(frame.maxSize, ctx.config.system.maxTransferBytes))
+        readBuffers.give(data)
+        result.release?.()
+        if ('next' in reply) conn.sendResult(Status.MOVED, frame.opaque, String(reply.next))
+        else conn.sendValue(frame.opaque, reply.body)
+        return
+      }
+      if (filter !== undefined && !isReplicaGet(frame)) {
+        const selected = selectSlice(data, filter, ctx.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
+        if (selected.kind === 'skip') {
+          readBuffers.give(data)
+          result.release?.()
+          conn.sendResult(Status.MOVED, frame.opaque, String(frame.offset + selected.skip))
+          return
+        }
+        if (selected.kind === 'run') data = data.subarray(0, selected.end)
+      }
       if (isReplicaGet(frame)) {
-        sendReplicaValue(ctx, conn, frame, result.data) // copies the data
+        sendReplicaValue(ctx, conn, frame, data) // copies the data
         result.release?.()
       } else {
         // Once the socket wrote it: the read's buffer (src/storage/read-buffers.ts) is reused,
         // or the tail-cache view's lease is released (src/storage/tail-cache.ts).
-        conn.sendValue(frame.opaque, result.data, () => {
-          readBuffers.give(result.data)
+        conn.sendValue(frame.opaque, data, () => {
+          readBuffers.give(data)
           result.release?.()
         })
       }
       return
+    }
     case 'below':
     case 'damaged':
       conn.sendResult(Status.MOVED, frame.opaque, String(result.offset))

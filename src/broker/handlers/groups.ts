@@ -1,18 +1,26 @@
 /**
  * Consumer groups and committed offsets in standalone mode (meta extensions, see
  * protocol/commands/group.ts and offsets.ts): the thin layer between frames and the group
- * coordinator / offset log. Bodies are JSON; a malformed body answers 400 naming the problem.
+ * coordinator / offset log. Bodies are JSON, read by protocol's decoders; a malformed body
+ * answers 400 naming the field.
  */
-import type {
-  ClaimRequest,
-  GroupClaimCommand,
-  GroupHeartbeatCommand,
-  GroupJoinCommand,
-  GroupLeaveCommand,
-  TopicPartition,
+import {
+  decodeClaimRequest,
+  type ClaimRequest,
+  type GroupClaimCommand,
+  type GroupHeartbeatCommand,
+  type GroupJoinCommand,
+  type GroupLeaveCommand,
 } from '../../protocol/commands/group.js'
 import type {GroupDeleteCommand, GroupDescribeCommand, GroupListCommand} from '../../protocol/commands/group-admin.js'
-import type {CommittedOffset, OffsetCommitCommand, OffsetFetchCommand, OffsetFetchRequest} from '../../protocol/commands/offsets.js'
+import {
+  decodeCommittedOffsets,
+  decodeOffsetFetchRequest,
+  type CommittedOffset,
+  type OffsetCommitCommand,
+  type OffsetFetchCommand,
+  type OffsetFetchRequest,
+} from '../../protocol/commands/offsets.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {isValidGroupName, isValidTopicName} from '../../protocol/names.js'
 import type {Connection} from '../connection.js'
@@ -63,10 +71,9 @@ export function handleGroupLeave(ctx: BrokerContext, conn: Connection, frame: Gr
 export function handleGroupClaim(ctx: BrokerContext, conn: Connection, frame: GroupClaimCommand): void {
   let request: ClaimRequest
   try {
-    const body = JSON.parse(frame.body.toString('utf8')) as Partial<ClaimRequest>
-    request = {claim: topicPartitions(body.claim, 'claim'), release: topicPartitions(body.release ?? [], 'release')}
+    request = decodeClaimRequest(frame.body)
   } catch (error) {
-    conn.sendError('BAD_REQUEST', frame.opaque, `invalid group-claim body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, (error as Error).message)
     return
   }
   conn.beginRequest()
@@ -81,9 +88,9 @@ export function handleOffsetCommit(ctx: BrokerContext, conn: Connection, frame: 
   if (badGroup(conn, frame.opaque, frame.group)) return
   let offsets: CommittedOffset[]
   try {
-    offsets = committedOffsets(JSON.parse(frame.body.toString('utf8')))
+    offsets = decodeCommittedOffsets(frame.body, 'offset-commit')
   } catch (error) {
-    conn.sendError('BAD_REQUEST', frame.opaque, `invalid offset-commit body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, (error as Error).message)
     return
   }
   const refused = outOfRange(ctx, offsets)
@@ -122,12 +129,11 @@ function outOfRange(ctx: BrokerContext, offsets: readonly CommittedOffset[]): Me
 
 export function handleOffsetFetch(ctx: BrokerContext, conn: Connection, frame: OffsetFetchCommand): void {
   if (badGroup(conn, frame.opaque, frame.group)) return
-  let request: OffsetFetchRequest = {}
+  let request: OffsetFetchRequest
   try {
-    if (frame.body.length > 0) request = JSON.parse(frame.body.toString('utf8')) as OffsetFetchRequest
-    if (request.topics !== undefined && !Array.isArray(request.topics)) throw new Error('"topics" must be an array')
+    request = decodeOffsetFetchRequest(frame.body)
   } catch (error) {
-    conn.sendError('BAD_REQUEST', frame.opaque, `invalid offset-fetch body: ${(error as Error).message}`)
+    conn.sendError('BAD_REQUEST', frame.opaque, (error as Error).message)
     return
   }
   const offsets: CommittedOffset[] = ctx.offsets.get(frame.group, request.topics)
@@ -171,27 +177,5 @@ export function handleGroupDelete(ctx: BrokerContext, conn: Connection, frame: G
     if (err === null) conn.sendResult(Status.OK, frame.opaque)
     else conn.sendError(err.code, frame.opaque, err.message, err.wireStatus)
     conn.endRequest()
-  })
-}
-
-function topicPartitions(value: unknown, field: string): TopicPartition[] {
-  if (!Array.isArray(value)) throw new Error(`"${field}" must be an array of {topic, partition}`)
-  return value.map((item: {topic?: unknown; partition?: unknown}) => {
-    if (typeof item?.topic !== 'string' || !Number.isInteger(item.partition)) {
-      throw new Error(`"${field}" entries must be {topic: string, partition: integer}`)
-    }
-    return {topic: item.topic, partition: item.partition as number}
-  })
-}
-
-function committedOffsets(value: unknown): CommittedOffset[] {
-  if (!Array.isArray(value)) throw new Error('expected an array of {topic, partition, offset, msgId}')
-  return value.map((item: Partial<CommittedOffset>) => {
-    if (typeof item?.topic !== 'string' || !isValidTopicName(item.topic)) throw new Error(`invalid topic ${JSON.stringify(item?.topic)}`)
-    if (!Number.isInteger(item.partition) || (item.partition as number) < 0) throw new Error(`invalid partition ${JSON.stringify(item.partition)}`)
-    if (!Number.isSafeInteger(item.offset) || (item.offset as number) < 0) throw new Error(`invalid offset ${JSON.stringify(item.offset)}`)
-    const msgId = item.msgId === undefined ? '-1' : String(item.msgId)
-    if (!/^-?\d{1,20}$/.test(msgId)) throw new Error(`invalid msgId ${JSON.stringify(item.msgId)}`)
-    return {topic: item.topic, partition: item.partition as number, offset: item.offset as number, msgId}
   })
 }

@@ -55,7 +55,7 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   // InstanceOf builtin here, ~270 instructions) only when it had to be created.
   let log = ctx.logs.get(frame.topic, partition)
   if (log === undefined) {
-    const created = logFor(ctx, frame.topic, partition)
+    const created = ctx.topics.creationRefusal(topic, partition, ctx.store) ?? logFor(ctx, frame.topic, partition)
     if (created instanceof MetaError) {
       failPut(ctx, conn, frame.topic, frame.opaque, partition, created)
       return
@@ -176,7 +176,7 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   }
   let log = ctx.logs.get(frame.topic, partition)
   if (log === undefined) {
-    const created = logFor(ctx, frame.topic, partition) // as in handlePut
+    const created = ctx.topics.creationRefusal(topic, partition, ctx.store) ?? logFor(ctx, frame.topic, partition) // as in handlePut
     if (created instanceof MetaError) {
       failBatch(ctx, conn, frame, partition, created)
       return
@@ -296,7 +296,10 @@ export function logFor(ctx: BrokerContext, topic: string, partition: number): Pa
   try {
     created = ctx.store.getOrCreate(topic, partition)
   } catch (error) {
-    return asMetaError(error, 'STORAGE_ERROR')
+    const reason = asMetaError(error, 'STORAGE_ERROR')
+    // EMFILE, ENOSPC, EACCES …: the put's client gets the reason; the operator gets a line (rate-limited).
+    ctx.log.limited('partition-create-failed').error('cannot create partition', {topic, partition, error: reason.message})
+    return reason
   }
   ctx.onNewPartition(topic, partition)
   return created

@@ -48,7 +48,7 @@ function reply(ctx: BrokerContext, conn: Connection, opaque: number, answer: Pro
     },
     (error: Error) => {
       conn.endRequest()
-      ctx.log.warn('seek failed', {error: error.message})
+      ctx.log.limited('seek-failed').warn('seek failed', {error: error.message})
       conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', opaque, error.message, Status.INTERNAL_SERVER_ERROR)
     },
   )

@@ -64,7 +64,8 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
 function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
   switch (item) {
     case '':
-      return encodeSystemStats(systemStats(ctx))
+      // meta's line: failed logins since start (0 without access control).
+      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0]]
     case 'topics':
       return encodeTopicsStats(topicsStats(ctx))
     case 'offsets':
@@ -126,8 +127,11 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     // Transactions are refused under synchronous replication (as MetaQ's samsa and gregor do).
     transactions: ctx.sync === undefined && !isSyncSlave(ctx),
     syncBatch: isSyncSlave(ctx),
+    syncCut: isSyncSlave(ctx),
     replicate: true,
-  })
+    filter: true,
+    topicAdmin: true,
+  }).concat([['auth_mechanisms', 'SCRAM-SHA-256']])
 }
 
 function systemStats(ctx: BrokerContext): SystemStats {

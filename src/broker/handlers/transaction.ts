@@ -15,7 +15,7 @@ import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
-import {XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
+import {formatPrepareVote, formatRecoverReply, XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
 import {failPut, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
@@ -30,14 +30,14 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
         conn.sendResult(Status.OK, opaque)
         return
       case 'RECOVER':
-        conn.sendResult(Status.OK, opaque, tx.recoverKeys(frame.uniqueQualifier).join('\r\n'))
+        conn.sendResult(Status.OK, opaque, formatRecoverReply(tx.recoverKeys(frame.uniqueQualifier)))
         return
       case 'FORGET':
         tx.forget(frame.txKey)
         conn.sendResult(Status.OK, opaque)
         return
       case 'PREPARE':
-        return answerLater(conn, opaque, tx.prepare(conn.id, frame.txKey).then(String))
+        return answerLater(conn, opaque, tx.prepare(conn.id, frame.txKey).then(formatPrepareVote))
       case 'COMMIT_ONE_PHASE':
       case 'COMMIT_TWO_PHASE':
         refuseCommitWhenFenced(ctx)
@@ -166,6 +166,12 @@ function checkTarget(ctx: BrokerContext, conn: Connection, topicName: string, pa
   }
   if (partition >= topic.numPartitions) {
     failPut(ctx, conn, topicName, opaque, partition, wrongPartition(topicName, partition, topic.numPartitions))
+    return undefined
+  }
+  // Refused now rather than at commit: the commit creates the partition.
+  const refusal = ctx.logs.get(topicName, partition) === undefined ? ctx.topics.creationRefusal(topic, partition, ctx.store) : undefined
+  if (refusal !== undefined) {
+    failPut(ctx, conn, topicName, opaque, partition, refusal)
     return undefined
   }
   return partition

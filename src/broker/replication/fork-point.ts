@@ -88,7 +88,7 @@ export async function findForkPoint(log: PartitionLog, masterAt: MasterBytesAt):
 }
 
 /** The whole record starting at the record boundary `at`, or undefined when it cannot be read. */
-async function recordAt(log: PartitionLog, at: number): Promise<Buffer | undefined> {
+export async function recordAt(log: PartitionLog, at: number): Promise<Buffer | undefined> {
   const head = await log.read(at, RECORD_HEADER_BYTES)
   if (head.kind !== 'data' || head.data.length < RECORD_HEADER_BYTES) return undefined
   const length = RECORD_HEADER_BYTES + head.data.readInt32BE(0)
@@ -97,7 +97,7 @@ async function recordAt(log: PartitionLog, at: number): Promise<Buffer | undefin
 }
 
 /** What a replica needs of a connection to the master to ask for its bytes. */
-export interface ReplicateRequester {
+interface ReplicateRequester {
   requestAsync(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
 }
 
@@ -136,7 +136,16 @@ export async function cutDivergentTail(
   const fork = await findForkPoint(local, masterAt)
   if ('below' in fork) return fork
   if (fork.offset >= local.maxOffset) return undefined
-  const cut = await store.cutTail(topic, partition, fork.offset)
+  return cutTailAt(store, topic, partition, fork.offset, log)
+}
+
+/**
+ * Cut (topic, partition)'s log back to `offset` (a record boundary: the fork point), keeping the
+ * cut bytes in a `.meta.cut-<ms>` file beside the segments, and log what was cut. The caller
+ * makes sure nothing appends to the partition meanwhile and forgets the old PartitionLog.
+ */
+export async function cutTailAt(store: MessageStore, topic: string, partition: number, offset: number, log: Logger): Promise<CutResult> {
+  const cut = await store.cutTail(topic, partition, offset)
   log.warn('this replica held a divergent tail its master does not: cut it off (the bytes are kept in the file named)', {
     topic,
     partition,

@@ -18,7 +18,7 @@ import type {MessageStore, PartitionLog} from '../../storage/index.js'
 
 const READ_BYTES = 1024 * 1024
 
-export interface RecoverOffsetReport {
+interface RecoverOffsetReport {
   /** Entries whose message id was found (rewritten when the position differed). */
   matched: number
   rewritten: number

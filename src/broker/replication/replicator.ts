@@ -78,7 +78,7 @@ export interface SlaveOptions {
   autoSyncMasterConfig?: boolean
 }
 
-export interface ReplicatorContext {
+interface ReplicatorContext {
   store: MessageStore
   dataPath: string
   brokerId: number

@@ -59,7 +59,7 @@ const KEY_NAMES: RoleSettingNames = {
 }
 
 /** The slave part of the options, as far as the rules look at it. */
-export interface SlaveRole {
+interface SlaveRole {
   slaveId: number
   /** The master's address; undefined: found in ZooKeeper. */
   master?: unknown

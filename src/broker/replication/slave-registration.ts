@@ -13,7 +13,7 @@ import {ZkPaths, encodeTopicBroker, parseBrokerUrl} from '../../cluster/paths.js
 import {CreateMode, ZkSession} from '../../cluster/zk-session.js'
 import {readMasterUrl} from '../../cluster/discovery.js'
 
-export interface SlaveRegistrationOptions {
+interface SlaveRegistrationOptions {
   zkConnect: string
   zkRoot: string
   sessionTimeoutMs: number

@@ -29,7 +29,7 @@ import {parseBrokerUrl, type ZkPaths} from '../../cluster/paths.js'
 import {CreateMode, type ZkSession} from '../../cluster/zk-session.js'
 
 /** The data of the announce node. */
-export interface SyncAnnouncement {
+interface SyncAnnouncement {
   /** The sync slave's `meta://host:port`. */
   url: string
   /** The master that brought it up to date (its URL), '' until one did. */
@@ -37,16 +37,16 @@ export interface SyncAnnouncement {
 }
 
 /** `<root>/meta_sync_slave/<brokerId>`. */
-export function syncSlavePath(paths: ZkPaths, brokerId: number): string {
+function syncSlavePath(paths: ZkPaths, brokerId: number): string {
   return `${paths.root}/meta_sync_slave/${brokerId}`
 }
 
-export function encodeAnnouncement(a: SyncAnnouncement): string {
+function encodeAnnouncement(a: SyncAnnouncement): string {
   return JSON.stringify({url: a.url, inSyncWith: a.inSyncWith})
 }
 
 /** The node's data, or undefined when it is not an announcement. */
-export function parseAnnouncement(text: string | undefined): SyncAnnouncement | undefined {
+function parseAnnouncement(text: string | undefined): SyncAnnouncement | undefined {
   if (text === undefined) return undefined
   try {
     const value = JSON.parse(text) as Partial<SyncAnnouncement>
@@ -60,7 +60,7 @@ export function parseAnnouncement(text: string | undefined): SyncAnnouncement | 
 const RETRY_FIRST_MS = 200
 const RETRY_MAX_MS = 5_000
 
-export interface AnnouncerOptions {
+interface AnnouncerOptions {
   session: ZkSession
   paths: ZkPaths
   brokerId: number
@@ -178,7 +178,7 @@ export class SyncSlaveAnnouncer {
   }
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   session: ZkSession
   paths: ZkPaths
   brokerId: number
@@ -218,7 +218,7 @@ export async function sameEndpoint(a: string | undefined, b: string | undefined)
 }
 
 /** `meta://host:port` → `host:port` as SyncLink names an address (no brackets). */
-export function linkAddress(url: string): string | undefined {
+function linkAddress(url: string): string | undefined {
   const address = parseBrokerUrl(url)
   return address === undefined ? undefined : `${address.host}:${address.port}`
 }

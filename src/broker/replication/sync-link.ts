@@ -22,22 +22,24 @@ import {OutputBuffer} from '../../protocol/output-buffer.js'
 import {CAPABILITIES_ITEM, parseCapabilities} from '../../protocol/stats-body.js'
 
 /** An idle link sends a `version` heartbeat this often. */
-export const HEARTBEAT_MS = 10_000
+const HEARTBEAT_MS = 10_000
 /**
  * Most requests the link holds unanswered: one more fails at once with SLAVE_DISCONNECTED
  * (the slave is not keeping up), so a stalled slave cannot grow the master's memory.
  */
-export const SYNC_LINK_PENDING_MAX = 65_536
+const SYNC_LINK_PENDING_MAX = 65_536
 
 /** A slave's answer: 200 and its body, or the error (the slave's, or SLAVE_DISCONNECTED). */
-export type SlaveAnswer = (err: MetaError | null, body: string) => void
+type SlaveAnswer = (err: MetaError | null, body: string) => void
 
 interface Pending {
   answer: SlaveAnswer
   sentAtMs: number
+  /** Takes the answer frame as it is (a `replicate` value), instead of `answer`. */
+  frame?: (frame: ResponseFrame) => void
 }
 
-export interface SyncLinkOptions {
+interface SyncLinkOptions {
   host: string
   port: number
   timeoutMs: number
@@ -58,6 +60,8 @@ export class SyncLink {
   ready = false
   /** The slave serves meta's sync-batch. */
   batchForm = false
+  /** The slave obeys `sync-cut` and serves `replicate`: its master can heal a divergent tail. */
+  canCut = false
   private socket: Socket | undefined
   private decoder: FrameDecoder<ResponseFrame> | undefined
   private readonly pending = new Map<number, Pending>()
@@ -86,7 +90,7 @@ export class SyncLink {
    * Send one request: `encode` writes its frame with the given opaque. The answer comes once
    * (SLAVE_DISCONNECTED when the link is down, drops, or the slave does not answer in time).
    */
-  request(encode: (out: OutputBuffer, opaque: number) => void, answer: SlaveAnswer): void {
+  request(encode: (out: OutputBuffer, opaque: number) => void, answer: SlaveAnswer, frame?: (frame: ResponseFrame) => void): void {
     const socket = this.socket
     if (socket === undefined || this.closed) {
       answer(disconnected(`no connection to the sync slave ${this.address}`), '')
@@ -101,7 +105,7 @@ export class SyncLink {
     const opaque = this.opaque
     encode(this.out, opaque)
     this.lastSentMs = Date.now()
-    this.pending.set(opaque, {answer, sentAtMs: this.lastSentMs})
+    this.pending.set(opaque, {answer, sentAtMs: this.lastSentMs, frame})
     if (!this.flushQueued) {
       this.flushQueued = true
       setImmediate(() => this.flush())
@@ -111,6 +115,14 @@ export class SyncLink {
   /** `request` as a promise of the answer's body (rejects with the error). */
   call(encode: (out: OutputBuffer, opaque: number) => void): Promise<string> {
     return new Promise((resolve, reject) => this.request(encode, (err, body) => (err === null ? resolve(body) : reject(err))))
+  }
+
+  /**
+   * A request whose answer frame is wanted as it is (`replicate`: a value frame, or a result
+   * with its status); rejects with SLAVE_DISCONNECTED only.
+   */
+  requestAsync(encode: (out: OutputBuffer, opaque: number) => void): Promise<ResponseFrame> {
+    return new Promise((resolve, reject) => this.request(encode, (err) => reject(err ?? disconnected('no answer')), resolve))
   }
 
   /** Drop the connection (it is re-established after retryMs). */
@@ -145,7 +157,9 @@ export class SyncLink {
         (err, body) => {
           if (this.socket !== socket) return
           if (err !== null && err.code === 'SLAVE_DISCONNECTED') return
-          this.batchForm = err === null && parseCapabilities(body).syncBatch === true
+          const caps = err === null ? parseCapabilities(body) : undefined
+          this.batchForm = caps?.syncBatch === true
+          this.canCut = this.batchForm && caps?.syncCut === true && caps.replicate === true
           this.options.onConnected(this.batchForm).then(
             () => {
               if (this.socket !== socket) return
@@ -172,6 +186,10 @@ export class SyncLink {
         const pending = this.pending.get(frame.opaque)
         if (pending === undefined) continue
         this.pending.delete(frame.opaque)
+        if (pending.frame !== undefined) {
+          pending.frame(frame)
+          continue
+        }
         const body = frame.type === 'result' ? frame.body.toString('utf8') : ''
         if (frame.type === 'result' && frame.code === Status.OK) pending.answer(null, body)
         else pending.answer(frame.type === 'result' ? MetaError.fromWire(frame.code, body) : new MetaError('INTERNAL', 'the sync slave answered with a value frame'), body)

@@ -12,6 +12,8 @@
  *   that its log ends elsewhere (a put it missed when a connection dropped mid-flight), or
  *   whenever the connection is (re-)established, the master reads what the slave lacks from
  *   its own log and sends it; puts to that partition are refused until the slave has it all.
+ *   A slave whose log goes past the fork point (after a `kill -9` of the master) is first
+ *   ordered to cut back to it (`sync-cut`, sync-heal.ts).
  * - A MetaQ slave gets MetaQ's one-message `sync`; a put-batch becomes one `sync` per message.
  *   Its log is not compared (as with MetaQ, a put that failed half-way may be on one side).
  * - After `slaveContinuousFailureThreshold` consecutive failed forwards (refusals included)
@@ -30,6 +32,7 @@ import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import type {SyncStats} from '../../protocol/stats-body.js'
 import type {ClusterRegistration} from '../cluster-registration.js'
 import type {SystemConfig} from '../config/index.js'
+import {fitSlaveLog} from './sync-heal.js'
 import {disconnected, SyncLink} from './sync-link.js'
 
 /** Bytes read from the log per catch-up frame (well under a slave's 1 MiB frame limit). */
@@ -50,9 +53,9 @@ interface PendingBatch {
 }
 
 /** The outcome of one forwarded append: null when the slave has it. */
-export type SlaveDone = (err: MetaError | null) => void
+type SlaveDone = (err: MetaError | null) => void
 
-export interface SyncMasterOptions {
+interface SyncMasterOptions {
   system: SystemConfig
   store: MessageStore
   log: Logger
@@ -94,6 +97,12 @@ export class SyncMaster {
    * large, a storage error: tried again on a put after RETRY_REFUSED_MS).
    */
   private readonly diverged = new Map<PartitionLog, {error: MetaError; atMs: number; retry: boolean}>()
+  /**
+   * Per partition, the end of the last batch the slave confirmed for puts of this process:
+   * every put this process acknowledged ends at or below it, so the slave is never ordered
+   * to cut below it (sync-heal.ts).
+   */
+  private readonly confirmed = new Map<PartitionLog, number>()
   /** This turn's single puts per partition (meta slave), sent at the end of the turn. */
   private readonly pendingBatches = new Map<PartitionLog, PendingBatch>()
   private sendQueued = false
@@ -122,6 +131,7 @@ export class SyncMaster {
     this.link = undefined
     this.catchingUp.clear()
     this.diverged.clear()
+    this.confirmed.clear()
     if (address === undefined) return
     const colon = address.lastIndexOf(':')
     const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
@@ -230,7 +240,7 @@ export class SyncMaster {
       const body = Buffer.from(payload)
       link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId: id, checksum: crc, opaque, body}),
-        (err, text) => this.answered(log, err, text, done),
+        (err) => this.answered(log, err, done),
       )
     }
   }
@@ -245,9 +255,10 @@ export class SyncMaster {
       const pending = this.pendingBatches.get(log)
       if (pending !== undefined) this.sendBatch(pending)
       const segmentStart = log.appendSegmentStart
+      const end = offset + records.length
       link.request(
         (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count, opaque, body: records}),
-        (err, body) => this.answered(log, err, body, done),
+        (err) => this.answered(log, err, done, end),
       )
       return
     }
@@ -266,7 +277,7 @@ export class SyncMaster {
       const crc = records.readInt32BE(pos + 4)
       link.request(
         (out, opaque) => encodeSync(out, {topic, partition, flag, msgId, checksum: crc, opaque, body}),
-        (err, text) => this.answered(log, err, text, one),
+        (err) => this.answered(log, err, one),
       )
       pos += RECORD_HEADER_BYTES + length
     }
@@ -298,16 +309,23 @@ export class SyncMaster {
     }
     link.request(
       (out, opaque) => encodeSyncBatch(out, {topic, partition, offset, segmentStart, count: records.length, opaque, body}),
-      (err, text) =>
-        this.answered(log, err, text, (outcome) => {
-          for (const done of dones) done(outcome)
-        }),
+      (err) =>
+        this.answered(
+          log,
+          err,
+          (outcome) => {
+            for (const done of dones) done(outcome)
+          },
+          offset + batch.bytes,
+        ),
     )
   }
 
-  private answered(log: PartitionLog, err: MetaError | null, body: string, done: SlaveDone): void {
+  /** The slave's answer to a forwarded append ending at `end` (undefined: MetaQ's form, not compared). */
+  private answered(log: PartitionLog, err: MetaError | null, done: SlaveDone, end?: number): void {
     if (err === null) {
       this.failures = 0
+      if (end !== undefined && end > (this.confirmed.get(log) ?? 0)) this.confirmed.set(log, end)
       done(null)
       return
     }
@@ -409,14 +427,24 @@ export class SyncMaster {
    */
   private async catchUp(log: PartitionLog, knownEnd: number | undefined): Promise<void> {
     const {topic, partition} = log
-    const target = log.appendOffset
     let pos = knownEnd ?? (await this.slaveEnd(log))
+    const link = this.link
+    if (link?.canCut === true) {
+      // A slave holding bytes past the fork point is ordered to cut them (sync-heal.ts).
+      const from = await fitSlaveLog({log, slaveEnd: pos, confirmedEnd: this.confirmed.get(log) ?? 0, link, logger: this.log, probe: () => this.slaveEnd(log)})
+      if (from instanceof MetaError) {
+        this.diverged.set(log, {error: from, atMs: Date.now(), retry: false})
+        return
+      }
+      pos = from
+    }
+    const target = log.appendOffset
     if (pos > target) {
-      // Only that partition stops: the others keep replicating. (The master writes before it
-      // forwards, so this takes lost master writes: a power failure, a restored backup.)
+      // Only that partition stops: the others keep replicating. (A slave that cannot be
+      // ordered to cut: a meta slave without sync_cut.)
       const why = new MetaError(
         'SYNC_OFFSET_MISMATCH',
-        `the sync slave's log of ${topic}-${partition} ends at ${pos}, past the master's end ${target}: the slave holds messages the master does not (the master lost writes?); puts to this partition are refused until one side is repaired (restart the slave: registered in ZooKeeper with a slave id it cuts the tail the master lacks, keeping it in a .meta.cut file; otherwise remove the slave's copy of the partition and restart it)`,
+        `the sync slave's log of ${topic}-${partition} ends at ${pos}, past the master's end ${target}: the slave holds messages the master does not, and does not list sync_cut; puts to this partition are refused until one side is repaired (restart the slave: registered in ZooKeeper with a slave id it cuts the tail the master lacks, keeping it in a .meta.cut file; otherwise remove the slave's copy of the partition and restart it)`,
       )
       this.diverged.set(log, {error: why, atMs: Date.now(), retry: false})
       this.log.error('sync slave diverged from the master', {topic, partition, slaveEnd: pos, masterEnd: target})

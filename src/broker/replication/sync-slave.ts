@@ -9,6 +9,8 @@
  *   only when the slave's log ends exactly where the master's batch starts, rolling segments
  *   where the master's roll, so both logs are byte-identical; otherwise SYNC_OFFSET_MISMATCH
  *   naming the slave's end, from which the master sends what is missing.
+ * - `sync-cut` (meta's form, decoded as a sync-batch order with `cutEnd`; sync-cut.ts): the
+ *   master orders the log cut back to the fork point, the bytes kept in a `.meta.cut-<ms>` file.
  * - `put` and `put-batch` are refused (SLAVE_READ_ONLY). MetaQ's test topic
  *   `_metaq_slave_status_test` (one partition), which a master's heal probe writes to, is
  *   accepted whatever the topic sections say.
@@ -26,6 +28,7 @@ import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {asMetaError, failPut, logFor, topicRefusal, wrongPartition} from '../handlers/put.js'
+import {handleSyncCut, isBeingCut} from './sync-cut.js'
 
 /** Why a sync master or slave refuses transactions (as MetaQ's samsa and gregor do). */
 export const SYNC_TRANSACTIONS_REFUSED =
@@ -65,10 +68,10 @@ const syncPeers = new WeakSet<Connection>()
  * compares the logs again from scratch, so a partition it had found ahead of its own (and
  * refused) is brought up to date.
  */
-export function dropSyncPeers(connections: Iterable<Connection>): number {
+export function dropSyncPeers(connections: Iterable<Connection>, except?: Connection): number {
   let dropped = 0
   for (const conn of connections) {
-    if (!syncPeers.has(conn)) continue
+    if (!syncPeers.has(conn) || conn === except) continue
     conn.close()
     dropped += 1
   }
@@ -114,7 +117,15 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
     return
   }
   syncPeers.add(conn)
+  if (frame.cutEnd !== undefined) {
+    handleSyncCut(ctx, conn, frame, () => dropSyncPeers(ctx.connections(), conn))
+    return
+  }
   const {topic, partition, opaque, offset, count} = frame
+  if (isBeingCut(ctx, topic, partition)) {
+    failPut(ctx, conn, topic, opaque, partition, new MetaError('SYNC_OFFSET_MISMATCH', `the sync slave's log of ${topic}-${partition} is being cut back to the fork point its master ordered; nothing is appended meanwhile`))
+    return
+  }
   if (frame.segmentStart > offset || offset < 0) {
     conn.sendError('INVALID_ARGUMENT', opaque, `sync-batch of ${topic}-${partition}: segment start ${frame.segmentStart} and offset ${offset}: expected 0 <= segment start <= offset`)
     return
@@ -135,7 +146,7 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
   }
   const end = log.appendOffset
   if (end !== offset) {
-    if (end > offset) ctx.log.error('sync slave holds more than its master: its log has bytes the master does not; this partition cannot be replicated until one side is repaired', {topic, partition, slaveEnd: end, masterOffset: offset})
+    if (end > offset) ctx.log.warn('sync slave holds more than its master forwards from: the master compares the logs and orders the divergent tail cut (sync-cut)', {topic, partition, slaveEnd: end, masterOffset: offset})
     failPut(ctx, conn, topic, opaque, partition, new MetaError('SYNC_OFFSET_MISMATCH', syncMismatchText(topic, partition, end, offset)))
     return
   }

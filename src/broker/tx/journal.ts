@@ -63,7 +63,7 @@ export interface CheckpointData extends JournalPosition {
   heuristic: Array<[string, number]>
 }
 
-export interface JournalOptions {
+interface JournalOptions {
   dir: string
   /** Start a new redo file once the current one holds this many bytes. */
   maxFileBytes: number
@@ -320,7 +320,7 @@ export class TxJournal {
 }
 
 /** Bytes of `data` from `at` that hold no whole record (damage skipped over by replay). */
-export interface DamagedSpan {
+interface DamagedSpan {
   at: number
   bytes: number
 }

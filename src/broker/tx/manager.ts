@@ -34,14 +34,14 @@ import {
 } from './types.js'
 import {parseTxKey, XA_OK, XA_RDONLY, XaError, XAER_INVAL, XAER_NOTA, XAER_PROTO, XAER_RMERR, type TxKey} from '../../protocol/xa.js'
 
-export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost, type TxState} from './types.js'
+export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost} from './types.js'
 
 /**
  * Most bytes of records all open transactions may hold in memory together (they are also in
  * the journal); a put beyond it is refused (TRANSACTION_ERROR), so no client can exhaust the
  * broker's memory with transactions.
  */
-export const MAX_HELD_BYTES = 1024 * 1024 * 1024
+const MAX_HELD_BYTES = 1024 * 1024 * 1024
 
 export class TransactionManager {
   private readonly local = new Map<number, Map<string, Tx>>()

@@ -24,7 +24,7 @@ import {partKey, type CommitPart, type Tx, type TxHost} from './types.js'
 const SEARCH_READ_BYTES = 1024 * 1024
 
 /** What recovery leaves to the manager: heuristic outcomes and the prepared XA transactions. */
-export interface Recovered {
+interface Recovered {
   heuristic: Map<string, number>
   prepared: Tx[]
 }

@@ -12,7 +12,7 @@ import type {BrokerConfig} from '../config/index.js'
 import type {BrokerCounters} from '../stats.js'
 import type {JournalPosition} from './journal.js'
 
-export type TxState = 'START' | 'IN_USE' | 'PREPARED' | 'COMMITTING'
+type TxState = 'START' | 'IN_USE' | 'PREPARED' | 'COMMITTING'
 
 /** Heuristic outcomes (MetaQ's state numbers). */
 export const HEURISTIC_COMMITTED = 4
@@ -26,7 +26,7 @@ export const HEURISTIC_NAMES: Record<number, TxListEntry['state']> = {
 }
 
 /** One partition's share of a transaction: its records, in put order. */
-export interface TxPart {
+interface TxPart {
   topic: string
   partition: number
   records: Buffer[]

@@ -61,7 +61,7 @@ export async function changePartitionState(
     {
       brokerId: flags['broker-id'],
       // In a cluster a topic lives on some brokers only.
-      skip: (error) => isMetaError(error, 'INVALID_ARGUMENT') && /does not accept/.test(error.message),
+      skip: (error) => isMetaError(error, 'TOPIC_NOT_ACCEPTED'),
     },
     (admin) => (change === 'close' ? admin.closePartitions(flags.topic, flags.start, flags.end) : admin.openPartitions(flags.topic, flags.start, flags.end)),
   )
@@ -79,11 +79,21 @@ export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
     const where = `[${c.section}]`
     let text: string
     if (c.key === '(section)') text = c.after === null ? `- ${where} removed` : `+ ${where} added`
-    else text = `${c.applied ? '~' : '!'} ${where} ${c.key}: ${c.before ?? '(unset)'} → ${c.after ?? '(unset)'}`
+    else text = `${c.applied ? '~' : '!'} ${where} ${c.key}: ${shown(c.key, c.before)} → ${shown(c.key, c.after)}`
     lines.push(`  ${text}${c.note === undefined ? '' : ` (${c.note})`}`)
   }
   if (r.changes.length === 0 && r.changed) lines.push('  (the file changed, but not in anything the broker uses)')
+  // Topics created or changed online stay on top of the file (key by key, the overlay wins).
+  for (const [topic, settings] of Object.entries(r.overlay ?? {})) {
+    lines.push(`  overlay [topic=${topic}] ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')} (set online, kept over the file)`)
+  }
   return `${lines.join('\n')}\n`
+}
+
+/** A value as a person writes it: deletePolicy's bare hours (MetaQ's `delete,1`) as `delete,1h`. */
+function shown(key: string, value: string | null): string {
+  if (value === null) return '(unset)'
+  return key === 'deletePolicy' ? value.replace(/^(delete|archive),(\d+)(?=,|$)/, '$1,$2h') : value
 }
 
 /** `meta partitions close|open`: one row per broker. */

@@ -132,24 +132,36 @@ export async function partitionDetail(admin: GroupOffsetsAdmin, detail: TopicDet
  * neither data nor a section for.
  */
 async function topicDetail(admin: AdminClient, topic: string): Promise<TopicDetail> {
-  const partitions = (await admin.partitions()).filter((p) => p.topic === topic).sort((a, b) => a.partition - b.partition)
-  const order = (p: PartitionStats) => p.brokerId ?? 0
-  if (partitions.length > 0) return {topic, partitions: [...partitions].sort((a, b) => order(a) - order(b) || a.partition - b.partition)}
-  const topics = await admin.topics()
-  if (!topics.some((t) => t.topic === topic)) throw unknownTopicError(topic, topics.map((t) => t.topic), `broker ${admin.conn.name}`)
-  const count = await admin.partitionCount(topic)
-  const empty = Array.from({length: count}, (_, partition): PartitionStats => ({
-    topic,
-    partition,
-    minOffset: 0,
-    maxOffset: 0,
-    sizeBytes: 0,
-    messageCount: 0,
-    segments: 0,
-    unflushed: 0,
-    lastAppendMs: 0,
-  }))
-  return {topic, partitions: empty}
+  const partitions = (await admin.partitions()).filter((p) => p.topic === topic)
+  if (partitions.length === 0) {
+    const topics = await admin.topics()
+    if (!topics.some((t) => t.topic === topic)) throw unknownTopicError(topic, topics.map((t) => t.topic), `broker ${admin.conn.name}`)
+  }
+  return {topic, partitions: await withEmptyPartitions(admin, partitions, [topic])}
+}
+
+/**
+ * `rows` (partitions holding data) plus an empty row for each partition of `topics` that has
+ * none yet: configured in server.ini, or added by a reload, and created at its first put. The
+ * broker lists only partitions with a log; a meta broker says how many a topic has.
+ */
+export async function withEmptyPartitions(admin: AdminClient, rows: PartitionStats[], topics: readonly string[]): Promise<PartitionStats[]> {
+  const all = [...rows]
+  if (admin.conn.capabilities.meta) {
+    const counts = await Promise.all(topics.map(async (topic) => [topic, await admin.partitionCount(topic)] as const))
+    const have = new Set(rows.map((p) => `${p.topic}\0${p.partition}`))
+    for (const [topic, count] of counts) {
+      for (let partition = 0; partition < count; partition++) {
+        if (!have.has(`${topic}\0${partition}`)) all.push(emptyPartition(topic, partition))
+      }
+    }
+  }
+  const broker = (p: PartitionStats) => p.brokerId ?? 0
+  return all.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : broker(a) - broker(b) || a.partition - b.partition))
+}
+
+function emptyPartition(topic: string, partition: number): PartitionStats {
+  return {topic, partition, minOffset: 0, maxOffset: 0, sizeBytes: 0, messageCount: 0, segments: 0, unflushed: 0, lastAppendMs: 0}
 }
 
 /** Topic summaries of several brokers merged by topic (partitions, messages and bytes add up). */

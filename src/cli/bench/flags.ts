@@ -4,7 +4,7 @@
  */
 import {Flags} from '@oclif/core'
 import {MetaError} from '../../protocol/errors.js'
-import {brokerFlag, durationFlag, profileFlag} from '../client-flags.js'
+import {brokerFlag, durationFlag, profileFlag, userFlag} from '../client-flags.js'
 
 const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3}
 
@@ -22,6 +22,7 @@ const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 export const benchFlags = {
   broker: brokerFlag,
   profile: profileFlag,
+  user: userFlag,
   embedded: Flags.boolean({
     summary: 'Start a throwaway broker (meta serve on a free port, temp data dir) in a child process; stop it afterwards.',
     helpGroup: 'BROKER',
@@ -52,7 +53,7 @@ export const benchFlags = {
     parse: async (input) => parseSize(input),
   })(),
   count: Flags.integer({char: 'n', summary: 'Stop after this many messages.', min: 1, exclusive: ['duration']}),
-  duration: durationFlag({summary: 'Stop after this long (10s, 500ms, 2m; default 10s).', legacyUnit: 's'}),
+  duration: durationFlag({summary: 'Stop after this long (10s, 500ms, 2m; default 10s; 100ms to 1d).', legacyUnit: 's', minMs: 100, maxMs: 86_400_000}),
   'max-in-flight': Flags.integer({summary: 'Unacknowledged puts per connection (also bounded by --max-in-flight-bytes).', default: 4096, min: 1, max: 65536}),
   'max-in-flight-bytes': Flags.custom<number>({
     summary: 'Most payload bytes unacknowledged per connection (64MiB): big messages get a smaller window.',
@@ -64,7 +65,7 @@ export const benchFlags = {
   rate: Flags.integer({summary: 'Send at most this many messages per second (for latency tests).', min: 1}),
   connections: Flags.integer({summary: 'Producer connections.', default: 1, min: 1, max: 64}),
   'plain-put': Flags.boolean({summary: "Send MetaQ's plain put (7 tokens, with checksum) per message, as MetaQ clients do, instead of put-batch frames."}),
-  interval: durationFlag({summary: 'Progress line every this long, on stderr (0 = none).', default: 5000, allowZero: true}),
+  interval: durationFlag({summary: 'Progress line every this long, on stderr (0 = none; 100ms to 1h).', default: 5000, allowZero: true, minMs: 100, maxMs: 3_600_000}),
   quiet: Flags.boolean({char: 'q', summary: 'No progress lines.'}),
 }
 

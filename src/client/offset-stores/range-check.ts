@@ -11,7 +11,9 @@
  *   highest end already seen, so a consumer's steady commits cost no request.
  *
  * A range that cannot be learnt (broker unreachable, timeout) is not checked: the commit goes
- * ahead, exactly as it would without this wrapper. A refused commit writes nothing.
+ * ahead, exactly as it would without this wrapper. Nor is it while the partition is read from
+ * a slave: an asynchronous slave's log may end before its master's, so a position read from
+ * the master before the switch is not out of range. A refused commit writes nothing.
  */
 import {encodeOffset} from '../../protocol/commands/offset.js'
 import {MetaError} from '../../protocol/errors.js'
@@ -87,6 +89,7 @@ export class RangeCheckedOffsetStore implements OffsetStore {
 
   /** The partition's log end as its broker reports it, or undefined when it cannot be learnt. */
   private async end(group: string, topic: string, partition: Partition): Promise<number | undefined> {
+    if (this.topology.readsFromSlave?.(partition.brokerId) === true) return undefined
     try {
       const conn = await this.topology.connection(partition.brokerId)
       const frame = await conn.requestAsync(

@@ -17,7 +17,7 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   static override enableJsonFlag = true
   static override flags = {
     ...benchFlags,
-    warmup: durationFlag({summary: 'Send (unrecorded) for this long first.', default: 1000, allowZero: true}),
+    warmup: durationFlag({summary: 'Send (unrecorded) for this long first (up to 1h).', default: 1000, allowZero: true, maxMs: 3_600_000}),
   }
 
   async run(): Promise<BenchSummary> {

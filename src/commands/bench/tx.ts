@@ -31,7 +31,7 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
     topic: Flags.string({char: 't', summary: 'Topic to use (default: a fresh one per run).'}),
     size: Flags.custom<number>({char: 's', summary: 'Payload bytes per message (100, 1KiB, …).', default: 100, parse: async (input) => parseSize(input)})(),
     'per-tx': Flags.string({summary: 'Messages per transaction, comma-separated: one run each.', default: '1,10,100'}),
-    duration: durationFlag({summary: 'How long each run lasts (default 5s).', legacyUnit: 's'}),
+    duration: durationFlag({summary: 'How long each run lasts (default 5s; 100ms to 1d).', legacyUnit: 's', minMs: 100, maxMs: 86_400_000}),
     connections: Flags.integer({summary: 'Producers, each with its own transactions.', default: 1, min: 1, max: 64}),
     quiet: Flags.boolean({char: 'q', summary: 'No status lines on stderr.'}),
   }

@@ -31,7 +31,7 @@ Profiles are kept in profiles.json in meta's config directory ($META_CONFIG_DIR,
     const {readProfiles, validateProfileName, writeProfiles} = await import('../../cli/profiles.js')
     const {flags} = this
     const name = usageErrors(() => validateProfileName(this.args.name))
-    if (flags.broker === undefined && flags.zk === undefined && flags.group === undefined) {
+    if (flags.broker === undefined && flags.zk === undefined && flags.group === undefined && flags.user === undefined) {
       this.error('nothing to save: give -b HOST:PORT or --zk CONNECT (and optionally -g GROUP)', {exit: 2})
     }
     const file = await readProfiles(this.config.configDir)
@@ -43,6 +43,7 @@ Profiles are kept in profiles.json in meta's config directory ($META_CONFIG_DIR,
       ...(flags.zk === undefined ? {} : {zk: flags.zk}),
       ...(flags['zk-root'] === undefined ? {} : {zkRoot: flags['zk-root']}),
       ...(flags.group === undefined ? {} : {group: flags.group}),
+      ...(flags.user === undefined ? {} : {user: flags.user}),
     }
     if (flags.use || file.current === undefined) file.current = name
     const path = await writeProfiles(this.config.configDir, file)

@@ -1,9 +1,20 @@
 import {Args, Flags} from '@oclif/core'
 import type {PartitionDetail, TopicDetail} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
+import type {AdminClient} from '../../client/admin.js'
 import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateTopicName} from '../../protocol/names.js'
+
+/** The topic's overlay section on this broker; undefined when it has none or cannot say. */
+async function onlineSettings(admin: AdminClient, topic: string): Promise<Record<string, string> | undefined> {
+  if (admin.conn.capabilities.topicAdmin !== true) return undefined
+  try {
+    return (await admin.topicAdmin('show', topic)).overlay ?? undefined
+  } catch {
+    return undefined // a broker without the topic (cluster mode): no overlay there
+  }
+}
 
 export default class TopicDescribe extends ClientCommand<typeof TopicDescribe> {
   static override summary = "Describe a topic's partitions: offsets, messages, size, segments; -p for one partition in detail."
@@ -31,7 +42,7 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
     partition: Flags.integer({char: 'p', summary: 'One partition in detail, with the groups that read it.', min: 0}),
   }
 
-  async run(): Promise<TopicDetail | PartitionDetail | undefined> {
+  async run(): Promise<(TopicDetail & {overlay?: Record<string, string>}) | PartitionDetail | undefined> {
     const topic = this.args.topic
     usageErrors(() => validateTopicName(topic))
     const views = await import('../../cli/admin/views.js')
@@ -44,8 +55,13 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
     const detail = await views.topicDetailOf(topic, perBroker.flat(), target)
     const render = await import('../../cli/admin/render.js')
     if (this.flags.partition === undefined) {
-      if (this.jsonEnabled()) return detail
+      // Settings set online (meta topic create|alter), from each broker's topic overlay.
+      const overlays = (await this.withEachBroker((admin) => onlineSettings(admin, topic))).filter((o) => o !== undefined)
+      if (this.jsonEnabled()) return overlays.length === 0 ? detail : {...detail, overlay: overlays[0]}
       process.stdout.write(`${render.renderTopicPartitions(detail.partitions)}\n`)
+      for (const overlay of overlays) {
+        process.stdout.write(`set online (topic overlay): ${Object.entries(overlay).map(([k, v]) => `${k}=${v}`).join(' ')}\n`)
+      }
       return undefined
     }
     const index = this.flags.partition

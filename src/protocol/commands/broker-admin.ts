@@ -16,6 +16,7 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, intField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {arrayOf, booleanOf, integerOf, member, nullableStringOf, optional, parseJsonBody, recordOf, stringOf, type JsonField} from '../json-body.js'
 
 export const RELOAD_MODES = ['apply', 'check'] as const
 export type ReloadMode = (typeof RELOAD_MODES)[number]
@@ -65,6 +66,8 @@ export interface ReloadReport {
   changes: ReloadChange[]
   /** Operator notes (ignored keys, filters), as logged at startup. */
   warnings: string[]
+  /** The topic overlay kept on top of the file (topics created or changed online), by topic: server.ini key → value. */
+  overlay?: Record<string, Record<string, string>>
 }
 
 /** The reply to `partitions-close` / `partitions-open`. */
@@ -109,4 +112,49 @@ export const parsePartitionsOpen = parsePartitionsState('partitions-open')
 
 export function encodePartitionsState(out: OutputBuffer, cmd: Omit<PartitionsStateCommand, 'opaque'>, opaque: number): void {
   out.writeAscii(`${cmd.type} ${cmd.topic} ${cmd.start} ${cmd.end} ${opaque}\r\n`)
+}
+
+/** The config-reload reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeReloadReport(body: Buffer | string): ReloadReport {
+  const root = parseJsonBody(body, 'config-reload reply')
+  return {
+    source: stringOf(member(root, 'source')),
+    applied: booleanOf(member(root, 'applied')),
+    changed: booleanOf(member(root, 'changed')),
+    checksumBefore: integerOf(member(root, 'checksumBefore')),
+    checksumAfter: integerOf(member(root, 'checksumAfter')),
+    topicsAdded: arrayOf(member(root, 'topicsAdded'), stringOf),
+    topicsRemoved: arrayOf(member(root, 'topicsRemoved'), stringOf),
+    changes: arrayOf(member(root, 'changes'), (c) => {
+      const note = optional(member(c, 'note'), stringOf)
+      return {
+        section: stringOf(member(c, 'section')),
+        key: stringOf(member(c, 'key')),
+        before: nullableStringOf(member(c, 'before')),
+        after: nullableStringOf(member(c, 'after')),
+        applied: booleanOf(member(c, 'applied')),
+        ...(note === undefined ? {} : {note}),
+      }
+    }),
+    warnings: arrayOf(member(root, 'warnings'), stringOf),
+    ...overlayOf(root),
+  }
+}
+
+/** The reply's optional topic overlay (topic → server.ini key → value). */
+function overlayOf(root: JsonField): Pick<ReloadReport, 'overlay'> {
+  const overlay = optional(member(root, 'overlay'), (o) => recordOf(o, (settings) => recordOf(settings, stringOf)))
+  return overlay === undefined ? {} : {overlay}
+}
+
+/** The partitions-close / partitions-open reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodePartitionsState(body: Buffer | string): PartitionsStateReply {
+  const root = parseJsonBody(body, 'partitions-state reply')
+  const partition = (f: Parameters<typeof integerOf>[0]) => integerOf(f, 0)
+  return {
+    topic: stringOf(member(root, 'topic')),
+    brokerId: integerOf(member(root, 'brokerId')),
+    changed: arrayOf(member(root, 'changed'), partition),
+    closed: arrayOf(member(root, 'closed'), partition),
+  }
 }

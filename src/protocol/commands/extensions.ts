@@ -25,6 +25,7 @@ import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type Offs
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
 import {parseSyncBatch, type SyncBatchCommand} from './sync-batch.js'
+import {parseSyncCut} from './sync-cut.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 import {
   parseConfigReload,
@@ -34,7 +35,9 @@ import {
   type PartitionsStateCommand,
 } from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
+import {parseAuthFinish, parseAuthStart, type AuthFinishCommand, type AuthStartCommand} from './auth.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'
+import {parseTopicAdmin, type TopicAdminCommand} from './topic-admin.js'
 
 /** Union of every extension frame. */
 export type ExtensionCommand =
@@ -59,6 +62,9 @@ export type ExtensionCommand =
   | SyncBatchCommand
   | ReplicateCommand
   | SlaveStatusCommand
+  | TopicAdminCommand
+  | AuthStartCommand
+  | AuthFinishCommand
 
 export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCommand>]> = [
   ['partitions', parsePartitions],
@@ -81,6 +87,10 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['tx-decide', parseTxDecide],
   ['tx-commit', parseTxCommit],
   ['sync-batch', parseSyncBatch],
+  ['sync-cut', parseSyncCut],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
+  ['topic-admin', parseTopicAdmin],
+  ['auth-start', parseAuthStart],
+  ['auth-finish', parseAuthFinish],
 ]

@@ -8,8 +8,9 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {nameField, opaqueField, tokenCount} from '../tokens.js'
-import type {TopicPartition} from './group.js'
-import type {CommittedOffset} from './offsets.js'
+import {readTopicPartition, type TopicPartition} from './group.js'
+import {readCommittedOffset, type CommittedOffset} from './offsets.js'
+import {arrayOf, integerOf, member, parseJsonBody, stringOf} from '../json-body.js'
 
 export interface GroupSummary {
   group: string
@@ -85,4 +86,32 @@ export function parseGroupDelete(tokens: string[]): {frame: GroupDeleteCommand; 
 
 export function encodeGroupDelete(out: OutputBuffer, group: string, opaque: number): void {
   out.writeAscii(`group-delete ${group} ${opaque}\r\n`)
+}
+
+/** The group-list reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeGroupSummaries(body: Buffer | string): GroupSummary[] {
+  return arrayOf(parseJsonBody(body, 'group-list reply'), (g) => ({
+    group: stringOf(member(g, 'group')),
+    generation: integerOf(member(g, 'generation'), 0),
+    members: integerOf(member(g, 'members'), 0),
+    topics: arrayOf(member(g, 'topics'), stringOf),
+  }))
+}
+
+/** The group-describe reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeGroupDescription(body: Buffer | string): GroupDescription {
+  const root = parseJsonBody(body, 'group-describe reply')
+  return {
+    group: stringOf(member(root, 'group')),
+    generation: integerOf(member(root, 'generation'), 0),
+    members: arrayOf(member(root, 'members'), (m) => ({
+      id: stringOf(member(m, 'id')),
+      topics: arrayOf(member(m, 'topics'), stringOf),
+      host: stringOf(member(m, 'host')),
+      idleMs: integerOf(member(m, 'idleMs'), 0),
+      sessionTimeoutMs: integerOf(member(m, 'sessionTimeoutMs'), 0),
+      owned: arrayOf(member(m, 'owned'), readTopicPartition),
+    })),
+    offsets: arrayOf(member(root, 'offsets'), readCommittedOffset),
+  }
 }

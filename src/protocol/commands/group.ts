@@ -18,6 +18,7 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {arrayOf, integerOf, member, parseJsonBody, recordOf, stringOf, type JsonField} from '../json-body.js'
 
 /** A partition of a topic, as groups and offsets name it. */
 export interface TopicPartition {
@@ -171,4 +172,38 @@ export function encodeGroupClaim(
   const body = Buffer.from(JSON.stringify(cmd.request))
   out.writeAscii(`group-claim ${cmd.group} ${cmd.memberId} ${cmd.generation} ${cmd.maxWaitMs} ${body.length} ${cmd.opaque}\r\n`)
   out.writeBytes(body)
+}
+
+/** A {topic, partition} of a JSON body. */
+export function readTopicPartition(field: JsonField): TopicPartition {
+  return {topic: stringOf(member(field, 'topic')), partition: integerOf(member(field, 'partition'), 0)}
+}
+
+/** The group-claim request body; DECODE_ERROR naming the field when it is not one. `release` may be absent. */
+export function decodeClaimRequest(body: Buffer | string): ClaimRequest {
+  const root = parseJsonBody(body, 'group-claim')
+  const release = member(root, 'release')
+  return {claim: arrayOf(member(root, 'claim'), readTopicPartition), release: release.value === undefined ? [] : arrayOf(release, readTopicPartition)}
+}
+
+/** The group-claim reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeClaimResult(body: Buffer | string): ClaimResult {
+  const root = parseJsonBody(body, 'group-claim reply')
+  return {
+    granted: arrayOf(member(root, 'granted'), readTopicPartition),
+    busy: arrayOf(member(root, 'busy'), readTopicPartition),
+    generation: integerOf(member(root, 'generation'), 0),
+  }
+}
+
+/** The group-join / group-heartbeat reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeGroupView(body: Buffer | string): GroupView {
+  const root = parseJsonBody(body, 'group view')
+  return {
+    group: stringOf(member(root, 'group')),
+    generation: integerOf(member(root, 'generation'), 0),
+    members: arrayOf(member(root, 'members'), (m) => ({id: stringOf(member(m, 'id')), topics: arrayOf(member(m, 'topics'), stringOf)})),
+    partitions: recordOf(member(root, 'partitions'), (n) => integerOf(n, 0)),
+    brokerId: integerOf(member(root, 'brokerId')),
+  }
 }

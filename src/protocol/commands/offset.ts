@@ -8,7 +8,7 @@
  * partition.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {canonicalIntField, intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface OffsetCommand {
   readonly type: 'offset'

@@ -10,6 +10,8 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {arrayOf, integerOf, invalidField, member, optional, parseJsonBody, stringOf, type JsonField} from '../json-body.js'
+import {isValidTopicName} from '../names.js'
 
 export interface CommittedOffset {
   topic: string
@@ -69,4 +71,40 @@ export function encodeOffsetFetch(out: OutputBuffer, group: string, request: Off
   const body = request.topics === undefined ? EMPTY : Buffer.from(JSON.stringify(request))
   out.writeAscii(`offset-fetch ${group} ${body.length} ${opaque}\r\n`)
   out.writeBytes(body)
+}
+
+const MSG_ID = /^-?\d{1,20}$/
+
+/** One CommittedOffset of a JSON body. */
+export function readCommittedOffset(field: JsonField): CommittedOffset {
+  const topicField = member(field, 'topic')
+  const topic = stringOf(topicField)
+  if (!isValidTopicName(topic)) throw invalidField(topicField, 'a valid topic name')
+  const msgIdField = member(field, 'msgId')
+  // Absent: unknown ("-1"); a number is taken as its decimal text.
+  const msgId = msgIdField.value === undefined ? '-1' : typeof msgIdField.value === 'number' ? String(integerOf(msgIdField)) : stringOf(msgIdField)
+  if (!MSG_ID.test(msgId)) throw invalidField(msgIdField, 'a message id in decimal')
+  const committedAtMs = optional(member(field, 'committedAtMs'), (f) => integerOf(f, 0))
+  return {
+    topic,
+    partition: integerOf(member(field, 'partition'), 0),
+    offset: integerOf(member(field, 'offset'), 0),
+    msgId,
+    ...(committedAtMs === undefined ? {} : {committedAtMs}),
+  }
+}
+
+/**
+ * A JSON CommittedOffset[]: the offset-commit request body and the offset-fetch reply body.
+ * DECODE_ERROR naming the entry and field when it is not one.
+ */
+export function decodeCommittedOffsets(body: Buffer | string, name = 'offsets'): CommittedOffset[] {
+  return arrayOf(parseJsonBody(body, name), readCommittedOffset)
+}
+
+/** The offset-fetch request body (empty = every topic); DECODE_ERROR when it is not one. */
+export function decodeOffsetFetchRequest(body: Buffer | string): OffsetFetchRequest {
+  if (body.length === 0) return {}
+  const topics = optional(member(parseJsonBody(body, 'offset-fetch'), 'topics'), (f) => arrayOf(f, stringOf))
+  return topics === undefined ? {} : {topics}
 }

@@ -22,7 +22,7 @@
  * be explicit and the reply is `<partition> -1 <runs>`.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {canonicalIntField, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutBatchCommand {
   readonly type: 'put-batch'

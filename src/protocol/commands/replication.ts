@@ -21,6 +21,7 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, intField, lengthField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {arrayOf, booleanOf, integerOf, member, oneOf, optional, parseJsonBody, stringOf} from '../json-body.js'
 
 export interface ReplicateCommand {
   readonly type: 'replicate'
@@ -38,7 +39,7 @@ export interface SlaveStatusCommand {
 }
 
 /** Bytes before the log data in a `replicate` reply's body. */
-export const REPLICA_HEADER_BYTES = 24
+const REPLICA_HEADER_BYTES = 24
 
 export function parseReplicate(tokens: string[]): {frame: ReplicateCommand; bodyLength: number} {
   tokenCount('replicate', tokens, [7])
@@ -70,7 +71,7 @@ export function encodeSlaveStatus(out: OutputBuffer, opaque: number): void {
 }
 
 /** The header of a `replicate` reply. */
-export interface ReplicaHeader {
+interface ReplicaHeader {
   /** Start of the master's segment holding the requested offset. */
   segmentStart: number
   /** The master's end of log when it answered. */
@@ -133,4 +134,34 @@ export interface SlaveStatusReport {
   /** Answered at (ms since the epoch). */
   nowMs: number
   partitions: ReplicaPartitionStatus[]
+}
+
+const REPLICA_STATES = ['replicating', 'waiting', 'stopped'] as const
+
+/** The slave-status reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeSlaveStatus(body: Buffer | string): SlaveStatusReport {
+  const root = parseJsonBody(body, 'slave-status reply')
+  return {
+    brokerId: integerOf(member(root, 'brokerId')),
+    slaveId: integerOf(member(root, 'slaveId')),
+    slaveGroup: stringOf(member(root, 'slaveGroup')),
+    master: stringOf(member(root, 'master')),
+    masterConnected: booleanOf(member(root, 'masterConnected')),
+    running: booleanOf(member(root, 'running')),
+    nowMs: integerOf(member(root, 'nowMs'), 0),
+    partitions: arrayOf(member(root, 'partitions'), (p): ReplicaPartitionStatus => {
+      const error = optional(member(p, 'error'), stringOf)
+      return {
+        topic: stringOf(member(p, 'topic')),
+        partition: integerOf(member(p, 'partition'), 0),
+        masterEnd: integerOf(member(p, 'masterEnd'), -1),
+        slaveEnd: integerOf(member(p, 'slaveEnd'), 0),
+        lagBytes: integerOf(member(p, 'lagBytes')),
+        lagMessages: integerOf(member(p, 'lagMessages'), -1),
+        lastFetchMs: integerOf(member(p, 'lastFetchMs'), 0),
+        state: oneOf(member(p, 'state'), REPLICA_STATES),
+        ...(error === undefined ? {} : {error}),
+      }
+    }),
+  }
 }

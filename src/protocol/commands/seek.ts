@@ -11,7 +11,7 @@
  * clamped to [first offset, end]. 404 when the partition does not exist.
  */
 import type {OutputBuffer} from '../output-buffer.js'
-import {canonicalIntField, badToken, intField, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {canonicalIntField, badToken, longField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export type SeekMode = 'time' | 'last' | 'shift'
 

@@ -34,6 +34,11 @@ export interface SyncBatchCommand {
   opaque: number
   /** `count` stored-format records with the master's ids. */
   body: Buffer
+  /**
+   * Set on a `sync-cut` order (sync-cut.ts), decoded into this frame type so that it reaches
+   * the slave's sync handler: cut back to `offset` if the log ends at `cutEnd`. No records.
+   */
+  cutEnd?: number
 }
 
 const EMPTY = Buffer.alloc(0)

@@ -21,6 +21,7 @@
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, nameField, opaqueField, tokenCount} from '../tokens.js'
+import {arrayOf, integerOf, member, oneOf, parseJsonBody, stringOf} from '../json-body.js'
 
 /** One row of `tx-list`. */
 export interface TxListEntry {
@@ -116,4 +117,18 @@ export function encodeTxList(out: OutputBuffer, opaque: number): void {
 
 export function encodeTxDecide(out: OutputBuffer, cmd: Omit<TxDecideCommand, 'type'>): void {
   out.writeAscii(`tx-decide ${cmd.xid} ${cmd.decision} ${cmd.opaque}\r\n`)
+}
+
+const TX_LIST_STATES = ['PREPARED', 'HEURISTIC_COMMITTED', 'HEURISTIC_ROLLED_BACK', 'HEURISTIC_COMPLETED'] as const
+
+/** The tx-list reply body; DECODE_ERROR naming the field when it is not one. */
+export function decodeTxList(body: Buffer | string): TxListEntry[] {
+  return arrayOf(parseJsonBody(body, 'tx-list reply'), (e) => ({
+    key: stringOf(member(e, 'key')),
+    state: oneOf(member(e, 'state'), TX_LIST_STATES),
+    messages: integerOf(member(e, 'messages'), 0),
+    bytes: integerOf(member(e, 'bytes'), 0),
+    partitions: arrayOf(member(e, 'partitions'), stringOf),
+    beganAtMs: integerOf(member(e, 'beganAtMs'), 0),
+  }))
 }

@@ -1,13 +1,14 @@
 /**
  * PutReplyReader reads a put reply body "<msgId> <partition> <offset>" from its bytes; it must
  * agree with reading the text (BigInt/Number) on every well-formed body, including ids whose
- * leading digits repeat or change from one reply to the next (it keeps their bigint), and
- * refuse everything else.
+ * leading digits repeat or change from one reply to the next (it keeps their bigint), the
+ * transactional offset -1 and offsets of 16 digits, and refuse everything else.
+ * parsePutReply, which every reader of a put reply uses, reads the same.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {rng} from '../helpers/random.js'
-import {PutReplyReader} from '../../src/client/producer.js'
+import {parsePutReply, PutReplyReader} from '../../src/protocol/commands/put-reply.js'
 
 describe('PutReplyReader', () => {
   it('reads what BigInt and Number read, over random ids (runs of repeating leading digits, changes, signs)', () => {
@@ -34,8 +35,22 @@ describe('PutReplyReader', () => {
 
   it('refuses malformed bodies', () => {
     const reader = new PutReplyReader()
-    for (const text of ['', ' ', '1', '1 2', '1 2 ', '1  2 3', 'a 2 3', '1 2 3 4', '-', '- 2 3', '1 -2 3', '1 2 -3', '12345678901234567890 0 0', '1 1234567890123456 0', '1 2 3\r\n']) {
+    for (const text of ['', ' ', '1', '1 2', '1 2 ', '1  2 3', 'a 2 3', '1 2 3 4', '-', '- 2 3', '1 -2 3', '1 2 -3', '1 2 -0', '1 2 --1', '1 -1 -1', '1 2147483648 0', '1 2 9007199254740992', '1 2 12345678901234567', '12345678901234567890 0 0', '1 1234567890123456 0', '1 2 3\r\n']) {
       assert.equal(reader.read(Buffer.from(text)), false, JSON.stringify(text))
     }
+  })
+
+  it('reads the transactional offset -1 and offsets past 15 digits (up to 2^53 - 1)', () => {
+    const reader = new PutReplyReader()
+    for (const [text, id, partition, offset] of [
+      ['7205759403792793600 3 -1', 7205759403792793600n, 3, -1],
+      ['-5 0 9007199254740991', -5n, 0, 9007199254740991],
+      ['1 2147483647 1234567890123456', 1n, 2147483647, 1234567890123456],
+    ] as const) {
+      assert.equal(reader.read(Buffer.from(text)), true, text)
+      assert.deepEqual({id: reader.id, partition: reader.partition, offset: reader.offset}, {id, partition, offset}, text)
+      assert.deepEqual(parsePutReply(text), {id, partition, offset}, text)
+    }
+    assert.equal(parsePutReply('1 2 x'), undefined)
   })
 })

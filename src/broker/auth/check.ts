@@ -1,0 +1,89 @@
+/**
+ * The right each request needs (rights.ts), checked in dispatch before its handler runs.
+ * A refused request is answered `result 403` with ACCESS_DENIED naming the right and the
+ * resource; the connection stays open.
+ *
+ * Needing no right: version, quit, stats (but `stats reset`), auth-start, auth-finish, and the
+ * transaction control commands BEGIN … ROLLBACK and tx-commit (each transactional put is checked
+ * as a put). `topic-admin` needs admin; sync-cut travels as a sync-batch (replicate).
+ */
+import type {RequestFrame} from '../../protocol/frames.js'
+import type {Connection} from '../connection.js'
+import type {AccessControl} from './access.js'
+import type {Right} from './rights.js'
+
+type Need = readonly [Right, string] | undefined
+
+const ADMIN: Need = ['admin', '*']
+const REPLICATE: Need = ['replicate', '*']
+
+/** The right and resource a request needs, or undefined when it needs none. */
+function requiredAccess(frame: RequestFrame): Need {
+  switch (frame.type) {
+    case 'put':
+    case 'put-batch':
+      return ['put', frame.topic]
+    case 'get':
+    case 'offset':
+    case 'seek':
+    case 'count':
+    case 'partitions':
+      return ['get', frame.topic]
+    case 'group-join':
+    case 'group-heartbeat':
+    case 'group-leave':
+    case 'group-claim':
+    case 'offset-commit':
+    case 'offset-fetch':
+    case 'group-describe':
+    case 'group-delete':
+      return ['group', frame.group]
+    case 'stats':
+      return frame.item === 'reset' ? ADMIN : undefined
+    case 'transaction':
+      return frame.txType === 'RECOVER' ? ADMIN : undefined
+    case 'config-reload':
+    case 'partitions-close':
+    case 'partitions-open':
+    case 'tx-list':
+    case 'tx-decide':
+    case 'group-list':
+      return ADMIN
+    case 'topic-admin':
+      return ADMIN
+    case 'sync':
+    case 'sync-batch':
+    case 'replicate':
+    case 'slave-status':
+      return REPLICATE
+    case 'version':
+    case 'quit':
+    case 'auth-start':
+    case 'auth-finish':
+    case 'tx-commit':
+      return undefined
+    default: {
+      // Every command is listed above: a new one must say which right it needs (until then it
+      // needs admin, so that nothing new is open to everyone by omission).
+      const unlisted: never = frame
+      void unlisted
+      return ADMIN
+    }
+  }
+}
+
+/** True when the connection may make this request; else answers it 403 and returns false. */
+export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
+  const need = requiredAccess(frame)
+  if (need === undefined) return true
+  const [right, resource] = need
+  // `partitions` only tells where a topic lives: a producer (put) may ask it as well as a consumer.
+  const rights = access.rightsOf(conn.user)
+  if (rights.allows(right, resource) || (frame.type === 'partitions' && rights.allows('put', resource))) return true
+  const who = conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+  const on = right === 'put' || right === 'get' ? `topic "${resource}"` : right === 'group' ? `group "${resource}"` : 'this broker'
+  const opaque = (frame as {opaque?: number}).opaque ?? 0
+  const named = frame.type === 'partitions' ? '"get" or "put"' : `"${right}"`
+  conn.sendError('ACCESS_DENIED', opaque, `access denied: ${who} lacks the ${named} right on ${on}`)
+  return false
+}

@@ -1,0 +1,101 @@
+/**
+ * The users file (docs/security.md): JSON, written by `meta user …`, read by the broker at start
+ * and at every reload.
+ *
+ *   {"version": 1, "users": {"alice": {
+ *      "scram-sha-256": {"salt": "<b64>", "iterations": 16384, "storedKey": "<b64>", "serverKey": "<b64>"},
+ *      "grants": [{"right": "put", "pattern": "a-*"}]}}}
+ *
+ * No password is stored: only SCRAM's StoredKey and ServerKey (PBKDF2-HMAC-SHA-256 of the
+ * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. Writes go
+ * to a temporary file in the same directory (mode 0600), fsynced, then renamed over the file.
+ */
+import {closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
+import {MetaError} from '../../protocol/errors.js'
+import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
+import {checkPattern, parseRight, type Grant} from './rights.js'
+
+const USERS_FILE_VERSION = 1
+/** Longest user name, in characters. */
+const USER_NAME_LENGTH_MAX = 64
+const USER_NAME = /^[A-Za-z0-9_.@-]+$/
+
+interface UserEntry {
+  'scram-sha-256': ScramCredential
+  grants: Grant[]
+}
+
+export interface UsersFile {
+  version: number
+  users: Record<string, UserEntry>
+}
+
+export function checkUserName(name: string): string {
+  if (name.length === 0 || name.length > USER_NAME_LENGTH_MAX || !USER_NAME.test(name)) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${JSON.stringify(name)}: expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
+  }
+  return name
+}
+
+export function emptyUsersFile(): UsersFile {
+  return {version: USERS_FILE_VERSION, users: Object.create(null) as Record<string, UserEntry>}
+}
+
+function invalid(path: string, why: string): MetaError {
+  return new MetaError('CONFIG_INVALID', `users file ${path}: ${why}`, {details: {path}})
+}
+
+/** Read and check a users file; CONFIG_INVALID naming the file and what is wrong. */
+export function readUsersFile(path: string): UsersFile {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new MetaError('CONFIG_INVALID', `users file ${path}: cannot read it: ${(error as Error).message}`, {cause: error, details: {path}})
+  }
+  let root: unknown
+  try {
+    root = JSON.parse(text)
+  } catch (error) {
+    throw invalid(path, `not JSON (${(error as Error).message})`)
+  }
+  const file = root as Partial<UsersFile>
+  if (typeof file !== 'object' || file === null || file.version !== USERS_FILE_VERSION || typeof file.users !== 'object' || file.users === null) {
+    throw invalid(path, `expected {"version": ${USERS_FILE_VERSION}, "users": {...}}`)
+  }
+  const users = emptyUsersFile().users
+  for (const [name, entry] of Object.entries(file.users)) {
+    try {
+      checkUserName(name)
+      users[name] = checkEntry(entry)
+    } catch (error) {
+      throw invalid(path, `user ${JSON.stringify(name)}: ${(error as Error).message}`)
+    }
+  }
+  return {version: USERS_FILE_VERSION, users}
+}
+
+function checkEntry(entry: UserEntry): UserEntry {
+  const scram = entry?.['scram-sha-256']
+  const b64 = (v: unknown) => typeof v === 'string' && /^[A-Za-z0-9+/=]+$/.test(v)
+  if (!scram || !b64(scram.salt) || !b64(scram.storedKey) || !b64(scram.serverKey) || !Number.isInteger(scram.iterations)) {
+    throw new Error('"scram-sha-256" needs salt, iterations, storedKey and serverKey')
+  }
+  if (!Array.isArray(entry.grants)) throw new Error('"grants" must be an array')
+  const grants = entry.grants.map((g) => ({right: parseRight(String(g?.right)), pattern: checkPattern(String(g?.pattern))}))
+  return {'scram-sha-256': {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}, grants}
+}
+
+/** Replace the file atomically (temp file in the same directory, fsync, rename); mode 0600. */
+export function writeUsersFile(path: string, file: UsersFile): void {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
+  const fd = openSync(temp, 'w', 0o600)
+  try {
+    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, path)
+}

@@ -1,0 +1,84 @@
+/**
+ * What `meta user …` does to a users file (users-file.ts): each operation reads the file,
+ * changes one user and replaces the file atomically. A broker picks the change up at its next
+ * reload (`meta reload`, SIGHUP).
+ */
+import {existsSync} from 'node:fs'
+import {MetaError} from '../../protocol/errors.js'
+import {createScramCredential} from '../../protocol/commands/auth-scram.js'
+import {checkPattern, parseRight, type Grant} from './rights.js'
+import {checkUserName, emptyUsersFile, readUsersFile, writeUsersFile, type UsersFile} from './users-file.js'
+
+export interface UserSummary {
+  name: string
+  grants: Grant[]
+}
+
+function update(path: string, change: (file: UsersFile) => void, create = false): void {
+  const file = create && !existsSync(path) ? emptyUsersFile() : readUsersFile(path)
+  change(file)
+  writeUsersFile(path, file)
+}
+
+function existing(file: UsersFile, name: string, path: string) {
+  const entry = file.users[name]
+  if (entry === undefined) throw new MetaError('NOT_FOUND', `no user "${name}" in ${path} (meta user list --users ${path})`)
+  return entry
+}
+
+/** Add a user, or set a new password for one (its grants stay). Creates the file. Returns true when the user is new. */
+export function addUser(path: string, name: string, password: string): boolean {
+  checkUserName(name)
+  if (password.length === 0) throw MetaError.invalidArgument('empty password: give one on the terminal or as one line on stdin')
+  let added = false
+  update(
+    path,
+    (file) => {
+      added = file.users[name] === undefined
+      file.users[name] = {'scram-sha-256': createScramCredential(password), grants: file.users[name]?.grants ?? []}
+    },
+    true,
+  )
+  return added
+}
+
+/** Grant a right; false when the user already had it. */
+export function grantRight(path: string, name: string, right: string, pattern: string): boolean {
+  const grant = {right: parseRight(right), pattern: checkPattern(pattern)}
+  let changed = false
+  update(path, (file) => {
+    const entry = existing(file, name, path)
+    if (entry.grants.some((g) => g.right === grant.right && g.pattern === grant.pattern)) return
+    entry.grants.push(grant)
+    changed = true
+  })
+  return changed
+}
+
+/** Revoke exactly the grant `right pattern`; false when the user did not have it. */
+export function revokeRight(path: string, name: string, right: string, pattern: string): boolean {
+  const r = parseRight(right)
+  let changed = false
+  update(path, (file) => {
+    const entry = existing(file, name, path)
+    const kept = entry.grants.filter((g) => !(g.right === r && g.pattern === pattern))
+    changed = kept.length !== entry.grants.length
+    entry.grants = kept
+  })
+  return changed
+}
+
+export function removeUser(path: string, name: string): void {
+  update(path, (file) => {
+    existing(file, name, path)
+    delete file.users[name]
+  })
+}
+
+/** The users and their grants (never a key or salt). */
+export function listUsers(path: string): UserSummary[] {
+  const file = readUsersFile(path)
+  return Object.entries(file.users)
+    .map(([name, entry]) => ({name, grants: entry.grants}))
+    .sort((a, b) => a.name.localeCompare(b.name))
+}

@@ -1,0 +1,143 @@
+/**
+ * The topic overlay: what `meta topic create|alter` set on a running broker, kept on top of
+ * its server.ini so it survives a restart and a reload:
+ *
+ *   <dataPath>/__meta_state/topic-overlay.json
+ *   {"version": 1, "topics": {"orders": {"numPartitions": "8", "unflushThreshold": "100"}}}
+ *
+ * Values are server.ini text and are validated by the server.ini parser itself (the same
+ * errors as a `[topic=…]` line). Applying the overlay gives each topic a `[topic=<name>]`
+ * section whose keys are the file's section (if any) with the overlay's keys over it: the
+ * overlay wins key by key, also over a reloaded server.ini. Written as closed-partitions.json
+ * is: temp file, fdatasync, rename, directory fdatasync.
+ */
+import {readFileSync} from 'node:fs'
+import {mkdir, open, rename} from 'node:fs/promises'
+import {join} from 'node:path'
+import {isMetaError, MetaError} from '../protocol/errors.js'
+import {STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME} from '../storage/layout.js'
+import {formatValue, parseServerIni, TOPIC_KEYS, type BrokerConfig, type TopicConfig, type TopicSettings} from './config/index.js'
+
+const FORMAT_VERSION = 1
+
+/** Topic → server.ini `[topic=…]` key → value text. */
+export type TopicOverlay = Map<string, Record<string, string>>
+
+function topicOverlayPath(dataPath: string): string {
+  return join(dataPath, STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME)
+}
+
+/** Read the overlay; empty when there is none. Throws STORAGE_CORRUPT naming the file when it is not ours. */
+export function loadTopicOverlay(dataPath: string): TopicOverlay {
+  const path = topicOverlayPath(dataPath)
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
+    throw new MetaError('STORAGE_ERROR', `cannot read "${path}": ${(error as Error).message}`, {cause: error})
+  }
+  const bad = (why: string) =>
+    new MetaError('STORAGE_CORRUPT', `"${path}" is not a topic overlay file (${why}); fix or remove it (removing drops the topics created online)`, {
+      details: {path},
+    })
+  let value: {version?: unknown; topics?: unknown}
+  try {
+    value = JSON.parse(text) as typeof value
+  } catch (error) {
+    throw bad((error as Error).message)
+  }
+  if (value?.version !== FORMAT_VERSION || typeof value.topics !== 'object' || value.topics === null) {
+    throw bad(`expected {"version": ${FORMAT_VERSION}, "topics": {…}}`)
+  }
+  const overlay: TopicOverlay = new Map()
+  for (const [topic, settings] of Object.entries(value.topics)) {
+    if (typeof settings !== 'object' || settings === null || !Object.values(settings).every((v) => typeof v === 'string')) {
+      throw bad(`topic "${topic}": expected an object of server.ini keys and string values`)
+    }
+    overlay.set(topic, {...(settings as Record<string, string>)})
+  }
+  return overlay
+}
+
+/** Replace the overlay file (atomically and durably). */
+export async function saveTopicOverlay(dataPath: string, overlay: TopicOverlay): Promise<void> {
+  const dir = join(dataPath, STATE_DIR_NAME)
+  const path = topicOverlayPath(dataPath)
+  const topics: Record<string, Record<string, string>> = {}
+  for (const topic of [...overlay.keys()].sort()) topics[topic] = overlay.get(topic)!
+  try {
+    await mkdir(dir, {recursive: true})
+    const tmp = `${path}.tmp`
+    const file = await open(tmp, 'w', 0o644)
+    try {
+      await file.writeFile(`${JSON.stringify({version: FORMAT_VERSION, topics}, null, 1)}\n`)
+      await file.datasync()
+    } finally {
+      await file.close()
+    }
+    await rename(tmp, path)
+    const dirHandle = await open(dir, 'r')
+    try {
+      await dirHandle.sync()
+    } finally {
+      await dirHandle.close()
+    }
+  } catch (error) {
+    throw new MetaError('STORAGE_ERROR', `cannot write "${path}": ${(error as Error).message}`, {cause: error})
+  }
+}
+
+/**
+ * The typed settings of one overlay section, parsed by the server.ini parser (so the keys,
+ * ranges and messages are server.ini's). Relative paths resolve against `configPath`'s
+ * directory. Throws CONFIG_INVALID naming the key, the value and what was expected.
+ */
+export function parseTopicSettings(topic: string, settings: Record<string, string>, configPath?: string): Partial<TopicSettings> {
+  const lines = Object.entries(settings).map(([key, value]) => `${key}=${value}`)
+  for (const line of lines) {
+    if (/[\r\n]/.test(line)) throw new MetaError('CONFIG_INVALID', `setting ${JSON.stringify(line)}: expected key=value on one line`)
+  }
+  try {
+    const parsed = parseServerIni(`[topic=${topic}]\n${lines.join('\n')}\n`, {path: configPath})
+    return {...parsed.topics[0]!.explicit}
+  } catch (error) {
+    if (!isMetaError(error, 'CONFIG_INVALID')) throw error
+    // Drop the "<file>:<line>: " prefix: the text was built here, not read from that file.
+    throw new MetaError('CONFIG_INVALID', error.message.replace(/^.*?:\d+: /, ''), {cause: error})
+  }
+}
+
+/**
+ * `config` with the overlay on top: each overlay topic gets a `[topic=<name>]` section holding
+ * the file's keys with the overlay's over them. `acceptAnyTopic` stays the file's (an overlay
+ * section does not turn off zero-config mode). Throws CONFIG_INVALID for a value the parser refuses.
+ */
+export function applyTopicOverlay(config: BrokerConfig, overlay: TopicOverlay): BrokerConfig {
+  if (overlay.size === 0) return config
+  const topics = config.topics.map((t) => ({...t}))
+  for (const [topic, settings] of overlay) {
+    const explicit = parseTopicSettings(topic, settings, config.source?.path)
+    const index = topics.findIndex((t) => t.pattern === topic)
+    const merged = {...(index >= 0 ? topics[index]!.explicit : {}), ...explicit}
+    const section = topicSection(config, topic, merged, index >= 0 ? topics[index]!.groupFilters : {})
+    if (index >= 0) topics[index] = section
+    else topics.push(section)
+  }
+  return {...config, topics, warnings: [...config.warnings]}
+}
+
+/** A topic's settings as server.ini text (key → value), for replies and `meta topic export`. */
+export function settingsText(settings: Partial<TopicSettings>): Record<string, string> {
+  const text: Record<string, string> = {}
+  const values = settings as Record<string, unknown>
+  for (const spec of TOPIC_KEYS) if (values[spec.field] !== undefined) text[spec.key] = formatValue(spec, values[spec.field])
+  return text
+}
+
+function topicSection(config: BrokerConfig, pattern: string, explicit: Partial<TopicSettings>, groupFilters: Record<string, string>): TopicConfig {
+  const system = config.system as unknown as Record<string, unknown>
+  const inherited: Record<string, unknown> = {}
+  for (const spec of TOPIC_KEYS) inherited[spec.field] = system[spec.field]
+  return {pattern, ...(inherited as unknown as TopicSettings), ...explicit, groupFilters: {...groupFilters}, explicit: {...explicit}}
+}

@@ -1,0 +1,116 @@
+/**
+ * `meta topic create|alter|delete|export`: topics managed on a running broker through the
+ * `topic-admin` extension. Values are checked by the broker with its server.ini parser; here
+ * only the shape of `--set key=value` and the target (-b, or --zk with --broker-id) are.
+ */
+import {Flags} from '@oclif/core'
+import type {TopicAdminAction, TopicAdminReply, TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
+import {MetaError} from '../../protocol/errors.js'
+import {validateTopicName} from '../../protocol/names.js'
+import {renderTable} from '../output.js'
+import {confirmOnTty, declined} from './confirm.js'
+import {onBrokers} from './operations.js'
+import type {AdminContext} from './connect.js'
+
+/** Largest --partitions (MetaQ's numPartitions is an int; more than this many partitions per broker is a mistake). */
+const MAX_TOPIC_PARTITIONS = 65_536
+
+/** --partitions, --set, --broker-id: shared by create and alter. */
+export const topicSettingFlags = {
+  partitions: Flags.integer({summary: 'Number of partitions (numPartitions); alter only grows it.', min: 1, max: MAX_TOPIC_PARTITIONS}),
+  set: Flags.string({
+    summary: 'A [topic=…] server.ini setting, key=value (repeatable): unflushThreshold, unflushInterval, deletePolicy, deleteWhen, acceptPublish, acceptSubscribe, maxPartitionBytes, …',
+    multiple: true,
+  }),
+}
+
+/** --broker-id: which broker of a cluster (--zk needs it: topics are per broker). */
+export const brokerIdFlag = Flags.integer({summary: 'With --zk: the broker to change (required with --zk).', min: 0, max: 1023})
+
+/** The settings of --partitions and --set as server.ini key → value. Throws INVALID_ARGUMENT naming a malformed --set. */
+export function settingsOf(flags: {partitions?: number; set?: string[]}): Record<string, string> {
+  const settings: Record<string, string> = {}
+  for (const item of flags.set ?? []) {
+    const eq = item.indexOf('=')
+    if (eq <= 0) throw MetaError.invalidArgument(`--set "${item}": expected key=value, e.g. --set unflushThreshold=100`)
+    const key = item.slice(0, eq).trim()
+    if (key in settings) throw MetaError.invalidArgument(`--set "${item}": key "${key}" is set twice`)
+    settings[key] = item.slice(eq + 1)
+  }
+  if (flags.partitions !== undefined) {
+    if (settings.numPartitions !== undefined) throw MetaError.invalidArgument('--partitions and --set numPartitions=… both set the partition count: give one')
+    settings.numPartitions = String(flags.partitions)
+  }
+  return settings
+}
+
+/** Check the topic name and that --zk comes with --broker-id. Throws INVALID_ARGUMENT. */
+export function checkTarget(topic: string, flags: {zk?: string; 'broker-id'?: number}): void {
+  validateTopicName(topic)
+  if (topic.includes('*')) throw MetaError.invalidArgument(`topic "${topic}": expected a topic name, not a pattern`)
+  if (flags.zk !== undefined && flags['broker-id'] === undefined) {
+    throw MetaError.invalidArgument('--zk needs --broker-id: a topic is created, changed and deleted on one broker of a cluster')
+  }
+}
+
+/** One broker's reply, with the address it came from. */
+export type TopicAnswer = {broker: string} & TopicAdminReply
+
+/** Run one topic-admin request on the broker the flags reach. */
+export async function topicAdmin(
+  context: AdminContext,
+  brokerId: number | undefined,
+  action: TopicAdminAction,
+  topic: string,
+  request: TopicAdminRequest,
+): Promise<TopicAnswer[]> {
+  const answers = await onBrokers(context, {brokerId}, (admin) => admin.topicAdmin(action, topic, request))
+  return answers.map((a) => ({...a.result, broker: a.broker}))
+}
+
+/** `meta topic create|alter`: a line per broker with the topic's settings afterwards. */
+export function renderTopicChange(answers: readonly TopicAnswer[]): string {
+  const lines: string[] = []
+  for (const a of answers) {
+    const verb = a.action === 'create' ? 'created' : 'changed'
+    lines.push(`topic "${a.topic}" ${verb} on broker ${a.brokerId} (${a.broker})`)
+    lines.push(...settingLines(a.effective, a.overlay))
+    for (const note of a.notes) lines.push(`  note: ${note}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** The effective settings, the online ones marked with `*`. */
+function settingLines(effective: Record<string, string> | null, overlay: Record<string, string> | null): string[] {
+  if (effective === null) return []
+  return Object.entries(effective).map(([key, value]) => `  ${overlay?.[key] === undefined ? ' ' : '*'} ${key}=${value}`)
+}
+
+/** `meta topic delete`: what goes (or would), then — with --execute and a confirmation on a terminal — the deletion. */
+export async function runTopicDelete(
+  context: AdminContext,
+  topic: string,
+  flags: {execute: boolean; yes: boolean; 'broker-id'?: number},
+  json: boolean,
+): Promise<TopicAnswer[]> {
+  const plan = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: false})
+  if (!json) process.stdout.write(renderDeletion(plan))
+  const what = `topic "${topic}" with ${plan.reduce((n, a) => n + (a.removed?.messages ?? 0), 0)} messages`
+  if (!flags.execute) {
+    if (!json) process.stderr.write(`dry run: nothing was deleted; add --execute to delete ${what}\n`)
+    return plan
+  }
+  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
+  const done = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: true})
+  if (!json) {
+    process.stderr.write(`deleted ${what}\n`)
+    for (const a of done) for (const note of a.notes) process.stderr.write(`note: ${note}\n`)
+  }
+  return done
+}
+
+function renderDeletion(answers: readonly TopicAnswer[]): string {
+  const list = (items: ReadonlyArray<number | string> | undefined) => (items === undefined || items.length === 0 ? '-' : items.join(','))
+  const rows = answers.map((a) => [a.brokerId, a.topic, list(a.removed?.partitions), a.removed?.messages ?? 0, a.removed?.bytes ?? 0, list(a.removed?.closedPartitions), list(a.removed?.groups)])
+  return `${renderTable(['BROKER', 'TOPIC', 'PARTITIONS', 'MESSAGES', 'BYTES', 'CLOSED', 'GROUPS'], rows, {align: ['right', 'left', 'left', 'right', 'right', 'left', 'left']})}\n`
+}
