@@ -22,40 +22,53 @@ export interface SendSpoolOptions {
   notify: (line: string) => void
 }
 
+const SPOOL_DIR_SUMMARY = 'Spool directory (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
+
+/**
+ * The spool is opt-in: it costs about 3× the time per message on the healthy path (every message
+ * is written to disk before it is sent), so the everyday send stays fail-fast unless asked.
+ */
 export const spoolFlags = {
-  spool: Flags.string({
-    summary: 'Spool directory: messages the broker cannot take now wait here (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).',
-    helpValue: '<dir>',
-    exclusive: ['no-spool'],
+  spool: Flags.boolean({
+    summary: 'Keep what the broker cannot take now in a disk spool and send it when the broker is back (off by default: it slows the healthy path).',
+    allowNo: true,
     helpGroup: 'SPOOL',
   }),
-  'no-spool': Flags.boolean({
-    summary: 'No spool: stop at the first send that fails for a lost broker (implied by --transaction).',
+  'spool-dir': Flags.string({
+    summary: `${SPOOL_DIR_SUMMARY} Implies --spool.`,
+    helpValue: '<dir>',
     helpGroup: 'SPOOL',
   }),
   'spool-max': Flags.string({
-    summary: 'Bound of a topic\'s spool; when full, input is not read until the broker takes messages again (1MiB..1TiB).',
-    default: '1GiB',
+    summary: 'With --spool: bound of a topic\'s spool; when full, input is not read until the broker takes messages again (1MiB..1TiB, default 1GiB).',
     helpValue: '<size>',
     helpGroup: 'SPOOL',
   }),
   'max-outage': durationFlag({
-    summary: 'Give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached at start fails at once).',
+    summary: 'With --spool: give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached at start fails at once).',
     helpGroup: 'SPOOL',
   }),
 }
 
 interface SpoolFlagValues {
-  spool?: string
-  'no-spool'?: boolean
+  spool?: boolean
+  'spool-dir'?: string
   'spool-max'?: string
   'max-outage'?: number
   transaction?: boolean
 }
 
-/** What the spool flags ask for; undefined = no spool (--no-spool, -T). Throws INVALID_ARGUMENT. */
+/** What the spool flags ask for; undefined = no spool (the default, --no-spool). Throws INVALID_ARGUMENT. */
 export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: string) => void, env: NodeJS.ProcessEnv = process.env): SendSpoolOptions | undefined {
-  if (flags['no-spool'] || flags.transaction) return undefined
+  const on = flags.spool ?? flags['spool-dir'] !== undefined
+  if (flags.spool === false && flags['spool-dir'] !== undefined) throw MetaError.invalidArgument('--spool-dir turns the spool on: expected no --no-spool with it')
+  if (!on) {
+    for (const name of ['spool-max', 'max-outage'] as const) {
+      if (flags[name] !== undefined) throw MetaError.invalidArgument(`--${name} applies to the spool: expected --spool or --spool-dir with it`)
+    }
+    return undefined
+  }
+  if (flags.transaction) throw MetaError.invalidArgument('--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them')
   const maxBytes = flags['spool-max'] === undefined ? DEFAULT_SPOOL_MAX_BYTES : parseSize(flags['spool-max'])
   if (maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
     throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
@@ -64,7 +77,7 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
   if (maxOutageMs !== undefined && (maxOutageMs < MAX_OUTAGE_FLOOR_MS || maxOutageMs > MAX_OUTAGE_CEILING_MS)) {
     throw MetaError.invalidArgument(`invalid --max-outage ${maxOutageMs} ms: expected 1s..30d`)
   }
-  return {dir: flags.spool ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
+  return {dir: flags['spool-dir'] ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
 }
 
 /** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */
@@ -79,8 +92,8 @@ export function createSendSpooler(producer: Producer, options: SendSpoolOptions,
   return spooler
 }
 
-/** --spool for `meta spool …`. */
+/** --spool-dir for `meta spool …`. */
 export const spoolDirFlag = Flags.string({
-  summary: 'Spool directory (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).',
+  summary: SPOOL_DIR_SUMMARY,
   helpValue: '<dir>',
 })

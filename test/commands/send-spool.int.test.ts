@@ -67,7 +67,7 @@ describe('meta send with a spool', () => {
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('paced')
-    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool])
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
     const done = collect(child, 120_000)
     let stderr = ''
     child.stderr!.on('data', (d: string) => (stderr += d))
@@ -118,7 +118,7 @@ describe('meta send with a spool', () => {
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('bounded')
-    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--spool-max', '1MiB', '--json'])
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--spool-max', '1MiB', '--json'])
     const done = collect(child, 120_000)
     child.stdin!.write('line-1\n')
     await waitFor(async () => (await readTopic(broker.port, topic)).length === 1, {timeoutMs: 30_000, what: 'the first line stored'})
@@ -155,13 +155,14 @@ describe('meta send with a spool', () => {
 
   it('meta send killed during an outage leaves its spool; the next meta send sends it first', async (t) => {
     const data = await tmpDir(t)
-    const spool = await tmpDir(t)
+    const state = await tmpDir(t) // --spool alone: the spool is $META_STATE_DIR/spool
+    const spool = join(state, 'spool')
     const forwarder = await tcpForwarder(t)
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('leftover')
-    const args = ['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool]
-    const first = spawnCli(args)
+    const args = ['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool']
+    const first = spawnCli(args, {META_STATE_DIR: state})
     const firstDone = collect(first, 60_000)
     for (let i = 1; i <= 50; i++) first.stdin!.write(`line-${i}\n`)
     await waitFor(async () => (await readTopic(broker.port, topic)).length === 50, {timeoutMs: 30_000, what: '50 lines stored'})
@@ -174,7 +175,7 @@ describe('meta send with a spool', () => {
     broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const input = Array.from({length: 50}, (_, i) => `line-${101 + i}\n`).join('')
-    const second = spawnCli([...args, '--json'])
+    const second = spawnCli([...args, '--json'], {META_STATE_DIR: state})
     second.stdin!.end(input)
     const result = await collect(second, 60_000)
     assert.equal(result.code, 0, result.stderr)
@@ -191,29 +192,31 @@ describe('meta send with a spool', () => {
     const spool = await tmpDir(t)
     const forwarder = await tcpForwarder(t) // nothing behind it
     const topic = uniqueName('never')
-    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--max-outage', '1s'])
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--max-outage', '1s'])
     child.stdin!.end('a\nb\nc\n')
     const result = await collect(child, 60_000)
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, /gave up after an outage of \d+ s \(max outage 1 s\): 3 messages kept in /)
     assert.match(spoolText(spool, topic), /a[\s\S]*b[\s\S]*c/)
 
-    const fast = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool])
+    const fast = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
     fast.stdin!.end('d\n')
     const failed = await collect(fast, 30_000)
     assert.equal(failed.code, 1)
     assert.match(failed.stderr, /^error \[CONNECTION_FAILED\]: cannot reach broker/m, 'without --max-outage a broker never reached fails at once')
   })
 
-  it('--no-spool (and -T) keep fail-fast sending: a lost broker ends meta send with exit 1 and no spool', async (t) => {
+  it('no spool by default (nor with --no-spool, -T): a lost broker ends meta send with exit 1 and no spool', async (t) => {
     const spool = await tmpDir(t) // $META_STATE_DIR: where the spool would be
-    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    let broker = await spawnBroker(t, ['-d', await tmpDir(t)])
     const topic = uniqueName('nospool')
-    for (const flag of ['--no-spool', '-T']) {
-      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, flag], {META_STATE_DIR: spool})
+    for (const flag of ['', '--no-spool', '-T']) {
+      if (flag === '--no-spool') broker = await spawnBroker(t, ['-d', await tmpDir(t)]) // the default's broker was killed; -T meets a dead one
+      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, ...(flag === '' ? [] : [flag])], {META_STATE_DIR: spool})
       const done = collect(child, 60_000)
+      child.stdin!.on('error', () => {}) // EPIPE: the pacer may write once more after meta send gave up
       child.stdin!.write('one\n')
-      if (flag === '--no-spool') {
+      if (flag !== '-T') {
         await waitFor(async () => (await readTopic(broker.port, topic)).length >= 1, {timeoutMs: 30_000, what: 'the first line stored'})
         await stopBroker(broker, 'SIGKILL')
         const pacer = setInterval(() => child.stdin!.writable && child.stdin!.write('more\n'), 10)
@@ -226,7 +229,24 @@ describe('meta send with a spool', () => {
         const result = await done
         assert.equal(result.code, 1, result.stderr) // the broker is gone: -T fails at once, nothing spooled
       }
-      assert.deepEqual(readdirSync(spool), [], `${flag}: no spool written`)
+      assert.deepEqual(readdirSync(spool), [], `${flag || 'default'}: no spool written`)
+    }
+  })
+
+  it('the spool flags: --spool-max and --max-outage need the spool, --spool does not go with -T (usage errors)', async (t) => {
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const base = ['send', '-t', uniqueName('flags'), '-b', `127.0.0.1:${broker.port}`]
+    for (const [extra, message] of [
+      [['--max-outage', '1m'], /--max-outage applies to the spool/],
+      [['--spool-max', '1GiB', '--no-spool'], /--spool-max applies to the spool/],
+      [['--spool', '-T'], /--spool cannot go with --transaction/],
+      [['--no-spool', '--spool-dir', '/tmp'], /--spool-dir turns the spool on/],
+    ] as const) {
+      const child = spawnCli([...base, ...extra])
+      child.stdin!.end('x\n')
+      const result = await collect(child, 30_000)
+      assert.equal(result.code, 2, `${extra.join(' ')}: ${result.stderr}`)
+      assert.match(result.stderr, message)
     }
   })
 })
