@@ -258,6 +258,16 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     return this.config.system.listenHost
   }
 
+  /** The TLS port (tlsPort), when one listens. */
+  get tlsPort(): number | undefined {
+    return this.listener.tlsPort
+  }
+
+  /** `meta+tls://host:tlsPort`, when a TLS port listens. */
+  get tlsUrl(): string | undefined {
+    return this.context.tlsUrl
+  }
+
   /** `meta://host:port` as published to clients (hostName, else the listen address). */
   get url(): string {
     return this.context.url
@@ -312,7 +322,10 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   private async listen(): Promise<void> {
     const port = await this.listener.listen()
     this.context.port = port
-    this.context.url = `meta://${formatHost(publishedHost(this.config))}:${port}`
+    const published = formatHost(publishedHost(this.config))
+    // Under tlsOnly the one endpoint is the TLS port: ids/<id>/master holds it as meta+tls://.
+    this.context.url = `${this.listener.tlsOnlyMode ? 'meta+tls' : 'meta'}://${published}:${port}`
+    if (this.listener.tlsPort !== undefined) this.context.tlsUrl = `meta+tls://${published}:${this.listener.tlsPort}`
     for (const lock of this.locks) lock.setAddress(`${this.host}:${port}`)
   }
 
@@ -362,6 +375,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   private async applyReload({diff, report, base}: Awaited<ReturnType<typeof planReload>>): Promise<ReloadReport> {
     const running = this.config
     this.baseConfig = base
+    this.listener.reloadTls() // a renewed certificate, even with server.ini unchanged
     if (!report.changed) return report
     const next = diff.config
     const newRoots = dataRoots(next).filter((root) => !this.locks.some((lock) => lock.dir === root))

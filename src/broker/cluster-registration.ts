@@ -7,6 +7,9 @@
  * `topics-pub` so producers stop choosing it, and probes its data directory every few
  * seconds (write, fdatasync, remove a small file); once a probe succeeds it publishes again.
  *
+ * A broker with a TLS port also writes `ids/<id>/master_tls` (ephemeral, `meta+tls://host:port`),
+ * again after every new session; meta's clients given --tls prefer it to `master`.
+ *
  * A ZooKeeper write that fails (the server is unreachable, an ACL refuses it) is logged at
  * warn with what it was for and retried with back-off until it succeeds or the broker stops:
  * a topic that is not registered is a topic producers cannot find.
@@ -17,7 +20,7 @@ import {join} from 'node:path'
 import type {Logger} from '../log.js'
 import {BrokerRegistry, type RegisteredTopic} from '../cluster/broker-registry.js'
 import {ZkPaths} from '../cluster/paths.js'
-import {ZkSession} from '../cluster/zk-session.js'
+import {CreateMode, ZkSession} from '../cluster/zk-session.js'
 import type {BrokerConfig} from './config/index.js'
 import type {TopicRegistry} from './topics.js'
 import {ZkLease} from './zk-lease.js'
@@ -48,6 +51,8 @@ export class ClusterRegistration {
     config: BrokerConfig
     topics: TopicRegistry
     url: string
+    /** `meta+tls://host:tlsPort`: registered as ids/<id>/master_tls. */
+    tlsUrl?: string
     topicsWithData: string[]
     log: Logger
     /** Work that must be done in ZooKeeper before the broker registers (recoverOffset). */
@@ -88,6 +93,17 @@ export class ClusterRegistration {
       session.close()
       throw error
     }
+    if (options.tlsUrl !== undefined) {
+      const tlsUrl = options.tlsUrl
+      const write = () => registration.writeTlsEndpoint(tlsUrl)
+      try {
+        await write()
+      } catch (error) {
+        session.close()
+        throw error
+      }
+      session.on('session', () => registration.retrying('register the TLS endpoint again', {url: tlsUrl}, write))
+    }
     if (options.lease !== undefined) {
       registration.lease = new ZkLease({
         session,
@@ -99,6 +115,13 @@ export class ClusterRegistration {
       registration.lease.start()
     }
     return registration
+  }
+
+  /** ids/<id>/master_tls ← the TLS endpoint (replacing a previous run's node). */
+  private async writeTlsEndpoint(tlsUrl: string): Promise<void> {
+    const path = new ZkPaths(this.config.zookeeper.zkRoot).masterTls(this.config.system.brokerId)
+    await this.session.remove(path).catch(() => undefined)
+    await this.session.put(path, tlsUrl, CreateMode.EPHEMERAL)
   }
 
   /** A topic got its first partition on this broker. */
@@ -149,8 +172,9 @@ export class ClusterRegistration {
     try {
       // Bounded: a shutdown must not wait on a ZooKeeper that is gone (the nodes are
       // ephemeral and vanish with the session anyway).
+      const tlsPath = new ZkPaths(this.config.zookeeper.zkRoot).masterTls(this.config.system.brokerId)
       await Promise.race([
-        this.registry.unregister(),
+        Promise.all([this.session.remove(tlsPath).catch(() => undefined), this.registry.unregister()]),
         new Promise((_, reject) => setTimeout(() => reject(new Error('ZooKeeper did not answer within 5 s')), 5000).unref()),
       ])
     } catch (error) {

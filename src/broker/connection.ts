@@ -65,6 +65,12 @@ let nextConnectionId = 1
 export class Connection {
   readonly id = nextConnectionId++
   readonly remote: string
+  /**
+   * Over TLS with client certificates required (tlsCa): the common name (CN) of the
+   * certificate the client presented, verified against tlsCa. The seam for authorization: the
+   * user this connection is, without a password. Undefined on a plain connection.
+   */
+  certUser: string | undefined
   /** Set once the socket is closing; late answers are dropped. */
   closing = false
   /** When the last whole request arrived (ms since the epoch); the connection's start at first. */

@@ -52,6 +52,8 @@ export interface BrokerContext {
   sync?: SyncMaster
   /** `meta://host:port`, as published and as quoted in put error bodies. */
   url: string
+  /** `meta+tls://host:tlsPort` when a TLS port listens (registered as ids/<id>/master_tls). */
+  tlsUrl?: string
   port: number
   startedAtMs: number
   connectionCount(): number

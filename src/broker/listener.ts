@@ -5,6 +5,9 @@
  *
  * Where the descriptor limit is known (Linux), connections beyond what it leaves (fd-limit.ts)
  * are refused with a rate-limited warning instead of libuv's silent accept-and-close at EMFILE.
+ *
+ * With tlsPort, a TLS server (tls.ts) listens beside the plain one (or alone: tlsOnly) and
+ * hands its handshaken sockets to the same accept, sweep, limits and shutdown.
  */
 import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
@@ -13,6 +16,7 @@ import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import type {Logger} from '../log.js'
 import {DEFAULT_MAX_OPEN_FILES} from '../storage/index.js'
 import type {BrokerConfig} from './config/index.js'
+import {certificateUser, checkTlsSettings, TlsPort} from './tls.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 
@@ -39,6 +43,11 @@ export class Listener {
   readonly connections = new Set<Connection>()
   private readonly server: Server
   private boundPort = 0
+  /** The TLS port's server, when tlsPort is set. */
+  private tls: TlsPort | undefined
+  private boundTlsPort: number | undefined
+  /** Listening on the TLS port alone (tlsOnly). */
+  private tlsOnly = false
   private sweeper: NodeJS.Timeout | undefined
   /** RLIMIT_NOFILE, when known. */
   private fdLimit: number | undefined
@@ -56,34 +65,71 @@ export class Listener {
     this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
   }
 
+  /** The plain port (the TLS port under tlsOnly, where there is no plain one). */
   get port(): number {
-    return this.boundPort
+    return this.tlsOnly ? (this.boundTlsPort ?? 0) : this.boundPort
   }
 
-  /** Bind listenHost:serverPort (port 0: any free port); a failure names the address and what to do. */
+  /** The TLS port, when one is configured. */
+  get tlsPort(): number | undefined {
+    return this.boundTlsPort
+  }
+
+  /** Listening on the TLS port only. */
+  get tlsOnlyMode(): boolean {
+    return this.tlsOnly
+  }
+
+  /** Handshakes the TLS port refused since the start (0 without one). */
+  get failedTlsHandshakes(): number {
+    return this.tls?.failedHandshakes ?? 0
+  }
+
+  /** Bind listenHost:serverPort and the TLS port (port 0: any free port); a failure names the address and what to do. */
   async listen(): Promise<number> {
-    const {listenHost, serverPort} = this.options.config().system
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, listenHost, serverPort)))
-      this.server.listen(serverPort, listenHost, () => {
-        this.server.off('error', reject)
-        resolve()
-      })
-    })
-    const address = this.server.address()
-    this.boundPort = typeof address === 'object' && address !== null ? address.port : serverPort
-    this.server.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EMFILE' || err.code === 'ENFILE') this.refuse(`accept failed: ${err.code}`)
-      else this.options.log.error('listener error', {error: err.message})
-    })
-    this.server.on('drop', () => this.refuse('at the connection cap'))
+    const system = this.options.config().system
+    const {listenHost, serverPort} = system
+    checkTlsSettings(system)
+    this.tlsOnly = system.tlsOnly
+    if (!this.tlsOnly) this.boundPort = await this.bind(this.server, listenHost, serverPort, '--port or serverPort')
+    if (system.tlsPort !== undefined) {
+      this.tls = new TlsPort(system, (socket) => this.accept(socket, certificateUser(socket)), this.options.log.child('tls'))
+      try {
+        this.boundTlsPort = await this.bind(this.tls.server, listenHost, system.tlsPort, '--tls-port or tlsPort')
+      } catch (error) {
+        if (!this.tlsOnly) this.server.close()
+        throw error
+      }
+    }
     this.fdLimit = openFileLimit()
     this.updateConnectionCap()
     const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.options.config().system
     const shortest = Math.min(...[connectionFrameTimeoutMs, connectionIdleTimeoutMs].filter((ms) => ms > 0), SWEEP_INTERVAL_MAX_MS * 4)
     this.sweeper = setInterval(() => this.sweep(), Math.max(SWEEP_INTERVAL_MIN_MS, Math.floor(shortest / 4)))
     this.sweeper.unref()
-    return this.boundPort
+    return this.port
+  }
+
+  /** Re-read the TLS certificate files (a reload). */
+  reloadTls(): void {
+    this.tls?.reload(this.options.config().system)
+  }
+
+  private async bind(server: Server, host: string, port: number, what: string): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port, what)))
+      server.listen(port, host, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+    server.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EMFILE' || err.code === 'ENFILE') this.refuse(`accept failed: ${err.code}`)
+      else this.options.log.error('listener error', {error: err.message})
+    })
+    server.on('drop', () => this.refuse('at the connection cap'))
+    const address = server.address()
+    return typeof address === 'object' && address !== null ? address.port : port
   }
 
   /** A connection closed: count its traffic and forget it. */
@@ -106,7 +152,9 @@ export class Listener {
   /** Stop the sweep, accepting and decoding requests (shutdown, step 1). */
   stopAccepting(): void {
     clearInterval(this.sweeper)
-    this.serverClosed ??= new Promise<void>((resolve) => this.server.close(() => resolve()))
+    this.serverClosed ??= Promise.all(
+      [this.tlsOnly ? undefined : this.server, this.tls?.server].map((server) => (server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined)),
+    ).then(() => undefined)
     for (const conn of this.connections) conn.stopReading()
   }
 
@@ -128,6 +176,7 @@ export class Listener {
     )
     await withDeadline(Promise.all(sockets), CLOSE_DEADLINE_MS)
     for (const conn of this.connections) conn.socket.destroy()
+    this.tls?.destroySockets()
   }
 
   /** The server has closed (after {@link close}). */
@@ -136,7 +185,7 @@ export class Listener {
     await this.serverClosed
   }
 
-  private accept(socket: Socket): void {
+  private accept(socket: Socket, certUser?: string): void {
     if (this.options.closing()) {
       socket.destroy()
       return
@@ -149,8 +198,12 @@ export class Listener {
       maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
       maxPendingBytes: system.connectionMaxPendingBytes,
     })
+    conn.certUser = certUser
+    // A verified client certificate logs the connection in as the user its CN names (its rights
+    // come from the users file when access control is on); a SCRAM login may still replace it.
+    conn.user = certUser
     this.connections.add(conn)
-    this.options.log.debug('client connected', {remote: conn.remote})
+    this.options.log.debug('client connected', {remote: conn.remote, ...(certUser === undefined ? {} : {certUser})})
   }
 
   /** Close connections past their frame or idle time; keep the descriptor cap current. */
@@ -177,6 +230,9 @@ export class Listener {
     const open = openFileCount()
     if (open === undefined) return
     this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES), this.options.storeOpenFiles())
+    // One cap for both ports: the TLS server's own count is of its connections only, so it is
+    // given what the plain one leaves.
+    if (this.tls !== undefined) this.tls.server.maxConnections = this.server.maxConnections
   }
 
   /** A connection was refused (or, with no reason, report the ones counted): warn, at most once a minute. */
@@ -208,11 +264,11 @@ async function withDeadline(promise: Promise<unknown>, ms: number): Promise<void
 }
 
 /** A listen failure as one clear line naming the address and what to do. */
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+function listenError(error: NodeJS.ErrnoException, host: string, port: number, what = '--port or serverPort'): Error {
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
   switch (error.code) {
     case 'EADDRINUSE':
-      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with --port or serverPort`, {cause: error})
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with ${what}`, {cause: error})
     case 'EACCES':
       return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
     case 'EADDRNOTAVAIL':

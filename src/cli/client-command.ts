@@ -16,6 +16,16 @@ import {usageErrors} from './usage.js'
 export abstract class ClientCommand<T extends typeof Command> extends BaseCommand<T> {
   private resolved: Promise<ResolvedTarget> | undefined
 
+  /** --tls, --ca, --cert, --key: the process-wide client TLS default (src/client/tls.ts). */
+  override async init(): Promise<void> {
+    await super.init()
+    const {tls, ca, cert, key} = this.connectionFlags()
+    if (tls !== true && ca === undefined && cert === undefined) return
+    const {loadClientTlsFiles, setDefaultClientTls} = await import('../client/tls.js')
+    const options = usageErrors(() => loadClientTlsFiles({ca, cert, key}))
+    setDefaultClientTls(tls === true, options)
+  }
+
   /** Where this command connects; a bad combination (-b with --zk, an unknown profile) is a usage error. */
   protected target(): Promise<ResolvedTarget> {
     this.resolved ??= resolveTarget(this.connectionFlags(), this.given, this.config.configDir)

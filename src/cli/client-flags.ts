@@ -8,6 +8,8 @@
  *   --profile NAME           a saved connection profile ($META_PROFILE; meta profile …)
  *   --user NAME              log in as this user ($META_USER; password: $META_PASSWORD or a prompt)
  *   --timeout DURATION       the deadline of each request: always a duration with a unit
+ *   --tls, --ca FILE         dial the broker's TLS port, verified with this CA ($META_TLS, $META_CA)
+ *   --cert FILE, --key FILE  a client certificate and its key (mutual TLS; $META_CERT, $META_KEY)
  *   -p, --partition          a partition, wherever it appears (never a port)
  *   -g, --group              a consumer group
  *
@@ -138,13 +140,44 @@ export const timeoutFlag = durationFlag({
   maxMs: 600_000,
 })
 
-/** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root, --profile. */
+/** TLS to the broker (src/client/tls.ts): applied to every connection the command opens. */
+export const tlsFlags = {
+  tls: Flags.boolean({
+    summary: "Connect to the broker's TLS port (in cluster mode: the brokers' ids/<id>/master_tls endpoints).",
+    description: 'Also read from $META_TLS. A meta+tls://host:port broker address asks for TLS too.',
+    env: 'META_TLS',
+    helpGroup: 'CONNECTION',
+  }),
+  ca: Flags.string({
+    summary: "PEM file of the CA that signed the broker's certificate (default: the system store).",
+    env: 'META_CA',
+    helpGroup: 'CONNECTION',
+    helpValue: '<file>',
+  }),
+  cert: Flags.string({
+    summary: 'PEM file of a client certificate, for a broker that requires one (--tls-ca); with --key.',
+    env: 'META_CERT',
+    helpGroup: 'CONNECTION',
+    helpValue: '<file>',
+    dependsOn: ['key'],
+  }),
+  key: Flags.string({
+    summary: "PEM file of the client certificate's private key; with --cert.",
+    env: 'META_KEY',
+    helpGroup: 'CONNECTION',
+    helpValue: '<file>',
+    dependsOn: ['cert'],
+  }),
+}
+
+/** The flags of a command that reaches one broker or a cluster: -b, --zk, --zk-root, --profile, TLS. */
 export const connectionFlags = {
   broker: brokerFlag,
   zk: zkFlag,
   'zk-root': zkRootFlag,
   profile: profileFlag,
   user: userFlag,
+  ...tlsFlags,
 }
 
 /** The flags of an admin command: where it connects, and the deadline of each request. */
@@ -163,4 +196,8 @@ export interface ConnectionFlagValues {
   'zk-root'?: string
   profile?: string
   user?: string
+  tls?: boolean
+  ca?: string
+  cert?: string
+  key?: string
 }

@@ -9,10 +9,8 @@ import {closeNames, quoteList} from './suggest.js'
  * what to do instead. A command that exists is never looked up here.
  */
 const INSTEAD: Record<string, string> = {
-  'topic create':
-    'topics are not created by a command: a topic comes to exist at its first put (meta send -t TOPIC), or from a [topic=TOPIC] section in server.ini (numPartitions=N …) applied with meta reload',
-  'topic alter': 'topic settings live in server.ini ([topic=TOPIC] numPartitions=N …): edit it, then meta reload',
-  'topic delete': 'to remove a topic\'s data: stop the broker, meta partitions delete -d DATA_DIR -t TOPIC --execute; and drop its [topic=…] section from server.ini',
+  produce: 'meta send -t TOPIC produces: one message per line of its input (kcat -P, rpk topic produce)',
+  consume: 'meta tail -t TOPIC consumes (kcat -C, rpk topic consume); add -e to stop at the end',
 }
 
 /** `typed`: the words that name no command, e.g. ['group', 'delet']; `ids`: every command id. */

@@ -59,7 +59,11 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
     case 'topics':
       return {item: 'topics', stats: await topicsWithCounts(admin)}
     case 'offsets':
-      return {item: 'offsets', stats: await withEmpty(admin, await admin.offsets())}
+      // MetaQ's offsets item carries the two offsets only: an empty partition has the same shape.
+      return {
+        item: 'offsets',
+        stats: (await withEmpty(admin, await admin.offsets())).map(({topic, partition, minOffset, maxOffset}) => ({topic, partition, minOffset, maxOffset}) as PartitionStats),
+      }
     case 'partitions':
       return {item: 'partitions', stats: await withEmpty(admin, await admin.partitions())}
     case 'damage':

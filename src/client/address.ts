@@ -1,7 +1,8 @@
 /**
  * Broker addresses as users and ZooKeeper write them: `host:port`, `host` (port 8123),
  * `meta://host:port`, `[::1]:8123`, and a bare port `41234` or `:41234` (127.0.0.1, as
- * kcat, rpk and nats read a port alone).
+ * kcat, rpk and nats read a port alone). `meta+tls://host:port` is a broker's TLS port: the
+ * address carries `tls: true` and connections to it dial TLS (src/client/tls.ts).
  */
 import {MetaError} from '../protocol/errors.js'
 
@@ -11,10 +12,17 @@ export const DEFAULT_BROKER = `127.0.0.1:${DEFAULT_BROKER_PORT}`
 export interface BrokerAddress {
   host: string
   port: number
+  /** Dial TLS (a `meta+tls://` address). */
+  tls?: boolean
 }
 
 export function parseBrokerAddress(text: string): BrokerAddress {
-  const raw = text.trim().replace(/^meta:\/\//, '').replace(/\/$/, '')
+  const tls = /^meta\+tls:\/\//i.test(text.trim())
+  const address = parseHostPort(text, text.trim().replace(/^meta(\+tls)?:\/\//i, '').replace(/\/$/, ''))
+  return tls ? {...address, tls} : address
+}
+
+function parseHostPort(text: string, raw: string): BrokerAddress {
   const bare = /^:?(\d+)$/.exec(raw)
   if (bare !== null) return checked(text, '127.0.0.1', bare[1])
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw)
@@ -44,5 +52,6 @@ function checked(text: string, host: string, portText: string | undefined): Brok
 }
 
 export function formatBrokerAddress(address: BrokerAddress): string {
-  return address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
+  const hostPort = address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`
+  return address.tls === true ? `meta+tls://${hostPort}` : hostPort
 }

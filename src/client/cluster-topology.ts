@@ -18,6 +18,7 @@ import {parseBrokerUrl, ZkPaths, DEFAULT_ZK_ROOT} from '../cluster/paths.js'
 import {ZkSession} from '../cluster/zk-session.js'
 import {encodePartitions} from '../protocol/commands/partitions.js'
 import {BrokerConnection, type ConnectionOptions} from './connection.js'
+import {defaultTlsEnabled} from './tls.js'
 import type {Partition, ReadFromEvent, Topology} from './types.js'
 
 /** Deadline of the ZooKeeper session's start. */
@@ -115,12 +116,14 @@ export class ClusterTopology extends EventEmitter implements Topology {
       await this.refreshBrokers(session)
       url = this.brokers.get(brokerId)
     }
-    const address = url === undefined ? undefined : parseBrokerUrl(url)
+    // --tls: the broker's TLS endpoint (ids/<id>/master_tls) when it registered one.
+    const tlsUrl = this.options.tls !== false && (this.options.tls !== undefined || defaultTlsEnabled()) ? await session.getString(this.paths.masterTls(brokerId)).catch(() => undefined) : undefined
+    const address = parseBrokerUrl(tlsUrl ?? url ?? '')
     if (address === undefined) {
       throw new MetaError('CONNECTION_FAILED', `broker ${brokerId} is not registered in ZooKeeper at ${this.options.zk}${this.paths.root}`)
     }
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'the cluster topology is closed')
-    const conn = new BrokerConnection({...this.options, ...address, logger: this.options.logger})
+    const conn = new BrokerConnection({...this.options, ...address, tls: address.tls === true && this.options.tls === undefined ? true : this.options.tls, logger: this.options.logger})
     this.connections.set(brokerId, conn)
     return conn
   }

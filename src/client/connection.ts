@@ -24,6 +24,7 @@
  *   do not decode drop it); the exception goes to 'error' listeners, else it is uncaught.
  */
 import {connect, type Socket} from 'node:net'
+import {connect as connectTls} from 'node:tls'
 import {EventEmitter} from 'node:events'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
@@ -37,8 +38,9 @@ import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
+import {effectiveTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
 
-export interface ConnectionOptions extends BrokerAddress {
+export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
   /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
   requestTimeoutMs?: number
   /** Give up a connection attempt after this long. */
@@ -53,6 +55,12 @@ export interface ConnectionOptions extends BrokerAddress {
   maxInFlight?: number
   /** Largest response body accepted (default 64 MiB). */
   maxResponseBytes?: number
+  /**
+   * Dial the broker's TLS port (src/client/tls.ts): options (CA, client certificate), true for
+   * the process default's, false for plain TCP even under the CLI's --tls. Left out: TLS for a
+   * `meta+tls://` address or when the process default is enabled.
+   */
+  tls?: ClientTlsOptions | boolean
   logger?: Logger
   /** Log in as this user (SCRAM-SHA-256) after every connect, before any other request. */
   user?: string
@@ -92,8 +100,10 @@ export class BrokerConnection extends EventEmitter {
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password'>>
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls'>>
   private readonly credentials: Credentials | undefined
+  /** Set: connections are TLS with these options. */
+  private readonly tls: ClientTlsOptions | undefined
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
@@ -112,7 +122,8 @@ export class BrokerConnection extends EventEmitter {
 
   constructor(options: ConnectionOptions) {
     super()
-    this.address = {host: options.host, port: options.port}
+    this.tls = effectiveTls(options.tls)
+    this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
     this.options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -254,13 +265,16 @@ export class BrokerConnection extends EventEmitter {
   private open(): void {
     this.state = 'connecting'
     this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
-    const socket = connect({host: this.address.host, port: this.address.port, noDelay: true})
+    const tls = this.tls
+    const socket: Socket =
+      tls === undefined ? connect({host: this.address.host, port: this.address.port, noDelay: true}) : connectTls(tlsConnectOptions(this.address.host, this.address.port, tls))
     this.socket = socket
     const connectTimer = setTimeout(() => {
       socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
     }, this.options.connectTimeoutMs)
     connectTimer.unref()
-    socket.once('connect', () => {
+    // TLS: usable once the handshake is done (and the broker's certificate verified).
+    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => {
       clearTimeout(connectTimer)
       socket.setNoDelay(true)
       if (this.credentials === undefined) this.onConnected()

@@ -38,7 +38,7 @@ export interface TxItem {
   partition: number
 }
 
-export interface TransactionHost<T extends TxItem> {
+interface TransactionHost<T extends TxItem> {
   topology: Topology
   selector: PartitionSelector
   sendTimeoutMs: number
@@ -49,7 +49,7 @@ export interface TransactionHost<T extends TxItem> {
 }
 
 /** One partition's share of a transaction. */
-export interface TransactionPartition {
+interface TransactionPartition {
   topic: string
   partition: number
   messages: number

@@ -5,6 +5,7 @@
  *   <root>/brokers/ids/<id>                              persistent  meta://host:port (for pre-1.4 clients)
  *   <root>/brokers/ids/<id>/master                       ephemeral   meta://host:port
  *   <root>/brokers/ids/<id>/slave<k>                     ephemeral   meta://host:port
+ *   <root>/brokers/ids/<id>/master_tls                   ephemeral   meta+tls://host:tlsPort (meta extension)
  *   <root>/brokers/ids/<id>/master_config_checksum       ephemeral   decimal CRC32 of server.ini
  *   <root>/brokers/topics/<topic>/<id>-<role>            ephemeral   numPartitions (legacy)
  *   <root>/brokers/topics-pub/<topic>/<id>-<role>        ephemeral   {"numParts":N,"broker":"<id>-<role>"}
@@ -13,7 +14,9 @@
  *   <root>/consumers/<group>/owners/<topic>/<id>-<p>     ephemeral   owner consumerId
  *   <root>/consumers/<group>/offsets/<topic>/<id>-<p>    persistent  "<msgId>-<offset>"
  *
- * `<role>` is `m` for a master and `s<slaveId>` for a slave.
+ * `<role>` is `m` for a master and `s<slaveId>` for a slave. A broker with a TLS port writes
+ * `master_tls` beside `master`, which keeps `meta://host:port` for MetaQ's clients (under
+ * tlsOnly, where there is no plain port, `master` holds the `meta+tls://` URL too).
  */
 
 export const DEFAULT_ZK_ROOT = '/meta'
@@ -34,6 +37,10 @@ export class ZkPaths {
   }
   master(id: number): string {
     return `${this.broker(id)}/master`
+  }
+  /** meta extension: the master's TLS endpoint. */
+  masterTls(id: number): string {
+    return `${this.broker(id)}/master_tls`
   }
   configChecksum(id: number): string {
     return `${this.broker(id)}/master_config_checksum`
@@ -138,9 +145,10 @@ export function parseZkOffset(value: string): {msgId: string; offset: number} | 
   return {msgId, offset}
 }
 
-/** `meta://host:port` → {host, port}. */
-export function parseBrokerUrl(url: string): {host: string; port: number} | undefined {
-  const match = /^meta:\/\/(\[[^\]]+\]|[^:/]+):(\d+)\/?$/.exec(url.trim())
+/** `meta://host:port` → {host, port}; `meta+tls://host:port` → {host, port, tls: true}. */
+export function parseBrokerUrl(url: string): {host: string; port: number; tls?: boolean} | undefined {
+  const match = /^meta(\+tls)?:\/\/(\[[^\]]+\]|[^:/]+):(\d+)\/?$/.exec(url.trim())
   if (!match) return undefined
-  return {host: match[1].replace(/^\[|\]$/g, ''), port: Number(match[2])}
+  const address = {host: match[2].replace(/^\[|\]$/g, ''), port: Number(match[3])}
+  return match[1] === undefined ? address : {...address, tls: true}
 }

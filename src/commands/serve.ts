@@ -97,6 +97,16 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       min: 0,
       max: 65535,
     }),
+    'tls-port': Flags.integer({
+      summary: 'Also listen for TLS on this port (tlsPort; 0 = any free port): needs --tls-cert and --tls-key.',
+      description: "Plain traffic sent to it is refused (the handshake fails). With --http, the HTTP server serves https with the same certificate.",
+      min: 0,
+      max: 65535,
+    }),
+    'tls-cert': Flags.string({summary: "PEM file of the broker's TLS certificate (tlsCert), chain included.", helpValue: '<file>'}),
+    'tls-key': Flags.string({summary: 'PEM file of its private key (tlsKey).', helpValue: '<file>'}),
+    'tls-ca': Flags.string({summary: 'Require client certificates signed by this CA, PEM (tlsCa); the certificate\'s CN names the connection\'s user.', helpValue: '<file>'}),
+    'tls-only': Flags.boolean({summary: 'Listen on the TLS port only, no plain port (tlsOnly).'}),
     'http-token': Flags.string({
       summary: 'Token the HTTP server\'s mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.',
       description: 'Without one, they are open on a loopback address and refused on any other.',
@@ -166,6 +176,11 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags.zk !== undefined) overrides.zkConnect = flags.zk
     if (flags['zk-root'] !== undefined) overrides.zkRoot = flags['zk-root']
     if (flags.http !== undefined) overrides.dashboardHttpPort = flags.http
+    if (flags['tls-port'] !== undefined) overrides.tlsPort = flags['tls-port']
+    if (flags['tls-cert'] !== undefined) overrides.tlsCert = flags['tls-cert']
+    if (flags['tls-key'] !== undefined) overrides.tlsKey = flags['tls-key']
+    if (flags['tls-ca'] !== undefined) overrides.tlsCa = flags['tls-ca']
+    if (flags['tls-only']) overrides.tlsOnly = true
     if (flags['recover-offset']) overrides.recoverOffset = true
     if (flags['sync-slave']) overrides.syncSlave = true
     if (flags['sync-slave-address'] !== undefined) overrides.syncSlaveAddress = flags['sync-slave-address']
@@ -196,7 +211,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (httpPort !== undefined) {
       try {
         const {startHttpServer} = await import('../http/server.js')
-        http = await startHttpServer({broker, port: httpPort, token: flags['http-token'], assetRoot: this.config.root, logger: this.logger})
+        const tls = config.system.tlsPort === undefined ? undefined : {cert: config.system.tlsCert!, key: config.system.tlsKey!}
+        http = await startHttpServer({broker, port: httpPort, token: flags['http-token'], assetRoot: this.config.root, logger: this.logger, tls})
       } catch (error) {
         await broker.close()
         throw error
@@ -245,6 +261,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     this.logger.info(`meta broker ${s.brokerId} listening on ${broker.host}:${broker.port}`, {
       version: META_VERSION,
       url: broker.url,
+      ...(broker.tlsUrl === undefined ? {} : {tls: broker.tlsUrl}),
       dataPath: s.dataPath,
       mode: slave !== undefined ? `slave ${slave.slaveId} of ${slave.master !== undefined ? `${slave.master.host}:${slave.master.port}` : `the master of broker ${s.brokerId} in ZooKeeper`}` : config.zookeeper.zkConnect ? 'cluster' : 'standalone',
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),

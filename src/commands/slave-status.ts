@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {ClientCommand} from '../cli/client-command.js'
-import {brokerFlag, timeoutFlag, zkFlag, zkRootFlag} from '../cli/client-flags.js'
+import {brokerFlag, timeoutFlag, tlsFlags, zkFlag, zkRootFlag} from '../cli/client-flags.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 
 type Answer = SlaveStatusReport & {healthy: boolean; problem?: string; address: string}
@@ -24,6 +24,7 @@ Exit status: 0 healthy (the master answers, every partition replicates, none lag
     broker: brokerFlag,
     zk: zkFlag,
     'zk-root': zkRootFlag,
+    ...tlsFlags,
     'broker-id': Flags.integer({summary: 'With --zk: only the slaves of this broker id.', min: 0, max: 1023, dependsOn: ['zk']}),
     'max-lag': Flags.integer({summary: 'Most messages a partition may be behind and still count as healthy.', default: 1000, min: 0}),
     timeout: timeoutFlag,

@@ -33,7 +33,7 @@ import {messageJson} from './gateway.js'
 import {groupParam, HttpError, intParam, param, topicParam, type Query} from './params.js'
 
 /** Period of the live counters (/api/events). */
-export const EVENTS_INTERVAL_MS = 1000
+const EVENTS_INTERVAL_MS = 1000
 const PAGE_SIZE_MAX = 500
 /** Most messages one browser page shows. */
 const MESSAGES_MAX = 200

@@ -23,7 +23,7 @@ import type {HttpContext} from './context.js'
 import {groupParam, HttpError, intParam, param, topicParam, type Query} from './params.js'
 
 /** The group a /get or /offset without `group` is made for (MetaQ required one). */
-export const DEFAULT_HTTP_GROUP = 'meta-http'
+const DEFAULT_HTTP_GROUP = 'meta-http'
 
 interface PutParams {
   topic: string

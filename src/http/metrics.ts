@@ -21,7 +21,7 @@ export function registerMetrics(app: FastifyInstance, ctx: HttpContext): void {
 }
 
 /** A registry of the broker's metrics and the process' (prom-client's default metrics). */
-export function brokerRegistry(broker: BrokerReadView): Registry {
+function brokerRegistry(broker: BrokerReadView): Registry {
   const registry = new Registry()
   collectDefaultMetrics({register: registry})
   const ctx = broker.stats

@@ -29,7 +29,7 @@ export function param(query: Query, name: string): string | undefined {
   return value
 }
 
-export function requiredParam(query: Query, name: string): string {
+function requiredParam(query: Query, name: string): string {
   const value = param(query, name)
   if (value === undefined || value === '') throw new HttpError(400, `missing parameter "${name}"`)
   return value

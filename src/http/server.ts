@@ -15,9 +15,10 @@
  */
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
-import Fastify, {type FastifyError, type FastifyInstance, type FastifyRequest} from 'fastify'
+import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
 import type {BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
+import {readFileSync} from 'node:fs'
 import {BrokerConnection} from '../client/connection.js'
 import {silentLogger, type Logger} from '../log.js'
 import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
@@ -30,7 +31,7 @@ import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
 import {registerStatic} from './static.js'
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   broker: BrokerReadView
   /** TCP port; 0 = any free port. */
   port: number
@@ -41,12 +42,14 @@ export interface HttpServerOptions {
   /** The package root (assets/ is read from there). */
   assetRoot: string
   logger?: Logger
+  /** PEM files: serve https with them (the broker's TLS certificate, when tlsPort is set). */
+  tls?: {cert: string; key: string}
 }
 
 export interface HttpServer {
   readonly host: string
   readonly port: number
-  /** `http://host:port/` */
+  /** `http://host:port/` (`https://` with tls) */
   readonly url: string
   close(): Promise<void>
 }
@@ -57,9 +60,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const host = options.host ?? broker.host
   const token = options.token === undefined || options.token === '' ? undefined : options.token
   const loopback = isLoopback(host)
+  const system = broker.config.system
   const conn = await BrokerConnection.connect({
     host: connectHost(broker.host),
     port: broker.port,
+    // Under tlsOnly its one port is TLS: its own loopback connection skips verifying the
+    // certificate (its name need not be the loopback address) and presents it as a client
+    // certificate, which a tlsCa that signed it accepts.
+    tls: system.tlsOnly ? {rejectUnauthorized: false, ...readPemPair(system.tlsCert, system.tlsKey)} : false,
     reconnect: true,
     requestTimeoutMs: 30_000,
     heartbeatIntervalMs: 0,
@@ -76,7 +84,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     assetRoot: options.assetRoot,
     log,
   }
-  const app: FastifyInstance = Fastify({
+  const https = options.tls === undefined ? undefined : readPemPair(options.tls.cert, options.tls.key)
+  const app = Fastify({
+    ...(https === undefined ? {} : {https}),
     logger: false,
     bodyLimit: maxBodyBytes,
     forceCloseConnections: true,
@@ -128,7 +138,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   }
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.port
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`
+  const url = `${https === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}/`
   if (!loopback && token === undefined) {
     log.warn('HTTP server on a non-loopback address without --http-token: put, reload, skip and offset changes are refused', {host})
   }
@@ -222,4 +232,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
     default:
       return error
   }
+}
+
+/** The PEM certificate and key files, read (a broker's TLS files). */
+function readPemPair(cert: string | undefined, key: string | undefined): {cert: Buffer; key: Buffer} | undefined {
+  return cert === undefined || key === undefined ? undefined : {cert: readFileSync(cert), key: readFileSync(key)}
 }

@@ -94,3 +94,31 @@ async function iniWith(t: {after(fn: () => unknown): void}, text: string): Promi
   await writeFile(path, text)
   return path
 }
+
+describe('a partition that cannot be created', () => {
+  it('fails the put with the reason and logs it, rate-limited (EMFILE)', async (t) => {
+    const {nodeFileOps} = await import('../../src/storage/file-ops.js')
+    const {captureLogger} = await import('../helpers/log.js')
+    const log = captureLogger('info')
+    // Descriptors run out for new partitions of "full-*" topics only.
+    const fileOps = {
+      ...nodeFileOps,
+      openSync: (path: string, mode: Parameters<typeof nodeFileOps.openSync>[1]) => {
+        if (/\/full-\d+-0\//.test(path)) throw Object.assign(new Error(`EMFILE: too many open files, open '${path}'`), {code: 'EMFILE'})
+        return nodeFileOps.openSync(path, mode)
+      },
+    }
+    const broker = await startTestBroker(t, {fileOps, logger: log.logger})
+    const c = await RawClient.connect(t, broker.port)
+    for (let i = 0; i < 20; i++) {
+      const answer = await c.request(`put full-${i} 0 5 0 ${i}\r\nhello`)
+      assert.ok(answer.type === 'result' && answer.code === 500, text(answer))
+      assert.match(text(answer), /EMFILE/)
+    }
+    const logged = log.entries.filter((e) => e.msg === 'cannot create partition')
+    assert.ok(logged.length >= 1 && logged.length <= 5, `${logged.length} lines for 20 failures`)
+    assert.match(String(logged[0].error), /EMFILE/)
+    const ok = await c.request('put fine 0 5 0 99\r\nhello')
+    assert.ok(ok.type === 'result' && ok.code === 200, text(ok))
+  })
+})

@@ -31,10 +31,10 @@ describe('hints for a new user', () => {
     assert.match(r.stderr, /hint: did you mean "orders"\?/)
   })
 
-  it('meta topic create: says how topics come to exist (exit 2)', async () => {
-    const r = await runCli(['topic', 'create', 'x'], {timeoutMs: DEADLINE_MS})
+  it('meta produce: names the command that does it (exit 2)', async () => {
+    const r = await runCli(['produce', '-t', 'x'], {timeoutMs: DEADLINE_MS})
     assert.equal(r.code, 2, r.stderr)
-    assert.match(r.stderr, /^error \[USAGE\]: unknown command "topic create"\nhint: topics are not created by a command: a topic comes to exist at its first put \(meta send -t TOPIC\), or from a \[topic=TOPIC\] section in server.ini/)
+    assert.match(r.stderr, /^error \[USAGE\]: unknown command "produce"\nhint: meta send -t TOPIC produces/)
   })
 
   it("meta stats: meta's version and MetaQ's, each labelled", async (t) => {

@@ -73,15 +73,18 @@ describe('meta stats', () => {
     assert.equal(topics.find((x: {topic: string}) => x.topic === 'quiet').empty, true)
 
     const partitions = JSON.parse((await runCli(['stats', 'partitions', '--json', '-b', address])).stdout)
+    // A configured topic's partitions are listed before their first put, empty.
     assert.deepEqual(
-      partitions.map((p: {partition: number; maxOffset: number; messageCount: number; segments: number}) => [p.partition, p.maxOffset, p.messageCount, p.segments]),
-      [[0, 25, 1, 1], [1, 50, 2, 1]],
+      partitions.map((p: {topic: string; partition: number; maxOffset: number; messageCount: number; segments: number}) => [p.topic, p.partition, p.maxOffset, p.messageCount, p.segments]),
+      [['orders', 0, 25, 1, 1], ['orders', 1, 50, 2, 1], ['quiet', 0, 0, 0, 0], ['quiet', 1, 0, 0, 0]],
     )
 
     const offsets = JSON.parse((await runCli(['stats', 'offsets', '--json', '-b', address])).stdout)
     assert.deepEqual(offsets, [
       {topic: 'orders', partition: 0, minOffset: 0, maxOffset: 25},
       {topic: 'orders', partition: 1, minOffset: 0, maxOffset: 50},
+      {topic: 'quiet', partition: 0, minOffset: 0, maxOffset: 0},
+      {topic: 'quiet', partition: 1, minOffset: 0, maxOffset: 0},
     ])
 
     const topic = JSON.parse((await runCli(['stats', 'orders', '--json', '-b', address])).stdout)
@@ -116,7 +119,7 @@ describe('meta stats', () => {
     assert.equal(topics.code, 0, topics.stderr)
     assert.match(topics.stdout, /^ TOPIC\s+PARTITIONS\s+MESSAGES\s+BYTES/)
     assert.match(topics.stdout, /\n orders\s+2\s+3\s+75 B\s+yes\s+yes\n/)
-    assert.match(topics.stdout, /\n quiet\s+\(empty\)/)
+    assert.match(topics.stdout, /\n quiet\s+2\s+0 \(no data yet\)/)
     const partitions = await runCli(['stats', 'partitions', '-b', address])
     assert.match(partitions.stdout, /\n orders\s+1\s+0\s+50\s+50 B\s+2\s+1\s+\d+\s+\d+s ago\n/)
     const topic = await runCli(['stats', 'orders', '-b', address])

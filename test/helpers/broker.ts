@@ -21,15 +21,17 @@ export interface TestBrokerOptions extends ConfigOverrides {
   logger?: Logger
   /** The store's file operations (a fault-injecting wrapper of nodeFileOps). */
   fileOps?: FileOps
+  /** A users file: access control on (meta serve --users). */
+  usersFile?: string
 }
 
 export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {}): Promise<Broker> {
-  const {ini, logger, fileOps, ...overrides} = options
+  const {ini, logger, fileOps, usersFile, ...overrides} = options
   const dataPath = overrides.dataPath ?? (await tmpDir(t, 'meta-broker-'))
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, fileOps, logger: logger ?? (level ? createLogger({level}) : undefined)})
+  const broker = await startBroker({config, fileOps, usersFile, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
 }

@@ -63,6 +63,14 @@ export interface SystemConfig {
   loadMessageStoresInParallel: boolean
   /** meta extension: address the broker binds (MetaQ binds all interfaces). */
   listenHost: string
+  /** meta extension (src/broker/tls.ts): a TLS port beside serverPort (0 = any free port), its PEM certificate and key. */
+  tlsPort?: number
+  tlsCert?: string
+  tlsKey?: string
+  /** meta extension: PEM of the CA whose client certificates the TLS port requires (mutual TLS). */
+  tlsCa?: string
+  /** meta extension: listen on the TLS port only (no plain serverPort). */
+  tlsOnly: boolean
   /** meta extension: standalone consumer-group session timeout. */
   groupSessionTimeoutMs: number
   /**

@@ -77,6 +77,7 @@ async function registerPromoted(roles: RoleState, session: ZkSession): Promise<b
       config: ctx.config,
       topics: ctx.topics,
       url: ctx.url,
+      tlsUrl: ctx.tlsUrl,
       topicsWithData: ctx.store.topics(),
       log: log.child('cluster'),
       session,

@@ -199,6 +199,7 @@ export class Roles implements RoleState {
       config,
       topics: ctx.topics,
       url: ctx.url,
+      tlsUrl: ctx.tlsUrl,
       topicsWithData: ctx.store.topics(),
       log: host.log.child('cluster'),
       onIdTaken: (other) => fence(ctx, host.log, other),

@@ -4,7 +4,7 @@
  */
 import {Flags} from '@oclif/core'
 import {MetaError} from '../../protocol/errors.js'
-import {brokerFlag, durationFlag, profileFlag, userFlag} from '../client-flags.js'
+import {brokerFlag, durationFlag, profileFlag, tlsFlags, userFlag} from '../client-flags.js'
 
 const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3}
 
@@ -21,6 +21,7 @@ const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 
 export const benchFlags = {
   broker: brokerFlag,
+  ...tlsFlags,
   profile: profileFlag,
   user: userFlag,
   embedded: Flags.boolean({
