@@ -25,6 +25,8 @@ import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 import {decodeEnvelope} from './envelope.js'
 import {ProblemReporter} from './problems.js'
+import {createSendSpooler, type SendSpoolOptions} from './send-spool.js'
+import type {SpoolingProducer, SpoolingStats} from '../client/spooling-producer.js'
 import {checkFile, SendInput, type Source} from './send-input.js'
 import {TokenBucket} from './send-rate.js'
 import {SendTally, type PartitionSummary} from './send-tally.js'
@@ -83,6 +85,8 @@ export interface SendSessionOptions {
   transaction?: boolean
   /** With `transaction`: commit every this many messages. */
   transactionSize?: number
+  /** Keep what the broker cannot take now in a disk spool (ignored with `transaction`). */
+  spool?: SendSpoolOptions
 }
 
 export interface SendSummary {
@@ -94,7 +98,9 @@ export interface SendSummary {
   skipped: number
   /** Empty records (blank lines), ignored. */
   empty: number
-  /** In flight when an interrupted send stopped waiting. */
+  /** With a spool: messages kept during outages, sent from it, found left by an earlier run, still in it. */
+  spool?: SpoolingStats & {dir: string}
+  /** In flight when an interrupted send stopped waiting (with a spool: still in the spool). */
   unacknowledged: number
   /** Payload bytes acknowledged. */
   bytes: number
@@ -138,6 +144,8 @@ export class SendSession {
   private graceTimer: NodeJS.Timeout | undefined
   private graceOver: (() => void) | undefined
   private readonly graceElapsed: Promise<void>
+  /** With a spool, messages go through it. */
+  private spooler: SpoolingProducer | undefined
 
   private constructor(options: SendSessionOptions, topology: Topology, maxMessageBytes: number) {
     this.options = options
@@ -181,8 +189,14 @@ export class SendSession {
           this.stop('transaction')
         },
       })
+    } else if (options.spool !== undefined) {
+      this.spooler = createSendSpooler(this.producer, options.spool, options.maxInFlight)
+      this.spooler.on('error', (error: MetaError) => {
+        this.fatal ??= error
+        this.stop('connection')
+      })
     }
-    this.producer.on('drain', () => {
+    ;(this.spooler ?? this.producer).on('drain', () => {
       if (!this.waitingDrain) return
       this.waitingDrain = false
       this.scheduleResume()
@@ -219,6 +233,10 @@ export class SendSession {
       }
       return new SendSession(options, topology, conn.capabilities.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
     } catch (error) {
+      // --max-outage covers a broker not reached yet: spool from the start, within the limit.
+      if (options.spool?.maxOutageMs !== undefined && !options.transaction && isMetaError(error) && isConnectionLoss(error)) {
+        return new SendSession(options, topology, DEFAULT_MAX_MESSAGE_BYTES)
+      }
       await topology.close()
       throw error
     }
@@ -230,7 +248,12 @@ export class SendSession {
   }
 
   get inFlight(): number {
-    return this.producer.inFlight
+    return this.spooler?.inFlight ?? this.producer.inFlight
+  }
+
+  /** With a spool: messages in it, not yet acknowledged. */
+  get spooled(): number | undefined {
+    return this.spooler?.stats.pending
   }
 
   get elapsedMs(): number {
@@ -242,8 +265,11 @@ export class SendSession {
     this.startMs = performance.now()
     if (this.options.rate !== undefined) this.bucket = new TokenBucket(this.options.rate, this.startMs)
     this.transactions?.begin()
+    // A spool left behind for this topic is sent first.
+    if (this.spooler !== undefined && this.options.topic !== undefined) this.spooler.open(this.options.topic)
     await this.input.readAll()
-    await Promise.race([this.producer.flush(), this.graceElapsed])
+    const flushed = this.spooler === undefined ? this.producer.flush() : this.spooler.flush().catch((error: MetaError) => void (this.fatal ??= error))
+    await Promise.race([flushed, this.graceElapsed])
     await this.transactions?.end(
       () => this.tally.failed === 0 && this.tally.skipped === 0 && this.fatal === undefined && (this.stopReason === undefined || this.stopReason === 'count'),
     )
@@ -261,6 +287,7 @@ export class SendSession {
   async close(): Promise<void> {
     if (this.graceTimer !== undefined) clearTimeout(this.graceTimer)
     this.finalized = true
+    this.spooler?.close()
     await this.topology.close()
   }
 
@@ -322,7 +349,7 @@ export class SendSession {
     const bytes = payload.length
     let more: boolean
     try {
-      more = this.producer.sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
+      more = (this.spooler ?? this.producer).sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
     } catch (error) {
       return this.skip(source.label(index), error) // a bad topic name in an envelope
     }
@@ -412,7 +439,7 @@ export class SendSession {
   }
 
   private finish(): SendSummary {
-    const unacknowledged = this.producer.inFlight
+    const unacknowledged = this.spooler?.stats.pending ?? this.producer.inFlight
     this.finalized = true
     const {sent, failed, skipped, empty, bytes} = this.tally
     const summary: SendSummary = {
@@ -428,6 +455,7 @@ export class SendSession {
     }
     if (this.fatal !== undefined) summary.error = {code: this.fatal.code, message: this.fatal.message}
     if (this.transactions !== undefined) summary.transactions = {...this.transactions.outcome}
+    if (this.spooler !== undefined) summary.spool = {...this.spooler.stats, dir: this.options.spool!.dir}
     return summary
   }
 }

@@ -4,6 +4,7 @@ import {connectionFlags, durationFlag} from '../cli/client-flags.js'
 import {parseDelimiter} from '../cli/escapes.js'
 import type {SendSummary} from '../cli/send-session.js'
 import {usageErrors} from '../cli/usage.js'
+import {resolveSpoolOptions, spoolFlags} from '../cli/send-spool.js'
 import {validateTopicName} from '../protocol/names.js'
 
 export default class Send extends ClientCommand<typeof Send> {
@@ -90,6 +91,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       min: 1,
       dependsOn: ['transaction'],
     }),
+    ...spoolFlags,
   }
 
   async run(): Promise<SendSummary> {
@@ -113,6 +115,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
         keyDelimiter: flags['key-delimiter'] === undefined ? undefined : parseDelimiter(flags['key-delimiter'], '-K'),
         delimiter: parseDelimiter(flags.delimiter ?? '\\n', '-D'),
         ackTimeoutMs: flags['ack-timeout'],
+        spool: resolveSpoolOptions(flags, report),
       }
     })
     const target = await this.target()
@@ -153,7 +156,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       () => process.stderr.write('\n% interrupted again: exiting without waiting\n'),
     )
     const progress = startProgress(
-      () => `sent ${formatCount(session.sent)} · ${formatCount(session.inFlight)} in flight · ${formatCount(session.sent / Math.max(session.elapsedMs / 1000, 0.001))} msg/s`,
+      () => `sent ${formatCount(session.sent)} · ${formatCount(session.inFlight)} in flight · ${formatCount(session.sent / Math.max(session.elapsedMs / 1000, 0.001))} msg/s${session.spooled ? ` · ${formatCount(session.spooled)} in the spool` : ''}`,
       {disabled: quiet || !flags.progress},
     )
     progressShown = progress.enabled

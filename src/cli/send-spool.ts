@@ -1,0 +1,99 @@
+/**
+ * `meta send`'s disk spool: the flags, what they resolve to, and the spooling producer the
+ * session sends through (client/spooling-producer.ts; the library's own code, not a second
+ * implementation). The session only swaps its sender for this one when a spool is on.
+ */
+import {Flags} from '@oclif/core'
+import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR} from '../client/spool/index.js'
+import {SpoolingProducer, MAX_OUTAGE_CEILING_MS, MAX_OUTAGE_FLOOR_MS} from '../client/spooling-producer.js'
+import type {Producer} from '../client/producer.js'
+import {MetaError} from '../protocol/errors.js'
+import {parseSize} from './bench/flags.js'
+import {durationFlag} from './client-flags.js'
+import {formatBytes, formatCount} from './format.js'
+
+export interface SendSpoolOptions {
+  /** Spool root (one directory per topic below it). */
+  dir: string
+  maxBytes: number
+  /** Give up after an outage this long; undefined = wait as long as it takes (and fail fast at start). */
+  maxOutageMs?: number
+  /** One line when spooling starts and one when the broker is back. */
+  notify: (line: string) => void
+}
+
+const SPOOL_DIR_SUMMARY = 'Spool directory (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
+
+/**
+ * The spool is opt-in: it costs about 3× the time per message on the healthy path (every message
+ * is written to disk before it is sent), so the everyday send stays fail-fast unless asked.
+ */
+export const spoolFlags = {
+  spool: Flags.boolean({
+    summary: 'Keep what the broker cannot take now in a disk spool and send it when the broker is back (off by default: it slows the healthy path).',
+    allowNo: true,
+    helpGroup: 'SPOOL',
+  }),
+  'spool-dir': Flags.string({
+    summary: `${SPOOL_DIR_SUMMARY} Implies --spool.`,
+    helpValue: '<dir>',
+    helpGroup: 'SPOOL',
+  }),
+  'spool-max': Flags.string({
+    summary: 'With --spool: bound of a topic\'s spool; when full, input is not read until the broker takes messages again (1MiB..1TiB, default 1GiB).',
+    helpValue: '<size>',
+    helpGroup: 'SPOOL',
+  }),
+  'max-outage': durationFlag({
+    summary: 'With --spool: give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached at start fails at once).',
+    helpGroup: 'SPOOL',
+  }),
+}
+
+interface SpoolFlagValues {
+  spool?: boolean
+  'spool-dir'?: string
+  'spool-max'?: string
+  'max-outage'?: number
+  transaction?: boolean
+}
+
+/** What the spool flags ask for; undefined = no spool (the default, --no-spool). Throws INVALID_ARGUMENT. */
+export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: string) => void, env: NodeJS.ProcessEnv = process.env): SendSpoolOptions | undefined {
+  const on = flags.spool ?? flags['spool-dir'] !== undefined
+  if (flags.spool === false && flags['spool-dir'] !== undefined) throw MetaError.invalidArgument('--spool-dir turns the spool on: expected no --no-spool with it')
+  if (!on) {
+    for (const name of ['spool-max', 'max-outage'] as const) {
+      if (flags[name] !== undefined) throw MetaError.invalidArgument(`--${name} applies to the spool: expected --spool or --spool-dir with it`)
+    }
+    return undefined
+  }
+  if (flags.transaction) throw MetaError.invalidArgument('--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them')
+  const maxBytes = flags['spool-max'] === undefined ? DEFAULT_SPOOL_MAX_BYTES : parseSize(flags['spool-max'])
+  if (maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
+    throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
+  }
+  const maxOutageMs = flags['max-outage']
+  if (maxOutageMs !== undefined && (maxOutageMs < MAX_OUTAGE_FLOOR_MS || maxOutageMs > MAX_OUTAGE_CEILING_MS)) {
+    throw MetaError.invalidArgument(`invalid --max-outage ${maxOutageMs} ms: expected 1s..30d`)
+  }
+  return {dir: flags['spool-dir'] ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
+}
+
+/** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */
+export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined): SpoolingProducer {
+  const spooler = new SpoolingProducer({producer, spoolDir: options.dir, maxBytes: options.maxBytes, maxOutageMs: options.maxOutageMs, maxInFlight})
+  spooler.on('outage', (topic: string, error: MetaError) => {
+    options.notify(`% broker not taking messages of topic ${topic} (${error.message}): keeping them in the spool ${spooler.open(topic).dir} until it does`)
+  })
+  spooler.on('recovered', (topic: string) => {
+    options.notify(`% broker is back: sending the spool of topic ${topic} (${formatCount(spooler.open(topic).pending)} messages)`)
+  })
+  return spooler
+}
+
+/** --spool-dir for `meta spool …`. */
+export const spoolDirFlag = Flags.string({
+  summary: SPOOL_DIR_SUMMARY,
+  helpValue: '<dir>',
+})

@@ -1,0 +1,73 @@
+/**
+ * Where spools live: one directory per topic under a spool root, by default
+ * `$META_STATE_DIR/spool`, else `$XDG_STATE_HOME/meta/spool`, else `~/.local/state/meta/spool`.
+ */
+import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
+import {homedir} from 'node:os'
+import {join} from 'node:path'
+import {isAlive, lockOwner, Spool} from './spool.js'
+import {parseSegmentName, POSITION_FILE} from './format.js'
+
+/** The state directory of meta (spools, registries). */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.META_STATE_DIR) return env.META_STATE_DIR
+  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'meta')
+  return join(homedir(), '.local', 'state', 'meta')
+}
+
+export function defaultSpoolRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), 'spool')
+}
+
+/** The spool directory of a topic (topic names are safe file names: [A-Za-z0-9_.-]). */
+export function topicSpoolDir(root: string, topic: string): string {
+  return join(root, topic)
+}
+
+export interface SpoolListing {
+  topic: string
+  dir: string
+  /** Bytes in segment files past the acknowledged position (an upper bound of what is pending). */
+  bytes: number
+  /** A live process has it open. */
+  inUseBy: number | undefined
+}
+
+/** The spools under a root, without opening them (a spool in use is listed too). */
+export function listSpools(root: string): SpoolListing[] {
+  if (!existsSync(root)) return []
+  const out: SpoolListing[] = []
+  for (const topic of readdirSync(root).sort()) {
+    const dir = join(root, topic)
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      continue // not a directory
+    }
+    const starts = names.map((n) => ({name: n, start: parseSegmentName(n)})).filter((s) => s.start !== undefined)
+    if (starts.length === 0) continue
+    let position = 0
+    try {
+      position = Number(readFileSync(join(dir, POSITION_FILE), 'utf8').trim()) || 0
+    } catch {}
+    let bytes = 0
+    for (const {name, start} of starts) {
+      const size = statSync(join(dir, name)).size
+      bytes += Math.max(0, Math.min(size, start! + size - position))
+    }
+    const owner = lockOwner(dir)
+    out.push({topic, dir, bytes, inUseBy: owner !== undefined && owner !== process.pid && isAlive(owner) ? owner : undefined})
+  }
+  return out
+}
+
+/** Count the pending records of a spool (opens it: fails when another process has it). */
+export function countPending(dir: string): {records: number; bytes: number} {
+  const spool = Spool.open(dir)
+  try {
+    return {records: spool.pending, bytes: spool.pendingBytes}
+  } finally {
+    spool.close()
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * `meta send` riding through broker outages with its disk spool: real `meta serve` processes
+ * stopped with SIGTERM and kill -9 and started again on the same data directory, behind a
+ * forwarder so the address `meta send` was given stays the same.
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {readdirSync, readFileSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import {createConsumer, type Message} from '../../src/client/index.js'
+import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
+import {collect, exited, spawnBroker, spawnCli, type BrokerProcess} from '../helpers/process.js'
+import {tcpForwarder} from '../helpers/tcp-relay.js'
+
+const PARTITIONS = 4
+
+async function readTopic(port: number, topic: string): Promise<Message[]> {
+  const consumer = createConsumer({broker: `127.0.0.1:${port}`, topics: [topic], stopAtEnd: true})
+  const messages: Message[] = []
+  for await (const batch of consumer.batches()) messages.push(...batch.messages)
+  return messages
+}
+
+/** Every line i in 1..n stored; per partition the first copies of lines in input order. */
+function assertAllInOrder(messages: Message[], n: number): void {
+  const seen = new Set<number>()
+  const perPartition = new Map<number, number[]>()
+  for (const m of [...messages].sort((a, b) => a.partition - b.partition || a.offset - b.offset)) {
+    const i = Number(m.data.toString().slice(5))
+    if (seen.has(i)) continue // at-least-once: a copy whose acknowledgement was lost
+    seen.add(i)
+    perPartition.set(m.partition, [...(perPartition.get(m.partition) ?? []), i])
+  }
+  for (let i = 1; i <= n; i++) assert.ok(seen.has(i), `line-${i} stored`)
+  for (const [p, list] of perPartition) assert.deepEqual(list, [...list].sort((a, b) => a - b), `partition ${p} keeps input order`)
+}
+
+async function stopBroker(broker: BrokerProcess, signal: NodeJS.Signals): Promise<void> {
+  broker.child.kill(signal)
+  await exited(broker.child)
+}
+
+function spoolBytes(dir: string): number {
+  let total = 0
+  for (const topic of readdirSync(dir)) {
+    for (const name of readdirSync(join(dir, topic))) if (name.endsWith('.spool')) total += statSync(join(dir, topic, name)).size
+  }
+  return total
+}
+
+function spoolText(dir: string, topic: string): string {
+  try {
+    return readdirSync(join(dir, topic))
+      .filter((n) => n.endsWith('.spool'))
+      .map((n) => readFileSync(join(dir, topic, n), 'latin1'))
+      .join('')
+  } catch {
+    return ''
+  }
+}
+
+describe('meta send with a spool', () => {
+  it('a paced pipe rides through a SIGTERM restart and a kill -9 of the broker: every line stored, in order, exit 0', async (t) => {
+    const data = await tmpDir(t)
+    const spool = await tmpDir(t)
+    const forwarder = await tcpForwarder(t)
+    let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    const topic = uniqueName('paced')
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
+    const done = collect(child, 120_000)
+    let stderr = ''
+    child.stderr!.on('data', (d: string) => (stderr += d))
+    const count = (re: RegExp) => (stderr.match(re) ?? []).length
+    const OUTAGE = /^% broker not taking messages/gm
+    const BACK = /^% broker is back/gm
+    let next = 1
+    const writeSome = (count: number) => {
+      for (const end = next + count; next < end; next++) child.stdin!.write(`line-${next}\n`)
+    }
+    // The pipe keeps flowing all along, as `tail -F` would.
+    const pacer = setInterval(() => writeSome(5), 10)
+    t.after(() => clearInterval(pacer))
+    const stored = async (n: number) => (await readTopic(broker.port, topic)).length >= n
+
+    await waitFor(() => stored(100), {timeoutMs: 30_000, what: '100 lines stored'})
+    await stopBroker(broker, 'SIGTERM')
+    await waitFor(() => count(OUTAGE) === 1, {timeoutMs: 30_000, what: 'spooling to start'})
+    const stoppedAt = next
+    await waitFor(() => next > stoppedAt + 300, {timeoutMs: 30_000, what: 'lines written during the outage'})
+    broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    await waitFor(() => count(BACK) === 1, {timeoutMs: 60_000, what: 'the broker back'})
+
+    await stopBroker(broker, 'SIGKILL')
+    await waitFor(() => count(OUTAGE) === 2, {timeoutMs: 30_000, what: 'spooling to start again'})
+    const killedAt = next
+    await waitFor(() => next > killedAt + 300, {timeoutMs: 30_000, what: 'lines written while the broker is dead'})
+    broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    clearInterval(pacer)
+    const total = next - 1
+    child.stdin!.end()
+    const result = await done
+    assert.equal(result.code, 0, result.stderr)
+    const outageLines = result.stderr.match(/^% broker not taking messages of topic .*: keeping them in the spool .* until it does$/gm) ?? []
+    const backLines = result.stderr.match(/^% broker is back: sending the spool of topic /gm) ?? []
+    assert.equal(outageLines.length, 2, result.stderr)
+    assert.equal(backLines.length, 2, result.stderr)
+    assert.match(result.stderr, new RegExp(`^sent ${total.toLocaleString('en-US')} messages .*kept in the spool during an outage, [\\d,]+ sent from the spool`, 'm'))
+    assertAllInOrder(await readTopic(broker.port, topic), total)
+  })
+
+  it('--spool-max: a full spool stops the input (back-pressure) and loses nothing', async (t) => {
+    const data = await tmpDir(t)
+    const spool = await tmpDir(t)
+    const forwarder = await tcpForwarder(t)
+    let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    const topic = uniqueName('bounded')
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--spool-max', '1MiB', '--json'])
+    const done = collect(child, 120_000)
+    child.stdin!.write('line-1\n')
+    await waitFor(async () => (await readTopic(broker.port, topic)).length === 1, {timeoutMs: 30_000, what: 'the first line stored'})
+    await stopBroker(broker, 'SIGKILL')
+
+    // 4 MiB more: four times what the spool may hold.
+    const lines = Math.floor((4 * 1024 * 1024) / 100)
+    const pad = 'x'.repeat(88)
+    let taken = 0 // bytes the child's stdin pipe has taken
+    const total = lines + 1
+    for (let i = 2; i <= total; i++) {
+      const line = `line-${String(i).padStart(6, '0')}-${pad}\n`
+      child.stdin!.write(line, () => (taken += line.length))
+    }
+    await waitFor(() => spoolBytes(spool) >= 1024 * 1024, {timeoutMs: 30_000, what: 'the spool to fill'})
+    await waitFor(() => (child.stdin!.writableLength > 0 ? true : undefined), {what: 'input held back'})
+    const takenWhenFull = taken
+    assert.ok(takenWhenFull < 2 * 1024 * 1024, `input stopped near the bound: ${takenWhenFull} bytes taken`)
+    assert.ok(spoolBytes(spool) < 1024 * 1024 + 512 * 1024, `spool stays near its bound: ${spoolBytes(spool)} bytes`)
+
+    broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    child.stdin!.end()
+    const result = await done
+    assert.equal(result.code, 0, result.stderr)
+    const summary = JSON.parse(result.stdout) as {sent: number; spool: {spooled: number; resent: number; pending: number}}
+    assert.equal(summary.sent, total)
+    assert.ok(summary.spool.spooled > 0)
+    assert.equal(summary.spool.pending, 0)
+    const messages = await readTopic(broker.port, topic)
+    const got = new Set(messages.map((m) => Number(m.data.toString().slice(5, 11).replace(/-.*/, ''))))
+    for (let i = 1; i <= total; i++) assert.ok(got.has(i), `line ${i} stored`)
+  })
+
+  it('meta send killed during an outage leaves its spool; the next meta send sends it first', async (t) => {
+    const data = await tmpDir(t)
+    const state = await tmpDir(t) // --spool alone: the spool is $META_STATE_DIR/spool
+    const spool = join(state, 'spool')
+    const forwarder = await tcpForwarder(t)
+    let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    const topic = uniqueName('leftover')
+    const args = ['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool']
+    const first = spawnCli(args, {META_STATE_DIR: state})
+    const firstDone = collect(first, 60_000)
+    for (let i = 1; i <= 50; i++) first.stdin!.write(`line-${i}\n`)
+    await waitFor(async () => (await readTopic(broker.port, topic)).length === 50, {timeoutMs: 30_000, what: '50 lines stored'})
+    await stopBroker(broker, 'SIGKILL')
+    for (let i = 51; i <= 100; i++) first.stdin!.write(`line-${i}\n`)
+    await waitFor(() => spoolText(spool, topic).includes('line-100'), {timeoutMs: 30_000, what: 'line-100 in the spool'})
+    first.kill('SIGKILL')
+    await firstDone
+
+    broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
+    forwarder.pointAt(broker.port)
+    const input = Array.from({length: 50}, (_, i) => `line-${101 + i}\n`).join('')
+    const second = spawnCli([...args, '--json'], {META_STATE_DIR: state})
+    second.stdin!.end(input)
+    const result = await collect(second, 60_000)
+    assert.equal(result.code, 0, result.stderr)
+    const summary = JSON.parse(result.stdout) as {sent: number; spool: {leftover: number; resent: number; pending: number}}
+    assert.equal(summary.sent, 50)
+    assert.ok(summary.spool.leftover >= 50, `leftover ${summary.spool.leftover}`)
+    assert.equal(summary.spool.resent, summary.spool.leftover)
+    assert.equal(summary.spool.pending, 0)
+    assertAllInOrder(await readTopic(broker.port, topic), 150)
+    assert.deepEqual(readdirSync(spool), [], 'the spool is gone once sent')
+  })
+
+  it('--max-outage gives up (exit 1) and keeps the spool, also when the broker was never reached', async (t) => {
+    const spool = await tmpDir(t)
+    const forwarder = await tcpForwarder(t) // nothing behind it
+    const topic = uniqueName('never')
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--max-outage', '1s'])
+    child.stdin!.end('a\nb\nc\n')
+    const result = await collect(child, 60_000)
+    assert.equal(result.code, 1, result.stderr)
+    assert.match(result.stderr, /gave up after an outage of \d+ s \(max outage 1 s\): 3 messages kept in /)
+    assert.match(spoolText(spool, topic), /a[\s\S]*b[\s\S]*c/)
+
+    const fast = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
+    fast.stdin!.end('d\n')
+    const failed = await collect(fast, 30_000)
+    assert.equal(failed.code, 1)
+    assert.match(failed.stderr, /^error \[CONNECTION_FAILED\]: cannot reach broker/m, 'without --max-outage a broker never reached fails at once')
+  })
+
+  it('no spool by default (nor with --no-spool, -T): a lost broker ends meta send with exit 1 and no spool', async (t) => {
+    const spool = await tmpDir(t) // $META_STATE_DIR: where the spool would be
+    let broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const topic = uniqueName('nospool')
+    for (const flag of ['', '--no-spool', '-T']) {
+      if (flag === '--no-spool') broker = await spawnBroker(t, ['-d', await tmpDir(t)]) // the default's broker was killed; -T meets a dead one
+      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, ...(flag === '' ? [] : [flag])], {META_STATE_DIR: spool})
+      const done = collect(child, 60_000)
+      child.stdin!.on('error', () => {}) // EPIPE: the pacer may write once more after meta send gave up
+      child.stdin!.write('one\n')
+      if (flag !== '-T') {
+        await waitFor(async () => (await readTopic(broker.port, topic)).length >= 1, {timeoutMs: 30_000, what: 'the first line stored'})
+        await stopBroker(broker, 'SIGKILL')
+        const pacer = setInterval(() => child.stdin!.writable && child.stdin!.write('more\n'), 10)
+        const result = await done
+        clearInterval(pacer)
+        assert.equal(result.code, 1, result.stderr)
+        assert.match(result.stderr, /giving up: /)
+      } else {
+        child.stdin!.end()
+        const result = await done
+        assert.equal(result.code, 1, result.stderr) // the broker is gone: -T fails at once, nothing spooled
+      }
+      assert.deepEqual(readdirSync(spool), [], `${flag || 'default'}: no spool written`)
+    }
+  })
+
+  it('the spool flags: --spool-max and --max-outage need the spool, --spool does not go with -T (usage errors)', async (t) => {
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const base = ['send', '-t', uniqueName('flags'), '-b', `127.0.0.1:${broker.port}`]
+    for (const [extra, message] of [
+      [['--max-outage', '1m'], /--max-outage applies to the spool/],
+      [['--spool-max', '1GiB', '--no-spool'], /--spool-max applies to the spool/],
+      [['--spool', '-T'], /--spool cannot go with --transaction/],
+      [['--no-spool', '--spool-dir', '/tmp'], /--spool-dir turns the spool on/],
+    ] as const) {
+      const child = spawnCli([...base, ...extra])
+      child.stdin!.end('x\n')
+      const result = await collect(child, 30_000)
+      assert.equal(result.code, 2, `${extra.join(' ')}: ${result.stderr}`)
+      assert.match(result.stderr, message)
+    }
+  })
+})
