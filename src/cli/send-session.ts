@@ -36,13 +36,13 @@ export type {PartitionSummary} from './send-tally.js'
 export type {TransactionsSummary} from './send-transactions.js'
 
 /** MetaQ's default maxTransferSize (1 MiB) minus a record header: used when the broker does not say. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
+const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 - 20
 /** How long an interrupted send waits for acknowledgements of what is in flight. */
-export const INTERRUPT_GRACE_MS = 5000
+const INTERRUPT_GRACE_MS = 5000
 
-export type OversizePolicy = 'skip' | 'fail'
+type OversizePolicy = 'skip' | 'fail'
 
-export interface SendSessionOptions {
+interface SendSessionOptions {
   /** host:port of a standalone broker … */
   broker?: string
   /** … or a ZooKeeper connect string (cluster mode). */
