@@ -94,7 +94,7 @@ describe('Producer routing around a failing partition', () => {
     const keyed = createProducer({broker: `127.0.0.1:${broker.port}`, retries: 0, selector: 'hash'})
     t.after(() => keyed.close())
     let key = 0
-    while ((await keyed.send(topic, 'probe', {attribute: `k${key}`})).partition !== 0) key += 1
+    while ((await keyed.send(topic, 'probe', {attribute: `k${key}`})).partition !== 0 && key < 100) key += 1
     const again = await keyed.send(topic, 'keyed', {attribute: `k${key}`})
     assert.equal(again.success, false)
     assert.equal(again.error?.code, 'DISK_FULL')
