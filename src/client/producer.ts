@@ -11,7 +11,9 @@
  * messages or `maxQueuedBytes` bytes are unacknowledged (wait for 'drain', as with a stream).
  * Failures that are safe to retry (connection lost or refused, timeout, broker busy) are
  * retried `retries` times; a message whose partition was chosen by the selector may land on
- * another partition then (at-least-once: a retried put may be stored twice).
+ * another partition then (at-least-once: a retried put may be stored twice). A partition that
+ * answers DISK_FULL or SERVICE_UNAVAILABLE is avoided by such messages until it recovers
+ * (routing.ts); pinned, hash-keyed and custom-selector messages stay on their partition.
  *
  * Back-pressure: at most `maxInFlight` messages and `maxQueuedBytes` payload bytes are on
  * their way to brokers at once. Messages sent beyond that wait in the producer, in order, and
@@ -36,7 +38,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {reportCallbackError} from './callbacks.js'
 import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector} from './partition-selector.js'
-import {Router} from './routing.js'
+import {movableMessages, Router} from './routing.js'
 import {createTopology, type Topology} from './topology.js'
 import {
   DEFAULT_MAX_IN_FLIGHT,
@@ -124,6 +126,7 @@ export class Producer extends EventEmitter {
       log: this.log,
       ready: (task, partitions) => this.route(task, partitions),
       failed: (task, error) => this.fail(task, error),
+      movable: movableMessages(options.selector),
     })
   }
 
@@ -381,6 +384,7 @@ export class Producer extends EventEmitter {
     }
     const reply = this.reply
     if (frame!.code === 200 && reply.read(frame!.body)) {
+      this.router.succeeded(task.message.topic, task.brokerId, task.partition)
       this.complete(task, {
         success: true,
         topic: task.message.topic,
@@ -414,11 +418,14 @@ export class Producer extends EventEmitter {
     }
     // A closed partition (MetaQ's 403): a message the selector placed goes to another one.
     if (error.code === 'PARTITION_CLOSED') this.router.markClosed(task.message.topic, task.brokerId, task.partition)
+    // A partition that cannot write (disk full, unavailable): a movable message goes to another one until it recovers.
+    else if (error.code === 'DISK_FULL' || error.code === 'SERVICE_UNAVAILABLE') this.router.markFailing(task.message.topic, task.brokerId, task.partition, error)
     this.retryOrFail(task, error)
   }
 
   private onBatchResult(task: SendTask, err: MetaError | null, outcome: BatchOutcome | undefined, frame: ResponseFrame | undefined): void {
     if (outcome !== undefined) {
+      this.router.succeeded(task.message.topic, task.brokerId, task.partition)
       this.complete(task, {
         success: true,
         topic: task.message.topic,
