@@ -12,10 +12,10 @@
  * is: temp file, fdatasync, rename, directory fdatasync.
  */
 import {readFileSync} from 'node:fs'
-import {mkdir, open, rename} from 'node:fs/promises'
 import {join} from 'node:path'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import {STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME} from '../storage/layout.js'
+import {writeStateFile} from '../storage/closed-partitions.js'
 import {formatValue, parseServerIni, TOPIC_KEYS, type BrokerConfig, type TopicConfig, type TopicSettings} from './config/index.js'
 
 const FORMAT_VERSION = 1
@@ -66,26 +66,7 @@ export async function saveTopicOverlay(dataPath: string, overlay: TopicOverlay):
   const path = topicOverlayPath(dataPath)
   const topics: Record<string, Record<string, string>> = {}
   for (const topic of [...overlay.keys()].sort()) topics[topic] = overlay.get(topic)!
-  try {
-    await mkdir(dir, {recursive: true})
-    const tmp = `${path}.tmp`
-    const file = await open(tmp, 'w', 0o644)
-    try {
-      await file.writeFile(`${JSON.stringify({version: FORMAT_VERSION, topics}, null, 1)}\n`)
-      await file.datasync()
-    } finally {
-      await file.close()
-    }
-    await rename(tmp, path)
-    const dirHandle = await open(dir, 'r')
-    try {
-      await dirHandle.sync()
-    } finally {
-      await dirHandle.close()
-    }
-  } catch (error) {
-    throw new MetaError('STORAGE_ERROR', `cannot write "${path}": ${(error as Error).message}`, {cause: error})
-  }
+  await writeStateFile(dir, path, {version: FORMAT_VERSION, topics})
 }
 
 /**

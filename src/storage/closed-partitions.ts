@@ -67,12 +67,21 @@ export async function saveClosedPartitions(dataPath: string, map: ClosedPartitio
     const partitions = [...(map.get(topic) ?? [])].sort((a, b) => a - b)
     if (partitions.length > 0) closed[topic] = partitions
   }
+  await writeStateFile(dir, path, {version: FORMAT_VERSION, closed})
+}
+
+/**
+ * Write `value` as JSON to `path` in `dir` so that a crash leaves the old file or the new one,
+ * never a torn one: a temp file, fdatasync, rename, then an fsync of the directory. Used for the
+ * small state files under `<dataPath>/__meta_state/`. STORAGE_ERROR naming the path on failure.
+ */
+export async function writeStateFile(dir: string, path: string, value: unknown): Promise<void> {
   try {
     await mkdir(dir, {recursive: true})
     const tmp = `${path}.tmp`
     const file = await open(tmp, 'w', 0o644)
     try {
-      await file.writeFile(`${JSON.stringify({version: FORMAT_VERSION, closed}, null, 1)}\n`)
+      await file.writeFile(`${JSON.stringify(value, null, 1)}\n`)
       await file.datasync()
     } finally {
       await file.close()
