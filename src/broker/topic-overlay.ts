@@ -11,11 +11,10 @@
  * overlay wins key by key, also over a reloaded server.ini. Written as closed-partitions.json
  * is: temp file, fdatasync, rename, directory fdatasync.
  */
-import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import {STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME} from '../storage/layout.js'
-import {writeStateFile} from '../storage/closed-partitions.js'
+import {readStateFile, writeStateFile} from '../storage/closed-partitions.js'
 import {formatValue, parseServerIni, TOPIC_KEYS, type BrokerConfig, type TopicConfig, type TopicSettings} from './config/index.js'
 
 const FORMAT_VERSION = 1
@@ -30,13 +29,8 @@ function topicOverlayPath(dataPath: string): string {
 /** Read the overlay; empty when there is none. Throws STORAGE_CORRUPT naming the file when it is not ours. */
 export function loadTopicOverlay(dataPath: string): TopicOverlay {
   const path = topicOverlayPath(dataPath)
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
-    throw new MetaError('STORAGE_ERROR', `cannot read "${path}": ${(error as Error).message}`, {cause: error})
-  }
+  const text = readStateFile(path)
+  if (text === undefined) return new Map()
   const bad = (why: string) =>
     new MetaError('STORAGE_CORRUPT', `"${path}" is not a topic overlay file (${why}); fix or remove it (removing drops the topics created online)`, {
       details: {path},

@@ -27,13 +27,8 @@ export function closedPartitionsPath(dataPath: string): string {
 /** Read the file; an empty map when it does not exist. Throws STORAGE_CORRUPT naming the file when it is not ours. */
 export function loadClosedPartitions(dataPath: string): ClosedPartitionMap {
   const path = closedPartitionsPath(dataPath)
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
-    throw new MetaError('STORAGE_ERROR', `cannot read "${path}": ${(error as Error).message}`, {cause: error})
-  }
+  const text = readStateFile(path)
+  if (text === undefined) return new Map()
   const bad = (why: string) =>
     new MetaError('STORAGE_CORRUPT', `"${path}" is not a closed-partitions file (${why}); fix or remove it (removing reopens every partition)`, {
       details: {path},
@@ -95,5 +90,15 @@ export async function writeStateFile(dir: string, path: string, value: unknown):
     }
   } catch (error) {
     throw new MetaError('STORAGE_ERROR', `cannot write "${path}": ${(error as Error).message}`, {cause: error})
+  }
+}
+
+/** A state file's text; undefined when it does not exist. STORAGE_ERROR naming the path otherwise. */
+export function readStateFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new MetaError('STORAGE_ERROR', `cannot read "${path}": ${(error as Error).message}`, {cause: error})
   }
 }
