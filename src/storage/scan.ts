@@ -91,7 +91,8 @@ export async function scanFile(
       throw error
     }
     const {end, stop} = scanned
-    if (stop !== 'partial' || base + held >= to) return {end: base + end, stop}
+    // 'end' only means this chunk ended on a record boundary: the range may go on.
+    if ((stop !== 'partial' && stop !== 'end') || base + held >= to) return {end: base + end, stop}
     const rest = held - end
     const need = rest < RECORD_HEADER_BYTES ? 0 : RECORD_HEADER_BYTES + chunk.readInt32BE(end)
     if (base + end + need > to) return {end: base + end, stop: 'partial'}

@@ -8,13 +8,15 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {cp, readdir, rm} from 'node:fs/promises'
+import {cp, mkdir, readdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
 import {capturedLogger, tmpDir, waitFor} from '../helpers/index.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {segmentFiles} from '../helpers/segments.js'
 import {parseSyncStats} from '../../src/protocol/stats-body.js'
+import {encodeRecord} from '../../src/protocol/message-set.js'
+import {SCAN_CHUNK_BYTES} from '../../src/storage/layout.js'
 import type {ResultResponse as Result} from '../../src/protocol/commands/result.js'
 
 const TOPIC = 'heal'
@@ -123,6 +125,42 @@ describe('sync replication heals a slave ahead of its master', () => {
     await syncOnSlave(t, setup.port, ['y', 'y', 'y'])
     await setup.close()
     await assertHeals(t, masterDir, slaveDir, 63)
+  })
+
+  it('a master whose own log ends in a torn record, after a 1 MiB read that ends on a record boundary: recovery cuts it, and the pair takes puts', async (t) => {
+    // The kill -9 soak's "no whole record at offset … of kill-1" state: the master's last
+    // segment ends in 7 bytes of a record it never finished writing, past the first 1 MiB
+    // of the file, where a record ends exactly; the slave holds every whole record.
+    const masterDir = await tmpDir(t, 'meta-heal-master-')
+    const slaveDir = await tmpDir(t, 'meta-heal-slave-')
+    const count = SCAN_CHUNK_BYTES / 1024 + 5
+    const record = (i: number) => encodeRecord(BigInt(i + 1), 0, Buffer.from(`whole ${i}`.padEnd(1004, '.')))
+    const whole = Buffer.concat(Array.from({length: count}, (_, i) => record(i)))
+    for (const [dir, bytes] of [[masterDir, Buffer.concat([whole, record(count).subarray(0, 7)])], [slaveDir, whole]] as const) {
+      await mkdir(join(dir, `${TOPIC}-0`))
+      await writeFile(join(dir, `${TOPIC}-0`, '00000000000000000000.meta'), bytes)
+    }
+    const slave = await startTestBroker(t, {syncSlave: true, dataPath: slaveDir})
+    const master = await startTestBroker(t, {dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`})
+    const client = await RawClient.connect(t, master.port)
+    let last = ''
+    const reply = (await waitFor(
+      async () => {
+        const answer = (await client.request(`put ${TOPIC} 0 5 0 -1 1\r\nafter`)) as Result
+        last = text(answer)
+        return answer.code === 200 ? answer : undefined
+      },
+      {timeoutMs: 15_000, intervalMs: 50, what: `a put to ${TOPIC}-0 to succeed`},
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the last answer: ${last}`)
+    })) as Result
+    assert.equal(Number(text(reply).split(' ')[2]), whole.length, 'the put went where the whole records end')
+    assert.deepEqual(await cutFiles(slaveDir), [], 'the slave had nothing to cut')
+    await master.close()
+    await slave.close()
+    const ours = segmentFiles(masterDir, TOPIC)
+    const theirs = segmentFiles(slaveDir, TOPIC)
+    for (const [name, bytes] of ours) assert.ok(theirs.get(name)?.equals(bytes), `${name}: ${bytes.length} bytes on the master, ${theirs.get(name)?.length} on the slave`)
   })
 
   it('a fork point below what the slave confirmed to this master is refused with an alarm, and nothing is cut', async (t) => {

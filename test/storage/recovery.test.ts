@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {describe, test} from 'node:test'
 import {MessageStore} from '../../src/storage/index.js'
 import {decodeMessageSet} from '../../src/protocol/message-set.js'
+import {SCAN_CHUNK_BYTES} from '../../src/storage/layout.js'
 import {tmpDir} from '../helpers/index.js'
 import {files, handRecord, openStore, putMany, readAll, THRESHOLD_DEFAULTS} from './support.js'
 
@@ -137,6 +138,43 @@ describe('recovery', () => {
     assert.equal(log.maxOffset, first.length + second.length)
     assert.equal(log.nearestOffset(first.length + 3), first.length)
     assert.deepEqual(await readAll(log), Buffer.concat([first, second]))
+  })
+
+  test('MessageStore.open() scans past a read chunk that ends exactly on a record boundary: every record counted, a torn tail after it cut', async (t) => {
+    // 1024-byte records: one ends exactly where the scan's first 1 MiB read ends. A scan that
+    // took that chunk's end for the end of the range counted none of the records after it
+    // and kept the torn tail as part of the log (a sync master then could not send it).
+    const dataPath = await tmpDir(t)
+    const dir = join(dataPath, 'chunk-0')
+    mkdirSync(dir)
+    const record = (i: number) => handRecord(BigInt(i + 1), 0, Buffer.from(String(i).padStart(1004, '.')))
+    const count = SCAN_CHUNK_BYTES / 1024 + 3
+    const whole = Buffer.concat(Array.from({length: count}, (_, i) => record(i)))
+    const torn = record(count).subarray(0, 7)
+    writeFileSync(join(dir, SEGMENT), Buffer.concat([whole, torn]))
+    const store = await openStore(t, dataPath, {maxSegmentBytes: 4 * SCAN_CHUNK_BYTES})
+    const log = store.get('chunk', 0)
+    assert.ok(log)
+    assert.equal(log.maxOffset, whole.length, 'the torn 7 bytes are not part of the log')
+    assert.equal(statSync(join(dir, SEGMENT)).size, whole.length)
+    assert.equal(log.info().messageCount, count)
+    assert.equal(await log.shiftOffset(0, count - 1), whole.length - 1024, 'the index reaches the last record')
+    assert.deepEqual(await readAll(log), whole)
+  })
+
+  test('MessageStore.open() rebuilds a sealed segment\'s missing index past a read chunk that ends on a record boundary', async (t) => {
+    const dataPath = await tmpDir(t)
+    const dir = join(dataPath, 'sealed-0')
+    mkdirSync(dir)
+    const count = SCAN_CHUNK_BYTES / 1024 + 3
+    const first = Buffer.concat(Array.from({length: count}, (_, i) => handRecord(BigInt(i + 1), 0, Buffer.alloc(1004, 0x61 + (i % 26)))))
+    writeFileSync(join(dir, SEGMENT), first)
+    writeFileSync(join(dir, `${String(first.length).padStart(20, '0')}.meta`), handRecord(9999n, 0, Buffer.from('last')))
+    const store = await openStore(t, dataPath, {maxSegmentBytes: 4 * SCAN_CHUNK_BYTES})
+    const log = store.get('sealed', 0)
+    assert.ok(log)
+    assert.equal(log.info().messageCount, count + 1)
+    assert.equal(await log.shiftOffset(0, count), first.length, 'the sealed segment\'s records are all counted')
   })
 
   test('MessageStore.open() ignores other files and directories and fills empty partitions', async (t) => {
