@@ -128,9 +128,10 @@ describe('sync replication heals a slave ahead of its master', () => {
   })
 
   it('a master whose own log ends in a torn record, after a 1 MiB read that ends on a record boundary: recovery cuts it, and the pair takes puts', async (t) => {
-    // The kill -9 soak's "no whole record at offset … of kill-1" state: the master's last
-    // segment ends in 7 bytes of a record it never finished writing, past the first 1 MiB
-    // of the file, where a record ends exactly; the slave holds every whole record.
+    // The state the kill -9 cycles once left ("no whole record at offset … it cannot be sent
+    // to the sync slave", for good): the master's last segment ends in 7 bytes of a record it
+    // never finished writing, after the first 1 MiB of the file, which ends exactly on a
+    // record boundary (recovery's scan stopped there); the slave holds every whole record.
     const masterDir = await tmpDir(t, 'meta-heal-master-')
     const slaveDir = await tmpDir(t, 'meta-heal-slave-')
     const count = SCAN_CHUNK_BYTES / 1024 + 5

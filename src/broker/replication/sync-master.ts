@@ -489,7 +489,7 @@ export class SyncMaster {
       const {end} = scanRecords(read.data, 0, () => (count += 1))
       if (count > 0) return {bytes: read.data.subarray(0, end), count}
       const needed = read.data.length >= RECORD_HEADER_BYTES ? RECORD_HEADER_BYTES + read.data.readInt32BE(0) : RECORD_HEADER_BYTES
-      if (needed <= size || needed > 2 ** 31 - 1) throw new MetaError('STORAGE_CORRUPT', `no whole record at offset ${pos} of ${log.topic}-${log.partition}; it cannot be sent to the sync slave`)
+      if (needed <= size || needed > 2 ** 31 - 1) throw new MetaError('STORAGE_CORRUPT', `no whole record at offset ${pos} of the master's own log of ${log.topic}-${log.partition} (it ends at ${log.maxOffset}); it cannot be sent to the sync slave`)
       size = needed
     }
   }
