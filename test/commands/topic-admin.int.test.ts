@@ -57,7 +57,8 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(created.code, 0, created.stderr)
     assert.match(created.stdout, /topic "audit" created on broker 0/)
     assert.match(created.stdout, /\* numPartitions=3/)
-    assert.match(created.stdout, /\* deletePolicy=delete,72/)
+    // Shown as written (`delete,72h`), as reload shows it, not MetaQ's bare hours.
+    assert.match(created.stdout, /^  \* deletePolicy=delete,72h$/m)
     // Served at once: partition 2 takes a put, partition 3 does not exist.
     assert.equal((await send(b.url, 'audit', 2)).success, true)
     assert.equal((await send(b.url, 'audit', 3)).success, false)
@@ -80,6 +81,9 @@ describe('meta topic create|alter|delete', () => {
     const alter = await runCli(['topic', 'alter', 'orders', '--set', 'unflushThreshold=9', '--json', '-b', b.url])
     assert.equal(alter.code, 0, alter.stderr)
     assert.equal(JSON.parse(alter.stdout)[0].effective.unflushThreshold, '9')
+    const alterText = await runCli(['topic', 'alter', 'orders', '--set', 'deleteWhen=0 0 6,18 * * ?', '-b', b.url])
+    assert.equal(alterText.code, 0, alterText.stderr)
+    assert.match(alterText.stdout, /^    deletePolicy=delete,168h$/m, 'the [system] default, inherited')
 
     const dry = await runCli(['reload', '--dry-run', '-b', b.url])
     assert.equal(dry.code, 0, dry.stderr)
@@ -158,13 +162,14 @@ describe('meta topic create|alter|delete', () => {
 
     const dry = await runCli(['topic', 'delete', 'gone', '-b', b.url])
     assert.equal(dry.code, 0, dry.stderr)
-    assert.match(dry.stdout, /gone\s+0,1\s+2\s+\d+\s+1\s+billing/)
-    assert.match(dry.stderr, /dry run: nothing was deleted/)
+    assert.match(dry.stdout, /^\s*BROKER\s+TOPIC\s+PARTITIONS\s+WITH-DATA\s+MESSAGES\s+SIZE\s+CLOSED\s+GROUPS$/m)
+    assert.match(dry.stdout, /gone\s+2\s+0,1\s+2\s+\d+ B\s+1\s+billing/)
+    assert.match(dry.stderr, /dry run: nothing was deleted; add --execute to delete topic "gone" \(2 partitions, 2 messages\)/)
     assert.ok(existsSync(dir))
 
     const done = await runCli(['topic', 'delete', 'gone', '--execute', '-b', b.url])
     assert.equal(done.code, 0, done.stderr)
-    assert.match(done.stderr, /deleted topic "gone" with 2 messages/)
+    assert.match(done.stderr, /deleted topic "gone" \(2 partitions, 2 messages\)/)
     assert.equal(existsSync(dir), false)
     assert.equal(b.broker.store.get('gone', 0), undefined)
     assert.deepEqual(b.broker.topics.closedPartitions('gone'), [])
@@ -182,6 +187,25 @@ describe('meta topic create|alter|delete', () => {
     t.after(() => admin2.close())
     assert.deepEqual((await admin2.fetchOffsets('billing')).map((o) => o.topic), ['orders'])
     assert.equal(restarted.broker.topics.resolve('gone'), undefined)
+  })
+
+  it('delete dry run counts every partition of the topic, not only those with data, and says "1 message"', async (t) => {
+    const b = await startFromFile(t)
+    assert.equal((await runCli(['topic', 'create', 'half', '--partitions', '2', '-b', b.url])).code, 0)
+    assert.equal((await send(b.url, 'half', 0)).success, true)
+    const dry = await runCli(['topic', 'delete', 'half', '-b', b.url])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.match(dry.stdout, /^\s*0\s+half\s+2\s+0\s+1\s+\d+ B\s+-\s+-$/m)
+    assert.match(dry.stderr, /add --execute to delete topic "half" \(2 partitions, 1 message\)$/m)
+    const json = await runCli(['topic', 'delete', 'half', '--json', '-b', b.url])
+    assert.equal(json.code, 0, json.stderr)
+    const [answer] = JSON.parse(json.stdout)
+    assert.deepEqual([answer.removed.partitionCount, answer.removed.partitions, answer.removed.messages], [2, [0], 1])
+    // Never written to: no row of data, still its partitions.
+    assert.equal((await runCli(['topic', 'create', 'empty', '--partitions', '3', '-b', b.url])).code, 0)
+    const none = await runCli(['topic', 'delete', 'empty', '-b', b.url])
+    assert.match(none.stdout, /empty\s+3\s+-\s+0\s+0 B\s+-\s+-/)
+    assert.match(none.stderr, /\(3 partitions, 0 messages\)/)
   })
 
   it('delete --execute asks on a terminal; no deletes nothing, -y asks nothing', async (t) => {

@@ -140,8 +140,11 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   const logs = ctx.store.list().filter((log) => log.topic === topic)
   const infos = logs.map((log) => log.info())
   const groups = ctx.offsets.groupNames().filter((g) => ctx.offsets.get(g, [topic]).length > 0)
+  const withData = infos.map((i) => i.partition)
   const removed = {
-    partitions: infos.map((i) => i.partition),
+    // A topic no longer accepted (its section gone) still counts the partitions it has files for.
+    partitionCount: resolveTopic(ctx.config, topic)?.numPartitions ?? Math.max(0, ...withData.map((p) => p + 1)),
+    partitions: withData,
     messages: infos.reduce((sum, i) => sum + i.messageCount, 0),
     bytes: infos.reduce((sum, i) => sum + i.sizeBytes, 0),
     closedPartitions: ctx.topics.closedPartitions(topic),

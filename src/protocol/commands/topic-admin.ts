@@ -57,7 +57,18 @@ export interface TopicAdminReply {
   /** The topic's effective settings afterwards (server.ini key → value text); null once deleted. */
   effective: Record<string, string> | null
   /** delete: what is (or would be) removed. */
-  removed?: {partitions: number[]; messages: number; bytes: number; closedPartitions: number[]; groups: string[]}
+  removed?: {
+    /** The topic's partition count (numPartitions), whether or not each partition has files. */
+    partitionCount: number
+    /** The partitions with files on this broker. */
+    partitions: number[]
+    messages: number
+    bytes: number
+    closedPartitions: number[]
+    groups: string[]
+    /** Cluster mode: groups whose offsets for the topic on this broker were (or would be) removed from ZooKeeper. */
+    zkGroups?: string[]
+  }
   /** Notes for the operator (a topic still configured in server.ini, partitions added, …). */
   notes: string[]
 }
