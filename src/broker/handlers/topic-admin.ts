@@ -7,13 +7,13 @@
  */
 import {rm} from 'node:fs/promises'
 import {join} from 'node:path'
-import {ALL_TOPICS_TOKEN, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
+import {ALL_TOPICS_TOKEN, type TopicAdminAction, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {renderServerIni, resolveTopic} from '../config/index.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {isSyncSlave, type BrokerContext} from '../context.js'
 import {parseTopicSettings, settingsText} from '../topic-overlay.js'
 
 /** Most settings one request may carry (there are about ten `[topic=…]` keys). */
@@ -27,9 +27,8 @@ export function handleTopicAdmin(ctx: BrokerContext, conn: Connection, frame: To
       conn.endRequest()
     },
     (error: Error) => {
-      const code = isMetaError(error) ? error.code : 'INTERNAL'
-      const status = code === 'NOT_FOUND' ? Status.NOT_FOUND : code === 'INVALID_ARGUMENT' || code === 'CONFIG_INVALID' ? Status.BAD_REQUEST : undefined
-      conn.sendError(code, frame.opaque, error.message, status)
+      if (isMetaError(error)) conn.sendError(error.code, frame.opaque, error.message, error.status)
+      else conn.sendError('INTERNAL', frame.opaque, error.message)
       conn.endRequest()
     },
   )
@@ -42,6 +41,7 @@ async function run(ctx: BrokerContext, frame: TopicAdminCommand): Promise<TopicA
   }
   validateTopicName(frame.topic)
   if (frame.topic.includes('*')) throw MetaError.invalidArgument(`topic "${frame.topic}": expected a topic name, not a pattern`)
+  if (frame.action !== 'show') refuseOnSlave(ctx, frame.action, frame.topic)
   switch (frame.action) {
     case 'create':
       return create(ctx, frame.topic, request.settings ?? {})
@@ -53,6 +53,21 @@ async function run(ctx: BrokerContext, frame: TopicAdminCommand): Promise<TopicA
       requireExisting(ctx, frame.topic)
       return reply(ctx, 'show', frame.topic, false)
   }
+}
+
+/**
+ * A slave's topics are its master's (an asynchronous slave applies the master's server.ini,
+ * a synchronous one takes what the master sends): changing them on the slave alone would
+ * fork the two. Answered 403 with SLAVE_READ_ONLY, naming the role.
+ */
+function refuseOnSlave(ctx: BrokerContext, action: TopicAdminAction, topic: string): void {
+  const role = ctx.replica !== undefined ? 'an asynchronous slave' : isSyncSlave(ctx) ? 'a synchronous slave' : undefined
+  if (role === undefined) return
+  throw new MetaError(
+    'SLAVE_READ_ONLY',
+    `topic ${action} "${topic}" refused: broker ${ctx.config.system.brokerId} is ${role} (role slave) and follows its master's topics; run meta topic ${action} on the master`,
+    {status: Status.FORBIDDEN},
+  )
 }
 
 function parseRequest(body: Buffer): TopicAdminRequest {

@@ -8,7 +8,8 @@
  *               validated as server.ini validates them) and, for delete, `execute` (false: a
  *               dry run that only says what would be removed)
  *   → 200 + JSON TopicAdminReply; 400 INVALID_ARGUMENT/CONFIG_INVALID naming the value and
- *     what was expected; 404 NOT_FOUND for a topic the broker does not have
+ *     what was expected; 404 NOT_FOUND for a topic the broker does not have; 403
+ *     SLAVE_READ_ONLY for create, alter and delete on a slave (it follows its master's topics)
  *
  * What is created or changed online is kept by the broker as an overlay of its server.ini
  * (broker/topic-overlay.ts). MetaQ brokers do not know this command.
