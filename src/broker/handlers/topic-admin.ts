@@ -156,6 +156,7 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   const infos = logs.map((log) => log.info())
   const groups = ctx.offsets.groupNames().filter((g) => ctx.offsets.get(g, [topic]).length > 0)
   const withData = infos.map((i) => i.partition)
+  const cluster = ctx.cluster()
   const removed = {
     // A topic no longer accepted (its section gone) still counts the partitions it has files for.
     partitionCount: resolveTopic(ctx.config, topic)?.numPartitions ?? Math.max(0, ...withData.map((p) => p + 1)),
@@ -164,9 +165,12 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
     bytes: infos.reduce((sum, i) => sum + i.sizeBytes, 0),
     closedPartitions: ctx.topics.closedPartitions(topic),
     groups,
+    ...(cluster === undefined ? {} : {zkGroups: (await cluster.topicOffsetNodes(topic)).map((g) => g.group)}),
   }
   if (!execute) return {...reply(ctx, 'delete', topic, false), removed, notes: stillAccepted(ctx, topic)}
-  // First out of the config (an online-created topic is refused from now on), then its data.
+  // ZooKeeper first: when it does not answer, nothing is deleted yet (CLUSTER_ERROR).
+  if (cluster !== undefined) removed.zkGroups = await cluster.removeTopicOffsets(topic)
+  // Then out of the config (an online-created topic is refused from now on), then its data.
   const overlay = ctx.topicOverlay()
   if (overlay.delete(topic)) await ctx.changeTopicOverlay(overlay)
   const aside = join(ctx.config.system.dataPath, STATE_DIR_NAME, 'deleted-topics', `${topic}.${Date.now()}`)
@@ -179,8 +183,8 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   if (groups.length > 0) {
     await new Promise<void>((resolve, reject) => ctx.offsets.deleteTopic(topic, (err) => (err === null ? resolve() : reject(err))))
   }
-  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini still has it.
-  await ctx.changeTopicOverlay(ctx.topicOverlay())
+  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini names it.
+  await cluster?.topicDeleted(topic)
   ctx.log.info('topic deleted online', {topic, ...removed})
   return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
 }

@@ -100,7 +100,7 @@ export async function runTopicDelete(
     if (!json) process.stderr.write(`dry run: nothing was deleted; add --execute to delete ${what}\n`)
     return plan
   }
-  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
+  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets${plan.some((a) => a.removed?.zkGroups !== undefined) ? ' (also in ZooKeeper)' : ''}?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
   const done = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: true})
   if (!json) {
     process.stderr.write(`deleted topic "${topic}" (${describeRemoval(done)})\n`)
@@ -120,9 +120,13 @@ function counted(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
-/** One row per broker: the partition count, the partitions with data (files), messages, size, closed marks, groups with offsets. */
+/**
+ * One row per broker: the partition count, the partitions with data (files), messages, size,
+ * closed marks, groups with offsets on the broker, and in a cluster those with offsets in ZooKeeper.
+ */
 function renderDeletion(answers: readonly TopicAnswer[]): string {
   const list = (items: ReadonlyArray<number | string> | undefined) => (items === undefined || items.length === 0 ? '-' : items.join(','))
+  const cluster = answers.some((a) => a.removed?.zkGroups !== undefined)
   const rows = answers.map((a) => [
     a.brokerId,
     a.topic,
@@ -132,7 +136,9 @@ function renderDeletion(answers: readonly TopicAnswer[]): string {
     formatBytes(a.removed?.bytes ?? 0),
     list(a.removed?.closedPartitions),
     list(a.removed?.groups),
+    ...(cluster ? [list(a.removed?.zkGroups)] : []),
   ])
-  const headers = ['BROKER', 'TOPIC', 'PARTITIONS', 'WITH-DATA', 'MESSAGES', 'SIZE', 'CLOSED', 'GROUPS']
-  return `${renderTable(headers, rows, {align: ['right', 'left', 'right', 'left', 'right', 'right', 'left', 'left']})}\n`
+  const headers = ['BROKER', 'TOPIC', 'PARTITIONS', 'WITH-DATA', 'MESSAGES', 'SIZE', 'CLOSED', 'GROUPS', ...(cluster ? ['ZK-GROUPS'] : [])]
+  const align = ['right', 'left', 'right', 'left', 'right', 'right', 'left', 'left', 'left'] as const
+  return `${renderTable(headers, rows, {align: align.slice(0, headers.length)})}\n`
 }
