@@ -144,6 +144,21 @@ describe('meta topic create|alter|delete', () => {
     assert.deepEqual((await admin.topicAdmin('show', '-')).overlays, {})
   })
 
+  it('create and alter count the partitions of topics created online before their first put against maxPartitions', async (t) => {
+    const b = await startFromFile(t, '[system]\nnumPartitions=1\nmaxPartitions=4\n')
+    const ok = (args: string[]) => runCli([...args, '-b', b.url])
+    assert.equal((await ok(['topic', 'create', 'a', '--partitions', '3'])).code, 0)
+    // Nothing was put yet: "a" holds 3 of the 4 all the same.
+    const second = await ok(['topic', 'create', 'b', '--partitions', '2'])
+    assert.equal(second.code, 1, second.stderr)
+    assert.match(second.stderr, /^error \[PARTITION_LIMIT\]: cannot give topic "b" 2 partitions: this broker would serve 5 partitions \(with files or configured\), past its limit of 4 \(maxPartitions\)$/m)
+    assert.equal((await ok(['topic', 'alter', 'a', '--partitions', '4'])).code, 0)
+    const grow = await ok(['topic', 'alter', 'a', '--partitions', '5'])
+    assert.equal(grow.code, 1, grow.stderr)
+    assert.match(grow.stderr, /cannot give topic "a" 5 partitions: this broker would serve 5 partitions/)
+    assert.deepEqual(b.broker.config.topics.map((section) => section.pattern), ['a'], 'no section for the refused "b"')
+  })
+
   it('delete is a dry run unless --execute, then removes data, closed marks and group offsets', async (t) => {
     const b = await startFromFile(t)
     assert.equal((await runCli(['topic', 'create', 'gone', '--partitions', '2', '-b', b.url])).code, 0)

@@ -109,8 +109,8 @@ function requireExisting(ctx: BrokerContext, topic: string): void {
   }
 }
 
-function checkLimit(ctx: BrokerContext, topic: string, added: number): void {
-  const refusal = ctx.topics.onlineCreationRefusal(topic, added, ctx.store.list().length)
+function checkLimit(ctx: BrokerContext, topic: string, numPartitions: number): void {
+  const refusal = ctx.topics.onlineCreationRefusal(topic, numPartitions, ctx.store.list())
   if (refusal !== undefined) throw refusal
 }
 
@@ -140,7 +140,7 @@ async function alter(ctx: BrokerContext, topic: string, settings: Record<string,
         `numPartitions ${parsed.numPartitions} for topic "${topic}": expected at least ${current} (its current partition count); partitions only grow`,
       )
     }
-    checkLimit(ctx, topic, parsed.numPartitions - current)
+    checkLimit(ctx, topic, parsed.numPartitions)
     if (parsed.numPartitions > current) notes.push(`partitions ${current}..${parsed.numPartitions - 1} added`)
   }
   const overlay = ctx.topicOverlay()
