@@ -76,6 +76,9 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(grow.code, 0, grow.stderr)
     assert.match(grow.stdout, /partitions 3\.\.4 added/)
     assert.equal((await send(b.url, 'audit', 4)).success, true)
+    const growOne = await runCli(['topic', 'alter', 'audit', '--partitions', '6', '-b', b.url])
+    assert.equal(growOne.code, 0, growOne.stderr)
+    assert.match(growOne.stdout, /^  note: partition 5 added$/m)
 
     // A file topic changed online: the overlay key wins over the file's.
     const alter = await runCli(['topic', 'alter', 'orders', '--set', 'unflushThreshold=9', '--json', '-b', b.url])
@@ -87,12 +90,12 @@ describe('meta topic create|alter|delete', () => {
 
     const dry = await runCli(['reload', '--dry-run', '-b', b.url])
     assert.equal(dry.code, 0, dry.stderr)
-    assert.match(dry.stdout, /overlay \[topic=audit\] .*numPartitions=5/)
+    assert.match(dry.stdout, /overlay \[topic=audit\] .*numPartitions=6/)
     assert.match(dry.stdout, /overlay \[topic=orders\] unflushThreshold=9/)
 
     const described = await runCli(['topic', 'describe', 'audit', '-b', b.url])
     assert.equal(described.code, 0, described.stderr)
-    assert.match(described.stdout, /set online \(topic overlay\): .*numPartitions=5/)
+    assert.match(described.stdout, /set online \(topic overlay\): .*numPartitions=6/)
 
     // The file changes the same key: the overlay still wins, the rest of the file applies.
     await writeFile(b.path, '[system]\nnumPartitions=1\n[topic=orders]\nunflushThreshold=60\nacceptSubscribe=false\n')
@@ -100,11 +103,11 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(reload.code, 0, reload.stderr)
     assert.equal(b.broker.topics.resolve('orders')?.unflushThreshold, 9)
     assert.equal(b.broker.topics.resolve('orders')?.acceptSubscribe, false)
-    assert.equal(b.broker.topics.resolve('audit')?.numPartitions, 5)
+    assert.equal(b.broker.topics.resolve('audit')?.numPartitions, 6)
 
     await b.broker.close()
     const restarted = await startFromFile(t, INI, b.dataPath)
-    assert.equal(restarted.broker.topics.resolve('audit')?.numPartitions, 5)
+    assert.equal(restarted.broker.topics.resolve('audit')?.numPartitions, 6)
     assert.equal(restarted.broker.topics.resolve('audit')?.unflushThreshold, 7)
     assert.equal(restarted.broker.topics.resolve('orders')?.unflushThreshold, 9)
 
@@ -112,7 +115,7 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(exported.code, 0, exported.stderr)
     const config = parseServerIni(exported.stdout)
     const audit = config.topics.find((s) => s.pattern === 'audit')
-    assert.equal(audit?.numPartitions, 5)
+    assert.equal(audit?.numPartitions, 6)
     assert.equal(audit?.unflushThreshold, 7)
     assert.equal(config.topics.find((s) => s.pattern === 'orders')?.unflushThreshold, 9)
   })
@@ -157,6 +160,19 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(grow.code, 1, grow.stderr)
     assert.match(grow.stderr, /cannot give topic "a" 5 partitions: this broker would serve 5 partitions/)
     assert.deepEqual(b.broker.config.topics.map((section) => section.pattern), ['a'], 'no section for the refused "b"')
+  })
+
+  it('delete says why a deleted topic is still accepted: zero-config, or the wildcard section that takes it', async (t) => {
+    const any = await startFromFile(t, '[system]\nnumPartitions=1\n')
+    assert.equal((await send(any.url, 'clicks', 0)).success, true)
+    const r = await runCli(['topic', 'delete', 'clicks', '--execute', '-b', any.url])
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stderr, /^note: this broker still accepts "clicks" \(it accepts any topic \(zero-config: no \[topic=…\] section of its own\)\): a put creates it again, empty$/m)
+    const wild = await startFromFile(t, '[system]\nnumPartitions=1\n[topic=logs-*]\n')
+    assert.equal((await send(wild.url, 'logs-web', 0)).success, true)
+    const w = await runCli(['topic', 'delete', 'logs-web', '--execute', '-b', wild.url])
+    assert.equal(w.code, 0, w.stderr)
+    assert.match(w.stderr, /^note: this broker still accepts "logs-web" \(its \[topic=logs-\*\] section accepts "logs-web"\): a put creates it again, empty$/m)
   })
 
   it('delete is a dry run unless --execute, then removes data, closed marks and group offsets', async (t) => {

@@ -9,7 +9,7 @@ import {rm} from 'node:fs/promises'
 import {join} from 'node:path'
 import {ALL_TOPICS_TOKEN, type TopicAdminAction, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
-import {validateTopicName} from '../../protocol/names.js'
+import {topicPatternMatches, validateTopicName} from '../../protocol/names.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {renderServerIni, resolveTopic} from '../config/index.js'
 import type {Connection} from '../connection.js'
@@ -141,7 +141,9 @@ async function alter(ctx: BrokerContext, topic: string, settings: Record<string,
       )
     }
     checkLimit(ctx, topic, parsed.numPartitions)
-    if (parsed.numPartitions > current) notes.push(`partitions ${current}..${parsed.numPartitions - 1} added`)
+    const last = parsed.numPartitions - 1
+    if (last === current) notes.push(`partition ${current} added`)
+    else if (last > current) notes.push(`partitions ${current}..${last} added`)
   }
   const overlay = ctx.topicOverlay()
   overlay.set(topic, {...overlay.get(topic), ...settings})
@@ -189,12 +191,14 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
 }
 
-/** A note when server.ini still accepts the deleted topic (a put creates it again, empty). */
+/** A note when the configuration still accepts the deleted topic (a put creates it again, empty). */
 function stillAccepted(ctx: BrokerContext, topic: string): string[] {
   const withoutOverlay = ctx.config.topics.some((t) => t.pattern === topic) && !ctx.topicOverlay().has(topic)
   if (withoutOverlay) return [`server.ini still has a [topic=${topic}] section: the topic stays configured, empty (remove the section and reload to drop it)`]
-  if (resolveTopic(ctx.config, topic) !== undefined) return [`this broker still accepts "${topic}" (server.ini): a put creates it again, empty`]
-  return []
+  if (resolveTopic(ctx.config, topic) === undefined) return []
+  const wildcard = ctx.config.topics.find((t) => t.pattern.includes('*') && topicPatternMatches(t.pattern, topic))
+  const why = wildcard !== undefined ? `its [topic=${wildcard.pattern}] section accepts "${topic}"` : 'it accepts any topic (zero-config: no [topic=…] section of its own)'
+  return [`this broker still accepts "${topic}" (${why}): a put creates it again, empty`]
 }
 
 /** The effective configuration as a server.ini; `[topic=*]` keeps zero-config mode once it has topic sections. */
