@@ -132,7 +132,7 @@ describe('meta topic create|alter|delete', () => {
       [['topic', 'create', 'bad name'], 2, /bad name/],
       [['topic', 'create', 'logs-*'], 2, /invalid topic "logs-\*": must not contain "\*"/],
       [['topic', 'alter', 'nosuch', '--partitions', '2'], 1, /no such topic "nosuch"/],
-      [['topic', 'alter', 'orders'], 1, /expected --partitions or at least one --set/],
+      [['topic', 'alter', 'orders'], 2, /nothing to change for topic "orders": expected --partitions N or at least one --set key=value/],
       [['topic', 'delete', 'nosuch'], 1, /no such topic "nosuch"/],
       [['topic', 'create', 'x', '--zk', '127.0.0.1:1'], 2, /--zk needs --broker-id/],
     ]
