@@ -119,4 +119,25 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     await send(url, 'clicks', 0)
     await waitFor(async () => (await node()) !== undefined, {what: 'clicks registered again by its next first put'})
   })
+
+  it('delete --execute with ZooKeeper gone: refused within the client timeout (SERVICE_UNAVAILABLE), nothing deleted', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const {broker, url} = await startClustered(t, zk, root, '[topic=orders]\n')
+    const admin = await connectAdmin({broker: url})
+    t.after(() => admin.close())
+    await admin.topicAdmin('create', 'kept', {settings: {numPartitions: '1'}})
+    await send(url, 'kept', 0)
+    await zk.stop()
+    try {
+      await assert.rejects(admin.topicAdmin('delete', 'kept', {execute: true}), (error: Error & {code?: string}) => {
+        assert.equal(error.code, 'SERVICE_UNAVAILABLE', error.message)
+        assert.match(error.message, /^topic delete "kept": cannot (read|remove) its consumer offsets in ZooKeeper \(.+\): its data, configuration and group offsets on this broker are untouched; try again$/)
+        return true
+      })
+      assert.notEqual(broker.store.get('kept', 0), undefined, 'the data stays')
+      assert.equal(broker.topics.resolve('kept')?.numPartitions, 1, 'the topic stays configured')
+    } finally {
+      await zk.start()
+    }
+  })
 })

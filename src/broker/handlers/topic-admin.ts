@@ -18,6 +18,8 @@ import {parseTopicSettings, settingsText} from '../topic-overlay.js'
 
 /** Most settings one request may carry (there are about ten `[topic=…]` keys). */
 const MAX_SETTINGS = 64
+/** Longest wait for ZooKeeper in a topic delete, in ms: under a client's default request timeout (10 s). */
+const ZK_STEP_TIMEOUT_MS = 5_000
 
 export function handleTopicAdmin(ctx: BrokerContext, conn: Connection, frame: TopicAdminCommand): void {
   conn.beginRequest()
@@ -167,11 +169,11 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
     bytes: infos.reduce((sum, i) => sum + i.sizeBytes, 0),
     closedPartitions: ctx.topics.closedPartitions(topic),
     groups,
-    ...(cluster === undefined ? {} : {zkGroups: (await cluster.topicOffsetNodes(topic)).map((g) => g.group)}),
+    ...(cluster === undefined ? {} : {zkGroups: (await inZooKeeper(topic, 'read its consumer offsets', cluster.topicOffsetNodes(topic))).map((g) => g.group)}),
   }
   if (!execute) return {...reply(ctx, 'delete', topic, false), removed, notes: stillAccepted(ctx, topic)}
   // ZooKeeper first: when it does not answer, nothing is deleted yet (CLUSTER_ERROR).
-  if (cluster !== undefined) removed.zkGroups = await cluster.removeTopicOffsets(topic)
+  if (cluster !== undefined) removed.zkGroups = await inZooKeeper(topic, 'remove its consumer offsets', cluster.removeTopicOffsets(topic))
   // Then out of the config (an online-created topic is refused from now on), then its data.
   const overlay = ctx.topicOverlay()
   if (overlay.delete(topic)) await ctx.changeTopicOverlay(overlay)
@@ -189,6 +191,28 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   await cluster?.topicDeleted(topic)
   ctx.log.info('topic deleted online', {topic, ...removed})
   return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
+}
+
+/**
+ * `work` in ZooKeeper for a topic delete, bounded by ZK_STEP_TIMEOUT_MS. Rejects with
+ * SERVICE_UNAVAILABLE (retriable) saying that nothing on this broker was deleted.
+ */
+async function inZooKeeper<T>(topic: string, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ZK_STEP_TIMEOUT_MS} ms`)), ZK_STEP_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } catch (error) {
+    throw new MetaError(
+      'SERVICE_UNAVAILABLE',
+      `topic delete "${topic}": cannot ${what} in ZooKeeper (${(error as Error).message}): its data, configuration and group offsets on this broker are untouched; try again`,
+      {cause: error},
+    )
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** A note when the configuration still accepts the deleted topic (a put creates it again, empty). */
