@@ -167,6 +167,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       reload: (dryRun) => this.reload(undefined, {dryRun}),
       topicOverlay: () => new Map([...this.overlay].map(([topic, settings]) => [topic, {...settings}])),
       changeTopicOverlay: (overlay) => this.changeTopicOverlay(overlay),
+      cluster: () => this.cluster,
     }
     this.roles = new Roles({
       context: this.context,

@@ -19,7 +19,7 @@ import {open, unlink} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {Logger} from '../log.js'
 import {BrokerRegistry, type RegisteredTopic} from '../cluster/broker-registry.js'
-import {ZkPaths} from '../cluster/paths.js'
+import {parseBrokerPartition, ZkPaths} from '../cluster/paths.js'
 import {CreateMode, ZkSession} from '../cluster/zk-session.js'
 import type {BrokerConfig} from './config/index.js'
 import type {TopicRegistry} from './topics.js'
@@ -144,6 +144,51 @@ export class ClusterRegistration {
       work.push(described === undefined ? this.registry.unregisterTopic(name) : this.registry.registerTopic(described))
     }
     await Promise.all(work)
+  }
+
+  /**
+   * The consumer groups with offsets in ZooKeeper for `topic` on this broker (MetaQ's clients
+   * store them at `consumers/<group>/offsets/<topic>/<brokerId>-<partition>`), sorted, each
+   * with the offset nodes of this broker's partitions.
+   */
+  async topicOffsetNodes(topic: string): Promise<Array<{group: string; nodes: string[]}>> {
+    const paths = new ZkPaths(this.config.zookeeper.zkRoot)
+    const brokerId = this.config.system.brokerId
+    const groups = await this.session.children(paths.consumers())
+    const found = await Promise.all(
+      groups.map(async (group) => {
+        const children = await this.session.children(paths.offsets(group, topic))
+        const nodes = children.filter((child) => parseBrokerPartition(child)?.brokerId === brokerId).map((child) => `${paths.offsets(group, topic)}/${child}`)
+        return {group, nodes}
+      }),
+    )
+    return found.filter((g) => g.nodes.length > 0)
+  }
+
+  /**
+   * Remove the consumer offsets ZooKeeper holds for `topic` on this broker (and a group's
+   * `offsets/<topic>` node once no broker has one left). Returns the groups that had some.
+   * Rejects with CLUSTER_ERROR when ZooKeeper does not answer.
+   */
+  async removeTopicOffsets(topic: string): Promise<string[]> {
+    const paths = new ZkPaths(this.config.zookeeper.zkRoot)
+    const found = await this.topicOffsetNodes(topic)
+    for (const {group, nodes} of found) {
+      for (const node of nodes) await this.session.remove(node)
+      // Another broker's partitions of the topic keep their offsets (and the node).
+      await this.session.removeIfEmpty(paths.offsets(group, topic))
+    }
+    return found.map((g) => g.group)
+  }
+
+  /**
+   * A topic deleted on this broker: its registration goes unless server.ini names it (then it
+   * stays, as at a start). A topic accepted only by a wildcard or by zero-config mode is
+   * registered again at its next first put, as at a start.
+   */
+  async topicDeleted(topic: string): Promise<void> {
+    if (this.topics.configuredTopics().includes(topic)) return
+    await this.registry.unregisterTopic(topic)
   }
 
   /** Called for every put's storage outcome; failures take the broker out of topics-pub. */

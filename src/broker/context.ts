@@ -19,6 +19,7 @@ import type {SyncMaster} from './replication/sync-master.js'
 import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 import type {AccessControl} from './auth/access.js'
+import type {ClusterRegistration} from './cluster-registration.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
 interface ReplicaRole {
@@ -78,6 +79,8 @@ export interface BrokerContext {
   topicOverlay(): TopicOverlay
   /** Check, save and apply a new topic overlay, in line with reloads; rejects with CONFIG_INVALID when refused. */
   changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport>
+  /** The ZooKeeper registration, in cluster mode (cluster-registration.ts). */
+  cluster(): ClusterRegistration | undefined
   /** Set when the broker checks rights (a users file or [security]): every request is checked (auth/check.ts). */
   access?: AccessControl
 }

@@ -79,17 +79,28 @@ export class TopicRegistry {
   }
 
   /**
-   * Why `meta topic create|alter` may not add `added` partitions to `topic` on a broker that
-   * serves `served` partitions (those with files; undefined: it may). The broker's partition
-   * limit (`maxPartitions`) counts the added partitions now, though
-   * their files are made at their first put.
+   * Why `meta topic create|alter` may not give `topic` `numPartitions` partitions (undefined:
+   * it may). Against the broker's partition limit (`maxPartitions`) count every partition it
+   * would then serve: those with files (`withFiles`) and every partition of each topic named
+   * in the configuration (server.ini and the topic overlay), files or not, so that topics
+   * created online hold their partitions before their first put. A change that adds no
+   * partition is never refused.
    */
-  onlineCreationRefusal(topic: string, added: number, served: number): MetaError | undefined {
+  onlineCreationRefusal(topic: string, numPartitions: number, withFiles: ReadonlyArray<{topic: string; partition: number}>): MetaError | undefined {
     const limit = this.config.system.maxPartitions
-    if (added <= 0 || served + added <= limit) return undefined
+    const served = new Set<string>()
+    const add = (name: string, partition: number) => served.add(`${name}\u0000${partition}`)
+    for (const log of withFiles) add(log.topic, log.partition)
+    for (const name of this.configuredTopics()) {
+      const count = this.resolve(name)?.numPartitions ?? 0
+      for (let p = 0; p < count; p++) add(name, p)
+    }
+    const before = served.size
+    for (let p = 0; p < numPartitions; p++) add(topic, p)
+    if (served.size === before || served.size <= limit) return undefined
     return new MetaError(
       'PARTITION_LIMIT',
-      `cannot add ${added} partitions to topic "${topic}": this broker serves ${served} partitions and its limit is ${limit} (maxPartitions)`,
+      `cannot give topic "${topic}" ${numPartitions} partition${numPartitions === 1 ? '' : 's'}: this broker would serve ${served.size} partitions (with files or configured), past its limit of ${limit} (maxPartitions)`,
     )
   }
 

@@ -174,6 +174,18 @@ export class ZkSession extends EventEmitter {
     }
   }
 
+  /** Remove a node if it has no children (false when it has, or got one meanwhile); a missing node is fine. */
+  async removeIfEmpty(path: string): Promise<boolean> {
+    if ((await this.children(path)).length > 0) return false
+    try {
+      await this.remove(path)
+      return true
+    } catch (error) {
+      if (code(error) === NOT_EMPTY) return false
+      throw error
+    }
+  }
+
   /** Remove a node and everything under it. */
   async removeTree(path: string): Promise<void> {
     for (const child of await this.children(path)) await this.removeTree(`${path}/${child}`)

@@ -1,7 +1,8 @@
 /**
  * What a new user is told when they reach for something meta names differently, through the
- * built CLI against a real broker: a mistyped stats item names the item, `meta topic create`
- * says how topics come to exist, and `meta stats` labels MetaQ's version next to meta's.
+ * built CLI against a real broker: a mistyped stats item names the item, `meta produce` names
+ * the command that does it, and `meta stats` labels MetaQ's version next to meta's.
+ * (`meta topic create` exists now: test/commands/topic-admin.int.test.ts.)
  * Every run has a deadline (kill + fail).
  */
 import {describe, it} from 'node:test'

@@ -57,7 +57,8 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(created.code, 0, created.stderr)
     assert.match(created.stdout, /topic "audit" created on broker 0/)
     assert.match(created.stdout, /\* numPartitions=3/)
-    assert.match(created.stdout, /\* deletePolicy=delete,72/)
+    // Shown as written (`delete,72h`), as reload shows it, not MetaQ's bare hours.
+    assert.match(created.stdout, /^  \* deletePolicy=delete,72h$/m)
     // Served at once: partition 2 takes a put, partition 3 does not exist.
     assert.equal((await send(b.url, 'audit', 2)).success, true)
     assert.equal((await send(b.url, 'audit', 3)).success, false)
@@ -75,20 +76,26 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(grow.code, 0, grow.stderr)
     assert.match(grow.stdout, /partitions 3\.\.4 added/)
     assert.equal((await send(b.url, 'audit', 4)).success, true)
+    const growOne = await runCli(['topic', 'alter', 'audit', '--partitions', '6', '-b', b.url])
+    assert.equal(growOne.code, 0, growOne.stderr)
+    assert.match(growOne.stdout, /^  note: partition 5 added$/m)
 
     // A file topic changed online: the overlay key wins over the file's.
     const alter = await runCli(['topic', 'alter', 'orders', '--set', 'unflushThreshold=9', '--json', '-b', b.url])
     assert.equal(alter.code, 0, alter.stderr)
     assert.equal(JSON.parse(alter.stdout)[0].effective.unflushThreshold, '9')
+    const alterText = await runCli(['topic', 'alter', 'orders', '--set', 'deleteWhen=0 0 6,18 * * ?', '-b', b.url])
+    assert.equal(alterText.code, 0, alterText.stderr)
+    assert.match(alterText.stdout, /^    deletePolicy=delete,168h$/m, 'the [system] default, inherited')
 
     const dry = await runCli(['reload', '--dry-run', '-b', b.url])
     assert.equal(dry.code, 0, dry.stderr)
-    assert.match(dry.stdout, /overlay \[topic=audit\] .*numPartitions=5/)
+    assert.match(dry.stdout, /overlay \[topic=audit\] .*numPartitions=6/)
     assert.match(dry.stdout, /overlay \[topic=orders\] unflushThreshold=9/)
 
     const described = await runCli(['topic', 'describe', 'audit', '-b', b.url])
     assert.equal(described.code, 0, described.stderr)
-    assert.match(described.stdout, /set online \(topic overlay\): .*numPartitions=5/)
+    assert.match(described.stdout, /set online \(topic overlay\): .*numPartitions=6/)
 
     // The file changes the same key: the overlay still wins, the rest of the file applies.
     await writeFile(b.path, '[system]\nnumPartitions=1\n[topic=orders]\nunflushThreshold=60\nacceptSubscribe=false\n')
@@ -96,11 +103,11 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(reload.code, 0, reload.stderr)
     assert.equal(b.broker.topics.resolve('orders')?.unflushThreshold, 9)
     assert.equal(b.broker.topics.resolve('orders')?.acceptSubscribe, false)
-    assert.equal(b.broker.topics.resolve('audit')?.numPartitions, 5)
+    assert.equal(b.broker.topics.resolve('audit')?.numPartitions, 6)
 
     await b.broker.close()
     const restarted = await startFromFile(t, INI, b.dataPath)
-    assert.equal(restarted.broker.topics.resolve('audit')?.numPartitions, 5)
+    assert.equal(restarted.broker.topics.resolve('audit')?.numPartitions, 6)
     assert.equal(restarted.broker.topics.resolve('audit')?.unflushThreshold, 7)
     assert.equal(restarted.broker.topics.resolve('orders')?.unflushThreshold, 9)
 
@@ -108,7 +115,7 @@ describe('meta topic create|alter|delete', () => {
     assert.equal(exported.code, 0, exported.stderr)
     const config = parseServerIni(exported.stdout)
     const audit = config.topics.find((s) => s.pattern === 'audit')
-    assert.equal(audit?.numPartitions, 5)
+    assert.equal(audit?.numPartitions, 6)
     assert.equal(audit?.unflushThreshold, 7)
     assert.equal(config.topics.find((s) => s.pattern === 'orders')?.unflushThreshold, 9)
   })
@@ -125,7 +132,7 @@ describe('meta topic create|alter|delete', () => {
       [['topic', 'create', 'bad name'], 2, /bad name/],
       [['topic', 'create', 'logs-*'], 2, /invalid topic "logs-\*": must not contain "\*"/],
       [['topic', 'alter', 'nosuch', '--partitions', '2'], 1, /no such topic "nosuch"/],
-      [['topic', 'alter', 'orders'], 1, /expected --partitions or at least one --set/],
+      [['topic', 'alter', 'orders'], 2, /nothing to change for topic "orders": expected --partitions N or at least one --set key=value/],
       [['topic', 'delete', 'nosuch'], 1, /no such topic "nosuch"/],
       [['topic', 'create', 'x', '--zk', '127.0.0.1:1'], 2, /--zk needs --broker-id/],
     ]
@@ -138,6 +145,34 @@ describe('meta topic create|alter|delete', () => {
     const admin = await connectAdmin({broker: b.url})
     t.after(() => admin.close())
     assert.deepEqual((await admin.topicAdmin('show', '-')).overlays, {})
+  })
+
+  it('create and alter count the partitions of topics created online before their first put against maxPartitions', async (t) => {
+    const b = await startFromFile(t, '[system]\nnumPartitions=1\nmaxPartitions=4\n')
+    const ok = (args: string[]) => runCli([...args, '-b', b.url])
+    assert.equal((await ok(['topic', 'create', 'a', '--partitions', '3'])).code, 0)
+    // Nothing was put yet: "a" holds 3 of the 4 all the same.
+    const second = await ok(['topic', 'create', 'b', '--partitions', '2'])
+    assert.equal(second.code, 1, second.stderr)
+    assert.match(second.stderr, /^error \[PARTITION_LIMIT\]: cannot give topic "b" 2 partitions: this broker would serve 5 partitions \(with files or configured\), past its limit of 4 \(maxPartitions\)$/m)
+    assert.equal((await ok(['topic', 'alter', 'a', '--partitions', '4'])).code, 0)
+    const grow = await ok(['topic', 'alter', 'a', '--partitions', '5'])
+    assert.equal(grow.code, 1, grow.stderr)
+    assert.match(grow.stderr, /cannot give topic "a" 5 partitions: this broker would serve 5 partitions/)
+    assert.deepEqual(b.broker.config.topics.map((section) => section.pattern), ['a'], 'no section for the refused "b"')
+  })
+
+  it('delete says why a deleted topic is still accepted: zero-config, or the wildcard section that takes it', async (t) => {
+    const any = await startFromFile(t, '[system]\nnumPartitions=1\n')
+    assert.equal((await send(any.url, 'clicks', 0)).success, true)
+    const r = await runCli(['topic', 'delete', 'clicks', '--execute', '-b', any.url])
+    assert.equal(r.code, 0, r.stderr)
+    assert.match(r.stderr, /^note: this broker still accepts "clicks" \(it accepts any topic \(zero-config: no \[topic=…\] section of its own\)\): a put creates it again, empty$/m)
+    const wild = await startFromFile(t, '[system]\nnumPartitions=1\n[topic=logs-*]\n')
+    assert.equal((await send(wild.url, 'logs-web', 0)).success, true)
+    const w = await runCli(['topic', 'delete', 'logs-web', '--execute', '-b', wild.url])
+    assert.equal(w.code, 0, w.stderr)
+    assert.match(w.stderr, /^note: this broker still accepts "logs-web" \(its \[topic=logs-\*\] section accepts "logs-web"\): a put creates it again, empty$/m)
   })
 
   it('delete is a dry run unless --execute, then removes data, closed marks and group offsets', async (t) => {
@@ -158,13 +193,14 @@ describe('meta topic create|alter|delete', () => {
 
     const dry = await runCli(['topic', 'delete', 'gone', '-b', b.url])
     assert.equal(dry.code, 0, dry.stderr)
-    assert.match(dry.stdout, /gone\s+0,1\s+2\s+\d+\s+1\s+billing/)
-    assert.match(dry.stderr, /dry run: nothing was deleted/)
+    assert.match(dry.stdout, /^\s*BROKER\s+TOPIC\s+PARTITIONS\s+WITH-DATA\s+MESSAGES\s+SIZE\s+CLOSED\s+GROUPS$/m)
+    assert.match(dry.stdout, /gone\s+2\s+0,1\s+2\s+\d+ B\s+1\s+billing/)
+    assert.match(dry.stderr, /dry run: nothing was deleted; add --execute to delete topic "gone" \(2 partitions, 2 messages\)/)
     assert.ok(existsSync(dir))
 
     const done = await runCli(['topic', 'delete', 'gone', '--execute', '-b', b.url])
     assert.equal(done.code, 0, done.stderr)
-    assert.match(done.stderr, /deleted topic "gone" with 2 messages/)
+    assert.match(done.stderr, /deleted topic "gone" \(2 partitions, 2 messages\)/)
     assert.equal(existsSync(dir), false)
     assert.equal(b.broker.store.get('gone', 0), undefined)
     assert.deepEqual(b.broker.topics.closedPartitions('gone'), [])
@@ -182,6 +218,25 @@ describe('meta topic create|alter|delete', () => {
     t.after(() => admin2.close())
     assert.deepEqual((await admin2.fetchOffsets('billing')).map((o) => o.topic), ['orders'])
     assert.equal(restarted.broker.topics.resolve('gone'), undefined)
+  })
+
+  it('delete dry run counts every partition of the topic, not only those with data, and says "1 message"', async (t) => {
+    const b = await startFromFile(t)
+    assert.equal((await runCli(['topic', 'create', 'half', '--partitions', '2', '-b', b.url])).code, 0)
+    assert.equal((await send(b.url, 'half', 0)).success, true)
+    const dry = await runCli(['topic', 'delete', 'half', '-b', b.url])
+    assert.equal(dry.code, 0, dry.stderr)
+    assert.match(dry.stdout, /^\s*0\s+half\s+2\s+0\s+1\s+\d+ B\s+-\s+-$/m)
+    assert.match(dry.stderr, /add --execute to delete topic "half" \(2 partitions, 1 message\)$/m)
+    const json = await runCli(['topic', 'delete', 'half', '--json', '-b', b.url])
+    assert.equal(json.code, 0, json.stderr)
+    const [answer] = JSON.parse(json.stdout)
+    assert.deepEqual([answer.removed.partitionCount, answer.removed.partitions, answer.removed.messages], [2, [0], 1])
+    // Never written to: no row of data, still its partitions.
+    assert.equal((await runCli(['topic', 'create', 'empty', '--partitions', '3', '-b', b.url])).code, 0)
+    const none = await runCli(['topic', 'delete', 'empty', '-b', b.url])
+    assert.match(none.stdout, /empty\s+3\s+-\s+0\s+0 B\s+-\s+-/)
+    assert.match(none.stderr, /\(3 partitions, 0 messages\)/)
   })
 
   it('delete --execute asks on a terminal; no deletes nothing, -y asks nothing', async (t) => {

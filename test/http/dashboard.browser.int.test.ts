@@ -136,6 +136,9 @@ describe('dashboard in Chromium', () => {
     await page.waitForFunction(`document.getElementById('messages').textContent.includes('burst 4')`)
     await open('/topics/events/0')
     await page.waitForSelector('.message')
+    // A message's size is its payload's length, as in HTTP /get JSON and meta tail -J (not the stored record's).
+    const sizes = await page.$$eval('.message span[title="payload bytes"]', (spans) => spans.map((s) => s.textContent))
+    assert.deepEqual(sizes, ['14 bytes', '4 bytes'])
     await page.selectOption('#format', 'hex')
     await page.waitForFunction(`document.getElementById('messages').textContent.includes('00 01 02 ff')`)
     await shot('browser-hex')

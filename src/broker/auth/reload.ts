@@ -3,27 +3,15 @@
  * holds from each connection's next request), then server.ini as without access control, and its
  * [security] anonymous rights applied. A broker started without -c reloads only the users file.
  */
-import {isMetaError, Status} from '../../protocol/errors.js'
 import type {ConfigReloadCommand, ReloadReport} from '../../protocol/commands/broker-admin.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {answerReload} from '../handlers/admin.js'
 import type {AccessControl} from './access.js'
 import {readUsersFile} from './users-file.js'
 
 export function handleAccessReload(ctx: BrokerContext, conn: Connection, frame: ConfigReloadCommand, access: AccessControl): void {
-  const dryRun = frame.mode === 'check'
-  conn.beginRequest()
-  reloadAccess(ctx, access, dryRun).then(
-    (report) => {
-      conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report))
-      conn.endRequest()
-    },
-    (error: Error) => {
-      const status = isMetaError(error, 'CONFIG_INVALID') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR
-      conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, error.message, status)
-      conn.endRequest()
-    },
-  )
+  answerReload(conn, frame.opaque, reloadAccess(ctx, access, frame.mode === 'check'))
 }
 
 /** Re-read the users file (and server.ini when the broker has one); what `meta reload` and SIGHUP do. */

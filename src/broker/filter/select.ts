@@ -90,30 +90,43 @@ type FilteredSlice =
   | {kind: 'skip'; skip: number}
 
 /**
+ * The record at `pos` as a filter sees it: `subject` gets its attribute and body, and the
+ * result is where the next record starts; -1 (subject untouched) when no whole valid record
+ * starts there: a partial record, a length outside 0..maxPayloadBytes, or an attribute
+ * block longer than the payload.
+ */
+function readRecord(data: Buffer, pos: number, maxPayloadBytes: number, subject: FilterSubject): number {
+  if (data.length - pos < RECORD_HEADER_BYTES) return -1
+  const length = int32At(data, pos)
+  if (length < 0 || length > maxPayloadBytes) return -1
+  const next = pos + RECORD_HEADER_BYTES + length
+  if (next > data.length) return -1
+  const payload = pos + RECORD_HEADER_BYTES
+  let bodyStart = payload
+  let attribute: string | undefined
+  if ((int32At(data, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
+    const attrLength = length >= 4 ? int32At(data, payload) : -1
+    if (attrLength < 0 || 4 + attrLength > length) return -1
+    attribute = data.toString('utf8', payload + 4, payload + 4 + attrLength)
+    bodyStart = payload + 4 + attrLength
+  }
+  subject.attribute = attribute
+  subject.body = data.subarray(bodyStart, next)
+  return next
+}
+
+/**
  * Scan a slice of stored records (starting at a record boundary) with a filter. Reads the
  * length, flag and attribute of each record; stops at the first record whose length or
  * attribute block is invalid (as at a partial record), leaving it to the next get.
  */
 export function selectSlice(data: Buffer, matches: FilterPredicate, maxPayloadBytes: number): FilteredSlice {
-  const end = data.length
   let pos = 0
   let firstMatches: boolean | undefined
   const subject: FilterSubject = {attribute: undefined, body: data}
-  while (end - pos >= RECORD_HEADER_BYTES) {
-    const length = int32At(data, pos)
-    if (length < 0 || length > maxPayloadBytes) break
-    const next = pos + RECORD_HEADER_BYTES + length
-    if (next > end) break
-    const payload = pos + RECORD_HEADER_BYTES
-    let bodyStart = payload
-    subject.attribute = undefined
-    if ((int32At(data, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
-      const attrLength = length >= 4 ? int32At(data, payload) : -1
-      if (attrLength < 0 || 4 + attrLength > length) break
-      subject.attribute = data.toString('utf8', payload + 4, payload + 4 + attrLength)
-      bodyStart = payload + 4 + attrLength
-    }
-    subject.body = data.subarray(bodyStart, next)
+  for (;;) {
+    const next = readRecord(data, pos, maxPayloadBytes, subject)
+    if (next < 0) break
     const match = matches(subject)
     if (firstMatches === undefined) firstMatches = match
     else if (match !== firstMatches) break
@@ -143,21 +156,9 @@ export function filteredValue(data: Buffer, offset: number, matches: FilterPredi
   let bodyBytes = 8
   let pos = 0
   const subject: FilterSubject = {attribute: undefined, body: data}
-  while (data.length - pos >= RECORD_HEADER_BYTES) {
-    const length = int32At(data, pos)
-    if (length < 0 || length > maxPayloadBytes) break
-    const next = pos + RECORD_HEADER_BYTES + length
-    if (next > data.length) break
-    const payload = pos + RECORD_HEADER_BYTES
-    let bodyStart = payload
-    subject.attribute = undefined
-    if ((int32At(data, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
-      const attrLength = length >= 4 ? int32At(data, payload) : -1
-      if (attrLength < 0 || 4 + attrLength > length) break
-      subject.attribute = data.toString('utf8', payload + 4, payload + 4 + attrLength)
-      bodyStart = payload + 4 + attrLength
-    }
-    subject.body = data.subarray(bodyStart, next)
+  for (;;) {
+    const next = readRecord(data, pos, maxPayloadBytes, subject)
+    if (next < 0) break
     if (matches(subject)) {
       if (runs.length > 0 && bodyBytes + 8 + next - pos > maxBodyBytes) break
       runs.push(pos, next)

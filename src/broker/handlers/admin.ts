@@ -3,22 +3,27 @@
  * protocol/commands/broker-admin.ts): MetaQ's JMX operations reload, closePartitions and
  * openPartitions over the wire.
  */
-import type {ConfigReloadCommand, PartitionsStateCommand, PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
+import type {ConfigReloadCommand, PartitionsStateCommand, PartitionsStateReply, ReloadReport} from '../../protocol/commands/broker-admin.js'
 import {isMetaError, Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 
 export function handleConfigReload(ctx: BrokerContext, conn: Connection, frame: ConfigReloadCommand): void {
+  answerReload(conn, frame.opaque, ctx.reload(frame.mode === 'check'))
+}
+
+/** Answer a `config-reload` with its report (also with access control on, auth/reload.ts). */
+export function answerReload(conn: Connection, opaque: number, run: Promise<ReloadReport>): void {
   conn.beginRequest()
-  ctx.reload(frame.mode === 'check').then(
+  run.then(
     (report) => {
-      conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report))
+      conn.sendResult(Status.OK, opaque, JSON.stringify(report))
       conn.endRequest()
     },
     (error: Error) => {
       // 400 for a file the broker refuses, 500 for anything else (no file to read, I/O).
       const status = isMetaError(error, 'CONFIG_INVALID') ? Status.BAD_REQUEST : Status.INTERNAL_SERVER_ERROR
-      conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', frame.opaque, error.message, status)
+      conn.sendError(isMetaError(error) ? error.code : 'INTERNAL', opaque, error.message, status)
       conn.endRequest()
     },
   )

@@ -7,17 +7,19 @@
  */
 import {rm} from 'node:fs/promises'
 import {join} from 'node:path'
-import {ALL_TOPICS_TOKEN, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
+import {ALL_TOPICS_TOKEN, type TopicAdminAction, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
-import {validateTopicName} from '../../protocol/names.js'
+import {topicPatternMatches, validateTopicName} from '../../protocol/names.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {renderServerIni, resolveTopic} from '../config/index.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {isSyncSlave, type BrokerContext} from '../context.js'
 import {parseTopicSettings, settingsText} from '../topic-overlay.js'
 
 /** Most settings one request may carry (there are about ten `[topic=…]` keys). */
 const MAX_SETTINGS = 64
+/** Longest wait for ZooKeeper in a topic delete, in ms: under a client's default request timeout (10 s). */
+const ZK_STEP_TIMEOUT_MS = 5_000
 
 export function handleTopicAdmin(ctx: BrokerContext, conn: Connection, frame: TopicAdminCommand): void {
   conn.beginRequest()
@@ -27,9 +29,8 @@ export function handleTopicAdmin(ctx: BrokerContext, conn: Connection, frame: To
       conn.endRequest()
     },
     (error: Error) => {
-      const code = isMetaError(error) ? error.code : 'INTERNAL'
-      const status = code === 'NOT_FOUND' ? Status.NOT_FOUND : code === 'INVALID_ARGUMENT' || code === 'CONFIG_INVALID' ? Status.BAD_REQUEST : undefined
-      conn.sendError(code, frame.opaque, error.message, status)
+      if (isMetaError(error)) conn.sendError(error.code, frame.opaque, error.message, error.status)
+      else conn.sendError('INTERNAL', frame.opaque, error.message)
       conn.endRequest()
     },
   )
@@ -42,6 +43,7 @@ async function run(ctx: BrokerContext, frame: TopicAdminCommand): Promise<TopicA
   }
   validateTopicName(frame.topic)
   if (frame.topic.includes('*')) throw MetaError.invalidArgument(`topic "${frame.topic}": expected a topic name, not a pattern`)
+  if (frame.action !== 'show') refuseOnSlave(ctx, frame.action, frame.topic)
   switch (frame.action) {
     case 'create':
       return create(ctx, frame.topic, request.settings ?? {})
@@ -53,6 +55,21 @@ async function run(ctx: BrokerContext, frame: TopicAdminCommand): Promise<TopicA
       requireExisting(ctx, frame.topic)
       return reply(ctx, 'show', frame.topic, false)
   }
+}
+
+/**
+ * A slave's topics are its master's (an asynchronous slave applies the master's server.ini,
+ * a synchronous one takes what the master sends): changing them on the slave alone would
+ * fork the two. Answered 403 with SLAVE_READ_ONLY, naming the role.
+ */
+function refuseOnSlave(ctx: BrokerContext, action: TopicAdminAction, topic: string): void {
+  const role = ctx.replica !== undefined ? 'an asynchronous slave' : isSyncSlave(ctx) ? 'a synchronous slave' : undefined
+  if (role === undefined) return
+  throw new MetaError(
+    'SLAVE_READ_ONLY',
+    `topic ${action} "${topic}" refused: broker ${ctx.config.system.brokerId} is ${role} (role slave) and follows its master's topics; run meta topic ${action} on the master`,
+    {status: Status.FORBIDDEN},
+  )
 }
 
 function parseRequest(body: Buffer): TopicAdminRequest {
@@ -94,8 +111,8 @@ function requireExisting(ctx: BrokerContext, topic: string): void {
   }
 }
 
-function checkLimit(ctx: BrokerContext, topic: string, added: number): void {
-  const refusal = ctx.topics.onlineCreationRefusal(topic, added, ctx.store.list().length)
+function checkLimit(ctx: BrokerContext, topic: string, numPartitions: number): void {
+  const refusal = ctx.topics.onlineCreationRefusal(topic, numPartitions, ctx.store.list())
   if (refusal !== undefined) throw refusal
 }
 
@@ -125,8 +142,10 @@ async function alter(ctx: BrokerContext, topic: string, settings: Record<string,
         `numPartitions ${parsed.numPartitions} for topic "${topic}": expected at least ${current} (its current partition count); partitions only grow`,
       )
     }
-    checkLimit(ctx, topic, parsed.numPartitions - current)
-    if (parsed.numPartitions > current) notes.push(`partitions ${current}..${parsed.numPartitions - 1} added`)
+    checkLimit(ctx, topic, parsed.numPartitions)
+    const last = parsed.numPartitions - 1
+    if (last === current) notes.push(`partition ${current} added`)
+    else if (last > current) notes.push(`partitions ${current}..${last} added`)
   }
   const overlay = ctx.topicOverlay()
   overlay.set(topic, {...overlay.get(topic), ...settings})
@@ -140,15 +159,22 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   const logs = ctx.store.list().filter((log) => log.topic === topic)
   const infos = logs.map((log) => log.info())
   const groups = ctx.offsets.groupNames().filter((g) => ctx.offsets.get(g, [topic]).length > 0)
+  const withData = infos.map((i) => i.partition)
+  const cluster = ctx.cluster()
   const removed = {
-    partitions: infos.map((i) => i.partition),
+    // A topic no longer accepted (its section gone) still counts the partitions it has files for.
+    partitionCount: resolveTopic(ctx.config, topic)?.numPartitions ?? Math.max(0, ...withData.map((p) => p + 1)),
+    partitions: withData,
     messages: infos.reduce((sum, i) => sum + i.messageCount, 0),
     bytes: infos.reduce((sum, i) => sum + i.sizeBytes, 0),
     closedPartitions: ctx.topics.closedPartitions(topic),
     groups,
+    ...(cluster === undefined ? {} : {zkGroups: (await inZooKeeper(topic, 'read its consumer offsets', cluster.topicOffsetNodes(topic))).map((g) => g.group)}),
   }
   if (!execute) return {...reply(ctx, 'delete', topic, false), removed, notes: stillAccepted(ctx, topic)}
-  // First out of the config (an online-created topic is refused from now on), then its data.
+  // ZooKeeper first: when it does not answer, nothing is deleted yet (CLUSTER_ERROR).
+  if (cluster !== undefined) removed.zkGroups = await inZooKeeper(topic, 'remove its consumer offsets', cluster.removeTopicOffsets(topic))
+  // Then out of the config (an online-created topic is refused from now on), then its data.
   const overlay = ctx.topicOverlay()
   if (overlay.delete(topic)) await ctx.changeTopicOverlay(overlay)
   const aside = join(ctx.config.system.dataPath, STATE_DIR_NAME, 'deleted-topics', `${topic}.${Date.now()}`)
@@ -161,18 +187,42 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   if (groups.length > 0) {
     await new Promise<void>((resolve, reject) => ctx.offsets.deleteTopic(topic, (err) => (err === null ? resolve() : reject(err))))
   }
-  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini still has it.
-  await ctx.changeTopicOverlay(ctx.topicOverlay())
+  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini names it.
+  await cluster?.topicDeleted(topic)
   ctx.log.info('topic deleted online', {topic, ...removed})
   return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
 }
 
-/** A note when server.ini still accepts the deleted topic (a put creates it again, empty). */
+/**
+ * `work` in ZooKeeper for a topic delete, bounded by ZK_STEP_TIMEOUT_MS. Rejects with
+ * SERVICE_UNAVAILABLE (retriable) saying that nothing on this broker was deleted.
+ */
+async function inZooKeeper<T>(topic: string, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ZK_STEP_TIMEOUT_MS} ms`)), ZK_STEP_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } catch (error) {
+    throw new MetaError(
+      'SERVICE_UNAVAILABLE',
+      `topic delete "${topic}": cannot ${what} in ZooKeeper (${(error as Error).message}): its data, configuration and group offsets on this broker are untouched; try again`,
+      {cause: error},
+    )
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A note when the configuration still accepts the deleted topic (a put creates it again, empty). */
 function stillAccepted(ctx: BrokerContext, topic: string): string[] {
   const withoutOverlay = ctx.config.topics.some((t) => t.pattern === topic) && !ctx.topicOverlay().has(topic)
   if (withoutOverlay) return [`server.ini still has a [topic=${topic}] section: the topic stays configured, empty (remove the section and reload to drop it)`]
-  if (resolveTopic(ctx.config, topic) !== undefined) return [`this broker still accepts "${topic}" (server.ini): a put creates it again, empty`]
-  return []
+  if (resolveTopic(ctx.config, topic) === undefined) return []
+  const wildcard = ctx.config.topics.find((t) => t.pattern.includes('*') && topicPatternMatches(t.pattern, topic))
+  const why = wildcard !== undefined ? `its [topic=${wildcard.pattern}] section accepts "${topic}"` : 'it accepts any topic (zero-config: no [topic=…] section of its own)'
+  return [`this broker still accepts "${topic}" (${why}): a put creates it again, empty`]
 }
 
 /** The effective configuration as a server.ini; `[topic=*]` keeps zero-config mode once it has topic sections. */

@@ -85,15 +85,20 @@ export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
   if (r.changes.length === 0 && r.changed) lines.push('  (the file changed, but not in anything the broker uses)')
   // Topics created or changed online stay on top of the file (key by key, the overlay wins).
   for (const [topic, settings] of Object.entries(r.overlay ?? {})) {
-    lines.push(`  overlay [topic=${topic}] ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')} (set online, kept over the file)`)
+    lines.push(`  overlay [topic=${topic}] ${shownSettings(settings)} (set online, kept over the file)`)
   }
   return `${lines.join('\n')}\n`
 }
 
 /** A value as a person writes it: deletePolicy's bare hours (MetaQ's `delete,1`) as `delete,1h`. */
-function shown(key: string, value: string | null): string {
+export function shown(key: string, value: string | null): string {
   if (value === null) return '(unset)'
   return key === 'deletePolicy' ? value.replace(/^(delete|archive),(\d+)(?=,|$)/, '$1,$2h') : value
+}
+
+/** server.ini settings as `key=value` words, each value {@link shown}. */
+export function shownSettings(settings: Record<string, string>): string {
+  return Object.entries(settings).map(([key, value]) => `${key}=${shown(key, value)}`).join(' ')
 }
 
 /** `meta partitions close|open`: one row per broker. */

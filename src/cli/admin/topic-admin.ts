@@ -7,9 +7,9 @@ import {Flags} from '@oclif/core'
 import type {TopicAdminAction, TopicAdminReply, TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
-import {renderTable} from '../output.js'
+import {formatBytes, renderTable} from '../output.js'
 import {confirmOnTty, declined} from './confirm.js'
-import {onBrokers} from './operations.js'
+import {onBrokers, shown} from './operations.js'
 import type {AdminContext} from './connect.js'
 
 /** Largest --partitions (MetaQ's numPartitions is an int; more than this many partitions per broker is a mistake). */
@@ -83,7 +83,7 @@ export function renderTopicChange(answers: readonly TopicAnswer[]): string {
 /** The effective settings, the online ones marked with `*`. */
 function settingLines(effective: Record<string, string> | null, overlay: Record<string, string> | null): string[] {
   if (effective === null) return []
-  return Object.entries(effective).map(([key, value]) => `  ${overlay?.[key] === undefined ? ' ' : '*'} ${key}=${value}`)
+  return Object.entries(effective).map(([key, value]) => `  ${overlay?.[key] === undefined ? ' ' : '*'} ${key}=${shown(key, value)}`)
 }
 
 /** `meta topic delete`: what goes (or would), then — with --execute and a confirmation on a terminal — the deletion. */
@@ -95,22 +95,50 @@ export async function runTopicDelete(
 ): Promise<TopicAnswer[]> {
   const plan = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: false})
   if (!json) process.stdout.write(renderDeletion(plan))
-  const what = `topic "${topic}" with ${plan.reduce((n, a) => n + (a.removed?.messages ?? 0), 0)} messages`
+  const what = `topic "${topic}" (${describeRemoval(plan)})`
   if (!flags.execute) {
     if (!json) process.stderr.write(`dry run: nothing was deleted; add --execute to delete ${what}\n`)
     return plan
   }
-  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
+  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets${plan.some((a) => a.removed?.zkGroups !== undefined) ? ' (also in ZooKeeper)' : ''}?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
   const done = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: true})
   if (!json) {
-    process.stderr.write(`deleted ${what}\n`)
+    process.stderr.write(`deleted topic "${topic}" (${describeRemoval(done)})\n`)
     for (const a of done) for (const note of a.notes) process.stderr.write(`note: ${note}\n`)
   }
   return done
 }
 
+/** `2 partitions, 1 message`: what a deletion removes, over every broker answering. */
+function describeRemoval(answers: readonly TopicAnswer[]): string {
+  const partitions = answers.reduce((n, a) => n + (a.removed?.partitionCount ?? 0), 0)
+  const messages = answers.reduce((n, a) => n + (a.removed?.messages ?? 0), 0)
+  return `${counted(partitions, 'partition')}, ${counted(messages, 'message')}`
+}
+
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
+}
+
+/**
+ * One row per broker: the partition count, the partitions with data (files), messages, size,
+ * closed marks, groups with offsets on the broker, and in a cluster those with offsets in ZooKeeper.
+ */
 function renderDeletion(answers: readonly TopicAnswer[]): string {
   const list = (items: ReadonlyArray<number | string> | undefined) => (items === undefined || items.length === 0 ? '-' : items.join(','))
-  const rows = answers.map((a) => [a.brokerId, a.topic, list(a.removed?.partitions), a.removed?.messages ?? 0, a.removed?.bytes ?? 0, list(a.removed?.closedPartitions), list(a.removed?.groups)])
-  return `${renderTable(['BROKER', 'TOPIC', 'PARTITIONS', 'MESSAGES', 'BYTES', 'CLOSED', 'GROUPS'], rows, {align: ['right', 'left', 'left', 'right', 'right', 'left', 'left']})}\n`
+  const cluster = answers.some((a) => a.removed?.zkGroups !== undefined)
+  const rows = answers.map((a) => [
+    a.brokerId,
+    a.topic,
+    a.removed?.partitionCount ?? 0,
+    list(a.removed?.partitions),
+    a.removed?.messages ?? 0,
+    formatBytes(a.removed?.bytes ?? 0),
+    list(a.removed?.closedPartitions),
+    list(a.removed?.groups),
+    ...(cluster ? [list(a.removed?.zkGroups)] : []),
+  ])
+  const headers = ['BROKER', 'TOPIC', 'PARTITIONS', 'WITH-DATA', 'MESSAGES', 'SIZE', 'CLOSED', 'GROUPS', ...(cluster ? ['ZK-GROUPS'] : [])]
+  const align = ['right', 'left', 'right', 'left', 'right', 'right', 'left', 'left', 'left'] as const
+  return `${renderTable(headers, rows, {align: align.slice(0, headers.length)})}\n`
 }

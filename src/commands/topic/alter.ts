@@ -2,6 +2,7 @@ import {Args} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
 import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
+import {MetaError} from '../../protocol/errors.js'
 import {brokerIdFlag, checkTarget, settingsOf, topicSettingFlags, type TopicAnswer} from '../../cli/admin/topic-admin.js'
 
 export default class TopicAlter extends ClientCommand<typeof TopicAlter> {
@@ -32,7 +33,9 @@ In a cluster give --zk with --broker-id: a topic is changed on one broker.`
     const {topic} = this.args
     const settings = usageErrors(() => {
       checkTarget(topic, this.flags)
-      return settingsOf(this.flags)
+      const given = settingsOf(this.flags)
+      if (Object.keys(given).length === 0) throw MetaError.invalidArgument(`nothing to change for topic "${topic}": expected --partitions N or at least one --set key=value`)
+      return given
     })
     const {topicAdmin, renderTopicChange} = await import('../../cli/admin/topic-admin.js')
     const answers = await topicAdmin(this.adminContext(), this.flags['broker-id'], 'alter', topic, {settings})

@@ -59,8 +59,9 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
       const overlays = (await this.withEachBroker((admin) => onlineSettings(admin, topic))).filter((o) => o !== undefined)
       if (this.jsonEnabled()) return overlays.length === 0 ? detail : {...detail, overlay: overlays[0]}
       process.stdout.write(`${render.renderTopicPartitions(detail.partitions)}\n`)
+      const {shownSettings} = await import('../../cli/admin/operations.js')
       for (const overlay of overlays) {
-        process.stdout.write(`set online (topic overlay): ${Object.entries(overlay).map(([k, v]) => `${k}=${v}`).join(' ')}\n`)
+        process.stdout.write(`set online (topic overlay): ${shownSettings(overlay)}\n`)
       }
       return undefined
     }

@@ -8,7 +8,8 @@
  *               validated as server.ini validates them) and, for delete, `execute` (false: a
  *               dry run that only says what would be removed)
  *   → 200 + JSON TopicAdminReply; 400 INVALID_ARGUMENT/CONFIG_INVALID naming the value and
- *     what was expected; 404 NOT_FOUND for a topic the broker does not have
+ *     what was expected; 404 NOT_FOUND for a topic the broker does not have; 403
+ *     SLAVE_READ_ONLY for create, alter and delete on a slave (it follows its master's topics)
  *
  * What is created or changed online is kept by the broker as an overlay of its server.ini
  * (broker/topic-overlay.ts). MetaQ brokers do not know this command.
@@ -57,7 +58,18 @@ export interface TopicAdminReply {
   /** The topic's effective settings afterwards (server.ini key → value text); null once deleted. */
   effective: Record<string, string> | null
   /** delete: what is (or would be) removed. */
-  removed?: {partitions: number[]; messages: number; bytes: number; closedPartitions: number[]; groups: string[]}
+  removed?: {
+    /** The topic's partition count (numPartitions), whether or not each partition has files. */
+    partitionCount: number
+    /** The partitions with files on this broker. */
+    partitions: number[]
+    messages: number
+    bytes: number
+    closedPartitions: number[]
+    groups: string[]
+    /** Cluster mode: groups whose offsets for the topic on this broker were (or would be) removed from ZooKeeper. */
+    zkGroups?: string[]
+  }
   /** Notes for the operator (a topic still configured in server.ini, partitions added, …). */
   notes: string[]
 }
