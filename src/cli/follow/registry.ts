@@ -18,7 +18,7 @@ import {stateDir} from '../../client/spool/index.js'
 import {MetaError} from '../../protocol/errors.js'
 
 /** The registry is rewritten at most this often while lines are being acknowledged (ms). */
-export const REGISTRY_SAVE_MS = 250
+const REGISTRY_SAVE_MS = 250
 const FORMAT_VERSION = 1
 
 export interface RegistryEntry {
@@ -176,7 +176,7 @@ export class Registry {
         }
       }
       const owner = Number(readFileSync(file, 'utf8').trim())
-      if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) {
         throw new MetaError('DATA_DIR_LOCKED', `the registry "${this.path}" is in use by process ${owner}: expected one meta send --follow per registry (pass another --registry)`)
       }
       try {
