@@ -14,6 +14,7 @@ import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import {collect, spawnCli, type CliResult} from '../helpers/process.js'
 import {address, readAll} from '../cli/support.js'
+import {tcpForwarder} from '../helpers/tcp-relay.js'
 
 interface Follower {
   child: ChildProcess
@@ -22,8 +23,8 @@ interface Follower {
 }
 
 /** `meta send -t topic --follow …` with the state directory `state`; killed after the test. */
-function follow(t: Cleanup, broker: Broker, topic: string, state: string, args: string[]): Follower {
-  const child = spawnCli(['send', '-t', topic, '-b', address(broker), '--follow', '--follow-interval', '20ms', ...args], {META_STATE_DIR: state})
+function follow(t: Cleanup, broker: Broker | string, topic: string, state: string, args: string[]): Follower {
+  const child = spawnCli(['send', '-t', topic, '-b', typeof broker === 'string' ? broker : address(broker), '--follow', '--follow-interval', '20ms', ...args], {META_STATE_DIR: state})
   let stderr = ''
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
   const done = collect(child, 120_000)
@@ -217,5 +218,47 @@ describe('meta send --follow', () => {
       if (i <= safe) assert.equal(n, 1, `line-${i} was before the saved position: sent once`)
     }
     assert.ok(safe > 0, 'the registry was saved while the first run was sending')
+  })
+
+  it('--spool: lines read during a broker outage wait in the spool; SIGTERM then, and a restart after it, sends them once, not again from the file', async (t) => {
+    const data = await tmpDir(t)
+    let broker = await startTestBroker(t, {numPartitions: 1, dataPath: data})
+    const forwarder = await tcpForwarder(t)
+    forwarder.pointAt(broker.port)
+    const dir = await tmpDir(t)
+    const state = await tmpDir(t)
+    const log = join(dir, 'app.log')
+    writeFileSync(log, '')
+    const topic = uniqueName('outage')
+    let next = 1
+    const pacer = setInterval(() => {
+      appendFileSync(log, lines(next, next + 4))
+      next += 5
+    }, 5)
+    t.after(() => clearInterval(pacer))
+    const via = `127.0.0.1:${forwarder.port}`
+    const first = follow(t, via, topic, state, ['--from-beginning', '--spool-dir', join(state, 'spool'), log])
+    await stored(broker, topic, 100, 'lines before the outage')
+    await broker.close()
+    await waitFor(() => /^% broker not taking messages/m.test(first.stderr()), {timeoutMs: 20_000, what: 'the spool taking over'})
+    const outageFrom = next
+    await waitFor(() => next > outageFrom + 200, {what: 'lines written during the outage'})
+    const result = await stop(first, 'SIGTERM')
+    assert.equal(result.code, 0, `stopped with lines in the spool: ${result.stderr}`)
+    const outageTo = next - 1
+    broker = await startTestBroker(t, {numPartitions: 1, dataPath: data})
+    forwarder.pointAt(broker.port)
+    const second = follow(t, via, topic, state, ['--spool-dir', join(state, 'spool'), log])
+    await waitFor(() => next > outageTo + 200, {what: 'lines written after the restart'})
+    clearInterval(pacer)
+    const total = next - 1
+    await waitFor(async () => (await payloads(broker, topic)).includes(`line-${total}`), {timeoutMs: 30_000, what: `line-${total}, the last one written`})
+    assert.equal((await stop(second, 'SIGTERM')).code, 0, second.stderr())
+    const got = await payloads(broker, topic)
+    const counts = new Map<string, number>()
+    for (const p of got) counts.set(p, (counts.get(p) ?? 0) + 1)
+    for (let i = 1; i <= total; i++) assert.ok(counts.has(`line-${i}`), `line-${i} stored`)
+    // Lines first read during the outage were never sent before the stop: a second copy would mean the file was read again.
+    for (let i = outageFrom + 100; i <= outageTo; i++) assert.equal(counts.get(`line-${i}`), 1, `line-${i}, read during the outage, stored once`)
   })
 })
