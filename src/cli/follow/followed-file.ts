@@ -59,6 +59,8 @@ interface Generation {
   ending: boolean
   /** No more reads: rotated away or truncated. */
   ended: boolean
+  /** Its registry entry (set once the generation is registered). */
+  entry: RegistryEntry | undefined
   /** A later generation of the same inode (truncated in place) owns the registry entry. */
   superseded: boolean
   /** Since when the path names another file (or none) and this one grew no more. */
@@ -101,7 +103,7 @@ export class FollowedFile {
       gen.fd = undefined
       gen.superseded = true
       this.current = next
-      this.context.registry.set({path: this.path, dev: gen.dev, ino: gen.ino, offset: 0})
+      next.entry = this.context.registry.set({path: this.path, dev: gen.dev, ino: gen.ino, offset: 0})
       this.settleRetired(gen)
       return true
     }
@@ -153,9 +155,10 @@ export class FollowedFile {
     else if (!initial || registry.knowsPath(this.path) || this.context.fromBeginning) start = 0
     else start = await lastLineStart(fd, size, this.context.delimiter)
     if (known !== undefined && known.path !== this.path) registry.delete(known.path, dev, ino)
-    this.current = this.newGeneration(fd, dev, ino, start)
-    if (known === undefined) await registry.add({path: this.path, dev, ino, offset: start})
-    else registry.set({path: this.path, dev, ino, offset: start})
+    const gen = this.newGeneration(fd, dev, ino, start)
+    const entry = {path: this.path, dev, ino, offset: start}
+    gen.entry = known === undefined ? await registry.add(entry) : registry.set(entry)
+    this.current = gen
     return true
   }
 
@@ -171,6 +174,7 @@ export class FollowedFile {
       tracker: new LineTracker(start),
       ending: false,
       ended: false,
+      entry: undefined,
       superseded: false,
       rotatedSinceMs: undefined,
       source: {
@@ -178,7 +182,7 @@ export class FollowedFile {
         label: (index) => `${path} (line ${index} followed)`,
         done: (index) => {
           if (!gen.tracker.done(index)) return
-          if (!gen.superseded) registry.set({path, dev, ino, offset: gen.tracker.offset})
+          if (!gen.superseded && gen.entry !== undefined) registry.move(gen.entry, gen.tracker.offset)
           if (gen.ended) this.settleRetired(gen)
         },
       },

@@ -75,12 +75,24 @@ export class Registry {
     return false
   }
 
-  /** Record a position; saved within REGISTRY_SAVE_MS. */
-  set(entry: RegistryEntry): void {
+  /** Record a position (saved within REGISTRY_SAVE_MS); returns the live entry for move(). */
+  set(entry: RegistryEntry): RegistryEntry {
     const k = key(entry.path, entry.dev, entry.ino)
     const old = this.entries.get(k)
-    if (old !== undefined && old.offset === entry.offset) return
-    this.entries.set(k, {...entry})
+    if (old !== undefined) {
+      this.move(old, entry.offset)
+      return old
+    }
+    const stored = {...entry}
+    this.entries.set(k, stored)
+    this.changed()
+    return stored
+  }
+
+  /** Move an entry set() returned (once per acknowledgement: no key to build, nothing allocated). */
+  move(entry: RegistryEntry, offset: number): void {
+    if (entry.offset === offset) return
+    entry.offset = offset
     this.changed()
   }
 
@@ -88,9 +100,10 @@ export class Registry {
    * Record the start of a file not known before and save at once: a kill -9 before the next
    * batched save must not make the next run take it for a file never seen (read from its end).
    */
-  async add(entry: RegistryEntry): Promise<void> {
-    this.set(entry)
+  async add(entry: RegistryEntry): Promise<RegistryEntry> {
+    const stored = this.set(entry)
     await this.save()
+    return stored
   }
 
   /** Forget an inode: a file rotated away and read to its end, or one renamed (its entry moves). */
