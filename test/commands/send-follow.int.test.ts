@@ -12,7 +12,7 @@ import {join} from 'node:path'
 import type {Broker} from '../../src/broker/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
-import {collect, spawnCli, type CliResult} from '../helpers/process.js'
+import {collect, runCli, spawnCli, type CliResult} from '../helpers/process.js'
 import {address, readAll} from '../cli/support.js'
 import {tcpForwarder} from '../helpers/tcp-relay.js'
 
@@ -82,13 +82,15 @@ describe('meta send --follow', () => {
     const topic = uniqueName('rotate')
     const follower = follow(t, broker, topic, state, ['--from-beginning', log])
     await stored(broker, topic, 100, 'the first lines')
-    appendFileSync(log, `${lines(101, 150)}partial-last`)
+    appendFileSync(log, lines(101, 150))
     renameSync(log, `${log}.1`)
+    // A writer that has not reopened its log yet still writes to the renamed file.
+    appendFileSync(`${log}.1`, `${lines(1, 3, 'late-')}partial-last`)
     writeFileSync(log, lines(151, 200))
-    await stored(broker, topic, 201, 'the rotated file and the new one')
+    await stored(broker, topic, 204, 'the rotated file and the new one')
     const result = await stop(follower, 'SIGTERM')
     assert.equal(result.code, 0, result.stderr)
-    assert.deepEqual(await payloads(broker, topic), [...range(1, 150), 'partial-last', ...range(151, 200)])
+    assert.deepEqual(await payloads(broker, topic), [...range(1, 150), ...range(1, 3, 'late-'), 'partial-last', ...range(151, 200)])
   })
 
   it('reads a file truncated in place from its start again', async (t) => {
@@ -260,5 +262,53 @@ describe('meta send --follow', () => {
     for (let i = 1; i <= total; i++) assert.ok(counts.has(`line-${i}`), `line-${i} stored`)
     // Lines first read during the outage were never sent before the stop: a second copy would mean the file was read again.
     for (let i = outageFrom + 100; i <= outageTo; i++) assert.equal(counts.get(`line-${i}`), 1, `line-${i}, read during the outage, stored once`)
+  })
+
+  it('waits for a file not there yet; after a restart, a file rotated or truncated while stopped is read from its start', async (t) => {
+    const broker = await startTestBroker(t, {numPartitions: 1})
+    const dir = await tmpDir(t)
+    const state = await tmpDir(t)
+    const rotated = join(dir, 'rotated.log')
+    const truncated = join(dir, 'truncated.log')
+    writeFileSync(truncated, lines(1, 20, 't-'))
+    const topic = uniqueName('away')
+    const first = follow(t, broker, topic, state, [rotated, truncated])
+    await registered(state, topic, truncated)
+    writeFileSync(rotated, lines(1, 3, 'r-')) // appears after the start: read from its start
+    appendFileSync(truncated, lines(21, 22, 't-'))
+    await stored(broker, topic, 5, 'the new file and the lines appended')
+    assert.equal((await stop(first, 'SIGTERM')).code, 0, first.stderr())
+    renameSync(rotated, `${rotated}.1`)
+    writeFileSync(rotated, lines(4, 5, 'r-'))
+    writeFileSync(truncated, lines(23, 24, 't-'))
+    const second = follow(t, broker, topic, state, [rotated, truncated])
+    const got = await stored(broker, topic, 9, 'the files changed while stopped')
+    assert.equal((await stop(second, 'SIGTERM')).code, 0, second.stderr())
+    assert.deepEqual(got.filter((p) => p.startsWith('r-')), range(1, 5, 'r-'))
+    assert.deepEqual(got.filter((p) => p.startsWith('t-')), range(21, 24, 't-'))
+  })
+
+  it('usage: stdin, -T and no FILE are refused (exit 2); a registry in use is refused (exit 1)', async (t) => {
+    const broker = await startTestBroker(t, {numPartitions: 1})
+    const state = await tmpDir(t)
+    const log = join(state, 'a.log')
+    writeFileSync(log, '')
+    const run = (args: string[]) => runCli(['send', '-t', 'usage', '-b', address(broker), '--follow', ...args], {env: {META_STATE_DIR: state}})
+    for (const [args, message] of [
+      [['-'], /'-' \(stdin\) cannot be followed/],
+      [[], /expected at least one FILE/],
+      [['-T', log], /--transaction=true cannot also be provided when using --follow/],
+    ] as const) {
+      const result = await run([...args])
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, message)
+    }
+    const topic = uniqueName('locked')
+    const first = follow(t, broker, topic, state, [log])
+    await registered(state, topic, log)
+    const second = await runCli(['send', '-t', topic, '-b', address(broker), '--follow', log], {env: {META_STATE_DIR: state}})
+    assert.equal(second.code, 1, second.stderr)
+    assert.match(second.stderr, /error \[DATA_DIR_LOCKED\]: the registry ".*" is in use by process \d+/)
+    assert.equal((await stop(first, 'SIGTERM')).code, 0, first.stderr())
   })
 })
