@@ -61,6 +61,7 @@ export class FollowInput implements RecordInput {
       fromBeginning: options.fromBeginning,
       rotateIdleMs: Math.max(ROTATE_IDLE_MS, 2 * options.intervalMs),
       finished: new Map(),
+      held: new Set(),
       whenResumed: (splitter) => this.whenResumed(splitter),
       report: options.report,
     }

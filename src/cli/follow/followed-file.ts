@@ -39,6 +39,8 @@ export interface FollowContext {
   rotateIdleMs: number
   /** Inodes read to their end in this run (dev:ino → offset), for a rotated name a glob matches. */
   finished: Map<string, number>
+  /** Inodes (dev:ino) a followed path has open: another path naming one waits until it is let go. */
+  held: Set<string>
   /** Resolve when the paused input may go on (or must stop). */
   whenResumed(splitter: RecordSplitter): Promise<void>
   report(line: string): void
@@ -145,6 +147,11 @@ export class FollowedFile {
     this.missingReported = false
     const dev = String(info.dev)
     const ino = String(info.ino)
+    if (this.context.held.has(`${dev}:${ino}`)) {
+      // Renamed to a name a pattern matches while its old path still reads it: wait for that one to finish.
+      await fd.close()
+      return false
+    }
     const size = Number(info.size)
     const {registry, finished} = this.context
     const known: RegistryEntry | undefined = registry.get(this.path, dev, ino) ?? registry.findInode(dev, ino)
@@ -156,6 +163,7 @@ export class FollowedFile {
     else start = await lastLineStart(fd, size, this.context.delimiter)
     if (known !== undefined && known.path !== this.path) registry.delete(known.path, dev, ino)
     const gen = this.newGeneration(fd, dev, ino, start)
+    this.context.held.add(`${dev}:${ino}`)
     const entry = {path: this.path, dev, ino, offset: start}
     gen.entry = known === undefined ? await registry.add(entry) : registry.set(entry)
     this.current = gen
@@ -236,7 +244,9 @@ export class FollowedFile {
     this.retiring.delete(gen)
     void gen.fd?.close()
     gen.fd = undefined
-    if (!gen.superseded) this.context.registry.delete(this.path, gen.dev, gen.ino)
+    if (gen.superseded) return
+    this.context.registry.delete(this.path, gen.dev, gen.ino)
+    this.context.held.delete(`${gen.dev}:${gen.ino}`)
   }
 }
 
