@@ -163,11 +163,11 @@ export class SendSession {
       record: (record, size, source, index, wholeFile) => this.onRecord(record, size, source, index, wholeFile),
       stopped: () => this.stopReason !== undefined,
     }
-    const delimiter = options.delimiter
+    const {delimiter, envelopes = false} = options
     this.input =
       options.follow === undefined
-        ? new SendInput({files: options.files ?? [], envelopes: options.envelopes === true, delimiter, maxRecordBytes, stdin: options.stdin}, handler)
-        : new FollowInput({...options.follow, delimiter: (options.envelopes ? undefined : delimiter) ?? Buffer.from('\n'), maxRecordBytes, report: options.report}, handler)
+        ? new SendInput({files: options.files ?? [], envelopes, delimiter, maxRecordBytes, stdin: options.stdin}, handler)
+        : new FollowInput({...options.follow, delimiter: (envelopes ? undefined : delimiter) ?? Buffer.from('\n'), maxRecordBytes, report: options.report}, handler)
     this.producer = createProducer({
       topology,
       maxInFlight: options.maxInFlight ?? 4096,
@@ -307,7 +307,7 @@ export class SendSession {
     if (this.stopReason !== undefined) return false
     if (record === undefined) {
       this.oversize(source.label(index), size)
-      source.done?.(index)
+      if (this.options.oversize !== 'fail') source.done?.(index) // --oversize fail: a restart tries it again
       return this.stopReason === undefined
     }
     if (size === 0 && !wholeFile) {
@@ -345,7 +345,7 @@ export class SendSession {
     const encodedBytes = payload.length + (attribute === undefined ? 0 : 4 + Buffer.byteLength(attribute))
     if (encodedBytes > this.maxMessageBytes) {
       this.oversize(source.label(index), encodedBytes)
-      source.done?.(index)
+      if (this.options.oversize !== 'fail') source.done?.(index)
       return this.stopReason === undefined
     }
     return this.send(topic!, payload, attribute, partition, source, index)
