@@ -16,6 +16,23 @@ import {RecordSplitter} from './splitter.js'
 export interface Source {
   name: string
   label(index: number): string
+  /**
+   * Record `index` needs no sending again (acknowledged, kept in the spool, skipped or refused
+   * for good): followed files (follow/) save their positions from this.
+   */
+  done?(index: number): void
+}
+
+/** What `meta send` reads records from: SendInput, or FollowInput (--follow). */
+export interface RecordInput {
+  /** Read until the end of the input or a stop. */
+  readAll(): Promise<void>
+  /** Continue after the handler paused. */
+  resume(): void
+  /** End the input (no more records). */
+  stop(): void
+  /** After the last acknowledgement (or the interrupt grace): save what must survive a restart. */
+  settle?(): Promise<void>
 }
 
 interface InputOptions {
@@ -31,7 +48,7 @@ interface InputOptions {
   stdin: (() => NodeJS.ReadableStream) | undefined
 }
 
-interface InputHandler {
+export interface InputHandler {
   /**
    * One record (undefined: longer than maxRecordBytes, `size` bytes); `wholeFile` for a file
    * argument. Returns false to pause the input.
@@ -43,7 +60,7 @@ interface InputHandler {
 
 const NEWLINE = Buffer.from('\n')
 
-export class SendInput {
+export class SendInput implements RecordInput {
   /** Continue the current input after a pause. */
   private resumeInput: (() => void) | undefined
   /** End the current input now. */

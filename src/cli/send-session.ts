@@ -27,7 +27,8 @@ import {decodeEnvelope} from './envelope.js'
 import {ProblemReporter} from './problems.js'
 import {createSendSpooler, type SendSpoolOptions} from './send-spool.js'
 import type {SpoolingProducer, SpoolingStats} from '../client/spooling-producer.js'
-import {checkFile, SendInput, type Source} from './send-input.js'
+import {FollowInput, type FollowOptions} from './follow/follow-input.js'
+import {checkFile, SendInput, type InputHandler, type RecordInput, type Source} from './send-input.js'
 import {TokenBucket} from './send-rate.js'
 import {SendTally, type PartitionSummary} from './send-tally.js'
 import {SendTransactions, type TransactionsSummary} from './send-transactions.js'
@@ -87,6 +88,8 @@ interface SendSessionOptions {
   transactionSize?: number
   /** Keep what the broker cannot take now in a disk spool (ignored with `transaction`). */
   spool?: SendSpoolOptions
+  /** Follow these files line by line (--follow) instead of reading `files`; never ends on its own. */
+  follow?: FollowOptions
 }
 
 export interface SendSummary {
@@ -125,7 +128,7 @@ export class SendSession {
   private readonly problems: ProblemReporter
   private readonly fixedPartition: number | undefined
   private readonly tally = new SendTally()
-  private readonly input: SendInput
+  private readonly input: RecordInput
   /** --transaction, else undefined. */
   private readonly transactions: SendTransactions | undefined
   /** --rate, made when run() starts. */
@@ -153,21 +156,18 @@ export class SendSession {
     this.maxMessageBytes = maxMessageBytes
     this.fixedPartition = options.partition !== undefined && options.partition >= 0 ? options.partition : undefined
     this.problems = new ProblemReporter(options.report)
-    this.input = new SendInput(
-      {
-        files: options.files ?? [],
-        envelopes: options.envelopes === true,
-        delimiter: options.delimiter,
-        // Only a bound on memory: anything longer cannot be a valid message. A JSON envelope may be
-        // up to 6× its payload (\u00XX escapes) plus its other fields.
-        maxRecordBytes: options.envelopes ? 6 * maxMessageBytes + 64 * 1024 : maxMessageBytes + (options.keyDelimiter?.length ?? 0),
-        stdin: options.stdin,
-      },
-      {
-        record: (record, size, source, index, wholeFile) => this.onRecord(record, size, source, index, wholeFile),
-        stopped: () => this.stopReason !== undefined,
-      },
-    )
+    // Only a bound on memory: anything longer cannot be a valid message. A JSON envelope may be
+    // up to 6× its payload (\u00XX escapes) plus its other fields.
+    const maxRecordBytes = options.envelopes ? 6 * maxMessageBytes + 64 * 1024 : maxMessageBytes + (options.keyDelimiter?.length ?? 0)
+    const handler: InputHandler = {
+      record: (record, size, source, index, wholeFile) => this.onRecord(record, size, source, index, wholeFile),
+      stopped: () => this.stopReason !== undefined,
+    }
+    const {delimiter, envelopes = false} = options
+    this.input =
+      options.follow === undefined
+        ? new SendInput({files: options.files ?? [], envelopes, delimiter, maxRecordBytes, stdin: options.stdin}, handler)
+        : new FollowInput({...options.follow, delimiter: (envelopes ? undefined : delimiter) ?? Buffer.from('\n'), maxRecordBytes, report: options.report}, handler)
     this.producer = createProducer({
       topology,
       maxInFlight: options.maxInFlight ?? 4096,
@@ -210,7 +210,7 @@ export class SendSession {
    * or INVALID_ARGUMENT.
    */
   static async open(options: SendSessionOptions): Promise<SendSession> {
-    for (const file of options.files ?? []) if (file !== '-') await checkFile(file)
+    if (options.follow === undefined) for (const file of options.files ?? []) if (file !== '-') await checkFile(file)
     const topology = createTopology({
       broker: options.zk === undefined ? options.broker : undefined,
       zk: options.zk,
@@ -270,6 +270,7 @@ export class SendSession {
     await this.input.readAll()
     const flushed = this.spooler === undefined ? this.producer.flush() : this.spooler.flush().catch((error: MetaError) => void (this.fatal ??= error))
     await Promise.race([flushed, this.graceElapsed])
+    await this.input.settle?.()
     await this.transactions?.end(
       () => this.tally.failed === 0 && this.tally.skipped === 0 && this.fatal === undefined && (this.stopReason === undefined || this.stopReason === 'count'),
     )
@@ -306,10 +307,12 @@ export class SendSession {
     if (this.stopReason !== undefined) return false
     if (record === undefined) {
       this.oversize(source.label(index), size)
+      if (this.options.oversize !== 'fail') source.done?.(index) // --oversize fail: a restart tries it again
       return this.stopReason === undefined
     }
     if (size === 0 && !wholeFile) {
       this.tally.empty += 1
+      source.done?.(index)
       return true
     }
     let topic = this.options.topic
@@ -321,6 +324,7 @@ export class SendSession {
       try {
         envelope = decodeEnvelope(record)
       } catch (error) {
+        source.done?.(index)
         return this.skip(source.label(index), error)
       }
       topic ??= envelope.topic
@@ -328,6 +332,7 @@ export class SendSession {
       attribute ??= envelope.attribute
       payload = envelope.payload
       if (topic === undefined) {
+        source.done?.(index)
         return this.skip(source.label(index), MetaError.invalidArgument('no topic: the envelope has none and -t was not given'))
       }
     } else if (this.options.keyDelimiter !== undefined) {
@@ -340,6 +345,7 @@ export class SendSession {
     const encodedBytes = payload.length + (attribute === undefined ? 0 : 4 + Buffer.byteLength(attribute))
     if (encodedBytes > this.maxMessageBytes) {
       this.oversize(source.label(index), encodedBytes)
+      if (this.options.oversize !== 'fail') source.done?.(index)
       return this.stopReason === undefined
     }
     return this.send(topic!, payload, attribute, partition, source, index)
@@ -351,8 +357,11 @@ export class SendSession {
     try {
       more = (this.spooler ?? this.producer).sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
     } catch (error) {
+      source.done?.(index)
       return this.skip(source.label(index), error) // a bad topic name in an envelope
     }
+    // The spool now holds it: a restart must not read it again (the spool sends it).
+    if (this.spooler !== undefined) source.done?.(index)
     this.attempted += 1
     if (this.options.count !== undefined && this.attempted >= this.options.count) {
       this.stop('count')
@@ -380,12 +389,14 @@ export class SendSession {
     if (result.success) {
       if (this.transactions !== undefined) this.transactions.acknowledged(result, bytes)
       else this.tally.acknowledged(result.topic, result.partition, result.offset, bytes)
+      source.done?.(index)
       return
     }
     this.tally.failed += 1
     const error = result.error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed')
     this.problems.report({where: source.label(index), code: error.code, message: `send failed: ${error.message}`})
-    if (isConnectionLoss(error) && this.stopReason === undefined) {
+    if (!isConnectionLoss(error)) source.done?.(index) // refused for good: sending it again would not help
+    else if (this.stopReason === undefined) {
       this.fatal = new MetaError(error.code, `giving up: ${error.message}`, {cause: error})
       this.stop('connection')
     }

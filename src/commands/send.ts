@@ -5,6 +5,7 @@ import {parseDelimiter} from '../cli/escapes.js'
 import type {SendSummary} from '../cli/send-session.js'
 import {usageErrors} from '../cli/usage.js'
 import {resolveSpoolOptions, spoolFlags} from '../cli/send-spool.js'
+import {followExitCode, followFlags, resolveFollowOptions} from '../cli/follow/flags.js'
 import {validateTopicName} from '../protocol/names.js'
 
 export default class Send extends ClientCommand<typeof Send> {
@@ -19,7 +20,9 @@ A summary goes to stderr at the end ('sent N messages (X) in T s, R msg/s'), or 
 
 With --transaction (-T) the messages are sent in a local transaction (all to partitions of one broker) and become visible together when it commits at the end of the input; any failed send, skipped record or Ctrl-C rolls it back, so nothing of that input is stored. --transaction-size N commits every N messages instead (a failure then rolls back only the part being sent). The summary says what was committed, to which partitions, and what was rolled back; 'sent' counts committed messages only.
 
-Exit status: 0 only if every message was acknowledged (with --transaction: and committed); 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once.`
+With --follow (-F) the FILE arguments are followed line by line as tail -F follows them: new lines as they are written; a file renamed and recreated, or truncated, is read to its end and then the new one from its start; a quoted glob ('/var/log/app/*.log') picks up files that appear later. The position after the last acknowledged line of each file (by path, device and inode) is saved in a registry (--registry, default under the state directory), so a restart continues where the last run stopped. Files the registry has never seen start at their end (--from-beginning: at their start). It never ends on its own.
+
+Exit status: 0 only if every message was acknowledged (with --transaction: and committed); 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once. With --follow, Ctrl-C and SIGTERM exit 0 once everything read is acknowledged (or in the spool) and the registry is saved.`
 
   static override examples = [
     {description: 'One message per line', command: 'seq 1 1000 | <%= config.bin %> <%= command.id %> -t orders'},
@@ -31,6 +34,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
     {description: 'At most 100 messages per second, each acknowledged before the next', command: '<%= config.bin %> <%= command.id %> -t orders --rate 100 --sync < events.txt'},
     {description: 'A machine-readable summary', command: '<%= config.bin %> <%= command.id %> -t orders --json < events.txt'},
     {description: 'All of a file or nothing: one transaction', command: '<%= config.bin %> <%= command.id %> -t orders --transaction < batch.txt'},
+    {description: 'Follow log files as tail -F does (rotations; new files the glob matches later), continuing after a restart', command: "<%= config.bin %> <%= command.id %> -t app-logs --follow '/var/log/app/*.log'"},
     {description: 'A large input committed every 10,000 messages', command: '<%= config.bin %> <%= command.id %> -t orders -T --transaction-size 10000 < big.txt'},
   ]
 
@@ -92,6 +96,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       dependsOn: ['transaction'],
     }),
     ...spoolFlags,
+    ...followFlags,
   }
 
   async run(): Promise<SendSummary> {
@@ -116,6 +121,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
         delimiter: parseDelimiter(flags.delimiter ?? '\\n', '-D'),
         ackTimeoutMs: flags['ack-timeout'],
         spool: resolveSpoolOptions(flags, report),
+        follow: resolveFollowOptions(flags, files),
       }
     })
     const target = await this.target()
@@ -148,7 +154,9 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       transactionSize: flags['transaction-size'],
     })
 
-    if (files.length === 0 && process.stdin.isTTY && !quiet) {
+    if (values.follow !== undefined && !quiet) {
+      process.stderr.write(`% following ${files.join(' ')} (positions in ${values.follow.registryPath}); Ctrl-C stops\n`)
+    } else if (files.length === 0 && process.stdin.isTTY && !quiet) {
       process.stderr.write('% reading messages from the terminal, one per line; end with Ctrl-D\n')
     }
     const signals = trapSignals(
@@ -174,7 +182,8 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
     if (hidden !== undefined) process.stderr.write(`${hidden}\n`)
     if (!quiet) process.stderr.write(`${formatSendSummary(summary)}\n`)
     if (session.error !== undefined && !json) throw session.error
-    process.exitCode = signals.signal === undefined ? sendExitCode(summary) : signalExitCode(signals.signal)
+    if (signals.signal === undefined) process.exitCode = sendExitCode(summary)
+    else process.exitCode = values.follow === undefined ? signalExitCode(signals.signal) : followExitCode(summary)
     return summary
   }
 }

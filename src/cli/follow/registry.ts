@@ -1,0 +1,247 @@
+/**
+ * The registry of `meta send --follow`: for each followed file, the byte offset just after the
+ * last line that needs no sending again (acknowledged by the broker, or kept in the spool),
+ * keyed by path, device and inode, so a restarted `meta send` continues there.
+ *
+ *   { "version": 1, "files": [ { "path": "/var/log/app/a.log", "dev": "2049", "ino": "131",
+ *                                "offset": 10240 } ] }
+ *
+ * dev and ino are decimal strings (an inode number may not fit a double). The file is written
+ * at most every REGISTRY_SAVE_MS after a change, and at exit, through a temp file, fdatasync,
+ * rename and a directory fsync: a crash leaves the old registry or the new one. A lock file
+ * (`<registry>.lock`, the owner's pid) keeps two processes from following with one registry.
+ */
+import {closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync} from 'node:fs'
+import {mkdir, open, rename} from 'node:fs/promises'
+import {dirname, join} from 'node:path'
+import {stateDir} from '../../client/spool/index.js'
+import {MetaError} from '../../protocol/errors.js'
+
+/** The registry is rewritten at most this often while lines are being acknowledged (ms). */
+const REGISTRY_SAVE_MS = 250
+const FORMAT_VERSION = 1
+
+export interface RegistryEntry {
+  path: string
+  dev: string
+  ino: string
+  /** Byte offset after the last line that needs no sending again. */
+  offset: number
+}
+
+/** `<state>/registry/<topic>.json` (the state directory: $META_STATE_DIR, else $XDG_STATE_HOME/meta, else ~/.local/state/meta). */
+export function defaultRegistryPath(topic: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), 'registry', `${topic}.json`)
+}
+
+export class Registry {
+  private readonly entries = new Map<string, RegistryEntry>()
+  private timer: NodeJS.Timeout | undefined
+  /** The last write (writes are chained). */
+  private saving: Promise<void> = Promise.resolve()
+  private dirty = false
+  private failure: MetaError | undefined
+  private locked = false
+
+  private constructor(readonly path: string) {}
+
+  /** Read the registry at `path` (none yet: empty) and take its lock. Throws INVALID_ARGUMENT, DATA_DIR_LOCKED. */
+  static open(path: string): Registry {
+    const registry = new Registry(path)
+    registry.lock()
+    try {
+      registry.load()
+    } catch (error) {
+      registry.unlock()
+      throw error
+    }
+    return registry
+  }
+
+  /** The entry of this path and inode. */
+  get(path: string, dev: string, ino: string): RegistryEntry | undefined {
+    return this.entries.get(key(path, dev, ino))
+  }
+
+  /** An entry of this inode under another path (the file was renamed), if any. */
+  findInode(dev: string, ino: string): RegistryEntry | undefined {
+    for (const entry of this.entries.values()) if (entry.dev === dev && entry.ino === ino) return entry
+    return undefined
+  }
+
+  /** Whether some inode was followed at this path (a file there now is its successor). */
+  knowsPath(path: string): boolean {
+    for (const entry of this.entries.values()) if (entry.path === path) return true
+    return false
+  }
+
+  /** Record a position (saved within REGISTRY_SAVE_MS); returns the live entry for move(). */
+  set(entry: RegistryEntry): RegistryEntry {
+    const k = key(entry.path, entry.dev, entry.ino)
+    const old = this.entries.get(k)
+    if (old !== undefined) {
+      this.move(old, entry.offset)
+      return old
+    }
+    const stored = {...entry}
+    this.entries.set(k, stored)
+    this.changed()
+    return stored
+  }
+
+  /** Move an entry set() returned (once per acknowledgement: no key to build, nothing allocated). */
+  move(entry: RegistryEntry, offset: number): void {
+    if (entry.offset === offset) return
+    entry.offset = offset
+    this.changed()
+  }
+
+  /**
+   * Record the start of a file not known before and save at once: a kill -9 before the next
+   * batched save must not make the next run take it for a file never seen (read from its end).
+   */
+  async add(entry: RegistryEntry): Promise<RegistryEntry> {
+    const stored = this.set(entry)
+    await this.save()
+    return stored
+  }
+
+  /** Forget an inode: a file rotated away and read to its end, or one renamed (its entry moves). */
+  delete(path: string, dev: string, ino: string): void {
+    if (this.entries.delete(key(path, dev, ino))) this.changed()
+  }
+
+  /** A save that failed (STORAGE_ERROR), reported by close(). */
+  get error(): MetaError | undefined {
+    return this.failure
+  }
+
+  /** Save now if anything changed, release the lock. Throws STORAGE_ERROR when a save failed. */
+  async close(): Promise<void> {
+    try {
+      await this.save()
+    } finally {
+      this.unlock()
+    }
+    if (this.failure !== undefined) throw this.failure
+  }
+
+  private changed(): void {
+    this.dirty = true
+    if (this.timer !== undefined) return
+    this.timer = setTimeout(() => void this.save(), REGISTRY_SAVE_MS)
+  }
+
+  /** Write what changed; one write at a time (they share the temp file). */
+  private save(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    this.saving = this.saving.then(async () => {
+      if (!this.dirty) return
+      this.dirty = false
+      const files = [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      try {
+        await writeDurably(this.path, `${JSON.stringify({version: FORMAT_VERSION, files}, null, 1)}\n`)
+      } catch (error) {
+        this.failure ??= new MetaError('STORAGE_ERROR', `cannot save the registry "${this.path}": ${(error as Error).message}`, {cause: error})
+      }
+    })
+    return this.saving
+  }
+
+  private load(): void {
+    let text: string
+    try {
+      text = readFileSync(this.path, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw MetaError.invalidArgument(`cannot read the registry "${this.path}": ${(error as Error).message}`)
+    }
+    const bad = (why: string) => MetaError.invalidArgument(`"${this.path}" is not a registry of followed files (${why}): fix or remove it, or pass --registry`)
+    let value: {version?: unknown; files?: unknown}
+    try {
+      value = JSON.parse(text) as typeof value
+    } catch (error) {
+      throw bad((error as Error).message)
+    }
+    if (value?.version !== FORMAT_VERSION || !Array.isArray(value.files)) throw bad(`expected {"version": ${FORMAT_VERSION}, "files": […]}`)
+    for (const e of value.files as Array<Partial<RegistryEntry>>) {
+      if (typeof e?.path !== 'string' || typeof e.dev !== 'string' || typeof e.ino !== 'string' || !Number.isSafeInteger(e.offset) || e.offset! < 0) {
+        throw bad('expected entries {"path", "dev", "ino", "offset"}')
+      }
+      this.entries.set(key(e.path, e.dev, e.ino), {path: e.path, dev: e.dev, ino: e.ino, offset: e.offset!})
+    }
+  }
+
+  private lock(): void {
+    const file = `${this.path}.lock`
+    mkdirSync(dirname(this.path), {recursive: true})
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        const fd = openSync(file, 'wx', 0o644)
+        writeSync(fd, `${process.pid}\n`)
+        closeSync(fd)
+        this.locked = true
+        return
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw MetaError.invalidArgument(`cannot lock the registry "${this.path}": ${(error as Error).message}`)
+        }
+      }
+      const owner = Number(readFileSync(file, 'utf8').trim())
+      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) {
+        throw new MetaError('DATA_DIR_LOCKED', `the registry "${this.path}" is in use by process ${owner}: expected one meta send --follow per registry (pass another --registry)`)
+      }
+      try {
+        unlinkSync(file) // left by a process that is gone
+      } catch {
+        // Another process removed it first: the next attempt sees who owns it now.
+      }
+    }
+    throw new MetaError('DATA_DIR_LOCKED', `cannot take the lock of the registry "${this.path}"`)
+  }
+
+  private unlock(): void {
+    if (!this.locked) return
+    this.locked = false
+    try {
+      unlinkSync(`${this.path}.lock`)
+    } catch {
+      // Already gone: nothing to release.
+    }
+  }
+}
+
+function key(path: string, dev: string, ino: string): string {
+  return `${path}\u0000${dev}\u0000${ino}`
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Temp file, fdatasync, rename, directory fsync: a crash leaves the old file or the new one. */
+async function writeDurably(path: string, text: string): Promise<void> {
+  const dir = dirname(path)
+  await mkdir(dir, {recursive: true})
+  const tmp = `${path}.tmp`
+  const file = await open(tmp, 'w', 0o644)
+  try {
+    await file.writeFile(text)
+    await file.datasync()
+  } finally {
+    await file.close()
+  }
+  await rename(tmp, path)
+  const dirHandle = await open(dir, 'r')
+  try {
+    await dirHandle.sync()
+  } finally {
+    await dirHandle.close()
+  }
+}
