@@ -88,6 +88,9 @@ export interface FetchSink {
   readsFromSlave?(brokerId: number): boolean
 }
 
+/** Data up to this many bytes is copied out byte by byte (copyDataTo). */
+const COPY_LOOP_MAX_BYTES = 64
+
 /**
  * A consumed message. `id` and `timestampMs` are read from the record header on first use
  * (the header stays in the fetched body), and so is `data`, a view of the body made when it
@@ -124,7 +127,13 @@ export class ConsumedMessage implements Message {
   /** Copy `data` into `target` at `at` without making its view; returns the bytes copied. */
   copyDataTo(target: Buffer, at: number): number {
     if (this.dataValue !== undefined) return this.dataValue.copy(target, at)
-    return this.set.copy(target, at, this.pos + RECORD_HEADER_BYTES, this.pos + this.nextOffset - this.offset)
+    const start = this.pos + RECORD_HEADER_BYTES
+    const end = this.pos + this.nextOffset - this.offset
+    // Buffer#copy makes a view of a range it copies from: a loop is cheaper for short data.
+    if (end - start > COPY_LOOP_MAX_BYTES) return this.set.copy(target, at, start, end)
+    const set = this.set
+    for (let i = start; i < end; i++) target[at++] = set[i]
+    return end - start
   }
 
   get id(): bigint {

@@ -59,6 +59,11 @@ describe('ConsumedMessage data', () => {
       assert.deepEqual(target.subarray(2, 2 + m.data.length), m.data)
       assert.deepEqual([target[0], target[1], target.at(-1)], [0xee, 0xee, 0xee])
     }
+    // Longer data is copied another way: the same bytes.
+    const [long] = consume(encodeRecord(1n, 0, Buffer.alloc(300, 'z')))
+    const target = Buffer.alloc(301)
+    assert.equal(copyMessageData(long, target, 1), 300)
+    assert.deepEqual(target.subarray(1), Buffer.alloc(300, 'z'))
   })
 
   it('renders -f formats and -J envelopes exactly as from plain message objects', () => {
