@@ -3,6 +3,8 @@ import type {Message} from '../client/types.js'
 import {writeUint32Digits, writeUint32Padded} from '../protocol/output-buffer.js'
 
 const TEN_POW_8 = 100_000_000
+/** Constants up to this many bytes are copied byte by byte ({@link ByteWriter.literal}). */
+const LITERAL_LOOP_MAX_BYTES = 64
 
 /**
  * A growable output buffer for rendering a batch of messages. Each render gets a fresh one,
@@ -22,8 +24,9 @@ export class ByteWriter {
     this.length += b.length
   }
 
-  /** A short constant (a few dozen bytes): copied in a loop, cheaper than a native call at that size. */
+  /** A constant, usually short (a format's literal text): copied in a loop below LITERAL_LOOP_MAX_BYTES, cheaper than a native call at that size. */
   literal(b: Uint8Array): void {
+    if (b.length > LITERAL_LOOP_MAX_BYTES) return this.bytes(b)
     this.ensure(b.length)
     const buf = this.buf
     let at = this.length

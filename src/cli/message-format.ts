@@ -108,7 +108,7 @@ class CompiledFormat implements MessageFormatter {
       for (const step of this.steps) {
         switch (step.op) {
           case Op.Literal:
-            w.bytes(step.literal!)
+            w.literal(step.literal!)
             break
           case Op.Payload:
             w.data(m)
