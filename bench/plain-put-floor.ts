@@ -1,31 +1,33 @@
 /**
- * The floor of issue 14's plain-put row on this machine: how much of the gap to Redis is the
- * Node runtime and the kernel, how much meta's broker and how much meta's client library.
- * Every row sends the same wire bytes — MetaQ's 7-token put with checksum, `--size` bytes of
- * payload (default 100), one loopback connection, a window of 1000 unacknowledged puts — and
- * reports msg/s and the CPU µs per message of each side:
+ * Plain MetaQ puts against Redis 7 `XADD`, each driven by a pre-encoded C generator of equal
+ * cost, in one run, with the load average — and the floor rows that tell how much of the
+ * cost is Node and the kernel, meta's broker and meta's client library. Every row sends the
+ * same wire bytes: MetaQ's 7-token put with checksum, `--size` bytes of payload (default
+ * 100), one loopback connection, 1000 puts in flight.
  *
- *   (a) raw generator → minimal server: a Node load generator that sends pre-encoded puts
- *       (one write of the next k frames per k acknowledgements read; nothing encoded in the
- *       timed loop) to bench/plain-put-floor-server.mjs, which parses the put lines and
- *       writes `result 200` acks, storing nothing. What Node and the kernel cost.
- *   (b) raw generator → meta's broker (`meta serve`, threshold flush or FLOOR_FLUSH, a temp dir): the
- *       broker's cost without meta's client. Every message is read back and checked
- *       afterwards (its sequence number, run tag and bytes, every CRC), as in `meta bench
- *       --verify`; every ack must be `result 200` for the opaque sent, in order.
+ *   (g) C generator → meta's broker (`meta serve`, a temp dir): bench/put-generator.c, built
+ *       with gcc at run time, re-sends one pre-encoded pipeline of 1000 puts and reads and
+ *       checks every ack (`result 200`, its opaque, in order) before the next send — what
+ *       `redis-benchmark -c 1 -P 1000` does. The topic is read back afterwards with meta's
+ *       consumer (every CRC checked; message k must be put k mod 1000 of the pipeline).
+ *   Redis 7 `XADD` from redis-benchmark itself (c=1 P=1000, the same shape, and c=50 P=16,
+ *       its usual best; bench/redis-xadd.ts), AOF everysec against meta's threshold flush
+ *       and AOF always against meta's group commit (ack after fdatasync).
+ *   (e) C generator → a minimal Node server (bench/plain-put-floor-server.mjs: parses the
+ *       put lines, writes the acks, stores nothing): what Node and the kernel cost.
+ *   (a) Node generator → minimal server, (b) Node generator → meta's broker: the same with a
+ *       generator in Node (one write of the next k frames per k acks read), (b) checked
+ *       like `meta bench --verify`.
  *   (c) meta's producer library → meta's broker: `meta bench produce --embedded --plain-put
- *       --max-in-flight 1000 --verify` (what issue 14's row measures).
- *   (d) meta's producer library → minimal server: the client library's cost alone
- *       (`meta bench produce -b … --plain-put`; nothing to read back).
- *   Redis 7 `XADD` from redis-benchmark (its C client), AOF everysec, or always with
- *   FLOOR_FLUSH=group-commit (bench/redis-xadd.ts).
+ *       --max-in-flight 1000 --verify`; (d) meta's producer → minimal server.
  *
- *   npm run bench:floor                          (FLOOR_COUNT=1000000, FLOOR_SIZE=100, FLOOR_RUNS=1)
- *   FLOOR_ONLY=a,b FLOOR_RUNS=3 npm run bench:floor
- *   FLOOR_FLUSH=group-commit npm run bench:floor (meta's broker with group commit, Redis with
- *                                                 appendfsync always; default threshold/everysec)
+ *   npm run bench:floor              (FLOOR_ONLY=g,redis FLOOR_FLUSH=both FLOOR_COUNT=500000
+ *                                     FLOOR_SIZE=100 FLOOR_RUNS=1)
+ *   FLOOR_ONLY=g,e,a,b,c,d,redis FLOOR_RUNS=3 npm run bench:floor
+ *   FLOOR_FLUSH=threshold | group-commit npm run bench:floor   (one of the two pairings)
  *
- * Wall-clock figures on a shared machine: the load average is printed with every run.
+ * Wall-clock figures on a shared machine: the load average is printed with every row, and
+ * each pairing's ratio meta / Redis (same shape, and Redis's best shape) from the same run.
  */
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {once} from 'node:events'
@@ -37,21 +39,25 @@ import {VerifiedPayloads} from '../src/cli/bench/verify.js'
 import {checksum} from '../src/protocol/crc.js'
 import {writePut} from '../src/protocol/commands/put.js'
 import {OutputBuffer} from '../src/protocol/output-buffer.js'
-import {processCpuMs, redisXadd} from './redis-xadd.js'
+import {buildGenerator, readBackPipeline, runGenerator, writePipeline} from './c-put-generator.js'
+import {processCpuMs, redisXadd, type XaddResult} from './redis-xadd.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const SERVER = fileURLToPath(new URL('./plain-put-floor-server.mjs', import.meta.url))
-const COUNT = Number(process.env.FLOOR_COUNT ?? 1_000_000)
+const COUNT = Number(process.env.FLOOR_COUNT ?? 500_000)
 const SIZE = Number(process.env.FLOOR_SIZE ?? 100)
 const RUNS = Number(process.env.FLOOR_RUNS ?? 1)
-const ONLY = (process.env.FLOOR_ONLY ?? 'a,b,c,d,redis').split(',')
+const ONLY = (process.env.FLOOR_ONLY ?? 'g,redis').split(',')
 const WINDOW = 1000
-const FLUSH = flushPolicy(process.env.FLOOR_FLUSH ?? 'threshold')
-const FSYNC = FLUSH === 'threshold' ? 'everysec' : 'always'
+type Flush = 'threshold' | 'group-commit'
+const FLUSHES = flushPolicies(process.env.FLOOR_FLUSH ?? 'both')
+let FLUSH: Flush = 'threshold'
+const fsyncOf = (flush: Flush) => (flush === 'threshold' ? 'everysec' : 'always')
 
-function flushPolicy(value: string): 'threshold' | 'group-commit' {
-  if (value !== 'threshold' && value !== 'group-commit') throw new Error(`invalid FLOOR_FLUSH "${value}": expected threshold or group-commit`)
-  return value
+function flushPolicies(value: string): Flush[] {
+  if (value === 'both') return ['threshold', 'group-commit']
+  if (value !== 'threshold' && value !== 'group-commit') throw new Error(`invalid FLOOR_FLUSH "${value}": expected threshold, group-commit or both`)
+  return [value]
 }
 
 interface Row {
@@ -261,34 +267,97 @@ async function rowD(): Promise<Row> {
   }
 }
 
+async function rowG(): Promise<Row> {
+  const pipeline = writePipeline(`floor-c-${process.pid}-${FLUSH}`, SIZE, WINDOW)
+  const broker = await startEmbeddedBroker({self: [BIN], flush: FLUSH})
+  try {
+    const before = broker.cpuMs()
+    const run = runGenerator(broker.address, pipeline, COUNT)
+    const after = broker.cpuMs()
+    const checked = await readBackPipeline(broker.address, pipeline, COUNT)
+    return {
+      name: `(g) C generator → meta's broker (${FLUSH})`,
+      msgsPerSec: Math.round((COUNT * 1000) / run.ms),
+      clientUs: perMessage(run.cpuMs),
+      serverUs: perMessage(before === undefined || after === undefined ? null : after - before),
+      note: `every ack checked; ${checked.toLocaleString('en-US')} read back, CRC and bytes checked`,
+    }
+  } finally {
+    await broker.stop()
+  }
+}
+
+async function rowE(): Promise<Row> {
+  const pipeline = writePipeline('floor', SIZE, WINDOW)
+  const {child, port} = await startFloorServer()
+  try {
+    const before = processCpuMs(child.pid!)
+    const run = runGenerator(`127.0.0.1:${port}`, pipeline, COUNT)
+    const after = processCpuMs(child.pid!)
+    return {
+      name: '(e) C generator → minimal Node server (no storage)',
+      msgsPerSec: Math.round((COUNT * 1000) / run.ms),
+      clientUs: perMessage(run.cpuMs),
+      serverUs: perMessage(before === undefined || after === undefined ? null : after - before),
+      note: 'every ack checked',
+    }
+  } finally {
+    await stop(child)
+  }
+}
+
+let lastRedis: XaddResult | undefined
+
 async function rowRedis(): Promise<Row> {
-  const r = await redisXadd(FSYNC, SIZE, COUNT)
+  const fsync = fsyncOf(FLUSH)
+  const r = await redisXadd(fsync, SIZE, COUNT)
+  lastRedis = r
+  const same = r.runs[0]
   return {
-    name: `Redis 7 XADD, AOF ${FSYNC}, redis-benchmark (C client), best of c=1 P=1000 / c=50 P=16`,
-    msgsPerSec: r.best.msgsPerSec,
-    clientUs: r.best.clientUsPerMsg,
-    serverUs: r.best.serverUsPerMsg,
+    name: `Redis 7 XADD, AOF ${fsync}, redis-benchmark -c 1 -P 1000 (C client)`,
+    msgsPerSec: same.msgsPerSec,
+    clientUs: same.clientUsPerMsg,
+    serverUs: same.serverUsPerMsg,
     note: r.runs.map((x) => `${x.shape}: ${x.msgsPerSec.toLocaleString('en-US')}`).join('; '),
   }
 }
 
 const us = (v: number | null) => (v === null ? '–' : v.toFixed(2))
-const rows: Row[] = []
-process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, window ${WINDOW}, one loopback connection, meta ${FLUSH} / Redis ${FSYNC}\n\n`)
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
+if (ONLY.includes('g') || ONLY.includes('e')) buildGenerator()
+process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, ${WINDOW} in flight, one loopback connection; load average ${load()}\n\n`)
 process.stdout.write('| Run | Pair | msg/s | client µs/msg | server µs/msg | notes | load (1 min) |\n|---|---|---:|---:|---:|---|---:|\n')
+const ratios: string[] = []
 for (let run = 1; run <= RUNS; run++) {
-  const plan: Array<[string, () => Promise<Row> | Row]> = [
-    ['a', rowA],
-    ['b', rowB],
-    ['c', rowC],
-    ['d', rowD],
-    ['redis', rowRedis],
-  ]
-  for (const [key, fn] of plan) {
-    if (!ONLY.includes(key)) continue
-    const load = loadavg()[0].toFixed(2)
-    const row = await fn()
-    rows.push(row)
-    process.stdout.write(`| ${run} | ${row.name} | ${row.msgsPerSec.toLocaleString('en-US')} | ${us(row.clientUs)} | ${us(row.serverUs)} | ${row.note} | ${load} |\n`)
+  for (const flush of FLUSHES) {
+    FLUSH = flush
+    lastRedis = undefined
+    let meta: number | undefined
+    const plan: Array<[string, () => Promise<Row> | Row]> = [
+      ['g', rowG],
+      ['redis', rowRedis],
+      ['e', rowE],
+      ['a', rowA],
+      ['b', rowB],
+      ['c', rowC],
+      ['d', rowD],
+    ]
+    for (const [key, fn] of plan) {
+      if (!ONLY.includes(key)) continue
+      // a and d store nothing: run them once, with the first pairing.
+      if ((key === 'a' || key === 'd' || key === 'e') && flush !== FLUSHES[0]) continue
+      const before = loadavg()[0].toFixed(2)
+      const row = await fn()
+      if (key === 'g') meta = row.msgsPerSec
+      process.stdout.write(`| ${run} | ${row.name} | ${row.msgsPerSec.toLocaleString('en-US')} | ${us(row.clientUs)} | ${us(row.serverUs)} | ${row.note} | ${before} |\n`)
+    }
+    if (meta !== undefined && lastRedis !== undefined) {
+      const r: XaddResult = lastRedis
+      const best = r.best.msgsPerSec
+      ratios.push(
+        `run ${run}, meta ${flush} / Redis ${fsyncOf(flush)}: ${(meta / r.runs[0].msgsPerSec).toFixed(2)}× (same shape, c=1 P=1000), ${(meta / best).toFixed(2)}× (Redis's best, ${r.best.shape}); load ${load()}`,
+      )
+    }
   }
 }
+if (ratios.length > 0) process.stdout.write(`\n${ratios.join('\n')}\n`)

@@ -1,3 +1,11 @@
+import {ConsumedMessage, copyMessageData, messageDataLength} from '../client/fetcher.js'
+import type {Message} from '../client/types.js'
+import {writeUint32Digits, writeUint32Padded} from '../protocol/output-buffer.js'
+
+const TEN_POW_8 = 100_000_000
+/** Constants up to this many bytes are copied byte by byte ({@link ByteWriter.literal}). */
+const LITERAL_LOOP_MAX_BYTES = 64
+
 /**
  * A growable output buffer for rendering a batch of messages. Each render gets a fresh one,
  * so a stdout write still pending never sees its bytes change.
@@ -14,6 +22,65 @@ export class ByteWriter {
     this.ensure(b.length)
     this.buf.set(b, this.length)
     this.length += b.length
+  }
+
+  /** A constant, usually short (a format's literal text): copied in a loop below LITERAL_LOOP_MAX_BYTES, cheaper than a native call at that size. */
+  literal(b: Uint8Array): void {
+    if (b.length > LITERAL_LOOP_MAX_BYTES) return this.bytes(b)
+    this.ensure(b.length)
+    const buf = this.buf
+    let at = this.length
+    for (let i = 0; i < b.length; i++) buf[at++] = b[i]
+    this.length = at
+  }
+
+  /** A message's data (without making a view of a consumed message's bytes). */
+  data(m: Message): void {
+    this.ensure(messageDataLength(m))
+    this.length += copyMessageData(m, this.buf, this.length)
+  }
+
+  /**
+   * A message's data as the inside of a JSON string when every byte is printable ASCII other
+   * than `"` and `\\` (nothing to escape, valid UTF-8): true; else nothing is written, false.
+   */
+  jsonSafeAsciiData(m: Message): boolean {
+    const start = this.length
+    this.data(m)
+    const buf = this.buf
+    for (let i = start, end = this.length; i < end; i++) {
+      const c = buf[i]
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+        this.length = start
+        return false
+      }
+    }
+    return true
+  }
+
+  /** A non-negative integer in decimal (another number: its String()). */
+  uint(n: number): void {
+    if (n >>> 0 === n) {
+      this.ensure(10)
+      this.length = writeUint32Digits(this.buf, this.length, n)
+    } else if (n > 0 && n <= Number.MAX_SAFE_INTEGER && Math.floor(n) === n) {
+      // high·10^8 + low: high < 2^32 for every safe integer.
+      const high = Math.floor(n / TEN_POW_8)
+      this.ensure(18)
+      this.length = writeUint32Padded(this.buf, writeUint32Digits(this.buf, this.length, high), n - high * TEN_POW_8, 8)
+    } else {
+      this.ascii(String(n))
+    }
+  }
+
+  /** A message's id in decimal (without a bigint for a consumed message). */
+  messageId(m: Message): void {
+    if (m instanceof ConsumedMessage) {
+      this.ensure(20)
+      this.length = m.writeIdTo(this.buf, this.length)
+    } else {
+      this.ascii(m.id.toString())
+    }
   }
 
   /** ASCII text (numbers, base64, topic names): one byte per character. */

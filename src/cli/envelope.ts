@@ -16,6 +16,7 @@
  * lines like `{"payload":{"a":1}}` work; null sends an empty payload.
  */
 import {isUtf8} from 'node:buffer'
+import {messageDataLength} from '../client/fetcher.js'
 import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
 import {ByteWriter} from './byte-writer.js'
@@ -62,35 +63,56 @@ export function toEnvelope(m: Message): Envelope {
  */
 export function encodeEnvelopes(messages: readonly Message[]): Buffer {
   let estimate = 64
-  for (const m of messages) estimate += 200 + m.topic.length + (m.attribute?.length ?? 0) + Math.ceil(m.data.length * 1.4)
+  for (const m of messages) estimate += 200 + m.topic.length + (m.attribute?.length ?? 0) + Math.ceil(messageDataLength(m) * 1.4)
   const w = new ByteWriter(estimate)
   let topic: string | undefined
-  let prefix = ''
+  let prefix = NULL
   for (const m of messages) {
     if (m.topic !== topic) {
       topic = m.topic
-      prefix = `{"topic":${JSON.stringify(topic)},"partition":`
+      prefix = Buffer.from(`{"topic":${JSON.stringify(topic)},"partition":`)
     }
-    w.utf8(prefix)
-    w.ascii(`${m.partition},"offset":${m.offset},"id":"${m.id}","attribute":`)
-    if (m.attribute === undefined) w.ascii('null')
+    w.literal(prefix)
+    w.uint(m.partition)
+    w.literal(OFFSET)
+    w.uint(m.offset)
+    w.literal(ID)
+    w.messageId(m)
+    w.literal(ATTRIBUTE)
+    if (m.attribute === undefined) w.literal(NULL)
     else w.utf8(JSON.stringify(m.attribute))
-    w.ascii(`,"timestamp":${m.timestampMs},"payload":`)
-    const utf8 = isUtf8(m.data)
-    if (!utf8) {
-      w.ascii(`"${m.data.toString('base64')}","encoding":"base64"`)
+    w.literal(TIMESTAMP)
+    w.uint(m.timestampMs)
+    w.literal(PAYLOAD)
+    // Printable ASCII with nothing to escape (the common case): copied as is, no view made.
+    if (w.jsonSafeAsciiData(m)) {
+      w.literal(UTF8_END)
+    } else if (!isUtf8(m.data)) {
+      w.ascii(`${m.data.toString('base64')}","encoding":"base64"`)
     } else if (jsonSafe(m.data)) {
-      w.ascii('"')
       w.bytes(m.data)
-      w.ascii('","encoding":"utf8"')
+      w.literal(UTF8_END)
     } else {
-      w.utf8(JSON.stringify(m.data.toString('utf8')))
+      const text = JSON.stringify(m.data.toString('utf8'))
+      w.utf8(text.slice(1))
       w.ascii(',"encoding":"utf8"')
     }
-    w.ascii(`,"size":${m.data.length}}\n`)
+    w.literal(SIZE)
+    w.uint(messageDataLength(m))
+    w.literal(LINE_END)
   }
   return w.result()
 }
+
+const OFFSET = Buffer.from(',"offset":')
+const ID = Buffer.from(',"id":"')
+const ATTRIBUTE = Buffer.from('","attribute":')
+const NULL = Buffer.from('null')
+const TIMESTAMP = Buffer.from(',"timestamp":')
+const PAYLOAD = Buffer.from(',"payload":"')
+const UTF8_END = Buffer.from('","encoding":"utf8"')
+const SIZE = Buffer.from(',"size":')
+const LINE_END = Buffer.from('}\n')
 
 /** True when no byte needs escaping inside a JSON string (quote, backslash, control characters). */
 function jsonSafe(bytes: Buffer): boolean {

@@ -7,6 +7,7 @@
  * id, %a attribute (empty when the message has none; %k is an alias for kcat habits),
  * %T timestamp in ms, %% a percent sign. Escapes: \n \t \r \0 \\ \xNN.
  */
+import {messageDataLength} from '../client/fetcher.js'
 import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
 import {ByteWriter} from './byte-writer.js'
@@ -101,19 +102,19 @@ class CompiledFormat implements MessageFormatter {
 
   format(messages: readonly Message[]): Buffer {
     let estimate = 64
-    for (const m of messages) estimate += this.fixedBytes + this.payloadUses * m.data.length + m.topic.length
+    for (const m of messages) estimate += this.fixedBytes + this.payloadUses * messageDataLength(m) + m.topic.length
     const w = new ByteWriter(estimate)
     for (const m of messages) {
       for (const step of this.steps) {
         switch (step.op) {
           case Op.Literal:
-            w.bytes(step.literal!)
+            w.literal(step.literal!)
             break
           case Op.Payload:
-            w.bytes(m.data)
+            w.data(m)
             break
           case Op.Size:
-            w.ascii(String(m.data.length))
+            w.ascii(String(messageDataLength(m)))
             break
           case Op.Topic:
             w.ascii(m.topic) // topic names are printable ASCII

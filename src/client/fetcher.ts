@@ -28,7 +28,8 @@ import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES, walkMessageSet, wholeRecordsEnd} from '../protocol/message-set.js'
-import {messageIdTimestampAt} from '../protocol/message-id.js'
+import {messageIdTimestampAt, writeMessageIdDecimal} from '../protocol/message-id.js'
+import {int32At} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
 import type {BrokerConnection} from './connection.js'
@@ -87,11 +88,16 @@ export interface FetchSink {
   readsFromSlave?(brokerId: number): boolean
 }
 
+/** Data up to this many bytes is copied out byte by byte (copyDataTo). */
+const COPY_LOOP_MAX_BYTES = 64
+
 /**
  * A consumed message. `id` and `timestampMs` are read from the record header on first use
- * (the header stays in the fetched body, which `data` is a view of anyway).
+ * (the header stays in the fetched body), and so is `data`, a view of the body made when it
+ * is first read: a batch of small messages costs one object per message, not two, and a
+ * writer that copies the bytes out ({@link copyMessageData}) makes no view at all.
  */
-class ConsumedMessage implements Message {
+export class ConsumedMessage implements Message {
   private idValue: bigint | undefined
 
   constructor(
@@ -102,10 +108,33 @@ class ConsumedMessage implements Message {
     readonly nextOffset: number,
     readonly flag: number,
     readonly attribute: string | undefined,
-    readonly data: Buffer,
+    /** The data after an attribute block, or undefined: the whole payload, viewed on first use. */
+    private dataValue: Buffer | undefined,
+    /** The fetched body holding the record, and the record's position in it. */
     private readonly set: Buffer,
     private readonly pos: number,
   ) {}
+
+  get data(): Buffer {
+    return (this.dataValue ??= this.set.subarray(this.pos + RECORD_HEADER_BYTES, this.pos + this.nextOffset - this.offset))
+  }
+
+  /** Bytes of `data`. */
+  get dataLength(): number {
+    return this.dataValue === undefined ? this.nextOffset - this.offset - RECORD_HEADER_BYTES : this.dataValue.length
+  }
+
+  /** Copy `data` into `target` at `at` without making its view; returns the bytes copied. */
+  copyDataTo(target: Buffer, at: number): number {
+    if (this.dataValue !== undefined) return this.dataValue.copy(target, at)
+    const start = this.pos + RECORD_HEADER_BYTES
+    const end = this.pos + this.nextOffset - this.offset
+    // Buffer#copy makes a view of a range it copies from: a loop is cheaper for short data.
+    if (end - start > COPY_LOOP_MAX_BYTES) return this.set.copy(target, at, start, end)
+    const set = this.set
+    for (let i = start; i < end; i++) target[at++] = set[i]
+    return end - start
+  }
 
   get id(): bigint {
     return (this.idValue ??= this.set.readBigInt64BE(this.pos + 8))
@@ -114,6 +143,27 @@ class ConsumedMessage implements Message {
   get timestampMs(): number {
     return messageIdTimestampAt(this.set, this.pos + 8)
   }
+
+  /** Write `id` in decimal at target[at] (room for 20 characters is the caller's), without a bigint; returns the end. */
+  writeIdTo(target: Uint8Array, at: number): number {
+    return writeMessageIdDecimal(target, at, int32At(this.set, this.pos + 8), int32At(this.set, this.pos + 12))
+  }
+}
+
+/** Bytes of `m.data`, without making the view of a consumed message's data. */
+export function messageDataLength(m: Message): number {
+  return m instanceof ConsumedMessage ? m.dataLength : m.data.length
+}
+
+/**
+ * Copy `m.data` into `target` at `at` (room for it is the caller's), without making the view
+ * of a consumed message's data; returns the bytes copied.
+ */
+export function copyMessageData(m: Message, target: Buffer, at: number): number {
+  if (m instanceof ConsumedMessage) return m.copyDataTo(target, at)
+  const data = m.data
+  target.set(data, at)
+  return data.length
 }
 
 /** What decodeRecords made of a fetched body. */

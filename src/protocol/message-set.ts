@@ -116,9 +116,12 @@ export interface DecodedSet {
 
 /**
  * Called for each whole, valid record: its position in the set, the position after it, its
- * flag, attribute and data (views into the set).
+ * flag, and for a record with an attribute block the attribute and the data after it (a view
+ * into the set). A record without one has no attribute and its data is the whole payload,
+ * set[pos + RECORD_HEADER_BYTES, next): `data` is then undefined, so that a walk makes no view
+ * per record its visitor does not need (the consumer makes one when the message's data is read).
  */
-export type RecordVisitor = (pos: number, next: number, flag: number, attribute: string | undefined, data: Buffer) => void
+export type RecordVisitor = (pos: number, next: number, flag: number, attribute: string | undefined, data: Buffer | undefined) => void
 
 /**
  * Walk a message set record by record with MetaQ's checks, calling `visit` for each whole,
@@ -145,13 +148,12 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
     if (verify && checksumOfRangeWords(buf, words, pos + RECORD_HEADER_BYTES, next) !== int32At(buf, pos + 4)) {
       return {bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
     }
-    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
     const flag = int32At(buf, pos + 16)
     let attribute: string | undefined
-    let data = payload
+    let data: Buffer | undefined
     if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
       try {
-        ;({attribute, data} = decodePayload(payload, flag))
+        ;({attribute, data} = decodePayload(buf.subarray(pos + RECORD_HEADER_BYTES, next), flag))
       } catch (error) {
         return {bytesConsumed: pos, error: invalidRecord((error as Error).message, base + pos)}
       }
@@ -185,15 +187,16 @@ export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): Deco
   const base = options.baseOffset ?? 0
   const messages: StoredMessage[] = []
   const {bytesConsumed, error} = walkMessageSet(buf, options, (pos, next, flag, attribute, data) => {
+    const payload = buf.subarray(pos + RECORD_HEADER_BYTES, next)
     messages.push({
       offset: base + pos,
       size: next - pos,
       id: buf.readBigInt64BE(pos + 8),
       flag,
       checksum: buf.readInt32BE(pos + 4),
-      payload: buf.subarray(pos + RECORD_HEADER_BYTES, next),
+      payload,
       attribute,
-      data,
+      data: data ?? payload,
     })
   })
   return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
