@@ -35,5 +35,7 @@ export {
   type SyncMasterSettings,
   type SyncPropertiesFile,
 } from './replication/sync-config.js'
-export {addUser, grantRight, listUsers, removeUser, revokeRight, type UserSummary} from './auth/users.js'
-export {RIGHTS, type Right} from './auth/rights.js'
+export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, type UserSummary} from './auth/users.js'
+export {ALL_RIGHTS, NO_RIGHTS, RIGHTS, type Right, type RightSet} from './auth/rights.js'
+export {accessDenial} from './auth/check.js'
+export type {AccessControl} from './auth/access.js'

@@ -8,6 +8,7 @@ import type {ZkSession} from '../cluster/zk-session.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import type {PartitionLog} from '../storage/index.js'
 import type {StoredOffset} from '../storage/offset-log.js'
+import type {AccessControl} from './auth/access.js'
 import type {BrokerConfig} from './config/index.js'
 import type {BrokerContext} from './context.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
@@ -52,6 +53,8 @@ export interface BrokerReadView {
   readonly topics: Pick<TopicRegistry, 'resolve' | 'isClosed'>
   /** Set in cluster mode: its ZooKeeper session (read-only use: the groups' committed offsets). */
   readonly cluster: {readonly session: ZkSession} | undefined
+  /** Set when access control is on: the HTTP server authenticates its users and checks their rights with it. */
+  readonly access: AccessControl | undefined
   /** Set on an asynchronous slave: how far behind its master it is. */
   readonly replicator: {partitionStatuses(): ReplicaPartitionStatus[]; readonly masterConnected: boolean} | undefined
 }
