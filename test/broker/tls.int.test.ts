@@ -17,6 +17,8 @@ import {setDefaultClientTls} from '../../src/client/tls.js'
 import {startHttpServer} from '../../src/http/server.js'
 import {addUser, grantRight} from '../../src/broker/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
+import type {ResponseFrame} from '../../src/protocol/frames.js'
+import type {OutputBuffer} from '../../src/protocol/output-buffer.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {captureLogger} from '../helpers/log.js'
@@ -144,6 +146,35 @@ describe('TLS', () => {
     const refused = await runCli(['send', '-t', 'b-1', ...args], {input: 'x\n', timeoutMs: 60_000})
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /access denied: user "alice" lacks the (.*)?"put" right on topic "b-1"/)
+  })
+
+  it('PLAIN logs in on the TLS port only; on a plain connection it is refused, saying why', async (t) => {
+    const dir = await tmpDir(t, 'meta-tls-plain-')
+    const users = join(dir, 'users.json')
+    addUser(users, 'bob', 'bob-password-91')
+    grantRight(users, 'bob', 'put', 'b-*')
+    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users})
+    const plainAuth = (user: string, password: string) => (out: OutputBuffer, opaque: number) => {
+      const body = Buffer.from(`\0${user}\0${password}`)
+      out.writeAscii(`auth-start PLAIN ${body.length} ${opaque}\r\n`)
+      out.writeBytes(body)
+    }
+    const putB = (out: OutputBuffer, opaque: number) => out.writeAscii(`put b-1 0 1 0 -1 ${opaque}\r\nx`)
+    const result = (frame: ResponseFrame) => (frame.type === 'result' ? frame.code : frame.type)
+
+    const plain = await BrokerConnection.connect({host: '127.0.0.1', port: broker.port, reconnect: false})
+    t.after(() => plain.close())
+    const refused = await plain.requestAsync(plainAuth('bob', 'bob-password-91'))
+    assert.equal(result(refused), 400)
+    assert.match(refused.body.toString(), /auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256/)
+    assert.equal(result(await plain.requestAsync(putB)), 403)
+
+    const secure = await BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort!, tls: {ca: readFileSync(pki.ca)}, reconnect: false})
+    t.after(() => secure.close())
+    assert.equal(result(await secure.requestAsync(plainAuth('bob', 'wrong'))), 401)
+    assert.equal(result(await secure.requestAsync(putB)), 403)
+    assert.equal(result(await secure.requestAsync(plainAuth('bob', 'bob-password-91'))), 200)
+    assert.equal(result(await secure.requestAsync(putB)), 200)
   })
 
   it('the CLI: meta send --tls --ca, meta tail --tls --ca -e, and a meta+tls:// -b', async (t) => {
