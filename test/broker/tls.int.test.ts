@@ -210,6 +210,38 @@ describe('TLS', () => {
     assert.equal((await plain.connection(0)).address.port, broker.port)
   })
 
+  it('cluster mode: a slave registers slave<k>_tls beside slave<k>; --tls consumers reading from it use it', async (t) => {
+    const zk = await startZooKeeper(t)
+    const root = `/${uniqueName('tls')}`
+    const ini = `[zookeeper]\nzk.zkRoot=${root}\n`
+    const master = await startTestBroker(t, {...tlsOf(), tlsPort: 0, ini, zkConnect: zk.connect})
+    const slave = await startTestBroker(t, {
+      ...tlsOf(),
+      tlsPort: 0,
+      ini,
+      zkConnect: zk.connect,
+      slave: {slaveId: 1, slaveGroup: 'meta-slave-group', maxDelayMs: 100, connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100})},
+    })
+    const client = await zk.client()
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/0/slave1_tls`)) !== undefined, {what: 'slave1_tls registered'})
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), `meta://127.0.0.1:${slave.port}`)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1_tls`), `meta+tls://127.0.0.1:${slave.tlsPort}`)
+    // With the master gone, consumers read broker id 0 from its slave: over TLS at its TLS port.
+    await master.close()
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/0/master`)) === undefined, {what: 'the master unregistered'})
+    const tls = new ClusterTopology({zk: zk.connect, zkRoot: root, tls: {ca: readFileSync(pki.ca)}})
+    t.after(() => tls.close())
+    const conn = await tls.connection(0)
+    assert.equal(tls.readsFromSlave(0), true)
+    await conn.ready()
+    assert.equal(conn.address.port, slave.tlsPort)
+    const plain = new ClusterTopology({zk: zk.connect, zkRoot: root})
+    t.after(() => plain.close())
+    assert.equal((await plain.connection(0)).address.port, slave.port)
+    await slave.close()
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1_tls`), undefined)
+  })
+
   it('the HTTP server serves https with the broker certificate', async (t) => {
     const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0})
     const http = await startHttpServer({broker, port: 0, assetRoot: process.cwd(), tls: {cert: pki.serverCert, key: pki.serverKey}})
