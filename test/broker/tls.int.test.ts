@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import {execFileSync} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, readFileSync, writeFileSync} from 'node:fs'
 import {get} from 'node:https'
 import {connect} from 'node:net'
 import {join} from 'node:path'
@@ -175,6 +175,36 @@ describe('TLS', () => {
     assert.equal(result(await secure.requestAsync(putB)), 403)
     assert.equal(result(await secure.requestAsync(plainAuth('bob', 'bob-password-91'))), 200)
     assert.equal(result(await secure.requestAsync(putB)), 200)
+  })
+
+  it('a profile holds the TLS settings and the user, and a password file path but never the password', async (t) => {
+    const dir = await tmpDir(t, 'meta-tls-profile-')
+    const users = join(dir, 'users.json')
+    const password = 'profile-password-6e2a'
+    addUser(users, 'carol', password)
+    grantRight(users, 'carol', 'put', 'c-*')
+    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users})
+    const env = {META_CONFIG_DIR: join(dir, 'config'), META_BROKER: '', META_PROFILE: ''}
+    const pw = join(dir, 'carol.pw')
+    writeFileSync(pw, `${password}\n`, {mode: 0o644})
+    const args = ['profile', 'create', 'secure', '-b', `127.0.0.1:${broker.tlsPort}`, '--tls', '--ca', pki.ca, '--user', 'carol', '--password-file', pw, '--use']
+    const loose = await runCli(args, {env})
+    assert.equal(loose.code, 2)
+    assert.match(loose.stderr, /password file .*carol\.pw has mode 644: group and others may read it; chmod 600/)
+    chmodSync(pw, 0o600)
+    const created = await runCli(args, {env})
+    assert.equal(created.code, 0, created.stderr)
+    const saved = readFileSync(join(dir, 'config', 'profiles.json'), 'utf8')
+    assert.ok(!saved.includes(password), 'no password in the profile')
+    assert.equal(JSON.parse(saved).profiles.secure.tls, true)
+
+    const sent = await runCli(['send', '-t', 'c-1'], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.equal(sent.code, 0, sent.stderr)
+    const refused = await runCli(['send', '-t', 'd-1'], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.match(refused.stderr, /user "carol" lacks the (.*)?"put" right on topic "d-1"/)
+    // $META_PASSWORD wins over the file.
+    const wrong = await runCli(['send', '-t', 'c-1'], {input: 'x\n', env: {...env, META_PASSWORD: 'not-it'}, timeoutMs: 60_000})
+    assert.match(wrong.stderr, /authentication failed/)
   })
 
   it('the CLI: meta send --tls --ca, meta tail --tls --ca -e, and a meta+tls:// -b', async (t) => {
