@@ -202,6 +202,9 @@ describe('TLS', () => {
     assert.equal(sent.code, 0, sent.stderr)
     const refused = await runCli(['send', '-t', 'd-1'], {input: 'x\n', env, timeoutMs: 60_000})
     assert.match(refused.stderr, /user "carol" lacks the (.*)?"put" right on topic "d-1"/)
+    // The profile's TLS goes with its address: -b given by hand (the plain port) is dialled plain.
+    const byHand = await runCli(['send', '-t', 'c-2', '-b', `127.0.0.1:${broker.port}`], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.equal(byHand.code, 0, byHand.stderr)
     // $META_PASSWORD wins over the file.
     const wrong = await runCli(['send', '-t', 'c-1'], {input: 'x\n', env: {...env, META_PASSWORD: 'not-it'}, timeoutMs: 60_000})
     assert.match(wrong.stderr, /authentication failed/)
