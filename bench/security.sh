@@ -4,7 +4,10 @@
 #
 #   TLS:   one broker (no access control), its plain port against its TLS port (--tls --ca);
 #   authz: that broker against a second one with a users file, the client logged in (--user)
-#          as a user with put/get/group on '*' (every put and get checked).
+#          as a user with put/get/group on '*' (every put and get checked);
+#   (SCENARIOS=all adds control: that broker against a third one without access control,
+#   the spread between two brokers of the same kind; and anon: against a fourth one with a
+#   users file and anonymous rights put/get/group on '*', the client not logging in.)
 #
 # Each pair runs the two sides back to back, the order swapped every other pair (ABBA), and
 # prints msg/s of each side, their ratio and the load average. Needs a built checkout.
@@ -61,6 +64,13 @@ serve open --tls-port 0 --tls-cert "$DIR/server.pem" --tls-key "$DIR/server.key"
 serve users --users "$DIR/users.json"
 read -r PLAIN TLS <<<"$(ports open)"
 read -r AUTH _ <<<"$(ports users)"
+if [ "${SCENARIOS:-}" = all ]; then
+  printf '[security]\nanonymous = put *, get *, group *\n' >"$DIR/anon.ini"
+  serve control
+  serve anon -c "$DIR/anon.ini" --users "$DIR/users.json"
+  read -r CONTROL _ <<<"$(ports control)"
+  read -r ANON _ <<<"$(ports anon)"
+fi
 
 rate() { # mode args… → msg/s
   local mode=$1
@@ -88,6 +98,12 @@ pair() { # label mode argsA -- argsB
 
 echo -e "scenario\tmode\tpair\tbefore msg/s\tafter msg/s\tratio\tload"
 export META_PASSWORD=$PASSWORD
+if [ "${SCENARIOS:-}" = all ]; then
+  pair control produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$CONTROL"
+  pair anon produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$ANON"
+  pair authz produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$AUTH" --user bench
+  exit 0
+fi
 pair tls produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$TLS" --tls --ca "$DIR/ca.pem"
 pair tls consume -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$TLS" --tls --ca "$DIR/ca.pem"
 pair authz produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$AUTH" --user bench

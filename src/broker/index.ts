@@ -36,6 +36,4 @@ export {
   type SyncPropertiesFile,
 } from './replication/sync-config.js'
 export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, type UserSummary} from './auth/users.js'
-export {ALL_RIGHTS, NO_RIGHTS, RIGHTS, type Right, type RightSet} from './auth/rights.js'
-export {accessDenial} from './auth/check.js'
-export type {AccessControl} from './auth/access.js'
+export {RIGHTS, type Right} from './auth/rights.js'

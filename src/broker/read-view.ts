@@ -14,6 +14,11 @@ import type {BrokerContext} from './context.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
 import type {TopicRegistry} from './topics.js'
 
+// The access check the HTTP server runs on its users' requests: the broker's own (pure
+// functions over a request frame and a right set; nothing here changes the broker).
+export {accessDenial} from './auth/check.js'
+export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
+
 /** A partition log as read: its position, size and summary. */
 export type PartitionReadView = Pick<PartitionLog, 'topic' | 'partition' | 'minOffset' | 'maxOffset' | 'sizeBytes' | 'info'>
 

@@ -39,7 +39,7 @@ interface ZkSessionOptions {
 }
 
 /** The environment variable every meta process reads its ZooKeeper digest credentials from. */
-export const ZK_AUTH_ENV = 'META_ZK_AUTH'
+const ZK_AUTH_ENV = 'META_ZK_AUTH'
 
 /** `user:password`, or undefined for none; INVALID_ARGUMENT (never echoing the password) when malformed. */
 function zkAuth(option: string | undefined): string | undefined {

@@ -20,7 +20,7 @@
 import {AsyncLocalStorage} from 'node:async_hooks'
 import {timingSafeEqual} from 'node:crypto'
 import type {FastifyRequest} from 'fastify'
-import {accessDenial, ALL_RIGHTS, NO_RIGHTS, type AccessControl, type Right, type RightSet} from '../broker/index.js'
+import {accessDenial, ALL_RIGHTS, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
 import {BrokerConnection, type ConnectionOptions} from '../client/connection.js'
 import type {ResponseCallback} from '../client/pending.js'
 import {MetaError} from '../protocol/errors.js'
@@ -59,7 +59,7 @@ function tokenEquals(given: string, token: string): boolean {
 const failedLogin = (message: string) => new HttpError(401, message, 'UNAUTHORIZED')
 
 /** The principal of an HTTP request (see the module comment); throws 401/403 for a refused login. */
-export async function principalOf(req: FastifyRequest, access: AccessControl, options: {httpToken: string | undefined; basicAllowed: boolean}): Promise<HttpPrincipal> {
+export async function principalOf(req: FastifyRequest, access: NonNullable<BrokerReadView['access']>, options: {httpToken: string | undefined; basicAllowed: boolean}): Promise<HttpPrincipal> {
   const header = req.headers.authorization ?? ''
   const bearer = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (req.headers['x-meta-token'] as string | undefined)
   const basic = header.startsWith('Basic ') ? header.slice('Basic '.length).trim() : undefined

@@ -2,8 +2,7 @@
  * What every route of the HTTP server may use (server.ts wires it once).
  */
 import type {FastifyRequest} from 'fastify'
-import type {BrokerReadView} from '../broker/read-view.js'
-import type {Right} from '../broker/index.js'
+import type {BrokerReadView, Right} from '../broker/read-view.js'
 import type {AdminClient} from '../client/admin.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
