@@ -7,7 +7,8 @@
 #          as a user with put/get/group on '*' (every put and get checked);
 #   (SCENARIOS=all adds control: that broker against a third one without access control,
 #   the spread between two brokers of the same kind; and anon: against a fourth one with a
-#   users file and anonymous rights put/get/group on '*', the client not logging in.)
+#   users file and anonymous rights put/get/group on '*', the client not logging in;
+#   SCENARIOS=direct runs only those two brokers, started together, against each other.)
 #
 # Each pair runs the two sides back to back, the order swapped every other pair (ABBA), and
 # prints msg/s of each side, their ratio and the load average. Needs a built checkout.
@@ -64,7 +65,7 @@ serve open --tls-port 0 --tls-cert "$DIR/server.pem" --tls-key "$DIR/server.key"
 serve users --users "$DIR/users.json"
 read -r PLAIN TLS <<<"$(ports open)"
 read -r AUTH _ <<<"$(ports users)"
-if [ "${SCENARIOS:-}" = all ]; then
+if [ "${SCENARIOS:-}" = all ] || [ "${SCENARIOS:-}" = direct ]; then
   printf '[security]\nanonymous = put *, get *, group *\n' >"$DIR/anon.ini"
   serve control
   serve anon -c "$DIR/anon.ini" --users "$DIR/users.json"
@@ -98,6 +99,11 @@ pair() { # label mode argsA -- argsB
 
 echo -e "scenario\tmode\tpair\tbefore msg/s\tafter msg/s\tratio\tload"
 export META_PASSWORD=$PASSWORD
+if [ "${SCENARIOS:-}" = direct ]; then
+  pair anon/control produce -b "127.0.0.1:$CONTROL" -- -b "127.0.0.1:$ANON"
+  pair anon/control consume -b "127.0.0.1:$CONTROL" -- -b "127.0.0.1:$ANON"
+  exit 0
+fi
 if [ "${SCENARIOS:-}" = all ]; then
   pair control produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$CONTROL"
   pair anon produce -b "127.0.0.1:$PLAIN" -- -b "127.0.0.1:$ANON"
