@@ -153,7 +153,8 @@ describe('TLS', () => {
     const users = join(dir, 'users.json')
     addUser(users, 'bob', 'bob-password-91')
     grantRight(users, 'bob', 'put', 'b-*')
-    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users})
+    const log = captureLogger('trace')
+    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users, logger: log.logger})
     const plainAuth = (user: string, password: string) => (out: OutputBuffer, opaque: number) => {
       const body = Buffer.from(`\0${user}\0${password}`)
       out.writeAscii(`auth-start PLAIN ${body.length} ${opaque}\r\n`)
@@ -175,6 +176,11 @@ describe('TLS', () => {
     assert.equal(result(await secure.requestAsync(putB)), 403)
     assert.equal(result(await secure.requestAsync(plainAuth('bob', 'bob-password-91'))), 200)
     assert.equal(result(await secure.requestAsync(putB)), 200)
+    // Logged (at every level, trace included): the logins, never a password.
+    assert.ok(log.find('info', 'authenticated').some((e) => e.user === 'bob' && e.mechanism === 'PLAIN'))
+    assert.ok(log.find('warn', 'failed login').length > 0)
+    assert.ok(!JSON.stringify(log.entries).includes('bob-password-91'))
+    assert.ok(!JSON.stringify(log.entries).includes('wrong'))
   })
 
   it('a profile holds the TLS settings and the user, and a password file path but never the password', async (t) => {

@@ -10,6 +10,7 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {addToken, addUser, grantRight, revokeRight} from '../../src/broker/index.js'
 import {tmpDir} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
 import {httpFixture} from './helpers.js'
 
 const PASSWORD = 'http-secret-5d1c'
@@ -35,8 +36,9 @@ async function setup(t: {after(fn: () => unknown): void}) {
   const ini = '[system]\n[security]\nanonymous = put public-*\n'
   const dataPath = await tmpDir(t, 'meta-http-auth-data-')
   writeFileSync(join(dataPath, 'server.ini'), ini)
-  const fx = await httpFixture(t, {usersFile: users, ini, dataPath, token: OP_TOKEN})
-  return {...fx, users}
+  const log = captureLogger('trace')
+  const fx = await httpFixture(t, {usersFile: users, ini, dataPath, token: OP_TOKEN, logger: log.logger})
+  return {...fx, users, log}
 }
 
 describe('HTTP server with access control', () => {
@@ -67,13 +69,15 @@ describe('HTTP server with access control', () => {
   })
 
   it('a wrong password is 401 with a Basic challenge, slowed and counted; per-user tokens; a revoke + reload applies', async (t) => {
-    const {url, broker, users} = await setup(t)
+    const {url, broker, users, log} = await setup(t)
     const u = url('')
     const wrong = await fetch(u + '/put?topic=a-1&partition=0&length=2', {method: 'POST', body: 'hi', headers: basic('alice', 'nope')})
     assert.equal(wrong.status, 401)
     assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic realm="meta"/)
     assert.equal((await put(u, 'a-1', {authorization: 'Bearer not-a-token'})).status, 401)
     assert.equal(broker.access?.failures, 2)
+    assert.ok(log.find('warn', 'failed login').length > 0)
+    assert.ok(!JSON.stringify(log.entries).includes('nope'), 'no password in the broker log')
 
     const token = addToken(users, 'alice')
     assert.equal((await put(u, 'a-1', {authorization: `Bearer ${token}`})).status, 401, 'not before a reload')
@@ -86,5 +90,7 @@ describe('HTTP server with access control', () => {
     await broker.reloadWithUsers()
     assert.equal((await put(u, 'a-1', basic('alice', PASSWORD))).status, 403)
     assert.equal((await put(u, 'a-1', {authorization: `Bearer ${token}`})).status, 403)
+    const logged = JSON.stringify(log.entries)
+    assert.ok(!logged.includes(PASSWORD) && !logged.includes(token), 'no password or token in the broker log')
   })
 })
