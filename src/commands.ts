@@ -49,6 +49,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'user:revoke': () => load(import('./commands/user/revoke.js')),
   'user:list': () => load(import('./commands/user/list.js')),
   'user:remove': () => load(import('./commands/user/remove.js')),
+  'user:token': () => load(import('./commands/user/token.js')),
   'tx:list': () => load(import('./commands/tx/list.js')),
   'tx:commit': () => load(import('./commands/tx/commit.js')),
   'tx:rollback': () => load(import('./commands/tx/rollback.js')),

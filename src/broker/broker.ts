@@ -48,7 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
-import {createAccessControl, reloadAccess} from './auth/index.js'
+import {createAccessControl, reloadAccess, type AccessControl} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
@@ -277,6 +277,11 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   /** Set in cluster mode (zk.zkConnect): the registration in ZooKeeper. */
   get cluster(): ClusterRegistration | undefined {
     return this.roles.cluster
+  }
+
+  /** Set when access control is on (users file or [security]): users, tokens, rights. */
+  get access(): AccessControl | undefined {
+    return this.context.access
   }
 
   /** Set when this broker is an asynchronous slave. */

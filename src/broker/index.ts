@@ -35,5 +35,5 @@ export {
   type SyncMasterSettings,
   type SyncPropertiesFile,
 } from './replication/sync-config.js'
-export {addUser, grantRight, listUsers, removeUser, revokeRight, type UserSummary} from './auth/users.js'
+export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, type UserSummary} from './auth/users.js'
 export {RIGHTS, type Right} from './auth/rights.js'

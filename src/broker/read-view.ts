@@ -8,10 +8,16 @@ import type {ZkSession} from '../cluster/zk-session.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import type {PartitionLog} from '../storage/index.js'
 import type {StoredOffset} from '../storage/offset-log.js'
+import type {AccessControl} from './auth/access.js'
 import type {BrokerConfig} from './config/index.js'
 import type {BrokerContext} from './context.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
 import type {TopicRegistry} from './topics.js'
+
+// The access check the HTTP server runs on its users' requests: the broker's own (pure
+// functions over a request frame and a right set; nothing here changes the broker).
+export {accessDenial} from './auth/check.js'
+export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
 
 /** A partition log as read: its position, size and summary. */
 export type PartitionReadView = Pick<PartitionLog, 'topic' | 'partition' | 'minOffset' | 'maxOffset' | 'sizeBytes' | 'info'>
@@ -52,6 +58,8 @@ export interface BrokerReadView {
   readonly topics: Pick<TopicRegistry, 'resolve' | 'isClosed'>
   /** Set in cluster mode: its ZooKeeper session (read-only use: the groups' committed offsets). */
   readonly cluster: {readonly session: ZkSession} | undefined
+  /** Set when access control is on: the HTTP server authenticates its users and checks their rights with it. */
+  readonly access: AccessControl | undefined
   /** Set on an asynchronous slave: how far behind its master it is. */
   readonly replicator: {partitionStatuses(): ReplicaPartitionStatus[]; readonly masterConnected: boolean} | undefined
 }

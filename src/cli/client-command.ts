@@ -30,11 +30,13 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
   protected target(): Promise<ResolvedTarget> {
     this.resolved ??= resolveTarget(this.connectionFlags(), this.given, this.config.configDir)
       .then(async (target) => {
+        await this.profileTls(target)
         // Every connection this command makes logs in as --user ($META_USER), else the profile's user.
         const given = this.connectionFlags().user
-        const user = given === undefined || given === '' ? target.user : given
+        const fromProfile = given === undefined || given === ''
+        const user = fromProfile ? target.user : given
         if (user !== undefined) {
-          const password = await clientPassword(user)
+          const password = await clientPassword(user, fromProfile ? target.passwordFile : undefined)
           const {setDefaultCredentials} = await import('../client/index.js')
           setDefaultCredentials({user, password})
         }
@@ -46,6 +48,16 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
         }),
       )
     return this.resolved
+  }
+
+  /** The profile's TLS settings, each where no flag ($META_TLS, $META_CA…) gave one. */
+  private async profileTls(target: ResolvedTarget): Promise<void> {
+    if (target.tls === undefined) return
+    const flags = this.connectionFlags()
+    const tls = flags.tls === true || target.tls.tls === true
+    const files = flags.cert === undefined ? {cert: target.tls.cert, key: target.tls.key} : {cert: flags.cert, key: flags.key}
+    const {loadClientTlsFiles, setDefaultClientTls} = await import('../client/tls.js')
+    setDefaultClientTls(tls, loadClientTlsFiles({ca: flags.ca ?? target.tls.ca, ...files}))
   }
 
   /** The group: -g, else the profile's default group; a usage error naming both when neither. */

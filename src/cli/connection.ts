@@ -27,6 +27,10 @@ export interface ResolvedTarget extends ConnectionTarget {
   profile?: string
   /** The profile's user (meta profile create --user), if a profile applies and has one. */
   user?: string
+  /** The profile's password file, with its user. */
+  passwordFile?: string
+  /** The profile's TLS settings, when its address is the one used (not -b or --zk). */
+  tls?: {tls?: boolean; ca?: string; cert?: string; key?: string}
 }
 
 /**
@@ -45,12 +49,18 @@ async function select(flags: ConnectionFlagValues, given: ReadonlySet<string>, c
   }
   const selected = await loadProfile(configDir, flags.profile)
   const profile = selected?.profile
-  const meta = {group: profile?.group, profile: selected?.name, ...(profile?.user === undefined ? {} : {user: profile.user})}
+  const meta = {
+    group: profile?.group,
+    profile: selected?.name,
+    ...(profile?.user === undefined ? {} : {user: profile.user, passwordFile: profile.passwordFile}),
+  }
   if (given.has('broker')) return {broker: flags.broker, ...meta}
   if (given.has('zk') || flags.zk !== undefined) return {zk: flags.zk, zkRoot: flags['zk-root'], ...meta}
   if (flags.broker !== undefined) return {broker: flags.broker, ...meta}
-  if (profile?.zk !== undefined) return {zk: profile.zk, zkRoot: flags['zk-root'] ?? profile.zkRoot, ...meta}
-  return {broker: profile?.broker ?? DEFAULT_BROKER, ...meta}
+  // The profile's address is used: its TLS settings go with it.
+  const tls = profile === undefined || (profile.tls === undefined && profile.ca === undefined && profile.cert === undefined) ? {} : {tls: {tls: profile.tls, ca: profile.ca, cert: profile.cert, key: profile.key}}
+  if (profile?.zk !== undefined) return {zk: profile.zk, zkRoot: flags['zk-root'] ?? profile.zkRoot, ...meta, ...tls}
+  return {broker: profile?.broker ?? DEFAULT_BROKER, ...meta, ...tls}
 }
 
 /** `broker 127.0.0.1:8123` or `ZooKeeper zk1:2181/meta` for messages. */

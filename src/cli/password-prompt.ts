@@ -1,7 +1,9 @@
 /**
- * Passwords for the CLI: `$META_PASSWORD`, else a prompt on the terminal that does not echo,
- * else (no terminal) a usage error. Never a flag: a password in the arguments shows in `ps`.
+ * Passwords for the CLI: `$META_PASSWORD`, else the profile's password file (owner-only), else
+ * a prompt on the terminal that does not echo, else (no terminal) a usage error. Never a flag:
+ * a password in the arguments shows in `ps`.
  */
+import {readFileSync, statSync} from 'node:fs'
 import {MetaError} from '../protocol/errors.js'
 
 /** Longest password read, in characters. */
@@ -36,9 +38,35 @@ export function promptHidden(question: string): Promise<string> {
   })
 }
 
-/** The password of `user` for a client command. */
-export async function clientPassword(user: string): Promise<string> {
+/**
+ * A password file must be a regular file that only its owner can read (as ssh asks of keys):
+ * INVALID_ARGUMENT naming the file and its mode otherwise.
+ */
+export function checkPasswordFile(path: string): void {
+  let stat
+  try {
+    stat = statSync(path)
+  } catch (error) {
+    throw MetaError.invalidArgument(`cannot read password file ${path}: ${(error as Error).message}`)
+  }
+  if (!stat.isFile()) throw MetaError.invalidArgument(`password file ${path} is not a regular file`)
+  if ((stat.mode & 0o077) !== 0) {
+    throw MetaError.invalidArgument(`password file ${path} has mode ${(stat.mode & 0o777).toString(8)}: group and others may read it; chmod 600 ${path}`)
+  }
+}
+
+/** The first line of a password file (checked as checkPasswordFile does). */
+function readPasswordFile(path: string): string {
+  checkPasswordFile(path)
+  const line = readFileSync(path, 'utf8').split(/\r?\n/)[0]
+  if (line === '' || line.length > PASSWORD_LENGTH_MAX) throw MetaError.invalidArgument(`password file ${path}: expected a password of 1..${PASSWORD_LENGTH_MAX} characters on its first line`)
+  return line
+}
+
+/** The password of `user` for a client command: $META_PASSWORD, else the profile's password file, else a prompt. */
+export async function clientPassword(user: string, passwordFile?: string): Promise<string> {
   const fromEnv = process.env.META_PASSWORD
   if (fromEnv !== undefined) return fromEnv
+  if (passwordFile !== undefined) return readPasswordFile(passwordFile)
   return promptHidden(`password for ${user}: `)
 }

@@ -12,7 +12,9 @@
  * Which profile applies: `--profile NAME`, else `$META_PROFILE`, else the current one
  * (`meta profile use`), else none. Flags and their environment variables (`-b`/`$META_BROKER`,
  * `--zk`/`$META_ZK`, `--zk-root`, `-g`) always override the profile; a profile's broker and
- * ZooKeeper settings are used only when neither `-b` nor `--zk` is given.
+ * ZooKeeper settings, and its TLS settings (which go with its address), are used only when
+ * neither `-b` nor `--zk` is given. A profile never holds a password: at most the path of a
+ * file with one (`--password-file`), which must be readable by its owner only.
  */
 import {mkdir, readFile} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
@@ -28,6 +30,16 @@ export interface Profile {
   group?: string
   /** The user commands log in as when --user is not given (never a password). */
   user?: string
+  /**
+   * A file holding the user's password (its first line), readable by its owner only: the
+   * profile names it, never the password itself. $META_PASSWORD wins over it.
+   */
+  passwordFile?: string
+  /** TLS to the profile's broker or cluster (--tls), and the PEM files of --ca, --cert, --key (paths, as given). */
+  tls?: boolean
+  ca?: string
+  cert?: string
+  key?: string
 }
 
 interface ProfileFile {

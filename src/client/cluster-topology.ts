@@ -41,6 +41,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private slaveBacked = new Set<number>()
   /** Every registered slave's URL, by broker id. */
   private slaveUrls = new Map<number, string[]>()
+  /** Slaves' TLS endpoints (`slave<k>_tls`) by their URL. */
+  private slaveTls = new Map<string, string>()
   /** Masters a consumer could not reach, read from a slave until a probe reaches them again. */
   private readonly suspects = new Map<number, Suspect>()
   /** Broker ids whose suspicion ended: 'readFrom' is emitted once the brokers are read again. */
@@ -116,8 +118,14 @@ export class ClusterTopology extends EventEmitter implements Topology {
       await this.refreshBrokers(session)
       url = this.brokers.get(brokerId)
     }
-    // --tls: the broker's TLS endpoint (ids/<id>/master_tls) when it registered one.
-    const tlsUrl = this.options.tls !== false && (this.options.tls !== undefined || defaultTlsEnabled()) ? await session.getString(this.paths.masterTls(brokerId)).catch(() => undefined) : undefined
+    // --tls: the broker's TLS endpoint (ids/<id>/master_tls, or a slave's slave<k>_tls when the
+    // id is read from that slave) when it registered one.
+    const tlsWanted = this.options.tls !== false && (this.options.tls !== undefined || defaultTlsEnabled())
+    const tlsUrl = !tlsWanted
+      ? undefined
+      : this.slaveBacked.has(brokerId)
+        ? this.slaveTls.get(url ?? '')
+        : await session.getString(this.paths.masterTls(brokerId)).catch(() => undefined)
     const address = parseBrokerUrl(tlsUrl ?? url ?? '')
     if (address === undefined) {
       throw new MetaError('CONNECTION_FAILED', `broker ${brokerId} is not registered in ZooKeeper at ${this.options.zk}${this.paths.root}`)
@@ -312,12 +320,13 @@ export class ClusterTopology extends EventEmitter implements Topology {
       this.rereadBrokers(session, 1)
     })
     this.slaveUrls = new Map([...readable].map(([id, b]) => [id, b.slaveUrls]))
+    this.slaveTls = new Map([...readable.values()].flatMap((b) => [...b.slaveTls]))
     for (const [id, suspect] of this.suspects) {
       const now = readable.get(id)
       // The master a consumer gave up on is still registered (its session lives on): keep
       // reading the slave. Another master, or none, ends the suspicion.
       if (now !== undefined && !now.slave && now.url === suspect.masterUrl && now.slaveUrls.length > 0) {
-        readable.set(id, {url: now.slaveUrls[0], slave: true, slaveUrls: now.slaveUrls})
+        readable.set(id, {...now, url: now.slaveUrls[0], slave: true})
       } else {
         this.clearSuspect(id)
         this.switchingBack.add(id)

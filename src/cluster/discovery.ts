@@ -24,7 +24,7 @@ export async function readBrokers(session: ZkSession, paths: ZkPaths, watcher?: 
 /**
  * Where to read each registered broker id (spec §5.2): its master's URL, or, when no master is
  * registered, one of its asynchronous slaves' (`ids/<id>/slave<k>`, the lowest k), with the
- * URLs of all its slaves. The
+ * URLs of all its slaves and their TLS endpoints (`slave<k>_tls`). The
  * watcher fires when brokers come or go, a master node appears or disappears, or a slave joins
  * or leaves (it may fire more than once per read: make it idempotent).
  */
@@ -36,16 +36,20 @@ export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, wa
     if (watcher) await session.exists(paths.master(id), watcher)
     const url = await session.getString(paths.master(id))
     const slaveUrls: string[] = []
+    const slaveTls = new Map<string, string>()
     const slaves = (await session.children(paths.broker(id), watcher))
       .map((name) => /^slave(\d+)$/.exec(name))
       .filter((m): m is RegExpExecArray => m !== null)
       .sort((a, b) => Number(a[1]) - Number(b[1]))
     for (const m of slaves) {
       const slaveUrl = await session.getString(`${paths.broker(id)}/${m[0]}`)
-      if (slaveUrl !== undefined && parseBrokerUrl(slaveUrl) !== undefined) slaveUrls.push(slaveUrl)
+      if (slaveUrl === undefined || parseBrokerUrl(slaveUrl) === undefined) continue
+      slaveUrls.push(slaveUrl)
+      const tlsUrl = await session.getString(paths.slaveTls(id, Number(m[1])))
+      if (tlsUrl !== undefined && parseBrokerUrl(tlsUrl)?.tls === true) slaveTls.set(slaveUrl, tlsUrl)
     }
-    if (url !== undefined && parseBrokerUrl(url) !== undefined) brokers.set(id, {url, slave: false, slaveUrls})
-    else if (slaveUrls.length > 0) brokers.set(id, {url: slaveUrls[0], slave: true, slaveUrls})
+    if (url !== undefined && parseBrokerUrl(url) !== undefined) brokers.set(id, {url, slave: false, slaveUrls, slaveTls})
+    else if (slaveUrls.length > 0) brokers.set(id, {url: slaveUrls[0], slave: true, slaveUrls, slaveTls})
   }
   return brokers
 }
@@ -56,6 +60,8 @@ interface ReadableBroker {
   slave: boolean
   /** Every registered slave's URL, by slave id. */
   slaveUrls: string[]
+  /** A slave's TLS endpoint (`slave<k>_tls`) by its URL, for the slaves that registered one. */
+  slaveTls: Map<string, string>
 }
 
 /** Every asynchronous slave registered (`ids/<id>/slave<k>`), of one broker id or all, sorted by id then slave id. */

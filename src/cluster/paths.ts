@@ -6,6 +6,7 @@
  *   <root>/brokers/ids/<id>/master                       ephemeral   meta://host:port
  *   <root>/brokers/ids/<id>/slave<k>                     ephemeral   meta://host:port
  *   <root>/brokers/ids/<id>/master_tls                   ephemeral   meta+tls://host:tlsPort (meta extension)
+ *   <root>/brokers/ids/<id>/slave<k>_tls                 ephemeral   meta+tls://host:tlsPort (meta extension)
  *   <root>/brokers/ids/<id>/master_config_checksum       ephemeral   decimal CRC32 of server.ini
  *   <root>/brokers/topics/<topic>/<id>-<role>            ephemeral   numPartitions (legacy)
  *   <root>/brokers/topics-pub/<topic>/<id>-<role>        ephemeral   {"numParts":N,"broker":"<id>-<role>"}
@@ -15,8 +16,9 @@
  *   <root>/consumers/<group>/offsets/<topic>/<id>-<p>    persistent  "<msgId>-<offset>"
  *
  * `<role>` is `m` for a master and `s<slaveId>` for a slave. A broker with a TLS port writes
- * `master_tls` beside `master`, which keeps `meta://host:port` for MetaQ's clients (under
- * tlsOnly, where there is no plain port, `master` holds the `meta+tls://` URL too).
+ * `master_tls` beside `master` (a slave `slave<k>_tls` beside `slave<k>`), which keeps
+ * `meta://host:port` for MetaQ's clients (under tlsOnly, where there is no plain port,
+ * `master` and `slave<k>` hold the `meta+tls://` URL too).
  */
 
 export const DEFAULT_ZK_ROOT = '/meta'
@@ -41,6 +43,14 @@ export class ZkPaths {
   /** meta extension: the master's TLS endpoint. */
   masterTls(id: number): string {
     return `${this.broker(id)}/master_tls`
+  }
+  /** An asynchronous slave's node. */
+  slave(id: number, slaveId: number): string {
+    return `${this.broker(id)}/slave${slaveId}`
+  }
+  /** meta extension: an asynchronous slave's TLS endpoint. */
+  slaveTls(id: number, slaveId: number): string {
+    return `${this.slave(id, slaveId)}_tls`
   }
   configChecksum(id: number): string {
     return `${this.broker(id)}/master_config_checksum`

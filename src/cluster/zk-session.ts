@@ -8,6 +8,12 @@
  *
  * node-zookeeper-client is loaded by connect(), not when this module is: a command that
  * never talks to ZooKeeper does not pay for it at start (docs/benchmarks.md, startup).
+ *
+ * ZooKeeper ACLs (docs/security.md, "ZooKeeper"): with `auth` (default: $META_ZK_AUTH),
+ * `user:password`, the session authenticates with the digest scheme (again on every new
+ * session) and every node it creates, parents included, gets the ACL "the creator's digest:
+ * all; anyone: read". MetaQ's clients, which have no ZooKeeper credentials, still find brokers,
+ * topics and offsets; nothing meta wrote can be changed or removed without the digest.
  */
 import {EventEmitter} from 'node:events'
 import type zookeeper from 'node-zookeeper-client'
@@ -28,6 +34,22 @@ interface ZkSessionOptions {
   /** Deadline of one operation (default 15000). */
   operationTimeoutMs?: number
   logger?: Logger
+  /** ZooKeeper digest credentials `user:password` (default: $META_ZK_AUTH; empty: none). */
+  auth?: string
+}
+
+/** The environment variable every meta process reads its ZooKeeper digest credentials from. */
+const ZK_AUTH_ENV = 'META_ZK_AUTH'
+
+/** `user:password`, or undefined for none; INVALID_ARGUMENT (never echoing the password) when malformed. */
+function zkAuth(option: string | undefined): string | undefined {
+  const auth = option ?? process.env[ZK_AUTH_ENV]
+  if (auth === undefined || auth === '') return undefined
+  const colon = auth.indexOf(':')
+  if (colon <= 0 || colon === auth.length - 1) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid ZooKeeper credentials in $${ZK_AUTH_ENV}: expected "user:password" (digest), with neither empty`)
+  }
+  return auth
 }
 
 // ZooKeeper's error codes (node-zookeeper-client's Exception values).
@@ -51,6 +73,10 @@ export class ZkSession extends EventEmitter {
   private client: zookeeper.Client
   private closed = false
   private readonly log: Logger
+  /** Digest credentials (see the module comment). */
+  private readonly auth: string | undefined
+  /** The ACL of the nodes this session creates. */
+  private readonly acl: zookeeper.ACL[]
 
   private constructor(
     private readonly options: ZkSessionOptions,
@@ -58,6 +84,11 @@ export class ZkSession extends EventEmitter {
   ) {
     super()
     this.log = (options.logger ?? silentLogger).child('zk')
+    this.auth = zkAuth(options.auth)
+    const {ACL, Id, Permission} = zookeeper
+    const anyone = new Id('world', 'anyone')
+    // ('auth', ''): whichever ids the creating session authenticated as (CREATOR_ALL_ACL).
+    this.acl = this.auth === undefined ? [new ACL(Permission.ALL, anyone)] : [new ACL(Permission.ALL, new Id('auth', '')), new ACL(Permission.READ, anyone)]
     this.client = this.newClient()
   }
 
@@ -98,7 +129,7 @@ export class ZkSession extends EventEmitter {
   async create(path: string, data: string | Buffer, mode: number = CreateMode.PERSISTENT): Promise<boolean> {
     await this.ensureParent(path)
     try {
-      await this.call<string>((cb) => this.client.create(path, toBuffer(data), mode, cb))
+      await this.call<string>((cb) => this.client.create(path, toBuffer(data), this.acl, mode, cb))
       return true
     } catch (error) {
       if (isNodeExists(error)) return false
@@ -200,7 +231,7 @@ export class ZkSession extends EventEmitter {
   private async ensureParent(path: string): Promise<void> {
     const parent = path.slice(0, path.lastIndexOf('/'))
     if (parent === '' || (await this.exists(parent)) !== undefined) return
-    await this.call((cb) => this.client.mkdirp(parent, cb))
+    await this.call((cb) => this.client.mkdirp(parent, this.acl, cb))
   }
 
   /**
@@ -228,6 +259,7 @@ export class ZkSession extends EventEmitter {
       spinDelay: 200,
       retries: 3,
     })
+    if (this.auth !== undefined) client.addAuthInfo('digest', Buffer.from(this.auth))
     client.on('expired', () => this.onExpired(client))
     client.on('disconnected', () => this.log.debug('disconnected from ZooKeeper'))
     client.connect()

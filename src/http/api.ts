@@ -149,6 +149,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   })
 
   app.get('/api/groups', async (req) => {
+    ctx.authorize(req, 'admin', '*')
     const admin = await groups()
     const list = await admin.listGroups()
     return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
@@ -156,6 +157,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
 
   app.get('/api/groups/:group', async (req) => {
     const group = groupParam((req.params as {group: string}).group)
+    ctx.authorize(req, 'group', group)
     const admin = await groups()
     const description = await admin.describeGroup(group)
     const owners = new Map<string, string>()
@@ -177,6 +179,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   app.post('/api/groups/:group/skip', async (req) => {
     ctx.authorizeMutation(req)
     const group = groupParam((req.params as {group: string}).group)
+    ctx.authorize(req, 'group', group)
     const body = jsonBody(req)
     const topic = topicParam(typeof body.topic === 'string' ? body.topic : undefined)
     const partition = intParam({partition: String(body.partition ?? '')}, 'partition', {min: 0})

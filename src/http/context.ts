@@ -2,7 +2,7 @@
  * What every route of the HTTP server may use (server.ts wires it once).
  */
 import type {FastifyRequest} from 'fastify'
-import type {BrokerReadView} from '../broker/read-view.js'
+import type {BrokerReadView, Right} from '../broker/read-view.js'
 import type {AdminClient} from '../client/admin.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
@@ -14,8 +14,10 @@ export interface HttpContext {
   admin: AdminClient
   /** One protocol request over that connection (rejects with the connection's MetaError). */
   request(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
-  /** Throws 401/403 unless the request may change something (docs/http.md, "Token"). */
+  /** Throws 401/403 unless the request may change something (docs/http.md, "Token"); with access control, a no-op (rights decide). */
   authorizeMutation(req: FastifyRequest): void
+  /** With access control: throws 403 unless the request's user has `right` on `resource` (what is not checked on its way to the broker). */
+  authorize(req: FastifyRequest, right: Right, resource: string): void
   /** Largest put body: the broker's maxTransferSize minus the record header. */
   maxBodyBytes: number
   /** The package root, where assets/ is read from (or the single executable's directory). */

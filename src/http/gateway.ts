@@ -49,6 +49,8 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
         checksum: intParam(q, 'checksum', {fallback: NO_CHECKSUM}),
         length: intParam(q, 'length', {min: 0}),
       }
+      // Refused before the body is read (the put is checked again on its way to the broker).
+      ctx.authorize(req, 'put', params.topic)
       if (params.length > ctx.maxBodyBytes) throw tooLarge(params.length, ctx.maxBodyBytes)
       const declared = req.headers['content-length']
       if (declared !== undefined && Number(declared) !== params.length) {

@@ -12,6 +12,10 @@
  * Token (docs/http.md): with `token` set, every mutating endpoint (put, reload, skip, offset
  * changes) needs it (`Authorization: Bearer <token>`); without one, mutating endpoints are
  * open on a loopback address and refused on any other.
+ *
+ * On a broker with access control (a users file or [security]), users and rights decide
+ * instead (auth.ts): Basic auth or a per-user token, the anonymous rights otherwise, and the
+ * token above is one with every right. Each request to the broker is checked against them.
  */
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
@@ -24,6 +28,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
+import {authorize, CheckedConnection, principalOf, runAs, type HttpPrincipal} from './auth.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
 import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
@@ -61,7 +66,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const token = options.token === undefined || options.token === '' ? undefined : options.token
   const loopback = isLoopback(host)
   const system = broker.config.system
-  const conn = await BrokerConnection.connect({
+  const access = broker.access
+  const connect = access === undefined ? BrokerConnection.connect : CheckedConnection.open
+  const conn = await connect({
+    // With access control, an in-memory user with every right; each request is checked (auth.ts).
+    ...(access === undefined ? {} : access.internalUser('http')),
     host: connectHost(broker.host),
     port: broker.port,
     // Under tlsOnly its one port is TLS: its own loopback connection skips verifying the
@@ -75,11 +84,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   })
   const admin = new AdminClient(conn)
   const maxBodyBytes = Math.max(0, broker.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
+  const principals = new WeakMap<FastifyRequest, HttpPrincipal>()
   const ctx: HttpContext = {
     broker,
     admin,
     request: (write, timeoutMs) => conn.requestAsync(write, timeoutMs),
-    authorizeMutation: (req) => authorizeMutation(req.headers, token, host),
+    // With access control the rights decide (each request to the broker is checked).
+    authorizeMutation: (req) => (access === undefined ? authorizeMutation(req.headers, token, host) : undefined),
+    authorize: (req, right, resource) => authorize(principals.get(req), right, resource),
     maxBodyBytes,
     assetRoot: options.assetRoot,
     log,
@@ -98,8 +110,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // JSON endpoints parse their own small bodies.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', {parseAs: 'buffer'}, (_req, body, done) => done(null, body))
+  if (access !== undefined) {
+    const basicAllowed = https !== undefined || loopback
+    app.addHook('onRequest', async (req) => {
+      principals.set(req, await principalOf(req, access, {httpToken: token, basicAllowed}))
+    })
+    app.addHook('preHandler', (req, _reply, done) => runAs(principals.get(req), done))
+  }
   app.setErrorHandler((error: FastifyError | HttpError | MetaError, req, reply) => {
     const {status, message, code} = describeError(error, maxBodyBytes, req)
+    if (status === 401 && access !== undefined) reply.header('www-authenticate', 'Basic realm="meta", charset="UTF-8"')
     if (status >= 500) log.warn('request failed', {method: req.method, url: req.url, status, error: message})
     // A body that was not read: close the connection rather than read it to the end.
     if (status === 413) reply.header('connection', 'close')
@@ -139,7 +159,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.port
   const url = `${https === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}/`
-  if (!loopback && token === undefined) {
+  if (!loopback && token === undefined && access === undefined) {
     log.warn('HTTP server on a non-loopback address without --http-token: put, reload, skip and offset changes are refused', {host})
   }
   let closing: Promise<void> | undefined

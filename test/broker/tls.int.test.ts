@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import {execFileSync} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {chmodSync, readFileSync, writeFileSync} from 'node:fs'
 import {get} from 'node:https'
 import {connect} from 'node:net'
 import {join} from 'node:path'
@@ -17,6 +17,8 @@ import {setDefaultClientTls} from '../../src/client/tls.js'
 import {startHttpServer} from '../../src/http/server.js'
 import {addUser, grantRight} from '../../src/broker/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
+import type {ResponseFrame} from '../../src/protocol/frames.js'
+import type {OutputBuffer} from '../../src/protocol/output-buffer.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {captureLogger} from '../helpers/log.js'
@@ -146,6 +148,74 @@ describe('TLS', () => {
     assert.match(refused.stderr, /access denied: user "alice" lacks the (.*)?"put" right on topic "b-1"/)
   })
 
+  it('PLAIN logs in on the TLS port only; on a plain connection it is refused, saying why', async (t) => {
+    const dir = await tmpDir(t, 'meta-tls-plain-')
+    const users = join(dir, 'users.json')
+    addUser(users, 'bob', 'bob-password-91')
+    grantRight(users, 'bob', 'put', 'b-*')
+    const log = captureLogger('trace')
+    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users, logger: log.logger})
+    const plainAuth = (user: string, password: string) => (out: OutputBuffer, opaque: number) => {
+      const body = Buffer.from(`\0${user}\0${password}`)
+      out.writeAscii(`auth-start PLAIN ${body.length} ${opaque}\r\n`)
+      out.writeBytes(body)
+    }
+    const putB = (out: OutputBuffer, opaque: number) => out.writeAscii(`put b-1 0 1 0 -1 ${opaque}\r\nx`)
+    const result = (frame: ResponseFrame) => (frame.type === 'result' ? frame.code : frame.type)
+
+    const plain = await BrokerConnection.connect({host: '127.0.0.1', port: broker.port, reconnect: false})
+    t.after(() => plain.close())
+    const refused = await plain.requestAsync(plainAuth('bob', 'bob-password-91'))
+    assert.equal(result(refused), 400)
+    assert.match(refused.body.toString(), /auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256/)
+    assert.equal(result(await plain.requestAsync(putB)), 403)
+
+    const secure = await BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort!, tls: {ca: readFileSync(pki.ca)}, reconnect: false})
+    t.after(() => secure.close())
+    assert.equal(result(await secure.requestAsync(plainAuth('bob', 'wrong'))), 401)
+    assert.equal(result(await secure.requestAsync(putB)), 403)
+    assert.equal(result(await secure.requestAsync(plainAuth('bob', 'bob-password-91'))), 200)
+    assert.equal(result(await secure.requestAsync(putB)), 200)
+    // Logged (at every level, trace included): the logins, never a password.
+    assert.ok(log.find('info', 'authenticated').some((e) => e.user === 'bob' && e.mechanism === 'PLAIN'))
+    assert.ok(log.find('warn', 'failed login').length > 0)
+    assert.ok(!JSON.stringify(log.entries).includes('bob-password-91'))
+    assert.ok(!JSON.stringify(log.entries).includes('wrong'))
+  })
+
+  it('a profile holds the TLS settings and the user, and a password file path but never the password', async (t) => {
+    const dir = await tmpDir(t, 'meta-tls-profile-')
+    const users = join(dir, 'users.json')
+    const password = 'profile-password-6e2a'
+    addUser(users, 'carol', password)
+    grantRight(users, 'carol', 'put', 'c-*')
+    const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, usersFile: users})
+    const env = {META_CONFIG_DIR: join(dir, 'config'), META_BROKER: '', META_PROFILE: ''}
+    const pw = join(dir, 'carol.pw')
+    writeFileSync(pw, `${password}\n`, {mode: 0o644})
+    const args = ['profile', 'create', 'secure', '-b', `127.0.0.1:${broker.tlsPort}`, '--tls', '--ca', pki.ca, '--user', 'carol', '--password-file', pw, '--use']
+    const loose = await runCli(args, {env})
+    assert.equal(loose.code, 2)
+    assert.match(loose.stderr, /password file .*carol\.pw has mode 644: group and others may read it; chmod 600/)
+    chmodSync(pw, 0o600)
+    const created = await runCli(args, {env})
+    assert.equal(created.code, 0, created.stderr)
+    const saved = readFileSync(join(dir, 'config', 'profiles.json'), 'utf8')
+    assert.ok(!saved.includes(password), 'no password in the profile')
+    assert.equal(JSON.parse(saved).profiles.secure.tls, true)
+
+    const sent = await runCli(['send', '-t', 'c-1'], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.equal(sent.code, 0, sent.stderr)
+    const refused = await runCli(['send', '-t', 'd-1'], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.match(refused.stderr, /user "carol" lacks the (.*)?"put" right on topic "d-1"/)
+    // The profile's TLS goes with its address: -b given by hand (the plain port) is dialled plain.
+    const byHand = await runCli(['send', '-t', 'c-2', '-b', `127.0.0.1:${broker.port}`], {input: 'x\n', env, timeoutMs: 60_000})
+    assert.equal(byHand.code, 0, byHand.stderr)
+    // $META_PASSWORD wins over the file.
+    const wrong = await runCli(['send', '-t', 'c-1'], {input: 'x\n', env: {...env, META_PASSWORD: 'not-it'}, timeoutMs: 60_000})
+    assert.match(wrong.stderr, /authentication failed/)
+  })
+
   it('the CLI: meta send --tls --ca, meta tail --tls --ca -e, and a meta+tls:// -b', async (t) => {
     const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, tlsCa: pki.ca})
     const topic = uniqueName()
@@ -177,6 +247,38 @@ describe('TLS', () => {
     const plain = new ClusterTopology({zk: zk.connect, zkRoot: root})
     t.after(() => plain.close())
     assert.equal((await plain.connection(0)).address.port, broker.port)
+  })
+
+  it('cluster mode: a slave registers slave<k>_tls beside slave<k>; --tls consumers reading from it use it', async (t) => {
+    const zk = await startZooKeeper(t)
+    const root = `/${uniqueName('tls')}`
+    const ini = `[zookeeper]\nzk.zkRoot=${root}\n`
+    const master = await startTestBroker(t, {...tlsOf(), tlsPort: 0, ini, zkConnect: zk.connect})
+    const slave = await startTestBroker(t, {
+      ...tlsOf(),
+      tlsPort: 0,
+      ini,
+      zkConnect: zk.connect,
+      slave: {slaveId: 1, slaveGroup: 'meta-slave-group', maxDelayMs: 100, connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100})},
+    })
+    const client = await zk.client()
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/0/slave1_tls`)) !== undefined, {what: 'slave1_tls registered'})
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), `meta://127.0.0.1:${slave.port}`)
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1_tls`), `meta+tls://127.0.0.1:${slave.tlsPort}`)
+    // With the master gone, consumers read broker id 0 from its slave: over TLS at its TLS port.
+    await master.close()
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/0/master`)) === undefined, {what: 'the master unregistered'})
+    const tls = new ClusterTopology({zk: zk.connect, zkRoot: root, tls: {ca: readFileSync(pki.ca)}})
+    t.after(() => tls.close())
+    const conn = await tls.connection(0)
+    assert.equal(tls.readsFromSlave(0), true)
+    await conn.ready()
+    assert.equal(conn.address.port, slave.tlsPort)
+    const plain = new ClusterTopology({zk: zk.connect, zkRoot: root})
+    t.after(() => plain.close())
+    assert.equal((await plain.connection(0)).address.port, slave.port)
+    await slave.close()
+    assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1_tls`), undefined)
   })
 
   it('the HTTP server serves https with the broker certificate', async (t) => {

@@ -11,6 +11,8 @@ import {
   type ConfigOverrides,
 } from '../../src/broker/index.js'
 import {createLogger, type Logger} from '../../src/log.js'
+
+type StartOptions = NonNullable<Parameters<typeof startBroker>[0]>
 import type {FileOps} from '../../src/storage/file-ops.js'
 import {tmpDir, type Cleanup} from './index.js'
 
@@ -23,15 +25,17 @@ export interface TestBrokerOptions extends ConfigOverrides {
   fileOps?: FileOps
   /** A users file: access control on (meta serve --users). */
   usersFile?: string
+  /** Run as an asynchronous slave (meta serve --slave-id). */
+  slave?: StartOptions['slave']
 }
 
 export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {}): Promise<Broker> {
-  const {ini, logger, fileOps, usersFile, ...overrides} = options
+  const {ini, logger, fileOps, usersFile, slave, ...overrides} = options
   const dataPath = overrides.dataPath ?? (await tmpDir(t, 'meta-broker-'))
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, fileOps, usersFile, logger: logger ?? (level ? createLogger({level}) : undefined)})
+  const broker = await startBroker({config, fileOps, usersFile, slave, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
 }

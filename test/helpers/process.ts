@@ -90,6 +90,8 @@ export interface SpawnBrokerOptions {
   timeoutMs?: number
   /** Run the broker with this limit of open file descriptors (`ulimit -n` in a bash that execs it). */
   fdLimit?: number
+  /** More environment variables for the broker (with fdLimit unset). */
+  env?: Record<string, string>
 }
 
 /** Start `meta serve <args>` (on port 0 unless args name one) and wait for its "listening" line. */
@@ -99,7 +101,7 @@ export async function spawnBroker(t: Cleanup, args: string[], options: SpawnBrok
   const serveArgs = ['serve', ...portArgs, '--log-format', 'json', ...args]
   const child =
     options.fdLimit === undefined
-      ? spawnCli(serveArgs)
+      ? spawnCli(serveArgs, options.env)
       : spawn('bash', ['-c', `ulimit -n ${options.fdLimit} && exec "$0" "$@"`, process.execPath, BIN, ...serveArgs], {
           env: {...process.env, NO_COLOR: '1', OCLIF_SKIP_NEW_VERSION_CHECK: 'true'},
           stdio: ['pipe', 'pipe', 'pipe'],

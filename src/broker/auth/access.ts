@@ -8,10 +8,10 @@
  * that address's logins are refused outright for LOCKOUT_MS. A success clears the address.
  * Failures are logged (never a password or proof) on the 1st, 2nd, 4th, 8th… of a run and at the lockout.
  */
-import {createHmac, randomBytes} from 'node:crypto'
-import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
+import {createHash, createHmac, randomBytes} from 'node:crypto'
+import {createScramCredential, verifyPassword, type ScramCredential} from '../../protocol/commands/auth-scram.js'
 import type {Logger} from '../../log.js'
-import {NO_RIGHTS, RightSet, type Grant} from './rights.js'
+import {ALL_RIGHTS, NO_RIGHTS, RightSet, type Grant} from './rights.js'
 import {readUsersFile} from './users-file.js'
 
 /** Delay before answering the first failed login of a run, in ms. */
@@ -24,6 +24,10 @@ const FAILURES_MAX = 10
 const LOCKOUT_MS = 60_000
 /** Addresses whose failures are remembered at most (the oldest is forgotten first). */
 const TRACKED_ADDRESSES_MAX = 10_000
+/** Passwords checked right that are remembered (HTTP Basic auth: one PBKDF2 per user and password, not per request). */
+const VERIFIED_PASSWORDS_MAX = 1000
+/** PBKDF2 rounds of an in-memory user's random password (its login is loopback, in-process). */
+const INTERNAL_ITERATIONS = 4096
 
 interface AccessOptions {
   /** The users file; undefined: no users (only anonymous rights). */
@@ -37,6 +41,11 @@ interface User {
   rights: RightSet
 }
 
+/** SHA-256 (hex) of an HTTP token: the form the users file keeps it in. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
 interface FailureRun {
   count: number
   lastAtMs: number
@@ -46,6 +55,12 @@ export class AccessControl {
   /** Failed logins since start (`stats` auth_failures). */
   failures = 0
   private users = new Map<string, User>()
+  /** HTTP tokens (their SHA-256, hex) → user. */
+  private tokens = new Map<string, string>()
+  /** Users that exist only in this process (internalUser), with every right. */
+  private readonly internal = new Map<string, User>()
+  /** hmac(secret, user, password) of passwords checked right → the credential they were checked against. */
+  private readonly verified = new Map<string, ScramCredential>()
   private anonymousRights: RightSet
   private readonly runs = new Map<string, FailureRun>()
   /** Makes fake salts for unknown users (the same per user, so they cannot be told apart). */
@@ -65,8 +80,14 @@ export class AccessControl {
     if (this.options.usersFile === undefined) return 0
     const file = readUsersFile(this.options.usersFile)
     const users = new Map<string, User>()
-    for (const [name, entry] of Object.entries(file.users)) users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants)})
+    const tokens = new Map<string, string>()
+    for (const [name, entry] of Object.entries(file.users)) {
+      users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants)})
+      for (const hash of entry.tokens ?? []) tokens.set(hash, name)
+    }
     this.users = users
+    this.tokens = tokens
+    this.verified.clear()
     return users.size
   }
 
@@ -78,11 +99,43 @@ export class AccessControl {
   /** The rights in force for a connection's user (undefined: anonymous); a removed user has none. */
   rightsOf(user: string | undefined): RightSet {
     if (user === undefined) return this.anonymousRights
-    return this.users.get(user)?.rights ?? NO_RIGHTS
+    return (this.users.get(user) ?? this.internal.get(user))?.rights ?? NO_RIGHTS
   }
 
   credential(user: string): ScramCredential | undefined {
-    return this.users.get(user)?.credential
+    return (this.users.get(user) ?? this.internal.get(user))?.credential
+  }
+
+  /**
+   * A user with every right that exists only in this process, for the broker's own HTTP server
+   * (which checks each HTTP request against its HTTP user's rights before sending it): its name
+   * `meta:<purpose>` has a ':', which no users-file name may, and its password is random,
+   * never written anywhere.
+   */
+  internalUser(purpose: string): {user: string; password: string} {
+    const user = `meta:${purpose}`
+    const password = randomBytes(24).toString('base64')
+    this.internal.set(user, {credential: createScramCredential(password, INTERNAL_ITERATIONS), rights: ALL_RIGHTS})
+    return {user, password}
+  }
+
+  /** The user an HTTP token belongs to (`meta user token`), or undefined. */
+  userOfToken(token: string): string | undefined {
+    return this.tokens.get(tokenHash(token))
+  }
+
+  /** Whether `password` is this users-file user's (PBKDF2 off the event loop; a right answer is remembered until the next reload). */
+  async checkPassword(user: string, password: string): Promise<boolean> {
+    const credential = this.users.get(user)?.credential
+    if (credential === undefined) return false
+    const key = createHmac('sha256', this.secret).update(user).update('\0').update(password).digest('base64')
+    if (this.verified.get(key) === credential) return true
+    const ok = await verifyPassword(credential, password)
+    if (ok && this.users.get(user)?.credential === credential) {
+      if (this.verified.size >= VERIFIED_PASSWORDS_MAX) this.verified.clear()
+      this.verified.set(key, credential)
+    }
+    return ok
   }
 
   /** A stable fake salt for a user that does not exist. */

@@ -10,7 +10,7 @@
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
 import type {AccessControl} from './access.js'
-import type {Right} from './rights.js'
+import type {Right, RightSet} from './rights.js'
 
 type Need = readonly [Right, string] | undefined
 
@@ -72,18 +72,28 @@ function requiredAccess(frame: RequestFrame): Need {
   }
 }
 
-/** True when the connection may make this request; else answers it 403 and returns false. */
-export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
+/**
+ * Why `rights` do not allow this request (the ACCESS_DENIED message), or undefined when they
+ * do. `who` names the principal: `user "alice"`, `an anonymous connection (…)`. Shared by the
+ * broker's dispatch and its HTTP server, which checks each request of an HTTP user with it.
+ */
+export function accessDenial(rights: RightSet, frame: RequestFrame, who: string): string | undefined {
   const need = requiredAccess(frame)
-  if (need === undefined) return true
+  if (need === undefined) return undefined
   const [right, resource] = need
   // `partitions` only tells where a topic lives: a producer (put) may ask it as well as a consumer.
-  const rights = access.rightsOf(conn.user)
-  if (rights.allows(right, resource) || (frame.type === 'partitions' && rights.allows('put', resource))) return true
-  const who = conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+  if (rights.allows(right, resource) || (frame.type === 'partitions' && rights.allows('put', resource))) return undefined
   const on = right === 'put' || right === 'get' ? `topic "${resource}"` : right === 'group' ? `group "${resource}"` : 'this broker'
-  const opaque = (frame as {opaque?: number}).opaque ?? 0
   const named = frame.type === 'partitions' ? '"get" or "put"' : `"${right}"`
-  conn.sendError('ACCESS_DENIED', opaque, `access denied: ${who} lacks the ${named} right on ${on}`)
+  return `access denied: ${who} lacks the ${named} right on ${on}`
+}
+
+/** True when the connection may make this request; else answers it 403 and returns false. */
+export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
+  const who = conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+  const denied = accessDenial(access.rightsOf(conn.user), frame, who)
+  if (denied === undefined) return true
+  const opaque = (frame as {opaque?: number}).opaque ?? 0
+  conn.sendError('ACCESS_DENIED', opaque, denied)
   return false
 }

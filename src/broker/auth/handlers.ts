@@ -3,10 +3,14 @@
  * A user that does not exist gets a server-first-message like any other (a stable fake salt)
  * and fails at auth-finish, so logins do not tell which users exist. Failed logins are answered
  * late and counted per address (access.ts). Nothing secret is logged.
+ *
+ * PLAIN (user and password in the auth-start body) is taken on TLS connections only: on a plain
+ * one it is refused before anything is checked, so a client cannot learn from it which
+ * passwords are right, and the answer says why.
  */
 import {Status} from '../../protocol/errors.js'
-import type {AuthFinishCommand, AuthStartCommand} from '../../protocol/commands/auth.js'
-import {parseClientFirst, scramNonce, serverFirstMessage, verifyClientFinal, SCRAM_ITERATIONS_DEFAULT} from '../../protocol/commands/auth-scram.js'
+import {parsePlainMessage, PLAIN, type AuthFinishCommand, type AuthStartCommand} from '../../protocol/commands/auth.js'
+import {parseClientFirst, scramNonce, serverFirstMessage, verifyClientFinal, verifyPassword, SCRAM_ITERATIONS_DEFAULT} from '../../protocol/commands/auth-scram.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 
@@ -24,6 +28,7 @@ export function handleAuthStart(ctx: BrokerContext, conn: Connection, frame: Aut
     conn.sendError('UNAUTHORIZED', frame.opaque, `${FAILED}: too many failed logins from this address; try again in ${Math.ceil(lockedMs / 1000)} s`, Status.UNAUTHORIZED)
     return
   }
+  if (frame.mechanism === PLAIN) return handlePlain(ctx, conn, frame)
   let first
   try {
     first = parseClientFirst(frame.body.toString('utf8'))
@@ -55,18 +60,57 @@ export function handleAuthFinish(ctx: BrokerContext, conn: Connection, frame: Au
   } catch {
     serverFinal = undefined
   }
-  const address = addressOf(conn)
-  if (serverFinal !== undefined && access !== undefined) {
-    access.succeeded(address)
-    conn.user = exchange.user
-    ctx.log.info('authenticated', {remote: conn.remote, user: exchange.user})
-    conn.sendResult(Status.OK, frame.opaque, serverFinal)
+  answerLogin(ctx, conn, frame.opaque, exchange.user, serverFinal, 'SCRAM-SHA-256')
+}
+
+/** A TLS socket (node:tls TLSSocket) says so; a plain one has no `encrypted`. */
+function isTls(conn: Connection): boolean {
+  return (conn.socket as {encrypted?: boolean}).encrypted === true
+}
+
+function handlePlain(ctx: BrokerContext, conn: Connection, frame: AuthStartCommand): void {
+  conn.user = undefined
+  conn.authExchange = undefined
+  if (!isTls(conn)) {
+    conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256 here, or PLAIN on the TLS port (--tls-port)')
     return
   }
-  const delayMs = access?.failed(address, exchange.user) ?? 0
+  const plain = parsePlainMessage(frame.body)
+  if (plain === undefined) {
+    conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start PLAIN: expected the body "\\0<user>\\0<password>" (RFC 4616, no other authorization identity)')
+    return
+  }
+  const credential = ctx.access?.credential(plain.user)
+  conn.beginRequest()
+  const checked = credential === undefined ? Promise.resolve(false) : verifyPassword(credential, plain.password)
+  checked.then(
+    (ok) => {
+      conn.endRequest()
+      answerLogin(ctx, conn, frame.opaque, plain.user, ok ? '' : undefined, PLAIN)
+    },
+    (error: Error) => {
+      conn.endRequest()
+      ctx.log.error('password check failed', {remote: conn.remote, error: error.message})
+      conn.sendError('INTERNAL', frame.opaque, `password check failed: ${error.message}`)
+    },
+  )
+}
+
+/** Answer a login: `body` is the 200's body when it succeeded, undefined when it failed (answered late, counted). */
+function answerLogin(ctx: BrokerContext, conn: Connection, opaque: number, user: string, body: string | undefined, mechanism: string): void {
+  const access = ctx.access
+  const address = addressOf(conn)
+  if (body !== undefined && access !== undefined) {
+    access.succeeded(address)
+    conn.user = user
+    ctx.log.info('authenticated', {remote: conn.remote, user, mechanism})
+    conn.sendResult(Status.OK, opaque, body)
+    return
+  }
+  const delayMs = access?.failed(address, user) ?? 0
   conn.beginRequest()
   setTimeout(() => {
-    conn.sendError('UNAUTHORIZED', frame.opaque, FAILED, Status.UNAUTHORIZED)
+    conn.sendError('UNAUTHORIZED', opaque, FAILED, Status.UNAUTHORIZED)
     conn.endRequest()
   }, delayMs).unref()
 }

@@ -4,7 +4,8 @@
  *
  *   {"version": 1, "users": {"alice": {
  *      "scram-sha-256": {"salt": "<b64>", "iterations": 16384, "storedKey": "<b64>", "serverKey": "<b64>"},
- *      "grants": [{"right": "put", "pattern": "a-*"}]}}}
+ *      "grants": [{"right": "put", "pattern": "a-*"}],
+ *      "tokens": ["<sha-256 hex of an HTTP token>"]}}}
  *
  * No password is stored: only SCRAM's StoredKey and ServerKey (PBKDF2-HMAC-SHA-256 of the
  * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. Writes go
@@ -24,6 +25,8 @@ const USER_NAME = /^[A-Za-z0-9_.@-]+$/
 interface UserEntry {
   'scram-sha-256': ScramCredential
   grants: Grant[]
+  /** HTTP tokens (`meta user token`), as the SHA-256 (hex) of each: the token itself is not kept. */
+  tokens?: string[]
 }
 
 export interface UsersFile {
@@ -84,7 +87,10 @@ function checkEntry(entry: UserEntry): UserEntry {
   }
   if (!Array.isArray(entry.grants)) throw new Error('"grants" must be an array')
   const grants = entry.grants.map((g) => ({right: parseRight(String(g?.right)), pattern: checkPattern(String(g?.pattern))}))
-  return {'scram-sha-256': {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}, grants}
+  const tokens = entry.tokens ?? []
+  if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string' && /^[0-9a-f]{64}$/.test(t))) throw new Error('"tokens" must be an array of SHA-256 hex digests')
+  const credential = {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}
+  return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {})}
 }
 
 /** Replace the file atomically (temp file in the same directory, fsync, rename); mode 0600. */

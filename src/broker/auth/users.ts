@@ -3,15 +3,19 @@
  * changes one user and replaces the file atomically. A broker picks the change up at its next
  * reload (`meta reload`, SIGHUP).
  */
+import {randomBytes} from 'node:crypto'
 import {existsSync} from 'node:fs'
 import {MetaError} from '../../protocol/errors.js'
 import {createScramCredential} from '../../protocol/commands/auth-scram.js'
+import {tokenHash} from './access.js'
 import {checkPattern, parseRight, type Grant} from './rights.js'
 import {checkUserName, emptyUsersFile, readUsersFile, writeUsersFile, type UsersFile} from './users-file.js'
 
 export interface UserSummary {
   name: string
   grants: Grant[]
+  /** How many HTTP tokens the user has. */
+  tokens: number
 }
 
 function update(path: string, change: (file: UsersFile) => void, create = false): void {
@@ -68,6 +72,27 @@ export function revokeRight(path: string, name: string, right: string, pattern: 
   return changed
 }
 
+/** Make a new HTTP token for a user (32 random bytes, base64url); only its SHA-256 is stored. Returns the token. */
+export function addToken(path: string, name: string): string {
+  const token = randomBytes(32).toString('base64url')
+  update(path, (file) => {
+    const entry = existing(file, name, path)
+    entry.tokens = [...(entry.tokens ?? []), tokenHash(token)]
+  })
+  return token
+}
+
+/** Drop every HTTP token of a user; returns how many there were. */
+export function revokeTokens(path: string, name: string): number {
+  let count = 0
+  update(path, (file) => {
+    const entry = existing(file, name, path)
+    count = entry.tokens?.length ?? 0
+    delete entry.tokens
+  })
+  return count
+}
+
 export function removeUser(path: string, name: string): void {
   update(path, (file) => {
     existing(file, name, path)
@@ -79,6 +104,6 @@ export function removeUser(path: string, name: string): void {
 export function listUsers(path: string): UserSummary[] {
   const file = readUsersFile(path)
   return Object.entries(file.users)
-    .map(([name, entry]) => ({name, grants: entry.grants}))
+    .map(([name, entry]) => ({name, grants: entry.grants, tokens: entry.tokens?.length ?? 0}))
     .sort((a, b) => a.name.localeCompare(b.name))
 }

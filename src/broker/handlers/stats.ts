@@ -131,7 +131,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     replicate: true,
     filter: true,
     topicAdmin: true,
-  }).concat([['auth_mechanisms', 'SCRAM-SHA-256']])
+  }).concat([['auth_mechanisms', 'SCRAM-SHA-256 PLAIN']])
 }
 
 function systemStats(ctx: BrokerContext): SystemStats {

@@ -224,6 +224,7 @@ export class Roles implements RoleState {
         brokerId: config.system.brokerId,
         slaveId,
         url: host.context.url,
+        tlsUrl: host.context.tlsUrl,
         numPartitions: (topic) => resolveTopic(this.config, topic)?.numPartitions ?? this.config.system.numPartitions,
         onMaster: (master) => {
           if (master !== undefined) this.lastMasterUrl = brokerUrl(master)

@@ -1,7 +1,8 @@
 /**
  * An asynchronous slave in ZooKeeper (spec §4, §8.1): it finds its master through
  * `ids/<brokerId>/master` (watched: a master that restarts elsewhere, leaves or comes back is
- * followed), registers `ids/<brokerId>/slave<slaveId>` (ephemeral, its URL) and, for every
+ * followed), registers `ids/<brokerId>/slave<slaveId>` (ephemeral, its URL; with a TLS port
+ * also `slave<slaveId>_tls`, its `meta+tls://` URL) and, for every
  * topic it replicates, the legacy `topics/<t>/<id>-s<slaveId>` (numPartitions) and
  * `topics-sub/<t>/<id>-s<slaveId>` (JSON) nodes, so consumers can read from it when no master
  * is registered for that id (spec §5.2). Never `topics-pub`: producers do not write to slaves.
@@ -22,6 +23,8 @@ interface SlaveRegistrationOptions {
   slaveId: number
   /** This slave's `meta://host:port`. */
   url: string
+  /** This slave's `meta+tls://host:tlsPort` when it has a TLS port: registered as `slave<k>_tls`. */
+  tlsUrl?: string
   /** numPartitions of a topic on this broker (its configuration, synced from the master). */
   numPartitions(topic: string): number
   /** Called with the master's address whenever it changes (undefined: none registered). */
@@ -115,6 +118,7 @@ export class SlaveRegistration {
         await this.session.remove(this.paths.topicBroker(topic, brokerId, this.role))
         await this.session.remove(this.paths.topicSubBroker(topic, brokerId, this.role))
       }
+      await this.session.remove(this.slaveTlsPath())
       await this.session.remove(this.slavePath())
     })
     return claimed ? this.session : undefined
@@ -130,6 +134,7 @@ export class SlaveRegistration {
           await this.session.remove(this.paths.topicBroker(topic, brokerId, this.role))
           await this.session.remove(this.paths.topicSubBroker(topic, brokerId, this.role))
         }
+        await this.session.remove(this.slaveTlsPath())
         await this.session.remove(this.slavePath())
       })
     } catch (error) {
@@ -139,12 +144,17 @@ export class SlaveRegistration {
   }
 
   private slavePath(): string {
-    return `${this.paths.broker(this.options.brokerId)}/slave${this.options.slaveId}`
+    return this.paths.slave(this.options.brokerId, this.options.slaveId)
+  }
+
+  private slaveTlsPath(): string {
+    return this.paths.slaveTls(this.options.brokerId, this.options.slaveId)
   }
 
   private async registerAll(): Promise<void> {
     const {brokerId, url, log} = this.options
     await this.session.put(this.slavePath(), url, CreateMode.EPHEMERAL)
+    if (this.options.tlsUrl !== undefined) await this.session.put(this.slaveTlsPath(), this.options.tlsUrl, CreateMode.EPHEMERAL)
     for (const topic of this.topics) await this.writeTopic(topic)
     await this.readMaster()
     log.info('registered in ZooKeeper as a slave', {brokerId, slaveId: this.options.slaveId, url, topics: this.topics.size})

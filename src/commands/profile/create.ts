@@ -8,11 +8,17 @@ export default class ProfileCreate extends BaseCommand<typeof ProfileCreate> {
 
   static override description = `A profile saves -b (or --zk and --zk-root) and a default -g under a name, so other commands need not repeat them (as rpk profiles and nats contexts do). Select one with 'meta profile use NAME', --profile NAME or $META_PROFILE. Flags and $META_BROKER/$META_ZK always override the profile.
 
+A profile may name a user (--user) and TLS settings (--tls, --ca, --cert, --key: file paths). It never holds a password: --password-file names a file with one, which must be readable by its owner only; $META_PASSWORD wins over it.
+
 Profiles are kept in profiles.json in meta's config directory ($META_CONFIG_DIR, else $XDG_CONFIG_HOME/meta, else ~/.config/meta). Creating a profile that exists replaces it (--force is needed for that). The first profile created becomes the current one; --use makes any new one current.`
 
   static override examples = [
     {description: 'A local broker', command: '<%= config.bin %> <%= command.id %> local -b 127.0.0.1:8123 --use'},
     {description: 'A cluster, with a default group', command: '<%= config.bin %> <%= command.id %> prod --zk zk1:2181,zk2:2181 -g billing'},
+    {
+      description: "A broker's TLS port, as user alice (the password: $META_PASSWORD, a prompt, or an owner-only file)",
+      command: '<%= config.bin %> <%= command.id %> secure -b broker1:8443 --tls --ca ca.pem --user alice --password-file ~/.config/meta/alice.pw',
+    },
   ]
 
   static override enableJsonFlag = true
@@ -44,6 +50,10 @@ Profiles are kept in profiles.json in meta's config directory ($META_CONFIG_DIR,
       ...(flags['zk-root'] === undefined ? {} : {zkRoot: flags['zk-root']}),
       ...(flags.group === undefined ? {} : {group: flags.group}),
       ...(flags.user === undefined ? {} : {user: flags.user}),
+      ...(flags['password-file'] === undefined ? {} : {passwordFile: flags['password-file']}),
+      ...(flags.tls ? {tls: true} : {}),
+      ...(flags.ca === undefined ? {} : {ca: flags.ca}),
+      ...(flags.cert === undefined ? {} : {cert: flags.cert, key: flags.key}),
     }
     if (flags.use || file.current === undefined) file.current = name
     const path = await writeProfiles(this.config.configDir, file)

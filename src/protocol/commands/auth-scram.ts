@@ -11,7 +11,7 @@
  *
  * Channel binding is not used (gs2 header `n,,`; `c=biws`). Pure computation, no I/O.
  */
-import {createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual} from 'node:crypto'
+import {createHash, createHmac, pbkdf2, pbkdf2Sync, randomBytes, timingSafeEqual} from 'node:crypto'
 import {MetaError} from '../errors.js'
 
 /** The stored form of a password (users file): enough to verify a login, never to log in. */
@@ -131,6 +131,21 @@ export function verifyClientFinal(message: string, credential: ScramCredential, 
   const clientKey = xor(proof, hmac(storedKey, authMessage))
   if (!timingSafeEqual(sha256(clientKey), storedKey)) return undefined
   return `v=${hmac(Buffer.from(credential.serverKey, 'base64'), authMessage).toString('base64')}`
+}
+
+/**
+ * Whether `password` is the one a credential was made from (PLAIN over TLS, HTTP Basic auth):
+ * its StoredKey derived again, off the event loop (PBKDF2 runs in the thread pool).
+ */
+export function verifyPassword(credential: ScramCredential, password: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    pbkdf2(password.normalize('NFKC'), Buffer.from(credential.salt, 'base64'), credential.iterations, 32, 'sha256', (error, salted) => {
+      if (error) return reject(error)
+      const storedKey = Buffer.from(credential.storedKey, 'base64')
+      const derived = sha256(hmac(salted, 'Client Key'))
+      resolve(derived.length === storedKey.length && timingSafeEqual(derived, storedKey))
+    })
+  })
 }
 
 export function checkServerFinal(message: string, expectedSignature: string): boolean {

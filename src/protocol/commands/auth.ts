@@ -12,13 +12,23 @@
  *         the user's rights
  *       → 401 UNAUTHORIZED `authentication failed` (wrong user or password: the same answer)
  *
- * The password never crosses the wire; a MetaQ client never sends these commands.
+ * or, on a TLS connection only, in one round trip (RFC 4616):
+ *
+ *   auth-start PLAIN <len> <opaque>\r\n[<authzid>]\0<user>\0<password>
+ *       → 200 (empty body): the connection now has the user's rights
+ *       → 401 UNAUTHORIZED `authentication failed`
+ *       → 400 BAD_REQUEST on a plain (not TLS) connection: PLAIN is refused there, checked
+ *         nothing, and says to use SCRAM-SHA-256 or the TLS port
+ *
+ * With SCRAM-SHA-256 the password never crosses the wire; PLAIN sends it, inside TLS only.
+ * A MetaQ client never sends these commands.
  */
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, lengthField, opaqueField, tokenCount} from '../tokens.js'
 
 export const SCRAM_SHA_256 = 'SCRAM-SHA-256'
-const AUTH_MECHANISMS = [SCRAM_SHA_256] as const
+export const PLAIN = 'PLAIN'
+const AUTH_MECHANISMS = [SCRAM_SHA_256, PLAIN] as const
 type AuthMechanism = (typeof AUTH_MECHANISMS)[number]
 
 export interface AuthStartCommand {
@@ -58,6 +68,15 @@ export function encodeAuthStart(out: OutputBuffer, mechanism: AuthMechanism, cli
   const body = Buffer.from(clientFirst)
   out.writeAscii(`auth-start ${mechanism} ${body.length} ${opaque}\r\n`)
   out.writeBytes(body)
+}
+
+/** The user and password of a PLAIN message; undefined when it is not `[authzid]\0user\0password`. */
+export function parsePlainMessage(body: Buffer): {user: string; password: string} | undefined {
+  const parts = body.toString('utf8').split('\0')
+  if (parts.length !== 3 || parts[1] === '' || parts[2] === '') return undefined
+  // An authorization identity other than the user itself is not supported (no impersonation).
+  if (parts[0] !== '' && parts[0] !== parts[1]) return undefined
+  return {user: parts[1], password: parts[2]}
 }
 
 export function encodeAuthFinish(out: OutputBuffer, clientFinal: string, opaque: number): void {
