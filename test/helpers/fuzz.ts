@@ -241,7 +241,9 @@ export async function fuzzBroker(options: FuzzOptions): Promise<FuzzResult> {
           }
           if (conn.closed) break
           conn.socket.end()
-          if (!(await until(conn, () => false, scaledMs(CLOSE_WAIT_MS)))) {
+          // until() answers false both when the socket closes and when the wait runs out: only the latter is a stall.
+          await until(conn, () => false, scaledMs(CLOSE_WAIT_MS))
+          if (!conn.closed) {
             result.stalls += 1
             if (result.stalledBursts.length < 3) result.stalledBursts.push(bytes.toString('latin1'))
           }
