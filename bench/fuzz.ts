@@ -9,7 +9,7 @@
  *   FUZZ_ARGS="--http 0" npm run fuzz          (extra `meta serve` flags)
  *   FUZZ_NODE_ARGS="--heapsnapshot-signal=SIGUSR2" npm run fuzz   (node flags for the broker)
  */
-import {spawn} from 'node:child_process'
+import {execFileSync, spawn} from 'node:child_process'
 import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {loadavg, tmpdir} from 'node:os'
@@ -91,12 +91,21 @@ const result = await fuzzBroker({
 })
 const control = await controlPutGet(port, `fuzz-control-${SEED}`)
 const alive = child.exitCode === null
+/** The broker's own counters: transactions begun and ended, connections, topics, puts. */
+let held = ''
+try {
+  const raw = execFileSync(process.execPath, [BIN, 'stats', '--raw', '-b', `127.0.0.1:${port}`], {encoding: 'utf8', timeout: 60_000})
+  held = raw.split('\n').filter((l) => /^(tx_|curr_connections |topics |cmd_put |put_failed )/.test(l)).join(', ')
+} catch (error) {
+  held = `stats failed: ${(error as Error).message.split('\n')[0]}`
+}
 process.stdout.write(
   [
     `seed ${SEED}: ${result.sent} frames in ${(result.elapsedMs / 1000).toFixed(1)} s over ${result.connectionsOpened} connections (${CONNECTIONS} at a time)`,
     `broker ${alive ? 'alive' : `exited ${child.exitCode}`}; control put/get: ${control}; ${result.answered} frames answered to the end, ${result.stalls} stalled connections`,
     ...result.stalledBursts.map((burst) => `stalled after: ${JSON.stringify(burst.slice(0, 2000))}`),
     `RSS ${startRss.toFixed(0)} → ${rssMb(child.pid!).toFixed(0)} MB (max ${maxRss.toFixed(0)} MB); ${partitions()} partitions; ${logLines} log lines (${(logBytes / 1e6).toFixed(2)} MB)`,
+    `broker stats: ${held}`,
     'log lines by message:',
     ...[...byMessage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([msg, n]) => `  ${n}  ${msg}`),
     `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
