@@ -7,8 +7,9 @@
  *   npm run fuzz
  *   FUZZ_SEED=7 FUZZ_COMMANDS=1000000 FUZZ_SECONDS=600 FUZZ_CONNECTIONS=4 npm run fuzz
  *   FUZZ_ARGS="--http 0" npm run fuzz          (extra `meta serve` flags)
+ *   FUZZ_NODE_ARGS="--heapsnapshot-signal=SIGUSR2" npm run fuzz   (node flags for the broker)
  */
-import {spawn} from 'node:child_process'
+import {execFileSync, spawn} from 'node:child_process'
 import {readdirSync, readFileSync} from 'node:fs'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {loadavg, tmpdir} from 'node:os'
@@ -23,6 +24,7 @@ const COMMANDS = Number(process.env.FUZZ_COMMANDS ?? 1_000_000)
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 600)
 const CONNECTIONS = Number(process.env.FUZZ_CONNECTIONS ?? 4)
 const EXTRA = (process.env.FUZZ_ARGS ?? '').split(' ').filter((a) => a !== '')
+const NODE_ARGS = (process.env.FUZZ_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -30,7 +32,7 @@ function rssMb(pid: number): number {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'meta-fuzz-'))
-const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', ...EXTRA], {stdio: ['ignore', 'ignore', 'pipe']})
+const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', ...EXTRA], {stdio: ['ignore', 'ignore', 'pipe']})
 process.once('exit', () => child.kill('SIGKILL'))
 let logLines = 0
 let logBytes = 0
@@ -63,6 +65,8 @@ const port = await new Promise<number>((resolve, reject) => {
 const partitions = () => readdirSync(dataDir).filter((n) => /-\d+$/.test(n)).length
 const startRss = rssMb(child.pid!)
 let maxRss = startRss
+const startedAt = Date.now()
+let last = {sent: 0, atMs: startedAt}
 process.stderr.write(`seed ${SEED}: ${COMMANDS} frames over ${CONNECTIONS} connections, at most ${SECONDS} s; broker pid ${child.pid}, RSS ${startRss.toFixed(0)} MB\n`)
 const result = await fuzzBroker({
   port,
@@ -75,16 +79,33 @@ const result = await fuzzBroker({
     if (child.exitCode !== null) throw new Error(`broker exited with ${child.exitCode}: ${tail}`)
     const rss = rssMb(child.pid!)
     maxRss = Math.max(maxRss, rss)
-    if (sent % 50_000 < 2000) process.stderr.write(`${sent} frames: RSS ${rss.toFixed(0)} MB, ${partitions()} partitions, ${logLines} log lines (${(logBytes / 1e6).toFixed(1)} MB)\n`)
+    if (sent % 50_000 < 2000) {
+      const now = Date.now()
+      const rate = ((sent - last.sent) * 1000) / Math.max(1, now - last.atMs)
+      last = {sent, atMs: now}
+      process.stderr.write(
+        `${sent} frames at ${((now - startedAt) / 1000).toFixed(0)} s (${rate.toFixed(0)} frames/s): RSS ${rss.toFixed(0)} MB, ${partitions()} partitions, ${logLines} log lines (${(logBytes / 1e6).toFixed(1)} MB)\n`,
+      )
+    }
   },
 })
 const control = await controlPutGet(port, `fuzz-control-${SEED}`)
 const alive = child.exitCode === null
+/** The broker's own counters: transactions begun and ended, connections, topics, puts. */
+let held = ''
+try {
+  const raw = execFileSync(process.execPath, [BIN, 'stats', '--raw', '-b', `127.0.0.1:${port}`], {encoding: 'utf8', timeout: 60_000})
+  held = raw.split('\n').filter((l) => /^(tx_|curr_connections |topics |cmd_put |put_failed )/.test(l)).join(', ')
+} catch (error) {
+  held = `stats failed: ${(error as Error).message.split('\n')[0]}`
+}
 process.stdout.write(
   [
     `seed ${SEED}: ${result.sent} frames in ${(result.elapsedMs / 1000).toFixed(1)} s over ${result.connectionsOpened} connections (${CONNECTIONS} at a time)`,
-    `broker ${alive ? 'alive' : `exited ${child.exitCode}`}; control put/get: ${control}`,
+    `broker ${alive ? 'alive' : `exited ${child.exitCode}`}; control put/get: ${control}; ${result.answered} frames answered to the end, ${result.stalls} stalled connections`,
+    ...result.stalledBursts.map((burst) => `stalled after: ${JSON.stringify(burst.slice(0, 2000))}`),
     `RSS ${startRss.toFixed(0)} → ${rssMb(child.pid!).toFixed(0)} MB (max ${maxRss.toFixed(0)} MB); ${partitions()} partitions; ${logLines} log lines (${(logBytes / 1e6).toFixed(2)} MB)`,
+    `broker stats: ${held}`,
     'log lines by message:',
     ...[...byMessage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([msg, n]) => `  ${n}  ${msg}`),
     `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
@@ -94,4 +115,4 @@ process.stdout.write(
 child.kill('SIGTERM')
 await new Promise((resolve) => child.once('exit', resolve))
 await rm(dataDir, {recursive: true, force: true})
-if (!alive || control !== 'ok') process.exitCode = 1
+if (!alive || control !== 'ok' || result.stalls > 0) process.exitCode = 1

@@ -2,8 +2,9 @@
  * The protocol fuzz, in CI size: tens of thousands of mutated MetaQ commands (every request
  * kind, test/helpers/fuzz.ts) from a few connections at a `meta serve` child, seeded so a
  * failure reproduces (FUZZ_SEED=<seed> to replay one; `npm run fuzz` runs the long form).
- * Checks: the broker never exits, a control put and get on a fresh connection still work
- * (no hang), its RSS stays bounded, and its log stays small (rate-limited warnings).
+ * Checks: the broker never exits, every connection the fuzzer half-closes is answered or
+ * closed (no hang), a control put and get on a fresh connection still work, its RSS stays
+ * bounded, and its log stays small (rate-limited warnings).
  */
 import assert from 'node:assert/strict'
 import {readFileSync} from 'node:fs'
@@ -47,6 +48,7 @@ describe('protocol fuzz', () => {
     t.diagnostic(`seed ${SEED}: ${result.sent} frames sent, ${result.answered} answered to the end, ${result.connectionsOpened} connections, ${result.stalls} stalled, ${(result.elapsedMs / 1000).toFixed(1)} s, broker RSS max ${maxRss.toFixed(0)} MB`)
     for (const burst of result.stalledBursts) t.diagnostic(`stalled after: ${JSON.stringify(burst.slice(0, 2000))}`)
     assert.ok(result.answered >= 1000, `only ${result.answered} of ${result.sent} frames answered (seed ${SEED})`)
+    assert.equal(result.stalls, 0, `${result.stalls} connections neither answered nor closed by the broker after the fuzzer half-closed them (seed ${SEED})`)
     assert.equal(await controlPutGet(proc.port, `fuzz-control-${SEED}`), 'ok', `seed ${SEED}`)
     assert.equal(proc.child.exitCode, null, `the broker exited (seed ${SEED}): ${proc.stderr().slice(-2000)}`)
     maxRss = Math.max(maxRss, rssMb(pid))

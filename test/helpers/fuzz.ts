@@ -77,6 +77,16 @@ function oddToken(r: Random): string {
   }
 }
 
+/** A transaction key: a local or an XA one that the broker takes (so transactions open and hold puts), or a malformed one. */
+function txKey(r: Random): string {
+  const n = int(r, 5)
+  switch (int(r, 3)) {
+    case 0: return `TX:fz:${n}`
+    case 1: return `XID:1:0${n}:0${n}:fz`
+    default: return `XID-${n}`
+  }
+}
+
 function record(payload: Buffer): Buffer {
   const header = Buffer.alloc(20)
   header.writeInt32BE(payload.length, 0)
@@ -99,7 +109,7 @@ function template(r: Random, topics: string[]): {tokens: string[]; body: Buffer}
   if (command === 'quit' && r() < 0.9) command = 'version'
   switch (command) {
     case 'put': {
-      const tx = r() < 0.1 ? [`XID-${int(r, 5)}`] : []
+      const tx = r() < 0.1 ? [txKey(r)] : []
       const sum = r() < 0.5 ? [String(checksum(payload))] : []
       return {tokens: ['put', topic, partition, String(payload.length), String(int(r, 2)), ...sum, ...tx, opaque], body: payload}
     }
@@ -114,7 +124,7 @@ function template(r: Random, topics: string[]): {tokens: string[]; body: Buffer}
     case 'quit':
       return {tokens: ['quit'], body: none}
     case 'transaction':
-      return {tokens: ['transaction', `XID-${int(r, 5)}`, `s${int(r, 3)}`, pick(r, TX_TYPES), String(int(r, 30)), opaque], body: none}
+      return {tokens: ['transaction', txKey(r), `s${int(r, 3)}`, pick(r, TX_TYPES), String(int(r, 30)), opaque], body: none}
     case 'sync':
       return {tokens: ['sync', topic, partition, String(payload.length), '0', String(int(r, 2 ** 40)), opaque], body: payload}
     case 'put-batch': {
@@ -159,9 +169,9 @@ function template(r: Random, topics: string[]): {tokens: string[]; body: Buffer}
     case 'partitions-open':
       return {tokens: [command, topic, '-1', '-1', opaque], body: none}
     case 'tx-commit':
-      return {tokens: ['tx-commit', `XID-${int(r, 5)}`, `s${int(r, 3)}`, opaque], body: none}
+      return {tokens: ['tx-commit', txKey(r), `s${int(r, 3)}`, opaque], body: none}
     case 'tx-decide':
-      return {tokens: ['tx-decide', `XID-${int(r, 5)}`, pick(r, ['commit', 'rollback']), opaque], body: none}
+      return {tokens: ['tx-decide', txKey(r), pick(r, ['commit', 'rollback']), opaque], body: none}
     default:
       return {tokens: ['replicate', topic, partition, '0', String(1 + int(r, 65_536)), String(int(r, 100)), opaque], body: none}
   }
@@ -241,7 +251,9 @@ export async function fuzzBroker(options: FuzzOptions): Promise<FuzzResult> {
           }
           if (conn.closed) break
           conn.socket.end()
-          if (!(await until(conn, () => false, scaledMs(CLOSE_WAIT_MS)))) {
+          // until() answers false both when the socket closes and when the wait runs out: only the latter is a stall.
+          await until(conn, () => false, scaledMs(CLOSE_WAIT_MS))
+          if (!conn.closed) {
             result.stalls += 1
             if (result.stalledBursts.length < 3) result.stalledBursts.push(bytes.toString('latin1'))
           }
