@@ -22,6 +22,9 @@
  *   aside as above instead.
  * - A master whose log falls behind the slave's later (it lost data) stops that partition:
  *   `slave-status` says why.
+ * - autoSyncMasterConfig: the master's server.ini and topic overlay are applied together when
+ *   either changed (syncConfig); a topic gone from the overlay (deleted online on the master)
+ *   is dropped here once the master has no partition of it left (dropTopic).
  * - Errors (master down, refused requests) back off up to `maxDelayMs`
  *   (slaveMaxDelayInMills) and retry for ever.
  *
