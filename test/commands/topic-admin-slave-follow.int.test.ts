@@ -2,7 +2,8 @@
  * An asynchronous slave follows the topics its master creates, changes and deletes online
  * (the master's topic overlay, `stats meta-topic-overlay`, applied with its server.ini): the
  * built CLI and the client against a master started from a server.ini with topic sections (so
- * neither broker accepts any topic) and a slave following it. Deadlines, no fixed sleeps.
+ * neither broker accepts any topic) and a slave following it. A synchronous slave does not
+ * follow the overlay (its topics are its own server.ini's): pinned here. Deadlines, no fixed sleeps.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -94,5 +95,23 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     assert.notEqual(refused.code, 0, refused.stdout)
     // The master's orders stays served on the slave.
     assert.notEqual(await effective(slaveUrl, 'orders'), null)
+  })
+
+  it('a synchronous slave does not: a put to a topic created online on its master is refused until the slave names it', async (t) => {
+    const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true})
+    const master = await startTestBroker(t, {ini: MASTER_INI, syncSlaveAddress: `127.0.0.1:${slave.port}`})
+    const masterUrl = `127.0.0.1:${master.port}`
+    await cli(['topic', 'create', 'audit', '--partitions', '2', '-b', masterUrl])
+    const producer = createProducer({broker: masterUrl})
+    t.after(() => producer.close())
+    const refused = await producer.send('audit', 'hello', {partition: 0})
+    assert.equal(refused.success, false)
+    assert.match(refused.errorMessage ?? '', /the sync slave 127\.0\.0\.1:\d+ refused the message: .*The server do not accept topic audit/)
+    assert.equal(await effective(`127.0.0.1:${slave.port}`, 'audit'), null)
+    // Named in the slave's own server.ini (a reload), the topic is written on both.
+    await slave.reload({text: `${MASTER_INI}[topic=audit]\nnumPartitions=2\n`})
+    const sent = await producer.send('audit', 'hello', {partition: 1})
+    assert.ok(sent.success, sent.errorMessage)
+    await waitFor(() => (slave.store.get('audit', 1)?.maxOffset ?? 0) > 0, {what: 'the sync slave to store audit-1', timeoutMs: DEADLINE_MS})
   })
 })
