@@ -97,6 +97,27 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     assert.notEqual(await effective(slaveUrl, 'orders'), null)
   })
 
+  it('a slave that was down while its master deleted a topic drops it when it follows again', async (t) => {
+    const master = await startTestBroker(t, {ini: MASTER_INI})
+    const masterUrl = `127.0.0.1:${master.port}`
+    const slaveDir = await tmpDir(t, 'meta-slave-')
+    const first = await startAsyncSlave(t, master, slaveDir)
+    await cli(['topic', 'create', 'audit', '--partitions', '2', '-b', masterUrl])
+    const producer = createProducer({broker: masterUrl})
+    t.after(() => producer.close())
+    assert.ok((await producer.send('audit', 'hello', {partition: 1})).success)
+    await waitFor(() => (first.store.get('audit', 1)?.maxOffset ?? 0) > 0, {what: 'the slave to copy audit-1', timeoutMs: DEADLINE_MS})
+    await waitFor(async () => (await effective(`127.0.0.1:${first.port}`, 'audit')) !== null, {what: 'the slave to serve audit', timeoutMs: DEADLINE_MS})
+    await first.close()
+
+    await cli(['topic', 'delete', 'audit', '--execute', '--yes', '-b', masterUrl])
+    const again = await startAsyncSlave(t, master, slaveDir)
+    await waitFor(async () => (await effective(`127.0.0.1:${again.port}`, 'audit')) === null && again.store.get('audit', 1) === undefined, {
+      what: 'the restarted slave to drop audit and its data',
+      timeoutMs: DEADLINE_MS,
+    })
+  })
+
   it('a synchronous slave does not: a put to a topic created online on its master is refused until the slave names it', async (t) => {
     const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true})
     const master = await startTestBroker(t, {ini: MASTER_INI, syncSlaveAddress: `127.0.0.1:${slave.port}`})
