@@ -173,7 +173,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       context: this.context,
       log,
       closing: () => this.closing !== undefined,
-      reload: (source) => this.reload(source),
+      reload: (source, overlay) => (overlay === undefined ? this.reload(source) : this.changeTopicOverlay(overlay, source)),
     })
     this.statsView = statsView(this.context)
     store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))
@@ -235,11 +235,13 @@ export class Broker implements ConnectionHandler, BrokerReadView {
    * Replace the topic overlay (topic admin): checked as a reload of the running file with
    * `overlay` on top, saved to `<dataPath>/__meta_state/topic-overlay.json`, then applied as a
    * reload is. Runs in line with reloads. Rejects with CONFIG_INVALID when refused (nothing changes).
+   * With `source` (an asynchronous slave following its master), that server.ini replaces the
+   * running file's in the same step.
    */
-  changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport> {
+  changeTopicOverlay(overlay: TopicOverlay, source?: ReloadSource): Promise<ReloadReport> {
     const run = this.reloading.then(async () => {
       if (this.closing !== undefined) throw new MetaError('SERVICE_UNAVAILABLE', 'the broker is stopping')
-      const plan = await planReload(this.config, this.overrides, this.store, {config: this.baseConfig}, overlay)
+      const plan = await planReload(this.config, this.overrides, this.store, source ?? {config: this.baseConfig}, overlay)
       await saveTopicOverlay(this.config.system.dataPath, overlay)
       this.overlay = overlay
       const report = await this.applyReload(plan)

@@ -26,15 +26,27 @@ function topicOverlayPath(dataPath: string): string {
   return join(dataPath, STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME)
 }
 
+/**
+ * meta's stats item answering the overlay in force, as the file holds it (raw JSON, no
+ * STATS/END wrapper, like `config`): an asynchronous slave applies it with its master's
+ * server.ini. Served by every broker that lists `topic_admin true` in meta-capabilities.
+ */
+export const TOPIC_OVERLAY_ITEM = 'meta-topic-overlay'
+
 /** Read the overlay; empty when there is none. Throws STORAGE_CORRUPT naming the file when it is not ours. */
 export function loadTopicOverlay(dataPath: string): TopicOverlay {
   const path = topicOverlayPath(dataPath)
   const text = readStateFile(path)
   if (text === undefined) return new Map()
-  const bad = (why: string) =>
+  return parseTopicOverlay(text, (why) =>
     new MetaError('STORAGE_CORRUPT', `"${path}" is not a topic overlay file (${why}); fix or remove it (removing drops the topics created online)`, {
       details: {path},
-    })
+    }),
+  )
+}
+
+/** The overlay in `text` (the file's JSON); `bad(why)` is thrown when it is not one. */
+export function parseTopicOverlay(text: string, bad: (why: string) => Error): TopicOverlay {
   let value: {version?: unknown; topics?: unknown}
   try {
     value = JSON.parse(text) as typeof value
@@ -54,13 +66,17 @@ export function loadTopicOverlay(dataPath: string): TopicOverlay {
   return overlay
 }
 
+/** The overlay as the file holds it (topics sorted): `{"version": 1, "topics": {…}}`. */
+export function topicOverlayJson(overlay: TopicOverlay): {version: number; topics: Record<string, Record<string, string>>} {
+  const topics: Record<string, Record<string, string>> = {}
+  for (const topic of [...overlay.keys()].sort()) topics[topic] = overlay.get(topic)!
+  return {version: FORMAT_VERSION, topics}
+}
+
 /** Replace the overlay file (atomically and durably). */
 export async function saveTopicOverlay(dataPath: string, overlay: TopicOverlay): Promise<void> {
   const dir = join(dataPath, STATE_DIR_NAME)
-  const path = topicOverlayPath(dataPath)
-  const topics: Record<string, Record<string, string>> = {}
-  for (const topic of [...overlay.keys()].sort()) topics[topic] = overlay.get(topic)!
-  await writeStateFile(dir, path, {version: FORMAT_VERSION, topics})
+  await writeStateFile(dir, topicOverlayPath(dataPath), topicOverlayJson(overlay))
 }
 
 /**

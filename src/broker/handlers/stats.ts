@@ -7,6 +7,7 @@
  *   offsets    `<topic> part <p> min_offset <n> max_offset <n>`
  *   realtime   realtime_put, realtime_get, … each with a realtime value
  *   config     the raw server.ini bytes (no STATS/END wrapper)
+ *   meta-topic-overlay (meta) the topic overlay as JSON (no STATS/END wrapper; topic-overlay.ts)
  *   help       the items and what they return
  *   reset      resets realtime stats: `reset ok`
  *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
@@ -50,11 +51,16 @@ import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {STATS_HELP_LINES} from '../stats.js'
+import {TOPIC_OVERLAY_ITEM, topicOverlayJson} from '../topic-overlay.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
   const item = frame.item
   if (item === 'config') {
     conn.sendResult(Status.OK, frame.opaque, ctx.config.source?.bytes ?? Buffer.from(renderServerIni(ctx.config)))
+    return
+  }
+  if (item === TOPIC_OVERLAY_ITEM) {
+    conn.sendResult(Status.OK, frame.opaque, JSON.stringify(topicOverlayJson(ctx.topicOverlay())))
     return
   }
   conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item)))

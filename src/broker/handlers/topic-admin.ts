@@ -177,6 +177,20 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   // Then out of the config (an online-created topic is refused from now on), then its data.
   const overlay = ctx.topicOverlay()
   if (overlay.delete(topic)) await ctx.changeTopicOverlay(overlay)
+  await removeTopicData(ctx, topic)
+  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini names it.
+  await cluster?.topicDeleted(topic)
+  ctx.log.info('topic deleted online', {topic, ...removed})
+  return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
+}
+
+/**
+ * A deleted topic's data on this broker: its partition logs (set aside, then removed), its
+ * closed-partition entries and the group offsets stored for it. Also run by an asynchronous
+ * slave when its master deleted a topic online.
+ */
+export async function removeTopicData(ctx: BrokerContext, topic: string): Promise<void> {
+  const logs = ctx.store.list().filter((log) => log.topic === topic)
   const aside = join(ctx.config.system.dataPath, STATE_DIR_NAME, 'deleted-topics', `${topic}.${Date.now()}`)
   for (const log of logs) {
     await ctx.store.setAside(topic, log.partition, join(aside, `${topic}-${log.partition}`))
@@ -184,13 +198,9 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
   }
   await rm(aside, {recursive: true, force: true})
   await ctx.topics.open(topic)
-  if (groups.length > 0) {
+  if (ctx.offsets.groupNames().some((g) => ctx.offsets.get(g, [topic]).length > 0)) {
     await new Promise<void>((resolve, reject) => ctx.offsets.deleteTopic(topic, (err) => (err === null ? resolve() : reject(err))))
   }
-  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini names it.
-  await cluster?.topicDeleted(topic)
-  ctx.log.info('topic deleted online', {topic, ...removed})
-  return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
 }
 
 /**

@@ -22,6 +22,9 @@
  *   aside as above instead.
  * - A master whose log falls behind the slave's later (it lost data) stops that partition:
  *   `slave-status` says why.
+ * - autoSyncMasterConfig: the master's server.ini and topic overlay are applied together when
+ *   either changed (syncConfig); a topic gone from the overlay (deleted online on the master)
+ *   is dropped here once the master has no partition of it left (dropTopic).
  * - Errors (master down, refused requests) back off up to `maxDelayMs`
  *   (slaveMaxDelayInMills) and retry for ever.
  *
@@ -46,11 +49,12 @@ import {
 } from '../../protocol/commands/replication.js'
 import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
+import {parseTopicOverlay, TOPIC_OVERLAY_ITEM, type TopicOverlay} from '../topic-overlay.js'
 import {cutDivergentTail, masterBytesOver} from './fork-point.js'
 
 /** What the slave needs of a connection to its master (meta's client BrokerConnection is one). */
 export interface MasterLink {
-  readonly capabilities: {meta: boolean; replicate?: boolean}
+  readonly capabilities: {meta: boolean; replicate?: boolean; topicAdmin?: boolean}
   readonly isOpen: boolean
   ready(): Promise<void>
   requestAsync(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
@@ -83,8 +87,15 @@ interface ReplicatorContext {
   dataPath: string
   brokerId: number
   log: Logger
-  /** Apply the master's server.ini text (the broker's reload). */
-  applyMasterConfig(text: Buffer): Promise<unknown>
+  /**
+   * Apply the master's server.ini text (the broker's reload); with `overlay`, the master's topic
+   * overlay replaces this broker's in the same step.
+   */
+  applyMasterConfig(text: Buffer, overlay?: TopicOverlay): Promise<unknown>
+  /** The topic overlay in force here (a copy). */
+  topicOverlay(): TopicOverlay
+  /** Remove a deleted topic's data, as topic delete does on the master. */
+  removeTopicData(topic: string): Promise<void>
 }
 
 /** How long one `replicate` may wait at the master's end. */
@@ -105,6 +116,8 @@ class Follower {
   private delayMs = 0
   /** The local log's tail was compared with the master's (once, before the first fetch). */
   private tailChecked = false
+  /** The master deleted the topic: this follower ends (discovery starts a new one if it comes back). */
+  private dropped = false
 
   constructor(
     private readonly r: Replicator,
@@ -115,7 +128,7 @@ class Follower {
   ) {}
 
   async run(): Promise<void> {
-    while (this.r.running && this.state !== 'stopped') {
+    while (this.r.running && this.state !== 'stopped' && !this.dropped) {
       try {
         await this.step()
         this.delayMs = 0
@@ -156,7 +169,7 @@ class Follower {
       (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset, maxSize: this.fetchBytes, maxWaitMs: LONG_POLL_MS, opaque}),
       LONG_POLL_MS + 10_000,
     )
-    if (!this.r.running) return
+    if (!this.r.running || this.dropped) return
     if (frame.type === 'result') return this.answered(frame.code, frame.body.toString('utf8'), offset)
     const reply = readReplicaBody(frame.body)
     if (reply === undefined) throw new MetaError('DECODE_ERROR', `the master's replicate answer is ${frame.body.length} bytes: shorter than its header`)
@@ -250,6 +263,13 @@ class Follower {
     }
   }
 
+  /** The master deleted the topic: fetch no more (an answer in flight is dropped). */
+  drop(): void {
+    this.dropped = true
+    this.state = 'stopped'
+    this.error = 'the topic was deleted on the master'
+  }
+
   /** The master's end as its stats said (between answers to long polls that wait). */
   noteMasterEnd(end: number): void {
     if (end > this.masterEnd) this.masterEnd = end
@@ -290,6 +310,10 @@ export class Replicator {
   private discovery: Promise<void> | undefined
   /** The master's config checksum last applied (autoSyncMasterConfig). */
   private masterChecksum: number | undefined
+  /** The master's topic overlay last applied, as it sent it (autoSyncMasterConfig). */
+  private masterOverlay: string | undefined
+  /** Topics gone from the master's overlay (deleted online): their data here goes once the master has none. */
+  private readonly deletedTopics = new Set<string>()
   private readonly runs: Array<Promise<void>> = []
 
   constructor(
@@ -363,7 +387,11 @@ export class Replicator {
         }
         if (this.options.autoSyncMasterConfig !== false) await this.syncConfig()
         const body = await this.stats('partitions')
-        for (const p of parsePartitionsStats(body.toString('utf8'))) this.follow(p.topic, p.partition, p.minOffset).noteMasterEnd(p.maxOffset)
+        const partitions = parsePartitionsStats(body.toString('utf8'))
+        for (const topic of [...this.deletedTopics]) {
+          if (!partitions.some((p) => p.topic === topic)) await this.dropTopic(topic)
+        }
+        for (const p of partitions) this.follow(p.topic, p.partition, p.minOffset).noteMasterEnd(p.maxOffset)
         warned = false
       } catch (error) {
         if (!this.running) return
@@ -380,18 +408,49 @@ export class Replicator {
     return frame.body
   }
 
-  /** autoSyncMasterConfig: when the master's config checksum changed, apply its server.ini. */
+  /**
+   * autoSyncMasterConfig: when the master's config checksum or its topic overlay (topics
+   * created, changed or deleted online; asked of a master with topic admin) changed, apply its
+   * server.ini with its overlay in one reload. A topic gone from the overlay was deleted on the
+   * master: its data here goes as well (once the master has none, see discover).
+   */
   private async syncConfig(): Promise<void> {
     const checksum = parseSystemStats((await this.stats('')).toString('utf8')).configChecksum
-    if (checksum === this.masterChecksum) return
+    const overlayText = this.masterLink().capabilities.topicAdmin === true ? (await this.stats(TOPIC_OVERLAY_ITEM)).toString('utf8') : undefined
+    if (checksum === this.masterChecksum && overlayText === this.masterOverlay) return
     const text = await this.stats('config')
     try {
-      await this.ctx.applyMasterConfig(text)
-      this.log.info("applied the master's configuration", {master: this.masterAddress, checksum})
+      const overlay =
+        overlayText === undefined
+          ? undefined
+          : parseTopicOverlay(overlayText, (why) => new MetaError('DECODE_ERROR', `the master's ${TOPIC_OVERLAY_ITEM} answer is not a topic overlay (${why})`))
+      const before = this.ctx.topicOverlay()
+      await this.ctx.applyMasterConfig(text, overlay)
+      if (overlay !== undefined) {
+        for (const topic of before.keys()) if (!overlay.has(topic)) this.deletedTopics.add(topic)
+        for (const topic of overlay.keys()) this.deletedTopics.delete(topic)
+      }
+      this.log.info("applied the master's configuration", {master: this.masterAddress, checksum, onlineTopics: overlay === undefined ? undefined : [...overlay.keys()]})
     } catch (error) {
       this.log.error("the master's configuration cannot be applied here; keeping this slave's", {master: this.masterAddress, checksum, error: (error as Error).message})
     }
     this.masterChecksum = checksum
+    this.masterOverlay = overlayText
+  }
+
+  /** The master deleted `topic` online and has no data left for it: stop following it and remove it here. */
+  private async dropTopic(topic: string): Promise<void> {
+    const partitions = new Set(this.ctx.store.list().filter((log) => log.topic === topic).map((log) => log.partition))
+    for (const [key, follower] of this.followers) {
+      if (follower.topic !== topic) continue
+      follower.drop()
+      partitions.add(follower.partition)
+      this.followers.delete(key)
+    }
+    await this.ctx.removeTopicData(topic)
+    for (const partition of partitions) this.forgetLog(topic, partition)
+    this.deletedTopics.delete(topic)
+    this.log.info('topic deleted on the master: removed here', {topic, partitions: [...partitions].sort((a, b) => a - b)})
   }
 
   private follow(topic: string, partition: number, firstOffset: number): Follower {

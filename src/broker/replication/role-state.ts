@@ -8,6 +8,7 @@ import type {ZkSession} from '../../cluster/zk-session.js'
 import type {ClusterRegistration} from '../cluster-registration.js'
 import type {BrokerContext} from '../context.js'
 import type {ReloadSource} from '../reload.js'
+import type {TopicOverlay} from '../topic-overlay.js'
 import type {FailoverWatch} from './failover.js'
 import type {Replicator} from './replicator.js'
 import type {SlaveRegistration} from './slave-registration.js'
@@ -21,8 +22,11 @@ export interface RoleHost {
   readonly log: Logger
   /** The broker is stopping (a promotion does not start then). */
   closing(): boolean
-  /** Apply another server.ini (an asynchronous slave syncing its master's). */
-  reload(source: ReloadSource): Promise<ReloadReport>
+  /**
+   * Apply another server.ini (an asynchronous slave syncing its master's); with `overlay`, that
+   * topic overlay replaces this broker's in the same step (and is saved, as topic admin's is).
+   */
+  reload(source: ReloadSource, overlay?: TopicOverlay): Promise<ReloadReport>
 }
 
 export interface RoleState {

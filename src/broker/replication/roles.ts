@@ -21,6 +21,7 @@ import type {ZkSession} from '../../cluster/zk-session.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {ClusterRegistration} from '../cluster-registration.js'
 import {resolveTopic, type BrokerConfig} from '../config/index.js'
+import {removeTopicData} from '../handlers/topic-admin.js'
 import {brokerUrl} from '../listener.js'
 import {FailoverWatch} from './failover.js'
 import {cutDivergentTail, masterBytesOver} from './fork-point.js'
@@ -249,7 +250,9 @@ export class Roles implements RoleState {
         dataPath: config.system.dataPath,
         brokerId: config.system.brokerId,
         log: host.log.child('replication'),
-        applyMasterConfig: (text) => host.reload({text, path: `server.ini of the master ${this.replicator?.masterAddress ?? 'none'}`}),
+        applyMasterConfig: (text, overlay) => host.reload({text, path: `server.ini of the master ${this.replicator?.masterAddress ?? 'none'}`}, overlay),
+        topicOverlay: () => ctx.topicOverlay(),
+        removeTopicData: (topic) => removeTopicData(ctx, topic),
       },
       (topic, partition) => ctx.logs.forget(topic, partition),
     )

@@ -10,7 +10,9 @@
  *                                every slaveMaxDelayInMills): when it changes, apply the
  *                                master's server.ini with the broker's reload (topic sections
  *                                and the [system] keys topics inherit; the rest waits for a
- *                                restart and keeps this broker's values, flags always win)
+ *                                restart and keeps this broker's values, flags always win),
+ *                                with the master's topic overlay (`stats meta-topic-overlay`:
+ *                                topics created, changed or deleted online) in the same reload
  *
  * Keys are MetaQ's; an unknown key or a bad value is refused naming the file, key and value.
  * The file is read as GBK, as MetaQ does (config/properties.ts).
