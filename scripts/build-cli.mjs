@@ -23,9 +23,9 @@ import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {mkdir, rm, writeFile} from 'node:fs/promises'
 import {createRequire} from 'node:module'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {build} from 'esbuild'
+import {build, transform} from 'esbuild'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
@@ -33,9 +33,34 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const inlined = {name: pkg.name, version: pkg.version, description: pkg.description, type: pkg.type, bin: pkg.bin, oclif: pkg.oclif, engines: pkg.engines}
 
 /** File names in a bundle directory. */
-export const BUNDLE_FILE = 'meta.cjs'
-export const CODE_CACHE_FILE = `meta.cjs.${process.version}.cache`
+const BUNDLE_FILE = 'meta.cjs'
+const ENTRY_CHUNK = 'entry.cjs'
+/** Which source files each chunk holds (for tests and people; nothing reads it at run time). */
+const CHUNKS_FILE = 'chunks.json'
+
+/** An esbuild input path from the repository's root (node_modules may be a symlink elsewhere). */
+const repoPath = (path) => path.replace(/^(\.\.\/)*([^/]+\/)?node_modules\//, 'node_modules/')
 export const MANIFEST_FILE = 'oclif.manifest.json'
+
+/** `require("node:X")` as an object that requires the module on its first use. */
+const lazyRequire = (module) => [`require("${module}")`, `new Proxy({}, {get: (_, key) => require("${module}")[key]})`]
+
+/**
+ * Changes to oclif's files (by the last two parts of their path) that cut what every start
+ * runs; found with node --cpu-prof (docs/benchmarks.md, startup).
+ */
+const OCLIF_PATCHES = {
+  // oclif sorts command ids with localeCompare once per start; the first localeCompare loads
+  // ICU's collation data, as much work as a seventh of Node's own start-up. The ids are
+  // ASCII (letters, digits, ':' and '-'), so code-point order is the same order.
+  'config/plugin.js': [['.sort((a, b) => a.id.localeCompare(b.id))', '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))']],
+  // Builtin modules loaded at every start for what few commands use: child_process (which
+  // also loads dgram and net) to find the shell on Windows, readline to read flags from
+  // stdin, perf_hooks for OCLIF_PERFORMANCE.
+  'util/os.js': [lazyRequire('node:child_process')],
+  'parser/parse.js': [lazyRequire('node:readline')],
+  'lib/performance.js': [lazyRequire('node:perf_hooks')],
+}
 
 const common = {
   absWorkingDir: root,
@@ -58,16 +83,18 @@ const common = {
   },
   plugins: [
     {
-      // oclif sorts command ids with localeCompare once per start; the first localeCompare
-      // loads ICU's collation data, as much work as a seventh of Node's own start-up. The
-      // ids are ASCII (letters, digits, ':' and '-'), so code-point order is the same order.
-      name: 'oclif-ascii-sort',
+      name: 'oclif-patches',
       setup(build) {
-        build.onLoad({filter: /@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/}, async (args) => {
-          const source = readFileSync(args.path, 'utf8')
-          const sorted = source.replace('.sort((a, b) => a.id.localeCompare(b.id))', '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))')
-          if (sorted === source) throw new Error(`${args.path}: the localeCompare sort to replace is gone; update scripts/build-cli.mjs`)
-          return {contents: sorted, loader: 'js'}
+        build.onLoad({filter: /@oclif[\\/]core[\\/]lib[\\/].*\.js$/}, async (args) => {
+          const file = args.path.split(/[\\/]/).slice(-2).join('/')
+          const patches = OCLIF_PATCHES[file]
+          if (patches === undefined) return undefined
+          let source = readFileSync(args.path, 'utf8')
+          for (const [from, to] of patches) {
+            if (!source.includes(from)) throw new Error(`${args.path}: "${from}" to replace is gone; update scripts/build-cli.mjs`)
+            source = source.replace(from, to)
+          }
+          return {contents: source, loader: 'js'}
         })
       },
     },
@@ -81,26 +108,75 @@ const common = {
 }
 
 /**
- * The bundle bin/run.js runs, its manifest and its code cache, in `outdir`. The code cache is
- * made by bin/run.js itself (META_WRITE_CODE_CACHE) running `meta send` against a port
- * nothing listens on: that compiles what every start runs (oclif, the entry, parsing a
- * command's flags) and the client's connect path, and fails at once (connection refused).
+ * The bundle bin/run.js runs, in `outdir`: the CLI split into chunks (esbuild's code splitting:
+ * each lazy import() of the sources starts a chunk, and code several chunks need gets one of
+ * its own), each made a CommonJS script that loads the chunks it imports with require
+ * (`./<name>.cjs`, src/chunks.ts), so a command reads and compiles only its own code; meta.cjs,
+ * the loader; the manifest; and V8's code cache of each chunk the common commands load, made
+ * by bin/run.js itself (META_WRITE_CODE_CACHE) running them against a port nothing listens on
+ * (`send`, `tail -e`, `stats`, `send --help`): that compiles what their starts run (oclif, the
+ * entry, parsing the flags, the client's connect path), and they fail at once (connection
+ * refused). chunks.json says which source files each chunk holds.
  */
 export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
   await rm(outdir, {recursive: true, force: true})
   await mkdir(outdir, {recursive: true})
-  const script = join(outdir, BUNDLE_FILE)
-  await build({...common, entryPoints: ['src/entry.ts'], outfile: script})
-  await writeFile(script, asciiOnly(readFileSync(script, 'utf8')))
-  const manifest = await createRequire(import.meta.url)(script).manifest(root)
-  await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
-  const warm = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), 'send', '-t', 'warm-up', '-b', '127.0.0.1:1'], {
-    env: {...process.env, META_BUNDLE_DIR: outdir, META_WRITE_CODE_CACHE: '1', NO_COLOR: '1', META_BROKER: '', META_PROFILE: ''},
-    input: 'x\n',
-    encoding: 'utf8',
+  const {banner: _cjsOnly, ...esm} = common
+  const split = await build({
+    ...esm,
+    format: 'esm',
+    splitting: true,
+    entryPoints: {entry: 'src/entry.ts'},
+    outdir,
+    outExtension: {'.js': '.cjs'},
+    chunkNames: 'chunk-[hash]',
+    write: false,
+    metafile: true,
   })
-  if (!existsSync(join(outdir, CODE_CACHE_FILE))) throw new Error(`making the code cache failed (exit ${warm.status}): ${warm.stderr}`)
+  for (const file of split.outputFiles) await writeFile(join(outdir, basename(file.path)), asciiOnly(await commonJsChunk(file.text)))
+  const chunks = Object.fromEntries(Object.entries(split.metafile.outputs).map(([path, output]) => [basename(path), Object.keys(output.inputs).map(repoPath)]))
+  await writeFile(join(outdir, CHUNKS_FILE), JSON.stringify(chunks, null, 1))
+  // src/bundle.ts sets module.exports: meant, in a file bundled as CommonJS.
+  await build({...common, entryPoints: ['src/bundle.ts'], outfile: join(outdir, BUNDLE_FILE), logOverride: {'commonjs-variable-in-esm': 'silent'}})
+  const manifest = await createRequire(import.meta.url)(join(outdir, BUNDLE_FILE)).manifest(root)
+  await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
+  for (const args of WARM_UP) {
+    const warm = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), ...args], {
+      env: {...process.env, META_BUNDLE_DIR: outdir, META_WRITE_CODE_CACHE: '1', NO_COLOR: '1', META_BROKER: '', META_PROFILE: ''},
+      input: 'x\n',
+      encoding: 'utf8',
+    })
+    if (!existsSync(join(outdir, `${ENTRY_CHUNK}.${process.version}.cache`))) throw new Error(`making the code cache failed (exit ${warm.status}): ${warm.stderr}`)
+  }
   return {outdir, manifest}
+}
+
+/** The commands whose start the code caches cover (run against a port nothing listens on). */
+const WARM_UP = [
+  ['send', '-t', 'warm-up', '-b', '127.0.0.1:1'],
+  ['tail', '-t', 'warm-up', '-e', '-b', '127.0.0.1:1'],
+  ['stats', '-b', '127.0.0.1:1'],
+  ['send', '--help'],
+]
+
+/**
+ * An ES module chunk as a CommonJS script: `import("./x.cjs")` of another chunk becomes a
+ * require (a vm.Script's import() would hand the file to Node's ES module loader), and
+ * esbuild rewrites the static imports and exports. `import.meta.url` was defined as
+ * `__metaImportMetaUrl`, which the banner sets where it is used.
+ */
+async function commonJsChunk(text) {
+  const required = text.replace(/\bimport\("(\.\/[\w.-]+\.cjs)"\)/g, 'Promise.resolve().then(()=>require("$1"))')
+  const {code} = await transform(required, {
+    format: 'cjs',
+    platform: 'node',
+    target: common.target,
+    minifySyntax: common.minifySyntax,
+    minifyWhitespace: common.minifyWhitespace,
+    legalComments: 'none',
+    logLevel: 'warning',
+  })
+  return code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code
 }
 
 /**
