@@ -2,13 +2,13 @@
 // `meta`: runs the bundle `npm run build` writes to dist/bundle/ (scripts/build-cli.mjs): its
 // loader, meta.cjs, loads the chunks a command needs, each compiled with the V8 code cache made
 // at build time (src/chunks.ts), so the CLI starts like a shell tool.
-import {readFileSync} from 'node:fs'
-import {readFile} from 'node:fs/promises'
-import {createRequire} from 'node:module'
-import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
+// A CommonJS script (bin/package.json): Node starts it without its ES module loader.
+'use strict'
+const {readFileSync} = require('node:fs')
+const {readFile} = require('node:fs/promises')
+const {join} = require('node:path')
 
-const root = fileURLToPath(new URL('..', import.meta.url))
+const root = join(__dirname, '..')
 
 // `meta --version` answers before the bundle loads: it is the one command that needs nothing
 // else (the line is the one src/entry.ts's versionLine() prints in the single executable).
@@ -23,12 +23,15 @@ const file = join(dir, 'meta.cjs')
 
 let bundle
 try {
-  bundle = createRequire(import.meta.url)(file)
+  bundle = require(file)
 } catch (error) {
-  if (error?.code !== 'MODULE_NOT_FOUND' || error.message.indexOf(file) < 0) throw error
+  if (error?.code !== 'MODULE_NOT_FOUND' || !error.message.includes(file)) throw error
   process.stderr.write(`error [NOT_BUILT]: meta is not built: run "npm run build" in ${root}\n`)
   process.exit(1)
 }
 
 const manifest = async () => JSON.parse(await readFile(join(dir, 'oclif.manifest.json'), 'utf8'))
-await bundle.start({root, manifest})
+bundle.start({root, manifest}).catch((error) => {
+  process.stderr.write(`error [ERROR]: ${error?.stack ?? String(error)}\n`)
+  process.exitCode = 1
+})
