@@ -5,7 +5,6 @@
 // A CommonJS script (bin/package.json): Node starts it without its ES module loader.
 'use strict'
 const {readFileSync} = require('node:fs')
-const {readFile} = require('node:fs/promises')
 const {join} = require('node:path')
 
 const root = join(__dirname, '..')
@@ -30,7 +29,12 @@ try {
   process.exit(1)
 }
 
-const manifest = async () => JSON.parse(await readFile(join(dir, 'oclif.manifest.json'), 'utf8'))
+// The commands' manifest, or the parts of the commands `ids` (scripts/build-cli.mjs).
+const manifest = async (ids) => {
+  if (ids === undefined) return JSON.parse(readFileSync(join(dir, 'oclif.manifest.json'), 'utf8'))
+  const parts = ids.map((id) => JSON.parse(readFileSync(join(dir, 'manifest', `${id}.json`), 'utf8')))
+  return {version: parts[0]?.version, commands: Object.assign({}, ...parts.map((part) => part.commands))}
+}
 bundle.start({root, manifest}).catch((error) => {
   process.stderr.write(`error [ERROR]: ${error?.stack ?? String(error)}\n`)
   process.exitCode = 1

@@ -17,6 +17,8 @@
  *                                        command registry by this build: the CLI never inspects
  *                                        command classes at start, and its manifest is always
  *                                        the one of its own commands
+ *   dist/bundle/manifest/<id>.json       the part of one command, which is all a command
+ *                                        reads when it runs
  *   --sea <file>                         also the single executable's script
  *                                        (scripts/package.mjs)
  *
@@ -46,6 +48,8 @@ const CHUNKS_FILE = 'chunks.json'
 /** An esbuild input path from the repository's root (node_modules may be a symlink elsewhere). */
 const repoPath = (path) => path.replace(/^(\.\.\/)*([^/]+\/)?node_modules\//, 'node_modules/')
 export const MANIFEST_FILE = 'oclif.manifest.json'
+/** The manifest of each command alone, `<dir>/<id>.json`. */
+export const MANIFEST_DIR = 'manifest'
 
 /** `require("node:X")` as an object that requires the module on its first use. */
 const lazyRequire = (module) => [`require("${module}")`, `new Proxy({}, {get: (_, key) => require("${module}")[key]})`]
@@ -150,6 +154,11 @@ export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
   await build({...common, entryPoints: ['src/bundle.ts'], outfile: join(outdir, BUNDLE_FILE), logOverride: {'commonjs-variable-in-esm': 'silent'}})
   const manifest = await createRequire(import.meta.url)(join(outdir, BUNDLE_FILE)).manifest(root)
   await writeFile(join(outdir, MANIFEST_FILE), JSON.stringify(manifest))
+  // One command's part, all a command reads when it runs (src/main.ts).
+  await mkdir(join(outdir, MANIFEST_DIR))
+  for (const [id, command] of Object.entries(manifest.commands)) {
+    await writeFile(join(outdir, MANIFEST_DIR, `${id}.json`), JSON.stringify({version: manifest.version, commands: {[id]: command}}))
+  }
   await makeCodeCaches(outdir)
   return {outdir, manifest}
 }
@@ -195,7 +204,7 @@ async function makeCodeCaches(outdir) {
 }
 
 /**
- * An ES module chunk as a CommonJS script: `import("./x.cjs")` of another chunk becomes a
+ * An ES module chunk as a CommonJS module function: `import("./x.cjs")` of another chunk becomes a
  * require (a vm.Script's import() would hand the file to Node's ES module loader), and
  * esbuild rewrites the static imports and exports. `import.meta.url` was defined as
  * `__metaImportMetaUrl`, which the banner sets where it is used.
@@ -211,7 +220,10 @@ async function commonJsChunk(text) {
     legalComments: 'none',
     logLevel: 'warning',
   })
-  return code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code
+  const body = code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code
+  // Wrapped here as Node wraps a CommonJS module, so the loader compiles the text it read as
+  // it is (no second copy of it joined to a wrapper at every start).
+  return `(function (exports, require, module, __filename, __dirname) {${body}\n})`
 }
 
 /**

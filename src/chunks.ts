@@ -1,6 +1,7 @@
 /**
  * Runs the CLI's bundle, which the build splits into chunks (scripts/build-cli.mjs): CommonJS
- * scripts that name each other `./<name>.cjs`, so a command loads only the code it runs —
+ * modules, each written as the function Node wraps a module in, that name each other
+ * `./<name>.cjs`, so a command loads only the code it runs —
  * `meta send` neither reads nor compiles the broker, its HTTP server (fastify, ajv), MariaDB's
  * driver or the benchmarks. Each chunk is compiled with the V8 code cache the build made for it
  * (Node 20 has no compile cache of its own), read from the bundle's directory (bin/run.js) or
@@ -9,7 +10,6 @@
  * This file is the bundle's loader, meta.cjs: it imports nothing from src/.
  */
 import {readFileSync, writeFileSync} from 'node:fs'
-import Module from 'node:module'
 import {join} from 'node:path'
 import vm from 'node:vm'
 
@@ -39,7 +39,7 @@ export function chunkRequire(store: ChunkStore, fallback: (id: string) => unknow
     const known = loaded.get(name)
     if (known !== undefined) return known.exports
     const filename = join(store.dir, name)
-    const script = new vm.Script(Module.wrap(store.source(name)), {
+    const script = new vm.Script(store.source(name), {
       filename,
       cachedData: store.cache(name),
       // import() of a file keeps working inside a chunk (oclif's plugin loading).

@@ -33,7 +33,13 @@ const load = chunkRequire(
   require,
 )
 const {start} = load('./entry.cjs') as typeof Entry
-const manifest = async () => JSON.parse(asset('oclif.manifest.json').toString('utf8')) as unknown
+/** The commands' manifest, or the parts of the commands `ids` (scripts/build-cli.mjs). */
+const json = (key: string) => JSON.parse(asset(key).toString('utf8')) as {version: string; commands: Record<string, unknown>}
+const manifest = async (ids?: readonly string[]) => {
+  if (ids === undefined) return json('oclif.manifest.json')
+  const parts = ids.map((id) => json(`manifest/${id}.json`))
+  return {version: parts[0]?.version, commands: Object.assign({}, ...parts.map((part) => part.commands)) as Record<string, unknown>}
+}
 
 void start({root, manifest}).catch((error: unknown) => {
   process.stderr.write(`error [ERROR]: ${(error as Error).stack ?? String(error)}\n`)
