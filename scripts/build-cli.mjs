@@ -187,8 +187,10 @@ async function makeCodeCaches(outdir) {
     })
     const b = `127.0.0.1:${port}`
     for (const args of [['send', '-t', 'warm-up', '-b', b], ['tail', '-t', 'warm-up', '-e', '-o', 'beginning', '-b', b], ['stats', '-b', b], ['send', '--help']]) {
-      const child = meta(args, ['pipe', 'ignore', 'pipe'])
-      child.stdin.end('x\n')
+      // Only send reads stdin: oclif reads a missing argument from a piped stdin (stats' item).
+      const send = args[0] === 'send' && args[1] !== '--help'
+      const child = meta(args, [send ? 'pipe' : 'ignore', 'ignore', 'pipe'])
+      if (send) child.stdin.end('x\n')
       let stderr = ''
       child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d))
       const code = await new Promise((resolve) => child.once('close', resolve))
