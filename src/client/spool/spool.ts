@@ -248,7 +248,13 @@ export class Spool extends EventEmitter {
 
   private scheduleSave(): void {
     if (this.saveTimer !== undefined) return
-    this.saveTimer = setTimeout(() => this.savePosition(), POSITION_SAVE_MS)
+    this.saveTimer = setTimeout(() => {
+      try {
+        this.savePosition()
+      } catch {
+        // The position stays where it was saved last: at worst acknowledged records are sent again (close() saves, or says why not).
+      }
+    }, POSITION_SAVE_MS)
     this.saveTimer.unref()
   }
 
