@@ -86,13 +86,14 @@ export interface SpoolingStats {
 type LaneState = 'direct' | 'sending' | 'outage' | 'probing' | 'failed'
 
 /** A message sent direct and not yet answered. */
-interface Unacked {
-  entry: SpoolEntry
+interface Unacked extends SpoolEntry {
   callback: SendCallback
   /** Its spool position once an outage wrote the window to the spool (-1 before). */
   position: number
   end: number
   settled: boolean
+  /** The next message sent direct (the window is a linked list: no array to grow or shift). */
+  next: Unacked | undefined
 }
 
 interface Lane {
@@ -100,8 +101,9 @@ interface Lane {
   /** Opened at the first outage, or at start for a spool left behind. */
   spool: Spool | undefined
   state: LaneState
-  /** Messages sent direct, in order, from the oldest unanswered one. */
-  window: Queue<Unacked>
+  /** Messages sent direct, in order, from the oldest unanswered one (a linked list through `next`). */
+  windowHead: Unacked | undefined
+  windowTail: Unacked | undefined
   /** Those not answered yet (the window also holds answered ones behind an unanswered one). */
   windowPending: number
   /** Direct sends whose callback has not run (also those written to the spool since). */
@@ -129,6 +131,8 @@ export class SpoolingProducer extends EventEmitter {
   private readonly producer: Producer
   private readonly root: string
   private readonly lanes = new Map<string, Lane>()
+  /** The lane of the last send (sends usually repeat a topic). */
+  private lastLane: Lane | undefined
   private readonly maxInFlight: number
   private waitingRoom = false
   /** The producer's window is full (a direct send returned false): wait for its 'drain'. */
@@ -204,11 +208,11 @@ export class SpoolingProducer extends EventEmitter {
    */
   sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'spooling producer is closed')
-    const lane = this.lane(topic)
-    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload instanceof Buffer ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
-    const entry: SpoolEntry = {partition: options.partition ?? -1, attribute: options.attribute, payload: data}
-    if (lane.state === 'direct') return this.sendDirect(lane, entry, callback)
-    this.append(lane, entry, callback)
+    let lane = this.lastLane
+    if (lane === undefined || lane.topic !== topic) this.lastLane = lane = this.lane(topic)
+    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+    if (lane.state === 'direct') return this.sendDirect(lane, data, options, callback)
+    this.append(lane, {partition: options.partition ?? -1, attribute: options.attribute, payload: data}, callback)
     if (lane.spool!.full || (lane.state === 'sending' && lane.spool!.end - lane.cursor >= DRAIN_BACKLOG_BYTES)) {
       this.waitingRoom = true
       return false
@@ -249,7 +253,8 @@ export class SpoolingProducer extends EventEmitter {
       topic,
       spool: undefined,
       state: 'direct',
-      window: new Queue(),
+      windowHead: undefined,
+      windowTail: undefined,
       windowPending: 0,
       directInFlight: 0,
       cursor: 0,
@@ -302,16 +307,23 @@ export class SpoolingProducer extends EventEmitter {
     return spool
   }
 
-  private sendDirect(lane: Lane, entry: SpoolEntry, callback: SendCallback): boolean {
-    const unacked: Unacked = {entry, callback, position: -1, end: -1, settled: false}
-    lane.window.push(unacked)
+  private sendDirect(lane: Lane, data: Buffer, options: SendOptions, callback: SendCallback): boolean {
+    // One object per message: what the spool needs should an outage come, and its outcome.
+    const unacked: Unacked = {partition: options.partition ?? -1, attribute: options.attribute, payload: data, callback, position: -1, end: -1, settled: false, next: undefined}
+    const tail = lane.windowTail
+    if (tail === undefined) lane.windowHead = unacked
+    else tail.next = unacked
+    lane.windowTail = unacked
     lane.windowPending += 1
     lane.directInFlight += 1
     let more: boolean
     try {
-      more = this.producer.sendCallback(lane.topic, entry.payload, sendOptions(entry), (result) => this.onDirectResult(lane, unacked, result))
+      more = this.producer.sendCallback(lane.topic, data, options, (result) => this.onDirectResult(lane, unacked, result))
     } catch (error) {
-      lane.window.pop()
+      // Refused at once: it never was in the window.
+      if (tail === undefined) lane.windowHead = undefined
+      else tail.next = undefined
+      lane.windowTail = tail
       lane.windowPending -= 1
       lane.directInFlight -= 1
       throw error
@@ -347,7 +359,10 @@ export class SpoolingProducer extends EventEmitter {
     }
     unacked.settled = true
     lane.windowPending -= 1
-    while (lane.window.peek()?.settled === true) lane.window.shift()
+    let head = lane.windowHead
+    while (head !== undefined && head.settled) head = head.next
+    lane.windowHead = head
+    if (head === undefined) lane.windowTail = undefined
     unacked.callback(result)
     this.checkFlushed()
   }
@@ -356,7 +371,7 @@ export class SpoolingProducer extends EventEmitter {
   private append(lane: Lane, entry: SpoolEntry, callback: SendCallback): SpoolRecord {
     const spool = this.ensureSpool(lane)
     const position = spool.append(entry)
-    const record: SpoolRecord = {...entry, position, end: spool.end}
+    const record: SpoolRecord = {partition: entry.partition, attribute: entry.attribute, payload: entry.payload, position, end: spool.end}
     lane.callbacks.set(position, callback)
     this.counts.spooled += 1
     if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
@@ -369,9 +384,11 @@ export class SpoolingProducer extends EventEmitter {
 
   /** An outage began: the direct window, unanswered, goes to the spool in send order. */
   private spoolWindow(lane: Lane): void {
-    for (const unacked of lane.window.drain()) {
+    const first = lane.windowHead
+    lane.windowHead = lane.windowTail = undefined
+    for (let unacked = first; unacked !== undefined; unacked = unacked.next) {
       if (unacked.settled) continue
-      const record = this.append(lane, unacked.entry, unacked.callback)
+      const record = this.append(lane, unacked, unacked.callback)
       unacked.position = record.position
       unacked.end = record.end
     }
