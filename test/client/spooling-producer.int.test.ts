@@ -5,10 +5,11 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {createProducer} from '../../src/client/index.js'
 import {SpoolingProducer} from '../../src/client/spooling-producer.js'
+import {Spool} from '../../src/client/spool/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tcpForwarder} from '../helpers/tcp-relay.js'
 import {tmpDir, uniqueName, waitFor, withDeadline} from '../helpers/index.js'
@@ -104,6 +105,28 @@ describe('SpoolingProducer', () => {
     await later.spooler.close() // before the spool's temp dir goes
     const messages = await readAll(broker, topic)
     assert.equal(messages.length, 200)
+    assertOrdered(new Map([...byPartition(messages)].map(([p, l]) => [p, l.map((m) => m.data.toString())])))
+  })
+
+  it("takes over the spool a process that is gone kept beside the topic's own (<topic>+<pid>), after the topic's own", async (t) => {
+    const spoolDir = await tmpDir(t)
+    const topic = uniqueName('beside')
+    const leave = (dir: string, from: number) => {
+      const spool = Spool.open(dir)
+      for (let i = from; i < from + 50; i++) spool.append({partition: i % PARTITIONS, attribute: undefined, payload: Buffer.from(`m-${i}`)})
+      spool.close()
+    }
+    leave(join(spoolDir, topic), 0)
+    leave(join(spoolDir, `${topic}+999999999`), 50) // no such process
+    const broker = await startTestBroker(t, {numPartitions: PARTITIONS})
+    const {spooler} = spooling(t, broker.port, spoolDir)
+    spooler.open(topic)
+    assert.equal(spooler.stats.leftover, 100)
+    await withDeadline(spooler.flush(), 20_000, 'flush')
+    await spooler.close()
+    assert.deepEqual(readdirSync(spoolDir), [], 'both spools are gone')
+    const messages = await readAll(broker, topic)
+    assert.equal(messages.length, 100)
     assertOrdered(new Map([...byPartition(messages)].map(([p, l]) => [p, l.map((m) => m.data.toString())])))
   })
 
