@@ -567,7 +567,8 @@ export class SpoolingProducer extends EventEmitter {
   }
 
   private checkFlushed(): void {
-    if (this.flushWaiters.length === 0 || this.stats.pending > 0) return
+    if (this.flushWaiters.length === 0) return
+    for (const lane of this.lanes.values()) if (lane.windowPending > 0 || (lane.spool?.pending ?? 0) > 0) return
     for (const waiter of this.flushWaiters.splice(0)) waiter.resolve()
   }
 }

@@ -102,8 +102,8 @@ export function parseRecord(buf: Buffer, at: number): ParseOutcome {
     entry: {
       partition,
       attribute: attributeLen < 0 ? undefined : body.toString('utf8', BODY_FIXED_BYTES, payloadAt),
-      // A copy: the read buffer is reused.
-      payload: Buffer.from(body.subarray(payloadAt)),
+      // A view: the spool reads into a fresh buffer per read (spool.ts readAt), never reused.
+      payload: body.subarray(payloadAt),
     },
   }
 }

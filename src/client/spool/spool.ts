@@ -175,7 +175,8 @@ export class Spool extends EventEmitter {
           chunk = readAt(segment.fd, at - segment.start, outcome.bytes)
           continue
         }
-        out.push({...outcome.entry, position: at + offset, end: at + offset + outcome.bytes})
+        const entry = outcome.entry
+        out.push({partition: entry.partition, attribute: entry.attribute, payload: entry.payload, position: at + offset, end: at + offset + outcome.bytes})
         offset += outcome.bytes
         taken += outcome.bytes
         if (taken >= maxBytes) break
@@ -349,6 +350,7 @@ export class Spool extends EventEmitter {
   }
 }
 
+/** `bytes` from `offset` into a new buffer (records parsed from it keep views of it: it must never be reused). */
 function readAt(fd: number, offset: number, bytes: number): Buffer {
   const buf = Buffer.allocUnsafe(bytes)
   let got = 0
