@@ -41,8 +41,10 @@ import {Queue} from './spool/queue.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
-/** Records appended and not yet sent kept in memory too (bytes), so a drain does not read the disk. */
+/** Records appended and not yet sent kept in memory too (bytes, with RECORD_HEAP_BYTES each), so a drain does not read the disk. */
 const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
+/** What a record kept in memory costs beyond its bytes (its object and payload Buffer), counted against MEMORY_TAIL_BYTES. */
+const RECORD_HEAP_BYTES = 160
 /**
  * While a spool is being drained, input pauses once this many bytes are stored and not yet
  * sent: the spool grows only during an outage.
@@ -376,7 +378,7 @@ export class SpoolingProducer extends EventEmitter {
     this.counts.spooled += 1
     if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
       lane.memory.push(record)
-      lane.memoryBytes += record.end - record.position
+      lane.memoryBytes += record.end - record.position + RECORD_HEAP_BYTES
     }
     this.scheduleFlush()
     return record
@@ -415,7 +417,7 @@ export class SpoolingProducer extends EventEmitter {
     const spool = lane.spool!
     for (;;) {
       for (let head = lane.memory.peek(); head !== undefined && head.position < lane.cursor; head = lane.memory.peek()) {
-        lane.memoryBytes -= head.end - head.position
+        lane.memoryBytes -= head.end - head.position + RECORD_HEAP_BYTES
         lane.memory.shift()
       }
       for (let head = lane.readAhead.peek(); head !== undefined && head.position < lane.cursor; head = lane.readAhead.peek()) lane.readAhead.shift()
