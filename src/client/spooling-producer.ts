@@ -89,6 +89,7 @@ type LaneState = 'direct' | 'sending' | 'outage' | 'probing' | 'failed'
 
 /** A message sent direct and not yet answered. */
 interface Unacked extends SpoolEntry {
+  lane: Lane
   callback: SendCallback
   /** Its spool position once an outage wrote the window to the spool (-1 before). */
   position: number
@@ -311,7 +312,7 @@ export class SpoolingProducer extends EventEmitter {
 
   private sendDirect(lane: Lane, data: Buffer, options: SendOptions, callback: SendCallback): boolean {
     // One object per message: what the spool needs should an outage come, and its outcome.
-    const unacked: Unacked = {partition: options.partition ?? -1, attribute: options.attribute, payload: data, callback, position: -1, end: -1, settled: false, next: undefined}
+    const unacked: Unacked = {lane, partition: options.partition ?? -1, attribute: options.attribute, payload: data, callback, position: -1, end: -1, settled: false, next: undefined}
     const tail = lane.windowTail
     if (tail === undefined) lane.windowHead = unacked
     else tail.next = unacked
@@ -320,7 +321,7 @@ export class SpoolingProducer extends EventEmitter {
     lane.directInFlight += 1
     let more: boolean
     try {
-      more = this.producer.sendCallback(lane.topic, data, options, (result) => this.onDirectResult(lane, unacked, result))
+      more = this.producer.sendCallback(lane.topic, data, options, this.directResult, unacked)
     } catch (error) {
       // Refused at once: it never was in the window.
       if (tail === undefined) lane.windowHead = undefined
@@ -337,7 +338,11 @@ export class SpoolingProducer extends EventEmitter {
     return more
   }
 
-  private onDirectResult(lane: Lane, unacked: Unacked, result: SendResult): void {
+  /** The callback of every direct send (its Unacked is the context: no closure per message). */
+  private readonly directResult = (result: SendResult, unacked: Unacked): void => this.onDirectResult(unacked, result)
+
+  private onDirectResult(unacked: Unacked, result: SendResult): void {
+    const lane = unacked.lane
     lane.directInFlight -= 1
     if (this.closed) return
     if (lane.state === 'failed' && unacked.position < 0) {
