@@ -32,11 +32,11 @@
  * Events: 'outage' (topic, error), 'recovered' (topic), 'drain', 'error' (MetaError).
  */
 import {EventEmitter} from 'node:events'
-import {rmSync} from 'node:fs'
 import {isMetaError, MetaError} from '../protocol/errors.js'
-import {createProducer, type Producer, type ProducerOptions, type SendCallback, type SendOptions} from './producer.js'
+import type {Producer, SendCallback, SendOptions} from './producer.js'
 import type {SendResult} from './types.js'
 import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
+import {mergeSpool} from './spool/dirs.js'
 import {Queue} from './spool/queue.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
@@ -145,7 +145,7 @@ export class SpoolingProducer extends EventEmitter {
   private flushScheduled = false
   private closed = false
   private readonly counts = {spooled: 0, resent: 0, leftover: 0}
-  /** Close the producer too (made by createSpoolingProducer). */
+  /** Close the producer too (made by createSpoolingProducer, spool/create.ts). */
   ownsProducer = false
 
   constructor(options: SpoolingProducerOptions) {
@@ -580,44 +580,10 @@ export class SpoolingProducer extends EventEmitter {
   }
 }
 
-/** The library's producer with a local store: createProducer's options, plus where and how much to spool. */
-export interface SpoolingProducerConfig extends ProducerOptions {
-  spool?: Omit<SpoolingProducerOptions, 'producer'>
-}
-
-/**
- * A producer with a local store (MetaQ's ordered producer with local storage; send() is its
- * one-way send): `await p.flush()` waits for every acknowledgement, `await p.close()` keeps
- * what is unacknowledged in the spool for the next process and closes the connections.
- */
-export function createSpoolingProducer(config: SpoolingProducerConfig = {}): SpoolingProducer {
-  const {spool, ...producerOptions} = config
-  const producer = createProducer(producerOptions)
-  const spooler = new SpoolingProducer({...spool, producer})
-  spooler.ownsProducer = true
-  return spooler
-}
-
 function sendOptions(entry: SpoolEntry): SendOptions {
   const options: SendOptions = {attribute: entry.attribute}
   if (entry.partition >= 0) options.partition = entry.partition
   return options
-}
-
-/** Move the records of another spool left behind to the end of `into`, then delete it (a crash in between sends them twice). */
-function mergeSpool(into: Spool, dir: string): void {
-  let other: Spool
-  try {
-    other = Spool.open(dir)
-  } catch {
-    return // taken by a live process meanwhile
-  }
-  for (let records = other.read(other.position); records.length > 0; records = other.read(records.at(-1)!.end)) {
-    for (const record of records) into.append({partition: record.partition, attribute: record.attribute, payload: record.payload})
-  }
-  into.flush()
-  other.close()
-  rmSync(dir, {recursive: true, force: true})
 }
 
 /** A failure the broker (or the network) will get over: keep the record and try again later. */

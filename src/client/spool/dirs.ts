@@ -5,7 +5,7 @@
  * of its own beside it, `<topic>+<pid>` ('+' is not allowed in topic names); the next writer
  * of the topic takes over such a spool once its process is gone.
  */
-import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 import {isAlive, lockOwner, Spool} from './spool.js'
@@ -115,4 +115,20 @@ export function countPending(dir: string): {records: number; bytes: number} {
   } finally {
     spool.close()
   }
+}
+
+/** Move the records of another spool left behind to the end of `into`, then delete it (a crash in between sends them twice). */
+export function mergeSpool(into: Spool, dir: string): void {
+  let other: Spool
+  try {
+    other = Spool.open(dir)
+  } catch {
+    return // taken by a live process meanwhile
+  }
+  for (let records = other.read(other.position); records.length > 0; records = other.read(records.at(-1)!.end)) {
+    for (const record of records) into.append({partition: record.partition, attribute: record.attribute, payload: record.payload})
+  }
+  into.flush()
+  other.close()
+  rmSync(dir, {recursive: true, force: true})
 }
