@@ -15,7 +15,7 @@ export function formatSendSummary(s: SendSummary): string {
   if (s.skipped > 0) extras.push(`${formatCount(s.skipped)} skipped`)
   if (s.unacknowledged > 0) extras.push(`${formatCount(s.unacknowledged)} unacknowledged`)
   if (s.empty > 0) extras.push(`${formatCount(s.empty)} empty ignored`)
-  if (s.spool !== undefined && s.spool.spooled > 0) extras.push(`${formatCount(s.spool.spooled)} kept in the spool during an outage`)
+  if (s.spool !== undefined && s.spool.spooled > 0) extras.push(`${formatCount(s.spool.spooled)} written to the spool during an outage`)
   if (s.spool !== undefined && s.spool.resent > 0) extras.push(`${formatCount(s.spool.resent)} sent from the spool${s.spool.leftover > 0 ? ` (${formatCount(s.spool.leftover)} left by an earlier run)` : ''}`)
   if (s.spool !== undefined && s.unacknowledged > 0) extras.push(`kept in ${s.spool.dir} for the next run`)
   if (extras.length > 0) line += `; ${extras.join(', ')}`

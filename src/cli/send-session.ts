@@ -86,7 +86,7 @@ interface SendSessionOptions {
   transaction?: boolean
   /** With `transaction`: commit every this many messages. */
   transactionSize?: number
-  /** Keep what the broker cannot take now in a disk spool (ignored with `transaction`). */
+  /** Keep what the broker cannot take now in a disk spool (undefined: fail fast; ignored with `transaction`). */
   spool?: SendSpoolOptions
   /** Follow these files line by line (--follow) instead of reading `files`; never ends on its own. */
   follow?: FollowOptions
@@ -251,9 +251,9 @@ export class SendSession {
     return this.spooler?.inFlight ?? this.producer.inFlight
   }
 
-  /** With a spool: messages in it, not yet acknowledged. */
-  get spooled(): number | undefined {
-    return this.spooler?.stats.pending
+  /** Messages in the spool during an outage or its drain, not yet acknowledged (0 while the broker takes them direct). */
+  get spooled(): number {
+    return this.spooler?.inOutage === true ? this.spooler.stats.pending : 0
   }
 
   get elapsedMs(): number {
@@ -288,7 +288,7 @@ export class SendSession {
   async close(): Promise<void> {
     if (this.graceTimer !== undefined) clearTimeout(this.graceTimer)
     this.finalized = true
-    this.spooler?.close()
+    await this.spooler?.close()
     await this.topology.close()
   }
 

@@ -1,7 +1,7 @@
 /**
  * `meta send`'s disk spool: the flags, what they resolve to, and the spooling producer the
  * session sends through (client/spooling-producer.ts; the library's own code, not a second
- * implementation). The session only swaps its sender for this one when a spool is on.
+ * implementation). The session sends through it unless --no-spool or --transaction.
  */
 import {Flags} from '@oclif/core'
 import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR} from '../client/spool/index.js'
@@ -22,53 +22,55 @@ export interface SendSpoolOptions {
   notify: (line: string) => void
 }
 
-const SPOOL_DIR_SUMMARY = 'Spool directory (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
+const SPOOL_DIR_SUMMARY = 'Spool directory, one directory per topic below it (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
 
 /**
- * The spool is opt-in: it costs about 3× the time per message on the healthy path (every message
- * is written to disk before it is sent), so the everyday send stays fail-fast unless asked.
+ * The spool is on by default, and costs nothing while the broker takes messages: only the
+ * unacknowledged window is kept, in memory, and written to the spool when a send fails.
+ * `--no-spool` is a flag of its own: oclif's `--no-` prefix only negates booleans.
  */
 export const spoolFlags = {
-  spool: Flags.boolean({
-    summary: 'Keep what the broker cannot take now in a disk spool and send it when the broker is back (off by default: it slows the healthy path).',
-    allowNo: true,
+  spool: Flags.string({
+    summary: `Keep what the broker cannot take now in a disk spool here and send it when the broker is back. ${SPOOL_DIR_SUMMARY}`,
+    helpValue: '<dir>',
+    aliases: ['spool-dir'],
     helpGroup: 'SPOOL',
   }),
-  'spool-dir': Flags.string({
-    summary: `${SPOOL_DIR_SUMMARY} Implies --spool.`,
-    helpValue: '<dir>',
+  'no-spool': Flags.boolean({
+    summary: 'No spool: fail fast (a send that fails for a lost connection ends meta send, exit 1). Implied by --transaction.',
     helpGroup: 'SPOOL',
   }),
   'spool-max': Flags.string({
-    summary: 'With --spool: bound of a topic\'s spool; when full, input is not read until the broker takes messages again (1MiB..1TiB, default 1GiB).',
+    summary: "Bound of a topic's spool; when full, input is not read until the broker takes messages again (1MiB..1TiB, default 1GiB).",
     helpValue: '<size>',
     helpGroup: 'SPOOL',
   }),
   'max-outage': durationFlag({
-    summary: 'With --spool: give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached at start fails at once).',
+    summary: 'Give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached since start fails at once).',
     helpGroup: 'SPOOL',
   }),
 }
 
 interface SpoolFlagValues {
-  spool?: boolean
-  'spool-dir'?: string
+  spool?: string
+  'no-spool'?: boolean
   'spool-max'?: string
   'max-outage'?: number
   transaction?: boolean
 }
 
-/** What the spool flags ask for; undefined = no spool (the default, --no-spool). Throws INVALID_ARGUMENT. */
+/** What the spool flags ask for; undefined = no spool (--no-spool, or -T). Throws INVALID_ARGUMENT. */
 export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: string) => void, env: NodeJS.ProcessEnv = process.env): SendSpoolOptions | undefined {
-  const on = flags.spool ?? flags['spool-dir'] !== undefined
-  if (flags.spool === false && flags['spool-dir'] !== undefined) throw MetaError.invalidArgument('--spool-dir turns the spool on: expected no --no-spool with it')
-  if (!on) {
+  const off = flags['no-spool'] === true ? '--no-spool' : flags.transaction === true ? '--transaction' : undefined
+  if (off !== undefined) {
+    if (flags.spool !== undefined) {
+      throw MetaError.invalidArgument(off === '--no-spool' ? '--spool DIR and --no-spool: expected one of them' : '--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them')
+    }
     for (const name of ['spool-max', 'max-outage'] as const) {
-      if (flags[name] !== undefined) throw MetaError.invalidArgument(`--${name} applies to the spool: expected --spool or --spool-dir with it`)
+      if (flags[name] !== undefined) throw MetaError.invalidArgument(`--${name} applies to the spool: expected no ${off} with it`)
     }
     return undefined
   }
-  if (flags.transaction) throw MetaError.invalidArgument('--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them')
   const maxBytes = flags['spool-max'] === undefined ? DEFAULT_SPOOL_MAX_BYTES : parseSize(flags['spool-max'])
   if (maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
     throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
@@ -77,23 +79,24 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
   if (maxOutageMs !== undefined && (maxOutageMs < MAX_OUTAGE_FLOOR_MS || maxOutageMs > MAX_OUTAGE_CEILING_MS)) {
     throw MetaError.invalidArgument(`invalid --max-outage ${maxOutageMs} ms: expected 1s..30d`)
   }
-  return {dir: flags['spool-dir'] ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
+  return {dir: flags.spool ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
 }
 
 /** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */
 export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined): SpoolingProducer {
   const spooler = new SpoolingProducer({producer, spoolDir: options.dir, maxBytes: options.maxBytes, maxOutageMs: options.maxOutageMs, maxInFlight})
   spooler.on('outage', (topic: string, error: MetaError) => {
-    options.notify(`% broker not taking messages of topic ${topic} (${error.message}): keeping them in the spool ${spooler.open(topic).dir} until it does`)
+    options.notify(`% broker not taking messages of topic ${topic} (${error.message}): keeping them in the spool ${spooler.spoolDirOf(topic) ?? options.dir} until it does`)
   })
   spooler.on('recovered', (topic: string) => {
-    options.notify(`% broker is back: sending the spool of topic ${topic} (${formatCount(spooler.open(topic).pending)} messages)`)
+    options.notify(`% broker is back: sending the spool of topic ${topic} (${formatCount(spooler.pendingOf(topic))} messages)`)
   })
   return spooler
 }
 
-/** --spool-dir for `meta spool …`. */
+/** --spool for `meta spool …` (--spool-dir, its name before, still works). */
 export const spoolDirFlag = Flags.string({
   summary: SPOOL_DIR_SUMMARY,
   helpValue: '<dir>',
+  aliases: ['spool-dir'],
 })

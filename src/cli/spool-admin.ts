@@ -110,8 +110,12 @@ export async function sendSpools(options: SpoolSendOptions): Promise<SpoolSendRe
     const producer = createProducer({topology, sendTimeoutMs: options.ackTimeoutMs})
     const spooler = createSendSpooler(producer, {dir: options.root, maxBytes: SPOOL_MAX_BYTES_CEILING, maxOutageMs: options.maxOutageMs, notify: options.notify}, undefined)
     spooler.on('error', () => {}) // flush() rejects with it
+    const topics = [...new Set(spools.map((s) => s.topic))]
     const before = new Map<string, number>()
-    for (const s of spools) before.set(s.topic, spooler.open(s.topic).pending)
+    for (const topic of topics) {
+      spooler.open(topic) // takes its spools (a topic's own and those of processes gone) and starts sending them
+      before.set(topic, spooler.pendingOf(topic))
+    }
     let error: MetaError | undefined
     try {
       await spooler.flush()
@@ -119,9 +123,9 @@ export async function sendSpools(options: SpoolSendOptions): Promise<SpoolSendRe
       error = e as MetaError
     }
     const sent: Record<string, number> = {}
-    for (const s of spools) sent[s.topic] = before.get(s.topic)! - spooler.open(s.topic).pending
+    for (const topic of topics) sent[topic] = before.get(topic)! - spooler.pendingOf(topic)
     const pending = spooler.stats.pending
-    spooler.close()
+    await spooler.close()
     await producer.close()
     return {sent, pending, ...(error === undefined ? {} : {error: {code: error.code, message: error.message}})}
   } finally {

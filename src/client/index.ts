@@ -43,5 +43,6 @@ export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'
 export {SpoolingProducer, DEFAULT_SPOOL_IN_FLIGHT, MAX_OUTAGE_FLOOR_MS, MAX_OUTAGE_CEILING_MS, type SpoolingProducerOptions, type SpoolingStats} from './spooling-producer.js'
+export {createSpoolingProducer, type SpoolingProducerConfig} from './spool/create.js'
 export * from './spool/index.js'
 export {compileTopicPattern, existingTopics, matchingTopics, TOPIC_PATTERN_MAX_CHARS, type TopicPattern} from './topic-pattern.js'

@@ -62,7 +62,9 @@ const RETRY_DELAY_MS = 100
 /** One message on its way. */
 interface SendTask extends TxItem {
   attempts: number
-  callback: SendCallback
+  callback: SendCallback | ((result: SendResult, context: never) => void)
+  /** Handed to the callback as its second argument (see sendCallback). */
+  context: unknown
   /** The transaction it belongs to (sent inside beginTransaction … commit/rollback). */
   tx: Transaction<SendTask> | undefined
 }
@@ -155,7 +157,10 @@ export class Producer extends EventEmitter {
    * keep calling if you must (messages queue), but a well-behaved caller waits for 'drain'.
    * Throws INVALID_ARGUMENT for a bad topic name or an oversize payload (nothing is sent).
    */
-  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
+  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean
+  /** @internal With a context handed back to the callback: one callback for many sends, no closure per send. */
+  sendCallback<C>(topic: string, payload: Uint8Array | string, options: SendOptions, callback: (result: SendResult, context: C) => void, context: C): boolean
+  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback | ((result: SendResult, context: never) => void), context?: unknown): boolean {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
     if (topic !== this.validTopic) {
       if (!isValidTopicName(topic)) validateTopicName(topic)
@@ -189,6 +194,7 @@ export class Producer extends EventEmitter {
       pinned: options.partition,
       attempts: 0,
       callback,
+      context,
       brokerId: 0,
       partition: -1,
       tx: this.transaction,
@@ -473,7 +479,7 @@ export class Producer extends EventEmitter {
     this.dispatchedCount -= 1
     this.dispatchedByteCount -= task.body.length
     try {
-      task.callback(result)
+      ;(task.callback as (result: SendResult, context: unknown) => void)(result, task.context)
     } catch (error) {
       reportCallbackError(this, error)
     }

@@ -1,27 +1,33 @@
 /**
- * A producer that never loses a message to a broker outage: every message is appended to a
- * disk spool (spool/) before it counts as taken, sent from there in order, and removed once
- * the broker acknowledged it. MetaQ's ordered producer with local storage and its async
- * (one-way) producer, over the plain Producer.
+ * A producer that never loses a message to a broker outage: MetaQ's ordered producer with
+ * local storage and its async (one-way) producer, over the plain Producer. While the broker
+ * takes messages they go straight to it and only the unacknowledged window is kept, in memory;
+ * the first failure writes that window, and everything sent after it, to a disk spool (one per
+ * topic), which is sent in order once a broker accepts again.
  *
- *   sendCallback ──append──▶ Spool (one per topic) ──pump, window of maxInFlight──▶ Producer
- *        ▲ false while the spool is full                 ▲ cursor back to the first
- *        └──────────── 'drain' on room ◀── ack ──────────┘ unacknowledged record on an outage
+ *   sendCallback ─direct─▶ Producer ──ack──▶ callback            (healthy: no disk)
+ *        │ outage: the window and what follows ──append──▶ Spool ──pump, in order──▶ Producer
+ *        └ false while the producer's window or the spool is full; 'drain' on room
  *
- * - Order: records are sent in spool order. A send that fails in a retriable way (connection
- *   lost, timeout, broker busy, disk full) starts an outage: nothing new is sent, what is in
- *   flight is awaited, then the first unacknowledged record is sent alone (a probe, with
- *   backoff) until the broker takes it; then everything after it follows in order. So the
- *   records of one partition are stored in the order written, unless a broker accepted a later
- *   one while an earlier one failed (it does not, when a whole connection fails).
- * - A non-retriable failure (a message the broker refuses) is final: the record leaves the
- *   spool and its callback gets the failure.
- * - Bounded: sendCallback() returns false while a spool holds maxBytes; 'drain' follows.
- * - A spool left by an earlier process (kill, crash, give-up) is sent before anything new.
+ * - Order: a send that fails in a retriable way (connection lost, timeout, broker busy, disk
+ *   full) starts an outage: the unacknowledged window goes to the spool in send order, nothing
+ *   new is sent, what is in flight is awaited, then the first unacknowledged record is sent
+ *   alone (a probe, with backoff) until the broker takes it; then everything after it follows
+ *   in order. Once the spool's last record has left, sends go direct again. So the records of
+ *   one partition are stored in the order sent, unless a broker accepted a later one while an
+ *   earlier one failed (it does not, when a whole connection fails). A topic is one lane: while
+ *   a partition refuses a message pinned or keyed to it, the topic's messages wait in the spool
+ *   (they do not move to another partition).
+ * - A non-retriable failure (a message the broker refuses) is final: its callback gets it.
+ * - Bounded: sendCallback() returns false while the producer's window is full (healthy) or a
+ *   spool holds maxBytes (outage); 'drain' follows.
+ * - A spool left by an earlier process (kill, crash, give-up) is sent before anything new, and
+ *   close() keeps what is still unacknowledged in the spool for the next run.
  * - maxOutageMs: an outage longer than this emits 'error' (GIVE UP) and fails flush(); the
  *   spool keeps everything unacknowledged for the next run.
  * - Delivery is at-least-once: a record whose acknowledgement is lost (crash, a timeout the
- *   broker did store) is sent again.
+ *   broker did store) is sent again. A process killed while the broker is healthy loses its
+ *   unacknowledged window (it was never written to disk).
  *
  * Events: 'outage' (topic, error), 'recovered' (topic), 'drain', 'error' (MetaError).
  */
@@ -29,17 +35,21 @@ import {EventEmitter} from 'node:events'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Producer, SendCallback, SendOptions} from './producer.js'
 import type {SendResult} from './types.js'
-import {Spool, topicSpoolDir, type SpoolRecord} from './spool/index.js'
+import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
+import {mergeSpool} from './spool/dirs.js'
+import {Queue} from './spool/queue.js'
 
-/** Default most records sent and not yet acknowledged, per topic. */
+/** Default most records sent from a spool and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
-/** Records appended and not yet sent kept in memory too (bytes), so a healthy send does not read the disk. */
+/** Records appended and not yet sent kept in memory too (bytes, with RECORD_HEAP_BYTES each), so a drain does not read the disk. */
 const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
+/** What a record kept in memory costs beyond its bytes (its object and payload Buffer), counted against MEMORY_TAIL_BYTES. */
+const RECORD_HEAP_BYTES = 160
 /**
- * While the broker takes messages, input pauses once this many bytes are stored and not yet
- * sent (as the plain producer pauses at a full window): the spool grows only during an outage.
+ * While a spool is being drained, input pauses once this many bytes are stored and not yet
+ * sent: the spool grows only during an outage.
  */
-const HEALTHY_BACKLOG_BYTES = 1024 * 1024
+const DRAIN_BACKLOG_BYTES = 1024 * 1024
 /** First and largest wait before a probe during an outage (ms). */
 const PROBE_BACKOFF_MIN_MS = 50
 const PROBE_BACKOFF_MAX_MS = 1000
@@ -50,46 +60,69 @@ export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
 export interface SpoolingProducerOptions {
   /** The producer that talks to the brokers (its window bounds memory; retries apply per send). */
   producer: Producer
-  /** Spool root: one directory per topic below it. */
-  spoolDir: string
+  /** Spool root: one directory per topic below it (default: the state directory's, see spool/dirs.ts). */
+  spoolDir?: string
   /** Bound per topic spool (bytes); default 1 GiB. */
   maxBytes?: number
   /** Give up after an outage this long (ms); default: never. */
   maxOutageMs?: number
-  /** Records in flight per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
+  /** Records sent from a spool and not yet acknowledged, per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
   maxInFlight?: number
 }
 
 export interface SpoolingStats {
-  /** Records in the spool when an outage began, or appended during one. */
+  /** Records written to a spool by this process (the window when an outage began, and what was sent during it or its drain). */
   spooled: number
-  /** Records acknowledged after an outage, or left in the spool by an earlier run. */
+  /** Records sent from a spool and acknowledged (left by an earlier run included). */
   resent: number
   /** Records found in spools left by an earlier run. */
   leftover: number
-  /** Records in the spools, not yet acknowledged. */
+  /** Records not yet acknowledged (in the spools, or sent direct and unanswered). */
   pending: number
 }
 
-type LaneState = 'sending' | 'outage' | 'probing' | 'failed'
+/**
+ * direct: sending straight to the producer (no spool in the way); sending: draining the spool;
+ * outage: waiting to probe; probing: one record out to see whether the broker is back.
+ */
+type LaneState = 'direct' | 'sending' | 'outage' | 'probing' | 'failed'
+
+/** A message sent direct and not yet answered. */
+interface Unacked extends SpoolEntry {
+  lane: Lane
+  callback: SendCallback
+  /** Its spool position once an outage wrote the window to the spool (-1 before). */
+  position: number
+  end: number
+  settled: boolean
+  /** The next message sent direct (the window is a linked list: no array to grow or shift). */
+  next: Unacked | undefined
+}
 
 interface Lane {
   topic: string
-  spool: Spool
+  /** Opened at the first outage, or at start for a spool left behind. */
+  spool: Spool | undefined
   state: LaneState
-  /** Position of the next record to send. */
+  /** Messages sent direct, in order, from the oldest unanswered one (a linked list through `next`). */
+  windowHead: Unacked | undefined
+  windowTail: Unacked | undefined
+  /** Those not answered yet (the window also holds answered ones behind an unanswered one). */
+  windowPending: number
+  /** Direct sends whose callback has not run (also those written to the spool since). */
+  directInFlight: number
+  /** Position of the next spool record to send. */
   cursor: number
-  /** Records appended in this process and not yet sent (a copy of the spool's tail). */
-  memory: RecordQueue
+  /** Spool records appended in this process and not yet sent (a copy of the spool's tail). */
+  memory: Queue<SpoolRecord>
   memoryBytes: number
-  /** Records read from disk, not yet sent. */
-  readAhead: RecordQueue
+  /** Spool records read from disk, not yet sent. */
+  readAhead: Queue<SpoolRecord>
+  /** Spool records sent and not answered. */
   inFlight: number
   /** Sends of an older epoch belong to a window cut short by an outage. */
   epoch: number
   callbacks: Map<number, SendCallback>
-  /** Records before this position were in the spool during an outage (or left by an earlier run). */
-  recoveryEnd: number
   outageSinceMs: number
   backoffMs: number
   timer: NodeJS.Timeout | undefined
@@ -99,14 +132,21 @@ interface Lane {
 export class SpoolingProducer extends EventEmitter {
   private readonly options: SpoolingProducerOptions
   private readonly producer: Producer
+  private readonly root: string
   private readonly lanes = new Map<string, Lane>()
+  /** The lane of the last send (sends usually repeat a topic). */
+  private lastLane: Lane | undefined
   private readonly maxInFlight: number
   private waitingRoom = false
+  /** The producer's window is full (a direct send returned false): wait for its 'drain'. */
+  private producerFull = false
   private failure: MetaError | undefined
   private flushWaiters: Array<{resolve: () => void; reject: (e: Error) => void}> = []
   private flushScheduled = false
   private closed = false
   private readonly counts = {spooled: 0, resent: 0, leftover: 0}
+  /** Close the producer too (made by createSpoolingProducer, spool/create.ts). */
+  ownsProducer = false
 
   constructor(options: SpoolingProducerOptions) {
     super()
@@ -116,141 +156,285 @@ export class SpoolingProducer extends EventEmitter {
     }
     this.options = options
     this.producer = options.producer
+    this.root = options.spoolDir ?? defaultSpoolRoot()
     this.maxInFlight = options.maxInFlight ?? DEFAULT_SPOOL_IN_FLIGHT
+    this.producer.on('drain', () => {
+      this.producerFull = false
+      this.onRoom()
+    })
   }
 
   get stats(): SpoolingStats {
     let pending = 0
-    for (const lane of this.lanes.values()) pending += lane.spool.pending
+    for (const lane of this.lanes.values()) pending += (lane.spool?.pending ?? 0) + lane.windowPending
     return {...this.counts, pending}
   }
 
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     let n = 0
-    for (const lane of this.lanes.values()) n += lane.inFlight
+    for (const lane of this.lanes.values()) n += lane.inFlight + lane.windowPending
     return n
   }
 
-  /** True while some topic's broker is not taking messages. */
+  /** True while some topic's broker is not taking messages (or a spool is being drained). */
   get inOutage(): boolean {
-    for (const lane of this.lanes.values()) if (lane.state !== 'sending') return true
+    for (const lane of this.lanes.values()) if (lane.state !== 'direct') return true
     return false
   }
 
-  /** The spool of a topic (opened, and its leftovers sent, on first use). */
-  open(topic: string): Spool {
-    return this.lane(topic).spool
+  /** Get ready to send to a topic: a spool an earlier run left for it is sent first, from now on. */
+  open(topic: string): void {
+    this.lane(topic)
   }
 
-  /** Fire and forget: stored before it returns; false = the spool is full, wait for 'drain'. */
+  /** Records of a topic not yet acknowledged. */
+  pendingOf(topic: string): number {
+    const lane = this.lanes.get(topic)
+    return lane === undefined ? 0 : (lane.spool?.pending ?? 0) + lane.windowPending
+  }
+
+  /** The spool directory a topic uses, once it has one. */
+  spoolDirOf(topic: string): string | undefined {
+    return this.lanes.get(topic)?.spool?.dir
+  }
+
+  /** Fire and forget (MetaQ's one-way send): false = wait for 'drain'; failures are kept and sent again. */
   send(topic: string, payload: Uint8Array | string, options: SendOptions = {}): boolean {
     return this.sendCallback(topic, payload, options, () => {})
   }
 
   /**
-   * Store a message, then send it; the callback gets the acknowledgement (after any outage) or
-   * a final refusal. Returns false while the topic's spool is full: stop until 'drain'.
+   * Send a message; the callback gets the acknowledgement (after any outage) or a final
+   * refusal. Returns false while the producer's window or the topic's spool is full: stop until
+   * 'drain'. Throws INVALID_ARGUMENT for what the producer refuses at once (a bad topic name).
    */
   sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'spooling producer is closed')
-    const lane = this.lane(topic)
-    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
-    const entry = {partition: options.partition ?? -1, attribute: options.attribute, payload: data}
-    const position = lane.spool.append(entry)
-    const record: SpoolRecord = {...entry, position, end: lane.spool.end}
-    lane.callbacks.set(position, callback)
-    if (lane.state !== 'sending') this.counts.spooled += 1
-    if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
-      lane.memory.push(record)
-      lane.memoryBytes += record.end - record.position
-    }
-    this.scheduleFlush(lane)
-    if (lane.spool.full || (lane.state === 'sending' && lane.spool.end - lane.cursor >= HEALTHY_BACKLOG_BYTES)) {
+    let lane = this.lastLane
+    if (lane === undefined || lane.topic !== topic) this.lastLane = lane = this.lane(topic)
+    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+    if (lane.state === 'direct') return this.sendDirect(lane, data, options, callback)
+    this.append(lane, {partition: options.partition ?? -1, attribute: options.attribute, payload: data}, callback)
+    if (lane.spool!.full || (lane.state === 'sending' && lane.spool!.end - lane.cursor >= DRAIN_BACKLOG_BYTES)) {
       this.waitingRoom = true
       return false
     }
     return true
   }
 
-  /** Resolves when every spooled record is acknowledged; rejects when an outage outlasted maxOutageMs. */
+  /** Resolves when every record is acknowledged; rejects when an outage outlasted maxOutageMs. */
   flush(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure)
-    for (const lane of this.lanes.values()) lane.spool.flush()
+    for (const lane of this.lanes.values()) lane.spool?.flush()
     if (this.stats.pending === 0) return Promise.resolve()
     return new Promise((resolve, reject) => this.flushWaiters.push({resolve, reject}))
   }
 
-  /** Stop sending, save the spools (what is unacknowledged stays for the next run). */
-  close(): void {
+  /**
+   * Stop sending and save the spools: what is unacknowledged (sent direct and unanswered too)
+   * stays in them for the next run. Closes the producer when createSpoolingProducer made it.
+   */
+  async close(): Promise<void> {
     if (this.closed) return
-    this.closed = true
     for (const lane of this.lanes.values()) {
       if (lane.timer !== undefined) clearTimeout(lane.timer)
-      lane.spool.close()
+      if (lane.windowPending === 0 || lane.state === 'failed') continue
+      try {
+        this.spoolWindow(lane)
+      } catch {} // no spool to keep them in: the summary counts them unacknowledged
     }
+    this.closed = true
+    for (const lane of this.lanes.values()) lane.spool?.close()
+    if (this.ownsProducer) await this.producer.close()
   }
 
   private lane(topic: string): Lane {
     let lane = this.lanes.get(topic)
     if (lane !== undefined) return lane
-    const spool = Spool.open(topicSpoolDir(this.options.spoolDir, topic), {maxBytes: this.options.maxBytes})
     lane = {
       topic,
-      spool,
-      state: 'sending',
-      cursor: spool.position,
-      memory: new RecordQueue(),
+      spool: undefined,
+      state: 'direct',
+      windowHead: undefined,
+      windowTail: undefined,
+      windowPending: 0,
+      directInFlight: 0,
+      cursor: 0,
+      memory: new Queue(),
       memoryBytes: 0,
-      readAhead: new RecordQueue(),
+      readAhead: new Queue(),
       inFlight: 0,
       epoch: 0,
       callbacks: new Map(),
-      recoveryEnd: spool.end,
       outageSinceMs: 0,
       backoffMs: PROBE_BACKOFF_MIN_MS,
       timer: undefined,
       pumpScheduled: false,
     }
-    this.counts.leftover += spool.pending
-    spool.on('room', () => this.onRoom())
     this.lanes.set(topic, lane)
-    if (spool.pending > 0) queueMicrotask(() => this.pump(lane!))
+    const leftovers = leftoverSpoolDirs(this.root, topic)
+    if (leftovers.length > 0) {
+      const spool = this.openSpool(lane, leftovers[0]!)
+      for (const dir of leftovers.slice(1)) mergeSpool(spool, dir)
+      this.counts.leftover += spool.pending
+      if (spool.pending > 0) {
+        lane.state = 'sending'
+        lane.cursor = spool.position
+        const sending = lane
+        queueMicrotask(() => this.pump(sending))
+      }
+    }
     return lane
   }
 
+  /** The topic's spool, opened on first need: its own, or one of this process's beside it while another process holds that. */
+  private ensureSpool(lane: Lane): Spool {
+    if (lane.spool !== undefined) return lane.spool
+    let spool: Spool
+    try {
+      spool = this.openSpool(lane, topicSpoolDir(this.root, lane.topic))
+    } catch (error) {
+      if (!isMetaError(error) || error.code !== 'DATA_DIR_LOCKED') throw error
+      spool = this.openSpool(lane, processSpoolDir(this.root, lane.topic))
+    }
+    // Left by a process that ended since this one started: it goes first.
+    this.counts.leftover += spool.pending
+    return spool
+  }
+
+  private openSpool(lane: Lane, dir: string): Spool {
+    const spool = Spool.open(dir, {maxBytes: this.options.maxBytes})
+    spool.on('room', () => this.onRoom())
+    lane.spool = spool
+    return spool
+  }
+
+  private sendDirect(lane: Lane, data: Buffer, options: SendOptions, callback: SendCallback): boolean {
+    // One object per message: what the spool needs should an outage come, and its outcome.
+    const unacked: Unacked = {lane, partition: options.partition ?? -1, attribute: options.attribute, payload: data, callback, position: -1, end: -1, settled: false, next: undefined}
+    const tail = lane.windowTail
+    if (tail === undefined) lane.windowHead = unacked
+    else tail.next = unacked
+    lane.windowTail = unacked
+    lane.windowPending += 1
+    lane.directInFlight += 1
+    let more: boolean
+    try {
+      more = this.producer.sendCallback(lane.topic, data, options, this.directResult, unacked)
+    } catch (error) {
+      // Refused at once: it never was in the window.
+      if (tail === undefined) lane.windowHead = undefined
+      else tail.next = undefined
+      lane.windowTail = tail
+      lane.windowPending -= 1
+      lane.directInFlight -= 1
+      throw error
+    }
+    if (!more) {
+      this.producerFull = true
+      this.waitingRoom = true
+    }
+    return more
+  }
+
+  /** The callback of every direct send (its Unacked is the context: no closure per message). */
+  private readonly directResult = (result: SendResult, unacked: Unacked): void => this.onDirectResult(unacked, result)
+
+  private onDirectResult(unacked: Unacked, result: SendResult): void {
+    const lane = unacked.lane
+    lane.directInFlight -= 1
+    if (this.closed) return
+    if (lane.state === 'failed' && unacked.position < 0) {
+      // Given up with no spool to keep it in: the outcome is final.
+      lane.windowPending -= 1
+      unacked.callback(result)
+      return
+    }
+    if (unacked.position >= 0) {
+      // Written to the spool by an outage since: an acknowledgement counts there; a failure is sent again from it.
+      if (result.success) this.acknowledge(lane, unacked.position, unacked.end, result, false)
+      this.afterSettle(lane)
+      this.checkFlushed()
+      return
+    }
+    const error = result.error
+    if (!result.success && (error === undefined || isOutage(error))) {
+      this.startOutage(lane, error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed'))
+      this.afterSettle(lane)
+      return
+    }
+    unacked.settled = true
+    lane.windowPending -= 1
+    let head = lane.windowHead
+    while (head !== undefined && head.settled) head = head.next
+    lane.windowHead = head
+    if (head === undefined) lane.windowTail = undefined
+    unacked.callback(result)
+    this.checkFlushed()
+  }
+
+  /** Store a record at the end of the topic's spool (an outage, or a spool being drained). */
+  private append(lane: Lane, entry: SpoolEntry, callback: SendCallback): SpoolRecord {
+    const spool = this.ensureSpool(lane)
+    const position = spool.append(entry)
+    const record: SpoolRecord = {partition: entry.partition, attribute: entry.attribute, payload: entry.payload, position, end: spool.end}
+    lane.callbacks.set(position, callback)
+    this.counts.spooled += 1
+    if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
+      lane.memory.push(record)
+      lane.memoryBytes += record.end - record.position + RECORD_HEAP_BYTES
+    }
+    this.scheduleFlush()
+    return record
+  }
+
+  /** An outage began: the direct window, unanswered, goes to the spool in send order. */
+  private spoolWindow(lane: Lane): void {
+    const first = lane.windowHead
+    lane.windowHead = lane.windowTail = undefined
+    for (let unacked = first; unacked !== undefined; unacked = unacked.next) {
+      if (unacked.settled) continue
+      const record = this.append(lane, unacked, unacked.callback)
+      unacked.position = record.position
+      unacked.end = record.end
+    }
+    lane.windowPending = 0
+    lane.spool?.flush()
+  }
+
   /** Write what this turn appended, then send: one write(2) per burst of input. */
-  private scheduleFlush(lane: Lane): void {
+  private scheduleFlush(): void {
     if (this.flushScheduled) return
     this.flushScheduled = true
     queueMicrotask(() => {
       this.flushScheduled = false
       if (this.closed) return
-      lane.spool.flush()
-      for (const l of this.lanes.values()) {
-        l.spool.flush()
-        this.pump(l)
+      for (const lane of this.lanes.values()) {
+        lane.spool?.flush()
+        this.pump(lane)
       }
     })
   }
 
-  /** The next record to send at the cursor, from memory or from the disk. */
+  /** The next spool record to send at the cursor, from memory or from the disk. */
   private next(lane: Lane): SpoolRecord | undefined {
+    const spool = lane.spool!
     for (;;) {
       for (let head = lane.memory.peek(); head !== undefined && head.position < lane.cursor; head = lane.memory.peek()) {
-        lane.memoryBytes -= head.end - head.position
+        lane.memoryBytes -= head.end - head.position + RECORD_HEAP_BYTES
         lane.memory.shift()
       }
       for (let head = lane.readAhead.peek(); head !== undefined && head.position < lane.cursor; head = lane.readAhead.peek()) lane.readAhead.shift()
       let record = lane.memory.peek()?.position === lane.cursor ? lane.memory.peek() : lane.readAhead.peek()
       if (record === undefined || record.position !== lane.cursor) {
-        if (lane.cursor >= lane.spool.end) return undefined
-        lane.readAhead = new RecordQueue(lane.spool.read(lane.cursor))
+        if (lane.cursor >= spool.end) return undefined
+        lane.readAhead = new Queue(spool.read(lane.cursor))
         record = lane.readAhead.peek()
         if (record === undefined) return undefined
       }
       lane.cursor = record.end
-      if (!lane.spool.isAcked(record.position)) return record
+      if (!spool.isAcked(record.position)) return record
     }
   }
 
@@ -269,12 +453,19 @@ export class SpoolingProducer extends EventEmitter {
 
   private pump(lane: Lane): void {
     if (this.closed) return
-    const window = lane.state === 'probing' ? 1 : this.maxInFlight
     if (lane.state !== 'sending' && lane.state !== 'probing') return
+    const window = lane.state === 'probing' ? 1 : this.maxInFlight
     while (lane.inFlight < window) {
       const record = this.next(lane)
       if (record === undefined) break
       this.dispatch(lane, record)
+    }
+    if (lane.state === 'sending' && lane.cursor >= lane.spool!.end) {
+      // Every spool record is out: new messages go direct again (behind those still in flight).
+      lane.state = 'direct'
+      lane.memory = new Queue()
+      lane.memoryBytes = 0
+      lane.readAhead = new Queue()
     }
     if (this.waitingRoom) this.onRoom()
   }
@@ -282,10 +473,8 @@ export class SpoolingProducer extends EventEmitter {
   private dispatch(lane: Lane, record: SpoolRecord): void {
     const epoch = lane.epoch
     lane.inFlight += 1
-    const options: SendOptions = {attribute: record.attribute}
-    if (record.partition >= 0) options.partition = record.partition
     try {
-      this.producer.sendCallback(lane.topic, record.payload, options, (result) => this.onResult(lane, record, epoch, result))
+      this.producer.sendCallback(lane.topic, record.payload, sendOptions(record), (result) => this.onResult(lane, record, epoch, result))
     } catch (error) {
       // Refused before sending (a bad topic name): final.
       const err = isMetaError(error) ? error : new MetaError('INTERNAL', (error as Error).message)
@@ -303,13 +492,7 @@ export class SpoolingProducer extends EventEmitter {
       return
     }
     // Acknowledged, or refused for good: either way it leaves the spool.
-    if (!lane.spool.isAcked(record.position)) {
-      if (result.success && record.position < lane.recoveryEnd) this.counts.resent += 1
-      lane.spool.ack(record.position, record.end)
-      const callback = lane.callbacks.get(record.position)
-      lane.callbacks.delete(record.position)
-      callback?.(result)
-    }
+    this.acknowledge(lane, record.position, record.end, result, true)
     if (lane.state === 'probing' && epoch === lane.epoch) {
       lane.state = 'sending'
       lane.backoffMs = PROBE_BACKOFF_MIN_MS
@@ -320,31 +503,48 @@ export class SpoolingProducer extends EventEmitter {
     this.checkFlushed()
   }
 
+  /** A spool record was answered for good: it leaves the spool and its callback runs. */
+  private acknowledge(lane: Lane, position: number, end: number, result: SendResult, fromSpool: boolean): void {
+    const spool = lane.spool!
+    if (spool.isAcked(position)) return
+    if (result.success && fromSpool) this.counts.resent += 1
+    spool.ack(position, end)
+    const callback = lane.callbacks.get(position)
+    lane.callbacks.delete(position)
+    callback?.(result)
+  }
+
   private startOutage(lane: Lane, error: MetaError): void {
-    const first = lane.state === 'sending'
+    const first = lane.state === 'sending' || lane.state === 'direct'
+    if (lane.state === 'direct') {
+      try {
+        this.spoolWindow(lane)
+      } catch (e) {
+        // No spool to keep the window in (a read-only state directory, a full disk): nothing to wait for.
+        this.giveUp(lane, new MetaError('STORAGE_ERROR', `cannot keep messages of topic ${lane.topic} in a spool under ${this.root}: ${(e as Error).message}`, {cause: error}))
+        return
+      }
+    }
     lane.epoch += 1
     lane.state = 'outage'
-    lane.cursor = lane.spool.position
-    lane.readAhead = new RecordQueue()
-    lane.recoveryEnd = lane.spool.end
+    lane.cursor = lane.spool!.position
+    lane.readAhead = new Queue()
     if (!first) return
-    // What the spool holds now waits for the broker too (sent and unanswered, or not sent yet).
-    this.counts.spooled += lane.spool.pending
     lane.outageSinceMs = Date.now()
     this.emit('outage', lane.topic, error)
   }
 
   /** In an outage, once nothing is in flight: probe after a backoff (or give up past maxOutageMs). */
   private afterSettle(lane: Lane): void {
-    if (lane.state !== 'outage' || lane.inFlight > 0 || lane.timer !== undefined) return
+    if (lane.state !== 'outage' || lane.inFlight > 0 || lane.directInFlight > 0 || lane.timer !== undefined) return
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - lane.outageSinceMs >= maxOutage) {
-      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${lane.spool.pending} messages kept in ${lane.spool.dir}`))
+      const spool = lane.spool!
+      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${spool.pending} messages kept in ${spool.dir}`))
       return
     }
     lane.timer = setTimeout(() => {
       lane.timer = undefined
-      lane.recoveryEnd = lane.spool.end
       lane.state = 'probing'
       this.pump(lane)
     }, lane.backoffMs)
@@ -356,52 +556,34 @@ export class SpoolingProducer extends EventEmitter {
     this.failure ??= error
     for (const waiter of this.flushWaiters.splice(0)) waiter.reject(error)
     this.emit('error', error)
-    this.onRoom() // a writer waiting for room must not wait forever
+    // A writer waiting for room must not wait forever.
+    this.waitingRoom = false
+    this.emit('drain')
   }
 
   private onRoom(): void {
     if (!this.waitingRoom) return
     for (const lane of this.lanes.values()) {
       if (lane.state === 'failed') continue
-      if (lane.spool.full || (lane.state === 'sending' && lane.spool.end - lane.cursor >= HEALTHY_BACKLOG_BYTES / 2)) return
+      if (lane.state === 'direct' && this.producerFull) return
+      const spool = lane.spool
+      if (spool !== undefined && (spool.full || (lane.state === 'sending' && spool.end - lane.cursor >= DRAIN_BACKLOG_BYTES / 2))) return
     }
     this.waitingRoom = false
     this.emit('drain')
   }
 
   private checkFlushed(): void {
-    if (this.flushWaiters.length === 0 || this.stats.pending > 0) return
+    if (this.flushWaiters.length === 0) return
+    for (const lane of this.lanes.values()) if (lane.windowPending > 0 || (lane.spool?.pending ?? 0) > 0) return
     for (const waiter of this.flushWaiters.splice(0)) waiter.resolve()
   }
 }
 
-/** A FIFO with O(1) shift (Array#shift moves every element of a large array). */
-class RecordQueue {
-  private items: SpoolRecord[]
-  private head = 0
-
-  constructor(items: SpoolRecord[] = []) {
-    this.items = items
-  }
-
-  peek(): SpoolRecord | undefined {
-    return this.items[this.head]
-  }
-
-  push(record: SpoolRecord): void {
-    this.items.push(record)
-  }
-
-  shift(): void {
-    this.head += 1
-    if (this.head === this.items.length) {
-      this.items = []
-      this.head = 0
-    } else if (this.head >= 4096 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head)
-      this.head = 0
-    }
-  }
+function sendOptions(entry: SpoolEntry): SendOptions {
+  const options: SendOptions = {attribute: entry.attribute}
+  if (entry.partition >= 0) options.partition = entry.partition
+  return options
 }
 
 /** A failure the broker (or the network) will get over: keep the record and try again later. */

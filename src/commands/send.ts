@@ -20,9 +20,11 @@ A summary goes to stderr at the end ('sent N messages (X) in T s, R msg/s'), or 
 
 With --transaction (-T) the messages are sent in a local transaction (all to partitions of one broker) and become visible together when it commits at the end of the input; any failed send, skipped record or Ctrl-C rolls it back, so nothing of that input is stored. --transaction-size N commits every N messages instead (a failure then rolls back only the part being sent). The summary says what was committed, to which partitions, and what was rolled back; 'sent' counts committed messages only.
 
+Outages: while the broker takes messages they go straight to it and only the unacknowledged window is kept, in memory. When the broker (in cluster mode: the partition's broker) cannot take a message, meta send keeps reading its input into a disk spool (that window first, then everything after it), one directory per topic under --spool DIR (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool), says so once on stderr, and sends the spool in order as soon as a broker accepts (saying so once more). Messages for one partition keep their input order; -p and hash-keyed messages wait for their partition rather than move. A spool left behind by an earlier run (kill, crash, --max-outage) is sent first. --spool-max bounds a spool (input is not read while it is full); --max-outage gives up (exit 1, spool kept). A broker never reached since start fails at once unless --max-outage is given. --no-spool (implied by --transaction) fails fast instead. Delivery is at-least-once: a line whose acknowledgement was lost may be stored twice.
+
 With --follow (-F) the FILE arguments are followed line by line as tail -F follows them: new lines as they are written; a file renamed and recreated, or truncated, is read to its end and then the new one from its start; a quoted glob ('/var/log/app/*.log') picks up files that appear later. The position after the last acknowledged line of each file (by path, device and inode) is saved in a registry (--registry, default under the state directory), so a restart continues where the last run stopped. Files the registry has never seen start at their end (--from-beginning: at their start). It never ends on its own.
 
-Exit status: 0 only if every message was acknowledged (with --transaction: and committed); 1 if any failed or was skipped; 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once. With --follow, Ctrl-C and SIGTERM exit 0 once everything read is acknowledged (or in the spool) and the registry is saved.`
+Exit status: 0 only if every message was acknowledged (with --transaction: and committed); 1 if any failed, was skipped or is left unacknowledged (kept in the spool for the next run); 130 after Ctrl-C (SIGINT; 143 for SIGTERM), which stops reading and waits up to 5 s for what is in flight. A second Ctrl-C exits at once. With --follow, Ctrl-C and SIGTERM exit 0 once everything read is acknowledged (or in the spool) and the registry is saved.`
 
   static override examples = [
     {description: 'One message per line', command: 'seq 1 1000 | <%= config.bin %> <%= command.id %> -t orders'},
@@ -36,6 +38,8 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
     {description: 'All of a file or nothing: one transaction', command: '<%= config.bin %> <%= command.id %> -t orders --transaction < batch.txt'},
     {description: 'Follow log files as tail -F does (rotations; new files the glob matches later), continuing after a restart', command: "<%= config.bin %> <%= command.id %> -t app-logs --follow '/var/log/app/*.log'"},
     {description: 'A large input committed every 10,000 messages', command: '<%= config.bin %> <%= command.id %> -t orders -T --transaction-size 10000 < big.txt'},
+    {description: 'Ride through broker restarts (the default), giving up after 10 minutes without a broker', command: 'tail -F app.log | <%= config.bin %> <%= command.id %> -t app-logs --max-outage 10m'},
+    {description: 'Fail fast instead of spooling', command: '<%= config.bin %> <%= command.id %> -t orders --no-spool < events.txt'},
   ]
 
   static override strict = false

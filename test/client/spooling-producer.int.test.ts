@@ -5,10 +5,11 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {createProducer} from '../../src/client/index.js'
 import {SpoolingProducer} from '../../src/client/spooling-producer.js'
+import {Spool} from '../../src/client/spool/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tcpForwarder} from '../helpers/tcp-relay.js'
 import {tmpDir, uniqueName, waitFor, withDeadline} from '../helpers/index.js'
@@ -22,7 +23,7 @@ function spooling(t: {after(fn: () => unknown): void}, port: number, spoolDir: s
   spooler.on('error', () => {}) // asserted through flush()
   t.after(async () => {
     try {
-      spooler.close()
+      await spooler.close()
     } catch {} // the temp dir went first (after-hooks run in registration order)
     await producer.close()
   })
@@ -46,8 +47,10 @@ describe('SpoolingProducer', () => {
     for (let i = 0; i < 2000; i++) spooler.sendCallback(topic, `m-${i}`, {partition: i % PARTITIONS}, (r) => (acked += r.success ? 1 : 0))
     await withDeadline(spooler.flush(), 20_000, 'flush')
     assert.equal(acked, 2000)
-    spooler.close()
-    assert.equal(existsSync(join(spoolDir, topic)), false, 'an empty spool is removed')
+    assert.equal(existsSync(join(spoolDir, topic)), false, 'nothing written to disk while the broker takes messages')
+    assert.deepEqual(spooler.stats, {spooled: 0, resent: 0, leftover: 0, pending: 0})
+    await spooler.close()
+    assert.equal(existsSync(join(spoolDir, topic)), false, 'no spool: the broker took everything direct')
     const messages = await readAll(broker, topic)
     assert.equal(messages.length, 2000)
     assertOrdered(new Map([...byPartition(messages)].map(([p, l]) => [p, l.map((m) => m.data.toString())])))
@@ -72,6 +75,7 @@ describe('SpoolingProducer', () => {
     const second = await startTestBroker(t, {numPartitions: PARTITIONS, dataPath})
     forwarder.pointAt(second.port)
     await withDeadline(spooler.flush(), 30_000, 'the spool to drain')
+    await spooler.close() // before the spool's temp dir goes
     assert.deepEqual(events, ['outage', 'recovered'])
     assert.ok(spooler.stats.resent > 0)
     const messages = await readAll(second, topic)
@@ -87,7 +91,7 @@ describe('SpoolingProducer', () => {
     const early = spooling(t, forwarder.port, spoolDir)
     for (let i = 0; i < 100; i++) early.spooler.send(topic, `m-${i}`, {partition: i % PARTITIONS})
     await waitFor(() => early.spooler.inOutage, {timeoutMs: 20_000, what: 'the outage'})
-    early.spooler.close()
+    await early.spooler.close()
     await early.producer.close()
 
     const broker = await startTestBroker(t, {numPartitions: PARTITIONS})
@@ -95,9 +99,34 @@ describe('SpoolingProducer', () => {
     for (let i = 100; i < 200; i++) later.spooler.send(topic, `m-${i}`, {partition: i % PARTITIONS})
     assert.equal(later.spooler.stats.leftover, 100)
     await withDeadline(later.spooler.flush(), 20_000, 'flush')
-    assert.equal(later.spooler.stats.resent, 100)
+    // Sent from the spool: the 100 left behind, and the 100 sent while it drained (they queue behind it).
+    assert.equal(later.spooler.stats.resent, 200)
+    assert.equal(later.spooler.stats.spooled, 100)
+    await later.spooler.close() // before the spool's temp dir goes
     const messages = await readAll(broker, topic)
     assert.equal(messages.length, 200)
+    assertOrdered(new Map([...byPartition(messages)].map(([p, l]) => [p, l.map((m) => m.data.toString())])))
+  })
+
+  it("takes over the spool a process that is gone kept beside the topic's own (<topic>+<pid>), after the topic's own", async (t) => {
+    const spoolDir = await tmpDir(t)
+    const topic = uniqueName('beside')
+    const leave = (dir: string, from: number) => {
+      const spool = Spool.open(dir)
+      for (let i = from; i < from + 50; i++) spool.append({partition: i % PARTITIONS, attribute: undefined, payload: Buffer.from(`m-${i}`)})
+      spool.close()
+    }
+    leave(join(spoolDir, topic), 0)
+    leave(join(spoolDir, `${topic}+999999999`), 50) // no such process
+    const broker = await startTestBroker(t, {numPartitions: PARTITIONS})
+    const {spooler} = spooling(t, broker.port, spoolDir)
+    spooler.open(topic)
+    assert.equal(spooler.stats.leftover, 100)
+    await withDeadline(spooler.flush(), 20_000, 'flush')
+    await spooler.close()
+    assert.deepEqual(readdirSync(spoolDir), [], 'both spools are gone')
+    const messages = await readAll(broker, topic)
+    assert.equal(messages.length, 100)
     assertOrdered(new Map([...byPartition(messages)].map(([p, l]) => [p, l.map((m) => m.data.toString())])))
   })
 
@@ -108,7 +137,7 @@ describe('SpoolingProducer', () => {
     const {spooler} = spooling(t, forwarder.port, spoolDir, {maxOutageMs: 1000})
     for (let i = 0; i < 10; i++) spooler.send(topic, `m-${i}`)
     await assert.rejects(withDeadline(spooler.flush(), 30_000, 'give-up'), /gave up after an outage of \d+ s \(max outage 1 s\): 10 messages kept in /)
-    spooler.close()
+    await spooler.close()
     assert.ok(existsSync(join(spoolDir, topic)), 'the spool stays')
   })
 })

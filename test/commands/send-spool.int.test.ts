@@ -60,14 +60,14 @@ function spoolText(dir: string, topic: string): string {
 }
 
 describe('meta send with a spool', () => {
-  it('a paced pipe rides through a SIGTERM restart and a kill -9 of the broker: every line stored, in order, exit 0', async (t) => {
+  it('with the default flags a paced pipe rides through a SIGTERM restart and a kill -9 of the broker: every line stored, in order, exit 0', async (t) => {
     const data = await tmpDir(t)
-    const spool = await tmpDir(t)
+    const state = await tmpDir(t) // no --spool: the spool is $META_STATE_DIR/spool
     const forwarder = await tcpForwarder(t)
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('paced')
-    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`], {META_STATE_DIR: state})
     const done = collect(child, 120_000)
     let stderr = ''
     child.stderr!.on('data', (d: string) => (stderr += d))
@@ -103,12 +103,13 @@ describe('meta send with a spool', () => {
     child.stdin!.end()
     const result = await done
     assert.equal(result.code, 0, result.stderr)
-    const outageLines = result.stderr.match(/^% broker not taking messages of topic .*: keeping them in the spool .* until it does$/gm) ?? []
+    const outageLines = result.stderr.match(new RegExp(`^% broker not taking messages of topic .*: keeping them in the spool ${join(state, 'spool', topic)} until it does$`, 'gm')) ?? []
     const backLines = result.stderr.match(/^% broker is back: sending the spool of topic /gm) ?? []
     assert.equal(outageLines.length, 2, result.stderr)
     assert.equal(backLines.length, 2, result.stderr)
-    assert.match(result.stderr, new RegExp(`^sent ${total.toLocaleString('en-US')} messages .*kept in the spool during an outage, [\\d,]+ sent from the spool`, 'm'))
+    assert.match(result.stderr, new RegExp(`^sent ${total.toLocaleString('en-US')} messages .*written to the spool during an outage, [\\d,]+ sent from the spool`, 'm'))
     assertAllInOrder(await readTopic(broker.port, topic), total)
+    assert.deepEqual(readdirSync(join(state, 'spool')), [], 'the spool is gone once sent')
   })
 
   it('--spool-max: a full spool stops the input (back-pressure) and loses nothing', async (t) => {
@@ -118,7 +119,7 @@ describe('meta send with a spool', () => {
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('bounded')
-    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--spool-max', '1MiB', '--json'])
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--spool-max', '1MiB', '--json'])
     const done = collect(child, 120_000)
     child.stdin!.write('line-1\n')
     await waitFor(async () => (await readTopic(broker.port, topic)).length === 1, {timeoutMs: 30_000, what: 'the first line stored'})
@@ -155,13 +156,13 @@ describe('meta send with a spool', () => {
 
   it('meta send killed during an outage leaves its spool; the next meta send sends it first', async (t) => {
     const data = await tmpDir(t)
-    const state = await tmpDir(t) // --spool alone: the spool is $META_STATE_DIR/spool
+    const state = await tmpDir(t) // the default flags: the spool is $META_STATE_DIR/spool
     const spool = join(state, 'spool')
     const forwarder = await tcpForwarder(t)
     let broker = await spawnBroker(t, ['-d', data, '--partitions', String(PARTITIONS)])
     forwarder.pointAt(broker.port)
     const topic = uniqueName('leftover')
-    const args = ['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool']
+    const args = ['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`]
     const first = spawnCli(args, {META_STATE_DIR: state})
     const firstDone = collect(first, 60_000)
     for (let i = 1; i <= 50; i++) first.stdin!.write(`line-${i}\n`)
@@ -192,6 +193,7 @@ describe('meta send with a spool', () => {
     const spool = await tmpDir(t)
     const forwarder = await tcpForwarder(t) // nothing behind it
     const topic = uniqueName('never')
+    // --spool-dir: the name --spool had before, still accepted.
     const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool, '--max-outage', '1s'])
     child.stdin!.end('a\nb\nc\n')
     const result = await collect(child, 60_000)
@@ -199,20 +201,40 @@ describe('meta send with a spool', () => {
     assert.match(result.stderr, /gave up after an outage of \d+ s \(max outage 1 s\): 3 messages kept in /)
     assert.match(spoolText(spool, topic), /a[\s\S]*b[\s\S]*c/)
 
-    const fast = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool-dir', spool])
+  })
+
+  it('with the default flags a broker never reached fails at once (a typo in -b must not hang) and nothing is spooled', async (t) => {
+    const state = await tmpDir(t)
+    const forwarder = await tcpForwarder(t) // nothing behind it
+    const fast = spawnCli(['send', '-t', uniqueName('typo'), '-b', `127.0.0.1:${forwarder.port}`], {META_STATE_DIR: state})
     fast.stdin!.end('d\n')
     const failed = await collect(fast, 30_000)
     assert.equal(failed.code, 1)
     assert.match(failed.stderr, /^error \[CONNECTION_FAILED\]: cannot reach broker/m, 'without --max-outage a broker never reached fails at once')
+    assert.deepEqual(readdirSync(state), [], 'nothing spooled')
   })
 
-  it('no spool by default (nor with --no-spool, -T): a lost broker ends meta send with exit 1 and no spool', async (t) => {
+  it('with the default flags and a healthy broker nothing is written to the state directory', async (t) => {
+    const state = await tmpDir(t)
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const topic = uniqueName('healthy')
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--json'], {META_STATE_DIR: state})
+    child.stdin!.end(Array.from({length: 5000}, (_, i) => `line-${i + 1}\n`).join(''))
+    const result = await collect(child, 60_000)
+    assert.equal(result.code, 0, result.stderr)
+    const summary = JSON.parse(result.stdout) as {sent: number; spool: {spooled: number; resent: number; pending: number}}
+    assert.equal(summary.sent, 5000)
+    assert.deepEqual([summary.spool.spooled, summary.spool.resent, summary.spool.pending], [0, 0, 0])
+    assert.deepEqual(readdirSync(state), [])
+  })
+
+  it('--no-spool (and -T, which implies it) fails fast: a lost broker ends meta send with exit 1 and no spool', async (t) => {
     const spool = await tmpDir(t) // $META_STATE_DIR: where the spool would be
-    let broker = await spawnBroker(t, ['-d', await tmpDir(t)])
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
     const topic = uniqueName('nospool')
-    for (const flag of ['', '--no-spool', '-T']) {
-      if (flag === '--no-spool') broker = await spawnBroker(t, ['-d', await tmpDir(t)]) // the default's broker was killed; -T meets a dead one
-      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, ...(flag === '' ? [] : [flag])], {META_STATE_DIR: spool})
+    for (const flag of ['--no-spool', '-T']) {
+      // --no-spool's broker is killed: -T then meets a dead one.
+      const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, flag], {META_STATE_DIR: spool})
       const done = collect(child, 60_000)
       child.stdin!.on('error', () => {}) // EPIPE: the pacer may write once more after meta send gave up
       child.stdin!.write('one\n')
@@ -229,18 +251,19 @@ describe('meta send with a spool', () => {
         const result = await done
         assert.equal(result.code, 1, result.stderr) // the broker is gone: -T fails at once, nothing spooled
       }
-      assert.deepEqual(readdirSync(spool), [], `${flag || 'default'}: no spool written`)
+      assert.deepEqual(readdirSync(spool), [], `${flag}: no spool written`)
     }
   })
 
-  it('the spool flags: --spool-max and --max-outage need the spool, --spool does not go with -T (usage errors)', async (t) => {
+  it('the spool flags: --spool-max and --max-outage need the spool, --spool DIR goes with neither --no-spool nor -T (usage errors)', async (t) => {
     const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
     const base = ['send', '-t', uniqueName('flags'), '-b', `127.0.0.1:${broker.port}`]
     for (const [extra, message] of [
-      [['--max-outage', '1m'], /--max-outage applies to the spool/],
-      [['--spool-max', '1GiB', '--no-spool'], /--spool-max applies to the spool/],
-      [['--spool', '-T'], /--spool cannot go with --transaction/],
-      [['--no-spool', '--spool-dir', '/tmp'], /--spool-dir turns the spool on/],
+      [['--max-outage', '1m', '--no-spool'], /--max-outage applies to the spool: expected no --no-spool with it/],
+      [['--spool-max', '1GiB', '-T'], /--spool-max applies to the spool: expected no --transaction with it/],
+      [['--spool', '/tmp', '-T'], /--spool cannot go with --transaction/],
+      [['--no-spool', '--spool', '/tmp'], /--spool DIR and --no-spool: expected one of them/],
+      [['--spool-max', '1KiB'], /invalid --spool-max "1KiB": expected 1\.0 MiB\.\.1\.0 TiB/],
     ] as const) {
       const child = spawnCli([...base, ...extra])
       child.stdin!.end('x\n')

@@ -69,7 +69,7 @@ export function encodeRecord(entry: SpoolEntry): Buffer {
   out.writeInt32BE(attribute === undefined ? -1 : attribute.length, RECORD_HEADER_BYTES + 4)
   let at = RECORD_HEADER_BYTES + BODY_FIXED_BYTES
   if (attribute !== undefined) at += attribute.copy(out, at)
-  Buffer.from(entry.payload.buffer, entry.payload.byteOffset, entry.payload.length).copy(out, at)
+  out.set(entry.payload, at)
   out.writeUInt32BE(checksum(out.subarray(RECORD_HEADER_BYTES)), 4)
   return out
 }
@@ -102,8 +102,8 @@ export function parseRecord(buf: Buffer, at: number): ParseOutcome {
     entry: {
       partition,
       attribute: attributeLen < 0 ? undefined : body.toString('utf8', BODY_FIXED_BYTES, payloadAt),
-      // A copy: the read buffer is reused.
-      payload: Buffer.from(body.subarray(payloadAt)),
+      // A view: the spool reads into a fresh buffer per read (spool.ts readAt), never reused.
+      payload: body.subarray(payloadAt),
     },
   }
 }

@@ -175,7 +175,8 @@ export class Spool extends EventEmitter {
           chunk = readAt(segment.fd, at - segment.start, outcome.bytes)
           continue
         }
-        out.push({...outcome.entry, position: at + offset, end: at + offset + outcome.bytes})
+        const entry = outcome.entry
+        out.push({partition: entry.partition, attribute: entry.attribute, payload: entry.payload, position: at + offset, end: at + offset + outcome.bytes})
         offset += outcome.bytes
         taken += outcome.bytes
         if (taken >= maxBytes) break
@@ -248,7 +249,13 @@ export class Spool extends EventEmitter {
 
   private scheduleSave(): void {
     if (this.saveTimer !== undefined) return
-    this.saveTimer = setTimeout(() => this.savePosition(), POSITION_SAVE_MS)
+    this.saveTimer = setTimeout(() => {
+      try {
+        this.savePosition()
+      } catch {
+        // The position stays where it was saved last: at worst acknowledged records are sent again (close() saves, or says why not).
+      }
+    }, POSITION_SAVE_MS)
     this.saveTimer.unref()
   }
 
@@ -343,6 +350,7 @@ export class Spool extends EventEmitter {
   }
 }
 
+/** `bytes` from `offset` into a new buffer (records parsed from it keep views of it: it must never be reused). */
 function readAt(fd: number, offset: number, bytes: number): Buffer {
   const buf = Buffer.allocUnsafe(bytes)
   let got = 0

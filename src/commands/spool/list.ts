@@ -5,20 +5,20 @@ import type {SpoolInfo} from '../../cli/spool-admin.js'
 export default class SpoolList extends BaseCommand<typeof SpoolList> {
   static override summary = "List the spools 'meta send' left: messages a broker has not acknowledged yet."
 
-  static override description = `One spool per topic under the spool directory ($META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool; --spool-dir to choose). A spool in use by a running 'meta send' is shown with its pid and not opened.`
+  static override description = `One spool per topic under the spool directory ($META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool; --spool to choose). A spool in use by a running 'meta send' is shown with its pid and not opened.`
 
   static override examples = [
     {description: 'The spools in the default directory', command: '<%= config.bin %> <%= command.id %>'},
-    {description: 'Those of another spool directory, as JSON', command: '<%= config.bin %> <%= command.id %> --spool-dir /var/spool/meta --json'},
+    {description: 'Those of another spool directory, as JSON', command: '<%= config.bin %> <%= command.id %> --spool /var/spool/meta --json'},
   ]
 
   static override enableJsonFlag = true
 
-  static override flags = {'spool-dir': spoolDirFlag}
+  static override flags = {spool: spoolDirFlag}
 
   async run(): Promise<{dir: string; spools: SpoolInfo[]} | undefined> {
     const [{defaultSpoolRoot}, {renderSpools, spoolInfos}] = await Promise.all([import('../../client/spool/index.js'), import('../../cli/spool-admin.js')])
-    const dir = this.flags['spool-dir'] ?? defaultSpoolRoot()
+    const dir = this.flags.spool ?? defaultSpoolRoot()
     const spools = spoolInfos(dir)
     if (this.jsonEnabled()) return {dir, spools}
     process.stdout.write(renderSpools(dir, spools))

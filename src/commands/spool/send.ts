@@ -22,7 +22,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
 
   static override flags = {
     ...connectionFlags,
-    'spool-dir': spoolDirFlag,
+    spool: spoolDirFlag,
     'max-outage': durationFlag({summary: 'Give up (exit 1, spool kept) when the broker is away this long (default: wait as long as it takes).'}),
     'ack-timeout': durationFlag({summary: 'Deadline for each acknowledgement, e.g. 3s.', default: 10_000, helpGroup: 'CONNECTION'}),
   }
@@ -36,7 +36,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
     const target = await this.target()
     const json = this.jsonEnabled()
     const result = await sendSpools({
-      root: this.flags['spool-dir'] ?? defaultSpoolRoot(),
+      root: this.flags.spool ?? defaultSpoolRoot(),
       topics: this.positional,
       broker: target.broker,
       zk: target.zk,
