@@ -16,17 +16,18 @@
  *   in flight is awaited (after interrupt() for at most graceMs), then the summary is final and
  *   late callbacks are ignored.
  */
-import {performance} from 'node:perf_hooks'
 import {createProducer, type Producer} from '../client/producer.js'
 import {createTopology, type Topology} from '../client/topology.js'
 import type {SelectorName} from '../client/partition-selector.js'
 import type {SendResult} from '../client/types.js'
+import type {SendCallback} from '../client/producer-options.js'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 import {decodeEnvelope} from './envelope.js'
 import {ProblemReporter} from './problems.js'
 import {createSendSpooler, type SendSpoolOptions} from './send-spool.js'
-import type {SpoolingProducer, SpoolingStats} from '../client/spooling-producer.js'
+import type {SpoolingProducer} from '../client/spooling-producer.js'
+import type {SpoolingStats} from '../client/spool/types.js'
 import {FollowInput, type FollowOptions} from './follow/follow-input.js'
 import {checkFile, SendInput, type InputHandler, type RecordInput, type Source} from './send-input.js'
 import {TokenBucket} from './send-rate.js'
@@ -149,6 +150,8 @@ export class SendSession {
   private readonly graceElapsed: Promise<void>
   /** With a spool, messages go through it. */
   private spooler: SpoolingProducer | undefined
+  /** Followed lines sent through the spooler: what to do once the spool file holds one. */
+  private readonly storedHooks = new Map<SendCallback, () => void>()
 
   private constructor(options: SendSessionOptions, topology: Topology, maxMessageBytes: number) {
     this.options = options
@@ -190,7 +193,10 @@ export class SendSession {
         },
       })
     } else if (options.spool !== undefined) {
-      this.spooler = createSendSpooler(this.producer, options.spool, options.maxInFlight)
+      // A followed file's position may pass a line once the spool file holds it (not before:
+      // a kill -9 would lose what is only in memory).
+      const onStored = options.follow === undefined ? undefined : (callback: SendCallback) => this.storedHooks.get(callback)?.()
+      this.spooler = createSendSpooler(this.producer, options.spool, options.maxInFlight, onStored)
       this.spooler.on('error', (error: MetaError) => {
         this.fatal ??= error
         this.stop('connection')
@@ -355,13 +361,16 @@ export class SendSession {
     const bytes = payload.length
     let more: boolean
     try {
-      more = (this.spooler ?? this.producer).sendCallback(topic, payload, {attribute, partition}, (result) => this.onAck(result, source, index, bytes))
+      const done = source.done
+      const callback =
+        this.spooler === undefined || done === undefined
+          ? (result: SendResult) => this.onAck(result, source, index, bytes)
+          : this.trackStored(source, index, bytes, done)
+      more = (this.spooler ?? this.producer).sendCallback(topic, payload, {attribute, partition}, callback)
     } catch (error) {
       source.done?.(index)
       return this.skip(source.label(index), error) // a bad topic name in an envelope
     }
-    // The spool now holds it: a restart must not read it again (the spool sends it).
-    if (this.spooler !== undefined) source.done?.(index)
     this.attempted += 1
     if (this.options.count !== undefined && this.attempted >= this.options.count) {
       this.stop('count')
@@ -382,6 +391,19 @@ export class SendSession {
       return false
     }
     return this.bucket === undefined || this.takeToken(this.bucket)
+  }
+
+  /** A followed line's callback, remembered until the spool file holds the line or it is answered. */
+  private trackStored(source: Source, index: number, bytes: number, done: (index: number) => void): SendCallback {
+    const callback = (result: SendResult): void => {
+      this.storedHooks.delete(callback)
+      this.onAck(result, source, index, bytes)
+    }
+    this.storedHooks.set(callback, () => {
+      this.storedHooks.delete(callback)
+      done(index) // the spool sends it: a restart must not read it again
+    })
+    return callback
   }
 
   private onAck(result: SendResult, source: Source, index: number, bytes: number): void {

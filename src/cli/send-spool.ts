@@ -3,6 +3,7 @@
  * session sends through (client/spooling-producer.ts; the library's own code, not a second
  * implementation). The session sends through it unless --no-spool or --transaction.
  */
+import type {SendCallback} from '../client/producer-options.js'
 import {Flags} from '@oclif/core'
 import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR} from '../client/spool/index.js'
 import {SpoolingProducer, MAX_OUTAGE_CEILING_MS, MAX_OUTAGE_FLOOR_MS} from '../client/spooling-producer.js'
@@ -83,8 +84,8 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
 }
 
 /** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */
-export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined): SpoolingProducer {
-  const spooler = new SpoolingProducer({producer, spoolDir: options.dir, maxBytes: options.maxBytes, maxOutageMs: options.maxOutageMs, maxInFlight})
+export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined, onStored?: (callback: SendCallback) => void): SpoolingProducer {
+  const spooler = new SpoolingProducer({producer, spoolDir: options.dir, maxBytes: options.maxBytes, maxOutageMs: options.maxOutageMs, maxInFlight, onStored})
   spooler.on('outage', (topic: string, error: MetaError) => {
     options.notify(`% broker not taking messages of topic ${topic} (${error.message}): keeping them in the spool ${spooler.spoolDirOf(topic) ?? options.dir} until it does`)
   })

@@ -38,6 +38,7 @@ import type {SendResult} from './types.js'
 import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
 import {mergeSpool} from './spool/dirs.js'
 import {Queue} from './spool/queue.js'
+import type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
@@ -56,30 +57,6 @@ const PROBE_BACKOFF_MAX_MS = 1000
 /** Smallest and largest --max-outage (ms): 1 s .. 30 days. */
 export const MAX_OUTAGE_FLOOR_MS = 1000
 export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
-
-export interface SpoolingProducerOptions {
-  /** The producer that talks to the brokers (its window bounds memory; retries apply per send). */
-  producer: Producer
-  /** Spool root: one directory per topic below it (default: the state directory's, see spool/dirs.ts). */
-  spoolDir?: string
-  /** Bound per topic spool (bytes); default 1 GiB. */
-  maxBytes?: number
-  /** Give up after an outage this long (ms); default: never. */
-  maxOutageMs?: number
-  /** Records sent from a spool and not yet acknowledged, per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
-  maxInFlight?: number
-}
-
-export interface SpoolingStats {
-  /** Records written to a spool by this process (the window when an outage began, and what was sent during it or its drain). */
-  spooled: number
-  /** Records sent from a spool and acknowledged (left by an earlier run included). */
-  resent: number
-  /** Records found in spools left by an earlier run. */
-  leftover: number
-  /** Records not yet acknowledged (in the spools, or sent direct and unanswered). */
-  pending: number
-}
 
 /**
  * direct: sending straight to the producer (no spool in the way); sending: draining the spool;
@@ -123,6 +100,8 @@ interface Lane {
   /** Sends of an older epoch belong to a window cut short by an outage. */
   epoch: number
   callbacks: Map<number, SendCallback>
+  /** Callbacks of records appended since the spool's last flush (only with onStored). */
+  unstored: SendCallback[]
   outageSinceMs: number
   backoffMs: number
   timer: NodeJS.Timeout | undefined
@@ -226,7 +205,7 @@ export class SpoolingProducer extends EventEmitter {
   /** Resolves when every record is acknowledged; rejects when an outage outlasted maxOutageMs. */
   flush(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure)
-    for (const lane of this.lanes.values()) lane.spool?.flush()
+    for (const lane of this.lanes.values()) this.flushSpool(lane)
     if (this.stats.pending === 0) return Promise.resolve()
     return new Promise((resolve, reject) => this.flushWaiters.push({resolve, reject}))
   }
@@ -267,6 +246,7 @@ export class SpoolingProducer extends EventEmitter {
       inFlight: 0,
       epoch: 0,
       callbacks: new Map(),
+      unstored: [],
       outageSinceMs: 0,
       backoffMs: PROBE_BACKOFF_MIN_MS,
       timer: undefined,
@@ -380,6 +360,7 @@ export class SpoolingProducer extends EventEmitter {
     const position = spool.append(entry)
     const record: SpoolRecord = {partition: entry.partition, attribute: entry.attribute, payload: entry.payload, position, end: spool.end}
     lane.callbacks.set(position, callback)
+    if (this.options.onStored !== undefined) lane.unstored.push(callback)
     this.counts.spooled += 1
     if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
       lane.memory.push(record)
@@ -400,7 +381,17 @@ export class SpoolingProducer extends EventEmitter {
       unacked.end = record.end
     }
     lane.windowPending = 0
+    this.flushSpool(lane)
+  }
+
+  /** Write what the lane's spool buffers, then tell onStored which records are now on disk. */
+  private flushSpool(lane: Lane): void {
     lane.spool?.flush()
+    const onStored = this.options.onStored
+    if (onStored === undefined || lane.unstored.length === 0) return
+    const stored = lane.unstored
+    lane.unstored = []
+    for (const callback of stored) onStored(callback)
   }
 
   /** Write what this turn appended, then send: one write(2) per burst of input. */
@@ -411,7 +402,7 @@ export class SpoolingProducer extends EventEmitter {
       this.flushScheduled = false
       if (this.closed) return
       for (const lane of this.lanes.values()) {
-        lane.spool?.flush()
+        this.flushSpool(lane)
         this.pump(lane)
       }
     })

@@ -3,7 +3,8 @@
  * createProducer's options, under a SpoolingProducer that owns it.
  */
 import {createProducer, type ProducerOptions} from '../producer.js'
-import {SpoolingProducer, type SpoolingProducerOptions} from '../spooling-producer.js'
+import {SpoolingProducer} from '../spooling-producer.js'
+import type {SpoolingProducerOptions} from './types.js'
 
 /** The library's producer with a local store: createProducer's options, plus where and how much to spool. */
 export interface SpoolingProducerConfig extends ProducerOptions {

@@ -1,0 +1,31 @@
+/** What a SpoolingProducer is given, and what it counts. */
+import type {Producer, SendCallback} from '../producer.js'
+
+export interface SpoolingProducerOptions {
+  /** The producer that talks to the brokers (its window bounds memory; retries apply per send). */
+  producer: Producer
+  /** Spool root: one directory per topic below it (default: the state directory's, see spool/dirs.ts). */
+  spoolDir?: string
+  /** Bound per topic spool (bytes); default 1 GiB. */
+  maxBytes?: number
+  /** Give up after an outage this long (ms); default: never. */
+  maxOutageMs?: number
+  /** Records sent from a spool and not yet acknowledged, per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
+  maxInFlight?: number
+  /**
+   * Called with a record's callback once its bytes are written to the spool file (a killed
+   * process keeps it; the spool sends it): a reader of a file may move its position past it.
+   */
+  onStored?: (callback: SendCallback) => void
+}
+
+export interface SpoolingStats {
+  /** Records written to a spool by this process (the window when an outage began, and what was sent during it or its drain). */
+  spooled: number
+  /** Records sent from a spool and acknowledged (left by an earlier run included). */
+  resent: number
+  /** Records found in spools left by an earlier run. */
+  leftover: number
+  /** Records not yet acknowledged (in the spools, or sent direct and unanswered). */
+  pending: number
+}
