@@ -247,6 +247,8 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       const report = await this.applyReload(plan)
       // Unchanged settings still refresh the ZooKeeper registration (a deleted topic's data is gone).
       if (!report.changed) await this.roles.reloaded()
+      // A sync slave takes the new overlay before the change is acknowledged (sync-overlay).
+      await this.context.sync?.overlayChanged()
       return report
     })
     this.reloading = run.catch(() => undefined)

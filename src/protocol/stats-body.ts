@@ -17,7 +17,7 @@
  *   partitions (meta)   `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
  *   realtime            `realtime_<item> <realtime value>` for each REALTIME_ITEMS entry
  *   <topic>             `<topic>`, then `resultCode <0|1|2>`, partitions, message_count, bytes, topic_realtime_<item>…
- *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, replicate, filter, topic_admin
+ *   meta-capabilities   meta_version, broker_id, max_message_bytes, long_poll, groups, batch_put, transactions, sync_batch, sync_cut, sync_overlay, replicate, filter, topic_admin
  *   meta-connections    `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   meta-sync           role, and on a sync master: slave_address, slave_connected, form, consecutive_failures,
  *                       left_zookeeper, partitions_catching_up, partitions_diverged
@@ -441,6 +441,8 @@ export interface BrokerCapabilities {
   syncBatch?: boolean
   /** A synchronous slave that obeys `sync-cut` (sync-cut.ts): its master heals a divergent tail. */
   syncCut?: boolean
+  /** A synchronous slave that takes its master's topic overlay (`sync-overlay`, sync-overlay.ts). */
+  syncOverlay?: boolean
   /** Serves `replicate` and `slave-status` (asynchronous replication, docs/protocol.md). */
   replicate?: boolean
   /** Serves the filtered get (a filter expression as get's 9th token, docs/protocol.md). */
@@ -463,6 +465,7 @@ export function encodeCapabilities(caps: Required<Omit<BrokerCapabilities, 'meta
     ['transactions', caps.transactions],
     ['sync_batch', caps.syncBatch],
     ['sync_cut', caps.syncCut],
+    ['sync_overlay', caps.syncOverlay],
     ['replicate', caps.replicate],
     ['filter', caps.filter],
     ['topic_admin', caps.topicAdmin],
@@ -484,6 +487,7 @@ export function parseCapabilities(body: string): BrokerCapabilities {
     transactions: values.get('transactions') === 'true',
     syncBatch: values.get('sync_batch') === 'true',
     syncCut: values.get('sync_cut') === 'true',
+    syncOverlay: values.get('sync_overlay') === 'true',
     replicate: values.get('replicate') === 'true',
     filter: values.get('filter') === 'true',
     topicAdmin: values.get('topic_admin') === 'true',

@@ -2,12 +2,12 @@
  * An asynchronous slave follows the topics its master creates, changes and deletes online
  * (the master's topic overlay, `stats meta-topic-overlay`, applied with its server.ini): the
  * built CLI and the client against a master started from a server.ini with topic sections (so
- * neither broker accepts any topic) and a slave following it. A synchronous slave does not
- * follow the overlay (its topics are its own server.ini's): pinned here. Deadlines, no fixed sleeps.
+ * neither broker accepts any topic) and a slave following it. A synchronous slave takes the
+ * overlay from its master over the sync link (sync-overlay). Deadlines, no fixed sleeps.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
@@ -118,21 +118,65 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     })
   })
 
-  it('a synchronous slave does not: a put to a topic created online on its master is refused until the slave names it', async (t) => {
-    const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true})
+  it('a synchronous slave takes its master\'s overlay over the sync link: puts to a topic created online succeed, alter and delete follow', async (t) => {
+    const slaveDir = await tmpDir(t, 'meta-sync-slave-')
+    const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true, dataPath: slaveDir})
     const master = await startTestBroker(t, {ini: MASTER_INI, syncSlaveAddress: `127.0.0.1:${slave.port}`})
     const masterUrl = `127.0.0.1:${master.port}`
-    await cli(['topic', 'create', 'audit', '--partitions', '2', '-b', masterUrl])
+    const slaveUrl = `127.0.0.1:${slave.port}`
     const producer = createProducer({broker: masterUrl})
     t.after(() => producer.close())
-    const refused = await producer.send('audit', 'hello', {partition: 0})
-    assert.equal(refused.success, false)
-    assert.match(refused.errorMessage ?? '', /the sync slave 127\.0\.0\.1:\d+ refused the message: .*The server do not accept topic audit/)
-    assert.equal(await effective(`127.0.0.1:${slave.port}`, 'audit'), null)
-    // Named in the slave's own server.ini (a reload), the topic is written on both.
-    await slave.reload({text: `${MASTER_INI}[topic=audit]\nnumPartitions=2\n`})
+    await waitFor(async () => (await producer.send('orders', 'linked', {partition: 0})).success, {what: 'the sync link to carry puts', timeoutMs: DEADLINE_MS})
+
+    await cli(['topic', 'create', 'audit', '--partitions', '2', '--set', 'unflushThreshold=7', '-b', masterUrl])
+    // The slave took the overlay before the create was acknowledged: the first put is forwarded.
     const sent = await producer.send('audit', 'hello', {partition: 1})
     assert.ok(sent.success, sent.errorMessage)
-    await waitFor(() => (slave.store.get('audit', 1)?.maxOffset ?? 0) > 0, {what: 'the sync slave to store audit-1', timeoutMs: DEADLINE_MS})
+    assert.equal((await effective(slaveUrl, 'audit'))?.numPartitions, '2')
+    assert.equal((await effective(slaveUrl, 'audit'))?.unflushThreshold, '7')
+    assert.ok((slave.store.get('audit', 1)?.maxOffset ?? 0) > 0, 'the sync slave stores audit-1')
+    // Saved as the slave's own overlay (kept across its restart).
+    assert.match(readFileSync(join(slaveDir, '__meta_state', 'topic-overlay.json'), 'utf8'), /"audit"/)
+
+    await cli(['topic', 'alter', 'audit', '--partitions', '3', '-b', masterUrl])
+    assert.equal((await effective(slaveUrl, 'audit'))?.numPartitions, '3')
+    // A new producer (the first knows audit's 2 partitions).
+    const grown = createProducer({broker: masterUrl})
+    t.after(() => grown.close())
+    const third = await grown.send('audit', 'on partition two', {partition: 2})
+    assert.ok(third.success, third.errorMessage)
+    assert.ok((slave.store.get('audit', 2)?.maxOffset ?? 0) > 0, 'the sync slave stores audit-2')
+
+    await cli(['topic', 'delete', 'audit', '--execute', '--yes', '-b', masterUrl])
+    assert.equal(await effective(slaveUrl, 'audit'), null)
+    assert.equal(slave.store.get('audit', 1), undefined)
+    assert.equal(slave.store.get('audit', 2), undefined)
+    // The master's orders stays written on both.
+    const after = await producer.send('orders', 'still linked', {partition: 0})
+    assert.ok(after.success, after.errorMessage)
+  })
+
+  it('a synchronous master sends its overlay when the link connects, before the data of an online topic, and the slave keeps it across a restart', async (t) => {
+    const masterDir = await tmpDir(t, 'meta-sync-master-')
+    // The master created audit online and stored a message in it before it had a sync slave.
+    const alone = await startTestBroker(t, {ini: MASTER_INI, dataPath: masterDir})
+    await cli(['topic', 'create', 'audit', '--partitions', '2', '-b', `127.0.0.1:${alone.port}`])
+    const early = createProducer({broker: `127.0.0.1:${alone.port}`})
+    assert.ok((await early.send('audit', 'before the slave', {partition: 1})).success)
+    await early.close()
+    await alone.close()
+
+    const slaveDir = await tmpDir(t, 'meta-sync-slave-')
+    const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true, dataPath: slaveDir})
+    const master = await startTestBroker(t, {ini: MASTER_INI, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`})
+    const producer = createProducer({broker: `127.0.0.1:${master.port}`})
+    t.after(() => producer.close())
+    await waitFor(async () => (await producer.send('audit', 'with the slave', {partition: 1})).success, {what: 'the sync link to carry puts to audit', timeoutMs: DEADLINE_MS})
+    // The catch-up copied the earlier message too: both are on the slave.
+    assert.equal(slave.store.get('audit', 1)?.maxOffset, master.store.get('audit', 1)?.maxOffset)
+    await slave.close()
+
+    const restarted = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true, dataPath: slaveDir})
+    assert.equal((await effective(`127.0.0.1:${restarted.port}`, 'audit'))?.numPartitions, '2')
   })
 })

@@ -112,9 +112,9 @@ describe('stats bodies', () => {
   })
 
   it('capabilities round-trip; a MetaQ broker\'s unknown-topic answer means none', () => {
-    const caps = {version: '0.1.0', brokerId: 3, maxMessageBytes: 1048556, longPoll: true, groups: true, batchPut: false, transactions: true, syncBatch: true, syncCut: true, replicate: true, filter: true, topicAdmin: true}
+    const caps = {version: '0.1.0', brokerId: 3, maxMessageBytes: 1048556, longPoll: true, groups: true, batchPut: false, transactions: true, syncBatch: true, syncCut: true, syncOverlay: true, replicate: true, filter: true, topicAdmin: true}
     const body = encodeStatsBody(encodeCapabilities(caps))
-    assert.equal(body, 'STATS\r\nmeta_version 0.1.0\r\nbroker_id 3\r\nmax_message_bytes 1048556\r\nlong_poll true\r\ngroups true\r\nbatch_put false\r\ntransactions true\r\nsync_batch true\r\nsync_cut true\r\nreplicate true\r\nfilter true\r\ntopic_admin true\r\nEND\r\n')
+    assert.equal(body, 'STATS\r\nmeta_version 0.1.0\r\nbroker_id 3\r\nmax_message_bytes 1048556\r\nlong_poll true\r\ngroups true\r\nbatch_put false\r\ntransactions true\r\nsync_batch true\r\nsync_cut true\r\nsync_overlay true\r\nreplicate true\r\nfilter true\r\ntopic_admin true\r\nEND\r\n')
     assert.deepEqual(parseCapabilities(body), {meta: true, ...caps})
     const metaq = 'STATS\r\nmeta-capabilities\r\nresultCode 1\r\npartitions 0\r\nEND\r\n'
     assert.deepEqual(parseCapabilities(metaq), NO_CAPABILITIES)

@@ -134,6 +134,7 @@ function capabilityLines(ctx: BrokerContext): StatsLine[] {
     transactions: ctx.sync === undefined && !isSyncSlave(ctx),
     syncBatch: isSyncSlave(ctx),
     syncCut: isSyncSlave(ctx),
+    syncOverlay: isSyncSlave(ctx),
     replicate: true,
     filter: true,
     topicAdmin: true,

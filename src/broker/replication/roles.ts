@@ -147,6 +147,7 @@ export class Roles implements RoleState {
         log: this.host.log.child('sync'),
         cluster: () => this.cluster,
         inSync: (address) => this.syncWatch?.markInSync(address) ?? Promise.resolve(),
+        topicOverlay: () => ctx.topicOverlay(),
       })
     } else if (system.syncSlaveFromZk) {
       // Puts are refused until a slave announced in ZooKeeper is up to date.
@@ -276,6 +277,7 @@ export class Roles implements RoleState {
       cluster: () => this.cluster,
       fromZk: {brokerId: this.config.system.brokerId},
       inSync: (address) => this.syncWatch?.markInSync(address) ?? Promise.reject(new Error('no sync slave watch yet')),
+      topicOverlay: () => ctx.topicOverlay(),
     })
   }
 

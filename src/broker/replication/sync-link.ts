@@ -62,6 +62,8 @@ export class SyncLink {
   batchForm = false
   /** The slave obeys `sync-cut` and serves `replicate`: its master can heal a divergent tail. */
   canCut = false
+  /** The slave takes its master's topic overlay (`sync-overlay`). */
+  canOverlay = false
   private socket: Socket | undefined
   private decoder: FrameDecoder<ResponseFrame> | undefined
   private readonly pending = new Map<number, Pending>()
@@ -160,6 +162,7 @@ export class SyncLink {
           const caps = err === null ? parseCapabilities(body) : undefined
           this.batchForm = caps?.syncBatch === true
           this.canCut = this.batchForm && caps?.syncCut === true && caps.replicate === true
+          this.canOverlay = this.batchForm && caps?.syncOverlay === true
           this.options.onConnected(this.batchForm).then(
             () => {
               if (this.socket !== socket) return

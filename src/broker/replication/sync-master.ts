@@ -24,6 +24,7 @@ import {setImmediate as nextTurn} from 'node:timers/promises'
 import type {Logger} from '../../log.js'
 import {encodeSync, SLAVE_STATUS_TEST_TOPIC} from '../../protocol/commands/sync.js'
 import {encodeSyncBatch, parseSyncEnd} from '../../protocol/commands/sync-batch.js'
+import {encodeSyncOverlay} from '../../protocol/commands/sync-overlay.js'
 import {checksum} from '../../protocol/crc.js'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
 import {RECORD_HEADER_BYTES, scanRecords} from '../../protocol/message-set.js'
@@ -32,6 +33,7 @@ import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import type {SyncStats} from '../../protocol/stats-body.js'
 import type {ClusterRegistration} from '../cluster-registration.js'
 import type {SystemConfig} from '../config/index.js'
+import {topicOverlayJson, type TopicOverlay} from '../topic-overlay.js'
 import {fitSlaveLog} from './sync-heal.js'
 import {disconnected, SyncLink} from './sync-link.js'
 
@@ -72,6 +74,8 @@ interface SyncMasterOptions {
    * in ZooKeeper that the slave is up to date, sync-announce.ts); a rejection drops the link.
    */
   inSync?(slaveAddress: string): Promise<void>
+  /** The topic overlay in force on this master (topic-overlay.ts), pushed to a slave that takes it. */
+  topicOverlay?(): TopicOverlay
 }
 
 export class SyncMaster {
@@ -79,6 +83,7 @@ export class SyncMaster {
   private readonly system: SystemConfig
   private readonly fromZk: SyncMasterOptions['fromZk']
   private readonly inSync: SyncMasterOptions['inSync']
+  private readonly topicOverlay: SyncMasterOptions['topicOverlay']
   private readonly store: MessageStore
   private readonly log: Logger
   private readonly threshold: number
@@ -113,6 +118,7 @@ export class SyncMaster {
     this.system = system
     this.fromZk = options.fromZk
     this.inSync = options.inSync
+    this.topicOverlay = options.topicOverlay
     this.store = options.store
     this.log = options.log
     this.cluster = options.cluster
@@ -143,6 +149,8 @@ export class SyncMaster {
       log: this.log,
       onConnected: async (batchForm) => {
         this.diverged.clear()
+        // The slave serves the master's online topics before any of their partitions is sent.
+        await this.pushOverlay(link)
         if (batchForm) await this.catchUpAll()
         // Record in ZooKeeper that this slave holds everything, before any ack (failover).
         if (batchForm && this.inSync !== undefined && this.link === link) await this.inSync(link.address)
@@ -463,6 +471,29 @@ export class SyncMaster {
       await this.call((out, opaque) => encodeSyncBatch(out, {topic, partition, offset: pos, segmentStart, count: records.count, opaque, body: records.bytes}))
       pos += records.bytes.length
     }
+  }
+
+  /**
+   * The master's topic overlay changed (a topic created, altered or deleted online): sent to a
+   * slave that takes it before the change is acknowledged. When the slave does not take it, the
+   * link is dropped: it reconnects and sends it again before puts resume.
+   */
+  async overlayChanged(): Promise<void> {
+    const link = this.link
+    if (link === undefined || !link.ready) return // sent when the link (re)connects
+    try {
+      await this.pushOverlay(link)
+    } catch (error) {
+      this.log.warn('the sync slave did not take the topic overlay: reconnecting to send it again', {slave: link.address, error: (error as Error).message})
+      if (this.link === link) link.reset(`the topic overlay was not taken: ${(error as Error).message}`)
+    }
+  }
+
+  /** Send the topic overlay to `link`'s slave when it takes it (sync_overlay). */
+  private async pushOverlay(link: SyncLink): Promise<void> {
+    if (!link.canOverlay || this.topicOverlay === undefined) return
+    const json = Buffer.from(JSON.stringify(topicOverlayJson(this.topicOverlay())), 'utf8')
+    await link.call((out, opaque) => encodeSyncOverlay(out, json, opaque))
   }
 
   /** A request to the current slave (SLAVE_DISCONNECTED when there is none). */

@@ -28,6 +28,8 @@ import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {asMetaError, failPut, logFor, topicRefusal, wrongPartition} from '../handlers/put.js'
+import {removeTopicData} from '../handlers/topic-admin.js'
+import {parseTopicOverlay, type TopicOverlay} from '../topic-overlay.js'
 import {handleSyncCut, isBeingCut} from './sync-cut.js'
 
 /** Why a sync master or slave refuses transactions (as MetaQ's samsa and gregor do). */
@@ -117,6 +119,10 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
     return
   }
   syncPeers.add(conn)
+  if (frame.overlay === true) {
+    handleSyncOverlay(ctx, conn, frame)
+    return
+  }
   if (frame.cutEnd !== undefined) {
     handleSyncCut(ctx, conn, frame, () => dropSyncPeers(ctx.connections(), conn))
     return
@@ -163,6 +169,41 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
     failPut(ctx, conn, topic, opaque, partition, reason)
     conn.endRequest(bodyBytes)
   }
+}
+
+/**
+ * `sync-overlay` (protocol/commands/sync-overlay.ts): the master's topic overlay becomes this
+ * slave's (saved, so it survives a restart); a topic gone from it (deleted online on the
+ * master) stops being served and its data here is removed, as an asynchronous slave does.
+ */
+function handleSyncOverlay(ctx: BrokerContext, conn: Connection, frame: SyncBatchCommand): void {
+  conn.beginRequest(frame.body.length)
+  const done = (err: MetaError | null, topics = 0): void => {
+    if (err === null) conn.sendResult(Status.OK, frame.opaque, String(topics))
+    else conn.sendError(err.code, frame.opaque, err.message, err.status)
+    conn.endRequest(frame.body.length)
+  }
+  let overlay: TopicOverlay
+  try {
+    overlay = parseTopicOverlay(frame.body.toString('utf8'), (why) => new MetaError('DECODE_ERROR', `sync-overlay: the body is not a topic overlay (${why})`))
+  } catch (error) {
+    done(asMetaError(error, 'DECODE_ERROR'))
+    return
+  }
+  const before = ctx.topicOverlay()
+  const apply = async (): Promise<void> => {
+    await ctx.changeTopicOverlay(overlay)
+    for (const topic of before.keys()) {
+      // Its data goes once this slave no longer accepts the topic (its own server.ini may name it).
+      if (overlay.has(topic) || ctx.topics.resolve(topic) !== undefined) continue
+      await removeTopicData(ctx, topic)
+      ctx.log.info('topic deleted online on the sync master: dropped here', {topic})
+    }
+  }
+  apply().then(
+    () => done(null, overlay.size),
+    (error: unknown) => done(asMetaError(error, 'CONFIG_INVALID')),
+  )
 }
 
 /** The topic is accepted here (or is MetaQ's test topic) and the partition in range; else why not. */

@@ -26,6 +26,7 @@ import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
 import {parseSyncBatch, type SyncBatchCommand} from './sync-batch.js'
 import {parseSyncCut} from './sync-cut.js'
+import {parseSyncOverlay} from './sync-overlay.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
 import {
   parseConfigReload,
@@ -88,6 +89,7 @@ export const EXTENSION_PARSERS: ReadonlyArray<[string, HeaderParser<ExtensionCom
   ['tx-commit', parseTxCommit],
   ['sync-batch', parseSyncBatch],
   ['sync-cut', parseSyncCut],
+  ['sync-overlay', parseSyncOverlay],
   ['replicate', parseReplicate],
   ['slave-status', parseSlaveStatus],
   ['topic-admin', parseTopicAdmin],

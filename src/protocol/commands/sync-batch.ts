@@ -39,6 +39,8 @@ export interface SyncBatchCommand {
    * the slave's sync handler: cut back to `offset` if the log ends at `cutEnd`. No records.
    */
   cutEnd?: number
+  /** Set on a `sync-overlay` order (sync-overlay.ts): the body is the master's topic overlay. */
+  overlay?: true
 }
 
 const EMPTY = Buffer.alloc(0)
