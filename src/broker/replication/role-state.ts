@@ -13,6 +13,7 @@ import type {Replicator} from './replicator.js'
 import type {SlaveRegistration} from './slave-registration.js'
 import type {SyncSlaveAnnouncer, SyncSlaveWatch} from './sync-announce.js'
 import type {SyncMaster} from './sync-master.js'
+import type {ReplicationLogin} from './sync-link.js'
 
 /** What the role wiring uses of the broker. */
 export interface RoleHost {
@@ -23,6 +24,8 @@ export interface RoleHost {
   closing(): boolean
   /** Apply another server.ini (an asynchronous slave syncing its master's). */
   reload(source: ReloadSource): Promise<ReloadReport>
+  /** How a synchronous master logs in to its slave (BrokerOptions.replicationLogin). */
+  readonly replicationLogin?: ReplicationLogin
 }
 
 export interface RoleState {

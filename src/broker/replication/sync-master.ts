@@ -33,7 +33,7 @@ import type {SyncStats} from '../../protocol/stats-body.js'
 import type {ClusterRegistration} from '../cluster-registration.js'
 import type {SystemConfig} from '../config/index.js'
 import {fitSlaveLog} from './sync-heal.js'
-import {disconnected, SyncLink} from './sync-link.js'
+import {disconnected, SyncLink, type ReplicationLogin} from './sync-link.js'
 
 /** Bytes read from the log per catch-up frame (well under a slave's 1 MiB frame limit). */
 const CATCH_UP_CHUNK_BYTES = 256 * 1024
@@ -72,6 +72,8 @@ interface SyncMasterOptions {
    * in ZooKeeper that the slave is up to date, sync-announce.ts); a rejection drops the link.
    */
   inSync?(slaveAddress: string): Promise<void>
+  /** Log in to the slave after every connect (none: the slave's anonymous rights apply). */
+  login?: ReplicationLogin
 }
 
 export class SyncMaster {
@@ -107,11 +109,13 @@ export class SyncMaster {
   private readonly pendingBatches = new Map<PartitionLog, PendingBatch>()
   private sendQueued = false
   private closed = false
+  private readonly login: ReplicationLogin | undefined
 
   constructor(options: SyncMasterOptions) {
     const {system} = options
     this.system = system
     this.fromZk = options.fromZk
+    this.login = options.login
     this.inSync = options.inSync
     this.store = options.store
     this.log = options.log
@@ -141,6 +145,7 @@ export class SyncMaster {
       timeoutMs: this.system.sendToSlaveTimeoutMs,
       retryMs: this.system.checkSlaveIntervalMs,
       log: this.log,
+      login: this.login,
       onConnected: async (batchForm) => {
         this.diverged.clear()
         if (batchForm) await this.catchUpAll()
