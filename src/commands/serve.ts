@@ -340,7 +340,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       if (password !== undefined && password !== '') this.error('$META_REPLICATION_PASSWORD is set but $META_REPLICATION_USER is not: set both (or neither: replication then connects anonymously)', {exit: 2})
       return undefined
     }
-    if (password === undefined) this.error(`$META_REPLICATION_USER is "${user}" but $META_REPLICATION_PASSWORD is not set: set the password there (never a flag: it would show in ps)`, {exit: 2})
+    if (password === undefined || password === '') this.error(`$META_REPLICATION_USER is "${user}" but $META_REPLICATION_PASSWORD is not set: set the password there (never a flag: it would show in ps)`, {exit: 2})
     return {user, password}
   }
 

@@ -12,7 +12,7 @@ import {clientFinalMessage, clientFirstMessage, scramNonce} from '../../src/prot
 import type {ResponseFrame} from '../../src/protocol/frames.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 import {RawClient, readPartition, text} from '../helpers/raw-client.js'
-import {spawnBroker} from '../helpers/process.js'
+import {runCli, spawnBroker} from '../helpers/process.js'
 
 const PASSWORD = 'repl-horse-91c2'
 const WRONG = 'not-the-password-5d1e'
@@ -125,5 +125,16 @@ describe('replication connections log in', () => {
     const onSlave = await RawClient.connect(t, slave.port)
     await login(onSlave, 'alice', PASSWORD)
     assert.deepEqual(await readPartition(onSlave, topic, 0), ['s0', 's1', 's2'])
+  })
+
+  it('one replication variable without the other is a usage error', async (t) => {
+    const dir = await tmpDir(t, 'meta-repl-env-')
+    const noPassword = await runCli(['serve', '--port', '0', '-d', join(dir, 'a')], {env: {META_REPLICATION_USER: 'repl', META_REPLICATION_PASSWORD: ''}, timeoutMs: 30_000})
+    assert.equal(noPassword.code, 2, noPassword.stderr)
+    assert.match(noPassword.stderr, /\$META_REPLICATION_USER is "repl" but \$META_REPLICATION_PASSWORD is not set/)
+    const noUser = await runCli(['serve', '--port', '0', '-d', join(dir, 'b')], {env: {META_REPLICATION_PASSWORD: PASSWORD}, timeoutMs: 30_000})
+    assert.equal(noUser.code, 2, noUser.stderr)
+    assert.match(noUser.stderr, /\$META_REPLICATION_PASSWORD is set but \$META_REPLICATION_USER is not/)
+    assert.doesNotMatch(noUser.stderr, new RegExp(PASSWORD))
   })
 })
