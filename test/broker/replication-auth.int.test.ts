@@ -127,6 +127,22 @@ describe('replication connections log in', () => {
     assert.deepEqual(await readPartition(onSlave, topic, 0), ['s0', 's1', 's2'])
   })
 
+  it('a synchronous master with a wrong password keeps retrying, refuses puts meanwhile, and never logs the password', async (t) => {
+    const {path, dir} = await usersFile(t)
+    const slave = await spawnBroker(t, ['--sync-slave', '--users', path, '-d', join(dir, 'slave'), '--partitions', '1'])
+    const slaveStats = await RawClient.connect(t, slave.port)
+    const master = await spawnBroker(t, ['--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master'), '--partitions', '1'], {env: replEnv(WRONG)})
+    await waitFor(async () => ((await authFailures(slaveStats)) >= 2 ? true : undefined), {timeoutMs: 30_000, what: 'the slave to count repeated failed logins of its master'})
+    assert.equal(master.child.exitCode, null, 'a refused login does not stop the master')
+    const refusals = master.stderr().split('\n').filter((line) => line.includes('sync slave unreachable') && line.includes('login refused'))
+    assert.equal(refusals.length, 1, `the refusal is logged once, not at every retry: ${master.stderr()}`)
+    assert.doesNotMatch(master.stderr(), new RegExp(WRONG))
+    const client = await RawClient.connect(t, master.port)
+    const refused = await client.request('put sync-wrong 0 2 0 -1 10\r\nno')
+    assert.equal(code(refused), 500)
+    assert.match(text(refused), /Slave is disconnected/)
+  })
+
   it('one replication variable without the other is a usage error', async (t) => {
     const dir = await tmpDir(t, 'meta-repl-env-')
     const noPassword = await runCli(['serve', '--port', '0', '-d', join(dir, 'a')], {env: {META_REPLICATION_USER: 'repl', META_REPLICATION_PASSWORD: ''}, timeoutMs: 30_000})
