@@ -55,6 +55,7 @@ import {RetentionScheduler} from './retention.js'
 import type {Replicator, SlaveOptions} from './replication/replicator.js'
 import {issueIdsAfterLog} from './replication/promotion.js'
 import {Roles, validateRoles} from './replication/roles.js'
+import type {ReplicationLogin} from './replication/sync-link.js'
 
 export {publishedHost} from './listener.js'
 
@@ -85,6 +86,12 @@ export interface BrokerOptions {
   groupLimits?: {maxGroups?: number; maxMembersPerGroup?: number}
   /** The users file (`meta serve --users`): rights are checked (broker/auth); wins over [security] usersFile. */
   usersFile?: string
+  /**
+   * How a synchronous master logs in to its slave (`meta serve`: SCRAM-SHA-256 as
+   * $META_REPLICATION_USER); none: it connects anonymously. An asynchronous slave's login is
+   * its `slave.connect`'s.
+   */
+  replicationLogin?: ReplicationLogin
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -174,6 +181,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       log,
       closing: () => this.closing !== undefined,
       reload: (source, overlay) => (overlay === undefined ? this.reload(source) : this.changeTopicOverlay(overlay, source)),
+      replicationLogin: options.replicationLogin,
     })
     this.statsView = statsView(this.context)
     store.onAppend((partitionLog) => polls.wake(partitionLog.topic, partitionLog.partition))

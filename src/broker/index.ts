@@ -17,6 +17,7 @@ export {
 export type {ReloadSource} from './reload.js'
 export type {RetentionResult} from './retention.js'
 export {Replicator, type MasterLink, type SlaveOptions} from './replication/replicator.js'
+export type {ReplicationLogin} from './replication/sync-link.js'
 export {validateRoles, type RoleSettingNames} from './replication/roles.js'
 export {
   loadSlaveProperties,

@@ -67,7 +67,16 @@ export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
   user?: string
   /** The user's password (never sent: SCRAM proves it). */
   password?: string
+  /**
+   * A refused login is retried with the reconnect back-off instead of closing the connection
+   * for good (a replication link: the operator may fix the users file and reload). Logged at
+   * most once per {@link LOGIN_REFUSED_LOG_MS}.
+   */
+  retryRefusedLogin?: boolean
 }
+
+/** A connection that retries refused logins logs the refusal at most this often (ms). */
+const LOGIN_REFUSED_LOG_MS = 60_000
 
 export type {BrokerCapabilities} from '../protocol/stats-body.js'
 
@@ -101,7 +110,10 @@ export class BrokerConnection extends EventEmitter {
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls'>>
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls' | 'retryRefusedLogin'>>
+  private readonly retryRefusedLogin: boolean
+  /** When a refused login was last logged (retryRefusedLogin), 0: never. */
+  private loginRefusedLoggedMs = 0
   private readonly credentials: Credentials | undefined
   /** Set: connections are TLS with these options. */
   private readonly tls: ClientTlsOptions | undefined
@@ -136,6 +148,7 @@ export class BrokerConnection extends EventEmitter {
       maxResponseBytes: options.maxResponseBytes ?? 64 * 1024 * 1024,
     }
     this.log = (options.logger ?? silentLogger).child('connection', {broker: formatBrokerAddress(this.address)})
+    this.retryRefusedLogin = options.retryRefusedLogin === true
     this.credentials = options.user === undefined ? processCredentials : {user: options.user, password: options.password ?? ''}
     this.pending = new PendingTable(this.options.maxInFlight)
     this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
@@ -294,7 +307,8 @@ export class BrokerConnection extends EventEmitter {
   /**
    * Log in before anything else leaves: requests made meanwhile wait in `out` (the state stays
    * `connecting`), the login's frames go to the socket directly. A refused login fails ready()
-   * with UNAUTHORIZED and closes the connection for good (retrying would only lock it out).
+   * with UNAUTHORIZED and closes the connection for good (retrying would only lock it out),
+   * unless retryRefusedLogin (a replication link) asks to retry it with the back-off.
    */
   private authenticate(socket: Socket, credentials: Credentials): void {
     const send = (write: (out: OutputBuffer, opaque: number) => void) =>
@@ -311,6 +325,14 @@ export class BrokerConnection extends EventEmitter {
         if (this.socket !== socket) return
         const err = error instanceof MetaError ? error : connectionError(this.name, error as Error)
         if (err.code !== 'UNAUTHORIZED') return void socket.destroy(err)
+        if (this.retryRefusedLogin) {
+          const now = Date.now()
+          if (now - this.loginRefusedLoggedMs >= LOGIN_REFUSED_LOG_MS) {
+            this.loginRefusedLoggedMs = now
+            this.log.error('login refused; retrying with back-off', {user: credentials.user, error: err.message, loggedAtMostEveryMs: LOGIN_REFUSED_LOG_MS})
+          }
+          return void socket.destroy(err)
+        }
         this.log.error('login refused', {user: credentials.user, error: err.message})
         this.settleConnectWaiters(err)
         this.failAll(err)

@@ -1,6 +1,7 @@
 import {unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
-import type {BrokerConfig, ConfigOverrides, RoleSettingNames, SlaveOptions} from '../broker/index.js'
+import type {BrokerConfig, ConfigOverrides, ReplicationLogin, RoleSettingNames, SlaveOptions} from '../broker/index.js'
+import type {Credentials} from '../client/authenticate.js'
 import {BaseCommand} from '../cli/base-command.js'
 import {durationFlag} from '../cli/client-flags.js'
 import {usageErrors} from '../cli/usage.js'
@@ -205,7 +206,13 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     if (flags['failover-grace'] !== undefined && !inZk) {
       this.error('--failover-grace needs ZooKeeper (--zk, zk.zkConnect): a slave registered there fails over', {exit: 2})
     }
-    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users})
+    const credentials = this.replicationCredentials()
+    let replicationLogin: ReplicationLogin | undefined
+    if (credentials !== undefined) {
+      const {scramLogin} = await import('../client/authenticate.js')
+      replicationLogin = (send) => scramLogin(credentials, 'the sync slave', send)
+    }
+    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users, replicationLogin})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
     if (httpPort !== undefined) {
@@ -320,6 +327,23 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     return names
   }
 
+  /**
+   * The user replication connections (an asynchronous slave's to its master, a synchronous
+   * master's to its slave) log in as: $META_REPLICATION_USER with $META_REPLICATION_PASSWORD.
+   * Never a flag (a password would show in ps) nor server.ini (`stats config` serves it).
+   * Neither set: they connect anonymously.
+   */
+  private replicationCredentials(): Credentials | undefined {
+    const user = process.env.META_REPLICATION_USER
+    const password = process.env.META_REPLICATION_PASSWORD
+    if (user === undefined || user === '') {
+      if (password !== undefined && password !== '') this.error('$META_REPLICATION_PASSWORD is set but $META_REPLICATION_USER is not: set both (or neither: replication then connects anonymously)', {exit: 2})
+      return undefined
+    }
+    if (password === undefined || password === '') this.error(`$META_REPLICATION_USER is "${user}" but $META_REPLICATION_PASSWORD is not set: set the password there (never a flag: it would show in ps)`, {exit: 2})
+    return {user, password}
+  }
+
   /** The slave role from --slave-config, --slave-id and --slave-of; undefined for a master. Usage errors name the flag. */
   private async slaveOptions(): Promise<SlaveOptions | undefined> {
     const flags = this.flags
@@ -336,13 +360,15 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     const master = slaveOf === undefined ? undefined : usageErrors(() => parseMasterAddress(slaveOf))
     const {BrokerConnection} = await import('../client/connection.js')
     const logger = this.logger
+    const credentials = this.replicationCredentials()
     return {
       slaveId: role.slaveId,
       slaveGroup: role.slaveGroup,
       maxDelayMs: role.slaveMaxDelayInMills,
       autoSyncMasterConfig: role.autoSyncMasterConfig,
       master,
-      connect: (address) => new BrokerConnection({...address, logger, reconnectMaxDelayMs: role.slaveMaxDelayInMills}),
+      // A refused login is retried with the back-off (the users file may be fixed and reloaded).
+      connect: (address) => new BrokerConnection({...address, logger, reconnectMaxDelayMs: role.slaveMaxDelayInMills, ...credentials, retryRefusedLogin: true}),
     }
   }
 }

@@ -14,6 +14,7 @@ import type {Replicator} from './replicator.js'
 import type {SlaveRegistration} from './slave-registration.js'
 import type {SyncSlaveAnnouncer, SyncSlaveWatch} from './sync-announce.js'
 import type {SyncMaster} from './sync-master.js'
+import type {ReplicationLogin} from './sync-link.js'
 
 /** What the role wiring uses of the broker. */
 export interface RoleHost {
@@ -27,6 +28,8 @@ export interface RoleHost {
    * topic overlay replaces this broker's in the same step (and is saved, as topic admin's is).
    */
   reload(source: ReloadSource, overlay?: TopicOverlay): Promise<ReloadReport>
+  /** How a synchronous master logs in to its slave (BrokerOptions.replicationLogin). */
+  readonly replicationLogin?: ReplicationLogin
 }
 
 export interface RoleState {

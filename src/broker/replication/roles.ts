@@ -146,6 +146,7 @@ export class Roles implements RoleState {
         store: ctx.store,
         log: this.host.log.child('sync'),
         cluster: () => this.cluster,
+        login: this.host.replicationLogin,
         inSync: (address) => this.syncWatch?.markInSync(address) ?? Promise.resolve(),
         topicOverlay: () => ctx.topicOverlay(),
       })
@@ -276,6 +277,7 @@ export class Roles implements RoleState {
       log: this.host.log.child('sync'),
       cluster: () => this.cluster,
       fromZk: {brokerId: this.config.system.brokerId},
+      login: this.host.replicationLogin,
       inSync: (address) => this.syncWatch?.markInSync(address) ?? Promise.reject(new Error('no sync slave watch yet')),
       topicOverlay: () => ctx.topicOverlay(),
     })

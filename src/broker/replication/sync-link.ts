@@ -39,6 +39,13 @@ interface Pending {
   frame?: (frame: ResponseFrame) => void
 }
 
+/**
+ * Logs a replication connection in (`meta serve` passes the client's SCRAM-SHA-256 login with
+ * $META_REPLICATION_USER / $META_REPLICATION_PASSWORD): `send` carries one request and gives its
+ * answer frame; rejects when the login is refused.
+ */
+export type ReplicationLogin = (send: (write: (out: OutputBuffer, opaque: number) => void) => Promise<ResponseFrame>) => Promise<void>
+
 interface SyncLinkOptions {
   host: string
   port: number
@@ -49,6 +56,8 @@ interface SyncLinkOptions {
   /** Most unanswered requests (default SYNC_LINK_PENDING_MAX; tests make it small). */
   maxPending?: number
   log: Logger
+  /** Log in after every connect, before anything else (none: the slave's anonymous rights). */
+  login?: ReplicationLogin
   /** The connection is up and its form known; resolve when the link may carry puts. */
   onConnected(batchForm: boolean): Promise<void>
   /** The connection went down (every request in flight has failed). */
@@ -154,7 +163,25 @@ export class SyncLink {
       if (this.socket === socket) this.down('the connection closed')
     })
     socket.once('connect', () => {
-      this.request(
+      const login = this.options.login
+      if (login === undefined) return this.handshake(socket)
+      login((encode) => this.requestAsync(encode)).then(
+        () => {
+          if (this.socket === socket) this.handshake(socket)
+        },
+        (error: Error) => {
+          if (this.socket !== socket) return
+          // failedAttempt logs a reason once, not at every retry; the password is never in it.
+          this.failedAttempt(`login refused: ${error.message}`)
+          this.reset(`login refused: ${error.message}`)
+        },
+      )
+    })
+  }
+
+  /** Learn the slave's form (`stats meta-capabilities`), then let onConnected bring it up to date. */
+  private handshake(socket: Socket): void {
+    this.request(
         (out, opaque) => out.writeAscii(`stats ${CAPABILITIES_ITEM} ${opaque}\r\n`),
         (err, body) => {
           if (this.socket !== socket) return
@@ -178,7 +205,6 @@ export class SyncLink {
           )
         },
       )
-    })
   }
 
   private received(socket: Socket, chunk: Buffer): void {

@@ -35,7 +35,7 @@ import type {ClusterRegistration} from '../cluster-registration.js'
 import type {SystemConfig} from '../config/index.js'
 import {topicOverlayJson, type TopicOverlay} from '../topic-overlay.js'
 import {fitSlaveLog} from './sync-heal.js'
-import {disconnected, SyncLink} from './sync-link.js'
+import {disconnected, SyncLink, type ReplicationLogin} from './sync-link.js'
 
 /** Bytes read from the log per catch-up frame (well under a slave's 1 MiB frame limit). */
 const CATCH_UP_CHUNK_BYTES = 256 * 1024
@@ -76,6 +76,8 @@ interface SyncMasterOptions {
   inSync?(slaveAddress: string): Promise<void>
   /** The topic overlay in force on this master (topic-overlay.ts), pushed to a slave that takes it. */
   topicOverlay?(): TopicOverlay
+  /** Log in to the slave after every connect (none: the slave's anonymous rights apply). */
+  login?: ReplicationLogin
 }
 
 export class SyncMaster {
@@ -112,11 +114,13 @@ export class SyncMaster {
   private readonly pendingBatches = new Map<PartitionLog, PendingBatch>()
   private sendQueued = false
   private closed = false
+  private readonly login: ReplicationLogin | undefined
 
   constructor(options: SyncMasterOptions) {
     const {system} = options
     this.system = system
     this.fromZk = options.fromZk
+    this.login = options.login
     this.inSync = options.inSync
     this.topicOverlay = options.topicOverlay
     this.store = options.store
@@ -147,6 +151,7 @@ export class SyncMaster {
       timeoutMs: this.system.sendToSlaveTimeoutMs,
       retryMs: this.system.checkSlaveIntervalMs,
       log: this.log,
+      login: this.login,
       onConnected: async (batchForm) => {
         this.diverged.clear()
         // The slave serves the master's online topics before any of their partitions is sent.
