@@ -38,7 +38,9 @@ export async function main(options: MainOptions): Promise<void> {
     // With a manifest only the command that runs is loaded (and its subcommands, which it may
     // run itself: autocomplete runs autocomplete:create); without one, oclif needs them all.
     const id = commandOf(options.argv)
-    const needed = id === undefined ? [] : Object.keys(COMMAND_LOADERS).filter((c) => c === id || c.startsWith(`${id}${SEPARATOR}`))
+    // `meta help send` also needs the class of the command it describes.
+    const described = id === 'help' ? commandOf(options.argv.slice(1)) : undefined
+    const needed = id === undefined ? [] : Object.keys(COMMAND_LOADERS).filter((c) => c === id || c.startsWith(`${id}${SEPARATOR}`) || c === described)
     const commands = await loadCommands(options.manifest === undefined ? undefined : needed)
     const plugin = await rootPlugin(options.root, commands, options.manifest)
     await run(options.argv, {root: options.root, pjson: plugin.pjson, plugins: new Map([[plugin.name, plugin]])})

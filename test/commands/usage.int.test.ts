@@ -71,6 +71,12 @@ describe('meta: typos, help and usage errors', () => {
     const short = await runCli(['tail', '-h'])
     assert.equal(short.code, 0)
     assert.match(short.stdout, /^Print the messages of topics/)
+    const command = await runCli(['help', 'send'])
+    assert.equal(command.code, 0, command.stderr)
+    assert.match(command.stdout, /^Send messages: one per stdin line/)
+    const nested = await runCli(['help', 'topic', 'list'])
+    assert.equal(nested.code, 0, nested.stderr)
+    assert.match(nested.stdout, /^List topics/)
   })
 
   it('connection and log flags may come before the command', async (t) => {
