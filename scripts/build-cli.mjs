@@ -222,10 +222,31 @@ async function commonJsChunk(text) {
     legalComments: 'none',
     logLevel: 'warning',
   })
-  const body = code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code
+  const body = plainFunctionExports(code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code)
   // Wrapped here as Node wraps a CommonJS module, so the loader compiles the text it read as
   // it is (no second copy of it joined to a wrapper at every start).
   return `(function (exports, require, module, __filename, __dirname) {${body}\n})`
+}
+
+/**
+ * esbuild's CommonJS form of an ES module exports each binding through a getter (a live
+ * binding), and a second getter on top (`__toCommonJS` copies them); every call of a function
+ * another chunk exports then runs two getters first: 6-8 % of `meta bench produce`'s client
+ * time. Once the chunk has run, its exported functions and classes are made plain properties
+ * (the getters stay configurable until then, for chunks that require each other). Other
+ * exports keep their getters: a `let` may still change (src/protocol/decoder.ts has one).
+ */
+function plainFunctionExports(code) {
+  const replacements = [
+    ['__defProp(target,name,{get:all[name],enumerable:!0})', '__defProp(target,name,{get:all[name],enumerable:!0,configurable:!0})'],
+    ['module.exports=__toCommonJS(stdin_exports);', 'module.exports=stdin_exports;__defProp(stdin_exports,"__esModule",{value:!0});'],
+  ]
+  if (!code.includes('var stdin_exports={}')) return code
+  for (const [from, to] of replacements) {
+    if (!code.includes(from)) throw new Error(`esbuild's CommonJS output changed: no "${from}" (scripts/build-cli.mjs, plainFunctionExports)`)
+    code = code.replace(from, to)
+  }
+  return `${code}\nfor(const k in stdin_exports){const v=stdin_exports[k];typeof v=="function"&&__defProp(stdin_exports,k,{value:v,enumerable:!0})}`
 }
 
 /**

@@ -7,6 +7,7 @@
  * everything else is imported only when needed (main.ts, then the command's own modules).
  */
 import {applyColorPreference} from './cli/color.js'
+import {raiseMallocMmapThreshold} from './malloc-threshold.js'
 import {META_VERSION, PACKAGE} from './package-info.js'
 
 export interface StartOptions {
@@ -26,6 +27,7 @@ export async function start(options: StartOptions): Promise<void> {
     process.stdout.write(`${versionLine()}\n`)
     return
   }
+  raiseMallocMmapThreshold()
   const {main} = await import('./main.js')
   await main({root: options.root, argv, manifest: options.manifest})
 }
