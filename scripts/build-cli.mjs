@@ -211,7 +211,7 @@ async function makeCodeCaches(outdir) {
  * esbuild rewrites the static imports and exports. `import.meta.url` was defined as
  * `__metaImportMetaUrl`, which the banner sets where it is used.
  */
-async function commonJsChunk(text) {
+export async function commonJsChunk(text) {
   const required = text.replace(/\bimport\("(\.\/[\w.-]+\.cjs)"\)/g, 'Promise.resolve().then(()=>require("$1"))')
   const {code} = await transform(required, {
     format: 'cjs',
