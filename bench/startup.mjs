@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 /**
- * How fast `meta` starts (`npm run bench:startup`): wall time from spawn to exit of
+ * How fast `meta` starts (`npm run bench:startup`): wall time from spawn to exit, and CPU time
+ * (user + sys, from /usr/bin/time when it is installed), of
  *
  *   node -e 0                              the floor: Node itself
  *   meta --version
  *   meta send --help
- *   echo hi | meta send -t startup -q      against a broker this script starts (one put, acked)
- *   meta tail -t startup -e -q             reads that topic to its end
+ *   echo hi | meta send -t startup         against a broker this script starts (one put, acked)
+ *   meta tail -t startup -e -o beginning   reads that topic from its start to its end
  *   meta stats                             the broker's stats table
  *
  * where meta is bin/run.js as `npm link` installs it (node runs the file), and also
  * build/meta (the single executable) when it exists. The commands run in turn, round after
  * round (A B C A B C …), so a machine whose speed drifts affects all alike, and each figure is
  * compared with `node -e 0` of the same round. Prints a markdown table (medians; min–max) for
- * docs/benchmarks.md. Not a test: nothing passes or fails.
+ * docs/benchmarks.md, with the load average. Not a test: nothing passes or fails.
  *
- *   STARTUP_ROUNDS     rounds (default 20)
+ *   STARTUP_ROUNDS     rounds (default 10)
  *   STARTUP_CALLGRIND  1: also count the instructions each command runs, once, under valgrind
  *                      (--tool=callgrind): a figure that other work on the machine does not
  *                      move, unlike wall time
@@ -30,7 +31,9 @@ import {fileURLToPath} from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const BIN = join(root, 'bin', 'run.js')
 const EXE = join(root, 'build', 'meta')
-const ROUNDS = Math.max(3, Number(process.env.STARTUP_ROUNDS ?? 20))
+const ROUNDS = Math.max(3, Number(process.env.STARTUP_ROUNDS ?? 10))
+/** GNU time, for the CPU time of a child (Node has no getrusage of children). */
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 
 /** Instructions the command runs (valgrind's callgrind "Collected"), or undefined. */
 function instructions(command, args, input) {
@@ -39,20 +42,26 @@ function instructions(command, args, input) {
   return m ? Number(m[1]) : undefined
 }
 
-/** Run a command to its exit; resolves with the wall time in ms. */
+/**
+ * Run a command to its exit; resolves with {wall, cpu} in ms (cpu: user + sys as GNU time
+ * reports it, to 10 ms; undefined without /usr/bin/time). GNU time's own start is in both
+ * the command's and `node -e 0`'s wall time, so it cancels out of the differences.
+ */
 function timed(command, args, input) {
   if (process.env.STARTUP_MEASURE === 'instructions') return Promise.resolve(instructions(command, args, input))
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint()
-    const child = spawn(command, args, {stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
+    const [file, argv] = TIME === undefined ? [command, args] : [TIME, ['-f', 'cpu %U %S', command, ...args]]
+    const child = spawn(file, argv, {stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     if (input !== undefined) child.stdin.end(input)
     child.on('error', reject)
     child.on('close', (code) => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6
+      const wall = Number(process.hrtime.bigint() - started) / 1e6
+      const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(stderr)
       if (code !== 0) reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${stderr}`))
-      else resolve(ms)
+      else resolve({wall, cpu: m ? (Number(m[1]) + Number(m[2])) * 1000 : undefined})
     })
   })
 }
@@ -89,8 +98,8 @@ try {
     cases.push(
       {name: `\`meta --version\` (${label})`, run: () => meta(['--version'])},
       {name: `\`meta send --help\` (${label})`, run: () => meta(['send', '--help'])},
-      {name: `\`echo hi | meta send -t startup\` (${label})`, run: () => meta(['send', '-t', 'startup', '-q', '-b', b], 'hi\n')},
-      {name: `\`meta tail -t startup -e\` (${label})`, run: () => meta(['tail', '-t', 'startup', '-e', '-q', '-b', b])},
+      {name: `\`echo hi \\| meta send -t startup\` (${label})`, run: () => meta(['send', '-t', 'startup', '-b', b], 'hi\n')},
+      {name: `\`meta tail -t startup -e -o beginning\` (${label})`, run: () => meta(['tail', '-t', 'startup', '-e', '-o', 'beginning', '-b', b])},
       {name: `\`meta stats\` (${label})`, run: () => meta(['stats', '-b', b])},
     )
   }
@@ -102,15 +111,17 @@ try {
     process.stderr.write(`\rround ${round + 1}/${ROUNDS}`)
   }
   process.stderr.write('\n')
-  const floor = times[0]
   const load = loadavg().map((x) => x.toFixed(1)).join(' ')
   console.log(`Node ${process.version}, ${ROUNDS} rounds, load average ${load} at the end\n`)
-  console.log('| command | median | min – max | minus `node -e 0` (median of the per-round differences) |')
-  console.log('|---|---:|---:|---:|')
+  const withCpu = times[0].every((t) => t.cpu !== undefined)
+  console.log(`| command | wall: median | min – max | minus \`node -e 0\` |${withCpu ? ' CPU: median | minus `node -e 0` |' : ''}`)
+  console.log(`|---|---:|---:|---:|${withCpu ? '---:|---:|' : ''}`)
   for (let i = 0; i < cases.length; i++) {
-    const t = times[i]
-    const over = i === 0 ? '—' : signed(median(t.map((x, r) => x - floor[r])))
-    console.log(`| ${cases[i].name} | ${ms(median(t))} | ${ms(Math.min(...t))} – ${ms(Math.max(...t))} | ${over} |`)
+    const wall = times[i].map((t) => t.wall)
+    // The median of the per-round differences with `node -e 0` of the same round.
+    const over = (key) => (i === 0 ? '—' : signed(median(times[i].map((t, r) => t[key] - times[0][r][key]))))
+    const cpu = withCpu ? ` ${ms(median(times[i].map((t) => t.cpu)))} | ${over('cpu')} |` : ''
+    console.log(`| ${cases[i].name} | ${ms(median(wall))} | ${ms(Math.min(...wall))} – ${ms(Math.max(...wall))} | ${over('wall')} |${cpu}`)
   }
   if (process.env.STARTUP_CALLGRIND === '1') {
     process.env.STARTUP_MEASURE = 'instructions'
@@ -123,7 +134,7 @@ try {
       console.log('|---|---:|---:|---:|')
       for (let i = 0; i < cases.length; i++) {
         const ratio = counts[i] / counts[0]
-        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(floor))} (${i === 0 ? '—' : signed((ratio - 1) * median(floor))}) |`)
+        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(times[0].map((t) => t.wall)))} (${i === 0 ? '—' : signed((ratio - 1) * median(times[0].map((t) => t.wall)))}) |`)
       }
     } else {
       console.log('\n(valgrind not found: no instruction counts)')

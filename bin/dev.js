@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Runs the CLI from the TypeScript sources (through tsx): the same entry and command registry
-// as bin/run.js, without building.
-import {fileURLToPath} from 'node:url'
-import {register} from 'tsx/esm/api'
+// as bin/run.js, without building. A CommonJS script, as bin/run.js (bin/package.json).
+'use strict'
+const {join} = require('node:path')
+const {register} = require('tsx/esm/api')
 
 register()
-const {start} = await import('../src/entry.ts')
-await start({root: fileURLToPath(new URL('..', import.meta.url))})
+import('../src/entry.ts').then(({start}) => start({root: join(__dirname, '..')}))

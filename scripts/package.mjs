@@ -3,10 +3,12 @@
  * `npm run package`: meta as one executable file, build/meta, that runs without node_modules
  * or this checkout (a Node single executable application, Node 20.12+):
  *
- *   1. esbuild: one CommonJS script of the CLI (scripts/build-cli.mjs), package.json inlined
+ *   1. esbuild: the CLI's chunks and their code caches (scripts/build-cli.mjs), package.json
+ *      inlined, and the executable's script, src/sea.ts, which loads them
  *   2. a SEA blob (node --experimental-sea-config) with that script, V8's code cache of it,
- *      and the assets: the commands' manifest (oclif.manifest.json) and every file under
- *      assets/ (assets/README.md)
+ *      and the assets: the chunks and their code caches (`bundle/<name>`), the commands'
+ *      manifest (oclif.manifest.json, and each command's part, `manifest/<id>.json`) and
+ *      every file under assets/ (assets/README.md)
  *   3. a copy of this node binary with the blob injected (postject)
  *
  *   node scripts/package.mjs [--out build/meta]
@@ -18,7 +20,7 @@ import {chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile}
 import {dirname, join, relative, resolve, sep} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {inject} from 'postject'
-import {buildBundle, buildSeaScript, MANIFEST_FILE} from './build-cli.mjs'
+import {buildBundle, buildSeaScript, MANIFEST_DIR, MANIFEST_FILE} from './build-cli.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 // The fuse Node's SEA support looks for (node --experimental-sea-config docs).
@@ -64,7 +66,11 @@ export async function packageExecutable(out) {
     const {outdir} = await buildBundle(join(work, 'bundle'))
     const script = await buildSeaScript(join(work, 'meta.cjs'))
     const assets = {[MANIFEST_FILE]: join(outdir, MANIFEST_FILE)}
+    for (const name of await readdir(join(outdir, MANIFEST_DIR))) assets[`${MANIFEST_DIR}/${name}`] = join(outdir, MANIFEST_DIR, name)
     for (const file of await filesUnder(join(root, 'assets'))) assets[relative(join(root, 'assets'), file).split(sep).join('/')] = file
+    // The chunks and their code caches (src/sea.ts loads them), made by this Node binary,
+    // which is the one the executable is made of.
+    for (const name of await readdir(outdir)) if (/^[\w-]+\.cjs(\.v[\d.]+\.cache)?$/.test(name) && name !== 'meta.cjs') assets[`bundle/${name}`] = join(outdir, name)
     const blob = join(work, 'sea-prep.blob')
     const config = join(work, 'sea-config.json')
     await writeFile(config, JSON.stringify({main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets}))

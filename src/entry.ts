@@ -7,14 +7,15 @@
  * everything else is imported only when needed (main.ts, then the command's own modules).
  */
 import {applyColorPreference} from './cli/color.js'
+import {raiseMallocMmapThreshold} from './malloc-threshold.js'
 import {META_VERSION, PACKAGE} from './package-info.js'
 
 export interface StartOptions {
   /** The package root: bin/, package.json (not read by bundles), assets/. */
   root: string
   argv?: string[]
-  /** Reads the commands' manifest that the build wrote (none from the sources). */
-  manifest?: () => Promise<unknown>
+  /** Reads the commands' manifest that the build wrote, of `ids` or of all (none from the sources). */
+  manifest?: (ids?: readonly string[]) => Promise<unknown>
 }
 
 export async function start(options: StartOptions): Promise<void> {
@@ -26,8 +27,9 @@ export async function start(options: StartOptions): Promise<void> {
     process.stdout.write(`${versionLine()}\n`)
     return
   }
-  const [{main}, manifest] = await Promise.all([import('./main.js'), options.manifest?.()])
-  await main({root: options.root, argv, manifest: manifest as never})
+  raiseMallocMmapThreshold()
+  const {main} = await import('./main.js')
+  await main({root: options.root, argv, manifest: options.manifest})
 }
 
 /** oclif's manifest of every command (the build inlines it in the bundle). */

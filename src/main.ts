@@ -13,12 +13,13 @@ interface MainOptions {
   root: string
   argv: string[]
   /**
-   * oclif's manifest of the commands (ids, flags, help texts), written next to the bundle
-   * when it is built (scripts/build-cli.mjs), so starting a command does not first inspect
-   * every command class. Written by the same build as the code, it cannot go stale
-   * (TOOLCHAIN P4). Undefined when running from the sources: oclif then builds it in memory.
+   * Reads oclif's manifest of the commands (ids, flags, help texts), written next to the
+   * bundle when it is built (scripts/build-cli.mjs), so starting a command does not first
+   * inspect every command class: of the commands `ids` only, or of all. Written by the same
+   * build as the code, it cannot go stale (TOOLCHAIN P4). Undefined when running from the
+   * sources: oclif then builds it in memory.
    */
-  manifest?: Interfaces.Manifest
+  manifest?: (ids?: readonly string[]) => Promise<unknown>
 }
 
 const SEPARATOR = ':'
@@ -41,8 +42,14 @@ export async function main(options: MainOptions): Promise<void> {
     // `meta help send` also needs the class of the command it describes.
     const described = id === 'help' ? commandOf(options.argv.slice(1)) : undefined
     const needed = id === undefined ? [] : Object.keys(COMMAND_LOADERS).filter((c) => c === id || c.startsWith(`${id}${SEPARATOR}`) || c === described)
-    const commands = await loadCommands(options.manifest === undefined ? undefined : needed)
-    const plugin = await rootPlugin(options.root, commands, options.manifest)
+    // A command that runs needs the manifest of itself only; help, completion and a topic
+    // alone (no command) list the others.
+    const all = id === undefined || id === 'help' || id.startsWith('autocomplete') || options.argv.includes('--help') || options.argv.includes('-h')
+    const [commands, manifest] = await Promise.all([
+      loadCommands(options.manifest === undefined ? undefined : needed),
+      options.manifest?.(all ? undefined : needed) as Promise<Interfaces.Manifest | undefined>,
+    ])
+    const plugin = await rootPlugin(options.root, commands, manifest)
     await run(options.argv, {root: options.root, pjson: plugin.pjson, plugins: new Map([[plugin.name, plugin]])})
     await flushStdout()
   } catch (error) {

@@ -23,8 +23,9 @@
  * - Callbacks: a response callback that throws does not touch the connection (only bytes that
  *   do not decode drop it); the exception goes to 'error' listeners, else it is uncaught.
  */
+import {createRequire} from 'node:module'
 import {connect, type Socket} from 'node:net'
-import {connect as connectTls} from 'node:tls'
+import type * as Tls from 'node:tls'
 import {EventEmitter} from 'node:events'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
@@ -280,7 +281,7 @@ export class BrokerConnection extends EventEmitter {
     this.decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
     const tls = this.tls
     const socket: Socket =
-      tls === undefined ? connect({host: this.address.host, port: this.address.port, noDelay: true}) : connectTls(tlsConnectOptions(this.address.host, this.address.port, tls))
+      tls === undefined ? connect({host: this.address.host, port: this.address.port, noDelay: true}) : (createRequire(import.meta.url)('node:tls') as typeof Tls).connect(tlsConnectOptions(this.address.host, this.address.port, tls))
     this.socket = socket
     const connectTimer = setTimeout(() => {
       socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))

@@ -12,7 +12,6 @@
  * an unsupported platform) zlib's crc32 does the same work.
  */
 import {createRequire} from 'node:module'
-import {crc32 as zlibCrc32} from 'node:zlib'
 
 const JS_MAX_BYTES = 160
 
@@ -50,6 +49,12 @@ export function checksumOfRangeWords(buf: Uint8Array, words: DataView, start: nu
 
 type Crc32 = (data: Uint8Array) => number
 let large: Crc32 | undefined
+let zlib: Crc32 | undefined
+
+/** zlib's crc32, loaded on first use: zlib is a large module that most commands never need. */
+function zlibCrc32(): Crc32 {
+  return (zlib ??= (createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib')).crc32)
+}
 
 function crc32Large(data: Uint8Array): number {
   return (large ??= loadLargeCrc32())(data)
@@ -60,16 +65,16 @@ function loadLargeCrc32(): Crc32 {
   try {
     const native = (createRequire(import.meta.url)('@node-rs/crc32') as {crc32: (input: Uint8Array) => number}).crc32
     const probe = Buffer.from('123456789')
-    if (native(probe) === zlibCrc32(probe)) return native
+    if (native(probe) === zlibCrc32()(probe)) return native
   } catch {
     // No binary for this platform, or no node_modules (the single executable): zlib below.
   }
-  return zlibCrc32
+  return zlibCrc32()
 }
 
 /** Which implementation checksums inputs over JS_MAX_BYTES (tests, benchmarks). */
 export function largeCrc32Implementation(): 'node-rs' | 'zlib' {
-  return (large ??= loadLargeCrc32()) === zlibCrc32 ? 'zlib' : 'node-rs'
+  return (large ??= loadLargeCrc32()) === zlibCrc32() ? 'zlib' : 'node-rs'
 }
 
 function crc32Small(buf: Uint8Array): number {

@@ -11,8 +11,13 @@
  *
  * Channel binding is not used (gs2 header `n,,`; `c=biws`). Pure computation, no I/O.
  */
-import {createHash, createHmac, pbkdf2, pbkdf2Sync, randomBytes, timingSafeEqual} from 'node:crypto'
+import type * as Crypto from 'node:crypto'
+import {createRequire} from 'node:module'
 import {MetaError} from '../errors.js'
+
+/** node:crypto, loaded on first use: most commands connect without logging in. */
+let loaded: typeof Crypto | undefined
+const crypto = (): typeof Crypto => (loaded ??= createRequire(import.meta.url)('node:crypto') as typeof Crypto)
 
 /** The stored form of a password (users file): enough to verify a login, never to log in. */
 export interface ScramCredential {
@@ -33,8 +38,8 @@ const SCRAM_ITERATIONS_MAX = 1_000_000
 const GS2_HEADER = 'n,,'
 const CHANNEL_BINDING = Buffer.from(GS2_HEADER).toString('base64')
 
-const hmac = (key: Buffer, text: string): Buffer => createHmac('sha256', key).update(text).digest()
-const sha256 = (data: Buffer): Buffer => createHash('sha256').update(data).digest()
+const hmac = (key: Buffer, text: string): Buffer => crypto().createHmac('sha256', key).update(text).digest()
+const sha256 = (data: Buffer): Buffer => crypto().createHash('sha256').update(data).digest()
 
 function xor(a: Buffer, b: Buffer): Buffer {
   const out = Buffer.alloc(a.length)
@@ -44,19 +49,19 @@ function xor(a: Buffer, b: Buffer): Buffer {
 
 /** The keys of a password (client side, and `meta user add`). */
 function scramKeys(password: string, salt: Buffer, iterations: number): {clientKey: Buffer; storedKey: Buffer; serverKey: Buffer} {
-  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256')
+  const salted = crypto().pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256')
   const clientKey = hmac(salted, 'Client Key')
   return {clientKey, storedKey: sha256(clientKey), serverKey: hmac(salted, 'Server Key')}
 }
 
 export function createScramCredential(password: string, iterations = SCRAM_ITERATIONS_DEFAULT): ScramCredential {
-  const salt = randomBytes(16)
+  const salt = crypto().randomBytes(16)
   const {storedKey, serverKey} = scramKeys(password, salt, iterations)
   return {salt: salt.toString('base64'), iterations, storedKey: storedKey.toString('base64'), serverKey: serverKey.toString('base64')}
 }
 
 export function scramNonce(): string {
-  return randomBytes(18).toString('base64')
+  return crypto().randomBytes(18).toString('base64')
 }
 
 /** A SCRAM name: `=` and `,` escaped (RFC 5802 §5.1). */
@@ -129,7 +134,7 @@ export function verifyClientFinal(message: string, credential: ScramCredential, 
   if (proof.length !== storedKey.length) return undefined
   const authMessage = `${clientFirstBare},${serverFirst},c=${CHANNEL_BINDING},r=${nonce}`
   const clientKey = xor(proof, hmac(storedKey, authMessage))
-  if (!timingSafeEqual(sha256(clientKey), storedKey)) return undefined
+  if (!crypto().timingSafeEqual(sha256(clientKey), storedKey)) return undefined
   return `v=${hmac(Buffer.from(credential.serverKey, 'base64'), authMessage).toString('base64')}`
 }
 
@@ -139,11 +144,11 @@ export function verifyClientFinal(message: string, credential: ScramCredential, 
  */
 export function verifyPassword(credential: ScramCredential, password: string): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    pbkdf2(password.normalize('NFKC'), Buffer.from(credential.salt, 'base64'), credential.iterations, 32, 'sha256', (error, salted) => {
+    crypto().pbkdf2(password.normalize('NFKC'), Buffer.from(credential.salt, 'base64'), credential.iterations, 32, 'sha256', (error, salted) => {
       if (error) return reject(error)
       const storedKey = Buffer.from(credential.storedKey, 'base64')
       const derived = sha256(hmac(salted, 'Client Key'))
-      resolve(derived.length === storedKey.length && timingSafeEqual(derived, storedKey))
+      resolve(derived.length === storedKey.length && crypto().timingSafeEqual(derived, storedKey))
     })
   })
 }
