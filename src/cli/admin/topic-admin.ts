@@ -3,10 +3,11 @@
  * `topic-admin` extension. Values are checked by the broker with its server.ini parser; here
  * only the shape of `--set key=value` and the target (-b, or --zk with --broker-id) are.
  */
-import {Flags} from '@oclif/core'
+import {Args, Flags} from '@oclif/core'
 import type {TopicAdminAction, TopicAdminReply, TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
+import {adminFlags} from '../client-flags.js'
 import {formatBytes, renderTable} from '../output.js'
 import {confirmOnTty, declined} from './confirm.js'
 import {onBrokers, shown} from './operations.js'
@@ -15,8 +16,8 @@ import type {AdminContext} from './connect.js'
 /** Largest --partitions (MetaQ's numPartitions is an int; more than this many partitions per broker is a mistake). */
 const MAX_TOPIC_PARTITIONS = 65_536
 
-/** --partitions, --set, --broker-id: shared by create and alter. */
-export const topicSettingFlags = {
+/** --partitions, --set: shared by create and alter. */
+const topicSettingFlags = {
   partitions: Flags.integer({summary: 'Number of partitions (numPartitions); alter only grows it.', min: 1, max: MAX_TOPIC_PARTITIONS}),
   set: Flags.string({
     summary: 'A [topic=…] server.ini setting, key=value (repeatable): unflushThreshold, unflushInterval, deletePolicy, deleteWhen, acceptPublish, acceptSubscribe, maxPartitionBytes, …',
@@ -26,6 +27,10 @@ export const topicSettingFlags = {
 
 /** --broker-id: which broker of a cluster (--zk needs it: topics are per broker). */
 export const brokerIdFlag = Flags.integer({summary: 'With --zk: the broker to change (required with --zk).', min: 0, max: 1023})
+
+/** The argument and flags of `meta topic create` and `meta topic alter`. */
+export const topicChangeArgs = {topic: Args.string({description: 'Topic name.', required: true})}
+export const topicChangeFlags = {...adminFlags, ...topicSettingFlags, 'broker-id': brokerIdFlag}
 
 /** The settings of --partitions and --set as server.ini key → value. Throws INVALID_ARGUMENT naming a malformed --set. */
 export function settingsOf(flags: {partitions?: number; set?: string[]}): Record<string, string> {
@@ -68,8 +73,24 @@ export async function topicAdmin(
   return answers.map((a) => ({...a.result, broker: a.broker}))
 }
 
+/**
+ * `meta topic create|alter` once their flags are checked: the request on the broker the flags
+ * reach, then a line per broker on stdout, or the answers for --json.
+ */
+export async function changeTopic(
+  target: {context: AdminContext; brokerId: number | undefined; json: boolean},
+  action: 'create' | 'alter',
+  topic: string,
+  settings: Record<string, string>,
+): Promise<TopicAnswer[] | undefined> {
+  const answers = await topicAdmin(target.context, target.brokerId, action, topic, {settings})
+  if (target.json) return answers
+  process.stdout.write(renderTopicChange(answers))
+  return undefined
+}
+
 /** `meta topic create|alter`: a line per broker with the topic's settings afterwards. */
-export function renderTopicChange(answers: readonly TopicAnswer[]): string {
+function renderTopicChange(answers: readonly TopicAnswer[]): string {
   const lines: string[] = []
   for (const a of answers) {
     const verb = a.action === 'create' ? 'created' : 'changed'

@@ -1,9 +1,7 @@
-import {Args} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
-import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {MetaError} from '../../protocol/errors.js'
-import {brokerIdFlag, checkTarget, settingsOf, topicSettingFlags, type TopicAnswer} from '../../cli/admin/topic-admin.js'
+import {checkTarget, settingsOf, topicChangeArgs, topicChangeFlags, type TopicAnswer} from '../../cli/admin/topic-admin.js'
 
 export default class TopicAlter extends ClientCommand<typeof TopicAlter> {
   static override summary = "Change a topic's partition count (it only grows) or its [topic=…] settings on a running broker."
@@ -19,15 +17,9 @@ In a cluster give --zk with --broker-id: a topic is changed on one broker.`
 
   static override enableJsonFlag = true
 
-  static override args = {
-    topic: Args.string({description: 'Topic name.', required: true}),
-  }
+  static override args = topicChangeArgs
 
-  static override flags = {
-    ...adminFlags,
-    ...topicSettingFlags,
-    'broker-id': brokerIdFlag,
-  }
+  static override flags = topicChangeFlags
 
   async run(): Promise<TopicAnswer[] | undefined> {
     const {topic} = this.args
@@ -37,10 +29,7 @@ In a cluster give --zk with --broker-id: a topic is changed on one broker.`
       if (Object.keys(given).length === 0) throw MetaError.invalidArgument(`nothing to change for topic "${topic}": expected --partitions N or at least one --set key=value`)
       return given
     })
-    const {topicAdmin, renderTopicChange} = await import('../../cli/admin/topic-admin.js')
-    const answers = await topicAdmin(this.adminContext(), this.flags['broker-id'], 'alter', topic, {settings})
-    if (this.jsonEnabled()) return answers
-    process.stdout.write(renderTopicChange(answers))
-    return undefined
+    const {changeTopic} = await import('../../cli/admin/topic-admin.js')
+    return changeTopic({context: this.adminContext(), brokerId: this.flags['broker-id'], json: this.jsonEnabled()}, 'alter', topic, settings)
   }
 }

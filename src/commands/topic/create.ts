@@ -1,8 +1,6 @@
-import {Args} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
-import {adminFlags} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
-import {brokerIdFlag, checkTarget, settingsOf, topicSettingFlags, type TopicAnswer} from '../../cli/admin/topic-admin.js'
+import {checkTarget, settingsOf, topicChangeArgs, topicChangeFlags, type TopicAnswer} from '../../cli/admin/topic-admin.js'
 
 export default class TopicCreate extends ClientCommand<typeof TopicCreate> {
   static override summary = 'Create a topic on a running broker, with its partition count and [topic=…] settings.'
@@ -19,15 +17,9 @@ In a cluster give --zk with --broker-id: a topic is created on one broker.`
 
   static override enableJsonFlag = true
 
-  static override args = {
-    topic: Args.string({description: 'Topic name.', required: true}),
-  }
+  static override args = topicChangeArgs
 
-  static override flags = {
-    ...adminFlags,
-    ...topicSettingFlags,
-    'broker-id': brokerIdFlag,
-  }
+  static override flags = topicChangeFlags
 
   async run(): Promise<TopicAnswer[] | undefined> {
     const {topic} = this.args
@@ -35,10 +27,7 @@ In a cluster give --zk with --broker-id: a topic is created on one broker.`
       checkTarget(topic, this.flags)
       return settingsOf(this.flags)
     })
-    const {topicAdmin, renderTopicChange} = await import('../../cli/admin/topic-admin.js')
-    const answers = await topicAdmin(this.adminContext(), this.flags['broker-id'], 'create', topic, {settings})
-    if (this.jsonEnabled()) return answers
-    process.stdout.write(renderTopicChange(answers))
-    return undefined
+    const {changeTopic} = await import('../../cli/admin/topic-admin.js')
+    return changeTopic({context: this.adminContext(), brokerId: this.flags['broker-id'], json: this.jsonEnabled()}, 'create', topic, settings)
   }
 }
