@@ -11,7 +11,7 @@ export class OutputBuffer {
   private buf: Buffer
   private length = 0
 
-  constructor(initialBytes = 16 * 1024) {
+  constructor(initialBytes = INITIAL_BYTES) {
     this.buf = Buffer.allocUnsafe(initialBytes)
   }
 
@@ -135,11 +135,22 @@ export class OutputBuffer {
     this.length = end
   }
 
-  /** Take the bytes written so far as one Buffer (a copy) and reset. */
+  /**
+   * Take the bytes written so far as one Buffer and reset. A little is copied out (into Node's
+   * buffer pool); from {@link HAND_OVER_BYTES} on, the buffer itself is handed over and a new
+   * one of the same capacity (uninitialised) takes its place: a window of puts or a burst of
+   * acks is hundreds of KiB, and copying it cost more than the allocation it saves.
+   */
   take(): Buffer {
-    const out = Buffer.from(this.buf.subarray(0, this.length))
+    const n = this.length
     this.length = 0
-    if (this.buf.length > 1024 * 1024) this.buf = Buffer.allocUnsafe(16 * 1024) // do not pin a burst's buffer
+    if (n < HAND_OVER_BYTES) {
+      const out = Buffer.from(this.buf.subarray(0, n))
+      if (this.buf.length > MAX_KEPT_BYTES) this.buf = Buffer.allocUnsafe(INITIAL_BYTES) // do not pin a burst's buffer
+      return out
+    }
+    const out = this.buf.subarray(0, n)
+    this.buf = Buffer.allocUnsafe(this.buf.length > MAX_KEPT_BYTES ? INITIAL_BYTES : this.buf.length)
     return out
   }
 
@@ -153,6 +164,13 @@ export class OutputBuffer {
     this.buf = next
   }
 }
+
+/** A new buffer's capacity, and what a burst's grown buffer shrinks back to. */
+const INITIAL_BYTES = 16 * 1024
+/** A buffer grown beyond this by a burst is not kept for the next frames. */
+const MAX_KEPT_BYTES = 1024 * 1024
+/** From this many bytes, take() hands its buffer over instead of copying out of it. */
+const HAND_OVER_BYTES = 64 * 1024
 
 /** Below this many characters a JavaScript loop beats the native latin1 write call. */
 const SHORT_TEXT_CHARS = 24

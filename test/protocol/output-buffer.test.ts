@@ -27,6 +27,22 @@ describe('OutputBuffer#writeInt', () => {
   })
 })
 
+describe('OutputBuffer#take', () => {
+  it('hands over what was written, small and large, and later writes never change a taken buffer', () => {
+    const out = new OutputBuffer()
+    const taken: Array<[Buffer, Buffer]> = []
+    for (const size of [1, 100, 5000, 64 * 1024 - 1, 64 * 1024, 300_000, 2 * 1024 * 1024, 10, 200_000]) {
+      const bytes = Buffer.alloc(size, size % 251)
+      out.writeBytes(bytes)
+      taken.push([out.take(), bytes])
+      assert.equal(out.byteLength, 0)
+      out.writeBytes(Buffer.alloc(size, 7)) // written over whatever the buffer was
+      out.take()
+    }
+    for (const [got, want] of taken) assert.ok(got.equals(want), `${want.length} bytes as written`)
+  })
+})
+
 describe('DecimalText', () => {
   function text(t: DecimalText): string {
     const buf = new Uint8Array(32)
