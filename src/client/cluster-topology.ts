@@ -45,8 +45,8 @@ export class ClusterTopology extends EventEmitter implements Topology {
   private slaveTls = new Map<string, string>()
   /** Masters a consumer could not reach, read from a slave until a probe reaches them again. */
   private readonly suspects = new Map<number, Suspect>()
-  /** Broker ids whose suspicion ended: 'readFrom' is emitted once the brokers are read again. */
-  private readonly switchingBack = new Set<number>()
+  /** Where each broker id is read from now: a change is emitted as 'readFrom'. */
+  private readonly readingFrom = new Map<number, {url: string; slave: boolean}>()
   private readonly connections = new Map<number, BrokerConnection>()
   /** Connections being opened: concurrent callers share one (else all but the last leaked open). */
   private readonly opening = new Map<number, Promise<BrokerConnection>>()
@@ -183,8 +183,19 @@ export class ClusterTopology extends EventEmitter implements Topology {
     this.slaveBacked.add(brokerId)
     this.connections.get(brokerId)?.close()
     this.connections.delete(brokerId)
-    this.emit('readFrom', {brokerId, url: slaveUrl, slave: true} satisfies ReadFromEvent)
+    this.noteReadFrom(brokerId, slaveUrl, true)
     return true
+  }
+
+  /**
+   * `brokerId` is read from `url` now: emit 'readFrom' when that is a change (not for the first
+   * reading of the brokers). Changes are compared, not refreshes counted: a refresh that finds
+   * what the last one found says nothing.
+   */
+  private noteReadFrom(brokerId: number, url: string, slave: boolean): void {
+    const last = this.readingFrom.get(brokerId)
+    this.readingFrom.set(brokerId, {url, slave})
+    if (last !== undefined && (last.url !== url || last.slave !== slave)) this.emit('readFrom', {brokerId, url, slave} satisfies ReadFromEvent)
   }
 
   /** True while `brokerId` is read from a slave (its master unreachable, or none registered). */
@@ -205,7 +216,6 @@ export class ClusterTopology extends EventEmitter implements Topology {
         }
         this.log.info('the master answers again: reading from it', {brokerId, master: suspect.masterUrl})
         this.clearSuspect(brokerId)
-        this.switchingBack.add(brokerId)
         void this.sessionPromise.then((session) => this.rereadBrokers(session, 1))
       })
     }, suspect.delayMs)
@@ -329,7 +339,6 @@ export class ClusterTopology extends EventEmitter implements Topology {
         readable.set(id, {...now, url: now.slaveUrls[0], slave: true})
       } else {
         this.clearSuspect(id)
-        this.switchingBack.add(id)
       }
     }
     const brokers = new Map([...readable].map(([id, b]) => [id, b.url]))
@@ -344,11 +353,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
       conn.close()
       this.connections.delete(id)
     }
-    for (const id of this.switchingBack) {
-      const url = brokers.get(id)
-      if (url !== undefined) this.emit('readFrom', {brokerId: id, url, slave: this.slaveBacked.has(id)} satisfies ReadFromEvent)
-    }
-    this.switchingBack.clear()
+    for (const [id, url] of brokers) this.noteReadFrom(id, url, this.slaveBacked.has(id))
     if ([...brokers.keys()].join() !== [...before.keys()].join()) this.emit('brokers', this.brokerIds())
   }
 

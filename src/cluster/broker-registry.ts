@@ -204,8 +204,9 @@ export class BrokerRegistry {
         // Our own node from before a crash (same URL) or a dead broker's whose session has
         // just expired: take it over, or it would vanish when that old session ends.
         log.info('replacing the registration of a previous run', {brokerId, url})
-        await session.remove(master)
-        if (!(await session.create(master, url, CreateMode.EPHEMERAL))) throw new MetaError('CLUSTER_ERROR', `cannot register ${master}`)
+        const current = await session.exists(master)
+        const replaced = current === undefined ? await session.create(master, url, CreateMode.EPHEMERAL) : await session.replace(master, url, CreateMode.EPHEMERAL, current.version)
+        if (!replaced) throw new MetaError('CLUSTER_ERROR', `cannot register ${master}`)
       }
     }
     await session.put(paths.broker(brokerId), url)

@@ -56,6 +56,7 @@ function zkAuth(option: string | undefined): string | undefined {
 const NO_NODE = -101
 const NODE_EXISTS = -110
 const NOT_EMPTY = -111
+const BAD_VERSION = -103
 
 function code(error: unknown): number | undefined {
   return typeof (error as {getCode?: () => number})?.getCode === 'function' ? (error as zookeeper.Exception).getCode() : undefined
@@ -147,12 +148,26 @@ export class ZkSession extends EventEmitter {
     const ephemeral = mode === CreateMode.EPHEMERAL || mode === CreateMode.EPHEMERAL_SEQUENTIAL
     if (ephemeral) {
       const stat = await this.exists(path)
-      if (stat !== undefined && stat.ephemeralOwner.toString('hex') !== this.sessionId) {
-        await this.remove(path)
-        if (await this.create(path, data, mode)) return
-      }
+      if (stat !== undefined && stat.ephemeralOwner.toString('hex') !== this.sessionId && (await this.replace(path, data, mode, stat.version))) return
     }
     await this.setData(path, data)
+  }
+
+  /**
+   * Remove the node (at `version`) and create it again with `data`, as one ZooKeeper multi:
+   * a reader never sees it missing in between (a broker taking over the ephemeral node its
+   * previous run left would otherwise look gone for a moment, and readers would switch to a
+   * slave and back). False when the node changed or vanished meanwhile.
+   */
+  async replace(path: string, data: string | Buffer, mode: number, version: number): Promise<boolean> {
+    try {
+      await this.call((cb) => this.client.transaction().remove(path, version).create(path, toBuffer(data), this.acl, mode).commit(cb))
+      return true
+    } catch (error) {
+      const failed = code(error)
+      if (failed === NO_NODE || failed === BAD_VERSION || failed === NODE_EXISTS) return false
+      throw error
+    }
   }
 
   async setData(path: string, data: string | Buffer): Promise<void> {

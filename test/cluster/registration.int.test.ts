@@ -13,6 +13,7 @@ import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkStat} from '../helpers/
 import {RawClient, text} from '../helpers/raw-client.js'
 import {uniqueName, waitFor} from '../helpers/index.js'
 import {nodeFileOps, type FileOps} from '../../src/storage/file-ops.js'
+import {CreateMode, ZkSession} from '../../src/cluster/zk-session.js'
 
 
 
@@ -114,6 +115,37 @@ describe('broker registration in ZooKeeper', () => {
       what: 'registration after the ZooKeeper restart',
       timeoutMs: 20_000,
     })
+  })
+
+  it('takes over an ephemeral node a previous run left without a moment where it is missing', async (t) => {
+    // A broker restarted after kill -9 finds its own `ids/<id>/master` from the dead run (whose
+    // session lives on): a reader that re-reads at every change must never find it gone, or
+    // consumers would switch to a slave and back.
+    const path = `/${uniqueName('meta')}/brokers/ids/0/master`
+    const previous = await ZkSession.connect({connect: zk.connect})
+    t.after(() => previous.close())
+    await previous.put(path, 'meta://127.0.0.1:1', CreateMode.EPHEMERAL)
+    const seen: Array<string | undefined> = []
+    const reader = await ZkSession.connect({connect: zk.connect})
+    t.after(() => reader.close())
+    // A read of a missing node sets no data watch: watch for its creation instead.
+    const read = (): void => {
+      void reader
+        .getString(path, read)
+        .then(async (value) => {
+          seen.push(value)
+          if (value === undefined) await reader.exists(path, read)
+        })
+        .catch(() => seen.push('read failed'))
+    }
+    read()
+    await waitFor(() => (seen.length > 0 ? true : undefined), {what: 'the first read'})
+    const next = await ZkSession.connect({connect: zk.connect})
+    t.after(() => next.close())
+    await next.put(path, 'meta://127.0.0.1:2', CreateMode.EPHEMERAL)
+    await waitFor(() => (seen.at(-1) === 'meta://127.0.0.1:2' ? true : undefined), {what: 'the reader to see the new registration'})
+    assert.deepEqual(seen.filter((v) => v !== 'meta://127.0.0.1:1' && v !== 'meta://127.0.0.1:2'), [], `every read found the node: ${seen.map((v) => v ?? '(missing)').join(', ')}`)
+    assert.equal((await reader.exists(path))!.ephemeralOwner.toString('hex'), next.sessionId, 'the node is the new session\'s')
   })
 
   it('removes its nodes on a clean stop', async (t) => {
