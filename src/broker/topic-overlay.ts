@@ -75,8 +75,7 @@ export function topicOverlayJson(overlay: TopicOverlay): {version: number; topic
 
 /** Replace the overlay file (atomically and durably). */
 export async function saveTopicOverlay(dataPath: string, overlay: TopicOverlay): Promise<void> {
-  const dir = join(dataPath, STATE_DIR_NAME)
-  await writeStateFile(dir, topicOverlayPath(dataPath), topicOverlayJson(overlay))
+  await writeStateFile(topicOverlayPath(dataPath), topicOverlayJson(overlay))
 }
 
 /**

@@ -10,7 +10,7 @@
  * one. A missing file means nothing is closed.
  */
 import {readFileSync} from 'node:fs'
-import {mkdir, open, rename} from 'node:fs/promises'
+import {writeFileDurably} from '../durable-file.js'
 import {join} from 'node:path'
 import {MetaError} from '../protocol/errors.js'
 import {CLOSED_PARTITIONS_FILE_NAME, STATE_DIR_NAME} from './layout.js'
@@ -55,39 +55,23 @@ export function loadClosedPartitions(dataPath: string): ClosedPartitionMap {
 
 /** Replace the file with `map` (atomically and durably; asynchronous file operations). */
 export async function saveClosedPartitions(dataPath: string, map: ClosedPartitionMap): Promise<void> {
-  const dir = join(dataPath, STATE_DIR_NAME)
   const path = closedPartitionsPath(dataPath)
   const closed: Record<string, number[]> = {}
   for (const topic of [...map.keys()].sort()) {
     const partitions = [...(map.get(topic) ?? [])].sort((a, b) => a - b)
     if (partitions.length > 0) closed[topic] = partitions
   }
-  await writeStateFile(dir, path, {version: FORMAT_VERSION, closed})
+  await writeStateFile(path, {version: FORMAT_VERSION, closed})
 }
 
 /**
- * Write `value` as JSON to `path` in `dir` so that a crash leaves the old file or the new one,
- * never a torn one: a temp file, fdatasync, rename, then an fsync of the directory. Used for the
- * small state files under `<dataPath>/__meta_state/`. STORAGE_ERROR naming the path on failure.
+ * Write `value` as JSON to `path` so that a crash leaves the old file or the new one, never a
+ * torn one (writeFileDurably). Used for the small state files under `<dataPath>/__meta_state/`.
+ * STORAGE_ERROR naming the path on failure.
  */
-export async function writeStateFile(dir: string, path: string, value: unknown): Promise<void> {
+export async function writeStateFile(path: string, value: unknown): Promise<void> {
   try {
-    await mkdir(dir, {recursive: true})
-    const tmp = `${path}.tmp`
-    const file = await open(tmp, 'w', 0o644)
-    try {
-      await file.writeFile(`${JSON.stringify(value, null, 1)}\n`)
-      await file.datasync()
-    } finally {
-      await file.close()
-    }
-    await rename(tmp, path)
-    const dirHandle = await open(dir, 'r')
-    try {
-      await dirHandle.sync()
-    } finally {
-      await dirHandle.close()
-    }
+    await writeFileDurably(path, `${JSON.stringify(value, null, 1)}\n`)
   } catch (error) {
     throw new MetaError('STORAGE_ERROR', `cannot write "${path}": ${(error as Error).message}`, {cause: error})
   }

@@ -12,10 +12,10 @@
  * (`<registry>.lock`, the owner's pid) keeps two processes from following with one registry.
  */
 import {closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync} from 'node:fs'
-import {mkdir, open, rename} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 import {stateDir} from '../../client/spool/index.js'
 import {MetaError} from '../../protocol/errors.js'
+import {writeFileDurably} from '../../durable-file.js'
 
 /** The registry is rewritten at most this often while lines are being acknowledged (ms). */
 const REGISTRY_SAVE_MS = 250
@@ -141,7 +141,7 @@ export class Registry {
       this.dirty = false
       const files = [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       try {
-        await writeDurably(this.path, `${JSON.stringify({version: FORMAT_VERSION, files}, null, 1)}\n`)
+        await writeFileDurably(this.path, `${JSON.stringify({version: FORMAT_VERSION, files}, null, 1)}\n`)
       } catch (error) {
         this.failure ??= new MetaError('STORAGE_ERROR', `cannot save the registry "${this.path}": ${(error as Error).message}`, {cause: error})
       }
@@ -222,26 +222,5 @@ function isAlive(pid: number): boolean {
     return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** Temp file, fdatasync, rename, directory fsync: a crash leaves the old file or the new one. */
-async function writeDurably(path: string, text: string): Promise<void> {
-  const dir = dirname(path)
-  await mkdir(dir, {recursive: true})
-  const tmp = `${path}.tmp`
-  const file = await open(tmp, 'w', 0o644)
-  try {
-    await file.writeFile(text)
-    await file.datasync()
-  } finally {
-    await file.close()
-  }
-  await rename(tmp, path)
-  const dirHandle = await open(dir, 'r')
-  try {
-    await dirHandle.sync()
-  } finally {
-    await dirHandle.close()
   }
 }
