@@ -15,17 +15,17 @@ const SRC = fileURLToPath(new URL('../src', import.meta.url))
 
 /**
  * What each top-level module may import from src/ (besides itself). Leaves: log.ts,
- * package-info.ts. The program's entry (entry.ts → main.ts → commands.ts, the command
+ * package-info.ts, durable-file.ts. The program's entry (entry.ts → main.ts → commands.ts, the command
  * registry) sits above commands and is not listed: it may import anything.
  */
 const ALLOWED: Record<string, string[]> = {
   'index.ts': ['protocol', 'client', 'broker', 'package-info.ts'],
   protocol: ['log.ts'],
-  storage: ['protocol', 'log.ts'],
+  storage: ['protocol', 'log.ts', 'durable-file.ts'],
   cluster: ['protocol', 'log.ts'],
   client: ['protocol', 'cluster', 'log.ts', 'package-info.ts'],
   broker: ['protocol', 'storage', 'cluster', 'log.ts', 'package-info.ts'],
-  cli: ['protocol', 'client', 'broker', 'cluster', 'log.ts', 'package-info.ts'],
+  cli: ['protocol', 'client', 'broker', 'cluster', 'log.ts', 'package-info.ts', 'durable-file.ts'],
   http: ['cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
   commands: ['http', 'cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
 }
