@@ -1,10 +1,12 @@
-import {ConsumedMessage, copyMessageData, messageDataLength} from '../client/fetcher.js'
-import type {Message} from '../client/types.js'
+import type {RecordCursor} from '../client/fetched-batch.js'
 import {writeUint32Digits, writeUint32Padded} from '../protocol/output-buffer.js'
 
 const TEN_POW_8 = 100_000_000
-/** Constants up to this many bytes are copied byte by byte ({@link ByteWriter.literal}). */
-const LITERAL_LOOP_MAX_BYTES = 64
+/**
+ * Constants and data up to this many bytes are copied byte by byte ({@link ByteWriter.literal},
+ * {@link ByteWriter.data}): cheaper than a native call (and, for a range of a body, its view) at that size.
+ */
+const LOOP_MAX_BYTES = 64
 
 /**
  * A growable output buffer for rendering a batch of messages. Each render gets a fresh one,
@@ -24,9 +26,9 @@ export class ByteWriter {
     this.length += b.length
   }
 
-  /** A constant, usually short (a format's literal text): copied in a loop below LITERAL_LOOP_MAX_BYTES, cheaper than a native call at that size. */
+  /** A constant, usually short (a format's literal text). */
   literal(b: Uint8Array): void {
-    if (b.length > LITERAL_LOOP_MAX_BYTES) return this.bytes(b)
+    if (b.length > LOOP_MAX_BYTES) return this.bytes(b)
     this.ensure(b.length)
     const buf = this.buf
     let at = this.length
@@ -34,19 +36,31 @@ export class ByteWriter {
     this.length = at
   }
 
-  /** A message's data (without making a view of a consumed message's bytes). */
-  data(m: Message): void {
-    this.ensure(messageDataLength(m))
-    this.length += copyMessageData(m, this.buf, this.length)
+  /** The current record's data, copied from where it lies. */
+  data(r: RecordCursor): void {
+    const body = r.body
+    const start = r.dataStart
+    const end = r.dataEnd
+    this.ensure(end - start)
+    if (end - start > LOOP_MAX_BYTES) {
+      this.buf.set(body.subarray(start, end), this.length)
+      this.length += end - start
+      return
+    }
+    const buf = this.buf
+    let at = this.length
+    for (let i = start; i < end; i++) buf[at++] = body[i]
+    this.length = at
   }
 
   /**
-   * A message's data as the inside of a JSON string when every byte is printable ASCII other
-   * than `"` and `\\` (nothing to escape, valid UTF-8): true; else nothing is written, false.
+   * The current record's data as the inside of a JSON string when every byte is printable
+   * ASCII other than `"` and `\\` (nothing to escape, valid UTF-8): true; else nothing is
+   * written, false.
    */
-  jsonSafeAsciiData(m: Message): boolean {
+  jsonSafeAsciiData(r: RecordCursor): boolean {
     const start = this.length
-    this.data(m)
+    this.data(r)
     const buf = this.buf
     for (let i = start, end = this.length; i < end; i++) {
       const c = buf[i]
@@ -73,14 +87,10 @@ export class ByteWriter {
     }
   }
 
-  /** A message's id in decimal (without a bigint for a consumed message). */
-  messageId(m: Message): void {
-    if (m instanceof ConsumedMessage) {
-      this.ensure(20)
-      this.length = m.writeIdTo(this.buf, this.length)
-    } else {
-      this.ascii(m.id.toString())
-    }
+  /** The current record's id in decimal. */
+  messageId(r: RecordCursor): void {
+    this.ensure(20)
+    this.length = r.writeId(this.buf, this.length)
   }
 
   /** ASCII text (numbers, base64, topic names): one byte per character. */

@@ -16,7 +16,7 @@
  * lines like `{"payload":{"a":1}}` work; null sends an empty payload.
  */
 import {isUtf8} from 'node:buffer'
-import {messageDataLength} from '../client/fetcher.js'
+import type {RecordCursor} from '../client/fetched-batch.js'
 import type {Message} from '../client/index.js'
 import {MetaError} from '../protocol/errors.js'
 import {ByteWriter} from './byte-writer.js'
@@ -57,61 +57,87 @@ export function toEnvelope(m: Message): Envelope {
 }
 
 /**
- * The envelopes of a batch as JSON lines (each ends with "\n") in one Buffer: the same text
- * as `JSON.stringify(toEnvelope(m))`, built without an object or a string per message. A
- * UTF-8 payload that needs no JSON escaping (the common case) is copied as bytes.
+ * The envelopes of every record `records` has left, as JSON lines (each ends with "\n") in
+ * one Buffer: the same text as `JSON.stringify(toEnvelope(m))`, built from the fetched records
+ * without an object or a string per message. A UTF-8 payload that needs no JSON escaping (the
+ * common case) is copied as bytes.
  */
-export function encodeEnvelopes(messages: readonly Message[]): Buffer {
-  let estimate = 64
-  for (const m of messages) estimate += 200 + m.topic.length + (m.attribute?.length ?? 0) + Math.ceil(messageDataLength(m) * 1.4)
-  const w = new ByteWriter(estimate)
-  let topic: string | undefined
-  let prefix = NULL
-  for (const m of messages) {
-    if (m.topic !== topic) {
-      topic = m.topic
-      prefix = Buffer.from(`{"topic":${JSON.stringify(topic)},"partition":`)
+export function encodeEnvelopes(records: RecordCursor): Buffer {
+  const w = new ByteWriter(64 + records.count * (200 + records.topic.length) + Math.ceil(records.dataBytesMax * 1.4))
+  const head = new EnvelopeHead()
+  while (records.next()) writeEnvelope(w, records, head)
+  return w.result()
+}
+
+/** The envelope of the record `records` is at (meta tail -u). */
+export function encodeEnvelope(records: RecordCursor): Buffer {
+  const w = new ByteWriter(264 + records.topic.length + Math.ceil((records.dataEnd - records.dataStart) * 1.4))
+  writeEnvelope(w, records, new EnvelopeHead())
+  return w.result()
+}
+
+/** `{"topic":…,"partition":…,"offset":` as bytes, made again only when the topic or partition changes. */
+class EnvelopeHead {
+  private topic: string | undefined
+  private partition = -1
+  private bytes = Buffer.alloc(0)
+
+  of(r: RecordCursor): Buffer {
+    if (r.topic !== this.topic || r.partition !== this.partition) {
+      this.topic = r.topic
+      this.partition = r.partition
+      this.bytes = Buffer.from(`{"topic":${JSON.stringify(r.topic)},"partition":${r.partition},"offset":`)
     }
-    w.literal(prefix)
-    w.uint(m.partition)
-    w.literal(OFFSET)
-    w.uint(m.offset)
-    w.literal(ID)
-    w.messageId(m)
+    return this.bytes
+  }
+}
+
+function writeEnvelope(w: ByteWriter, r: RecordCursor, head: EnvelopeHead): void {
+  w.literal(head.of(r))
+  w.uint(r.offset)
+  w.literal(ID)
+  w.messageId(r)
+  const attribute = r.attribute()
+  if (attribute === undefined) {
+    w.literal(NO_ATTRIBUTE)
+  } else {
     w.literal(ATTRIBUTE)
-    if (m.attribute === undefined) w.literal(NULL)
-    else w.utf8(JSON.stringify(m.attribute))
+    w.utf8(JSON.stringify(attribute))
     w.literal(TIMESTAMP)
-    w.uint(m.timestampMs)
-    w.literal(PAYLOAD)
-    // Printable ASCII with nothing to escape (the common case): copied as is, no view made.
-    if (w.jsonSafeAsciiData(m)) {
-      w.literal(UTF8_END)
-    } else if (!isUtf8(m.data)) {
-      w.ascii(`${m.data.toString('base64')}","encoding":"base64"`)
-    } else if (jsonSafe(m.data)) {
-      w.bytes(m.data)
+  }
+  w.uint(r.timestampMs())
+  w.literal(PAYLOAD)
+  // Printable ASCII with nothing to escape (the common case): copied as is, no view made.
+  if (w.jsonSafeAsciiData(r)) {
+    w.literal(UTF8_END_SIZE)
+  } else {
+    const data = Buffer.from(r.body.buffer, r.body.byteOffset + r.dataStart, r.dataEnd - r.dataStart)
+    if (!isUtf8(data)) {
+      w.ascii(`${data.toString('base64')}","encoding":"base64"`)
+    } else if (jsonSafe(data)) {
+      w.bytes(data)
       w.literal(UTF8_END)
     } else {
-      const text = JSON.stringify(m.data.toString('utf8'))
+      const text = JSON.stringify(data.toString('utf8'))
       w.utf8(text.slice(1))
       w.ascii(',"encoding":"utf8"')
     }
     w.literal(SIZE)
-    w.uint(messageDataLength(m))
-    w.literal(LINE_END)
   }
-  return w.result()
+  w.uint(r.dataEnd - r.dataStart)
+  w.literal(LINE_END)
 }
 
-const OFFSET = Buffer.from(',"offset":')
 const ID = Buffer.from(',"id":"')
 const ATTRIBUTE = Buffer.from('","attribute":')
-const NULL = Buffer.from('null')
 const TIMESTAMP = Buffer.from(',"timestamp":')
+/** ATTRIBUTE, null and TIMESTAMP in one. */
+const NO_ATTRIBUTE = Buffer.from('","attribute":null,"timestamp":')
 const PAYLOAD = Buffer.from(',"payload":"')
 const UTF8_END = Buffer.from('","encoding":"utf8"')
 const SIZE = Buffer.from(',"size":')
+/** UTF8_END and SIZE in one. */
+const UTF8_END_SIZE = Buffer.from('","encoding":"utf8","size":')
 const LINE_END = Buffer.from('}\n')
 
 /** True when no byte needs escaping inside a JSON string (quote, backslash, control characters). */

@@ -1,14 +1,13 @@
 /**
  * `meta tail -f` formats, kcat style: a format string is compiled once into a list of
  * operations, then a whole fetched batch is rendered into one Buffer (one stdout write per
- * batch; PERFORMANCE.md E.5).
+ * batch; PERFORMANCE.md E.5), straight from the fetched records (no message objects).
  *
  * Tokens: %s payload, %S payload size in bytes, %t topic, %p partition, %o offset, %i message
  * id, %a attribute (empty when the message has none; %k is an alias for kcat habits),
  * %T timestamp in ms, %% a percent sign. Escapes: \n \t \r \0 \\ \xNN.
  */
-import {messageDataLength} from '../client/fetcher.js'
-import type {Message} from '../client/index.js'
+import type {RecordCursor} from '../client/fetched-batch.js'
 import {MetaError} from '../protocol/errors.js'
 import {ByteWriter} from './byte-writer.js'
 import {unescapeBytes} from './escapes.js'
@@ -46,8 +45,10 @@ interface Step {
 }
 
 export interface MessageFormatter {
-  /** Render messages into one Buffer. */
-  format(messages: readonly Message[]): Buffer
+  /** Render every record `records` has left into one Buffer. */
+  format(records: RecordCursor): Buffer
+  /** Render the record `records` is at. */
+  formatCurrent(records: RecordCursor): Buffer
 }
 
 /** Compile a format; throws INVALID_ARGUMENT for an unknown token or escape. */
@@ -95,48 +96,69 @@ class CompiledFormat implements MessageFormatter {
   private readonly payloadUses: number
   private readonly fixedBytes: number
 
+  /** The text after the payload when the format is the payload and a constant (the default, '%s\\n'). */
+  private readonly payloadThen: Buffer | undefined
+
   constructor(private readonly steps: Step[]) {
     this.payloadUses = steps.filter((s) => s.op === Op.Payload).length
     this.fixedBytes = steps.reduce((sum, s) => sum + (s.op === Op.Literal ? s.literal!.length : 24), 0)
+    this.payloadThen = steps.length === 2 && steps[0].op === Op.Payload && steps[1].op === Op.Literal ? steps[1].literal : undefined
   }
 
-  format(messages: readonly Message[]): Buffer {
-    let estimate = 64
-    for (const m of messages) estimate += this.fixedBytes + this.payloadUses * messageDataLength(m) + m.topic.length
-    const w = new ByteWriter(estimate)
-    for (const m of messages) {
-      for (const step of this.steps) {
-        switch (step.op) {
-          case Op.Literal:
-            w.literal(step.literal!)
-            break
-          case Op.Payload:
-            w.data(m)
-            break
-          case Op.Size:
-            w.ascii(String(messageDataLength(m)))
-            break
-          case Op.Topic:
-            w.ascii(m.topic) // topic names are printable ASCII
-            break
-          case Op.Partition:
-            w.ascii(String(m.partition))
-            break
-          case Op.Offset:
-            w.ascii(String(m.offset))
-            break
-          case Op.Id:
-            w.ascii(m.id.toString())
-            break
-          case Op.Attribute:
-            if (m.attribute !== undefined) w.utf8(m.attribute)
-            break
-          case Op.Timestamp:
-            w.ascii(String(m.timestampMs))
-            break
-        }
+  format(records: RecordCursor): Buffer {
+    const w = new ByteWriter(64 + records.count * (this.fixedBytes + records.topic.length) + this.payloadUses * records.dataBytesMax)
+    const then = this.payloadThen
+    if (then !== undefined) {
+      // The default format, a line per message: no step loop.
+      while (records.next()) {
+        w.data(records)
+        w.literal(then)
       }
+    } else {
+      while (records.next()) this.render(w, records)
     }
     return w.result()
+  }
+
+  formatCurrent(records: RecordCursor): Buffer {
+    const w = new ByteWriter(64 + this.fixedBytes + records.topic.length + this.payloadUses * (records.dataEnd - records.dataStart))
+    this.render(w, records)
+    return w.result()
+  }
+
+  private render(w: ByteWriter, r: RecordCursor): void {
+    for (const step of this.steps) {
+      switch (step.op) {
+        case Op.Literal:
+          w.literal(step.literal!)
+          break
+        case Op.Payload:
+          w.data(r)
+          break
+        case Op.Size:
+          w.uint(r.dataEnd - r.dataStart)
+          break
+        case Op.Topic:
+          w.ascii(r.topic) // topic names are printable ASCII
+          break
+        case Op.Partition:
+          w.uint(r.partition)
+          break
+        case Op.Offset:
+          w.uint(r.offset)
+          break
+        case Op.Id:
+          w.messageId(r)
+          break
+        case Op.Attribute: {
+          const attribute = r.attribute()
+          if (attribute !== undefined) w.utf8(attribute)
+          break
+        }
+        case Op.Timestamp:
+          w.ascii(String(r.timestampMs()))
+          break
+      }
+    }
   }
 }

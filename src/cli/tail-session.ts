@@ -26,10 +26,10 @@ import {createGroupConsumer} from '../client/group-consumer.js'
 import type {OwnedPartition} from '../client/membership.js'
 import {FileOffsetStore} from '../client/offset-stores/file-offset-store.js'
 import {createTopology, type Topology} from '../client/topology.js'
-import type {Message} from '../client/types.js'
+import type {RecordCursor} from '../client/fetched-batch.js'
 import type {Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
-import {encodeEnvelopes} from './envelope.js'
+import {encodeEnvelope, encodeEnvelopes} from './envelope.js'
 import type {MessageFormatter} from './message-format.js'
 import type {OffsetSpec} from './offset-spec.js'
 import {OutputSink} from './output-sink.js'
@@ -146,14 +146,14 @@ export class TailSession {
       for await (const batch of consumer.batches()) {
         if (this.stopReason !== undefined) break
         this.idleTimer?.refresh()
-        let messages = batch.messages
         const left = this.options.count === undefined ? Number.POSITIVE_INFINITY : this.options.count - this.written
-        if (messages.length > left) messages = messages.slice(0, left)
-        await this.write(messages)
+        const records = batch.records(left)
+        await this.write(records)
         this.idleTimer?.refresh() // a slow reader is not idleness
-        this.written += messages.length
+        this.written += records.count
         const key = partitionKey(batch.topic, batch)
-        this.positions.set(key, messages.at(-1)!.nextOffset)
+        // The cursor is at the last record written.
+        this.positions.set(key, records.nextOffset)
         this.reportEndIfWritten(key)
         if (this.written >= (this.options.count ?? Number.POSITIVE_INFINITY)) this.stop('count')
       }
@@ -249,19 +249,20 @@ export class TailSession {
     })
   }
 
-  private write(messages: readonly Message[]): Promise<void> | undefined {
+  /** Render the records (straight from the fetched body) and write them: one write, or one per message with -u. */
+  private write(records: RecordCursor): Promise<void> | undefined {
     const output = this.options.output
     if (!this.options.unbuffered) {
-      return this.sink.write(output.kind === 'jsonl' ? encodeEnvelopes(messages) : output.formatter.format(messages))
+      return this.sink.write(output.kind === 'jsonl' ? encodeEnvelopes(records) : output.formatter.format(records))
     }
-    return this.writeEach(messages)
+    return this.writeEach(records)
   }
 
-  private async writeEach(messages: readonly Message[]): Promise<void> {
+  private async writeEach(records: RecordCursor): Promise<void> {
     const output = this.options.output
-    for (const m of messages) {
+    while (records.next()) {
       if (this.sink.closed) return
-      const pending = this.sink.write(output.kind === 'jsonl' ? encodeEnvelopes([m]) : output.formatter.format([m]))
+      const pending = this.sink.write(output.kind === 'jsonl' ? encodeEnvelope(records) : output.formatter.formatCurrent(records))
       if (pending !== undefined) await pending
     }
   }

@@ -38,12 +38,13 @@ import {validateTopicName} from '../protocol/names.js'
 import {parseFilter} from '../protocol/filter-expression.js'
 import {silentLogger, type Logger} from '../log.js'
 import {resultText, type BrokerConnection} from './connection.js'
-import {PartitionFetcher, type FetchSettings, type FetchSink, type MessageBatch} from './fetcher.js'
+import type {FetchedBatch, MessageBatch} from './fetched-batch.js'
+import {PartitionFetcher, type FetchSettings, type FetchSink} from './fetcher.js'
 import {QueuedIterator} from './queued-iterator.js'
 import {createTopology, type Topology} from './topology.js'
 import {partitionName, type Message, type Partition} from './types.js'
 
-export type {MessageBatch} from './fetcher.js'
+export type {MessageBatch} from './fetched-batch.js'
 
 /** Where a partition starts: the first message, the end (only new messages), or a byte offset. */
 export type StartPosition = 'earliest' | 'latest' | number
@@ -137,7 +138,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   protected readonly settings: FetchSettings
   protected readonly log: Logger
   protected readonly fetchers = new Map<string, PartitionFetcher>()
-  protected readonly queue: QueuedIterator<MessageBatch>
+  protected readonly queue: QueuedIterator<FetchedBatch>
   protected stopped = false
   private stopping: Promise<void> | undefined
   /** Processed positions, per partition key. */
@@ -145,7 +146,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   /** Keys whose processed position changed since the last commit. */
   protected readonly dirty = new Set<string>()
   private started: Promise<void> | undefined
-  private inHand: MessageBatch | undefined
+  private inHand: FetchedBatch | undefined
   private idleWaiters: Array<() => void> = []
   private readonly forwardReadFrom = (event: unknown) => this.emit('readFrom', event)
 
@@ -171,7 +172,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
       ...(options.filter === undefined ? {} : {filter: options.filter}),
       log: this.log,
     }
-    this.queue = new QueuedIterator<MessageBatch>(options.maxBufferedBatches ?? 64)
+    this.queue = new QueuedIterator<FetchedBatch>(options.maxBufferedBatches ?? 64)
     this.queue.onDrain = () => {
       for (const fetcher of this.fetchers.values()) fetcher.resume()
     }
@@ -187,15 +188,16 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   /**
    * Batches as fetched; ends on stop() (or at the end with stopAtEnd). A batch counts as
    * processed when the loop asks for the next one. Leaving the loop stops the consumer.
+   * Its messages are made when `messages` is first read.
    */
-  async *batches(): AsyncGenerator<MessageBatch> {
+  async *batches(): AsyncGenerator<FetchedBatch> {
     try {
       await this.start()
       for await (const batch of this.queue) {
         if (!this.isCurrent(batch)) continue
         this.inHand = batch
         yield batch
-        this.markProcessed(batch, batch.messages.length)
+        this.markProcessed(batch, batch.count)
         this.release()
       }
     } finally {
@@ -264,7 +266,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     }
   }
 
-  deliver(batch: MessageBatch): boolean {
+  deliver(batch: FetchedBatch): boolean {
     if (this.stopped) return false
     this.queue.push(batch)
     return this.queue.wantsMore
@@ -365,11 +367,15 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
     return !this.stopped && this.fetchers.get(batchKey(batch))?.epoch === batch.epoch
   }
 
-  private markProcessed(batch: MessageBatch, count: number): void {
+  private markProcessed(batch: FetchedBatch, count: number): void {
     if (count === 0) return
-    const last = batch.messages[count - 1]
     const key = batchKey(batch)
-    this.processed.set(key, {offset: count === batch.messages.length ? batch.nextOffset : last.nextOffset, msgId: String(last.id)})
+    if (count === batch.count) {
+      this.processed.set(key, {offset: batch.nextOffset, msgId: batch.lastIdText()})
+    } else {
+      const last = batch.messages[count - 1]
+      this.processed.set(key, {offset: last.nextOffset, msgId: String(last.id)})
+    }
     this.dirty.add(key)
   }
 

@@ -27,13 +27,12 @@
 import {encodeGet} from '../protocol/commands/get.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
 import {MetaError} from '../protocol/errors.js'
-import {RECORD_HEADER_BYTES, walkMessageSet, wholeRecordsEnd} from '../protocol/message-set.js'
-import {messageIdTimestampAt, writeMessageIdDecimal} from '../protocol/message-id.js'
-import {int32At} from '../protocol/output-buffer.js'
+import {RECORD_HEADER_BYTES, walkRecords, wholeRecordsEnd} from '../protocol/message-set.js'
 import type {ResponseFrame} from '../protocol/frames.js'
 import type {Logger} from '../log.js'
 import type {BrokerConnection} from './connection.js'
-import type {Message, Partition} from './types.js'
+import {checkRecords, FetchedBatch, type RecordCheck, type RecordSpan} from './fetched-batch.js'
+import type {Partition} from './types.js'
 
 /** Fetch tuning shared by the fetchers of one consumer. */
 export interface FetchSettings {
@@ -55,24 +54,12 @@ export interface FetchSettings {
   log: Logger
 }
 
-/** A batch of consecutive messages of one partition, from one get. */
-export interface MessageBatch {
-  topic: string
-  brokerId: number
-  partition: number
-  messages: Message[]
-  /** Offset right after the last message: where this partition continues. */
-  nextOffset: number
-  /** Which assignment of the partition fetched it (a batch from a revoked one is dropped). */
-  epoch: number
-}
-
 let nextEpoch = 1
 
 /** Where fetchers deliver. */
 export interface FetchSink {
   /** Deliver a batch; return false to pause this fetcher until resume() is called. */
-  deliver(batch: MessageBatch): boolean
+  deliver(batch: FetchedBatch): boolean
   /** The fetcher reached its stop offset (or was asked to stop) and will fetch no more. */
   finished(fetcher: PartitionFetcher): void
   /** A retriable error: the fetcher tries again after `delayMs`. */
@@ -86,93 +73,6 @@ export interface FetchSink {
   reconnect?(brokerId: number): Promise<BrokerConnection>
   /** True while `brokerId` is read from a slave (whose log may end before its master's). */
   readsFromSlave?(brokerId: number): boolean
-}
-
-/** Data up to this many bytes is copied out byte by byte (copyDataTo). */
-const COPY_LOOP_MAX_BYTES = 64
-
-/**
- * A consumed message. `id` and `timestampMs` are read from the record header on first use
- * (the header stays in the fetched body), and so is `data`, a view of the body made when it
- * is first read: a batch of small messages costs one object per message, not two, and a
- * writer that copies the bytes out ({@link copyMessageData}) makes no view at all.
- */
-export class ConsumedMessage implements Message {
-  private idValue: bigint | undefined
-
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    readonly brokerId: number,
-    readonly offset: number,
-    readonly nextOffset: number,
-    readonly flag: number,
-    readonly attribute: string | undefined,
-    /** The data after an attribute block, or undefined: the whole payload, viewed on first use. */
-    private dataValue: Buffer | undefined,
-    /** The fetched body holding the record, and the record's position in it. */
-    private readonly set: Buffer,
-    private readonly pos: number,
-  ) {}
-
-  get data(): Buffer {
-    return (this.dataValue ??= this.set.subarray(this.pos + RECORD_HEADER_BYTES, this.pos + this.nextOffset - this.offset))
-  }
-
-  /** Bytes of `data`. */
-  get dataLength(): number {
-    return this.dataValue === undefined ? this.nextOffset - this.offset - RECORD_HEADER_BYTES : this.dataValue.length
-  }
-
-  /** Copy `data` into `target` at `at` without making its view; returns the bytes copied. */
-  copyDataTo(target: Buffer, at: number): number {
-    if (this.dataValue !== undefined) return this.dataValue.copy(target, at)
-    const start = this.pos + RECORD_HEADER_BYTES
-    const end = this.pos + this.nextOffset - this.offset
-    // Buffer#copy makes a view of a range it copies from: a loop is cheaper for short data.
-    if (end - start > COPY_LOOP_MAX_BYTES) return this.set.copy(target, at, start, end)
-    const set = this.set
-    for (let i = start; i < end; i++) target[at++] = set[i]
-    return end - start
-  }
-
-  get id(): bigint {
-    return (this.idValue ??= this.set.readBigInt64BE(this.pos + 8))
-  }
-
-  get timestampMs(): number {
-    return messageIdTimestampAt(this.set, this.pos + 8)
-  }
-
-  /** Write `id` in decimal at target[at] (room for 20 characters is the caller's), without a bigint; returns the end. */
-  writeIdTo(target: Uint8Array, at: number): number {
-    return writeMessageIdDecimal(target, at, int32At(this.set, this.pos + 8), int32At(this.set, this.pos + 12))
-  }
-}
-
-/** Bytes of `m.data`, without making the view of a consumed message's data. */
-export function messageDataLength(m: Message): number {
-  return m instanceof ConsumedMessage ? m.dataLength : m.data.length
-}
-
-/**
- * Copy `m.data` into `target` at `at` (room for it is the caller's), without making the view
- * of a consumed message's data; returns the bytes copied.
- */
-export function copyMessageData(m: Message, target: Buffer, at: number): number {
-  if (m instanceof ConsumedMessage) return m.copyDataTo(target, at)
-  const data = m.data
-  target.set(data, at)
-  return data.length
-}
-
-/** What decodeRecords made of a fetched body. */
-interface DecodedRecords {
-  messages: Message[]
-  /** Bytes of whole records read; the next fetch starts after them. */
-  bytesConsumed: number
-  /** Set when a record is bad (length, checksum, attribute block); messages hold those before it. */
-  error?: MetaError
 }
 
 export class PartitionFetcher {
@@ -357,20 +257,20 @@ export class PartitionFetcher {
     if (this.settings.filter !== undefined) return this.onFilteredValue(requestOffset, body)
     this.recovered()
     this.fetchEarly(requestOffset, body)
-    const {messages, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
+    const {span, bytesConsumed, error} = this.decodeRecords(requestOffset, body)
     this.delayMs = this.settings.minDelayMs
     this.offset = requestOffset + bytesConsumed
     if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
     if (error !== undefined) {
       // The whole records before the bad one are good: hand them over first.
-      if (messages.length > 0) this.deliver(messages)
+      if (span !== undefined) this.deliver(body, span)
       return this.onCorruptRecord(error)
     }
     if (bytesConsumed === 0) this.growFor(body)
     else if (body.length < this.maxSize / 2 && this.maxSize > this.settings.maxSizeBytes) {
       this.maxSize = Math.max(this.settings.maxSizeBytes, this.maxSize / 2)
     }
-    if (messages.length > 0 && !this.deliver(messages)) return
+    if (span !== undefined && !this.deliver(body, span)) return
     this.fetchSoon(0)
   }
 
@@ -389,38 +289,19 @@ export class PartitionFetcher {
   }
 
   /** Hand a batch to the sink; false (and paused) when it wants no more for now. */
-  private deliver(messages: Message[]): boolean {
-    const more = this.sink.deliver({
-      topic: this.topic,
-      brokerId: this.target.brokerId,
-      partition: this.target.partition,
-      messages,
-      nextOffset: this.offset,
-      epoch: this.epoch,
-    })
+  private deliver(body: Buffer, span: RecordSpan): boolean {
+    const more = this.sink.deliver(new FetchedBatch(this.topic, this.target.brokerId, this.target.partition, this.epoch, this.offset, body, span))
     if (!more) this.paused = true
     return more
   }
 
   /**
-   * The whole records of a fetched body (MetaQ's stored format, protocol/message-set.ts) as
-   * messages, in one pass: the same checks and stops as decodeMessageSet (a partial last
-   * record ends the set; a bad length, checksum or attribute block ends it with an error),
-   * without an intermediate object per record. Records below skipBelow (already delivered
-   * before a realignment) are read but not returned.
+   * Where the whole records of a fetched body are (checked as decodeMessageSet checks them);
+   * records below skipBelow (already delivered before a realignment) are read but not included.
    */
-  private decodeRecords(baseOffset: number, body: Buffer): DecodedRecords {
-    const messages: Message[] = []
-    const {topic, skipBelow} = this
-    const {partition, brokerId} = this.target
+  private decodeRecords(baseOffset: number, body: Buffer): RecordCheck {
     const options = {baseOffset, verifyChecksum: this.settings.verifyChecksum, maxPayloadBytes: this.settings.maxSizeLimitBytes}
-    const {bytesConsumed, error} = walkMessageSet(body, options, (pos, next, flag, attribute, data) => {
-      const offset = baseOffset + pos
-      if (offset >= skipBelow) {
-        messages.push(new ConsumedMessage(topic, partition, brokerId, offset, baseOffset + next, flag, attribute, data, body, pos))
-      }
-    })
-    return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
+    return checkRecords(body, options, this.skipBelow)
   }
 
   /**
@@ -433,20 +314,25 @@ export class PartitionFetcher {
     this.delayMs = this.settings.minDelayMs
     if (body.length < 8) return this.onError(new MetaError('DECODE_ERROR', `filtered value of ${body.length} bytes from ${this.key}: expected at least 8`))
     const next = Number(body.readBigInt64BE(0))
-    const messages: Message[] = []
-    const {topic, skipBelow} = this
-    const {partition, brokerId} = this.target
+    const skipBelow = this.skipBelow
+    let span: RecordSpan | undefined
     let pos = 8
     while (body.length - pos >= 8 + RECORD_HEADER_BYTES) {
       const offset = Number(body.readBigInt64BE(pos))
-      const record = body.subarray(pos + 8, pos + 8 + RECORD_HEADER_BYTES + Math.max(0, body.readInt32BE(pos + 8)))
+      const at = pos + 8
+      const record = body.subarray(at, at + RECORD_HEADER_BYTES + Math.max(0, body.readInt32BE(at)))
       const options = {baseOffset: offset, verifyChecksum: this.settings.verifyChecksum, maxPayloadBytes: this.settings.maxSizeLimitBytes}
-      const {bytesConsumed, error} = walkMessageSet(record, options, (at, end, flag, attribute, data) => {
-        if (offset >= skipBelow) messages.push(new ConsumedMessage(topic, partition, brokerId, offset, offset + end, flag, attribute, data, record, at))
+      const {bytesConsumed, error} = walkRecords(record, options, () => {
+        if (span !== undefined) {
+          span.last = at
+          span.count += 1
+        } else if (offset >= skipBelow) {
+          span = {baseOffset: undefined, first: at, last: at, count: 1}
+        }
       })
       if (error !== undefined) {
         this.offset = offset
-        if (messages.length > 0) this.deliver(messages)
+        if (span !== undefined) this.deliver(body, span)
         return this.onCorruptRecord(error)
       }
       if (bytesConsumed === 0) {
@@ -464,7 +350,7 @@ export class PartitionFetcher {
     }
     this.offset = next
     if (this.skipBelow >= 0 && this.offset >= this.skipBelow) this.skipBelow = -1
-    if (messages.length > 0 && !this.deliver(messages)) return
+    if (span !== undefined && !this.deliver(body, span)) return
     this.fetchSoon(0)
   }
 

@@ -58,17 +58,24 @@ export function encodePayload(data: Uint8Array, attribute?: string, flag = 0): {
  */
 export function decodePayload(payload: Buffer, flag: number): {attribute: string | undefined; data: Buffer} {
   if ((flag & FLAG_HAS_ATTRIBUTE) === 0) return {attribute: undefined, data: payload}
-  if (payload.length < 4) {
-    throw new MetaError('INVALID_MESSAGE', `attribute flag set but payload has only ${payload.length} bytes`)
-  }
+  const problem = attributeBlockProblem(payload, 0, payload.length)
+  if (problem !== undefined) throw new MetaError('INVALID_MESSAGE', problem)
   const attrLen = payload.readInt32BE(0)
-  if (attrLen < 0 || 4 + attrLen > payload.length) {
-    throw new MetaError('INVALID_MESSAGE', `invalid attribute length ${attrLen} in a payload of ${payload.length} bytes`)
-  }
   return {
     attribute: payload.toString('utf8', 4, 4 + attrLen),
     data: payload.subarray(4 + attrLen),
   }
+}
+
+/**
+ * Why the attribute block of the payload buf[start, end) does not fit in it (a record whose
+ * flag says it has one), or undefined when it does.
+ */
+function attributeBlockProblem(buf: Uint8Array, start: number, end: number): string | undefined {
+  if (end - start < 4) return `attribute flag set but payload has only ${end - start} bytes`
+  const attrLen = int32At(buf, start)
+  if (attrLen < 0 || 4 + attrLen > end - start) return `invalid attribute length ${attrLen} in a payload of ${end - start} bytes`
+  return undefined
 }
 
 /** Write a 20-byte record header at `pos`. `id` is written as a signed int64. */
@@ -118,18 +125,18 @@ export interface DecodedSet {
  * Called for each whole, valid record: its position in the set, the position after it, its
  * flag, and for a record with an attribute block the attribute and the data after it (a view
  * into the set). A record without one has no attribute and its data is the whole payload,
- * set[pos + RECORD_HEADER_BYTES, next): `data` is then undefined, so that a walk makes no view
- * per record its visitor does not need (the consumer makes one when the message's data is read).
+ * set[pos + RECORD_HEADER_BYTES, next): `data` is then undefined.
  */
 export type RecordVisitor = (pos: number, next: number, flag: number, attribute: string | undefined, data: Buffer | undefined) => void
 
 /**
- * Walk a message set record by record with MetaQ's checks, calling `visit` for each whole,
- * valid record; stops silently at a partial trailing record and with an error at a bad one
- * (negative or oversize length, CRC mismatch, attribute block that does not fit). The one
- * loop behind decodeMessageSet and the consumer's decoder.
+ * Walk a message set record by record with MetaQ's checks, calling `visit(pos, next)` for
+ * each whole, valid record (its position in the set and the position after it); stops
+ * silently at a partial trailing record and with an error at a bad one (negative or oversize
+ * length, CRC mismatch, attribute block that does not fit). Nothing is decoded: the one loop
+ * behind walkMessageSet and the consumer's fetched batches, which read fields on demand.
  */
-export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: RecordVisitor): {bytesConsumed: number; error?: MetaError} {
+export function walkRecords(buf: Buffer, options: DecodeOptions, visit: (pos: number, next: number) => void): {bytesConsumed: number; error?: MetaError} {
   const base = options.baseOffset ?? 0
   const verify = options.verifyChecksum ?? true
   const maxPayload = options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES_DEFAULT
@@ -148,20 +155,24 @@ export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: Recor
     if (verify && checksumOfRangeWords(buf, words, pos + RECORD_HEADER_BYTES, next) !== int32At(buf, pos + 4)) {
       return {bytesConsumed: pos, error: invalidRecord('checksum mismatch', base + pos)}
     }
-    const flag = int32At(buf, pos + 16)
-    let attribute: string | undefined
-    let data: Buffer | undefined
-    if ((flag & FLAG_HAS_ATTRIBUTE) !== 0) {
-      try {
-        ;({attribute, data} = decodePayload(buf.subarray(pos + RECORD_HEADER_BYTES, next), flag))
-      } catch (error) {
-        return {bytesConsumed: pos, error: invalidRecord((error as Error).message, base + pos)}
-      }
+    if ((int32At(buf, pos + 16) & FLAG_HAS_ATTRIBUTE) !== 0) {
+      const problem = attributeBlockProblem(buf, pos + RECORD_HEADER_BYTES, next)
+      if (problem !== undefined) return {bytesConsumed: pos, error: invalidRecord(problem, base + pos)}
     }
-    visit(pos, next, flag, attribute, data)
+    visit(pos, next)
     pos = next
   }
   return {bytesConsumed: pos}
+}
+
+/** walkRecords, with each record's flag and its attribute block decoded for `visit`. */
+export function walkMessageSet(buf: Buffer, options: DecodeOptions, visit: RecordVisitor): {bytesConsumed: number; error?: MetaError} {
+  return walkRecords(buf, options, (pos, next) => {
+    const flag = int32At(buf, pos + 16)
+    if ((flag & FLAG_HAS_ATTRIBUTE) === 0) return visit(pos, next, flag, undefined, undefined)
+    const {attribute, data} = decodePayload(buf.subarray(pos + RECORD_HEADER_BYTES, next), flag)
+    visit(pos, next, flag, attribute, data)
+  })
 }
 
 /**

@@ -5,6 +5,7 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import type {Message} from '../../src/client/index.js'
+import {MessageRecords} from '../../src/client/fetched-batch.js'
 import {compileFormat, DEFAULT_FORMAT} from '../../src/cli/message-format.js'
 import {decodeEnvelope, encodeEnvelopes, toEnvelope} from '../../src/cli/envelope.js'
 
@@ -27,19 +28,19 @@ function message(data: Buffer | string, fields: Partial<Message> = {}): Message 
 describe('compileFormat()', () => {
   it('renders every token', () => {
     const f = compileFormat('%t|%p|%o|%i|%a|%T|%S|%s|%%|%k\\n')
-    const out = f.format([message('héllo', {attribute: 'k1'})])
+    const out = f.format(new MessageRecords([message('héllo', {attribute: 'k1'})]))
     assert.equal(out.toString(), 'orders|2|120|9007199254740993|k1|1700000000123|6|héllo|%|k1\n')
   })
 
   it('prints an empty attribute when there is none, and the default is payload + newline', () => {
-    assert.equal(compileFormat('[%a]').format([message('x')]).toString(), '[]')
-    assert.equal(compileFormat(DEFAULT_FORMAT).format([message('a'), message('b')]).toString(), 'a\nb\n')
+    assert.equal(compileFormat('[%a]').format(new MessageRecords([message('x')])).toString(), '[]')
+    assert.equal(compileFormat(DEFAULT_FORMAT).format(new MessageRecords([message('a'), message('b')])).toString(), 'a\nb\n')
   })
 
   it('renders a batch into one buffer, binary payloads untouched, escapes as bytes', () => {
     const bin = Buffer.from([0, 0xff, 0xfe, 10])
     const big = Buffer.alloc(100_000, 0x61)
-    const out = compileFormat('%s\\0\\t\\r\\\\\\x01').format([message(bin), message(big)])
+    const out = compileFormat('%s\\0\\t\\r\\\\\\x01').format(new MessageRecords([message(bin), message(big)]))
     assert.deepEqual(out, Buffer.concat([bin, Buffer.from('\0\t\r\\\x01', 'latin1'), big, Buffer.from('\0\t\r\\\x01', 'latin1')]))
   })
 
@@ -52,7 +53,7 @@ describe('compileFormat()', () => {
 
 describe('JSON envelope', () => {
   it('writes the documented fields, UTF-8 as text and the id as a string', () => {
-    const line = encodeEnvelopes([message('{"a":1}\n', {attribute: 'key "q"'})]).toString()
+    const line = encodeEnvelopes(new MessageRecords([message('{"a":1}\n', {attribute: 'key "q"'})])).toString()
     assert.ok(line.endsWith('}\n'))
     assert.deepEqual(JSON.parse(line), {
       topic: 'orders',
@@ -70,7 +71,7 @@ describe('JSON envelope', () => {
 
   it('uses base64 for payloads that are not valid UTF-8, and null for no attribute', () => {
     const bin = Buffer.from([0xff, 0x00, 0xc3])
-    const envelope = JSON.parse(encodeEnvelopes([message(bin)]).toString())
+    const envelope = JSON.parse(encodeEnvelopes(new MessageRecords([message(bin)])).toString())
     assert.equal(envelope.encoding, 'base64')
     assert.equal(envelope.payload, bin.toString('base64'))
     assert.equal(envelope.attribute, null)
@@ -81,7 +82,7 @@ describe('JSON envelope', () => {
     for (const data of payloads) {
       for (const attribute of [undefined, '', 'ключ', 'a\nb']) {
         const m = message(data, {attribute})
-        const line = encodeEnvelopes([m])
+        const line = encodeEnvelopes(new MessageRecords([m]))
         assert.equal(line.toString(), `${JSON.stringify(toEnvelope(m))}\n`, 'the same text as JSON.stringify')
         const back = decodeEnvelope(line.subarray(0, -1))
         assert.deepEqual(back.payload, data)
@@ -94,7 +95,7 @@ describe('JSON envelope', () => {
 
   it('writes a batch as one buffer of lines, one per message', () => {
     const batch = [message('a'), message(Buffer.of(0xff), {topic: 'other', attribute: 'x'}), message('"q"\\')]
-    const lines = encodeEnvelopes(batch).toString().split('\n')
+    const lines = encodeEnvelopes(new MessageRecords(batch)).toString().split('\n')
     assert.equal(lines.pop(), '')
     assert.deepEqual(lines.map((l) => JSON.parse(l)), batch.map(toEnvelope))
   })
