@@ -3,18 +3,18 @@
  * not yet answered, in send order, kept in memory only (the spool is written when an outage
  * begins or on close, never on the healthy path).
  *
- * A ring of parallel arrays rather than an object per message: the healthy path stores four
- * fields per send and allocates nothing. A message is known by its sequence number, which the
+ * A ring of parallel arrays rather than an object per message: the healthy path stores a few
+ * fields per send and allocates nothing per message. A message is known by its sequence number, which the
  * producer hands back to the callback as its context; its slot is `seq & mask`, so a sequence
  * number stays valid while the ring doubles (send() may run past the producer's window).
  * Sequence numbers wrap at SEQ_LIMIT, a power of two above any capacity, so they stay small
  * integers (no heap number per send) and `seq & mask` stays right across the wrap.
  *
  * The arrays of references (attributes, payloads, callbacks) are made anew each time the ring
- * wraps, the kept slots copied over: arrays that young stay in V8's young generation, where
- * storing a young object (a payload, a callback) is cheap. Into an array promoted to the old
- * generation, every such store takes the write barrier's slow path and adds a slot the next
- * scavenge must visit (callgrind: about a third of what the spooling path cost over --no-spool).
+ * wraps, the kept slots copied over, so they die young, in V8's young generation, where storing
+ * a young object (a payload, a callback) is cheap. Into an array promoted to the old generation
+ * every such store takes the write barrier's slow path and adds a slot the next scavenge must
+ * visit (callgrind: about a third of what the spooling path cost over --no-spool).
  *
  * A slot is: sent (unanswered), spooled (unanswered, and its record is in the spool at
  * `positionOf(seq)`), or answered. The oldest slot leaves once answered, and the ones behind it
