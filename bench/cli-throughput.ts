@@ -6,7 +6,11 @@
  * back, in order. CPU per line of the CLI process (GNU time's user + system) and of the
  * broker (/proc) is printed next to lines/s.
  *
- *   npm run bench:cli                      (CLI_LINES=1000000, CLI_TAIL_RUNS=3 by default)
+ * Then `meta send` with its spool (the default) and with `--no-spool` runs in alternating
+ * pairs into another topic, and the medians of each side are printed (issue 21: with a healthy
+ * broker the spool must cost nothing; a single run on a shared machine cannot show that).
+ *
+ *   npm run bench:cli                      (CLI_LINES=1000000, CLI_TAIL_RUNS=3, CLI_SEND_PAIRS=3 by default)
  *   node --import tsx bench/cli-throughput.ts
  */
 import {spawn} from 'node:child_process'
@@ -22,6 +26,10 @@ const LINES = Number(process.env.CLI_LINES ?? 1_000_000)
 const TOPIC = 'x'
 /** Runs of the two tail rows (`meta tail -e`, `meta tail -e -J`), each timed start to exit. */
 const TAIL_RUNS = Math.max(1, Number(process.env.CLI_TAIL_RUNS ?? 3))
+/** Alternating pairs of `meta send` with and without the spool (0: none). */
+const SEND_PAIRS = Math.max(0, Number(process.env.CLI_SEND_PAIRS ?? 3))
+/** The topic of those pairs (not TOPIC: the tail rows check it holds seq 1 N once). */
+const PAIRS_TOPIC = 'pairs'
 
 export interface CliRow {
   name: string
@@ -39,14 +47,14 @@ interface Timed {
 }
 
 /** Run `sh -c script` under GNU time; the script's stdout goes to `onStdout` (or nowhere). */
-function timed(script: string, onStdout?: (chunk: Buffer) => void): Promise<Timed> {
+function timed(script: string, onStdout?: (chunk: Buffer) => void, env: NodeJS.ProcessEnv = {}): Promise<Timed> {
   const dir = mkdtempSync(join(tmpdir(), 'meta-cli-bench-'))
   const timeFile = join(dir, 'time')
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', timeFile, 'sh', '-c', script], {
       stdio: ['ignore', onStdout === undefined ? 'ignore' : 'pipe', 'inherit'],
-      env: {...process.env, NO_COLOR: '1'},
+      env: {...process.env, NO_COLOR: '1', ...env},
     })
     if (onStdout !== undefined) child.stdout!.on('data', onStdout)
     child.on('error', reject)
@@ -95,7 +103,53 @@ async function measured(broker: EmbeddedBroker, run: () => Promise<Timed>): Prom
   return {t, brokerMs: before === undefined || after === undefined ? undefined : after - before}
 }
 
-/** The rows: send; tail > /dev/null and tail -J > /dev/null, CLI_TAIL_RUNS times each; tail into a pipe checked against seq. */
+/**
+ * `seq 1 N | meta send` with the spool and with --no-spool, SEND_PAIRS alternating pairs (which
+ * goes first alternates too); a row per run, then the median of each side. The spool's state
+ * directory is a temp dir (a healthy run writes nothing there; a failing one must not leave a
+ * spool in the user's).
+ */
+async function sendPairs(broker: EmbeddedBroker, meta: string): Promise<CliRow[]> {
+  if (SEND_PAIRS === 0) return []
+  const state = mkdtempSync(join(tmpdir(), 'meta-cli-bench-state-'))
+  const sides = [
+    {label: 'CLI send (spool, the default)', flag: '', runs: [] as CliRow[]},
+    {label: 'CLI send --no-spool', flag: ' --no-spool', runs: [] as CliRow[]},
+  ]
+  const rows: CliRow[] = []
+  try {
+    for (let pair = 1; pair <= SEND_PAIRS; pair++) {
+      for (const side of pair % 2 === 1 ? sides : [...sides].reverse()) {
+        const command = `seq 1 ${LINES} | meta send -t ${PAIRS_TOPIC}${side.flag}`
+        const run = await measured(broker, () => timed(`seq 1 ${LINES} | ${meta} send -b ${broker.address} -t ${PAIRS_TOPIC} -q${side.flag}`, undefined, {META_STATE_DIR: state}))
+        const r = row(`${side.label} (pair ${pair}, load ${loadavg()[0].toFixed(2)})`, command, run.t, run.brokerMs)
+        side.runs.push(r)
+        rows.push(r)
+      }
+    }
+  } finally {
+    rmSync(state, {recursive: true, force: true})
+  }
+  for (const side of sides) {
+    rows.push({
+      name: `${side.label}: median of ${SEND_PAIRS}`,
+      command: side.runs[0]!.command,
+      linesPerSec: Math.round(median(side.runs.map((r) => r.linesPerSec))),
+      seconds: median(side.runs.map((r) => r.seconds)),
+      cliUsPerLine: median(side.runs.map((r) => r.cliUsPerLine)),
+      brokerUsPerLine: side.runs.some((r) => r.brokerUsPerLine === null) ? null : median(side.runs.map((r) => r.brokerUsPerLine!)),
+    })
+  }
+  return rows
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** The rows: send; tail > /dev/null and tail -J > /dev/null, CLI_TAIL_RUNS times each; tail into a pipe checked against seq; the spool / --no-spool send pairs. */
 export async function runCliThroughput(): Promise<CliRow[]> {
   const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
   const meta = `'${process.execPath}' '${BIN}'`
@@ -124,7 +178,7 @@ export async function runCliThroughput(): Promise<CliRow[]> {
     const digest = hash.digest('hex')
     if (digest !== expectedDigest()) throw new Error(`tail output (${bytes} bytes) is not seq 1 ${LINES}: a line is missing, changed or out of order`)
     rows.push(row(`CLI tail, output checked`, `${tailCmd} | (sha-256 = seq 1 ${LINES})`, checked.t, checked.brokerMs))
-    return rows
+    return [...rows, ...(await sendPairs(broker, meta))]
   } finally {
     await broker.stop()
   }

@@ -26,6 +26,7 @@
  * when the producer has a listener for it, else thrown as an uncaught exception (as Node
  * does for a callback that throws).
  */
+import {Buffer} from 'node:buffer'
 import {EventEmitter} from 'node:events'
 import {checksum} from '../protocol/crc.js'
 import {MetaError} from '../protocol/errors.js'

@@ -31,6 +31,7 @@
  *
  * Events: 'outage' (topic, error), 'recovered' (topic), 'drain', 'error' (MetaError).
  */
+import {Buffer} from 'node:buffer'
 import {EventEmitter} from 'node:events'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Producer, SendCallback, SendOptions} from './producer.js'
@@ -38,6 +39,7 @@ import type {SendResult} from './types.js'
 import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
 import {mergeSpool} from './spool/dirs.js'
 import {Queue} from './spool/queue.js'
+import {SendWindow} from './spool/window.js'
 import type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
@@ -64,28 +66,15 @@ export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
  */
 type LaneState = 'direct' | 'sending' | 'outage' | 'probing' | 'failed'
 
-/** A message sent direct and not yet answered. */
-interface Unacked extends SpoolEntry {
-  lane: Lane
-  callback: SendCallback
-  /** Its spool position once an outage wrote the window to the spool (-1 before). */
-  position: number
-  end: number
-  settled: boolean
-  /** The next message sent direct (the window is a linked list: no array to grow or shift). */
-  next: Unacked | undefined
-}
-
 interface Lane {
   topic: string
   /** Opened at the first outage, or at start for a spool left behind. */
   spool: Spool | undefined
   state: LaneState
-  /** Messages sent direct, in order, from the oldest unanswered one (a linked list through `next`). */
-  windowHead: Unacked | undefined
-  windowTail: Unacked | undefined
-  /** Those not answered yet (the window also holds answered ones behind an unanswered one). */
-  windowPending: number
+  /** Messages sent direct and not answered, in order (window.pending: those not in the spool either). */
+  window: SendWindow
+  /** The callback of every direct send of the lane; its context is the message's sequence number in `window`. */
+  directResult: (result: SendResult, seq: number) => void
   /** Direct sends whose callback has not run (also those written to the spool since). */
   directInFlight: number
   /** Position of the next spool record to send. */
@@ -145,14 +134,14 @@ export class SpoolingProducer extends EventEmitter {
 
   get stats(): SpoolingStats {
     let pending = 0
-    for (const lane of this.lanes.values()) pending += (lane.spool?.pending ?? 0) + lane.windowPending
+    for (const lane of this.lanes.values()) pending += (lane.spool?.pending ?? 0) + lane.window.pending
     return {...this.counts, pending}
   }
 
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
     let n = 0
-    for (const lane of this.lanes.values()) n += lane.inFlight + lane.windowPending
+    for (const lane of this.lanes.values()) n += lane.inFlight + lane.window.pending
     return n
   }
 
@@ -170,7 +159,7 @@ export class SpoolingProducer extends EventEmitter {
   /** Records of a topic not yet acknowledged. */
   pendingOf(topic: string): number {
     const lane = this.lanes.get(topic)
-    return lane === undefined ? 0 : (lane.spool?.pending ?? 0) + lane.windowPending
+    return lane === undefined ? 0 : (lane.spool?.pending ?? 0) + lane.window.pending
   }
 
   /** The spool directory a topic uses, once it has one. */
@@ -218,7 +207,7 @@ export class SpoolingProducer extends EventEmitter {
     if (this.closed) return
     for (const lane of this.lanes.values()) {
       if (lane.timer !== undefined) clearTimeout(lane.timer)
-      if (lane.windowPending === 0 || lane.state === 'failed') continue
+      if (lane.window.pending === 0 || lane.state === 'failed') continue
       try {
         this.spoolWindow(lane)
       } catch {} // no spool to keep them in: the summary counts them unacknowledged
@@ -229,15 +218,14 @@ export class SpoolingProducer extends EventEmitter {
   }
 
   private lane(topic: string): Lane {
-    let lane = this.lanes.get(topic)
-    if (lane !== undefined) return lane
-    lane = {
+    const known = this.lanes.get(topic)
+    if (known !== undefined) return known
+    const lane: Lane = {
       topic,
       spool: undefined,
       state: 'direct',
-      windowHead: undefined,
-      windowTail: undefined,
-      windowPending: 0,
+      window: new SendWindow(),
+      directResult: (result, seq) => this.onDirectResult(lane, seq, result),
       directInFlight: 0,
       cursor: 0,
       memory: new Queue(),
@@ -261,8 +249,7 @@ export class SpoolingProducer extends EventEmitter {
       if (spool.pending > 0) {
         lane.state = 'sending'
         lane.cursor = spool.position
-        const sending = lane
-        queueMicrotask(() => this.pump(sending))
+        queueMicrotask(() => this.pump(lane))
       }
     }
     return lane
@@ -291,23 +278,14 @@ export class SpoolingProducer extends EventEmitter {
   }
 
   private sendDirect(lane: Lane, data: Buffer, options: SendOptions, callback: SendCallback): boolean {
-    // One object per message: what the spool needs should an outage come, and its outcome.
-    const unacked: Unacked = {lane, partition: options.partition ?? -1, attribute: options.attribute, payload: data, callback, position: -1, end: -1, settled: false, next: undefined}
-    const tail = lane.windowTail
-    if (tail === undefined) lane.windowHead = unacked
-    else tail.next = unacked
-    lane.windowTail = unacked
-    lane.windowPending += 1
+    const seq = lane.window.push(options.partition ?? -1, options.attribute, data, callback)
     lane.directInFlight += 1
     let more: boolean
     try {
-      more = this.producer.sendCallback(lane.topic, data, options, this.directResult, unacked)
+      more = this.producer.sendCallback(lane.topic, data, options, lane.directResult, seq)
     } catch (error) {
       // Refused at once: it never was in the window.
-      if (tail === undefined) lane.windowHead = undefined
-      else tail.next = undefined
-      lane.windowTail = tail
-      lane.windowPending -= 1
+      lane.window.pop()
       lane.directInFlight -= 1
       throw error
     }
@@ -318,39 +296,30 @@ export class SpoolingProducer extends EventEmitter {
     return more
   }
 
-  /** The callback of every direct send (its Unacked is the context: no closure per message). */
-  private readonly directResult = (result: SendResult, unacked: Unacked): void => this.onDirectResult(unacked, result)
-
-  private onDirectResult(unacked: Unacked, result: SendResult): void {
-    const lane = unacked.lane
+  private onDirectResult(lane: Lane, seq: number, result: SendResult): void {
     lane.directInFlight -= 1
     if (this.closed) return
-    if (lane.state === 'failed' && unacked.position < 0) {
-      // Given up with no spool to keep it in: the outcome is final.
-      lane.windowPending -= 1
-      unacked.callback(result)
-      return
-    }
-    if (unacked.position >= 0) {
+    const window = lane.window
+    const position = window.positionOf(seq)
+    if (position >= 0) {
       // Written to the spool by an outage since: an acknowledgement counts there; a failure is sent again from it.
-      if (result.success) this.acknowledge(lane, unacked.position, unacked.end, result, false)
+      const end = window.endOf(seq)
+      window.answer(seq)
+      if (result.success) this.acknowledge(lane, position, end, result, false)
       this.afterSettle(lane)
       this.checkFlushed()
       return
     }
     const error = result.error
-    if (!result.success && (error === undefined || isOutage(error))) {
+    if (!result.success && lane.state !== 'failed' && (error === undefined || isOutage(error))) {
+      // The window goes to the spool, this message with it (its slot stays, as spooled, until answered here).
       this.startOutage(lane, error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed'))
+      if (window.positionOf(seq) >= 0) window.answer(seq)
       this.afterSettle(lane)
       return
     }
-    unacked.settled = true
-    lane.windowPending -= 1
-    let head = lane.windowHead
-    while (head !== undefined && head.settled) head = head.next
-    lane.windowHead = head
-    if (head === undefined) lane.windowTail = undefined
-    unacked.callback(result)
+    // Acknowledged, refused for good, or given up with no spool to keep it in: the outcome is final.
+    window.answer(seq)(result)
     this.checkFlushed()
   }
 
@@ -370,17 +339,9 @@ export class SpoolingProducer extends EventEmitter {
     return record
   }
 
-  /** An outage began: the direct window, unanswered, goes to the spool in send order. */
+  /** An outage began (or close): the direct window, unanswered, goes to the spool in send order. */
   private spoolWindow(lane: Lane): void {
-    const first = lane.windowHead
-    lane.windowHead = lane.windowTail = undefined
-    for (let unacked = first; unacked !== undefined; unacked = unacked.next) {
-      if (unacked.settled) continue
-      const record = this.append(lane, unacked, unacked.callback)
-      unacked.position = record.position
-      unacked.end = record.end
-    }
-    lane.windowPending = 0
+    lane.window.spoolInto((partition, attribute, payload, callback) => this.append(lane, {partition, attribute, payload}, callback))
     this.flushSpool(lane)
   }
 
@@ -566,7 +527,7 @@ export class SpoolingProducer extends EventEmitter {
 
   private checkFlushed(): void {
     if (this.flushWaiters.length === 0) return
-    for (const lane of this.lanes.values()) if (lane.windowPending > 0 || (lane.spool?.pending ?? 0) > 0) return
+    for (const lane of this.lanes.values()) if (lane.window.pending > 0 || (lane.spool?.pending ?? 0) > 0) return
     for (const waiter of this.flushWaiters.splice(0)) waiter.resolve()
   }
 }

@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {createConsumer, type Message} from '../../src/client/index.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {collect, exited, spawnBroker, spawnCli, type BrokerProcess} from '../helpers/process.js'
-import {tcpForwarder} from '../helpers/tcp-relay.js'
+import {tcpForwarder, tcpRelay} from '../helpers/tcp-relay.js'
 
 const PARTITIONS = 4
 
@@ -186,6 +186,41 @@ describe('meta send with a spool', () => {
     assert.equal(summary.spool.resent, summary.spool.leftover)
     assert.equal(summary.spool.pending, 0)
     assertAllInOrder(await readTopic(broker.port, topic), 150)
+    assert.deepEqual(readdirSync(spool), [], 'the spool is gone once sent')
+  })
+
+  it('meta send stopped by SIGTERM with a healthy broker keeps its unacknowledged window in the spool; the next meta send sends it first', async (t) => {
+    // The healthy path keeps the window in memory only: SIGTERM (unlike kill -9) must write it out.
+    // A relay that goes silent holds the acknowledgements, with no error on either side.
+    const state = await tmpDir(t)
+    const spool = join(state, 'spool')
+    const broker = await spawnBroker(t, ['-d', await tmpDir(t), '--partitions', String(PARTITIONS)])
+    const relay = await tcpRelay(t, {host: '127.0.0.1', port: broker.port})
+    const topic = uniqueName('window')
+    const first = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${relay.port}`, '--json'], {META_STATE_DIR: state})
+    const firstDone = collect(first, 60_000)
+    for (let i = 1; i <= 20; i++) first.stdin!.write(`line-${i}\n`)
+    await waitFor(async () => (await readTopic(broker.port, topic)).length === 20, {timeoutMs: 30_000, what: '20 lines stored'})
+    relay.cut()
+    for (let i = 21; i <= 50; i++) first.stdin!.write(`line-${i}\n`)
+    await waitFor(() => relay.held().includes('line-50'), {timeoutMs: 30_000, what: 'line-50 sent into the silent relay'})
+    assert.deepEqual(readdirSync(state), [], 'nothing spooled while the broker is healthy')
+    first.kill('SIGTERM')
+    const stopped = await firstDone
+    assert.equal(stopped.code, 143, stopped.stderr)
+    const firstSummary = JSON.parse(stopped.stdout) as {sent: number; unacknowledged: number}
+    assert.deepEqual([firstSummary.sent, firstSummary.unacknowledged], [20, 30])
+    const kept = spoolText(spool, topic)
+    for (let i = 21; i <= 50; i++) assert.ok(kept.includes(`line-${i}`), `line-${i} in the spool`)
+
+    const second = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--json'], {META_STATE_DIR: state})
+    second.stdin!.end(Array.from({length: 10}, (_, i) => `line-${51 + i}\n`).join(''))
+    const result = await collect(second, 60_000)
+    assert.equal(result.code, 0, result.stderr)
+    const summary = JSON.parse(result.stdout) as {sent: number; spool: {leftover: number; resent: number; pending: number}}
+    assert.equal(summary.sent, 10)
+    assert.deepEqual([summary.spool.leftover, summary.spool.resent, summary.spool.pending], [30, 30, 0])
+    assertAllInOrder(await readTopic(broker.port, topic), 60)
     assert.deepEqual(readdirSync(spool), [], 'the spool is gone once sent')
   })
 

@@ -13,6 +13,8 @@ export interface TcpRelay {
   port: number
   cut(): void
   heal(): void
+  /** The bytes held back since the cut, both directions, in arrival order (what a client sent into the silence). */
+  held(): Buffer
 }
 
 export async function tcpRelay(t: Cleanup, target: {host: string; port: number}): Promise<TcpRelay> {
@@ -51,6 +53,7 @@ export async function tcpRelay(t: Cleanup, target: {host: string; port: number})
     cut: () => {
       isCut = true
     },
+    held: () => Buffer.concat(held.map(([, chunk]) => chunk)),
     heal: () => {
       isCut = false
       const late = held
