@@ -291,20 +291,24 @@ export class HeaderCursor {
     const buf = this.buf
     const end = this.end
     const value = decimalAt(buf, this.pos, end)
-    const pos = decimalEnd
+    const pos = decimalScan.end
     if (Number.isNaN(value) || (pos < end && buf[pos] !== 0x20)) return Number.NaN
     this.pos = pos
     return value
   }
 }
 
-/** Where the last {@link decimalAt} stopped (module state: no result object per number). */
-export let decimalEnd = 0
+/**
+ * Where the last {@link decimalAt} stopped (module state: no result object per number). A
+ * field, not an exported `let`: the bundle makes a chunk's exports fixed values once it has
+ * run (scripts/build-cli.mjs, plainExports).
+ */
+export const decimalScan = {end: 0}
 
 /**
  * The decimal integer at buf[pos, end) for byte parsers: an optional '-', then 1 to 15 digits
  * (what tokens.ts#parseIntToken accepts, minus a '+' sign and 16 digits); NaN when there is no
- * digit or more than 15. Sets {@link decimalEnd} to the first byte after the digits.
+ * digit or more than 15. Sets {@link decimalScan}.end to the first byte after the digits.
  */
 export function decimalAt(buf: Uint8Array, pos: number, end: number): number {
   const negative = pos < end && buf[pos] === 0x2d
@@ -317,7 +321,7 @@ export function decimalAt(buf: Uint8Array, pos: number, end: number): number {
     value = value * 10 + digit
     pos++
   }
-  decimalEnd = pos
+  decimalScan.end = pos
   const digits = pos - digitsStart
   if (digits === 0 || digits > 15) return Number.NaN
   return negative ? -value : value
