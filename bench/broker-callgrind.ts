@@ -16,7 +16,7 @@
  * Slow (valgrind runs the broker ~30–50× slower): keep counts modest. Ir = instructions.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -103,6 +103,10 @@ async function measure(s: Scenario): Promise<{ir: number; perMessage: number}> {
       if (m) ir += Number(m[1])
       if (KEEP !== undefined) copyFileSync(join(dir, f), join(KEEP, `${s.name.replace(/[^\w]+/g, '-')}.${f}`))
     }
+    // V8's perf map (CG_NODE_OPTIONS=--perf-basic-prof…) names the JIT code in the dumps
+    // (bench/callgrind-functions.ts); /tmp is shared, so a copy goes with them.
+    const perfMap = `/tmp/perf-${child.pid}.map`
+    if (KEEP !== undefined && existsSync(perfMap)) copyFileSync(perfMap, join(KEEP, `perf-${child.pid}.map`))
     return {ir, perMessage: ir / COUNT}
   } finally {
     child.kill('SIGTERM')

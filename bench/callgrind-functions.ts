@@ -11,7 +11,8 @@
  * inclusive cost (which JavaScript function a builtin's instructions belong to).
  *
  * JIT-compiled JavaScript has no symbols, so callgrind names it by address; those addresses
- * are named from the V8 perf map of the dump's process (/tmp/perf-<pid>.map, written with
+ * are named from the V8 perf map of the dump's process (perf-<pid>.map beside the dump, as
+ * CG_KEEP keeps it, else /tmp/perf-<pid>.map; written with
  * `--perf-basic-prof` or `--perf-basic-prof-only-functions`), else left as "JIT 0x…". Self
  * cost is exact. Inclusive cost is the self cost plus the cost of calls to other functions
  * (callgrind's call edges summed per name), so a function that recurses through another is
@@ -19,6 +20,7 @@
  * --inclusive=yes; recursion levels (callgrind's name'2) are merged into one function.
  */
 import {existsSync, readFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 
 const args = process.argv.slice(2)
 const option = (name: string): string | undefined => {
@@ -107,7 +109,9 @@ const add = (table: Map<string, number>, name: string, cost: number) => table.se
 for (const file of files) {
   const text = readFileSync(file, 'utf8')
   const pid = /^pid:\s*(\d+)/m.exec(text)?.[1]
-  const mapPath = mapOption ?? `/tmp/perf-${pid}.map`
+  // broker-callgrind.ts (CG_KEEP) copies the map next to the dump; else where V8 wrote it.
+  const kept = join(dirname(file), `perf-${pid}.map`)
+  const mapPath = mapOption ?? (existsSync(kept) ? kept : `/tmp/perf-${pid}.map`)
   const map = existsSync(mapPath) ? readPerfMap(mapPath) : undefined
   /** Compressed names: "(id) name" defines id, "(id)" refers to it. */
   const names = new Map<string, string>()

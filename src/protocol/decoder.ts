@@ -67,6 +67,13 @@ export function oversizeBodyBytes(frame: object): number | undefined {
 export class FrameDecoder<F extends object> {
   private buf: Buffer = EMPTY
   private pos = 0
+  /**
+   * `buf`'s memory, read once per chunk: a body view is `Buffer.from(bufArray, …)`, because
+   * `Buffer#subarray` reads `buffer` and `byteOffset` through V8's generic LoadIC on every call
+   * (its feedback is shared by every caller in the process): ~500 instead of ~725 Ir per put.
+   */
+  private bufArray: ArrayBuffer = EMPTY.buffer as ArrayBuffer
+  private bufOffset = 0
   /** A frame whose header is parsed and whose body is still arriving. */
   private pending: F | undefined
   private pendingBody: Buffer = EMPTY
@@ -123,6 +130,8 @@ export class FrameDecoder<F extends object> {
       this.buf = chunk
     }
     this.pos = 0
+    this.bufArray = this.buf.buffer as ArrayBuffer
+    this.bufOffset = this.buf.byteOffset
   }
 
   /** The next whole frame, or undefined when more bytes are needed. Throws on bad input. */
@@ -171,7 +180,7 @@ export class FrameDecoder<F extends object> {
     }
     const available = buf.length - bodyStart
     if (available >= bodyLength) {
-      ;(frame as {body?: Buffer}).body = buf.subarray(bodyStart, bodyStart + bodyLength)
+      ;(frame as {body?: Buffer}).body = Buffer.from(this.bufArray, this.bufOffset + bodyStart, bodyLength)
       this.advance(bodyStart + bodyLength)
       return frame
     }
