@@ -5,7 +5,8 @@
  * valgrind (`meta bench produce -b … -q --json`) warms it up, then counting is switched on
  * (`callgrind_control -i on`) for the measured run only and dumped; instructions / messages
  * is printed per scenario. Every measured run of a produce scenario is then read back and
- * checked (`--verify`).
+ * checked (`--verify`). The replay scenario (`meta bench consume`) counts a second read of
+ * the topic its warm-up filled and read.
  *
  *   node --import tsx bench/broker-callgrind.ts                 (all scenarios)
  *   CG_ONLY="plain put 100 B,put-batch 100 B" CG_COUNT=50000 node --import tsx bench/broker-callgrind.ts
@@ -15,7 +16,7 @@
  * Slow (valgrind runs the broker ~30–50× slower): keep counts modest. Ir = instructions.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -32,6 +33,8 @@ interface Scenario {
   name: string
   args: string[]
   groupCommit?: boolean
+  /** The measured run reads the warm-up's topic (replay: the warm-up filled it). */
+  replay?: boolean
 }
 
 const SCENARIOS: Scenario[] = [
@@ -43,6 +46,9 @@ const SCENARIOS: Scenario[] = [
   // tail): 1 KiB. Noisy (idle-time work counts per message): compare several runs.
   {name: 'e2e 1 KiB', args: ['e2e', '--size', '1KiB', '--warmup', '0s']},
   {name: 'plain put 100 B, group commit', args: ['produce', '--plain-put', '--max-in-flight', '1000', '--size', '100'], groupCommit: true},
+  // Replay from the tail cache: the warm-up fills the topic and reads it once, the measured run
+  // reads its first CG_COUNT messages again (1 MiB gets, nearly all spanning two cache blocks).
+  {name: 'consume 100 B', args: ['consume', '--size', '100'], replay: true},
 ]
 
 function meta(args: string[]): Record<string, unknown> {
@@ -79,7 +85,8 @@ async function measure(s: Scenario): Promise<{ir: number; perMessage: number}> {
       child.once('exit', (code) => reject(new Error(`broker exited with ${code}: ${stderr.slice(-500)}`)))
     })
     const topic = `cg-${Date.now().toString(36)}`
-    meta([...s.args, '-b', address, '--topic', `${topic}-warm`, '--count', String(WARMUP)])
+    const warmTopic = s.replay ? topic : `${topic}-warm`
+    meta([...s.args, '-b', address, '--topic', warmTopic, '--count', String(WARMUP)])
     control('-i', 'on', child.pid!)
     const run = meta([...s.args, '-b', address, '--topic', topic, '--count', String(COUNT)])
     control('-d', undefined, child.pid!)
@@ -96,6 +103,10 @@ async function measure(s: Scenario): Promise<{ir: number; perMessage: number}> {
       if (m) ir += Number(m[1])
       if (KEEP !== undefined) copyFileSync(join(dir, f), join(KEEP, `${s.name.replace(/[^\w]+/g, '-')}.${f}`))
     }
+    // V8's perf map (CG_NODE_OPTIONS=--perf-basic-prof…) names the JIT code in the dumps
+    // (bench/callgrind-functions.ts); /tmp is shared, so a copy goes with them.
+    const perfMap = `/tmp/perf-${child.pid}.map`
+    if (KEEP !== undefined && existsSync(perfMap)) copyFileSync(perfMap, join(KEEP, `perf-${child.pid}.map`))
     return {ir, perMessage: ir / COUNT}
   } finally {
     child.kill('SIGTERM')

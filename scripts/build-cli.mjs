@@ -147,8 +147,12 @@ export async function buildBundle(outdir = join(root, 'dist', 'bundle')) {
     write: false,
     metafile: true,
   })
-  for (const file of split.outputFiles) await writeFile(join(outdir, basename(file.path)), asciiOnly(await commonJsChunk(file.text)))
   const chunks = Object.fromEntries(Object.entries(split.metafile.outputs).map(([path, output]) => [basename(path), Object.keys(output.inputs).map(repoPath)]))
+  for (const file of split.outputFiles) {
+    const inputs = chunks[basename(file.path)]
+    const plainValues = inputs.every((input) => input.startsWith('src/') && !hasLiveExport(input))
+    await writeFile(join(outdir, basename(file.path)), asciiOnly(await commonJsChunk(file.text, {plainValues})))
+  }
   await writeFile(join(outdir, CHUNKS_FILE), JSON.stringify(chunks, null, 1))
   // src/bundle.ts sets module.exports: meant, in a file bundled as CommonJS.
   await build({...common, entryPoints: ['src/bundle.ts'], outfile: join(outdir, BUNDLE_FILE), logOverride: {'commonjs-variable-in-esm': 'silent'}})
@@ -206,12 +210,24 @@ async function makeCodeCaches(outdir) {
 }
 
 /**
+ * True when the source file exports a binding it may reassign (`export let`, `export var`, or
+ * a top-level `let`/`var` in an `export {…}` list): its chunk's exports must stay getters.
+ */
+function hasLiveExport(path) {
+  const source = readFileSync(join(root, path), 'utf8')
+  if (/^export\s+(let|var)\b/m.test(source)) return true
+  const lists = [...source.matchAll(/^export\s*\{([^}]*)\}/gm)].map((m) => m[1]).join(',')
+  return [...source.matchAll(/^(?:let|var)\s+([\w$]+)/gm)].some((m) => new RegExp(`(^|[\\s,])${m[1].replace('$', '\\$')}([\\s,]|$)`).test(lists))
+}
+
+/**
  * An ES module chunk as a CommonJS module function: `import("./x.cjs")` of another chunk becomes a
  * require (a vm.Script's import() would hand the file to Node's ES module loader), and
  * esbuild rewrites the static imports and exports. `import.meta.url` was defined as
- * `__metaImportMetaUrl`, which the banner sets where it is used.
+ * `__metaImportMetaUrl`, which the banner sets where it is used. `plainValues`: see
+ * plainExports.
  */
-export async function commonJsChunk(text) {
+export async function commonJsChunk(text, {plainValues = false} = {}) {
   const required = text.replace(/\bimport\("(\.\/[\w.-]+\.cjs)"\)/g, 'Promise.resolve().then(()=>require("$1"))')
   const {code} = await transform(required, {
     format: 'cjs',
@@ -222,7 +238,7 @@ export async function commonJsChunk(text) {
     legalComments: 'none',
     logLevel: 'warning',
   })
-  const body = plainFunctionExports(code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code)
+  const body = plainExports(code.includes('__metaImportMetaUrl') ? `${common.banner.js}${code}` : code, plainValues)
   // Wrapped here as Node wraps a CommonJS module, so the loader compiles the text it read as
   // it is (no second copy of it joined to a wrapper at every start).
   return `(function (exports, require, module, __filename, __dirname) {${body}\n})`
@@ -233,20 +249,34 @@ export async function commonJsChunk(text) {
  * binding), and a second getter on top (`__toCommonJS` copies them); every call of a function
  * another chunk exports then runs two getters first: 6-8 % of `meta bench produce`'s client
  * time. Once the chunk has run, its exported functions and classes are made plain properties
- * (the getters stay configurable until then, for chunks that require each other). Other
- * exports keep their getters: a `let` may still change (src/protocol/decoder.ts has one).
+ * (the getters stay configurable until then, for chunks that require each other).
+ *
+ * With `plainValues` (a chunk of our own sources only, none of which exports a binding it
+ * reassigns: hasLiveExport) every other export that has its value by then is made plain too:
+ * a constant read through a getter is a call of V8's generic LoadIC stub in optimized code,
+ * ~1,900 of the broker's ~14,000 instructions per plain put (INT32_MIN/MAX, NO_CHECKSUM …).
+ * One still undefined keeps its getter (esbuild's lazily initialised modules assign theirs
+ * later). Chunks with library code keep every getter but the functions': a library's `let`
+ * may change.
+ *
+ * Turning a getter into a value usually leaves the object in V8's dictionary mode (the
+ * chunks' export objects share map transitions, which the reconfiguration deprecates), and a
+ * load from a dictionary-mode object is again a LoadIC call. So the chunk then exports a
+ * fresh copy, built with the final properties from the start (fast mode); a chunk that
+ * required this one while it ran (a cycle) keeps the first object, which still works.
  */
-function plainFunctionExports(code) {
+function plainExports(code, plainValues) {
   const replacements = [
     ['__defProp(target,name,{get:all[name],enumerable:!0})', '__defProp(target,name,{get:all[name],enumerable:!0,configurable:!0})'],
     ['module.exports=__toCommonJS(stdin_exports);', 'module.exports=stdin_exports;__defProp(stdin_exports,"__esModule",{value:!0});'],
   ]
   if (!code.includes('var stdin_exports={}')) return code
   for (const [from, to] of replacements) {
-    if (!code.includes(from)) throw new Error(`esbuild's CommonJS output changed: no "${from}" (scripts/build-cli.mjs, plainFunctionExports)`)
+    if (!code.includes(from)) throw new Error(`esbuild's CommonJS output changed: no "${from}" (scripts/build-cli.mjs, plainExports)`)
     code = code.replace(from, to)
   }
-  return `${code}\nfor(const k in stdin_exports){const v=stdin_exports[k];typeof v=="function"&&__defProp(stdin_exports,k,{value:v,enumerable:!0})}`
+  const plain = plainValues ? 'v!==void 0' : 'typeof v=="function"'
+  return `${code}\nfor(const k in stdin_exports){const v=stdin_exports[k];${plain}&&__defProp(stdin_exports,k,{value:v,enumerable:!0})}module.exports=Object.defineProperties({},Object.getOwnPropertyDescriptors(stdin_exports))`
 }
 
 /**

@@ -2,7 +2,8 @@
  * Buffers for large segment reads, reused once their answer has been written.
  *
  * A get beyond the tail cache reads up to maxTransferSize (1 MiB by default) from a segment
- * into a fresh buffer that lives only until the socket has taken it. Allocated per read, those
+ * into a fresh buffer that lives only until the socket has taken it; so does a get from the
+ * tail cache that spans two of its blocks (tail-cache.ts copies it out). Allocated per read, those
  * buffers cost the broker about a quarter of its replay time (1 KiB replay from disk, V8 CPU
  * profile): every 1 MiB allocation is external memory that makes V8 collect the whole heap
  * every few dozen reads, and a fresh mmap the kernel must fault in. Reads of more than
@@ -25,6 +26,8 @@ export class ReadBufferPool {
   private readonly lent = new WeakSet<ArrayBuffer>()
   /** Takes served from a given-back buffer (tests, benchmarks). */
   reused = 0
+  /** Buffers allocated for the pool (tests, benchmarks). */
+  allocated = 0
 
   constructor(
     readonly bufferBytes = POOLED_BYTES,
@@ -37,6 +40,7 @@ export class ReadBufferPool {
     if (bytes <= this.minBytes || bytes > this.bufferBytes) return Buffer.allocUnsafe(bytes)
     const reused = this.free.pop()
     if (reused !== undefined) this.reused += 1
+    else this.allocated += 1
     const arrayBuffer = reused ?? Buffer.allocUnsafeSlow(this.bufferBytes).buffer
     this.lent.add(arrayBuffer)
     return Buffer.from(arrayBuffer, 0, bytes)

@@ -1,7 +1,8 @@
 /**
  * Gets served from segment files (not the tail cache: the broker was restarted) use pooled
  * read buffers (src/storage/read-buffers.ts), given back once the socket wrote them and then
- * reused: two consumers reading the same log at the same time each get every byte right.
+ * reused: two consumers reading the same log at the same time each get every byte right. So
+ * do gets from the tail cache that span two of its blocks (copied out of both).
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
@@ -88,5 +89,35 @@ describe('gets from segment files with pooled read buffers', () => {
       assert.equal(messages.length, PER_GET)
       for (const [i, m] of messages.entries()) assert.ok(m.data.equals(payload(k * PER_GET + i)), `answer ${frame.opaque}, message ${i}`)
     }
+  })
+})
+
+describe('gets from the tail cache that span two blocks', () => {
+  it('copy every byte exactly into pooled buffers, which come back and are reused', async (t) => {
+    const topic = uniqueName()
+    const broker = await startTestBroker(t)
+    const producer = createProducer({broker: `127.0.0.1:${broker.port}`})
+    const sends = []
+    for (let i = 0; i < COUNT; i++) sends.push(producer.send(topic, payload(i)))
+    for (const result of await Promise.all(sends)) assert.ok(result.success, result.errorMessage)
+    await producer.close()
+    const reusedBefore = readBuffers.reused
+    const allocatedBefore = readBuffers.allocated
+    // ~3 MB in blocks of 4 KiB doubling to 1 MiB, read in 128 KiB gets: each pass has about
+    // five gets over a boundary between blocks of 64 KiB or more (smaller copies are not pooled).
+    for (let pass = 0; pass < 4; pass++) {
+      const consumer = createConsumer({broker: `127.0.0.1:${broker.port}`, topics: [topic], stopAtEnd: true, maxSizeBytes: 128 * 1024})
+      t.after(() => consumer.stop())
+      let next = 0
+      for await (const m of consumer) {
+        assert.ok(m.data.equals(payload(next)), `pass ${pass}, message ${next} intact`)
+        next += 1
+      }
+      assert.equal(next, COUNT)
+    }
+    const reused = readBuffers.reused - reusedBefore
+    const allocated = readBuffers.allocated - allocatedBefore
+    assert.ok(reused >= 12, `pooled copies reused ${reused} times`)
+    assert.ok(allocated <= 4, `${allocated} buffers allocated for ${reused} reuses: given back, not leaked`)
   })
 })

@@ -26,3 +26,21 @@ test('a chunk exports its functions and classes as plain properties and its othe
   assert.equal(exports.count, 2, 'a let export stays live')
   assert.deepEqual(names, ['Box', 'bump', 'count', 'twice'])
 })
+
+test('a chunk of our own sources (plainValues) exports its constants as plain properties too, and a still undefined binding live', async () => {
+  const source = 'export const LIMIT=7\nexport const EMPTY={}\nexport let later\nexport function init(){later=3}\n'
+  const wrapped: string = await commonJsChunk(source, {plainValues: true})
+  const module = {exports: {} as Record<string, unknown>}
+  const first = module.exports
+  // eslint-disable-next-line no-eval
+  ;(0, eval)(wrapped)(module.exports, () => undefined, module, 'chunk.cjs', '.')
+  const exports = module.exports as {LIMIT: number; EMPTY: object; later: number | undefined; init: () => void}
+  assert.notEqual(exports, first, 'a fresh object, built with its final properties')
+  for (const name of ['LIMIT', 'EMPTY', 'init']) {
+    assert.ok('value' in Object.getOwnPropertyDescriptor(exports, name)!, `${name} is a plain property, not a getter`)
+  }
+  assert.equal(exports.LIMIT, 7)
+  assert.equal(typeof Object.getOwnPropertyDescriptor(exports, 'later')?.get, 'function', 'an undefined binding keeps its getter')
+  exports.init()
+  assert.equal(exports.later, 3)
+})

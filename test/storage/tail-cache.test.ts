@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
+import {readBuffers} from '../../src/storage/read-buffers.js'
 import {PartitionTail, TAIL_BLOCK_MAX_BYTES, TailCache, type CacheBlock} from '../../src/storage/tail-cache.js'
 import {waitFor} from '../helpers/index.js'
 import {socketPair} from '../helpers/socket-pair.js'
@@ -121,5 +122,21 @@ describe('TailCache block recycling', () => {
     await waitFor(() => lastDone && received === written * MiB, {timeoutMs: 30_000, what: 'the pending write to complete'})
     assert.equal(completed, written - 1)
     assert.equal(wrong, 0)
+  })
+
+  test('PartitionTail.slice() copies a range over two blocks into a read-buffer pool buffer, reused once given back', () => {
+    const cache = new TailCache(32 * MiB)
+    const tail = new PartitionTail(cache)
+    appendBlock(cache, tail, 0, 1)
+    appendBlock(cache, tail, MiB, 2)
+    const KiB = 1024
+    const first = tail.slice(MiB - 100 * KiB, MiB + 100 * KiB)!
+    assert.deepEqual(first.data, Buffer.concat([Buffer.alloc(100 * KiB, 1), Buffer.alloc(100 * KiB, 2)]))
+    assert.equal(first.data.buffer.byteLength, MiB, 'a pooled buffer, not one of the copy\'s size')
+    readBuffers.give(first.data)
+    const second = tail.slice(MiB - 10 * KiB, MiB + 90 * KiB)!
+    assert.equal(second.data.buffer, first.data.buffer, 'the given-back buffer backs the next copy')
+    assert.deepEqual(second.data, Buffer.concat([Buffer.alloc(10 * KiB, 1), Buffer.alloc(90 * KiB, 2)]))
+    assert.equal(tail.slice(MiB - 10 * KiB, 3 * MiB), undefined, 'a range past the tail is not served')
   })
 })

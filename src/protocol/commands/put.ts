@@ -11,7 +11,7 @@
  * partition -1 = the broker picks one. The body is the encoded payload (message-set.ts).
  * Reply: `result 200` with body "<msgId> <partition> <offset>", or an error result.
  */
-import {decimalAt, decimalEnd} from '../decoder.js'
+import {decimalAt, decimalScan} from '../decoder.js'
 import {messageIdOfHalves, writeMessageIdDecimal} from '../message-id.js'
 import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, writeUint32Padded, type OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
@@ -120,7 +120,7 @@ export function parsePutBytes(buf: Buffer, start: number, eol: number): {frame: 
  */
 function intAt(buf: Buffer, pos: number, eol: number): number {
   const value = decimalAt(buf, pos, eol)
-  const end = (intEnd = decimalEnd)
+  const end = (intEnd = decimalScan.end)
   // At the line's end, or one space followed by a byte that is not another space.
   if (end < eol && (buf[end] !== 0x20 || end + 1 >= eol || buf[end + 1] === 0x20)) return Number.NaN
   return value
