@@ -22,12 +22,24 @@ import {fileURLToPath} from 'node:url'
 import {startEmbeddedBroker, type EmbeddedBroker} from '../src/cli/bench/embedded.js'
 
 const BIN = process.env.BENCH_BIN ?? fileURLToPath(new URL('../bin/run.js', import.meta.url))
-const LINES = Number(process.env.CLI_LINES ?? 1_000_000)
+const LINES = envCount('CLI_LINES', 1_000_000, 1, 100_000_000)
 const TOPIC = 'x'
 /** Runs of the two tail rows (`meta tail -e`, `meta tail -e -J`), each timed start to exit. */
-const TAIL_RUNS = Math.max(1, Number(process.env.CLI_TAIL_RUNS ?? 3))
+const TAIL_RUNS = envCount('CLI_TAIL_RUNS', 3, 1, 20)
 /** Alternating pairs of `meta send` with and without the spool (0: none). */
-const SEND_PAIRS = Math.max(0, Number(process.env.CLI_SEND_PAIRS ?? 3))
+const SEND_PAIRS = envCount('CLI_SEND_PAIRS', 3, 0, 20)
+
+/** An integer from the environment within [min, max]; anything else ends the run, naming it. */
+function envCount(name: string, fallback: number, min: number, max: number): number {
+  const text = process.env[name]
+  if (text === undefined || text === '') return fallback
+  const value = Number(text)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    console.error(`${name}=${JSON.stringify(text)}: expected an integer from ${min} to ${max}`)
+    process.exit(2)
+  }
+  return value
+}
 /** The topic of those pairs (not TOPIC: the tail rows check it holds seq 1 N once). */
 const PAIRS_TOPIC = 'pairs'
 
