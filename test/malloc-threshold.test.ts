@@ -4,10 +4,10 @@ import {test} from 'node:test'
 import {promisify} from 'node:util'
 
 const run = promisify(execFile)
-const fixture = new URL('./fixtures/malloc-faults.ts', import.meta.url).pathname
+const fixture = new URL('./fixtures/malloc-faults.mjs', import.meta.url).pathname
 
 async function faults(mode: string): Promise<number> {
-  const {stdout} = await run(process.execPath, ['--expose-gc', '--import', 'tsx', fixture, mode], {timeout: 60_000})
+  const {stdout} = await run(process.execPath, ['--expose-gc', fixture, mode], {timeout: 60_000})
   return Number(stdout.trim())
 }
 
