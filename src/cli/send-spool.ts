@@ -47,8 +47,10 @@ export const spoolFlags = {
     helpGroup: 'SPOOL',
   }),
   'max-outage': durationFlag({
-    summary: 'Give up (exit 1, spool kept) when the broker is away this long, also at start (default: wait as long as it takes; a broker never reached since start fails at once).',
+    summary: 'Give up (exit 1, spool kept) when the broker is away this long, also at start (1s..30d; default: wait as long as it takes; a broker never reached since start fails at once).',
     helpGroup: 'SPOOL',
+    minMs: MAX_OUTAGE_FLOOR_MS,
+    maxMs: MAX_OUTAGE_CEILING_MS,
   }),
 }
 
@@ -76,11 +78,8 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
   if (maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
     throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
   }
-  const maxOutageMs = flags['max-outage']
-  if (maxOutageMs !== undefined && (maxOutageMs < MAX_OUTAGE_FLOOR_MS || maxOutageMs > MAX_OUTAGE_CEILING_MS)) {
-    throw MetaError.invalidArgument(`invalid --max-outage ${maxOutageMs} ms: expected 1s..30d`)
-  }
-  return {dir: flags.spool ?? defaultSpoolRoot(env), maxBytes, maxOutageMs, notify}
+  // --max-outage's bounds are checked by its flag parser (MAX_OUTAGE_FLOOR_MS..MAX_OUTAGE_CEILING_MS).
+  return {dir: flags.spool ?? defaultSpoolRoot(env), maxBytes, maxOutageMs: flags['max-outage'], notify}
 }
 
 /** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */

@@ -299,6 +299,9 @@ describe('meta send with a spool', () => {
       [['--spool', '/tmp', '-T'], /--spool cannot go with --transaction/],
       [['--no-spool', '--spool', '/tmp'], /--spool DIR and --no-spool: expected one of them/],
       [['--spool-max', '1KiB'], /invalid --spool-max "1KiB": expected 1\.0 MiB\.\.1\.0 TiB/],
+      // The library's bounds (1 s..30 days), named by the flag parser with the value given.
+      [['--max-outage', '500ms'], /invalid --max-outage "500ms": expected a duration from 1s to 30d/],
+      [['--max-outage', '31d'], /invalid --max-outage "31d": expected a duration from 1s to 30d/],
     ] as const) {
       const child = spawnCli([...base, ...extra])
       child.stdin!.end('x\n')
