@@ -140,6 +140,15 @@ export const timeoutFlag = durationFlag({
   maxMs: 600_000,
 })
 
+/** `--ack-timeout` of meta send and meta spool send: the deadline of each acknowledgement. */
+export const ackTimeoutFlag = durationFlag({
+  summary: 'Deadline for each acknowledgement, e.g. 3s (100ms to 10m).',
+  default: DEFAULT_TIMEOUT_MS,
+  helpGroup: 'CONNECTION',
+  minMs: 100,
+  maxMs: 600_000,
+})
+
 /** TLS to the broker (src/client/tls.ts): applied to every connection the command opens. */
 export const tlsFlags = {
   tls: Flags.boolean({

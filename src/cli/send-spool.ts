@@ -46,12 +46,12 @@ export const spoolFlags = {
     helpValue: '<size>',
     helpGroup: 'SPOOL',
   }),
-  'max-outage': durationFlag({
-    summary: 'Give up (exit 1, spool kept) when the broker is away this long, also at start (1s..30d; default: wait as long as it takes; a broker never reached since start fails at once).',
-    helpGroup: 'SPOOL',
-    minMs: MAX_OUTAGE_FLOOR_MS,
-    maxMs: MAX_OUTAGE_CEILING_MS,
-  }),
+  'max-outage': maxOutageFlag('Give up (exit 1, spool kept) when the broker is away this long, also at start (1s..30d; default: wait as long as it takes; a broker never reached since start fails at once).', 'SPOOL'),
+}
+
+/** `--max-outage`, bounded as the spooling producer bounds it (MAX_OUTAGE_FLOOR_MS..MAX_OUTAGE_CEILING_MS). */
+export function maxOutageFlag(summary: string, helpGroup?: string): ReturnType<typeof durationFlag> {
+  return durationFlag({summary, helpGroup, minMs: MAX_OUTAGE_FLOOR_MS, maxMs: MAX_OUTAGE_CEILING_MS})
 }
 
 interface SpoolFlagValues {

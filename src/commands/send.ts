@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {ClientCommand} from '../cli/client-command.js'
-import {connectionFlags, durationFlag} from '../cli/client-flags.js'
+import {ackTimeoutFlag, connectionFlags} from '../cli/client-flags.js'
 import {parseDelimiter} from '../cli/escapes.js'
 import type {SendSummary} from '../cli/send-session.js'
 import {usageErrors} from '../cli/usage.js'
@@ -86,7 +86,7 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       summary: "A message larger than the broker's limit: skip it (report, go on, exit 1) or fail (stop at once).",
       default: 'skip',
     })(),
-    'ack-timeout': durationFlag({summary: 'Deadline for each acknowledgement, e.g. 3s (100ms to 10m).', default: 10_000, helpGroup: 'CONNECTION', minMs: 100, maxMs: 600_000}),
+    'ack-timeout': ackTimeoutFlag,
     retries: Flags.integer({summary: 'Retries of a send that failed in a retriable way (default 2).', min: 0, helpGroup: 'CONNECTION'}),
     quiet: Flags.boolean({char: 'q', summary: 'No progress line and no summary on stderr (problems are still reported).'}),
     progress: Flags.boolean({summary: 'Live progress line on stderr (only when it is a terminal).', allowNo: true, default: true}),

@@ -64,7 +64,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       summary: 'Read every topic whose whole name matches this regular expression (repeatable); new ones are picked up while following.',
       multiple: true,
     }),
-    'rescan-interval': durationFlag({summary: 'With a topic pattern, while following: how often topics are listed again (default 5s, 100ms to 5m).'}),
+    'rescan-interval': durationFlag({summary: 'With a topic pattern, while following: how often topics are listed again (default 5s, 100ms to 5m).', minMs: 100, maxMs: 300_000}),
     partition: Flags.string({
       char: 'p',
       summary: 'Only these partitions (comma-separated numbers; default all).',

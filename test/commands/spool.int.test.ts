@@ -56,4 +56,17 @@ describe('meta spool', () => {
     assert.match(done.stderr, /^deleted 1 spool \(1 unsent message\)$/m)
     assert.equal(existsSync(join(root, topic)), false)
   })
+
+  it('send: --max-outage and --ack-timeout are bounded as in meta send (usage errors that name the value)', async (t) => {
+    const root = await tmpDir(t)
+    for (const [extra, message] of [
+      [['--max-outage', '500ms'], /invalid --max-outage "500ms": expected a duration from 1s to 30d/],
+      [['--max-outage', '31d'], /invalid --max-outage "31d": expected a duration from 1s to 30d/],
+      [['--ack-timeout', '1ms'], /invalid --ack-timeout "1ms": expected a duration from 100ms to 10m/],
+    ] as const) {
+      const result = await runCli(['spool', 'send', '--spool-dir', root, '-b', '127.0.0.1:1', ...extra])
+      assert.equal(result.code, 2, `${extra.join(' ')}: ${result.stderr}`)
+      assert.match(result.stderr, message)
+    }
+  })
 })

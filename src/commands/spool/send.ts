@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
-import {connectionFlags, durationFlag} from '../../cli/client-flags.js'
-import {spoolDirFlag} from '../../cli/send-spool.js'
+import {ackTimeoutFlag, connectionFlags} from '../../cli/client-flags.js'
+import {maxOutageFlag, spoolDirFlag} from '../../cli/send-spool.js'
 import type {SpoolSendResult} from '../../cli/spool-admin.js'
 
 export default class SpoolSend extends ClientCommand<typeof SpoolSend> {
@@ -23,8 +23,8 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
   static override flags = {
     ...connectionFlags,
     spool: spoolDirFlag,
-    'max-outage': durationFlag({summary: 'Give up (exit 1, spool kept) when the broker is away this long (default: wait as long as it takes).'}),
-    'ack-timeout': durationFlag({summary: 'Deadline for each acknowledgement, e.g. 3s.', default: 10_000, helpGroup: 'CONNECTION'}),
+    'max-outage': maxOutageFlag('Give up (exit 1, spool kept) when the broker is away this long (1s..30d; default: wait as long as it takes).'),
+    'ack-timeout': ackTimeoutFlag,
   }
 
   async run(): Promise<SpoolSendResult | undefined> {
