@@ -75,7 +75,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     port: Flags.integer({summary: 'TCP port (default 8123; 0 = any free port).', min: 0, max: 65535, charAliases: ['p']}),
     'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
     'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
-    partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions).', min: 1}),
+    partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions; at most --max-partitions).', min: 1, max: 1_000_000}),
     'max-partitions': Flags.integer({summary: 'Partitions this broker serves at most; a put that would create one more is refused (maxPartitions, default 20000).', min: 1, max: 1_000_000}),
     'auto-create-topics': Flags.boolean({
       summary: 'A put creates a topic it names (autoCreateTopics, default true); --no-auto-create-topics: only topics named in server.ini or already in the data dir.',

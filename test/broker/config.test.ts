@@ -358,7 +358,7 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
   it('uses the path it was given', () => {
     assert.throws(() => parseServerIni('[system]\n\nnumPartitions=0\n', {path: 'conf/server.ini'}), {
       code: 'CONFIG_INVALID',
-      message: 'conf/server.ini:3: [system] numPartitions = "0": expected an integer >= 1',
+      message: 'conf/server.ini:3: [system] numPartitions = "0": expected an integer from 1 to 1000000',
       details: {path: 'conf/server.ini', line: 3, section: 'system', key: 'numPartitions', value: '0'},
     })
   })
@@ -369,7 +369,7 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
       ['brokerId', '-1', 'expected an integer from 0 to 1023'],
       ['serverPort', '65536', 'expected an integer from 0 to 65535'],
       ['dashboardHttpPort', '-1', 'expected an integer from 0 to 65535'],
-      ['numPartitions', '0', 'expected an integer >= 1'],
+      ['numPartitions', '0', 'expected an integer from 1 to 1000000'],
       ['maxSegmentSize', '0', 'expected an integer >= 1'],
       ['maxSegmentSize', '2*1024*1024*1024', 'expected an integer from 1 to 2147483647, got 2147483648'],
       ['maxTransferSize', '1023', 'expected an integer >= 1024'],
@@ -387,7 +387,20 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
     fail('[zookeeper]\nzk.zkConnect=host:99999\n', 'server.ini:2: [zookeeper] zk.zkConnect = "host:99999": expected "host:port[,host:port…][/chroot]", got port 99999')
     fail('[zookeeper]\nzk.zkConnect=a b:1\n', /zk\.zkConnect = "a b:1": expected "host:port/)
     fail('[zookeeper]\nzk.zkSessionTimeoutMs=0\n', 'server.ini:2: [zookeeper] zk.zkSessionTimeoutMs = "0": expected an integer >= 1')
-    fail('[topic=t]\nnumPartitions=0\n', 'server.ini:2: [topic=t] numPartitions = "0": expected an integer >= 1')
+    fail('[topic=t]\nnumPartitions=0\n', 'server.ini:2: [topic=t] numPartitions = "0": expected an integer from 1 to 1000000')
+    fail('[system]\nnumPartitions=99999999\n', 'server.ini:2: [system] numPartitions = "99999999": expected an integer from 1 to 1000000')
+  })
+
+  it('refuses numPartitions above maxPartitions, in [system] or a topic section, naming both', () => {
+    fail('[system]\nnumPartitions=30000\n', /^server\.ini:1: \[system\] numPartitions = 30000: expected at most maxPartitions \(20000\)/)
+    fail('[system]\nmaxPartitions=8\n[topic=t]\nnumPartitions=9\n', /^server\.ini:3: \[topic=t\] numPartitions = 9: expected at most maxPartitions \(8\)/)
+    assert.equal(parseServerIni('[system]\nmaxPartitions=8\n[topic=t]\nnumPartitions=8\n').topics[0]!.numPartitions, 8, 'equal is fine')
+    const file = parseServerIni('[system]\nnumPartitions=4\n')
+    assert.throws(() => applyOverrides(file, {maxPartitions: 3}), {
+      code: 'CONFIG_INVALID',
+      message: '[system] numPartitions = 4: expected at most maxPartitions (3), the partitions this broker serves in all; raise maxPartitions (meta serve --max-partitions) or lower numPartitions (--partitions)',
+    })
+    assert.equal(applyOverrides(file, {maxPartitions: 30_000, numPartitions: 30_000}).system.numPartitions, 30_000)
   })
 
   it('refuses an unknown section and suggests the right one', () => {
@@ -572,7 +585,7 @@ describe('applyOverrides()', () => {
   })
 
   it('validates as the file does and names the override', () => {
-    assert.throws(() => applyOverrides(file, {numPartitions: 0}), {code: 'CONFIG_INVALID', message: 'override numPartitions = 0: expected an integer >= 1'})
+    assert.throws(() => applyOverrides(file, {numPartitions: 0}), {code: 'CONFIG_INVALID', message: 'override numPartitions = 0: expected an integer from 1 to 1000000'})
     assert.throws(() => applyOverrides(file, {brokerId: 1.5}), {message: 'override brokerId = 1.5: expected an integer from 0 to 1023'})
     assert.throws(() => applyOverrides(file, {listenHost: 'a b'}), {message: 'override listenHost = "a b": expected a host name or an ip address'})
     assert.throws(() => applyOverrides(file, {deleteWhen: '* * * * *'}), /override deleteWhen = "\* \* \* \* \*": expected a quartz cron expression \(6 or 7 fields needed/)

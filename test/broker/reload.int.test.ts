@@ -89,6 +89,17 @@ describe('config reload', () => {
     assert.equal(b.broker.config, before)
   })
 
+  it('refuses a numPartitions above maxPartitions and keeps the running config', async (t) => {
+    const b = await startFromFile(t, '[system]\nmaxPartitions=100\n[topic=orders]\nnumPartitions=2\n')
+    await writeFile(b.path, '[system]\nmaxPartitions=100\n[topic=orders]\nnumPartitions=101\n')
+    await assert.rejects(b.broker.reload(), (error: unknown) => {
+      assert.ok(isMetaError(error, 'CONFIG_INVALID'))
+      assert.equal(error.message, `${b.path}:3: [topic=orders] numPartitions = 101: expected at most maxPartitions (100), the partitions this broker serves in all; raise maxPartitions or lower numPartitions`)
+      return true
+    })
+    assert.equal(b.broker.topics.resolve('orders')?.numPartitions, 2)
+  })
+
   it('raises numPartitions for running producers; refuses to lower it below partitions that hold data', async (t) => {
     const b = await startFromFile(t, '[system]\nnumPartitions=2\n[topic=orders]\n')
     const producer = createProducer({broker: b.url, topologyRefreshMs: 100})

@@ -146,8 +146,26 @@ export function applyOverrides(config: BrokerConfig, overrides: ConfigOverrides)
     topics: config.topics.map((topic) => buildTopic(system as unknown as SystemConfig, topic.pattern, topic.explicit, topic.groupFilters)),
     warnings: [...config.warnings],
   }
+  checkPartitionCounts(next, () => '', 'raise maxPartitions (meta serve --max-partitions) or lower numPartitions (--partitions)')
   if (next.source === undefined) next.checksum = crc32(Buffer.from(renderServerIni(next)))
   return next
+}
+
+/**
+ * numPartitions (of [system] and of each topic section) within maxPartitions: a topic with
+ * more partitions than the broker may serve could never be written whole, and a client reading
+ * it would list millions of partitions that do not exist. `where` prefixes a section's name
+ * (the file and line it is at); `remedy` ends the message.
+ * @throws MetaError CONFIG_INVALID naming the section and both values
+ */
+function checkPartitionCounts(config: BrokerConfig, where: (section: string) => string, remedy: string): void {
+  const limit = config.system.maxPartitions
+  const sections: Array<[string, number]> = [['system', config.system.numPartitions], ...config.topics.map((t): [string, number] => [`topic=${t.pattern}`, t.numPartitions])]
+  for (const [section, count] of sections) {
+    if (count > limit) {
+      throw configError(`${where(section)}[${section}] numPartitions = ${count}: expected at most maxPartitions (${limit}), the partitions this broker serves in all; ${remedy}`, {section, numPartitions: count, maxPartitions: limit})
+    }
+  }
 }
 
 /**
@@ -279,7 +297,9 @@ class SectionParser {
     const zookeeper = {...defaultZookeeperConfig(), ...this.zookeeperValues} as ZookeeperConfig
     const topics = this.topics.map((t) => buildTopic(system, t.pattern, t.explicit as Partial<TopicSettings>, t.groupFilters))
     this.warnings.unshift(...this.ignoredKeys.map(ignoredKeyWarning))
-    return {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings, ...(this.security ? {security: this.security} : {})}
+    const config: BrokerConfig = {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings, ...(this.security ? {security: this.security} : {})}
+    checkPartitionCounts(config, (section) => `${this.label}:${this.seen.get(section) ?? 1}: `, 'raise maxPartitions or lower numPartitions')
+    return config
   }
 
   private addTopic(section: IniSection, pattern: string): void {

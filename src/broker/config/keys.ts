@@ -72,7 +72,7 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   of('hostName', 'hostName', 'host'),
   int('serverPort', 'serverPort', 0, 65535),
   int('dashboardHttpPort', 'dashboardHttpPort', 0, 65535),
-  int('numPartitions', 'numPartitions', 1),
+  int('numPartitions', 'numPartitions', 1, MAX_PARTITIONS_CEILING),
   int('unflushThreshold', 'unflushThreshold', INT_MIN),
   int('unflushInterval', 'unflushIntervalMs', 1),
   int('maxSegmentSize', 'maxSegmentBytes', 1),
