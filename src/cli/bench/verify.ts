@@ -2,13 +2,15 @@
  * `meta bench produce --verify`: every payload carries its sequence number (bytes 0–3) and
  * the run's tag (bytes 4–7) over the constant filler; after the timed run the topic is read
  * back from its first message with one consumer that checks every record's CRC (the client
- * default) and every payload byte. Every acknowledged message must come back exactly once
+ * default) and every payload byte, reading the records in the fetched bodies (a batch's
+ * records() cursor, as meta tail does) rather than as Message objects. Every acknowledged message must come back exactly once
  * and intact; messages of other runs (other tags, other sizes) in the topic are skipped.
  * The read-back is timed as well: that is the run's replay rate with verification.
  */
 import {randomInt} from 'node:crypto'
 import {createConsumer} from '../../client/consumer.js'
 import {MetaError} from '../../protocol/errors.js'
+import {int32At} from '../../protocol/output-buffer.js'
 import {MB, Meter} from './meter.js'
 import type {BenchRunOptions, BenchVerify} from './types.js'
 
@@ -69,23 +71,27 @@ export class VerifiedPayloads {
     meter.start()
     try {
       for await (const batch of consumer.batches()) {
-        for (const m of batch.messages) {
-          const data = m.data
-          if (data.length !== bytes || data.readUInt32BE(4) !== tag) continue // another run's message
-          const seq = data.readUInt32BE(0)
+        // Each record where it lies in the fetched body (as meta tail reads them): no object or view per message.
+        const records = batch.records()
+        const body = records.body
+        while (records.next()) {
+          const start = records.dataStart
+          const end = records.dataEnd
+          if (end - start !== bytes || int32At(body, start + 4) >>> 0 !== tag) continue // another run's message
+          const seq = int32At(body, start) >>> 0
           mine += 1
           payloadBytes += bytes
-          if (seq >= seen.length || data.compare(template, VERIFY_STAMP_BYTES, bytes, VERIFY_STAMP_BYTES, bytes) !== 0) {
+          if (seq >= seen.length || template.compare(body, start + VERIFY_STAMP_BYTES, end, VERIFY_STAMP_BYTES, bytes) !== 0) {
             corrupt += 1
-            firstProblem ??= `message at offset ${m.offset} of partition ${m.partition} is not what was sent`
+            firstProblem ??= `message at offset ${records.offset} of partition ${records.partition} is not what was sent`
           } else if (seen[seq] === 1) {
             duplicates += 1
-            firstProblem ??= `message ${seq} was read twice (offset ${m.offset} of partition ${m.partition})`
+            firstProblem ??= `message ${seq} was read twice (offset ${records.offset} of partition ${records.partition})`
           } else {
             seen[seq] = 1
           }
         }
-        meter.add(batch.messages.length, 0)
+        meter.add(records.count, 0)
         endedAt = performance.now()
         if (options.signal?.aborted) break
       }
