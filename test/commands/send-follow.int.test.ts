@@ -133,6 +133,22 @@ describe('meta send --follow', () => {
     assert.equal(got.length, 11, `nothing of c.txt: ${got.join(' ')}`)
   })
 
+  it('says once that a path is a directory, not a file, and that a glob matches nothing yet; follows what appears later', async (t) => {
+    const broker = await startTestBroker(t, {numPartitions: 1})
+    const dir = await tmpDir(t)
+    const state = await tmpDir(t)
+    const topic = uniqueName('notices')
+    const glob = join(dir, '*.later')
+    const follower = follow(t, broker, topic, state, [dir, glob])
+    const notices = [`% "${dir}" is a directory: not followed (a glob such as '${dir}/*.log' follows the files in it)\n`, `% no file matches "${glob}" yet: following the files that appear\n`]
+    await waitFor(() => notices.every((n) => follower.stderr().includes(n)), {timeoutMs: 20_000, what: `the notices, have: ${follower.stderr()}`})
+    writeFileSync(join(dir, 'x.later'), lines(1, 3, 'x-'))
+    assert.deepEqual(await stored(broker, topic, 3, 'x.later, created after the start'), range(1, 3, 'x-'))
+    const result = await stop(follower, 'SIGTERM')
+    assert.equal(result.code, 0, result.stderr)
+    for (const notice of notices) assert.equal(result.stderr.split(notice).length, 2, `said once: ${notice}`)
+  })
+
   it('files the registry never saw start at their end (a line being written is sent whole); --from-beginning reads them whole', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 1})
     const dir = await tmpDir(t)
@@ -274,6 +290,7 @@ describe('meta send --follow', () => {
     const topic = uniqueName('away')
     const first = follow(t, broker, topic, state, [rotated, truncated])
     await registered(state, topic, truncated)
+    await waitFor(() => first.stderr().includes(`% "${rotated}" does not exist (yet): following it once it appears\n`), {timeoutMs: 20_000, what: 'the notice for the missing file'})
     writeFileSync(rotated, lines(1, 3, 'r-')) // appears after the start: read from its start
     appendFileSync(truncated, lines(21, 22, 't-'))
     await stored(broker, topic, 5, 'the new file and the lines appended')

@@ -45,6 +45,8 @@ export class FollowInput implements RecordInput {
   private stopping = false
   private wake: (() => void) | undefined
   private paused: {splitter: RecordSplitter; resolve: () => void} | undefined
+  /** Globs that matched nothing, said once each. */
+  private readonly emptyGlobsReported = new Set<string>()
 
   /** Opens (and locks) the registry: throws INVALID_ARGUMENT, DATA_DIR_LOCKED. */
   constructor(
@@ -112,7 +114,12 @@ export class FollowInput implements RecordInput {
   private async scan(first: boolean): Promise<void> {
     const named = new Set<string>()
     for (const pattern of this.options.patterns) {
-      for (const path of isGlob(pattern) ? await expandGlob(pattern) : [pattern]) named.add(path)
+      const paths = isGlob(pattern) ? await expandGlob(pattern) : [pattern]
+      if (paths.length === 0 && !this.emptyGlobsReported.has(pattern)) {
+        this.emptyGlobsReported.add(pattern)
+        this.options.report(`% no file matches "${pattern}" yet: following the files that appear`)
+      }
+      for (const path of paths) named.add(path)
     }
     for (const path of named) if (!this.files.has(path)) this.files.set(path, new FollowedFile(path, this.context, first))
     for (const [path, file] of this.files) if (!named.has(path) && file.idle) this.files.delete(path)

@@ -135,13 +135,21 @@ export class FollowedFile {
       fd = await open(this.path, 'r')
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT' && !this.missingReported) this.context.report(`% cannot read "${this.path}" (${code ?? (error as Error).message}): following it once it can be read`)
+      // Said once, as tail -F does: a typo in a path must not look like a quiet file.
+      if (!this.missingReported) {
+        this.context.report(code === 'ENOENT' ? `% "${this.path}" does not exist (yet): following it once it appears` : `% cannot read "${this.path}" (${code ?? (error as Error).message}): following it once it can be read`)
+      }
       this.missingReported = true
       return false
     }
     const info = await fd.stat({bigint: true})
     if (!info.isFile()) {
       await fd.close()
+      if (!this.missingReported) {
+        const glob = `${this.path.replace(/\/$/, '')}/*.log`
+        this.context.report(info.isDirectory() ? `% "${this.path}" is a directory: not followed (a glob such as '${glob}' follows the files in it)` : `% "${this.path}" is not a regular file: not followed`)
+      }
+      this.missingReported = true
       return false
     }
     this.missingReported = false
