@@ -62,7 +62,7 @@ export {DEFAULT_MAX_QUEUED_BYTES} from './producer-options.js'
 const RETRY_DELAY_MS = 100
 
 /** One message on its way. */
-interface SendTask extends TxItem, KeptLink<SendTask> {
+interface SendTask extends TxItem, KeptLink {
   attempts: number
   callback: SendCallback | ((result: SendResult, context: never) => void)
   /** Handed to the callback as its second argument (set by handOver). */
@@ -252,9 +252,7 @@ export class Producer extends EventEmitter {
       brokerId: 0,
       partition: -1,
       tx: this.transaction,
-      kept: false,
-      older: undefined,
-      newer: undefined,
+      keptAt: -1,
     }
     if (keep) this.kept.add(task)
     this.inFlightCount += 1
@@ -536,9 +534,9 @@ export class Producer extends EventEmitter {
     this.queuedByteCount -= task.body.length
     this.dispatchedCount -= 1
     this.dispatchedByteCount -= task.body.length
-    if (task.kept) {
+    if (task.keptAt >= 0) {
       if (!result.success) this.onKeptFailure?.(task.message.topic, result)
-      if (task.kept) this.kept.remove(task)
+      if (task.keptAt >= 0) this.kept.remove(task)
     }
     try {
       ;(task.callback as (result: SendResult, context: unknown) => void)(result, task.context)
