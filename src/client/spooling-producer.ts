@@ -183,16 +183,16 @@ export class SpoolingProducer extends EventEmitter {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'spooling producer is closed')
     let lane = this.lastLane
     if (lane === undefined || lane.topic !== topic) this.lastLane = lane = this.lane(topic)
-    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
     if (lane.state === 'direct') {
       // The producer keeps it until answered: an outage hands it to the spool (onDirectFailure).
-      const more = this.producer.sendKept(topic, data, options, callback)
+      const more = this.producer.sendKept(topic, payload, options, callback)
       if (!more) {
         this.producerFull = true
         this.waitingRoom = true
       }
       return more
     }
+    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : asBuffer(payload)
     this.append(lane, {partition: options.partition ?? -1, attribute: options.attribute, payload: data}, callback)
     if (lane.spool!.full || (lane.state === 'sending' && lane.spool!.end - lane.cursor >= DRAIN_BACKLOG_BYTES)) {
       this.waitingRoom = true
@@ -325,8 +325,7 @@ export class SpoolingProducer extends EventEmitter {
   /** An outage began (or close): the direct window, unanswered, goes to the spool in send order. */
   private spoolWindow(lane: Lane): void {
     this.producer.handOver(lane.topic, lane.spooledResult, (payload, attribute, partition, callback) => {
-      // The spooling producer sends Buffers only (sendCallback).
-      const record = this.append(lane, {partition, attribute, payload: payload as Buffer}, callback)
+      const record = this.append(lane, {partition, attribute, payload: asBuffer(payload)}, callback)
       lane.spooledInFlight += 1
       return record
     })
@@ -532,6 +531,11 @@ export class SpoolingProducer extends EventEmitter {
       this.checkFlushed()
     })
   }
+}
+
+/** The same bytes as a Buffer (a view, not a copy). */
+function asBuffer(payload: Uint8Array): Buffer {
+  return Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
 }
 
 /** The callback of send(): failures are kept and sent again. */
