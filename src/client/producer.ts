@@ -41,6 +41,7 @@ import {PutBatcher, type BatchOutcome} from './put-batcher.js'
 import {roundRobinSelector, selectorByName, type PartitionSelector} from './partition-selector.js'
 import {movableMessages, Router} from './routing.js'
 import {createTopology, type Topology} from './topology.js'
+import {KeptSends, type KeptLink} from './kept-sends.js'
 import {
   DEFAULT_MAX_IN_FLIGHT,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -61,10 +62,10 @@ export {DEFAULT_MAX_QUEUED_BYTES} from './producer-options.js'
 const RETRY_DELAY_MS = 100
 
 /** One message on its way. */
-interface SendTask extends TxItem {
+interface SendTask extends TxItem, KeptLink {
   attempts: number
   callback: SendCallback | ((result: SendResult, context: never) => void)
-  /** Handed to the callback as its second argument (see sendCallback). */
+  /** Handed to the callback as its second argument (set by handOver). */
   context: unknown
   /** The transaction it belongs to (sent inside beginTransaction … commit/rollback). */
   tx: Transaction<SendTask> | undefined
@@ -105,6 +106,14 @@ export class Producer extends EventEmitter {
   private readonly sessionId = newSessionId()
   private transactionCounter = 0
   private readonly batchPut: boolean
+  /** Sends made with sendKept(), unanswered and not handed over, in send order. */
+  private readonly kept = new KeptSends<SendTask>()
+  /**
+   * Called when a kept send fails, before its callback runs: a SpoolingProducer may hand the
+   * topic's kept sends (this one too) over to its spool then, and the answer goes there.
+   * @internal
+   */
+  onKeptFailure: ((topic: string, result: SendResult) => void) | undefined
 
   constructor(options: ProducerOptions = {}) {
     super()
@@ -158,10 +167,54 @@ export class Producer extends EventEmitter {
    * keep calling if you must (messages queue), but a well-behaved caller waits for 'drain'.
    * Throws INVALID_ARGUMENT for a bad topic name or an oversize payload (nothing is sent).
    */
-  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean
-  /** @internal With a context handed back to the callback: one callback for many sends, no closure per send. */
-  sendCallback<C>(topic: string, payload: Uint8Array | string, options: SendOptions, callback: (result: SendResult, context: C) => void, context: C): boolean
-  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback | ((result: SendResult, context: never) => void), context?: unknown): boolean {
+  sendCallback(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
+    return this.submit(topic, payload, options, callback, false)
+  }
+
+  /**
+   * sendCallback() for a SpoolingProducer: the send is also kept, in send order, until it is
+   * answered, so that an outage can hand it over to a spool (handOver, onKeptFailure).
+   * @internal
+   */
+  sendKept(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback): boolean {
+    return this.submit(topic, payload, options, callback, true)
+  }
+
+  /** Kept sends not yet answered nor handed over (all topics). @internal */
+  get keptCount(): number {
+    return this.kept.size
+  }
+
+  /** Kept sends of a topic not yet answered nor handed over. @internal */
+  keptOf(topic: string): number {
+    let n = 0
+    this.kept.forEach(
+      (task) => task.message.topic === topic,
+      () => (n += 1),
+    )
+    return n
+  }
+
+  /**
+   * Hand a topic's kept sends over, oldest first, to `take` (which writes each to a spool and
+   * returns its record): from then on the send's answer goes to `callback` with that record as
+   * its context, instead of to its own callback, and it is no longer kept. `take` gets the
+   * send's payload, attribute, pinned partition (-1: the selector's) and own callback. Stops at
+   * the first throw (the sends not taken stay kept).
+   * @internal
+   */
+  handOver<C>(topic: string, callback: (result: SendResult, context: C) => void, take: (payload: Uint8Array, attribute: string | undefined, partition: number, callback: SendCallback) => C): void {
+    this.kept.forEach(
+      (task) => task.message.topic === topic,
+      (task) => {
+        task.context = take(task.message.payload, task.message.attribute, task.pinned ?? -1, task.callback as SendCallback)
+        task.callback = callback
+        this.kept.remove(task)
+      },
+    )
+  }
+
+  private submit(topic: string, payload: Uint8Array | string, options: SendOptions, callback: SendCallback, keep: boolean): boolean {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
     if (topic !== this.validTopic) {
       if (!isValidTopicName(topic)) validateTopicName(topic)
@@ -195,11 +248,13 @@ export class Producer extends EventEmitter {
       pinned: options.partition,
       attempts: 0,
       callback,
-      context,
+      context: undefined,
       brokerId: 0,
       partition: -1,
       tx: this.transaction,
+      keptAt: -1,
     }
+    if (keep) this.kept.add(task)
     this.inFlightCount += 1
     this.queuedByteCount += body.length
     if (this.waitingHead === this.waiting.length && this.hasRoomFor(body.length)) this.admit(task)
@@ -479,6 +534,10 @@ export class Producer extends EventEmitter {
     this.queuedByteCount -= task.body.length
     this.dispatchedCount -= 1
     this.dispatchedByteCount -= task.body.length
+    if (task.keptAt >= 0) {
+      if (!result.success) this.onKeptFailure?.(task.message.topic, result)
+      if (task.keptAt >= 0) this.kept.remove(task)
+    }
     try {
       ;(task.callback as (result: SendResult, context: unknown) => void)(result, task.context)
     } catch (error) {

@@ -1,11 +1,13 @@
 /**
  * A producer that never loses a message to a broker outage: MetaQ's ordered producer with
  * local storage and its async (one-way) producer, over the plain Producer. While the broker
- * takes messages they go straight to it and only the unacknowledged window is kept, in memory;
- * the first failure writes that window, and everything sent after it, to a disk spool (one per
- * topic), which is sent in order once a broker accepts again.
+ * takes messages they go straight to it and only the unacknowledged window is kept, in memory:
+ * the producer's own unanswered sends, which it keeps in send order (Producer.sendKept), and
+ * whose answers go straight to the callbacks; the first failure writes that window, and
+ * everything sent after it, to a disk spool (one per topic), which is sent in order once a
+ * broker accepts again.
  *
- *   sendCallback ─direct─▶ Producer ──ack──▶ callback            (healthy: no disk)
+ *   sendCallback ─direct (kept)─▶ Producer ──ack──▶ callback      (healthy: no disk, no copy)
  *        │ outage: the window and what follows ──append──▶ Spool ──pump, in order──▶ Producer
  *        └ false while the producer's window or the spool is full; 'drain' on room
  *
@@ -39,7 +41,6 @@ import type {SendResult} from './types.js'
 import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
 import {mergeSpool} from './spool/dirs.js'
 import {Queue} from './spool/queue.js'
-import {SendWindow} from './spool/window.js'
 import type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
@@ -71,12 +72,10 @@ interface Lane {
   /** Opened at the first outage, or at start for a spool left behind. */
   spool: Spool | undefined
   state: LaneState
-  /** Messages sent direct and not answered, in order (window.pending: those not in the spool either). */
-  window: SendWindow
-  /** The callback of every direct send of the lane; its context is the message's sequence number in `window`. */
-  directResult: (result: SendResult, seq: number) => void
-  /** Direct sends whose callback has not run (also those written to the spool since). */
-  directInFlight: number
+  /** The callback of a direct send written to the spool (handed over); its context is its spool record. */
+  spooledResult: (result: SendResult, record: SpoolRecord) => void
+  /** Direct sends written to the spool and not answered yet. */
+  spooledInFlight: number
   /** Position of the next spool record to send. */
   cursor: number
   /** Spool records appended in this process and not yet sent (a copy of the spool's tail). */
@@ -111,6 +110,8 @@ export class SpoolingProducer extends EventEmitter {
   private failure: MetaError | undefined
   private flushWaiters: Array<{resolve: () => void; reject: (e: Error) => void}> = []
   private flushScheduled = false
+  /** checkFlushed() waits for the producer's flush() (direct sends unanswered). */
+  private awaitingDirect = false
   private closed = false
   private readonly counts = {spooled: 0, resent: 0, leftover: 0}
   /** Close the producer too (made by createSpoolingProducer, spool/create.ts). */
@@ -130,18 +131,19 @@ export class SpoolingProducer extends EventEmitter {
       this.producerFull = false
       this.onRoom()
     })
+    this.producer.onKeptFailure = (topic, result) => this.onDirectFailure(topic, result)
   }
 
   get stats(): SpoolingStats {
-    let pending = 0
-    for (const lane of this.lanes.values()) pending += (lane.spool?.pending ?? 0) + lane.window.pending
+    let pending = this.producer.keptCount
+    for (const lane of this.lanes.values()) pending += lane.spool?.pending ?? 0
     return {...this.counts, pending}
   }
 
   /** Records sent and not yet acknowledged. */
   get inFlight(): number {
-    let n = 0
-    for (const lane of this.lanes.values()) n += lane.inFlight + lane.window.pending
+    let n = this.producer.keptCount
+    for (const lane of this.lanes.values()) n += lane.inFlight
     return n
   }
 
@@ -159,7 +161,7 @@ export class SpoolingProducer extends EventEmitter {
   /** Records of a topic not yet acknowledged. */
   pendingOf(topic: string): number {
     const lane = this.lanes.get(topic)
-    return lane === undefined ? 0 : (lane.spool?.pending ?? 0) + lane.window.pending
+    return lane === undefined ? 0 : (lane.spool?.pending ?? 0) + this.producer.keptOf(topic)
   }
 
   /** The spool directory a topic uses, once it has one. */
@@ -169,7 +171,7 @@ export class SpoolingProducer extends EventEmitter {
 
   /** Fire and forget (MetaQ's one-way send): false = wait for 'drain'; failures are kept and sent again. */
   send(topic: string, payload: Uint8Array | string, options: SendOptions = {}): boolean {
-    return this.sendCallback(topic, payload, options, () => {})
+    return this.sendCallback(topic, payload, options, ignore)
   }
 
   /**
@@ -181,8 +183,16 @@ export class SpoolingProducer extends EventEmitter {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'spooling producer is closed')
     let lane = this.lastLane
     if (lane === undefined || lane.topic !== topic) this.lastLane = lane = this.lane(topic)
-    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
-    if (lane.state === 'direct') return this.sendDirect(lane, data, options, callback)
+    if (lane.state === 'direct') {
+      // The producer keeps it until answered: an outage hands it to the spool (onDirectFailure).
+      const more = this.producer.sendKept(topic, payload, options, callback)
+      if (!more) {
+        this.producerFull = true
+        this.waitingRoom = true
+      }
+      return more
+    }
+    const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : asBuffer(payload)
     this.append(lane, {partition: options.partition ?? -1, attribute: options.attribute, payload: data}, callback)
     if (lane.spool!.full || (lane.state === 'sending' && lane.spool!.end - lane.cursor >= DRAIN_BACKLOG_BYTES)) {
       this.waitingRoom = true
@@ -196,7 +206,9 @@ export class SpoolingProducer extends EventEmitter {
     if (this.failure !== undefined) return Promise.reject(this.failure)
     for (const lane of this.lanes.values()) this.flushSpool(lane)
     if (this.stats.pending === 0) return Promise.resolve()
-    return new Promise((resolve, reject) => this.flushWaiters.push({resolve, reject}))
+    const flushed = new Promise<void>((resolve, reject) => this.flushWaiters.push({resolve, reject}))
+    this.awaitDirect()
+    return flushed
   }
 
   /**
@@ -207,7 +219,7 @@ export class SpoolingProducer extends EventEmitter {
     if (this.closed) return
     for (const lane of this.lanes.values()) {
       if (lane.timer !== undefined) clearTimeout(lane.timer)
-      if (lane.window.pending === 0 || lane.state === 'failed') continue
+      if (lane.state === 'failed') continue
       try {
         this.spoolWindow(lane)
       } catch {} // no spool to keep them in: the summary counts them unacknowledged
@@ -224,9 +236,8 @@ export class SpoolingProducer extends EventEmitter {
       topic,
       spool: undefined,
       state: 'direct',
-      window: new SendWindow(),
-      directResult: (result, seq) => this.onDirectResult(lane, seq, result),
-      directInFlight: 0,
+      spooledResult: (result, record) => this.onSpooledResult(lane, record, result),
+      spooledInFlight: 0,
       cursor: 0,
       memory: new Queue(),
       memoryBytes: 0,
@@ -277,49 +288,21 @@ export class SpoolingProducer extends EventEmitter {
     return spool
   }
 
-  private sendDirect(lane: Lane, data: Buffer, options: SendOptions, callback: SendCallback): boolean {
-    const seq = lane.window.push(options.partition ?? -1, options.attribute, data, callback)
-    lane.directInFlight += 1
-    let more: boolean
-    try {
-      more = this.producer.sendCallback(lane.topic, data, options, lane.directResult, seq)
-    } catch (error) {
-      // Refused at once: it never was in the window.
-      lane.window.pop()
-      lane.directInFlight -= 1
-      throw error
-    }
-    if (!more) {
-      this.producerFull = true
-      this.waitingRoom = true
-    }
-    return more
+  /** A direct send failed (before its callback runs): an outage hands the topic's window, this send too, to the spool. */
+  private onDirectFailure(topic: string, result: SendResult): void {
+    const lane = this.lanes.get(topic)
+    if (lane === undefined || this.closed || lane.state !== 'direct') return
+    const error = result.error
+    // Otherwise refused for good: the callback gets the failure.
+    if (error === undefined || isOutage(error)) this.startOutage(lane, error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed'))
   }
 
-  private onDirectResult(lane: Lane, seq: number, result: SendResult): void {
-    lane.directInFlight -= 1
+  /** The answer to a direct send written to the spool since: an acknowledgement counts there; a failure is sent again from it. */
+  private onSpooledResult(lane: Lane, record: SpoolRecord, result: SendResult): void {
+    lane.spooledInFlight -= 1
     if (this.closed) return
-    const window = lane.window
-    const position = window.positionOf(seq)
-    if (position >= 0) {
-      // Written to the spool by an outage since: an acknowledgement counts there; a failure is sent again from it.
-      const end = window.endOf(seq)
-      window.answer(seq)
-      if (result.success) this.acknowledge(lane, position, end, result, false)
-      this.afterSettle(lane)
-      this.checkFlushed()
-      return
-    }
-    const error = result.error
-    if (!result.success && lane.state !== 'failed' && (error === undefined || isOutage(error))) {
-      // The window goes to the spool, this message with it (its slot stays, as spooled, until answered here).
-      this.startOutage(lane, error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed'))
-      if (window.positionOf(seq) >= 0) window.answer(seq)
-      this.afterSettle(lane)
-      return
-    }
-    // Acknowledged, refused for good, or given up with no spool to keep it in: the outcome is final.
-    window.answer(seq)(result)
+    if (result.success) this.acknowledge(lane, record.position, record.end, result, false)
+    this.afterSettle(lane)
     this.checkFlushed()
   }
 
@@ -341,7 +324,11 @@ export class SpoolingProducer extends EventEmitter {
 
   /** An outage began (or close): the direct window, unanswered, goes to the spool in send order. */
   private spoolWindow(lane: Lane): void {
-    lane.window.spoolInto((partition, attribute, payload, callback) => this.append(lane, {partition, attribute, payload}, callback))
+    this.producer.handOver(lane.topic, lane.spooledResult, (payload, attribute, partition, callback) => {
+      const record = this.append(lane, {partition, attribute, payload: asBuffer(payload)}, callback)
+      lane.spooledInFlight += 1
+      return record
+    })
     this.flushSpool(lane)
   }
 
@@ -488,7 +475,7 @@ export class SpoolingProducer extends EventEmitter {
 
   /** In an outage, once nothing is in flight: probe after a backoff (or give up past maxOutageMs). */
   private afterSettle(lane: Lane): void {
-    if (lane.state !== 'outage' || lane.inFlight > 0 || lane.directInFlight > 0 || lane.timer !== undefined) return
+    if (lane.state !== 'outage' || lane.inFlight > 0 || lane.spooledInFlight > 0 || lane.timer !== undefined) return
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - lane.outageSinceMs >= maxOutage) {
       const spool = lane.spool!
@@ -527,10 +514,32 @@ export class SpoolingProducer extends EventEmitter {
 
   private checkFlushed(): void {
     if (this.flushWaiters.length === 0) return
-    for (const lane of this.lanes.values()) if (lane.window.pending > 0 || (lane.spool?.pending ?? 0) > 0) return
+    if (this.producer.keptCount > 0) {
+      this.awaitDirect()
+      return
+    }
+    for (const lane of this.lanes.values()) if ((lane.spool?.pending ?? 0) > 0) return
     for (const waiter of this.flushWaiters.splice(0)) waiter.resolve()
   }
+
+  /** Direct sends are answered straight to their callbacks, not through here: the producer says when they all are. */
+  private awaitDirect(): void {
+    if (this.awaitingDirect || this.producer.keptCount === 0) return
+    this.awaitingDirect = true
+    void this.producer.flush().then(() => {
+      this.awaitingDirect = false
+      this.checkFlushed()
+    })
+  }
 }
+
+/** The same bytes as a Buffer (a view, not a copy). */
+function asBuffer(payload: Uint8Array): Buffer {
+  return Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+}
+
+/** The callback of send(): failures are kept and sent again. */
+function ignore(): void {}
 
 function sendOptions(entry: SpoolEntry): SendOptions {
   const options: SendOptions = {attribute: entry.attribute}

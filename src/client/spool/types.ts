@@ -2,7 +2,10 @@
 import type {Producer, SendCallback} from '../producer.js'
 
 export interface SpoolingProducerOptions {
-  /** The producer that talks to the brokers (its window bounds memory; retries apply per send). */
+  /**
+   * The producer that talks to the brokers (its window bounds memory; retries apply per send).
+   * One SpoolingProducer per producer: it keeps the direct sends in the producer (sendKept).
+   */
   producer: Producer
   /** Spool root: one directory per topic below it (default: the state directory's, see spool/dirs.ts). */
   spoolDir?: string
