@@ -13,7 +13,7 @@
  */
 import {byteParse} from '../decoder.js'
 import {messageIdOfHalves, writeMessageIdDecimal} from '../message-id.js'
-import {DecimalText, intTextLength, uint32Digits, writeUint32Digits, writeUint32Padded, type OutputBuffer} from '../output-buffer.js'
+import {DecimalText, intTextLength, setUint32Digits, setUint32Padded, uint32Digits, writeUint32Digits, type OutputBuffer} from '../output-buffer.js'
 import {canonicalIntField, INT32_MAX, INT32_MIN, intField, lengthField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
 export interface PutCommand {
@@ -98,7 +98,7 @@ let view: DataView = new DataView(EMPTY.buffer, EMPTY.byteOffset, 0)
 export function parsePutBytes(buf: Buffer, start: number, eol: number): PutCommand | undefined {
   const n = prefixBytes
   if (n > 0 && eol - start > n && samePrefix(buf, start, n)) {
-    const pos = readNumbers(buf, start + n, 3)
+    const pos = readNumbers(buf, view, start + n, eol, 3)
     if (pos !== eol) return parseWhole(buf, start, eol)
     const checksum = numbers[3]
     const opaque = numbers[4]
@@ -130,8 +130,9 @@ function parseWhole(buf: Buffer, start: number, eol: number): PutCommand | undef
   pos = topicEnd + 1
   const first = buf[pos] === 0x2d ? pos + 1 : pos
   if (buf[first] === 0x30 && (first > pos || buf[first + 1] !== 0x20)) return undefined
-  const checksumStart = readNumbers(buf, pos, 0)
-  if (checksumStart < 0 || readNumbers(buf, checksumStart, 3) !== eol) return undefined
+  const v = buf === viewBuf ? view : viewOf(buf)
+  const checksumStart = readNumbers(buf, v, pos, eol, 0)
+  if (checksumStart < 0 || readNumbers(buf, v, checksumStart, eol, 3) !== eol) return undefined
   const partition = numbers[0]
   const bodyLength = numbers[1]
   const flag = numbers[2]
@@ -141,24 +142,36 @@ function parseWhole(buf: Buffer, start: number, eol: number): PutCommand | undef
   if (!(checksum >= INT32_MIN && checksum <= INT32_MAX && bodyLength >= 0 && bodyLength <= INT32_MAX)) return undefined
   if (!(opaque >= INT32_MIN && opaque <= 4294967295)) return undefined
   topic ??= newTopic(buf, topicStart, topicEnd)
-  rememberPrefix(buf, start, checksumStart - start, topic, partition, bodyLength, flag)
+  rememberPrefix(start, checksumStart - start, topic, partition, bodyLength, flag)
   byteParse.bodyLength = bodyLength
   return putFrame(topic, partition, flag, checksum, opaque)
 }
 
 /**
- * Read the header's numbers from buf[pos] into `numbers`: from 0 the first three (partition,
- * length, flag), from 3 the last two (checksum, opaque). Each is an optional '-' and 1 to 10
- * digits followed by one space, but the opaque, which is followed by nothing. Returns where
- * they ended, or -1. The line's \r stops every loop, so none reads past the line.
+ * Read the header's numbers from buf[pos] (`v` is a DataView of buf) into `numbers`: from 0
+ * the first three (partition, length, flag), from 3 the last two (checksum, opaque). Each is
+ * an optional '-' and 1 to 10 digits followed by one space, but the opaque, which is followed
+ * by nothing. Returns where they ended, or -1. Words are read only inside the line, and its
+ * \r stops every byte loop, so nothing past the line is read.
  */
-function readNumbers(buf: Buffer, pos: number, from: number): number {
+function readNumbers(buf: Buffer, v: DataView, pos: number, eol: number, from: number): number {
   const to = from === 0 ? 3 : 5
   for (let k = from; k < to; k++) {
     const negative = buf[pos] === 0x2d
     if (negative) pos++
     const digitsStart = pos
     let value = 0
+    // Four digits per DataView word while there are four (little-endian: the first is the
+    // low byte), then byte by byte. A byte is a digit when its high nibble is 3, and still 3
+    // with 6 added; the four digits d0..d3 combine as (d0·10 + d1)·100 + d2·10 + d3.
+    while (pos + 4 <= eol) {
+      const word = v.getInt32(pos, true)
+      if (((word & 0xf0f0f0f0) | ((word + 0x06060606) & 0xf0f0f0f0)) !== 0x30303030) break
+      const digits = word - 0x30303030
+      const pairs = (digits * 10 + (digits >>> 8)) & 0x00ff00ff
+      value = value * 10000 + (pairs & 0xff) * 100 + (pairs >>> 16)
+      pos += 4
+    }
     let digit = buf[pos] - 48
     while (digit >= 0 && digit <= 9) {
       value = value * 10 + digit
@@ -185,12 +198,12 @@ function samePrefix(buf: Buffer, start: number, n: number): boolean {
   return i === last && v.getInt32(start + n - 4, true) === prefixWords[last]
 }
 
-function rememberPrefix(buf: Buffer, start: number, n: number, topic: string, partition: number, bodyLength: number, flag: number): void {
+function rememberPrefix(start: number, n: number, topic: string, partition: number, bodyLength: number, flag: number): void {
   if (n > PREFIX_BYTES_MAX) {
     prefixBytes = 0
     return
   }
-  const v = buf === viewBuf ? view : viewOf(buf)
+  const v = view // buf's: parseWhole made it
   const last = (n - 1) >> 2
   for (let i = 0; i < last; i++) prefixWords[i] = v.getInt32(start + 4 * i, true)
   prefixWords[last] = v.getInt32(start + n - 4, true)
@@ -323,49 +336,47 @@ export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHig
   const offsetDigits = offsetHigh > 0 ? offsetHighDigits + 8 : uint32Digits(offsetLow)
   const partitionDigits = uint32Digits(partition)
   const bodyLength = ID_TEXT.byteLength + 2 + partitionDigits + offsetDigits
-  const buf = out.room(11 + 10 + 1 + 11 + 2 + bodyLength)
+  // Room for the reply and for the up to 3 bytes past its end that a word store may write.
+  const view = out.roomView(11 + 10 + 1 + 11 + 2 + bodyLength + 3)
   let pos = out.byteLength
-  // "result 200 " as constant stores (no loop over a constant buffer).
-  buf[pos] = 0x72 // r
-  buf[pos + 1] = 0x65 // e
-  buf[pos + 2] = 0x73 // s
-  buf[pos + 3] = 0x75 // u
-  buf[pos + 4] = 0x6c // l
-  buf[pos + 5] = 0x74 // t
-  buf[pos + 6] = 0x20
-  buf[pos + 7] = 0x32 // 2
-  buf[pos + 8] = 0x30 // 0
-  buf[pos + 9] = 0x30 // 0
-  buf[pos + 10] = 0x20
-  pos += 11
+  // "result 200 " in words (little-endian: the first character is the low byte).
+  view.setUint32(pos, 0x75736572, true) // "resu"
+  view.setUint32(pos + 4, 0x3220746c, true) // "lt 2"
+  view.setUint16(pos + 8, 0x3030, true) // "00"
+  pos += 10
   if (bodyLength >= 10 && bodyLength < 100) {
-    // Always so for ids meta issues (19 digits): two digits without a call.
+    // Always so for ids meta issues (19 digits): " <two digits> " in one store.
     const tens = (bodyLength / 10) | 0
-    buf[pos++] = 48 + tens
-    buf[pos++] = 48 + bodyLength - tens * 10
+    view.setUint32(pos, 0x20000020 | ((48 + tens) << 8) | ((48 + bodyLength - tens * 10) << 16), true)
+    pos += 4
   } else {
-    pos = writeUint32Digits(buf, pos, bodyLength)
+    view.setUint8(pos, 0x20)
+    pos = setUint32Digits(view, pos + 1, bodyLength)
+    view.setUint8(pos++, 0x20)
   }
-  buf[pos++] = 0x20
   if (opaque < 0) {
-    buf[pos++] = 0x2d
-    pos = writeUint32Digits(buf, pos, -opaque)
+    view.setUint8(pos++, 0x2d)
+    pos = setUint32Digits(view, pos, -opaque)
   } else {
-    pos = writeUint32Digits(buf, pos, opaque)
+    pos = setUint32Digits(view, pos, opaque)
   }
-  buf[pos++] = 0x0d
-  buf[pos++] = 0x0a
-  pos = ID_TEXT.writeTo(buf, pos)
-  buf[pos++] = 0x20
+  view.setUint16(pos, 0x0a0d, true) // CRLF
+  pos = ID_TEXT.setTo(view, pos + 2)
   // Digit counts are known from the body length: written at that width, not counted again.
-  if (partition < 10) buf[pos++] = 48 + partition
-  else pos = writeUint32Padded(buf, pos, partition, partitionDigits)
-  buf[pos++] = 0x20
-  if (offsetHigh > 0) {
-    pos = writeUint32Padded(buf, pos, offsetHigh, offsetHighDigits)
-    pos = writeUint32Padded(buf, pos, offsetLow, 8)
+  if (partition < 10) {
+    // " <digit> " (the fourth byte is the offset's first, written next).
+    view.setUint32(pos, 0x200020 | ((48 + partition) << 8), true)
+    pos += 3
   } else {
-    pos = writeUint32Padded(buf, pos, offsetLow, offsetDigits)
+    view.setUint8(pos, 0x20)
+    pos = setUint32Padded(view, pos + 1, partition, partitionDigits)
+    view.setUint8(pos++, 0x20)
+  }
+  if (offsetHigh > 0) {
+    pos = setUint32Padded(view, pos, offsetHigh, offsetHighDigits)
+    pos = setUint32Padded(view, pos, offsetLow, 8)
+  } else {
+    pos = setUint32Padded(view, pos, offsetLow, offsetDigits)
   }
   out.advance(pos)
 }
