@@ -21,7 +21,11 @@ export class PartitionLogs {
 
   /** The log of (topic, partition), or undefined when the store has none. */
   get(topic: string, partition: number): PartitionLog | undefined {
-    if (topic === this.lastTopic && partition === this.lastPartition) return this.lastLog
+    if (partition === this.lastPartition && topic === this.lastTopic) {
+      // Equal but another string object (another request's): compare pointers from now on.
+      this.lastTopic = topic
+      return this.lastLog
+    }
     let logs = this.byTopic.get(topic)
     let log = logs?.[partition]
     if (log === undefined) {

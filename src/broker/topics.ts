@@ -48,7 +48,10 @@ export class TopicRegistry {
 
   /** The topic's settings, or undefined when this broker does not accept it. */
   resolve(topic: string): ResolvedTopic | undefined {
-    if (topic === this.lastName) return this.lastResolved ?? undefined
+    if (topic === this.lastName) {
+      this.lastName = topic // PartitionLogs#get says why
+      return this.lastResolved ?? undefined
+    }
     let resolved = this.cache.get(topic)
     if (resolved === undefined) {
       resolved = isValidTopicName(topic) ? (resolveTopic(this.config, topic) ?? null) : null
