@@ -79,6 +79,10 @@ describe('byte parsers', () => {
       'put t 0 1 0 0 123456789012345', 'put t 0 1 0 0 1234567890123456', 'put t 0 1 0 0 +1', 'put t 0 1 0 0 1x',
       'put t 0 1 0 0 -', 'put t 0 1 0 - 1', 'put t 0 1 0 TX:1 1', 'put t 0 1 0 7 TX:1 1', 'putt 0 1 0 0 0 0', 'pux t 0 1 0 0 0',
       'put é 0 1 0 0 0', 'put t 0 1 0 0 0\x00', 'put t 0 1 0 0 7 8',
+      // Bytes next to the digits (0x2a-0x2f share their high nibble with 0x3a-0x3f once 6 is added).
+      'put t 0 1 0 1-23 5', 'put t 0 1 0 12+3456 5', 'put t 0 1 0 1234/678 5', 'put t 0 1 0 5 1.234', 'put t 0 1 0 5 12345*78',
+      'put t 0 1 0 123:567 5', 'put t 0 1 0 5 1234567?', 'put t 0 1 0 -12,4 5', 'put t 0 1 0 5 -123456789012', 'put t 0 1 0 12345678901 5',
+      'put t 0 1 0 1234567890 4294967295', 'put t 0 1 0 -2147483648 -2147483648', 'put t 0 1 0 -2147483649 1',
     ]
     for (const line of lines) {
       const bytes = Buffer.concat([Buffer.from(line, 'utf8'), Buffer.from('\r\nabcdefghij', 'latin1')])

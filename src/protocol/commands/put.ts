@@ -163,10 +163,11 @@ function readNumbers(buf: Buffer, v: DataView, pos: number, eol: number, from: n
     let value = 0
     // Four digits per DataView word while there are four (little-endian: the first is the
     // low byte), then byte by byte. A byte is a digit when its high nibble is 3, and still 3
-    // with 6 added; the four digits d0..d3 combine as (d0·10 + d1)·100 + d2·10 + d3.
+    // with 6 added (both tested: 0x2a-0x2f pass the second alone); the four digits d0..d3
+    // combine as (d0·10 + d1)·100 + d2·10 + d3.
     while (pos + 4 <= eol) {
       const word = v.getInt32(pos, true)
-      if (((word & 0xf0f0f0f0) | ((word + 0x06060606) & 0xf0f0f0f0)) !== 0x30303030) break
+      if ((((word & 0xf0f0f0f0) ^ 0x30303030) | (((word + 0x06060606) & 0xf0f0f0f0) ^ 0x30303030)) !== 0) break
       const digits = word - 0x30303030
       const pairs = (digits * 10 + (digits >>> 8)) & 0x00ff00ff
       value = value * 10000 + (pairs & 0xff) * 100 + (pairs >>> 16)
