@@ -23,6 +23,9 @@ const EXISTENCE_PROBE_PARTITIONS = 4096
 
 export class TopicRegistry {
   private cache = new Map<string, ResolvedTopic | null>()
+  /** The name resolved last and its resolution: a hit is a pointer comparison (PartitionLogs#get says why). */
+  private lastName: string | undefined = undefined
+  private lastResolved: ResolvedTopic | null = null
   private closed: ClosedPartitionMap = new Map()
   /** Where closed partitions are kept; undefined = in memory only. */
   private stateDir: string | undefined
@@ -40,10 +43,15 @@ export class TopicRegistry {
   setConfig(config: BrokerConfig): void {
     this.config = config
     this.cache.clear()
+    this.lastName = undefined
   }
 
   /** The topic's settings, or undefined when this broker does not accept it. */
   resolve(topic: string): ResolvedTopic | undefined {
+    if (topic === this.lastName) {
+      this.lastName = topic // PartitionLogs#get says why
+      return this.lastResolved ?? undefined
+    }
     let resolved = this.cache.get(topic)
     if (resolved === undefined) {
       resolved = isValidTopicName(topic) ? (resolveTopic(this.config, topic) ?? null) : null
@@ -51,6 +59,8 @@ export class TopicRegistry {
       if (this.cache.size > 100_000) this.cache.clear()
       this.cache.set(topic, resolved)
     }
+    this.lastName = topic
+    this.lastResolved = resolved
     return resolved ?? undefined
   }
 

@@ -20,17 +20,25 @@
  * Bodies that arrive whole in one chunk are views into that chunk (no copy); a body split
  * across chunks is assembled into a buffer of exactly its length (no quadratic concat).
  */
+import {Buffer} from 'node:buffer'
 import {MetaError} from './errors.js'
 
 export type HeaderParser<F> = (tokens: string[]) => {frame: F; bodyLength: number}
 
 /**
  * A byte-level parser for one command's most common header form, tried before the token
- * parser: it reads `buf[start, eol)` (the header line without \r\n) in place and returns
- * undefined for anything it does not handle, which then goes through the token parser
- * unchanged (errors included). Registered by command name; the first byte selects it.
+ * parser: it reads `buf[start, eol)` (the header line without \r\n; `buf[eol]` is the \r) in
+ * place and returns the frame, with its body length in {@link byteParse}, or undefined for
+ * anything it does not handle, which then goes through the token parser unchanged (errors
+ * included). Registered by command name; the first byte selects it.
  */
-export type ByteParser<F> = (buf: Buffer, start: number, eol: number) => {frame: F; bodyLength: number} | undefined
+export type ByteParser<F> = (buf: Buffer, start: number, eol: number) => F | undefined
+
+/**
+ * The body length of the frame a {@link ByteParser} returned last (module state: no result
+ * object per frame; a field, not an exported `let`, as {@link decimalScan}).
+ */
+export const byteParse = {bodyLength: 0}
 
 export interface DecoderLimits {
   /** Longest accepted header line, \r\n excluded (default 4096). */
@@ -161,7 +169,9 @@ export class FrameDecoder<F extends object> {
       return undefined
     }
     if (eol - start > this.maxHeaderBytes) throw this.headerTooLong()
-    const {frame, bodyLength} = this.byteParsers[buf[start]]?.(buf, start, eol) ?? this.parseTokens(buf, start, eol)
+    let frame = this.byteParsers[buf[start]]?.(buf, start, eol)
+    let bodyLength = byteParse.bodyLength
+    if (frame === undefined) ({frame, bodyLength} = this.parseTokens(buf, start, eol))
     const bodyStart = eol + 2
     if (bodyLength > this.maxBodyBytes) {
       if (bodyLength > this.maxSkippedBodyBytes) {

@@ -79,11 +79,66 @@ describe('byte parsers', () => {
       'put t 0 1 0 0 123456789012345', 'put t 0 1 0 0 1234567890123456', 'put t 0 1 0 0 +1', 'put t 0 1 0 0 1x',
       'put t 0 1 0 0 -', 'put t 0 1 0 - 1', 'put t 0 1 0 TX:1 1', 'put t 0 1 0 7 TX:1 1', 'putt 0 1 0 0 0 0', 'pux t 0 1 0 0 0',
       'put é 0 1 0 0 0', 'put t 0 1 0 0 0\x00', 'put t 0 1 0 0 7 8',
+      // Bytes next to the digits (0x2a-0x2f share their high nibble with 0x3a-0x3f once 6 is added).
+      'put t 0 1 0 1-23 5', 'put t 0 1 0 12+3456 5', 'put t 0 1 0 1234/678 5', 'put t 0 1 0 5 1.234', 'put t 0 1 0 5 12345*78',
+      'put t 0 1 0 123:567 5', 'put t 0 1 0 5 1234567?', 'put t 0 1 0 -12,4 5', 'put t 0 1 0 5 -123456789012', 'put t 0 1 0 12345678901 5',
+      'put t 0 1 0 1234567890 4294967295', 'put t 0 1 0 -2147483648 -2147483648', 'put t 0 1 0 -2147483649 1',
     ]
     for (const line of lines) {
       const bytes = Buffer.concat([Buffer.from(line, 'utf8'), Buffer.from('\r\nabcdefghij', 'latin1')])
       assert.deepEqual(outcome(createRequestDecoder({maxBodyBytes: 64}), bytes), outcome(tokensOnly(), bytes), JSON.stringify(line))
     }
+  })
+
+  it('createRequestDecoder() decodes streams of put headers that repeat with changes like the token parser alone', () => {
+    // One producer's puts repeat everything up to the checksum; the byte parser then reads only
+    // the checksum and the opaque. Each header here is the last one with some fields changed
+    // (topic, partition, length, flag, digit counts of checksum and opaque, signs, 11-15
+    // digits, malformed tokens), in one stream cut into random chunks, and across decoders.
+    const tokensOnly = () => new FrameDecoder(new Map([['put', parsePut]]), {maxBodyBytes: 64})
+    const random = rng(11)
+    const one = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]
+    const fields = ['orders', '0', '26', '0', '-1', '1']
+    // Per field: values the byte parser reads, then values it leaves to the token parser.
+    const choices = [
+      [['orders', 'order', 'ordersx', 'xrders', 't', 'bench-mx7jaz2d-26769', 'a'.repeat(150), 'é'], ['a b', '']],
+      [['0', '1', '7', '12', '-1', '2147483647'], ['01', '-0', '2147483648', 'x']],
+      [['0', '3', '10', '26', '64'], ['-0', '007', '65', '1a']],
+      [['0', '1', '-1', '123', '-2147483648'], ['2147483648', '0000000000001', '+1']],
+      [['-1', '0', '7', '-7', '2147483647', '-2147483648'], ['2147483648', '-2147483649', '123456789012345', '1234567890123456', '-', '1x', '']],
+      [['1', '10', '999', '1000', '-1', '-10', '4294967295'], ['4294967296', '123456789012345', '1234567890123456', '+1', '1 ', ' 1', '']],
+    ]
+    let decoded = 0
+    for (let run = 0; run < 200; run++) {
+      const lines: Buffer[] = []
+      for (let i = 0; i < 30; i++) {
+        for (let f = 0; f < fields.length; f++) if (random() < 0.15) fields[f] = one(choices[f][random() < 0.05 ? 1 : 0])
+        if (random() < 0.5) fields[5] = String(Math.floor(random() * 10 ** Math.floor(random() * 11)) * (random() < 0.1 ? -1 : 1))
+        if (random() < 0.5) fields[4] = String(Math.floor(random() * 2 ** 32) - 2 ** 31)
+        const length = Number(fields[2])
+        const body = Buffer.alloc(Number.isInteger(length) && length >= 0 && length <= 64 ? length : 5, 'x')
+        lines.push(Buffer.from(`put ${fields.join(' ')}\r\n`, 'utf8'), body)
+      }
+      const bytes = Buffer.concat(lines)
+      const chunked = (decoder: {push(b: Buffer): void; next(): object | undefined}): unknown => {
+        const frames = []
+        try {
+          for (let pos = 0; pos < bytes.length; ) {
+            const end = Math.min(bytes.length, pos + 1 + Math.floor(random() * 300))
+            decoder.push(bytes.subarray(pos, end))
+            pos = end
+            for (let f = decoder.next(); f !== undefined; f = decoder.next()) frames.push(f)
+          }
+          return {frames}
+        } catch (error) {
+          return {frames, error: (error as {code?: string}).code, message: (error as Error).message}
+        }
+      }
+      const fast = chunked(createRequestDecoder({maxBodyBytes: 64})) as {frames: unknown[]}
+      assert.deepEqual(fast, chunked(tokensOnly()), `run ${run}`)
+      decoded += fast.frames.length
+    }
+    assert.ok(decoded > 2000, `only ${decoded} puts were decoded`)
   })
 
   it('createResponseDecoder() decodes every result header like the token parser alone', () => {

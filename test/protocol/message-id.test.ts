@@ -161,6 +161,26 @@ describe('message id halves (the broker put path, no bigint)', () => {
       encodePutResult(b, opaque, messageIdOfHalves(gen.high, gen.low), partition, offset)
       assert.equal(a.take().toString('latin1'), b.take().toString('latin1'), `${opaque} ${partition} ${offset}`)
     }
+    // Many replies in one buffer (word stores may write past a reply's end: the next one
+    // overwrites them), taken at random points (a take of 64 KiB or more swaps the buffer).
+    const many = new OutputBuffer(8)
+    let expected = ''
+    for (let i = 0; i < 20_000; i++) {
+      gen.nextHalves()
+      opaque = random() < 0.05 ? opaques[Math.floor(random() * opaques.length)] : opaque + 1
+      offset = random() < 0.02 ? offsets[Math.floor(random() * offsets.length)] : offset + 120
+      if (offset > Number.MAX_SAFE_INTEGER) offset = 0
+      const partition = random() < 0.8 ? Math.floor(random() * 10) : Math.floor(random() * 4294967296)
+      encodePutResultOfHalves(many, opaque, gen.high, gen.low, partition, offset)
+      const b = new OutputBuffer(8)
+      encodePutResult(b, opaque, messageIdOfHalves(gen.high, gen.low), partition, offset)
+      expected += b.take().toString('latin1')
+      if (random() < 0.001) {
+        assert.equal(many.take().toString('latin1'), expected)
+        expected = ''
+      }
+    }
+    assert.equal(many.take().toString('latin1'), expected)
     // Short ids (a body under 10 bytes), partitions around 10.
     for (const [low, partition, offset] of [[0, 0, 0], [5, 3, 7], [9, 9, 99], [12, 10, 5], [7, 123, 4294967296]]) {
       const a = new OutputBuffer(8)

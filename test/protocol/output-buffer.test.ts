@@ -45,10 +45,11 @@ describe('OutputBuffer#take', () => {
 
 describe('DecimalText', () => {
   function text(t: DecimalText): string {
-    const buf = new Uint8Array(32)
-    const end = t.writeTo(buf, 0)
-    assert.equal(end, t.byteLength)
-    return Buffer.from(buf.subarray(0, end)).toString('latin1')
+    // At an odd position: setTo stores words.
+    const buf = new Uint8Array(40)
+    const end = t.setTo(new DataView(buf.buffer), 3)
+    assert.equal(end - 3, t.byteLength)
+    return Buffer.from(buf.subarray(3, end)).toString('latin1')
   }
 
   it('is String(n) after every step: up, down, across zero and digit counts, and jumps', () => {

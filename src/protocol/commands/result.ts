@@ -8,7 +8,7 @@
  * has a fixed meaning (the 301 offset, `XAException:code=…`). Like the Java client, the decoder
  * ignores tokens after the opaque.
  */
-import {asciiBytes, HeaderCursor} from '../decoder.js'
+import {asciiBytes, byteParse, HeaderCursor} from '../decoder.js'
 import type {OutputBuffer} from '../output-buffer.js'
 import {INT32_MAX, INT32_MIN, intField, lengthField, opaqueField} from '../tokens.js'
 import {errorStatus, formatErrorBody, MetaError, type ErrorCode} from '../errors.js'
@@ -40,7 +40,7 @@ const cursor = new HeaderCursor()
  * (decoder.ts ByteParser); any other form (extra tokens, odd numbers) returns undefined and
  * goes through parseResult exactly as before.
  */
-export function parseResultBytes(buf: Buffer, start: number, eol: number): {frame: ResultResponse; bodyLength: number} | undefined {
+export function parseResultBytes(buf: Buffer, start: number, eol: number): ResultResponse | undefined {
   const c = cursor.reset(buf, start, eol)
   if (!c.expect(RESULT_SPACE)) return undefined
   const code = c.int()
@@ -51,7 +51,8 @@ export function parseResultBytes(buf: Buffer, start: number, eol: number): {fram
   if (!c.atEnd) return undefined
   if (!(code >= INT32_MIN && code <= INT32_MAX && bodyLength >= 0 && bodyLength <= INT32_MAX)) return undefined
   if (!(opaque >= INT32_MIN && opaque <= 4294967295)) return undefined
-  return {frame: {type: 'result', code, opaque, body: EMPTY}, bodyLength}
+  byteParse.bodyLength = bodyLength
+  return {type: 'result', code, opaque, body: EMPTY}
 }
 
 const RESULT_PREFIX = Buffer.from('result ', 'latin1')
