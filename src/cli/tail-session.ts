@@ -154,6 +154,8 @@ export class TailSession {
         const key = partitionKey(batch.topic, batch)
         // The cursor is at the last record written.
         this.positions.set(key, records.nextOffset)
+        // Rendered into the output's own buffer: the body's memory can take the next get's answer.
+        batch.release()
         this.reportEndIfWritten(key)
         if (this.written >= (this.options.count ?? Number.POSITIVE_INFINITY)) this.stop('count')
       }

@@ -10,7 +10,7 @@
  *   filtered  next(8) offset(8) record offset(8) record …   each record preceded by its offset (int64 BE)
  */
 import assert from 'node:assert'
-import type {MetaError} from '../protocol/errors.js'
+import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES, walkRecords, type DecodeOptions} from '../protocol/message-set.js'
 import {messageIdTimestampAt, writeMessageIdDecimal} from '../protocol/message-id.js'
 import {int32At} from '../protocol/output-buffer.js'
@@ -75,8 +75,16 @@ export function checkRecords(body: Buffer, options: DecodeOptions & {baseOffset:
   return error === undefined ? {span, bytesConsumed} : {span, bytesConsumed, error}
 }
 
+/** Where a released batch's body goes (the connection that assembled it: client/body-pool.ts). */
+interface BodyRecycler {
+  recycle(body: Uint8Array): void
+}
+
 export class FetchedBatch implements MessageBatch {
   private messagesValue: Message[] | undefined
+  /** lastIdText() of a released batch (read before its body went back). */
+  private lastId: string | undefined
+  private released = false
 
   constructor(
     readonly topic: string,
@@ -87,7 +95,22 @@ export class FetchedBatch implements MessageBatch {
     /** The get's body; records in it were checked by the fetcher. */
     readonly body: Buffer,
     private readonly span: RecordSpan,
+    private readonly recycler?: BodyRecycler,
   ) {}
+
+  /**
+   * Nothing reads this batch any more: no message of it, no cursor, no view of its body is
+   * kept (its records were written out or copied). Its body's memory then takes a later get's
+   * answer instead of fresh memory (client/body-pool.ts). Optional (a batch never released is
+   * collected as usual); after it, messages and records() throw.
+   */
+  release(): void {
+    if (this.released) return
+    this.lastId = this.lastIdText()
+    this.released = true
+    this.messagesValue = undefined
+    this.recycler?.recycle(this.body)
+  }
 
   /** Messages in the batch. */
   get count(): number {
@@ -97,6 +120,7 @@ export class FetchedBatch implements MessageBatch {
   /** The messages as objects, made on first read (each reads its fields from the body when asked). */
   get messages(): Message[] {
     if (this.messagesValue === undefined) {
+      this.checkHeld()
       const messages: Message[] = []
       const records = this.cursor()
       while (records.next()) {
@@ -109,7 +133,7 @@ export class FetchedBatch implements MessageBatch {
 
   /** The id of the last message, in decimal (what a commit records as its msgId). */
   lastIdText(): string {
-    return this.body.readBigInt64BE(this.span.last + 8).toString()
+    return this.lastId ?? this.body.readBigInt64BE(this.span.last + 8).toString()
   }
 
   /** A cursor over the first `limit` records (default all). */
@@ -118,7 +142,12 @@ export class FetchedBatch implements MessageBatch {
   }
 
   private cursor(limit = this.span.count): BatchRecords {
+    this.checkHeld()
     return new BatchRecords(this.topic, this.partition, this.body, this.span, Math.min(limit, this.span.count))
+  }
+
+  private checkHeld(): void {
+    if (this.released) throw new MetaError('INTERNAL', `batch of ${this.topic}-${this.partition} read after release()`)
   }
 }
 

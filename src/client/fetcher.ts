@@ -290,7 +290,7 @@ export class PartitionFetcher {
 
   /** Hand a batch to the sink; false (and paused) when it wants no more for now. */
   private deliver(body: Buffer, span: RecordSpan): boolean {
-    const more = this.sink.deliver(new FetchedBatch(this.topic, this.target.brokerId, this.target.partition, this.epoch, this.offset, body, span))
+    const more = this.sink.deliver(new FetchedBatch(this.topic, this.target.brokerId, this.target.partition, this.epoch, this.offset, body, span, this.conn))
     if (!more) this.paused = true
     return more
   }

@@ -72,6 +72,8 @@ export function oversizeBodyBytes(frame: object): number | undefined {
   return (frame as Oversize).oversizeBodyBytes
 }
 
+const allocateBody = (bytes: number): Buffer => Buffer.allocUnsafe(bytes)
+
 export class FrameDecoder<F extends object> {
   private buf: Buffer = EMPTY
   private pos = 0
@@ -93,6 +95,8 @@ export class FrameDecoder<F extends object> {
   private readonly maxSkippedBodyBytes: number
   /** Byte parsers by the first byte of their command name. */
   private readonly byteParsers: Array<ByteParser<F> | undefined> = []
+  /** Memory for a body that arrives in several reads (a client sets a pool: client/body-pool.ts). */
+  allocateBody: (bytes: number) => Buffer = allocateBody
 
   constructor(
     private readonly parsers: ReadonlyMap<string, HeaderParser<F>>,
@@ -140,6 +144,23 @@ export class FrameDecoder<F extends object> {
     this.pos = 0
     this.bufArray = this.buf.buffer as ArrayBuffer
     this.bufOffset = this.buf.byteOffset
+  }
+
+  /**
+   * The unfilled part of a body that is still arriving (a view of it), or undefined when none
+   * is: a socket can read the rest of a large body straight into it (net.connect's `onread`),
+   * then report the bytes with {@link bodyFilled} instead of copying them in with push().
+   */
+  bodyRoom(): Buffer | undefined {
+    return this.pending !== undefined && this.pendingFilled < this.pendingBody.length ? this.pendingBody.subarray(this.pendingFilled) : undefined
+  }
+
+  /** `bytes` were read into the view {@link bodyRoom} returned. */
+  bodyFilled(bytes: number): void {
+    if (this.pending === undefined || bytes > this.pendingBody.length - this.pendingFilled) {
+      throw new MetaError('INTERNAL', `${bytes} bytes reported read into a body with ${this.pendingBody.length - this.pendingFilled} bytes of room`)
+    }
+    this.pendingFilled += bytes
   }
 
   /** The next whole frame, or undefined when more bytes are needed. Throws on bad input. */
@@ -195,7 +216,7 @@ export class FrameDecoder<F extends object> {
       return frame
     }
     this.pending = frame
-    this.pendingBody = Buffer.allocUnsafe(bodyLength)
+    this.pendingBody = this.allocateBody(bodyLength)
     buf.copy(this.pendingBody, 0, bodyStart)
     this.pendingFilled = available
     this.buf = EMPTY

@@ -113,4 +113,42 @@ describe('Consumer', () => {
     assert.equal(batches[0].nextOffset, a.offset + 21)
     assert.equal(consumer.positions().get(`${f.topic}:0-0`), 21)
   })
+
+  it('reads a later answer into the memory of a released batch, every payload intact', async (t) => {
+    const f = await clientFixture(t)
+    const payloadOf = (i: number) => {
+      const b = Buffer.alloc(1024)
+      for (let k = 0; k < b.length; k++) b[k] = (i * 31 + k * 7) & 0xff
+      b.writeUInt32BE(i, 0)
+      return b
+    }
+    const total = 5000 // ~5 MiB: five or more gets of up to a MiB, each read in several pieces
+    for (let first = 0; first < total; first += 500) {
+      await Promise.all(Array.from({length: 500}, (_, k) => f.producer.send(f.topic, payloadOf(first + k))))
+    }
+    const consumer = f.consumer({stopAtEnd: true})
+    const seenMemory = new Set<ArrayBufferLike>()
+    let reused = 0
+    let next = 0
+    let lastId = ''
+    for await (const batch of consumer.batches()) {
+      if (seenMemory.has(batch.body.buffer)) reused += 1
+      seenMemory.add(batch.body.buffer)
+      const records = batch.records()
+      while (records.next()) {
+        const data = Buffer.from(records.body.buffer, records.body.byteOffset + records.dataStart, records.dataEnd - records.dataStart)
+        assert.ok(data.equals(payloadOf(next)), `message ${next} (offset ${records.offset}) is intact`)
+        next += 1
+      }
+      const idBefore = batch.lastIdText()
+      batch.release()
+      assert.equal(batch.lastIdText(), idBefore, 'the last id is kept through release()')
+      assert.throws(() => batch.records(), /read after release/)
+      assert.throws(() => batch.messages, /read after release/)
+      lastId = idBefore
+    }
+    assert.equal(next, total)
+    assert.ok(reused > 0, `a later get's answer went into released memory (${seenMemory.size} distinct buffers)`)
+    assert.notEqual(lastId, '')
+  })
 })

@@ -407,3 +407,45 @@ describe('encoders', () => {
     assert.equal(bytes.toString(), 'result 500 7 1\r\ngröße')
   })
 })
+
+describe('reading a body in place (bodyRoom / bodyFilled)', () => {
+  it('assembles a body read straight into the views bodyRoom() returns, in the memory allocateBody gave', () => {
+    const body = Buffer.from(Array.from({length: 70_000}, (_, i) => i % 251))
+    const out = new OutputBuffer()
+    encodeValue(out, 7, body)
+    encodeResult(out, 200, 8, 'ok')
+    const wire = out.take()
+    const decoder = createResponseDecoder()
+    const given: Buffer[] = []
+    decoder.allocateBody = (bytes) => {
+      const b = Buffer.alloc(bytes)
+      given.push(b)
+      return b
+    }
+    assert.equal(decoder.bodyRoom(), undefined, 'no room before a body starts')
+    // The header and the first 1000 bytes arrive as a read; the rest goes into the room in pieces.
+    const headerEnd = wire.indexOf('\r\n') + 2
+    decoder.push(wire.subarray(0, headerEnd + 1000))
+    assert.equal(decoder.next(), undefined)
+    let pos = headerEnd + 1000
+    for (const piece of [1, 4096, 30_000]) {
+      const room = decoder.bodyRoom()!
+      assert.equal(room.length, headerEnd + body.length - pos, 'the room is what is left of the body')
+      wire.copy(room, 0, pos, pos + piece)
+      decoder.bodyFilled(piece)
+      pos += piece
+      assert.equal(decoder.next(), undefined)
+    }
+    const room = decoder.bodyRoom()!
+    wire.copy(room, 0, pos, headerEnd + body.length)
+    assert.throws(() => decoder.bodyFilled(room.length + 1), /bytes of room/)
+    decoder.bodyFilled(room.length)
+    assert.equal(decoder.bodyRoom(), undefined, 'no room once the body is whole')
+    const frame = decoder.next() as ResponseFrame & {body: Buffer}
+    assert.equal(frame.type, 'value')
+    assert.deepEqual(frame.body, body)
+    assert.equal(frame.body.buffer, given[0].buffer, 'the body is the memory allocateBody gave')
+    decoder.push(wire.subarray(headerEnd + body.length))
+    assert.equal(decoder.next()?.opaque, 8, 'the next frame follows as usual')
+  })
+})

@@ -92,6 +92,7 @@ export class VerifiedPayloads {
           }
         }
         meter.add(records.count, 0)
+        batch.release()
         endedAt = performance.now()
         if (options.signal?.aborted) break
       }
