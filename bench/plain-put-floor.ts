@@ -22,7 +22,7 @@
  *       --max-in-flight 1000 --verify`; (d) meta's producer → minimal server.
  *
  *   npm run bench:floor              (FLOOR_ONLY=g,redis FLOOR_FLUSH=both FLOOR_COUNT=500000
- *                                     FLOOR_SIZE=100 FLOOR_RUNS=1)
+ *                                     FLOOR_WARMUP=1000000 FLOOR_SIZE=100 FLOOR_RUNS=1)
  *   FLOOR_ONLY=g,e,a,b,c,d,redis FLOOR_RUNS=3 npm run bench:floor
  *   FLOOR_FLUSH=threshold | group-commit npm run bench:floor   (one of the two pairings)
  *
@@ -47,6 +47,19 @@ const SERVER = fileURLToPath(new URL('./plain-put-floor-server.mjs', import.meta
 const COUNT = Number(process.env.FLOOR_COUNT ?? 500_000)
 const SIZE = Number(process.env.FLOOR_SIZE ?? 100)
 const RUNS = Number(process.env.FLOOR_RUNS ?? 1)
+/**
+ * Puts each server takes before the measured ones (rows g, e and Redis), to another topic or
+ * stream with the same generator: a broker that has been up for a while. A fresh Node process
+ * runs its first ~1M puts at about half speed (V8 compiling the put path, the heap and the
+ * tail cache's memory faulted in for the first time: perf on this VM), which is start-up, not
+ * the put path; meta's cold rate is still printed in row g's notes. FLOOR_WARMUP=0: cold.
+ */
+const WARMUP = Number(process.env.FLOOR_WARMUP ?? 1_000_000)
+for (const [name, value] of [['FLOOR_COUNT', COUNT], ['FLOOR_WARMUP', WARMUP]] as const) {
+  if (!Number.isInteger(value) || value < 0 || value % 1000 !== 0 || (name === 'FLOOR_COUNT' && value === 0)) {
+    throw new Error(`invalid ${name} "${process.env[name]}": expected a multiple of 1000 (the generator re-sends one pipeline of 1000 puts)`)
+  }
+}
 const ONLY = (process.env.FLOOR_ONLY ?? 'g,redis').split(',')
 const WINDOW = 1000
 type Flush = 'threshold' | 'group-commit'
@@ -267,10 +280,23 @@ async function rowD(): Promise<Row> {
   }
 }
 
+/** The warm-up of a generator row: WARMUP puts to `topic`; the rate of its first COUNT (cold), if it had that many. */
+function warmUp(address: string, topic: string): number | undefined {
+  if (WARMUP <= 0) return undefined
+  const pipeline = writePipeline(topic, SIZE, WINDOW)
+  const cold = runGenerator(address, pipeline, Math.min(COUNT, WARMUP))
+  if (WARMUP > COUNT) runGenerator(address, pipeline, WARMUP - COUNT)
+  return WARMUP >= COUNT ? Math.round((COUNT * 1000) / cold.ms) : undefined
+}
+
+const warmNote = (cold: number | undefined) =>
+  WARMUP <= 0 ? 'cold (no warm-up)' : `after ${WARMUP.toLocaleString('en-US')} warm-up puts${cold === undefined ? '' : ` (the first ${COUNT.toLocaleString('en-US')} of them, cold: ${cold.toLocaleString('en-US')}/s)`}`
+
 async function rowG(): Promise<Row> {
   const pipeline = writePipeline(`floor-c-${process.pid}-${FLUSH}`, SIZE, WINDOW)
   const broker = await startEmbeddedBroker({self: [BIN], flush: FLUSH})
   try {
+    const cold = warmUp(broker.address, `${pipeline.topic}-warmup`)
     const before = broker.cpuMs()
     const run = runGenerator(broker.address, pipeline, COUNT)
     const after = broker.cpuMs()
@@ -280,7 +306,7 @@ async function rowG(): Promise<Row> {
       msgsPerSec: Math.round((COUNT * 1000) / run.ms),
       clientUs: perMessage(run.cpuMs),
       serverUs: perMessage(before === undefined || after === undefined ? null : after - before),
-      note: `every ack checked; ${checked.toLocaleString('en-US')} read back, CRC and bytes checked`,
+      note: `every ack checked; ${checked.toLocaleString('en-US')} read back, CRC and bytes checked; ${warmNote(cold)}`,
     }
   } finally {
     await broker.stop()
@@ -291,6 +317,7 @@ async function rowE(): Promise<Row> {
   const pipeline = writePipeline('floor', SIZE, WINDOW)
   const {child, port} = await startFloorServer()
   try {
+    const cold = warmUp(`127.0.0.1:${port}`, 'floor-warmup')
     const before = processCpuMs(child.pid!)
     const run = runGenerator(`127.0.0.1:${port}`, pipeline, COUNT)
     const after = processCpuMs(child.pid!)
@@ -299,7 +326,7 @@ async function rowE(): Promise<Row> {
       msgsPerSec: Math.round((COUNT * 1000) / run.ms),
       clientUs: perMessage(run.cpuMs),
       serverUs: perMessage(before === undefined || after === undefined ? null : after - before),
-      note: 'every ack checked',
+      note: `every ack checked; ${warmNote(cold)}`,
     }
   } finally {
     await stop(child)
@@ -310,7 +337,7 @@ let lastRedis: XaddResult | undefined
 
 async function rowRedis(): Promise<Row> {
   const fsync = fsyncOf(FLUSH)
-  const r = await redisXadd(fsync, SIZE, COUNT)
+  const r = await redisXadd(fsync, SIZE, COUNT, WARMUP)
   lastRedis = r
   const same = r.runs[0]
   return {
@@ -318,14 +345,14 @@ async function rowRedis(): Promise<Row> {
     msgsPerSec: same.msgsPerSec,
     clientUs: same.clientUsPerMsg,
     serverUs: same.serverUsPerMsg,
-    note: r.runs.map((x) => `${x.shape}: ${x.msgsPerSec.toLocaleString('en-US')}`).join('; '),
+    note: `${r.runs.map((x) => `${x.shape}: ${x.msgsPerSec.toLocaleString('en-US')}`).join('; ')}; ${WARMUP <= 0 ? 'no warm-up' : `after ${WARMUP.toLocaleString('en-US')} warm-up XADDs`}`,
   }
 }
 
 const us = (v: number | null) => (v === null ? '–' : v.toFixed(2))
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
 if (ONLY.includes('g') || ONLY.includes('e')) buildGenerator()
-process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, ${WINDOW} in flight, one loopback connection; load average ${load()}\n\n`)
+process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, ${WINDOW} in flight, one loopback connection; ${WARMUP > 0 ? `${WARMUP.toLocaleString('en-US')} warm-up puts first (rows g, e, Redis)` : 'no warm-up'}; load average ${load()}\n\n`)
 process.stdout.write('| Run | Pair | msg/s | client µs/msg | server µs/msg | notes | load (1 min) |\n|---|---|---:|---:|---:|---|---:|\n')
 const ratios: string[] = []
 for (let run = 1; run <= RUNS; run++) {

@@ -51,7 +51,11 @@ export interface XaddResult {
 
 const TIME = '/usr/bin/time'
 
-export async function redisXadd(fsync: 'everysec' | 'always', size: number, count: number): Promise<XaddResult> {
+/**
+ * `warmup` XADDs (c=1 P=1000, to another stream) go first when given, as meta's broker gets
+ * its warm-up in bench/plain-put-floor.ts.
+ */
+export async function redisXadd(fsync: 'everysec' | 'always', size: number, count: number, warmup = 0): Promise<XaddResult> {
   const dir = mkdtempSync(join(tmpdir(), 'meta-redis-'))
   const port = await freePort()
   const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync, '--save', '', '--daemonize', 'no'], {stdio: 'ignore'})
@@ -61,6 +65,10 @@ export async function redisXadd(fsync: 'everysec' | 'always', size: number, coun
       await new Promise((r) => setTimeout(r, 100))
     }
     const payload = 'x'.repeat(size)
+    if (warmup > 0) {
+      const r = spawnSync('redis-benchmark', ['-p', String(port), '-c', '1', '-P', '1000', '-n', String(warmup), '-q', 'XADD', 'warmup', '*', 'f', payload], {encoding: 'utf8', maxBuffer: 1 << 24})
+      if (r.status !== 0) throw new Error(`redis-benchmark warm-up failed: ${r.stderr}`)
+    }
     const runs: XaddRun[] = []
     for (const [c, p] of [[1, 1000], [50, 16]]) {
       const args = ['-p', String(port), '-c', String(c), '-P', String(p), '-n', String(count), '-q', 'XADD', `s${c}`, '*', 'f', payload]
