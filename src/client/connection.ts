@@ -28,6 +28,7 @@ import {connect, type Socket} from 'node:net'
 import type * as Tls from 'node:tls'
 import {EventEmitter} from 'node:events'
 import {OutputBuffer} from '../protocol/output-buffer.js'
+import {BufferPool} from '../protocol/buffer-pool.js'
 import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {MetaError} from '../protocol/errors.js'
@@ -38,7 +39,6 @@ import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
-import {BodyPool} from './body-pool.js'
 import {scramLogin, type Credentials} from './authenticate.js'
 import {effectiveTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
 
@@ -106,6 +106,14 @@ type State = 'connecting' | 'open' | 'waiting' | 'closed'
  */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
 
+/**
+ * Memory for the large bodies of every connection of the process (a get's message set, up to a
+ * MiB), given back by released batches (FetchedBatch#release: meta tail and `bench --verify`
+ * release each once its records are written or checked). A fresh MiB per get cost more of a
+ * consumer's CPU in page faults and full GCs than reading its records did.
+ */
+const bodies = new BufferPool()
+
 let processCredentials: Credentials | undefined
 
 /**
@@ -136,8 +144,6 @@ export class BrokerConnection extends EventEmitter {
   private decoder: FrameDecoder<ResponseFrame>
   /** The body view the socket reads into next, when it is one (see READ_BUFFER). */
   private room: Buffer | undefined
-  /** Memory for large bodies, given back by released batches (body-pool.ts). */
-  private readonly bodies = new BodyPool()
   private state: State = 'connecting'
   private flushScheduled = false
   private lastTrafficMs = Date.now()
@@ -424,16 +430,16 @@ export class BrokerConnection extends EventEmitter {
   }
 
   /**
-   * A response body (one this connection's decoder assembled) is no longer read by anyone:
-   * its memory takes a later body (body-pool.ts). Anything else is ignored.
+   * A response body (one a connection's decoder assembled) is no longer read by anyone: its
+   * memory takes a later body (see `bodies`). Anything else is ignored.
    */
   recycle(body: Uint8Array): void {
-    this.bodies.give(body)
+    bodies.give(body)
   }
 
   private newDecoder(): FrameDecoder<ResponseFrame> {
     const decoder = createResponseDecoder({maxBodyBytes: this.options.maxResponseBytes})
-    decoder.allocateBody = (bytes) => this.bodies.take(bytes)
+    decoder.allocateBody = (bytes) => bodies.take(bytes)
     return decoder
   }
 

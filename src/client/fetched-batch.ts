@@ -75,7 +75,7 @@ export function checkRecords(body: Buffer, options: DecodeOptions & {baseOffset:
   return error === undefined ? {span, bytesConsumed} : {span, bytesConsumed, error}
 }
 
-/** Where a released batch's body goes (the connection that assembled it: client/body-pool.ts). */
+/** Where a released batch's body goes (the connection: protocol/buffer-pool.ts). */
 interface BodyRecycler {
   recycle(body: Uint8Array): void
 }
@@ -101,7 +101,7 @@ export class FetchedBatch implements MessageBatch {
   /**
    * Nothing reads this batch any more: no message of it, no cursor, no view of its body is
    * kept (its records were written out or copied). Its body's memory then takes a later get's
-   * answer instead of fresh memory (client/body-pool.ts). Optional (a batch never released is
+   * answer instead of fresh memory (protocol/buffer-pool.ts). Optional (a batch never released is
    * collected as usual); after it, messages and records() throw.
    */
   release(): void {

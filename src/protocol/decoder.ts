@@ -95,7 +95,7 @@ export class FrameDecoder<F extends object> {
   private readonly maxSkippedBodyBytes: number
   /** Byte parsers by the first byte of their command name. */
   private readonly byteParsers: Array<ByteParser<F> | undefined> = []
-  /** Memory for a body that arrives in several reads (a client sets a pool: client/body-pool.ts). */
+  /** Memory for a body that arrives in several reads (a client's come from protocol/buffer-pool.ts). */
   allocateBody: (bytes: number) => Buffer = allocateBody
 
   constructor(

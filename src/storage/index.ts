@@ -15,7 +15,7 @@ export {
 } from './message-store.js'
 export type {DamagedRange} from './damage.js'
 export {PartitionLog} from './partition-log.js'
-export {readBuffers, ReadBufferPool} from './read-buffers.js'
+export {readBuffers} from './read-buffers.js'
 export {nodeFileOps, type FileOps, type OpenMode} from './file-ops.js'
 export type {RetentionAction, RetentionOutcome, RetentionRule, SegmentInfo} from './retention.js'
 export {

@@ -1,14 +1,14 @@
 /**
- * The read-buffer pool: large reads get pooled buffers, given-back ones are reused, and only
- * buffers the pool lent are taken back, each once.
+ * The buffer pool (the broker's segment reads, a client's reply bodies): large sizes get pooled
+ * buffers, given-back ones are reused, and only buffers the pool lent are taken back, each once.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {ReadBufferPool} from '../../src/storage/read-buffers.js'
+import {BufferPool} from '../../src/protocol/buffer-pool.js'
 
-describe('ReadBufferPool', () => {
+describe('BufferPool', () => {
   it('lends large reads a pooled buffer and reuses it once given back', () => {
-    const pool = new ReadBufferPool(1024, 100, 2)
+    const pool = new BufferPool(1024, 100, 2)
     const a = pool.take(500)
     assert.equal(a.length, 500)
     assert.equal(a.buffer.byteLength, 1024)
@@ -22,7 +22,7 @@ describe('ReadBufferPool', () => {
   })
 
   it('allocates small and oversized reads as before and never takes them back', () => {
-    const pool = new ReadBufferPool(1024, 100, 2)
+    const pool = new BufferPool(1024, 100, 2)
     const small = pool.take(100)
     const big = pool.take(1025)
     assert.equal(small.length, 100)
@@ -35,7 +35,7 @@ describe('ReadBufferPool', () => {
   })
 
   it('takes a buffer back once, and keeps at most maxFree', () => {
-    const pool = new ReadBufferPool(1024, 100, 1)
+    const pool = new BufferPool(1024, 100, 1)
     const a = pool.take(200)
     const b = pool.take(200)
     pool.give(a)
