@@ -33,8 +33,12 @@ import {createProducer} from '../src/client/producer.js'
 
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 const COUNT = Number(process.env.REPLAY_COUNT ?? 1_000_000)
-const REPEAT = Math.max(1, Number(process.env.REPLAY_REPEAT ?? 3))
+const REPEAT = Number(process.env.REPLAY_REPEAT ?? 3)
 const XRANGE_COUNTS = (process.env.REPLAY_XRANGE_COUNT ?? '1000,10000').split(',').map(Number)
+const whole = (value: number, min: number, max: number) => Number.isInteger(value) && value >= min && value <= max
+if (!whole(COUNT, 1000, 100_000_000)) throw new Error(`invalid REPLAY_COUNT "${process.env.REPLAY_COUNT}": expected a whole number from 1000 to 100000000`)
+if (!whole(REPEAT, 1, 100)) throw new Error(`invalid REPLAY_REPEAT "${process.env.REPLAY_REPEAT}": expected a whole number from 1 to 100`)
+if (!XRANGE_COUNTS.every((n) => whole(n, 1, 1_000_000))) throw new Error(`invalid REPLAY_XRANGE_COUNT "${process.env.REPLAY_XRANGE_COUNT}": expected whole numbers from 1 to 1000000, comma-separated`)
 const SIZE = Number(process.env.REPLAY_SIZE ?? 100)
 if (!(SIZE >= 8 && SIZE <= 1 << 20)) throw new Error(`invalid REPLAY_SIZE ${SIZE}: expected 8 to 1048576 bytes`)
 const KEY = 'replay'
