@@ -9,12 +9,13 @@ import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
 import {MessageStore} from '../../src/storage/index.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
-import {FaultyFileOps, openStore, put, putMany, readAll} from './support.js'
+import {openStore, put, putMany, readAll} from './support.js'
 
 describe('flush policy', () => {
   test('PartitionLog threshold mode fdatasyncs once more than unflushThreshold messages are unflushed', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 5, unflushIntervalMs: 3_600_000}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['1', '2', '3', '4', '5'])
@@ -26,7 +27,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog threshold mode fdatasyncs after a batch once unflushIntervalMs has passed', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     // Interval 0 ms has no periodic timer, so only the check after each batch can sync.
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -41,7 +42,7 @@ describe('flush policy', () => {
   })
 
   test('MessageStore periodic timer fdatasyncs idle threshold-mode logs', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 20}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['1', '2'])
@@ -50,7 +51,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog threshold mode acknowledges after the write, before any fdatasync', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -64,7 +65,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog group commit acknowledges only after an fdatasync that covers the append', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -82,7 +83,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog group commit covers every append that waited with one fdatasync', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: -1}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -111,7 +112,7 @@ describe('flush policy', () => {
 
   test('MessageStore.reloadConfig() switches a topic between flush policies', async (t) => {
     const dataPath = await tmpDir(t)
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     let config = {dataPath, unflushThreshold: 1000, unflushIntervalMs: 3_600_000, maxSegmentBytes: 1 << 20}
     const store = await MessageStore.open({dataPath, topicConfig: () => config, fileOps: ops})
     t.after(() => store.close())
@@ -126,7 +127,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog.flush() writes pending appends and fdatasyncs them', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     const payload = Buffer.from('x')
