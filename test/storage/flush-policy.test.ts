@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
+import {decodeMessageSet} from '../../src/protocol/message-set.js'
 import {MessageStore} from '../../src/storage/index.js'
 import {FaultFileOps} from '../helpers/fault-file-ops.js'
-import {tmpDir, waitFor} from '../helpers/index.js'
+import {tmpDir, waitFor, withDeadline, type Cleanup} from '../helpers/index.js'
 import {openStore, put, putMany, readAll} from './support.js'
 
 describe('flush policy', () => {
@@ -138,5 +139,57 @@ describe('flush policy', () => {
     assert.equal(ops.syncCalls, 1)
     await store.flushAll()
     assert.equal(ops.syncCalls, 1, 'nothing left to sync')
+  })
+})
+
+describe('flush policy reloaded while appends are unsynced', () => {
+  /** A store whose topic config the test changes, with fdatasyncs it can fail or hold. */
+  async function reloadable(t: Cleanup, unflushThreshold: number) {
+    const dataPath = await tmpDir(t)
+    const ops = new FaultFileOps()
+    const config = {dataPath, unflushThreshold, unflushIntervalMs: 3_600_000, maxSegmentBytes: 1 << 20}
+    const store = await MessageStore.open({dataPath, topicConfig: () => config, fileOps: ops})
+    t.after(() => store.close())
+    const reload = (threshold: number) => {
+      config.unflushThreshold = threshold
+      store.reloadConfig()
+    }
+    return {ops, log: store.getOrCreate('t', 0), reload}
+  }
+
+  test('a failed group-commit fdatasync never rolls back appends threshold mode acknowledged before the reload', async (t) => {
+    const {ops, log, reload} = await reloadable(t, 1000)
+    await putMany(log, ['acked-0', 'acked-1'])
+    assert.equal(log.info().unflushedCount, 2, 'acknowledged after the write, not yet synced')
+    reload(0)
+    ops.failSyncs = 'EIO'
+    await assert.rejects(put(log, 'lost'), {code: 'STORAGE_ERROR'})
+    assert.equal(log.maxOffset, 54, 'the acknowledged appends stay')
+    assert.equal(log.info().unflushedCount, 2, 'and are still to be synced')
+    ops.failSyncs = undefined
+    assert.equal(await put(log, 'next'), 54, 'the next append takes the offset after them')
+    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['acked-0', 'acked-1', 'next'])
+    assert.equal(log.info().unflushedCount, 0)
+  })
+
+  test('appends waiting for a group-commit fdatasync are acknowledged once threshold mode is reloaded, also when that fdatasync fails', async (t) => {
+    const {ops, log, reload} = await reloadable(t, 0)
+    ops.holdSyncs = true
+    const covered = put(log, 'covered')
+    await waitFor(() => ops.heldSyncs.length === 1, {what: 'the fdatasync covering the first append'})
+    const waiting = put(log, 'waiting')
+    await waitFor(() => log.maxOffset === 54, {what: 'the second append to be written'})
+    reload(1000)
+    // Threshold mode acknowledges what is written: the append that waited for the next fdatasync is.
+    assert.equal(await withDeadline(waiting, 10_000, 'the waiting append to be acknowledged'), 27)
+    ops.holdSyncs = false
+    ops.failSyncs = 'EIO'
+    ops.heldSyncs[0].open()
+    // Its bytes stay in the log, so its callback must not be lost, nor say it failed.
+    assert.equal(await withDeadline(covered, 10_000, 'the covered append to be acknowledged'), 0)
+    assert.equal(log.maxOffset, 54)
+    ops.failSyncs = undefined
+    await waitFor(() => log.flush().then(() => true, () => false), {what: 'a flush once fdatasync works'})
+    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['covered', 'waiting'])
   })
 })
