@@ -307,13 +307,18 @@ export async function checkRead(log: PartitionLog, model: LogModel, offset: numb
 }
 
 /**
- * Reads at every record offset (and `extra` offsets inside records), each with a size drawn
- * from small (part of a header) to past the segment, and below and past the log.
+ * Reads at every record offset and at `inside` offsets inside records (or, with 'every byte',
+ * at every offset of the log), each with a size drawn from small (part of a header) to past
+ * the segment, and below and past the log.
  */
-export async function checkReads(log: PartitionLog, model: LogModel, random: Random, extra = 16): Promise<void> {
+export async function checkReads(log: PartitionLog, model: LogModel, random: Random, inside: number | 'every byte' = 16): Promise<void> {
   const size = () => random.pick([1, 7, 20, 21, random.int(1, 300), 4096, 1 << 20])
-  for (const r of model.records) await checkRead(log, model, r.offset, size())
-  for (let i = 0; i < extra && model.end > model.minOffset; i++) await checkRead(log, model, random.int(model.minOffset, model.end - 1), size())
+  if (inside === 'every byte') {
+    for (let offset = model.minOffset; offset < model.end; offset++) await checkRead(log, model, offset, size())
+  } else {
+    for (const r of model.records) await checkRead(log, model, r.offset, size())
+    for (let i = 0; i < inside && model.end > model.minOffset; i++) await checkRead(log, model, random.int(model.minOffset, model.end - 1), size())
+  }
   await checkRead(log, model, model.end, 100)
   await checkRead(log, model, model.end + random.int(1, 1000), 100)
   if (model.minOffset > 0) await checkRead(log, model, random.int(0, model.minOffset - 1), 100)
