@@ -139,16 +139,23 @@ class Run {
     }
     if (op === 'disk full') {
       const code = random.pick(['ENOSPC', 'EIO'])
-      const checkpoint = model.checkpoint()
+      const turns = random.int(1, 3)
       this.ops.failWrites = code
       this.ops.partialWriteBytes = random.pick([0, random.int(1, 60)])
-      steps.step(`${code} on the next writes (${this.ops.partialWriteBytes} bytes written first)`)
-      const outcomes = await this.turn()
+      steps.step(`${code} on the writes of ${turns} turns (${this.ops.partialWriteBytes} bytes written first)`)
+      const answers: Array<Promise<Array<string | null>>> = []
+      for (let i = 0; i < turns; i++) {
+        const checkpoint = model.checkpoint()
+        answers.push(this.turn())
+        // The turn's write (queued before this) fails and cuts the log back: the next turn appends there.
+        await new Promise((resolve) => setImmediate(resolve))
+        model.restore(checkpoint)
+      }
+      const outcomes = (await Promise.all(answers)).flat()
       this.ops.failWrites = undefined
       this.ops.partialWriteBytes = 0
       const expected = code === 'ENOSPC' ? 'DISK_FULL' : 'STORAGE_ERROR'
       assert.deepEqual(outcomes, outcomes.map(() => expected), 'a failed write fails its whole batch')
-      model.restore(checkpoint)
       return checkLayout(this.log, model)
     }
     if (op === 'index write fails') {
@@ -163,10 +170,21 @@ class Run {
       return checkSeeks(this.log, model, random, 4)
     }
     if (op === 'fdatasync fails') {
-      steps.step(`fdatasync fails (${this.groupCommit ? 'group commit' : 'threshold'})`)
+      const turns = random.int(1, 3)
+      steps.step(`fdatasync fails under ${turns} turns (${this.groupCommit ? 'group commit' : 'threshold'})`)
       const checkpoint = model.checkpoint()
       this.ops.failSyncs = 'EIO'
-      const outcomes = await this.turn()
+      // Held, so that every turn is written before the fdatasync covering the first one fails.
+      this.ops.holdSyncs = true
+      const answers: Array<Promise<Array<string | null>>> = []
+      for (let i = 0; i < turns; i++) {
+        answers.push(this.turn())
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      if (this.groupCommit) await waitFor(() => this.ops.heldSyncs.length > 0, {what: 'the fdatasync covering the first turn'})
+      this.ops.holdSyncs = false
+      for (const held of this.ops.heldSyncs.splice(0)) held.open()
+      const outcomes = (await Promise.all(answers)).flat()
       if (this.groupCommit) {
         assert.deepEqual(outcomes, outcomes.map(() => 'STORAGE_ERROR'), 'group commit fails the appends a failed fdatasync covered')
         model.restore(checkpoint)
