@@ -49,7 +49,6 @@ class Run {
   readonly clock = {ms: BASE_MS}
   /** Turns written and not yet acknowledged. */
   private pending: Array<Promise<Array<string | null>>> = []
-  private syncsAtAppend = 0
 
   constructor(
     private readonly t: Cleanup,
@@ -78,8 +77,7 @@ class Run {
 
   /** One turn of appends; under group commit each acknowledgement follows an fdatasync that ended after the turn began. */
   turn(units = this.units()): Promise<Array<string | null>> {
-    this.syncsAtAppend = this.ops.syncsCompleted
-    const syncsAtAppend = this.syncsAtAppend
+    const syncsAtAppend = this.ops.syncsCompleted
     const groupCommit = this.groupCommit
     return appendTurn(this.log, this.model, units, (err) => {
       if (err === null && groupCommit) assert.ok(this.ops.syncsCompleted > syncsAtAppend, 'group commit acknowledged before an fdatasync covered the append')
