@@ -1,6 +1,6 @@
 /**
  * Who an HTTP request is and what it may do, on a broker with access control
- * (docs/security.md, "The HTTP server"):
+ * (docs/security.md#the-http-server):
  *
  *   Authorization: Basic <user:password>   a user of the users file (https, or a loopback listener)
  *   Authorization: Bearer <token>          a token made by `meta user token`: its user

@@ -2,7 +2,7 @@
  * The incremental frame decoder: bytes in (any chunking), whole frames out.
  *
  * Every frame starts with a header line of space-separated tokens ending in \r\n; the header
- * says how many body bytes follow (spec §1.1). The decoder finds the line, hands the tokens
+ * says how many body bytes follow (docs/protocol.md#framing). The decoder finds the line, hands the tokens
  * to the parser registered for token 0, then collects exactly that many body bytes. Limits
  * are enforced before anything is buffered: a header line longer than `maxHeaderBytes`, or a
  * declared body longer than `maxSkippedBodyBytes` (default `maxBodyBytes`), throws

@@ -2,7 +2,7 @@
  * One partition's log: segments `<dir>/<20-digit start>.meta` holding MetaQ records back to
  * back (see protocol/message-set.ts for the record layout and layout.ts for names).
  *
- * Append path (the performance story, see DESIGN §3.2 and docs/architecture.md):
+ * Append path (docs/protocol.md#flush-policy; what is durable when: docs/invariants.md#puts):
  *   append() assigns the offset synchronously and copies header + payload into the tail
  *   block (tail-cache.ts) → the store calls writePending() once at the end of the event-loop
  *   turn → one gather write per segment touched (normally exactly one) → the bytes are

@@ -1,5 +1,5 @@
 /**
- * put (spec §1.5): validate, assign an id, append, acknowledge.
+ * put (docs/protocol.md#put): validate, assign an id, append, acknowledge.
  *
  * Durability (docs/invariants.md): the `result 200` for a put is written only from the
  * storage callback, i.e. after the record's bytes are in the segment file (threshold mode:

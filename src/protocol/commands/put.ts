@@ -1,5 +1,5 @@
 /**
- * put — append one message (spec §1.2, §1.5, Appendix A.2.1).
+ * put — append one message (docs/protocol.md#put).
  *
  *   put <topic> <partition> <len> <flag> <opaque>\r\n<body>                      legacy (< 1.4.4)
  *   put <topic> <partition> <len> <flag> <checksum> <opaque>\r\n<body>           current
@@ -267,7 +267,7 @@ export function writePut(
   }
   const prefix = putPrefix(topic)
   const prefixLength = prefix.length
-  // body.length, not byteLength: V8 inlines the former (perf3's note in partition-log.ts).
+  // body.length, not byteLength: optimized code on Node 20 inlines `length` but calls a getter for byteLength.
   const length = body.length
   const buf = out.room(prefixLength + PUT_NUMBERS_BYTES + length)
   let pos = out.byteLength

@@ -1,5 +1,5 @@
 /**
- * result — the broker's ACK/error response (spec §1.3, Appendix A.2.4).
+ * result — the broker's ACK/error response (docs/protocol.md#responses).
  *
  *   result <code> <bodyLen> <opaque>\r\n<bodyLen bytes of UTF-8 text>
  *
