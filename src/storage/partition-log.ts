@@ -56,8 +56,8 @@ import {checkpointOf, fireCallbacks, rollBackFiles, type LogCheckpoint} from './
 /**
  * An empty array for append callbacks that already holds objects in V8's terms: a fresh `[]`
  * holds small integers, so its first push of a function changes its kind, and optimized code
- * that has seen that change calls the generic push builtin for every push (~140 Ir per put)
- * instead of storing inline.
+ * that has seen that change calls the generic push builtin for every push instead of storing
+ * inline.
  */
 function callbackList(): AppendCallback[] {
   const list: AppendCallback[] = [NO_CALLBACK]

@@ -51,8 +51,8 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     failPut(ctx, conn, frame.topic, frame.opaque, partition, refusal)
     return
   }
-  // The log exists for every put but a partition's first: `instanceof` (V8's generic
-  // InstanceOf builtin here, ~270 instructions) only when it had to be created.
+  // The log exists for every put but a partition's first: `instanceof` (a call of V8's
+  // generic InstanceOf builtin here) only when it had to be created.
   let log = ctx.logs.get(frame.topic, partition)
   if (log === undefined) {
     const created = ctx.topics.creationRefusal(topic, partition, ctx.store) ?? logFor(ctx, frame.topic, partition)
