@@ -79,6 +79,23 @@ describe('meta commands with --zk', () => {
     assert.deepEqual(detail.partitions.map((p) => [p.brokerId, p.committed]), [[0, 0], [1, 0]])
   })
 
+  it('offset reset and group seek on a topic ZooKeeper does not know: NOT_FOUND with the close names, nothing written', async () => {
+    const group = uniqueName('typo')
+    const typo = `${topic}x`
+    for (const args of [
+      ['offset', 'reset', '--group', group, '--topic', typo, '--to-earliest', '--execute'],
+      ['group', 'seek', group, '--to', 'start', '-t', typo, '--execute'],
+    ]) {
+      const result = await runCli([...args, ...zkArgs()])
+      assert.equal(result.code, 1, result.stderr)
+      assert.equal(
+        result.stderr,
+        `error [NOT_FOUND]: topic "${typo}" does not exist on ZooKeeper ${zk.connect} (root ${root})\nhint: did you mean "${topic}"? (--allow-missing-topic goes ahead anyway)\n`,
+      )
+    }
+    assert.equal(await zkRead(client, `${root}/consumers/${group}`), undefined, 'no group node written')
+  })
+
   it('partitions close skips a broker that does not accept the topic (TOPIC_NOT_ACCEPTED), and closes it on the others', async () => {
     // Runs last: a third broker that accepts one other topic only joins the cluster.
     await startTestBroker(scope, {ini: `[system]\nbrokerId=2\nnumPartitions=1\n[zookeeper]\nzk.zkRoot=${root}\n[topic=${uniqueName('other')}]\n`, zkConnect: zk.connect})
