@@ -172,6 +172,8 @@ export class GroupConsumer extends ConsumerBase {
     this.commitTimer.unref()
     if (this.options.broadcast) {
       await this.rebalance(await this.broadcastView())
+      // Partitions a topic gains later are read too, once the topology reports them.
+      this.topology.on('change', this.onBroadcastTopologyChange)
       return
     }
     this.membership = this.options.membership ?? (await this.defaultMembership())
@@ -180,7 +182,16 @@ export class GroupConsumer extends ConsumerBase {
     await this.rebalancing
   }
 
+  private readonly onBroadcastTopologyChange = (topic: string): void => {
+    if (this.stopped || !this.topics.includes(topic)) return
+    this.broadcastView().then(
+      (view) => this.scheduleRebalance(view),
+      (error: Error) => this.log.warn('cannot read the partitions again', {topic, error: error.message}),
+    )
+  }
+
   protected override async shutdown(): Promise<void> {
+    this.topology.off('change', this.onBroadcastTopologyChange)
     if (this.commitTimer) clearInterval(this.commitTimer)
     this.recover?.stop()
     this.membership?.cancelClaims?.()
