@@ -29,7 +29,7 @@ export function fingerprintOf(head: Buffer): Fingerprint {
 }
 
 /** `length` bytes at `position` (fewer at the end of the file). */
-export async function readAt(fd: FileHandle, position: number, length: number): Promise<Buffer> {
+async function readAt(fd: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length)
   let filled = 0
   while (filled < length) {
