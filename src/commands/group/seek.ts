@@ -10,7 +10,7 @@ export default class GroupSeek extends ClientCommand<typeof GroupSeek> {
 
   static override description = `The same operation as 'meta offset reset', with rpk's flags: --to start (the log start), --to end (the log end), --to <time> (the first message stored at or after a Unix time in seconds or milliseconds, or an ISO 8601 time), or --to-file F (topic,partition,offset CSV, as 'meta offset reset --export' writes it).
 
-Without --topic, every topic the group has committed offsets for. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it). For byte offsets and message counts use 'meta offset reset --to-offset / --shift-by'.`
+Without --topic, every topic the group has committed offsets for. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), unless --allow-missing-topic. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it). For byte offsets and message counts use 'meta offset reset --to-offset / --shift-by'.`
 
   static override examples = [
     {description: 'Preview moving group billing to the start of everything it reads', command: '<%= config.bin %> <%= command.id %> billing --to start'},

@@ -12,7 +12,7 @@ export default class OffsetReset extends ClientCommand<typeof OffsetReset> {
 
   static override description = `Computes new committed offsets for a group and prints the plan (GROUP TOPIC PARTITION CURRENT NEW). Nothing changes unless --execute is given.
 
-Scope: --topic T (every partition of T), --topic T:0,2 or T:0-3 (some partitions; repeatable), or --all-topics (every topic the group has committed offsets for). --from-file takes its scope from the file.
+Scope: --topic T (every partition of T), --topic T:0,2 or T:0-3 (some partitions; repeatable), or --all-topics (every topic the group has committed offsets for). --from-file takes its scope from the file. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), so a typo commits nothing; --allow-missing-topic goes ahead on purpose.
 
 Strategies (exactly one):
 --to-earliest: the log start
