@@ -20,7 +20,7 @@ import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 import type {AccessControl} from './auth/access.js'
 import type {ClusterRegistration} from './cluster-registration.js'
-import type {TopicDeletions} from './topic-delete.js'
+import type {TopicDeletions} from './topic-deletions.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
 interface ReplicaRole {

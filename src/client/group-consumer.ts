@@ -228,12 +228,21 @@ export class GroupConsumer extends ConsumerBase {
     })
   }
 
+  /**
+   * Every partition of the topics, and those read already: a listing taken while brokers
+   * register (a ZooKeeper watch fires per change) may lack some, and a broadcast member only
+   * ever adds partitions.
+   */
   private async broadcastView(): Promise<MembershipView> {
     const membersByTopic = new Map<string, string[]>()
     const partitionsByTopic = new Map<string, Partition[]>()
     for (const topic of this.topics) {
       membersByTopic.set(topic, [this.memberId])
-      partitionsByTopic.set(topic, await this.topology.subscribePartitions(topic))
+      const partitions = [...(await this.topology.subscribePartitions(topic))]
+      for (const owned of this.owned.values()) {
+        if (owned.topic === topic && !partitions.some((p) => partitionKey(topic, p) === partitionKey(topic, owned.partition))) partitions.push(owned.partition)
+      }
+      partitionsByTopic.set(topic, partitions)
     }
     return {generation: 0, membersByTopic, partitionsByTopic}
   }

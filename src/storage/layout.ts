@@ -65,7 +65,7 @@ export const LOCK_FILE_NAME = '.meta.lock'
 export const STATE_DIR_NAME = '__meta_state'
 /** Closed partitions, in STATE_DIR_NAME: `{"version": 1, "closed": {"<topic>": [0, 2]}}`. */
 export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
-/** Topic deletes begun and not finished, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"local": true, "zookeeper": false}}}` (broker/topic-delete.ts). */
+/** Topic deletes begun and not finished, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"local": true, "zookeeper": false}}}` (broker/topic-deletions.ts). */
 export const TOPIC_DELETES_FILE_NAME = 'topic-deletes.json'
 /** Topics created or changed online, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"<server.ini key>": "<value>"}}}` (broker/topic-overlay.ts). */
 export const TOPIC_OVERLAY_FILE_NAME = 'topic-overlay.json'
