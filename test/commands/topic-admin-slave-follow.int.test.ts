@@ -142,7 +142,7 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     // Async pair: the slave takes the master's overlay by polling; its data goes before the overlay changes.
     const master = await startTestBroker(t, {numPartitions: 1})
     const masterUrl = `127.0.0.1:${master.port}`
-    const slave = await startAsyncSlave(t, master, await tmpDir(t, 'meta-slave-'))
+    const slave = await startAsyncSlave(t, {master})
     await cli(['topic', 'create', 'wide', '--partitions', '3', '-b', masterUrl])
     const producer = createProducer({broker: masterUrl})
     t.after(() => producer.close())
