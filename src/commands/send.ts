@@ -129,15 +129,18 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       }
     })
     const target = await this.target()
-    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}] = await Promise.all([
+    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}, {spoolDestination}] = await Promise.all([
       import('../cli/send-session.js'),
       import('../cli/progress.js'),
       import('../cli/send-report.js'),
       import('../cli/signals.js'),
       import('../cli/format.js'),
+      import('../client/spool/destination.js'),
     ])
     const session = await SendSession.open({
       ...values,
+      // The spools this send writes are for this destination; those left for another are left alone.
+      spool: values.spool === undefined ? undefined : {...values.spool, destination: spoolDestination(target)},
       broker: target.broker,
       zk: target.zk,
       zkRoot: target.zkRoot,

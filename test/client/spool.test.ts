@@ -66,7 +66,7 @@ describe('Spool', () => {
     appendFileSync(file, Buffer.from([1, 2])) // and garbage after it
     const again = Spool.open(dir)
     assert.equal(again.pending, 4)
-    assert.ok(again.droppedBytes > 0)
+    assert.ok(again.opened.tornBytes > 0)
     assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()), ['line-0', 'line-1', 'line-2', 'line-3'])
     again.append(entry(9))
     assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()).at(-1), 'line-9', 'appends after the cut')

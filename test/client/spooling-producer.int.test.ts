@@ -48,7 +48,7 @@ describe('SpoolingProducer', () => {
     await withDeadline(spooler.flush(), 20_000, 'flush')
     assert.equal(acked, 2000)
     assert.equal(existsSync(join(spoolDir, topic)), false, 'nothing written to disk while the broker takes messages')
-    assert.deepEqual(spooler.stats, {spooled: 0, resent: 0, leftover: 0, pending: 0})
+    assert.deepEqual(spooler.stats, {spooled: 0, resent: 0, leftover: 0, pending: 0, damaged: 0, damagedBytes: 0})
     await spooler.close()
     assert.equal(existsSync(join(spoolDir, topic)), false, 'no spool: the broker took everything direct')
     const messages = await readAll(broker, topic)
