@@ -494,6 +494,9 @@ export class SpoolingProducer extends EventEmitter {
     lane.state = 'failed'
     if (lane.stallTimer !== undefined) clearTimeout(lane.stallTimer)
     lane.stallTimer = undefined
+    this.failure ??= error
+    for (const waiter of this.flushWaiters.splice(0)) waiter.reject(error)
+    this.emit('error', error)
     const spool = lane.spool
     if (spool !== undefined && spool.held.records > 0 && !spool.flush()) {
       // Never written: their callbacks say so (a reader of a file reads them again), none vanishes.
@@ -505,9 +508,6 @@ export class SpoolingProducer extends EventEmitter {
       }
       lane.unstored = []
     }
-    this.failure ??= error
-    for (const waiter of this.flushWaiters.splice(0)) waiter.reject(error)
-    this.emit('error', error)
     // A writer waiting for room must not wait forever.
     this.waitingRoom = false
     this.emit('drain')

@@ -571,6 +571,7 @@ function recordedDestination(dir: string, retarget: boolean): SpoolDestination |
 
 /** `no space left on device (ENOSPC)`. */
 export function describeSystemError(error: NodeJS.ErrnoException): string {
-  const text = error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ .*$/, '')
+  // `ENOSPC: no space left on device, write` → `no space left on device`.
+  const text = error.message.replace(/^[A-Z]+: /, '').replace(/, \w+( .*)?$/, '')
   return error.code === undefined ? text : `${text} (${error.code})`
 }
