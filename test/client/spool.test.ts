@@ -73,7 +73,7 @@ describe('Spool', () => {
     again.close()
   })
 
-  it('a record whose checksum does not match ends the spool there on reopen', async (t) => {
+  it('a last record whose checksum does not match is cut on reopen (its bytes quarantined)', async (t) => {
     const dir = join(await tmpDir(t), 'topic')
     const spool = Spool.open(dir)
     for (let i = 0; i < 3; i++) spool.append(entry(i))

@@ -9,8 +9,9 @@ import {join} from 'node:path'
 import {createConsumer} from '../../src/client/index.js'
 import {Spool} from '../../src/client/spool/index.js'
 import {tmpDir, uniqueName} from '../helpers/index.js'
-import {runCli, spawnBroker} from '../helpers/process.js'
+import {exited, runCli, spawnBroker} from '../helpers/process.js'
 import {tcpForwarder} from '../helpers/tcp-relay.js'
+import {startZooKeeper} from '../helpers/zookeeper.js'
 
 async function readTopic(port: number, topic: string): Promise<string[]> {
   const consumer = createConsumer({broker: `127.0.0.1:${port}`, topics: [topic], stopAtEnd: true})
@@ -107,5 +108,36 @@ describe('a spool belongs to one destination', () => {
       `% the spool ${join(spool, legacy)} of topic ${legacy} records no destination (an older meta wrote it): it is for broker ${here} from now on`,
     ])
     assert.deepEqual(await readTopic(broker.port, legacy), ['l1', 'l2', 'l3'])
+  })
+
+  it('a cluster destination is its ZooKeeper and root: another root on the same ensemble leaves the spool alone', async (t) => {
+    const zk = await startZooKeeper(t)
+    const spool = await tmpDir(t)
+    const data = await tmpDir(t)
+    const root = `/${uniqueName('meta')}`
+    const other = `/${uniqueName('meta')}`
+    const serve = ['-d', data, '--zk', zk.connect, '--zk-root', root, '--broker-id', '0']
+    let broker = await spawnBroker(t, serve)
+    const topic = uniqueName('zt')
+    const cluster = ['--zk', zk.connect, '--zk-root', root]
+    const first = await runCli(['send', '-t', topic, ...cluster, '--spool', spool], {input: 'z1\n'})
+    assert.equal(first.code, 0, first.stderr)
+    broker.child.kill('SIGKILL')
+    await exited(broker.child)
+    const kept = await runCli(['send', '-t', topic, ...cluster, '--spool', spool, '--max-outage', '1s'], {input: 'z2\nz3\n'})
+    assert.equal(kept.code, 1, kept.stderr)
+    const listed = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{messages: number; destination: unknown}>}
+    assert.deepEqual(listed.spools.map((s) => [s.messages, s.destination]), [[2, {zk: zk.connect, zkRoot: root}]])
+
+    const elsewhere = await runCli(['send', '-t', topic, '--zk', zk.connect, '--zk-root', other, '--spool', spool, '--max-outage', '1s'], {input: ''})
+    assert.match(
+      elsewhere.stderr,
+      new RegExp(`^% the spool \\S+ of topic ${topic} \\(2 messages\\) waits for ZooKeeper ${zk.connect} \\(root ${root}\\), not ZooKeeper ${zk.connect} \\(root ${other}\\): left alone; send it there with 'meta spool send ${topic} --spool ${spool}', or here on purpose with 'meta spool send ${topic} --spool ${spool} --zk ${zk.connect} --zk-root ${other} --retarget'$`, 'm'),
+    )
+    broker = await spawnBroker(t, serve)
+    const sent = await runCli(['spool', 'send', '--spool', spool])
+    assert.equal(sent.code, 0, sent.stderr)
+    const read = await runCli(['tail', '-t', topic, ...cluster, '-e'])
+    assert.deepEqual(read.stdout.trim().split('\n'), ['z1', 'z2', 'z3'])
   })
 })
