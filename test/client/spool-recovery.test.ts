@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {Spool, SPOOL_MAX_BYTES_FLOOR, spoolDestination, type SpoolRecord} from '../../src/client/spool/index.js'
 import {decodePosition, encodePosition} from '../../src/client/spool/position-file.js'
 import {inspectSpool} from '../../src/client/spool/recover.js'
+import {closeSpool} from '../../src/client/spool/lane.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {tmpDir} from '../helpers/index.js'
 import {fillUp, mountTmpfs} from '../helpers/tmpfs.js'
@@ -82,6 +83,32 @@ describe('the spool position record', () => {
     assert.equal(spool.pending, 4)
     spool.close()
     assert.deepEqual(decodePosition(readFileSync(join(dir, 'position'))), {value: 0, state: 'ok'}, 'rewritten whole')
+  })
+})
+
+describe('closing a spool whose position cannot be written', () => {
+  it('tries again before giving up; one that never succeeds is an error naming the spool, and the lock is released', async (t) => {
+    const {dir} = await spoolOf(t, 6)
+    let spool = Spool.open(dir)
+    const records = readAll(spool)
+    for (const r of records.slice(0, 4)) spool.ack(r.position, r.end)
+    const save = spool.savePosition.bind(spool)
+    let failures = 2
+    spool.savePosition = () => {
+      if (failures-- > 0) throw Object.assign(new Error('EIO: i/o error, write'), {code: 'EIO'})
+      save()
+    }
+    assert.equal(await closeSpool('topic', spool, () => {}), undefined)
+    spool = Spool.open(dir)
+    assert.deepEqual(payloads(readAll(spool)), names(4, 6), 'the acknowledged four are not sent again')
+
+    for (const r of readAll(spool).slice(0, 1)) spool.ack(r.position, r.end)
+    spool.savePosition = () => {
+      throw Object.assign(new Error('EIO: i/o error, write'), {code: 'EIO'})
+    }
+    const error = await closeSpool('topic', spool, () => {})
+    assert.match(error?.message ?? '', /^cannot save the position of the spool .*: i\/o error \(EIO\); messages acknowledged since it was last saved will be sent again$/)
+    assert.equal(existsSync(join(dir, 'lock')), false, 'the lock is released')
   })
 })
 

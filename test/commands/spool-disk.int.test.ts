@@ -12,7 +12,7 @@ import {createConsumer, type Message} from '../../src/client/index.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {collect, exited, runCli, spawnBroker, spawnCli} from '../helpers/process.js'
 import {tcpForwarder, tcpValve} from '../helpers/tcp-relay.js'
-import {mountTmpfs} from '../helpers/tmpfs.js'
+import {fillUp, mountTmpfs} from '../helpers/tmpfs.js'
 
 const TMPFS_BYTES = 2 * 1024 * 1024
 const PAD = 'x'.repeat(60)
@@ -141,5 +141,18 @@ describe('a spool on a disk that fills up', () => {
     assert.match(again.stderr, new RegExp(`^sent ${(kept - sentFirst).toLocaleString('en-US')} messages from ${topic} `, 'm'))
     assert.deepEqual(lineNumbers(await readTopic(broker.port, topic)), Array.from({length: kept}, (_, i) => i + 1), 'every kept line once, in order')
     assert.deepEqual(readdirSync(spool), [])
+  })
+
+  it('a disk too full to create a spool at all fails the outage at once, in words, naming the lines not sent', async (t) => {
+    const spool = mountTmpfs(t, 1024 * 1024)
+    fillUp(spool)
+    const forwarder = await tcpForwarder(t) // no broker behind it
+    const topic = uniqueName('nospace')
+    const result = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--max-outage', '1s'], {input: 'a\nb\n'})
+    assert.equal(result.code, 1, result.stderr)
+    assertNoStack(result.stderr)
+    assert.match(result.stderr, new RegExp(`^error \\[STORAGE_ERROR\\]: cannot keep messages of topic ${topic} in a spool under \\S+: cannot open the spool \\S+: no space left on device \\(ENOSPC\\)$`, 'm'))
+    assert.match(result.stderr, /^line 1: send failed: /m)
+    assert.match(result.stderr, /^line 2: send failed: /m)
   })
 })

@@ -137,8 +137,12 @@ export class Spool extends EventEmitter {
     this.dir = dir
     this.maxBytes = maxBytes
     this.segmentBytes = Math.min(SEGMENT_BYTES_MAX, Math.max(SPOOL_MAX_BYTES_FLOOR, Math.floor(maxBytes / 8)))
-    mkdirSync(dir, {recursive: true})
-    lock(dir)
+    try {
+      mkdirSync(dir, {recursive: true})
+      lock(dir)
+    } catch (error) {
+      throw asStorageError(dir, error)
+    }
     try {
       const wanted = options.destination
       const recorded = recordedDestination(dir, options.retarget === true)
@@ -156,8 +160,7 @@ export class Spool extends EventEmitter {
     } catch (error) {
       this.closeFiles()
       unlock(dir)
-      if (error instanceof MetaError) throw error
-      throw new MetaError('STORAGE_ERROR', `cannot open the spool ${dir}: ${describeSystemError(error as NodeJS.ErrnoException)}`, {cause: error})
+      throw asStorageError(dir, error)
     }
   }
 
@@ -557,6 +560,12 @@ export class Spool extends EventEmitter {
   private assertOpen(): void {
     if (this.closed) throw new MetaError('INTERNAL', `spool ${this.dir} is closed`)
   }
+}
+
+/** A system error opening a spool, in words (a MetaError passes as it is). */
+function asStorageError(dir: string, error: unknown): MetaError {
+  if (error instanceof MetaError) return error
+  return new MetaError('STORAGE_ERROR', `cannot open the spool ${dir}: ${describeSystemError(error as NodeJS.ErrnoException)}`, {cause: error})
 }
 
 /** The destination a spool records; with `retarget` one that cannot be read counts as none. */
