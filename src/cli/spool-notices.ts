@@ -4,7 +4,7 @@
  * Each is said once, as the SpoolingProducer reports it (client/spooling-producer.ts events).
  */
 import {describeDestination, destinationFlags, type DamagedRange, type SpoolDestination, type SpoolOpened} from '../client/spool/index.js'
-import {inspectSpool} from '../client/spool/recover.js'
+import {inspectSpool, pendingSize} from '../client/spool/recover.js'
 import {describeSystemError} from '../client/spool/spool.js'
 import type {SpoolingProducer} from '../client/spooling-producer.js'
 import type {MetaError} from '../protocol/errors.js'
@@ -12,6 +12,8 @@ import {formatBytes, formatCount} from './format.js'
 
 /** Damaged ranges named in full; the rest are counted. */
 const RANGES_SHOWN = 5
+/** A spool left for another destination is counted in messages up to this size (read whole), else given in bytes. */
+const COUNTED_SPOOL_BYTES = 16 * 1024 * 1024
 
 interface SpoolNoticeOptions {
   notify: (line: string) => void
@@ -90,7 +92,8 @@ export function damagedBytes(d: DamagedRange): number {
 export function elsewhereLine(topic: string, dir: string, destination: SpoolDestination | undefined, options: {destination?: SpoolDestination; spoolFlag: string}): string {
   let count = ''
   try {
-    count = ` (${messages(inspectSpool(dir).records)})`
+    const size = pendingSize(dir)
+    count = ` (${size <= COUNTED_SPOOL_BYTES ? messages(inspectSpool(dir).records) : formatBytes(size)})`
   } catch {} // unreadable: said without a count
   const here = options.destination === undefined ? '' : ` ${destinationFlags(options.destination)}`
   const retarget = `'meta spool send ${topic}${options.spoolFlag}${here} --retarget'`

@@ -169,6 +169,19 @@ export function inspectSpool(dir: string): SpoolInspection {
   }
 }
 
+/** Bytes of a spool's segments past its position, from the file sizes alone (nothing read). */
+export function pendingSize(dir: string): number {
+  const position = readPositionFile(join(dir, POSITION_FILE)).value
+  let bytes = 0
+  for (const start of segmentStarts(dir)) {
+    try {
+      const size = statSync(join(dir, segmentName(start))).size
+      bytes += Math.max(0, Math.min(size, start + size - position))
+    } catch {} // deleted meanwhile
+  }
+  return bytes
+}
+
 /** The files of a spool's quarantine directory. */
 function quarantinedFiles(dir: string): Array<{path: string; bytes: number}> {
   const qdir = join(dir, QUARANTINE_DIR)

@@ -1,0 +1,31 @@
+/**
+ * The line about a spool that waits for another destination: it names the destination, the
+ * way to send it there and the way to send it here on purpose, and counts what it holds
+ * without reading a large spool through (its size instead).
+ */
+import {describe, it} from 'node:test'
+import assert from 'node:assert/strict'
+import {join} from 'node:path'
+import {Spool, spoolDestination} from '../../src/client/spool/index.js'
+import {elsewhereLine} from '../../src/cli/spool-notices.js'
+import {tmpDir} from '../helpers/index.js'
+
+describe('the line about a spool left for another destination', () => {
+  it('counts the messages of a small spool and gives the size of a large one', async (t) => {
+    const root = await tmpDir(t)
+    const a = spoolDestination({broker: '10.0.0.7'})!
+    const here = {destination: spoolDestination({zk: 'zk1,zk2', zkRoot: '/tenant'}), spoolFlag: ''}
+    const small = Spool.open(join(root, 'small'), {destination: a})
+    for (let i = 0; i < 3; i++) small.append({partition: -1, attribute: undefined, payload: Buffer.from(`m${i}`)})
+    small.close()
+    assert.equal(
+      elsewhereLine('small', join(root, 'small'), a, here),
+      `% the spool ${join(root, 'small')} of topic small (3 messages) waits for broker 10.0.0.7:8123, not ZooKeeper zk1:2181,zk2:2181 (root /tenant): left alone; send it there with 'meta spool send small', or here on purpose with 'meta spool send small --zk zk1:2181,zk2:2181 --zk-root /tenant --retarget'`,
+    )
+    const large = Spool.open(join(root, 'large'), {destination: a})
+    const payload = Buffer.alloc(1024 * 1024)
+    for (let i = 0; i < 17; i++) large.append({partition: -1, attribute: undefined, payload})
+    large.close()
+    assert.match(elsewhereLine('large', join(root, 'large'), a, here), /^% the spool \S+ of topic large \(17\.0 MiB\) waits for broker 10\.0\.0\.7:8123/)
+  })
+})
