@@ -32,8 +32,8 @@
  *   ('writable'); past maxOutageMs it gives up, and the records never written fail their
  *   callbacks (STORAGE_ERROR) rather than vanish.
  * - Destinations: with `destination`, a spool left for another one is left alone
- *   ('elsewhere'), one that records none is adopted ('adopted'); the spools this producer
- *   writes record it.
+ *   ('elsewhere'), one that records none is adopted (said in 'opened'); the spools this
+ *   producer writes record it.
  * - Delivery is at-least-once: a record whose acknowledgement is lost (crash, a timeout the
  *   broker did store) is sent again. A process killed while the broker is healthy loses its
  *   unacknowledged window (it was never written to disk).
@@ -485,9 +485,10 @@ export class SpoolingProducer extends EventEmitter {
   /** `1,000 messages kept in DIR` (and how many could not be written, if any). */
   private keptText(lane: Lane): string {
     const spool = lane.spool!
+    const written = spool.flush()
     const held = spool.held.records
     const kept = `${spool.pending - held} messages kept in ${spool.dir}`
-    return held === 0 ? kept : `${kept}; ${held} more could not be written to it (${describeSystemError(spool.stalled!.error)}) and are not kept`
+    return written ? kept : `${kept}; ${held} more could not be written to it (${describeSystemError(spool.stalled!.error)}) and are not kept`
   }
 
   private giveUp(lane: Lane, error: MetaError): void {

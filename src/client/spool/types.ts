@@ -17,10 +17,10 @@ export interface SpoolingProducerOptions {
   /**
    * Where the producer sends (spool/destination.ts spoolDestination): recorded in the spools it
    * writes; a spool left for another destination is left alone ('elsewhere'), one that records
-   * none is adopted ('adopted'). Undefined: spools are neither checked nor marked.
+   * none is adopted (said in 'opened'). Undefined: spools are neither checked nor marked.
    */
   destination?: SpoolDestination
-  /** Take spools left for any destination, and record `destination` in them ('retargeted'). */
+  /** Take spools left for any destination, and record `destination` in them (said in 'opened'). */
   retarget?: boolean
   /** Records sent from a spool and not yet acknowledged, per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
   maxInFlight?: number
