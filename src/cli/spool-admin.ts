@@ -12,6 +12,9 @@ import {formatBytes, formatCount} from './format.js'
 import {renderTable} from './output.js'
 import {damagedBytes, elsewhereLine} from './spool-notices.js'
 
+/** Damaged ranges of a spool the table names; --json has them all. */
+const RANGES_LISTED = 10
+
 /** A damaged range as `--json` shows it: bytes [from, to) of a segment file. */
 interface DamagedRangeInfo {
   segment: string
@@ -75,7 +78,11 @@ export function renderSpools(root: string, spools: SpoolInfo[]): string {
   ])
   let out = `${renderTable(['TOPIC', 'MESSAGES', 'SIZE', 'DESTINATION', 'DAMAGED', 'IN USE BY', 'DIRECTORY'], rows, {align: ['left', 'right', 'right', 'left', 'left', 'left', 'left']})}\n`
   for (const s of spools) {
-    if (s.damaged.length > 0) out += `damaged ranges of ${s.dir}: ${s.damaged.map((d) => `bytes ${formatCount(d.from)}-${formatCount(d.to)} of ${d.segment} (${d.reason})`).join('; ')}\n`
+    if (s.damaged.length > 0) {
+      const shown = s.damaged.slice(0, RANGES_LISTED).map((d) => `bytes ${formatCount(d.from)}-${formatCount(d.to)} of ${d.segment} (${d.reason})`)
+      const more = s.damaged.length > RANGES_LISTED ? `; and ${formatCount(s.damaged.length - RANGES_LISTED)} more (--json lists them all)` : ''
+      out += `damaged ranges of ${s.dir}: ${shown.join('; ')}${more}\n`
+    }
     if (s.quarantined.length > 0) out += `quarantined in ${s.dir}: ${s.quarantined.map((q) => `${q.path} (${formatBytes(q.bytes)})`).join(', ')}\n`
   }
   return out

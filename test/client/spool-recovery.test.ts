@@ -15,6 +15,7 @@ import {closeSpool} from '../../src/client/spool/lane.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {tmpDir} from '../helpers/index.js'
 import {fillUp, mountTmpfs} from '../helpers/tmpfs.js'
+import {rng} from '../helpers/random.js'
 
 const SEGMENT = '00000000000000000000.spool'
 
@@ -166,6 +167,27 @@ describe('a damaged spool', () => {
     spool = Spool.open(dir)
     assert.deepEqual([spool.opened.damaged.length, spool.pending], [0, 0])
     spool.close()
+  })
+
+  it('resynchronises past megabytes of random bytes on the first whole record after them', async (t) => {
+    const dir = join(await tmpDir(t), 'topic')
+    const spool = Spool.open(dir)
+    const body = (i: number) => Buffer.concat([Buffer.from(`big-${String(i).padStart(4, '0')}-`), Buffer.alloc(64 * 1024 - 9, i)])
+    for (let i = 0; i < 100; i++) spool.append({partition: i % 4, attribute: i % 2 === 0 ? `k${i}` : undefined, payload: body(i)})
+    spool.close()
+    const file = join(dir, SEGMENT)
+    const data = readFileSync(file)
+    const offsets = [0]
+    for (let i = 0; i < 100; i++) offsets.push(offsets[i]! + 8 + 8 + (i % 2 === 0 ? `k${i}`.length : 0) + 64 * 1024)
+    const random = rng(7)
+    for (let at = offsets[10]! + 3; at < offsets[80]! - 5; at++) data[at] = Math.floor(random() * 256)
+    writeFileSync(file, data)
+    const again = Spool.open(dir)
+    assert.deepEqual(again.opened.damaged.map((d) => [d.from, d.to]), [[offsets[10], offsets[80]]])
+    const read = readAll(again)
+    assert.deepEqual(read.map((r) => r.payload.subarray(0, 8).toString()), [...Array.from({length: 10}, (_, i) => i), ...Array.from({length: 20}, (_, i) => 80 + i)].map((i) => `big-${String(i).padStart(4, '0')}`))
+    assert.deepEqual(read.map((r) => r.partition), [...Array.from({length: 10}, (_, i) => i % 4), ...Array.from({length: 20}, (_, i) => (80 + i) % 4)])
+    again.close()
   })
 
   it('is read without its lock while another live process holds it', async (t) => {

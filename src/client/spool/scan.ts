@@ -9,8 +9,9 @@
  *        │ a bad record at p (length out of range, checksum, zeroed bytes, one that runs
  *        ▼ past the range)
  *   try every q > p: a plausible header (length in range, the record fits, a 31-bit
- *   checksum as protocol/crc.ts makes them), its checksum matches, and the records after it
- *   verify too (RESYNC_CONFIRM_RECORDS of them, or fewer then exactly the end of the range)
+ *   checksum as protocol/crc.ts makes them, a partition and attribute length in range), its
+ *   checksum matches, and the records after it verify too (RESYNC_CONFIRM_RECORDS of them, or
+ *   fewer then exactly the end of the range)
  *        │ found q: hole [p, q), scan on from q      │ none
  *        ▼                                           ▼
  *   (loop)                           the last segment's bytes from p are one record that
@@ -23,6 +24,14 @@ import {MAX_BODY_BYTES, parseRecord, RECORD_HEADER_BYTES} from './format.js'
 
 /** Records after a resynchronisation point that must verify (or the range ends first). */
 const RESYNC_CONFIRM_RECORDS = 3
+/**
+ * Longest body a resynchronisation point may start (a message is at most a few MiB): a record
+ * longer than this right after damage is lost with it, and garbage is never read through in
+ * search of a checksum.
+ */
+const RESYNC_MAX_BODY_BYTES = 16 * 1024 * 1024
+/** Partitions are numbered below this (a broker serves at most a million). */
+const PARTITION_LIMIT = 1_000_000
 /** How much a scan reads per system call. */
 const SCAN_CHUNK_BYTES = 1024 * 1024
 
@@ -111,9 +120,14 @@ function findResync(fd: number, p: number, to: number): number | undefined {
     const candidates = Math.min(SCAN_CHUNK_BYTES, buf.length - RECORD_HEADER_BYTES + 1)
     for (let i = 0; i < candidates; i += 1) {
       const bodyBytes = buf.readUInt32BE(i)
-      if (bodyBytes < 8 || bodyBytes > MAX_BODY_BYTES || buf.readInt32BE(i + 4) < 0) continue
+      if (bodyBytes < 8 || bodyBytes > RESYNC_MAX_BODY_BYTES || buf.readInt32BE(i + 4) < 0) continue
       const q = base + i
       if (q + RECORD_HEADER_BYTES + bodyBytes > to) continue
+      // The body's fixed fields before any checksum: a partition and an attribute length in range.
+      const fixed = i + 16 <= buf.length ? buf.subarray(i + 8, i + 16) : readAt(fd, q + RECORD_HEADER_BYTES, 8)
+      const partition = fixed.readInt32BE(0)
+      const attributeLen = fixed.readInt32BE(4)
+      if (partition < -1 || partition >= PARTITION_LIMIT || attributeLen < -1 || attributeLen > bodyBytes - 8) continue
       if (confirmed(fd, q, to)) return q
     }
     if (candidates <= 0 || buf.length < RECORD_HEADER_BYTES) return undefined
@@ -130,7 +144,7 @@ function confirmed(fd: number, q: number, to: number): boolean {
     const header = readAt(fd, pos, Math.min(RECORD_HEADER_BYTES, to - pos))
     if (header.length < RECORD_HEADER_BYTES) return false
     const bodyBytes = header.readUInt32BE(0)
-    if (bodyBytes < 8 || bodyBytes > MAX_BODY_BYTES || pos + RECORD_HEADER_BYTES + bodyBytes > to) return false
+    if (bodyBytes < 8 || bodyBytes > (n === 0 ? RESYNC_MAX_BODY_BYTES : MAX_BODY_BYTES) || pos + RECORD_HEADER_BYTES + bodyBytes > to) return false
     const body = readAt(fd, pos + RECORD_HEADER_BYTES, bodyBytes)
     if (body.length < bodyBytes || checksum(body) !== header.readUInt32BE(4)) return false
     pos += RECORD_HEADER_BYTES + bodyBytes
