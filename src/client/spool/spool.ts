@@ -480,7 +480,7 @@ export class Spool extends EventEmitter {
   private addSegment(start: number): Segment {
     // Not 'a': pwrite on an O_APPEND file appends on Linux, whatever the offset (a write cut
     // short is written again at the same offset).
-    const fd = openSync(join(this.dir, segmentName(start)), constants.O_RDWR | constants.O_CREAT, 0o644)
+    const fd = openSync(join(this.dir, segmentName(start)), constants.O_RDWR | constants.O_CREAT)
     const segment = {start, fd, size: 0}
     this.segments.push(segment)
     return segment
