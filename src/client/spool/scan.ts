@@ -152,10 +152,13 @@ function confirmed(fd: number, q: number, to: number): boolean {
   return true
 }
 
-/** The bytes from p look like the start of one record a write did not finish (not zeroes, a length in range). */
+/**
+ * The bytes from p look like the start of one record a write did not finish: a length in
+ * range (fewer than its four bytes: anything, a short record's length starts with zeroes).
+ */
 function plausibleStart(fd: number, p: number, to: number): boolean {
   const header = readAt(fd, p, Math.min(RECORD_HEADER_BYTES, to - p))
-  if (header.length < 4) return !header.every((b) => b === 0)
+  if (header.length < 4) return true
   const bodyBytes = header.readUInt32BE(0)
   return bodyBytes >= 8 && bodyBytes <= MAX_BODY_BYTES && (header.length < RECORD_HEADER_BYTES || header.readInt32BE(4) >= 0)
 }
