@@ -152,5 +152,7 @@ describe('resolveFollowOptions()', () => {
     assert.equal(followExitCode({...base, unacknowledged: 2}), 1)
     assert.equal(followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, damaged: 0, damagedBytes: 0, dir: '/s'}}), 0)
     assert.equal(followExitCode({...base, skipped: 1}), 1)
+    // A damaged range of the spool skipped is a loss the exit status reports, as without --follow.
+    assert.equal(followExitCode({...base, spool: {spooled: 0, resent: 3, leftover: 3, pending: 0, damaged: 1, damagedBytes: 200, dir: '/s'}}), 1)
   })
 })
