@@ -24,7 +24,7 @@ import {
 } from './handlers/groups.js'
 import {handlePartitions, handleVersion} from './handlers/misc.js'
 import {handleOffset} from './handlers/offset.js'
-import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
+import {handleOversize, handlePut, handlePutBatch, recordsHeld} from './handlers/put.js'
 import {handleCount, handleSeek} from './handlers/seek.js'
 import {handleStats} from './handlers/stats.js'
 import {handleTopicAdmin} from './handlers/topic-admin.js'
@@ -125,9 +125,9 @@ function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): v
 
 /** A put-batch, routed as a put. */
 function dispatchPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchRequest): void {
-  if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
+  if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count))
   if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
-  if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
+  if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)
   return handleTransactionalPutBatch(ctx, conn, frame)
 }
 

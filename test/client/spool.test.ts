@@ -66,14 +66,14 @@ describe('Spool', () => {
     appendFileSync(file, Buffer.from([1, 2])) // and garbage after it
     const again = Spool.open(dir)
     assert.equal(again.pending, 4)
-    assert.ok(again.droppedBytes > 0)
+    assert.ok(again.opened.tornBytes > 0)
     assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()), ['line-0', 'line-1', 'line-2', 'line-3'])
     again.append(entry(9))
     assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()).at(-1), 'line-9', 'appends after the cut')
     again.close()
   })
 
-  it('a record whose checksum does not match ends the spool there on reopen', async (t) => {
+  it('a last record whose checksum does not match is cut on reopen (its bytes quarantined)', async (t) => {
     const dir = join(await tmpDir(t), 'topic')
     const spool = Spool.open(dir)
     for (let i = 0; i < 3; i++) spool.append(entry(i))
