@@ -1,5 +1,5 @@
 /**
- * The CLI's throughput (issue 14): `seq 1 N | meta send -t x` and `meta tail -t x -o
+ * The CLI's throughput: `seq 1 N | meta send -t x` and `meta tail -t x -o
  * beginning -e > /dev/null`, each timed as a whole process (spawn to exit, start included)
  * against an embedded broker (a child `meta serve`). Then the tail runs again into a pipe
  * read here, and its output is checked byte for byte against `seq 1 N`: every line sent came
@@ -7,8 +7,8 @@
  * broker (/proc) is printed next to lines/s.
  *
  * Then `meta send` with its spool (the default) and with `--no-spool` runs in alternating
- * pairs into another topic, and the medians of each side are printed (issue 21: with a healthy
- * broker the spool must cost nothing; a single run on a shared machine cannot show that).
+ * pairs into another topic, and the medians of each side are printed (with a healthy broker the
+ * spool should cost nothing; a single run on a shared machine cannot show that).
  *
  * Then `meta send --follow --from-beginning -c N` reads a file of `seq 1 N` lines (a fresh
  * registry each run) CLI_FOLLOW_RUNS times, into a topic of its own. With BENCH_BASE_BIN (the

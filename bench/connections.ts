@@ -1,5 +1,5 @@
 /**
- * Many clients (issue 14): 200 producer connections together against one connection's peak
+ * Many clients: 200 producer connections together against one connection's peak
  * (target: ≥ 80 %). One embedded broker (a child `meta serve`, threshold flush, one
  * partition); the load generator is this process. Each run sends MetaQ's plain put (7 tokens,
  * checksum), window 1000 per connection, on a fresh topic, and then reads the topic back with

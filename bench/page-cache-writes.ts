@@ -1,6 +1,6 @@
 /**
  * What appending new data costs the writing thread on this machine, and what moving the
- * write off the event loop would give (issue 14, 1 KiB produce). Appends SIZE_MB of 256 KiB
+ * write off the event loop would give (1 KiB produce). Appends SIZE_MB of 256 KiB
  * batches (a put-batch turn's worth) to a fresh file, twice:
  *
  *   sync   `fs.writevSync` on the main thread, as the store writes today;

@@ -1,5 +1,5 @@
 /**
- * 10,000 partitions on one broker (issue 14): open and restart time (target ≤ 5 s), broker RSS
+ * 10,000 partitions on one broker: open and restart time (target ≤ 5 s), broker RSS
  * (target ≤ 512 MB), and puts spread over all partitions against one partition's throughput
  * (target: within 20 %).
  *

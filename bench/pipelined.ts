@@ -1,9 +1,9 @@
 /**
- * Pipelined raw-socket load against an embedded broker (a child `meta serve`), for the paths
- * `meta bench` does not exercise: MetaQ clients' plain `put` frames (meta's producer sends
- * put-batch), a window of pipelined 1 MiB fetches, and the adversarial client of issue 8
- * item 1 (a thousand 1 MiB gets in one write). Prints one line per scenario: msg/s or MB/s,
- * broker CPU per message, and the broker's peak RSS (VmHWM) and RSS growth.
+ * Pipelined raw-socket load against an embedded broker (a child `meta serve`), for the paths `meta
+ * bench` does not exercise: MetaQ clients' plain `put` frames (meta's producer sends put-batch), a
+ * window of pipelined 1 MiB fetches, and an adversarial client (a thousand 1 MiB gets in one write,
+ * docs/invariants.md#connections). Prints one line per scenario: msg/s or MB/s, broker CPU per
+ * message, and the broker's peak RSS (VmHWM) and RSS growth.
  *
  *   node --import tsx bench/pipelined.ts
  *   BENCH_BIN=/other/checkout/bin/run.js node --import tsx bench/pipelined.ts   (A/B runs)
@@ -187,7 +187,10 @@ async function fetchWindow(broker: EmbeddedBroker, window: number): Promise<stri
   return `${(bytes / MIB / seconds).toFixed(0)} MiB/s of value bodies (${answered} gets), broker ${((cpu * 1000) / answered).toFixed(0)} µs/get, broker peak RSS ${m.hwmMiB.toFixed(0)} MiB`
 }
 
-/** Issue 8 item 1: `count` gets of 1 MiB in one write by a client that does not read. */
+/**
+ * `count` gets of 1 MiB in one write by a client that does not read (the bound on a connection's
+ * memory).
+ */
 async function getFlood(broker: EmbeddedBroker, count: number): Promise<string> {
   const topic = `flood-${Date.now()}`
   await fillTopic(broker, topic, 2)

@@ -1,5 +1,5 @@
 /**
- * Issue 14's headline ratios, measured side by side in one run: meta's plain put (MetaQ's
+ * The headline ratios against Redis, measured side by side in one run: meta's plain put (MetaQ's
  * 7-token put with checksum, one connection, window 1000, every message read back and
  * checked: `meta bench produce --embedded --plain-put --verify`) against Redis 7 `XADD` driven
  * by its own C client (`redis-benchmark`), with AOF `appendfsync everysec` (meta: threshold

@@ -1,5 +1,5 @@
 /**
- * Replay against Redis (issue 14's "≥ 2.5× Redis XRANGE read with a Node client"): the same
+ * Replay against Redis (the target: at least 2.5× Redis XRANGE read with a Node client): the same
  * REPLAY_COUNT (default 1,000,000) entries of 100 B are read back from meta by one consumer
  * that checks every record's CRC (the client default) and every payload byte (`meta bench
  * produce --plain-put --verify`'s timed read-back), and from a Redis 7 stream by a Node client

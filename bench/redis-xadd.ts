@@ -1,5 +1,5 @@
 /**
- * Redis 7 `XADD` driven by its own C client (`redis-benchmark`), the reference of issue 14's
+ * Redis 7 `XADD` driven by its own C client (`redis-benchmark`), the reference of the
  * plain-put rows: a redis-server with AOF on (`appendfsync everysec` or `always`) on a free
  * port in a temp dir, shut down afterwards. Used by bench/redis-compare.ts and
  * bench/plain-put-floor.ts. Needs Debian's redis-server and redis-tools.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cost of TLS and of access control on `meta bench produce` and `meta bench consume`
-# (docs/security.md, "Cost"), paired in one run on this machine:
+# (docs/security.md#cost), paired in one run on this machine:
 #
 #   TLS:   one broker (no access control), its plain port against its TLS port (--tls --ca);
 #   authz: that broker against a second one with a users file, the client logged in (--user)

@@ -1,6 +1,6 @@
 /**
  * What one small append costs the kernel when consecutive appends go to different files
- * (issue 14's "puts spread over 10,000 partitions"), without the broker: W appends of S bytes
+ * (puts spread over 10,000 partitions), without the broker: W appends of S bytes
  * with `fs.writevSync` at each file's end, round-robin over N pre-created files, in one
  * process, as the store's write path issues them. Prints wall time and the process's user and
  * system CPU per append for each N, so the cost of "one write(2) per put, each into its own

@@ -1,5 +1,5 @@
 /**
- * The cost per put of synchronous replication (README "Replication"): the same load against a
+ * The cost per put of synchronous replication (README.md#replication): the same load against a
  * broker alone and against a sync master with its meta sync slave, each a child `meta serve`
  * (master, slave and load generator are three processes), with threshold flush and with
  * group commit. Scenarios:

@@ -1,7 +1,7 @@
 /**
  * Committed transactions per second (`npm run bench:tx`): `meta bench tx --embedded` with 1,
  * 10 and 100 messages per transaction, for 1 and 4 producers, printed as the markdown table
- * of docs/benchmarks.md ("Transactions").
+ * of docs/benchmarks.md.
  *
  *   BENCH_SECONDS   length of each run (default 5)
  */

@@ -254,7 +254,7 @@ export async function commonJsChunk(text, {plainValues = false} = {}) {
  * With `plainValues` (a chunk of our own sources only, none of which exports a binding it
  * reassigns: hasLiveExport) every other export that has its value by then is made plain too:
  * a constant read through a getter is a call of V8's generic LoadIC stub in optimized code,
- * ~1,900 of the broker's ~14,000 instructions per plain put (INT32_MIN/MAX, NO_CHECKSUM …).
+ * and the broker's put path reads many on every put (INT32_MIN/MAX, NO_CHECKSUM …).
  * One still undefined keeps its getter (esbuild's lazily initialised modules assign theirs
  * later). Chunks with library code keep every getter but the functions': a library's `let`
  * may change.

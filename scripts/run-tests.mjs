@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every test file (or those under the paths given) with Node's built-in runner and tsx.
 // Node 20's runner takes no globs and, with no paths, would run stray *-test.mjs files, so the
-// files are listed explicitly (TOOLCHAIN P6).
+// files are listed explicitly.
 import {spawnSync} from 'node:child_process'
 import {readdirSync, statSync} from 'node:fs'
 import {availableParallelism, loadavg} from 'node:os'

@@ -13,11 +13,11 @@ interface MainOptions {
   root: string
   argv: string[]
   /**
-   * Reads oclif's manifest of the commands (ids, flags, help texts), written next to the
-   * bundle when it is built (scripts/build-cli.mjs), so starting a command does not first
-   * inspect every command class: of the commands `ids` only, or of all. Written by the same
-   * build as the code, it cannot go stale (TOOLCHAIN P4). Undefined when running from the
-   * sources: oclif then builds it in memory.
+   * Reads oclif's manifest of the commands (ids, flags, help texts), written next to the bundle
+   * when it is built (scripts/build-cli.mjs), so starting a command does not first inspect every
+   * command class: of the commands `ids` only, or of all. Written by the same build as the code, it
+   * cannot go stale (a stale manifest hides the commands added since it was made). Undefined when
+   * running from the sources: oclif then builds it in memory.
    */
   manifest?: (ids?: readonly string[]) => Promise<unknown>
 }

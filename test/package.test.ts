@@ -1,5 +1,5 @@
 /**
- * package.json tells the truth (issue 8, item 17): every file its main, types, bin and
+ * package.json tells the truth: every file its main, types, bin and
  * exports name exists after the build, the package imports by its own name, and the Node
  * version it declares is at least what the code uses and no more than the Node running the
  * tests (CI runs part of the suite under exactly the declared minimum: scripts/test-min-node.sh).

@@ -4,7 +4,7 @@
  * (replication/roles.ts), wired together. `startBroker(options)` checks the role settings,
  * opens the store, the offset log and the transaction journal, and returns once it listens
  * (port 0 gives an ephemeral port, read it from `broker.port`); `close()` shuts down
- * gracefully (docs/invariants.md "Connections"):
+ * gracefully (docs/invariants.md#connections):
  *
  *   1. leave ZooKeeper, stop accepting connections and stop decoding requests;
  *   2. answer parked long polls (404) and held group requests, and wait until every request

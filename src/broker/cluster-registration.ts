@@ -198,7 +198,10 @@ export class ClusterRegistration {
     this.scheduleProbe()
   }
 
-  /** Synchronous replication: leave ZooKeeper while the sync slave keeps failing (spec §8.2). */
+  /**
+   * Synchronous replication: leave ZooKeeper while the sync slave keeps failing
+   * (docs/protocol.md#synchronous-replication).
+   */
   leave(): Promise<void> {
     return this.registry.unregister()
   }

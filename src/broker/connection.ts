@@ -8,7 +8,7 @@
  * one cork/uncork, so many acks leave in one writev and a header never leaves without its
  * body (some MetaQ clients read a response as one chunk, spec A.2.4).
  *
- * Memory (docs/invariants.md "Connections"): what a connection holds is counted in bytes:
+ * Memory (docs/invariants.md#connections): what a connection holds is counted in bytes:
  * answers not yet taken by the kernel, plus what each request in flight will need (a read its
  * maxSize, a put its body, anything else {@link REQUEST_OVERHEAD_BYTES}). Before each frame is
  * handled the total is compared with `maxPendingBytes`; at or over it, decoding stops (frames

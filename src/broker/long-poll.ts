@@ -1,10 +1,10 @@
 /**
- * Long-poll gets (meta extension, DESIGN §3.3): a `get` with a trailing maxWaitMs token that
- * finds nothing at the end of the log waits here instead of answering 404 at once. Appends to
- * the partition wake every waiter of that partition, which re-runs its get; the timeout
- * answers 404 exactly as an immediate miss would. An idle tailing consumer therefore costs
- * one parked request per partition, and a new message reaches it within one event-loop turn
- * of being written.
+ * Long-poll gets (meta extension, docs/protocol.md#long-poll-get): a `get` with a trailing
+ * maxWaitMs token that finds nothing at the end of the log waits here instead of answering 404 at
+ * once. Appends to the partition wake every waiter of that partition, which re-runs its get; the
+ * timeout answers 404 exactly as an immediate miss would. An idle tailing consumer therefore costs
+ * one parked request per partition, and a new message reaches it within one event-loop turn of
+ * being written.
  */
 import type {GetCommand} from '../protocol/commands/get.js'
 import type {Connection} from './connection.js'

@@ -11,7 +11,7 @@ export class PartitionLogs {
   /**
    * The log found last, and for what: a producer's puts name one partition again and again,
    * with the same topic string (protocol/commands/put.ts reuses it), so a hit is a pointer
-   * comparison instead of a Map lookup that compares the string's bytes (~80 Ir).
+   * comparison instead of a Map lookup that compares the string's bytes.
    */
   private lastTopic: string | undefined = undefined
   private lastPartition = -1

@@ -1,9 +1,9 @@
 /**
- * Retention scheduling (spec §2.7): one Quartz job per distinct `deleteWhen` among [system]
- * and the topic sections; when a job fires, every partition whose topic has that `deleteWhen`
- * gets its topic's `deletePolicy` (sealed segments older than the age go, with its action)
- * and its `maxPartitionBytes` bound. The size bound is also checked whenever a segment rolls,
- * so a busy partition does not wait for the next cron firing to shrink.
+ * Retention scheduling (docs/configuration.md#retention): one Quartz job per distinct `deleteWhen`
+ * among [system] and the topic sections; when a job fires, every partition whose topic has that
+ * `deleteWhen` gets its topic's `deletePolicy` (sealed segments older than the age go, with its
+ * action) and its `maxPartitionBytes` bound. The size bound is also checked whenever a segment
+ * rolls, so a busy partition does not wait for the next cron firing to shrink.
  *
  * Off the hot path: jobs and roll checks only queue work; one pass runs at a time, partition
  * after partition, and the storage layer removes files with asynchronous I/O (zips are

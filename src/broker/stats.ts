@@ -1,5 +1,6 @@
 /**
- * Broker statistics (spec §9); protocol/stats-body.ts encodes them into `stats` answers.
+ * Broker statistics (docs/protocol.md#stats); protocol/stats-body.ts encodes them into `stats`
+ * answers.
  *
  * Counters are plain numbers bumped on the hot path. Realtime stats (`stats realtime`, the
  * `topic_realtime_*` lines) are recorded only for topics whose config has `stat=true`, and

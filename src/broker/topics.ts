@@ -1,10 +1,11 @@
 /**
- * Which topics and partitions this broker serves: resolved topic settings (cached, as the put
- * path asks for every message), partition choice for `-1`, and closed partitions (spec §10:
- * close-partitions makes put and get answer 403). Beyond MetaQ, which forgets them at a
- * restart, closed partitions are kept in `<dataPath>/__meta_state/closed-partitions.json`.
- * Creating a partition is bounded: {@link TopicRegistry.creationRefusal} applies
- * `autoCreateTopics` and `maxPartitions` before a put (plain, batch or transactional) creates one.
+ * Which topics and partitions this broker serves: resolved topic settings (cached, as the put path
+ * asks for every message), partition choice for `-1`, and closed partitions
+ * (docs/protocol.md#broker-administration: close-partitions makes put and get answer 403). Beyond
+ * MetaQ, which forgets them at a restart, closed partitions are kept in
+ * `<dataPath>/__meta_state/closed-partitions.json`. Creating a partition is bounded: {@link
+ * TopicRegistry.creationRefusal} applies `autoCreateTopics` and `maxPartitions` before a put
+ * (plain, batch or transactional) creates one.
  */
 import {isValidTopicName} from '../protocol/names.js'
 import {MetaError, Status} from '../protocol/errors.js'

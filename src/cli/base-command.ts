@@ -126,7 +126,10 @@ async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeo
   return {message: reasons.map((r) => oclifWords(r.replace(/\.$/, ''))).join('; ')}
 }
 
-/** oclif's own sentences in meta's style (STYLE 18): lowercase, the value quoted, what was expected. */
+/**
+ * oclif's own sentences in meta's style (docs/architecture.md#conventions): lowercase, the value
+ * quoted, what was expected.
+ */
 function oclifWords(text: string, flag?: string): string {
   const expected = /^Expected (.+?) but received: (.*)$/s.exec(text)
   if (expected !== null && flag !== undefined) return `invalid --${flag} "${expected[2]}": expected ${expected[1]}`

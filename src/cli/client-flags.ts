@@ -1,6 +1,6 @@
 /**
- * The flag vocabulary shared by every command that talks to a broker (docs/cli.md,
- * "Conventions"): one meaning per flag across the CLI.
+ * The flag vocabulary shared by every command that talks to a broker
+ * (docs/cli.md#conventions-shared-by-the-commands): one meaning per flag across the CLI.
  *
  *   -b, --broker HOST:PORT   a standalone broker; a bare port means 127.0.0.1:PORT ($META_BROKER)
  *   --zk CONNECT             a ZooKeeper connect string: cluster mode ($META_ZK)

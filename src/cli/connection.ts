@@ -3,7 +3,7 @@
  * then the selected profile (src/cli/profiles.ts), then 127.0.0.1:8123.
  *
  * `-b` and `--zk` on the command line are mutually exclusive. From the environment,
- * `$META_ZK` wins over `$META_BROKER` (as before profiles existed). A profile's broker or
+ * `$META_ZK` wins over `$META_BROKER`. A profile's broker or
  * ZooKeeper is used only when neither is given by a flag or the environment; its group
  * whenever a command needs a group and `-g` is not given.
  */

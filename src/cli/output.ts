@@ -1,7 +1,8 @@
 /**
- * Output helpers: tables (cli-table3, uncoloured borders so pipes and NO_COLOR stay clean —
- * TOOLCHAIN P5) and colours through chalk (which honours TTY, FORCE_COLOR and --no-color;
- * src/cli/color.ts turns NO_COLOR into FORCE_COLOR=0 for it). Numbers: src/cli/format.ts.
+ * Output helpers: tables (cli-table3, with its head and border colours turned off: its default
+ * style writes them even under NO_COLOR and into a pipe) and colours through chalk (which honours
+ * TTY, FORCE_COLOR and --no-color; src/cli/color.ts turns NO_COLOR into FORCE_COLOR=0 for it).
+ * Numbers: src/cli/format.ts.
  */
 import Table from 'cli-table3'
 import chalk from 'chalk'

@@ -2,7 +2,7 @@
  * A live one-line status on stderr (`\r` + erase-to-end), redrawn a few times a second.
  *
  * Enabled only when stderr is a terminal with a known width: a pty that reports 0 columns
- * makes cursor-based spinners loop forever (TOOLCHAIN P2, seen with ora), and a pipe or file
+ * makes cursor-based spinners loop forever (ora 8 and 9 do), and a pipe or file
  * must not fill up with redraws. Hand-rolled rather than ora because one line of text needs no
  * spinner frames, and this keeps the hot path free of anything but a counter.
  */

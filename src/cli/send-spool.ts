@@ -97,7 +97,10 @@ export function createSendSpooler(producer: Producer, options: SendSpoolOptions,
   return spooler
 }
 
-/** --spool for `meta spool …` (--spool-dir, its name before, still works). */
+/**
+ * --spool for `meta spool …` (--spool-dir is kept as an alias, so scripts that use it keep
+ * working).
+ */
 export const spoolDirFlag = Flags.string({
   summary: SPOOL_DIR_SUMMARY,
   helpValue: '<dir>',

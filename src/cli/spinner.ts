@@ -3,7 +3,7 @@
  * executing an offset reset, a bench's warm-up.
  *
  * Shown only when stderr is a terminal that reports a width (a pty with 0 columns makes ora
- * redraw forever: TOOLCHAIN P2), never on stdout, never under --json or -q, and only once
+ * redraw forever), never on stdout, never under --json or -q, and only once
  * the wait has lasted `delayMs`, so a fast operation shows nothing. ora is imported only
  * then. It never touches stdin (ora's default puts it in raw mode, which would swallow
  * Ctrl-C) and never colours (the frames move the cursor; no SGR codes with NO_COLOR or not).

@@ -198,7 +198,7 @@ export class AdminClient {
   }
 
   /**
-   * `slave-status` of an asynchronous slave (docs/protocol.md "Replication"). NOT_A_SLAVE when
+   * `slave-status` of an asynchronous slave (docs/protocol.md#replication). NOT_A_SLAVE when
    * the broker is a master; UNSUPPORTED when it is a broker without meta's replication.
    */
   async slaveStatus(): Promise<SlaveStatusReport> {

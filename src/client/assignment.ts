@@ -1,6 +1,6 @@
 /**
- * Which partitions each member of a group consumes (spec §5.2). Every member computes this
- * from the same inputs, so they agree without talking to each other.
+ * Which partitions each member of a group consumes (docs/protocol.md#load-balancing). Every member
+ * computes this from the same inputs, so they agree without talking to each other.
  *
  * DEFAULT (MetaQ's default): members and partitions sorted as strings (so `0-10` sorts before
  * `0-2`); with n partitions, m members and my index k:

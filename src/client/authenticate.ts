@@ -1,5 +1,5 @@
 /**
- * The client's side of a SCRAM-SHA-256 login (docs/protocol.md, "Authentication"): sent by
+ * The client's side of a SCRAM-SHA-256 login (docs/protocol.md#authentication): sent by
  * BrokerConnection right after every connect, before any other request. The password stays in
  * this process; the broker's server-final-message is checked, so a broker that does not know the
  * user's keys cannot pass for one that does.

@@ -1,6 +1,6 @@
 /**
- * Group membership through ZooKeeper, exactly as MetaQ 1.4 consumers do it (spec §4, §5.2),
- * so meta and MetaQ consumers can share a group:
+ * Group membership through ZooKeeper, exactly as MetaQ 1.4 consumers do it
+ * (docs/protocol.md#load-balancing), so meta and MetaQ consumers can share a group:
  *
  * - member:    ephemeral `consumers/<group>/ids/<consumerId>` = subscribed topics, comma-joined;
  * - view:      members per topic = children of `ids` whose data lists the topic; partitions =

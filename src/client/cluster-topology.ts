@@ -63,7 +63,7 @@ export class ClusterTopology extends EventEmitter implements Topology {
     this.sessionPromise = ZkSession.connect({
       connect: options.zk,
       sessionTimeoutMs: options.zkSessionTimeoutMs ?? 30_000,
-      // A ZooKeeper session takes longer to set up than a TCP connection: 10 s, as before.
+      // A ZooKeeper session takes longer to set up than a TCP connection: 10 s.
       connectTimeoutMs: options.connectTimeoutMs ?? ZK_CONNECT_TIMEOUT_MS,
       logger: options.logger,
     }).then(async (session) => {

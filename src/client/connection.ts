@@ -101,8 +101,8 @@ type State = 'connecting' | 'open' | 'waiting' | 'closed'
  * decoder assembles it in, and everything else into this buffer, shared by every connection
  * of the process (a read is handled before the next one starts), from which it is copied out
  * at its length. Node's own reads allocate a 64 KiB buffer each; at 600 MB/s of 1 KiB
- * messages those allocations (external memory) had V8 start a full GC every ~30 ms and took
- * ~40 % of a consumer's CPU with the copy into the body (docs/benchmarks.md, ninth pass).
+ * messages those allocations (external memory) make V8 start a full GC every ~30 ms and, with the
+ * copy into the body, take about 40 % of a consumer's CPU.
  */
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
 

@@ -81,7 +81,7 @@ export interface ConsumerBaseOptions {
   maxBufferedBatches?: number
   verifyChecksum?: boolean
   /**
-   * Receive only messages matching this filter expression (docs/protocol.md "Filtered get"):
+   * Receive only messages matching this filter expression (docs/protocol.md#filtered-get):
    * the broker skips the others, offsets still move past them. Needs a meta broker; checked
    * here (INVALID_ARGUMENT naming the position).
    */

@@ -1,5 +1,5 @@
 /**
- * The fetch loop of one partition (spec §5.4, with meta's long poll):
+ * The fetch loop of one partition (docs/protocol.md#fetching, with meta's long poll):
  *
  *   get(offset, maxSize[, maxWaitMs]) ─┬─ value  → decode whole records (CRC checked), deliver,
  *                                      │           advance past them; refetch at once
@@ -305,7 +305,7 @@ export class PartitionFetcher {
   }
 
   /**
-   * The answer to a get that carried a filter (docs/protocol.md "Filtered get"): `next` (where
+   * The answer to a get that carried a filter (docs/protocol.md#filtered-get): `next` (where
    * the scanned range ends), then each match as its offset and the stored record. No early get
    * here: each get already covers a whole slice of the log.
    */

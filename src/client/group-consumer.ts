@@ -1,7 +1,7 @@
 /**
  * The group consumer: the members of a group share the partitions of their topics, resume
  * from the group's committed offsets, and hand partitions over without delivering a message
- * to two members at once (spec §5.2–5.5).
+ * to two members at once (docs/protocol.md#consumers).
  *
  *   const consumer = createGroupConsumer({broker: '127.0.0.1:8123', group: 'billing', topics: ['orders']})
  *   await consumer.run({eachMessage: async (m) => { … }})   // retried, then recovered (see below)

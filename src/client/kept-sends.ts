@@ -9,8 +9,8 @@
  *
  * The ring's array is made anew each time it wraps (the kept slots copied over), so it stays in
  * V8's young generation: storing a young task into an array promoted to the old generation
- * takes the write barrier's slow path and adds a slot every scavenge visits (a list linked
- * through the tasks cost ~250 instructions per message that way, in callgrind).
+ * takes the write barrier's slow path and adds a slot every scavenge visits, as a list linked
+ * through the tasks would on every message.
  */
 
 /** What the ring keeps on each item. */

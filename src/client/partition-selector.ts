@@ -1,6 +1,6 @@
 /**
- * How a producer picks a partition for a message (spec §6.2). The selector sees the topic's
- * partitions sorted as MetaQ sorts them (broker id, then partition number).
+ * How a producer picks a partition for a message (docs/protocol.md#producers). The selector sees
+ * the topic's partitions sorted as MetaQ sorts them (broker id, then partition number).
  *
  * - roundRobin (MetaQ's default): partitions[counter++ % n]
  * - random: uniform

@@ -1,7 +1,7 @@
 /**
- * The recover store (spec §5.5): messages a group consumer's handler kept failing on are saved
- * locally and re-delivered to the handler in the background until it succeeds, so one poison
- * message does not stop a partition.
+ * The recover store (docs/protocol.md#recover-store): messages a group consumer's handler kept
+ * failing on are saved locally and re-delivered to the handler in the background until it succeeds,
+ * so one poison message does not stop a partition.
  *
  * Layout: `<dir>/<topic>@<group>/<msgId>.json` (dir defaults to `~/.meta_recover`, MetaQ's
  * path), one JSON file per message: {topic, partition, brokerId, offset, nextOffset, id, flag,

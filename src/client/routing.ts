@@ -11,7 +11,7 @@
  * doubling per failed probe up to {@link FAILING_BACKOFF_MAX_MS}); then one message is let
  * through as a probe, and the first success clears it. Messages that must not move (pinned to
  * a partition, hash-keyed, or placed by a selector of the application's own, which may be
- * keyed) still go to a failing partition and fail there as before. When every partition is
+ * keyed) still go to a failing partition and fail there. When every partition is
  * avoided, all are tried.
  */
 import {MetaError} from '../protocol/errors.js'

@@ -1,9 +1,9 @@
 /**
- * A producer's local transaction (spec §7.2, MetaQ's `beginTransaction()`): every message sent
- * inside it goes to partitions of one broker (the one the first send chose), carries the key
- * `TX:<sessionId>:<n>`, and becomes visible when {@link Transaction.commit} returns, all
- * together; {@link Transaction.rollback} (or a failed send, or a lost connection) leaves
- * nothing.
+ * A producer's local transaction (docs/protocol.md#transactions, MetaQ's `beginTransaction()`):
+ * every message sent inside it goes to partitions of one broker (the one the first send chose),
+ * carries the key `TX:<sessionId>:<n>`, and becomes visible when {@link Transaction.commit}
+ * returns, all together; {@link Transaction.rollback} (or a failed send, or a lost connection)
+ * leaves nothing.
  *
  * The broker is told `BEGIN` just before the first put (with the timeout, if any), on the
  * connection the puts use: local transactions are scoped to that connection on the broker.

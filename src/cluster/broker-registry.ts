@@ -1,6 +1,6 @@
 /**
- * A broker's registration in ZooKeeper, exactly as a MetaQ 1.4 master writes it (spec §4,
- * Appendix A.3), so MetaQ's Java, Python, Ruby, PHP, Node and .NET clients find it:
+ * A broker's registration in ZooKeeper, exactly as a MetaQ 1.4 master writes it
+ * (docs/protocol.md#zookeeper), so MetaQ's Java, Python, Ruby, PHP, Node and .NET clients find it:
  *
  *   1. `ids/<id>` (persistent, URL for pre-1.4 clients) and `ids/<id>/master` (ephemeral, URL);
  *      a `master` with another URL whose broker answers means another broker has this id:

@@ -1,6 +1,7 @@
 /**
- * Reading the cluster as MetaQ's clients do (spec §5.2, §6.1): which brokers exist, which
- * partitions producers may write and consumers read. Each reader can set a one-shot watch.
+ * Reading the cluster as MetaQ's clients do (docs/protocol.md#producers,
+ * docs/protocol.md#load-balancing): which brokers exist, which partitions producers may write and
+ * consumers read. Each reader can set a one-shot watch.
  */
 import {parseBrokerRole, parseBrokerUrl, MASTER_ROLE, type ZkPaths} from './paths.js'
 import type {Watcher, ZkSession} from './zk-session.js'
@@ -22,11 +23,11 @@ export async function readBrokers(session: ZkSession, paths: ZkPaths, watcher?: 
 }
 
 /**
- * Where to read each registered broker id (spec §5.2): its master's URL, or, when no master is
- * registered, one of its asynchronous slaves' (`ids/<id>/slave<k>`, the lowest k), with the
- * URLs of all its slaves and their TLS endpoints (`slave<k>_tls`). The
- * watcher fires when brokers come or go, a master node appears or disappears, or a slave joins
- * or leaves (it may fire more than once per read: make it idempotent).
+ * Where to read each registered broker id (docs/protocol.md#load-balancing): its master's URL, or,
+ * when no master is registered, one of its asynchronous slaves' (`ids/<id>/slave<k>`, the lowest
+ * k), with the URLs of all its slaves and their TLS endpoints (`slave<k>_tls`). The watcher fires
+ * when brokers come or go, a master node appears or disappears, or a slave joins or leaves (it may
+ * fire more than once per read: make it idempotent).
  */
 export async function readReadableBrokers(session: ZkSession, paths: ZkPaths, watcher?: Watcher): Promise<Map<number, ReadableBroker>> {
   const brokers = new Map<number, ReadableBroker>()

@@ -1,5 +1,5 @@
 /**
- * Every ZooKeeper path and value format MetaQ 1.4 uses (spec §4, Appendix A.3), in one place,
+ * Every ZooKeeper path and value format MetaQ 1.4 uses (docs/protocol.md#zookeeper), in one place,
  * shared by broker and client. `<root>` is zk.zkRoot (default `/meta`).
  *
  *   <root>/brokers/ids/<id>                              persistent  meta://host:port (for pre-1.4 clients)

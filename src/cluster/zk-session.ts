@@ -9,7 +9,7 @@
  * node-zookeeper-client is loaded by connect(), not when this module is: a command that
  * never talks to ZooKeeper does not pay for it at start (docs/benchmarks.md, startup).
  *
- * ZooKeeper ACLs (docs/security.md, "ZooKeeper"): with `auth` (default: $META_ZK_AUTH),
+ * ZooKeeper ACLs (docs/security.md#zookeeper): with `auth` (default: $META_ZK_AUTH),
  * `user:password`, the session authenticates with the digest scheme (again on every new
  * session) and every node it creates, parents included, gets the ACL "the creator's digest:
  * all; anyone: read". MetaQ's clients, which have no ZooKeeper credentials, still find brokers,

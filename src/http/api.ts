@@ -1,5 +1,5 @@
 /**
- * The dashboard's JSON API (docs/http.md, "Dashboard API") and live streams:
+ * The dashboard's JSON API (docs/http.md#dashboard-api) and live streams:
  *
  *   GET  /api/overview                      broker id, version, uptime, mode, checksum, counters
  *   GET  /api/events                        SSE: the counters once a second (the live charts)

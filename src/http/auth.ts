@@ -1,11 +1,11 @@
 /**
  * Who an HTTP request is and what it may do, on a broker with access control
- * (docs/security.md, "The HTTP server"):
+ * (docs/security.md#the-http-server):
  *
  *   Authorization: Basic <user:password>   a user of the users file (https, or a loopback listener)
  *   Authorization: Bearer <token>          a token made by `meta user token`: its user
  *                                          (X-Meta-Token: <token> too)
- *   Authorization: Bearer <--http-token>   every right (the operator's token, as before)
+ *   Authorization: Bearer <--http-token>   every right (the operator's token)
  *   nothing                                the anonymous rights ([security] anonymous)
  *
  * Each request the HTTP server sends its broker on behalf of an HTTP request is checked, before

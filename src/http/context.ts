@@ -14,7 +14,10 @@ export interface HttpContext {
   admin: AdminClient
   /** One protocol request over that connection (rejects with the connection's MetaError). */
   request(write: (out: OutputBuffer, opaque: number) => void, timeoutMs?: number): Promise<ResponseFrame>
-  /** Throws 401/403 unless the request may change something (docs/http.md, "Token"); with access control, a no-op (rights decide). */
+  /**
+   * Throws 401/403 unless the request may change something (docs/http.md#token); with access
+   * control, a no-op (rights decide).
+   */
   authorizeMutation(req: FastifyRequest): void
   /** With access control: throws 403 unless the request's user has `right` on `resource` (what is not checked on its way to the broker). */
   authorize(req: FastifyRequest, right: Right, resource: string): void

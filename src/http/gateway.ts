@@ -1,5 +1,5 @@
 /**
- * MetaQ's HTTP plugin (spec §10, `jettyBroker`): `/put`, `/get` and `/offset` with its
+ * MetaQ's HTTP plugin (docs/http.md, `jettyBroker`): `/put`, `/get` and `/offset` with its
  * semantics. Each request becomes the MetaQ protocol command over the gateway's own loopback
  * connection to this broker, so every check, counter and answer is the broker's:
  *

@@ -12,7 +12,7 @@
 
 /** Sizes up to this take a pooled buffer (the broker's default maxTransferSize, a consumer's default fetch size). */
 const POOLED_BYTES = 1024 * 1024
-/** Smaller sizes are allocated as before (Node's pool serves the smallest). */
+/** Smaller sizes are allocated per use (Node's pool serves the smallest). */
 const POOLED_MIN_BYTES = 64 * 1024
 /** Free buffers kept at most (8 MiB). */
 const POOL_MAX_FREE = 8

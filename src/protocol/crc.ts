@@ -1,6 +1,6 @@
 /**
  * MetaQ's checksum: CRC-32 (zlib / java.util.zip.CRC32) masked to 31 bits, so it is always a
- * non-negative int32 (spec §2.2, Appendix A.2.2). `checksum('hello') === 907060870`.
+ * non-negative int32 (docs/protocol.md#stored-records). `checksum('hello') === 907060870`.
  *
  * Every message is checksummed by the producer, again by the broker and again by the
  * consumer, and most are small: for up to JS_MAX_BYTES a table-driven loop (slicing by 8)

@@ -1,15 +1,15 @@
 /**
  * The incremental frame decoder: bytes in (any chunking), whole frames out.
  *
- * Every frame starts with a header line of space-separated tokens ending in \r\n; the header
- * says how many body bytes follow (spec §1.1). The decoder finds the line, hands the tokens
- * to the parser registered for token 0, then collects exactly that many body bytes. Limits
+ * Every frame starts with a header line of space-separated tokens ending in \r\n; the header says
+ * how many body bytes follow (docs/protocol.md#framing). The decoder finds the line, hands the
+ * tokens to the parser registered for token 0, then collects exactly that many body bytes. Limits
  * are enforced before anything is buffered: a header line longer than `maxHeaderBytes`, or a
- * declared body longer than `maxSkippedBodyBytes` (default `maxBodyBytes`), throws
- * FRAME_TOO_LARGE; a malformed header throws DECODE_ERROR. Both are fatal for the stream (the
- * broker closes the connection). A body longer than `maxBodyBytes` but within
- * `maxSkippedBodyBytes` is streamed past without being buffered, and its frame is returned
- * with an empty body and {@link oversizeBodyBytes} set, so the receiver can answer it.
+ * declared body longer than `maxSkippedBodyBytes` (default `maxBodyBytes`), throws FRAME_TOO_LARGE;
+ * a malformed header throws DECODE_ERROR. Both are fatal for the stream (the broker closes the
+ * connection). A body longer than `maxBodyBytes` but within `maxSkippedBodyBytes` is streamed past
+ * without being buffered, and its frame is returned with an empty body and {@link
+ * oversizeBodyBytes} set, so the receiver can answer it.
  *
  * NUL bytes between frames are skipped (some MetaQ clients pad a put after its body); a NUL
  * inside a header line is still an error.
@@ -80,7 +80,7 @@ export class FrameDecoder<F extends object> {
   /**
    * `buf`'s memory, read once per chunk: a body view is `Buffer.from(bufArray, …)`, because
    * `Buffer#subarray` reads `buffer` and `byteOffset` through V8's generic LoadIC on every call
-   * (its feedback is shared by every caller in the process): ~500 instead of ~725 Ir per put.
+   * (its feedback is shared by every caller in the process), a cost paid on every put.
    */
   private bufArray: ArrayBuffer = EMPTY.buffer as ArrayBuffer
   private bufOffset = 0

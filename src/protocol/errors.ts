@@ -1,16 +1,16 @@
 /**
  * The one error catalogue shared by broker, client and CLI.
  *
- * Each row maps a stable string `code` to: the MetaQ status (spec §1.4) the broker answers
- * with when it reports this error (`status`), the stable code it writes into the error's
- * result body (`wireCode`, see below), whether a client may retry, and a default message.
+ * Each row maps a stable string `code` to: the MetaQ status (docs/protocol.md#status-codes) the
+ * broker answers with when it reports this error (`status`), the stable code it writes into the
+ * error's result body (`wireCode`, see below), whether a client may retry, and a default message.
  *
- * Error result bodies (docs/protocol.md, "Error codes"): the broker keeps MetaQ's text and
+ * Error result bodies (docs/protocol.md#error-codes): the broker keeps MetaQ's text and
  * appends ` [code=<WIRE_CODE>]`, e.g.
  *
  *   result 500 96 7\r\nPut message to [broker 'meta://h:8123'] [partition 't-0'] failed.Detail:The server do not accept topic t [code=TOPIC_NOT_ACCEPTED]
  *
- * MetaQ clients show the text as before (the marker is one more space-separated token, so
+ * MetaQ clients show the text as a MetaQ broker's (the marker is one more space-separated token, so
  * C++'s three-token parse of error bodies holds); meta's client reads the code back
  * ({@link MetaError.fromWire}) instead of matching text. Bodies with a fixed meaning never
  * carry a marker: 200 bodies, the 301 offset, and `XAException:code=…` transaction errors.

@@ -1,8 +1,8 @@
 /**
- * Filter expressions: what a consumer group receives from a filtered get (docs/protocol.md
- * "Filtered get", docs/configuration.md `group.<name>=expr:`). Parsed here, where the client
- * validates before sending and the broker's config reader validates server.ini; evaluated by
- * the broker only (src/broker/filter/).
+ * Filter expressions: what a consumer group receives from a filtered get
+ * (docs/protocol.md#filtered-get, docs/configuration.md#topic-sections `group.<name>=expr:`).
+ * Parsed here, where the client validates before sending and the broker's config reader
+ * validates server.ini; evaluated by the broker only (src/broker/filter/).
  *
  *   expr       := or
  *   or         := and (('OR' | '||') and)*

@@ -1,10 +1,10 @@
 /**
  * The frame unions and parser tables for each direction, and the decoders built on them.
  *
- * Dispatch follows MetaQ (spec §1.1): the parser is chosen by the whole token 0, which is
- * what MetaQ's first-character dispatch plus its "token 0 must equal the full name" check
- * amount to. meta's extension commands (docs/protocol.md) are registered in the same table
- * under names a MetaQ client never sends.
+ * Dispatch follows MetaQ (docs/protocol.md#framing): the parser is chosen by the whole token 0,
+ * which is what MetaQ's first-character dispatch plus its "token 0 must equal the full name" check
+ * amount to. meta's extension commands (docs/protocol.md) are registered in the same table under
+ * names a MetaQ client never sends.
  */
 import {FrameDecoder, type ByteParser, type DecoderLimits, type HeaderParser} from './decoder.js'
 import {parseGet, type GetCommand} from './commands/get.js'

@@ -1,7 +1,7 @@
 import {int32At, putInt32BE, writeUint32Digits, writeUint32Padded} from './output-buffer.js'
 
 /**
- * Message ids (spec §6.5): a signed 64-bit integer laid out as
+ * Message ids (docs/protocol.md#message-ids): a signed 64-bit integer laid out as
  *
  *   | 42 bits: ms since META_EPOCH_MS | 10 bits: broker id | 12 bits: sequence in that ms |
  *
@@ -9,7 +9,7 @@ import {int32At, putInt32BE, writeUint32Digits, writeUint32Padded} from './outpu
  * meta uses the wall clock (so ids carry a real timestamp that the side index and time seeks
  * use) and never fails: when the clock goes backwards, or 4096 ids were issued in one
  * millisecond, it keeps issuing from the last timestamp it used and borrows the next
- * millisecond (DESIGN §3.4). Ids are therefore strictly increasing within one generator.
+ * millisecond. Ids are therefore strictly increasing within one generator.
  */
 
 /** 2011-04-27T09:14:20.503Z, MetaQ's id epoch. */

@@ -1,6 +1,6 @@
 /**
- * Message sets: MetaQ's stored record format (spec §2.2), used on disk, in every `value`
- * body and in replication.
+ * Message sets: MetaQ's stored record format (docs/protocol.md#stored-records), used on disk, in
+ * every `value` body and in replication.
  *
  *   offset  size  field
  *   0       4     length    int32 BE, bytes of the encoded payload (header excluded)
@@ -39,7 +39,10 @@ export interface StoredMessage {
   data: Buffer
 }
 
-/** Encode a message body and optional attribute into MetaQ's payload form (spec §1.5). */
+/**
+ * Encode a message body and optional attribute into MetaQ's payload form
+ * (docs/protocol.md#stored-records).
+ */
 export function encodePayload(data: Uint8Array, attribute?: string, flag = 0): {payload: Buffer; flag: number} {
   if (attribute === undefined) {
     return {payload: Buffer.from(data.buffer, data.byteOffset, data.byteLength), flag: flag & ~FLAG_HAS_ATTRIBUTE}

@@ -1,12 +1,13 @@
 /**
  * Topic and group names: what a name may contain.
  *
- * A name travels as one token of MetaQ's space-separated text protocol, becomes a directory
- * name (`<dataPath>/<topic>-<partition>`), a ZooKeeper node (`<root>/brokers/topics/<topic>`,
+ * A name travels as one token of MetaQ's space-separated text protocol, becomes a directory name
+ * (`<dataPath>/<topic>-<partition>`), a ZooKeeper node (`<root>/brokers/topics/<topic>`,
  * `<root>/consumers/<group>`) and a key in offset stores. So a name is printable ASCII
- * (0x21..0x7e): no space, no control character, nothing that could leave a directory (`/`,
- * `\`, a name that is `.` or contains `..`). MetaQ itself only forbids spaces (spec §11.2);
- * these rules are stricter only where a looser name would be unsafe on disk or in ZooKeeper.
+ * (0x21..0x7e): no space, no control character, nothing that could leave a directory (`/`, `\`, a
+ * name that is `.` or contains `..`). MetaQ itself only forbids spaces
+ * (docs/configuration.md#names); these rules are stricter only where a looser name would be unsafe
+ * on disk or in ZooKeeper.
  *
  * `*` is a wildcard that only a `[topic=<pattern>]` section of server.ini may use
  * ({@link validateTopicPattern}); a real topic never contains it.

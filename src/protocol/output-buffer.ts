@@ -335,7 +335,7 @@ const MAX_DECIMAL_CHARS = 21
  * The decimal text of an integer that mostly moves in small steps (a connection's opaques,
  * message ids, a partition's offsets), kept as digits and updated by adding or subtracting
  * the step digit by digit (usually one or two digits) instead of formatting it again: the put
- * acknowledgement's numbers cost a few dozen instructions each instead of a division per
+ * acknowledgement's numbers then cost a digit or two of work each instead of a division per
  * digit pair. Any other change formats it afresh. Text is always exactly String(n) (or the
  * id's BigInt#toString).
  */

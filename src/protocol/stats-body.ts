@@ -1,6 +1,6 @@
 /**
- * The bodies of `stats` answers (spec §9), encoded by the broker and parsed by the client
- * with the same tables, so a field is named in one place.
+ * The bodies of `stats` answers (docs/protocol.md#stats), encoded by the broker and parsed by the
+ * client with the same tables, so a field is named in one place.
  *
  *   STATS\r\n
  *   <key> <value…>\r\n      one line per stat, tokens joined by single spaces

@@ -1,5 +1,5 @@
 /**
- * Transaction keys and XA codes (spec §7.1, §7.3).
+ * Transaction keys and XA codes (docs/protocol.md#transactions).
  *
  *   local: TX:<sessionId>:<n>                                          (exactly 3 `:`-parts)
  *   XA:    XID:<formatId>:<gtrid hex>:<bqual hex>:<uniqueQualifier>     (exactly 5 `:`-parts)
@@ -115,12 +115,15 @@ export function parseTxKey(key: string): TxKey {
   throw new XaError(XAER_INVAL, `invalid transaction key "${key}": expected TX:<sessionId>:<n> or XID:<formatId>:<gtrid>:<bqual>:<uniqueQualifier>`)
 }
 
-/** The key of an XID (spec §7.1). */
+/** The key of an XID (docs/protocol.md#transactions). */
 export function xidKey(xid: Xid): string {
   return `XID:${xid.formatId}:${xid.globalTransactionId}:${xid.branchQualifier}:${xid.uniqueQualifier}`
 }
 
-/** RECOVER's 200 body (spec §7.3): the keys of prepared XA transactions, joined by `\r\n`. */
+/**
+ * RECOVER's 200 body (docs/protocol.md#transactions): the keys of prepared XA transactions, joined
+ * by `\r\n`.
+ */
 export function formatRecoverReply(keys: readonly string[]): string {
   return keys.join('\r\n')
 }

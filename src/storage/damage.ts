@@ -1,7 +1,7 @@
 /**
  * Damaged ranges ("holes") of segments: how they are kept, announced and set aside.
  *
- * Representation (the decision, docs/invariants.md "Recovery"): a hole is [from, to) relative
+ * Representation (the decision, docs/invariants.md#recovery): a hole is [from, to) relative
  * to its segment, held in memory on the Segment (`holes`, sorted, disjoint). The segment file
  * is never rewritten around it: the records after a hole keep their byte offsets (consumers'
  * committed offsets point into the file), and no filler record is written (a MetaQ client

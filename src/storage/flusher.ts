@@ -1,6 +1,6 @@
 /**
- * A partition log's flush policy (spec §2.4, DESIGN §6): when to fdatasync, and when an
- * append's callback fires relative to it.
+ * A partition log's flush policy (docs/protocol.md#flush-policy, docs/invariants.md#puts): when to
+ * fdatasync, and when an append's callback fires relative to it.
  *
  * - Threshold mode (`unflushThreshold > 0`): callbacks fire as soon as their batch is
  *   written. An fdatasync starts when more than `unflushThreshold` messages are unflushed or

@@ -1,5 +1,5 @@
 /**
- * Every on-disk name and format constant of the store, in one place (STYLE 5).
+ * Every on-disk name and format constant of the store, in one place.
  *
  *   <dataPath>/<topic>-<partition>/<start offset, 20 digits>.meta   segment (MetaQ's format)
  *   <dataPath>/<topic>-<partition>/<start offset, 20 digits>.idx    side index of that segment
@@ -31,10 +31,10 @@
  *   header  16 bytes: magic u32 | version u32 | interval bytes u32 | entry bytes u32
  *   entry   24 bytes: position u64 | count u64 | max timestamp u64
  *
- * `position` is relative to the segment start and is a record boundary; `count` is the
- * number of messages in the segment before `position`; `max timestamp` is the largest
- * message timestamp (ms since the Unix epoch, from the id) of those messages, 0 when none.
- * Retention (spec §2.7) leaves MetaQ's archive names behind in the partition directory:
+ * `position` is relative to the segment start and is a record boundary; `count` is the number of
+ * messages in the segment before `position`; `max timestamp` is the largest message timestamp (ms
+ * since the Unix epoch, from the id) of those messages, 0 when none. Retention
+ * (docs/configuration.md#retention) leaves MetaQ's archive names behind in the partition directory:
  * `<start>.meta.arc` (policy `archive,<N>`, the segment renamed) and `<start>.meta.zip`
  * (`archive,<N>,true`, a zip holding `<start>.meta`), written as `<start>.meta.zip.tmp` first.
  *

@@ -2,11 +2,11 @@
  * A least-recently-used order kept in the entries themselves (a doubly linked list through
  * `lruPrev`/`lruNext`): touching, adding and removing an entry allocate nothing.
  *
- * The caches used a `Map` (delete + set to move an entry to the end) before. With 10,000
- * partitions that is 10,000s of entries, and a Map whose entries keep moving re-hashes its
- * table every few thousand touches: a new table of several hundred KiB each time, allocated
- * straight into the old generation, so only a full GC frees it. That garbage was a good part
- * of the broker's peak RSS with puts spread over 10,000 partitions (docs/benchmarks.md).
+ * Not a `Map` (delete + set to move an entry to the end): with 10,000 partitions that is
+ * 10,000s of entries, and a Map whose entries keep moving re-hashes its table every few
+ * thousand touches, a new table of several hundred KiB each time, allocated straight into
+ * the old generation, so only a full GC frees it. With puts spread over 10,000 partitions
+ * that garbage would be a good part of the broker's peak RSS (docs/benchmarks.md).
  */
 export interface LruEntry<T> {
   lruPrev: T | undefined

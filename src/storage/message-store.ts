@@ -263,9 +263,9 @@ export class MessageStore {
 
   /**
    * Take (topic, partition) out of the store: its log is closed, its files released and its
-   * directory renamed to `toDir` (which must not exist; its parent is created). A replica
-   * does this when its log can no longer continue its master's (docs/replication). Returns
-   * false when the store has no such log.
+   * directory renamed to `toDir` (which must not exist; its parent is created). A replica does this
+   * when its log can no longer continue its master's (docs/protocol.md#asynchronous-replication).
+   * Returns false when the store has no such log.
    */
   async setAside(topic: string, partition: number, toDir: string): Promise<boolean> {
     const log = this.get(topic, partition)

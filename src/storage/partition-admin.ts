@@ -1,6 +1,6 @@
 /**
  * Offline partition administration on a data directory (MetaQ's move-partitions and
- * delete-partitions, spec §10), for `meta partitions move|delete`:
+ * delete-partitions, docs/cli.md#meta-partitions-move--delete), for `meta partitions move|delete`:
  *
  *   move    rename `<topic>-<i>` to `<topic>-<i+k>` for i in start..end, in an order that
  *           never renames onto a directory still to be moved (descending for k > 0,

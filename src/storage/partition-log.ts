@@ -2,7 +2,7 @@
  * One partition's log: segments `<dir>/<20-digit start>.meta` holding MetaQ records back to
  * back (see protocol/message-set.ts for the record layout and layout.ts for names).
  *
- * Append path (the performance story, see DESIGN §3.2 and docs/architecture.md):
+ * Append path (docs/protocol.md#flush-policy; what is durable when: docs/invariants.md#puts):
  *   append() assigns the offset synchronously and copies header + payload into the tail
  *   block (tail-cache.ts) → the store calls writePending() once at the end of the event-loop
  *   turn → one gather write per segment touched (normally exactly one) → the bytes are
@@ -56,8 +56,8 @@ import {checkpointOf, fireCallbacks, rollBackFiles, type LogCheckpoint} from './
 /**
  * An empty array for append callbacks that already holds objects in V8's terms: a fresh `[]`
  * holds small integers, so its first push of a function changes its kind, and optimized code
- * that has seen that change calls the generic push builtin for every push (~140 Ir per put)
- * instead of storing inline.
+ * that has seen that change calls the generic push builtin for every push instead of storing
+ * inline.
  */
 function callbackList(): AppendCallback[] {
   const list: AppendCallback[] = [NO_CALLBACK]

@@ -1,5 +1,5 @@
 /**
- * Opening a partition directory (spec §2.6, DESIGN §6, STYLE 23).
+ * Opening a partition directory (docs/protocol.md#recovery, docs/invariants.md#recovery).
  *
  * 1. List the directory and classify every entry (layout.ts `classifyPartitionFile`):
  *    `<20 digits>.meta` segments sorted by start offset; files meta writes beside them; and

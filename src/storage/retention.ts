@@ -1,6 +1,6 @@
 /**
- * Retention (spec §2.7): removing the oldest sealed segments of a partition log by age
- * (MetaQ's `deletePolicy`, judged by the `.meta` file's modification time) or by size
+ * Retention (docs/configuration.md#retention): removing the oldest sealed segments of a partition
+ * log by age (MetaQ's `deletePolicy`, judged by the `.meta` file's modification time) or by size
  * (meta's `maxPartitionBytes`), with MetaQ's three actions:
  *
  *   delete        unlink `<start>.meta`
@@ -41,7 +41,10 @@ export interface SegmentInfo {
   path: string
 }
 
-/** What happens to a removed segment's `.meta` file (MetaQ's policies, spec §2.7). */
+/**
+ * What happens to a removed segment's `.meta` file (MetaQ's policies,
+ * docs/configuration.md#retention).
+ */
 export type RetentionAction = 'delete' | 'archive' | 'archive-zip'
 
 /** Which segments may go: older than `maxAgeMs`, and/or the oldest beyond `maxBytes` in total. */

@@ -1,6 +1,6 @@
 /**
- * The side index of a segment (DESIGN §3.5): `<20-digit start>.idx` beside the `.meta` file,
- * which stays exactly MetaQ's format. Byte layout (see layout.ts):
+ * The side index of a segment (docs/protocol.md#side-index): `<20-digit start>.idx` beside the
+ * `.meta` file, which stays exactly MetaQ's format. Byte layout (see layout.ts):
  *
  *   header  16 bytes: magic "MQIX" | version 1 | interval bytes | entry bytes   (u32 BE each)
  *   entry   24 bytes: position u64 | count u64 | max timestamp u64            (BE)
@@ -119,8 +119,8 @@ export function isValidHeader(buf: Buffer): boolean {
 /** Entries (flat triples, from triple `first`) as bytes. */
 export function encodeEntries(out: readonly number[], first = 0): Buffer {
   const buf = Buffer.allocUnsafe(((out.length - first * 3) / 3) * INDEX_ENTRY_BYTES)
-  // putInt32BE, not Buffer#writeUInt32BE: that went through V8's generic LoadIC per call
-  // (~2 % of a 1 KiB put's broker instructions; docs/benchmarks.md, fourth pass).
+  // putInt32BE, not Buffer#writeUInt32BE: that one goes through V8's generic LoadIC on every
+  // call, and this runs for every batch a put path writes.
   for (let i = first * 3, pos = 0; i < out.length; i += 1, pos += 8) {
     const value = out[i]
     putInt32BE(buf, pos, Math.floor(value / TWO_POW_32))

@@ -12,15 +12,14 @@
  * costs little) by doubling up to 1 MiB (a busy one makes few allocations).
  *
  * Recycling: an evicted full-size block with no view of it out (see {@link CacheBlock.leases})
- * keeps its buffer in a small spare pool (at most 1/16 of the budget) for the next block.
- * Without it a busy partition allocated a fresh 1 MiB buffer per MiB appended; V8 counts such
- * buffers as external memory, and that churn ran a full mark-compact every few tens of
- * milliseconds (a quarter to a half of the broker's instructions per 1 KiB put;
- * docs/benchmarks.md, "Fourth pass: recycled tail-cache blocks"). Every view {@link PartitionTail.slice} hands
- * out is a lease on its block: a reader that knows when it is done with the bytes calls the
- * returned `release` (the get handler: once the reply is copied, or once its socket write has
- * completed); a reader that never does (a replica, a transaction check) pins the block, which
- * is then left to the GC after eviction as before. A buffer is never reused while a lease is out.
+ * keeps its buffer in a small spare pool (at most 1/16 of the budget) for the next block. Without
+ * it a busy partition would allocate a fresh 1 MiB buffer per MiB appended; V8 counts such buffers
+ * as external memory, and that churn runs a full mark-compact every few tens of milliseconds, a
+ * large share of the broker's work on 1 KiB puts. Every view {@link PartitionTail.slice} hands out
+ * is a lease on its block: a reader that knows when it is done with the bytes calls the returned
+ * `release` (the get handler: once the reply is copied, or once its socket write has completed); a
+ * reader that never does (a replica, a transaction check) pins the block, which is then left to the
+ * GC after eviction. A buffer is never reused while a lease is out.
  */
 import assert from 'node:assert'
 import {LruList, type LruEntry} from './lru-list.js'

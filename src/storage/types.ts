@@ -6,7 +6,10 @@
  */
 import type {MetaError} from '../protocol/errors.js'
 
-/** Flush policy and layout of one topic (spec §2.4, §3.1). */
+/**
+ * Flush policy and layout of one topic (docs/protocol.md#flush-policy,
+ * docs/configuration.md#system).
+ */
 export interface TopicStorageConfig {
   /** Root directory; the partition's directory is `<dataPath>/<topic>-<partition>`. */
   dataPath: string

@@ -1,6 +1,7 @@
 /**
- * Bad input over a raw socket (DESIGN §6): each case closes that connection only, after a
- * log line; the broker and its other clients carry on, and nothing partial is stored.
+ * Bad input over a raw socket (docs/protocol.md#limits, docs/invariants.md#connections): each case
+ * closes that connection only, after a log line; the broker and its other clients carry on, and
+ * nothing partial is stored.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

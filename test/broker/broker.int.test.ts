@@ -104,7 +104,7 @@ describe('broker put/get', () => {
     putOk(await client.request('put logs-web 0 1 0 -1 4\r\nx'))
   })
 
-  it('answers 301, 404 and 400 as spec §1.6 (and moves a consumer past the end back to it)', async (t) => {
+  it('answers a get with 301, 404 and 400 where MetaQ does (and moves a consumer past the end back to it)', async (t) => {
     const broker = await startTestBroker(t)
     const client = await RawClient.connect(t, broker.port)
     const topic = uniqueName()

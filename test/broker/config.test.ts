@@ -21,7 +21,7 @@ import {
 import {isMetaError} from '../../src/protocol/errors.js'
 import {tmpDir} from '../helpers/index.js'
 
-/** Modelled on MetaQ 1.4's conf/server.ini (spec §3), with more topic sections. */
+/** Modelled on MetaQ 1.4's conf/server.ini (docs/configuration.md), with more topic sections. */
 const SAMPLE = `;; MetaQ broker configuration
 [system]
 brokerId=7

@@ -1,5 +1,5 @@
 /**
- * Memory per connection (issue 8 item 1, docs/invariants.md "Connections"): a client that
+ * Memory per connection (docs/invariants.md#connections): a client that
  * pipelines a thousand 1 MiB gets in one write and does not read its answers must not grow
  * the broker's memory past the per-connection bound; once it reads, every get is answered.
  * The broker runs in a child process, so the RSS read from /proc/<pid>/status is its own.

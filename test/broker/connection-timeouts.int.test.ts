@@ -1,5 +1,5 @@
 /**
- * Connections that hold the broker's resources without making progress (issue 8 item 8): a
+ * Connections that hold the broker's resources without making progress: a
  * partial frame that does not complete within connectionFrameTimeoutMs (slowloris), and a
  * connection with no request for connectionIdleTimeoutMs, are closed; and running out of file
  * descriptors when accepting is logged (rate-limited) while existing connections are served.

@@ -1,10 +1,10 @@
 /**
- * Damage seen through the wire (issue 8 items 2 and 4). A real broker writes small segments;
- * it is stopped, the files are damaged, and it is started again on the same data path. Raw
- * requests check what a MetaQ client gets (`get` answers 301 past a damaged record, `offset`
- * answers where to fetch from), meta's consumer checks that it reads past damage without an
- * error, and `stats` shows what was found. A quarantined partition refuses its puts, gets and
- * offsets with a clear error while the other partition is served.
+ * Damage seen through the wire (docs/protocol.md#damaged-data). A real broker writes small
+ * segments; it is stopped, the files are damaged, and it is started again on the same data path.
+ * Raw requests check what a MetaQ client gets (`get` answers 301 past a damaged record, `offset`
+ * answers where to fetch from), meta's consumer checks that it reads past damage without an error,
+ * and `stats` shows what was found. A quarantined partition refuses its puts, gets and offsets with
+ * a clear error while the other partition is served.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,5 +1,5 @@
 /**
- * Error results on the wire (docs/protocol.md, "Error codes"): every error body a meta broker
+ * Error results on the wire (docs/protocol.md#error-codes): every error body a meta broker
  * writes keeps the text MetaQ clients show and ends with ` [code=<WIRE_CODE>]`, has at least
  * three space-separated tokens (the C++ client's parse), and is never empty (PHP); bodies with
  * a fixed meaning (put success, the 301 offset, XAException) carry no marker. Checked with a

@@ -1,7 +1,8 @@
 /**
- * offset-commit validation (issue 8 item 11): the broker's offset store refuses a commit for
- * a partition the topic does not have, or at an offset beyond the end of the partition's log,
- * with a 400 naming the value and the range; nothing of a refused commit is stored.
+ * offset-commit validation (docs/protocol.md#standalone-consumer-groups): the broker's offset store
+ * refuses a commit for a partition the topic does not have, or at an offset beyond the end of the
+ * partition's log, with a 400 naming the value and the range; nothing of a refused commit is
+ * stored.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

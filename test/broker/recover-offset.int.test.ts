@@ -1,8 +1,8 @@
 /**
- * recoverOffset (broker/replication/recover-offset.ts, spec §8.2): a broker started with it
- * rewrites the committed offsets of its broker id in ZooKeeper to its own positions of their
- * messages before registering; entries whose message it does not hold are left, or, when none
- * matched, reset to -1-0 as MetaQ does.
+ * recoverOffset (broker/replication/recover-offset.ts, docs/protocol.md#synchronous-replication): a
+ * broker started with it rewrites the committed offsets of its broker id in ZooKeeper to its own
+ * positions of their messages before registering; entries whose message it does not hold are left,
+ * or, when none matched, reset to -1-0 as MetaQ does.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

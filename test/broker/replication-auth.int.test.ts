@@ -1,5 +1,5 @@
 /**
- * Replication logs in (docs/security.md, "Replication"): with $META_REPLICATION_USER and
+ * Replication logs in (docs/security.md#replication): with $META_REPLICATION_USER and
  * $META_REPLICATION_PASSWORD in `meta serve`'s environment, an asynchronous slave logs in to its
  * master and a synchronous master to its slave (SCRAM-SHA-256), so a broker whose anonymous
  * connections have no rights still replicates. Real brokers (processes), a users file.

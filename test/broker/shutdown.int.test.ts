@@ -1,5 +1,5 @@
 /**
- * A clean stop (issue 8 item 9, docs/invariants.md "Connections"): while close() runs, many
+ * A clean stop (docs/invariants.md#connections): while close() runs, many
  * clients keep gets, puts and offset commits in flight. No request gets a 500: each one the
  * broker decoded is answered (or the connection closes before it was read), every
  * acknowledged put and commit is there after a restart, and files close only after sockets.

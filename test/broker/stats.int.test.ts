@@ -1,5 +1,5 @@
 /**
- * `stats` over the wire in MetaQ's exact text format: every item of spec §9.
+ * `stats` over the wire in MetaQ's exact text format: every item of docs/protocol.md#stats.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,12 +1,11 @@
 /**
- * Synchronous replication (spec §8.2; broker/replication/sync-*.ts) with real brokers: the
- * slave's side of MetaQ's `sync` from a raw socket, master and slave as separate processes
- * (every acknowledged put is on the slave byte for byte; a slave killed with SIGKILL makes
- * puts fail with MetaQ's "Slave is disconnected" and a restarted one makes them succeed
- * again), a slave brought up to date when it connects (a slave ahead of its master:
- * sync-heal.int.test.ts), the MetaQ form sent to a slave that
- * does not list sync_batch, and a master that leaves ZooKeeper after too many failures and
- * comes back with a test sync.
+ * Synchronous replication (docs/protocol.md#synchronous-replication; broker/replication/sync-*.ts)
+ * with real brokers: the slave's side of MetaQ's `sync` from a raw socket, master and slave as
+ * separate processes (every acknowledged put is on the slave byte for byte; a slave killed with
+ * SIGKILL makes puts fail with MetaQ's "Slave is disconnected" and a restarted one makes them
+ * succeed again), a slave brought up to date when it connects (a slave ahead of its master:
+ * sync-heal.int.test.ts), the MetaQ form sent to a slave that does not list sync_batch, and a
+ * master that leaves ZooKeeper after too many failures and comes back with a test sync.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

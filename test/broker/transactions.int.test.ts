@@ -1,7 +1,7 @@
 /**
- * Local transactions on the wire (spec §1.9, §7) against a real broker: commit makes every
- * message visible at once, rollback leaves nothing, an unknown key is refused, the session
- * scoping, timeouts, stats counters, the journal directory, and recovery after a restart.
+ * Local transactions on the wire (docs/protocol.md#transactions) against a real broker: commit
+ * makes every message visible at once, rollback leaves nothing, an unknown key is refused, the
+ * session scoping, timeouts, stats counters, the journal directory, and recovery after a restart.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

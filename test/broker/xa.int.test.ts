@@ -1,6 +1,6 @@
 /**
- * XA transactions on the wire (spec §7.2, §7.3): every XA error code of the state machine,
- * the PREPARE votes, RECOVER scoped by qualifier, heuristic outcomes (tx-decide) with
+ * XA transactions on the wire (docs/protocol.md#transactions): every XA error code of the state
+ * machine, the PREPARE votes, RECOVER scoped by qualifier, heuristic outcomes (tx-decide) with
  * XA_HEURCOM / XA_HEURRB until FORGET, and prepared transactions surviving a restart.
  */
 import {describe, it} from 'node:test'

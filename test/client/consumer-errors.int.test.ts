@@ -1,5 +1,5 @@
 /**
- * How consumer errors reach the application (issue 8, item 13), against a real broker: an
+ * How consumer errors reach the application, against a real broker: an
  * error retrying cannot fix (a topic the broker refuses, a partition the topic does not
  * have) ends the for-await loop with that error, rejects run() and reaches 'error'
  * listeners, instead of a silent retry loop; an error retrying can fix (the broker

@@ -1,5 +1,5 @@
 /**
- * The producer's bounds and its isolation from application code (issue 8, item 14), against
+ * The producer's bounds and its isolation from application code, against
  * a real broker: a send callback that throws neither drops the connection nor strands the
  * other messages, and reaches 'error' listeners; maxQueuedBytes bounds what is on its way to
  * the broker while every message still goes, in order; a broker that comes back with fewer

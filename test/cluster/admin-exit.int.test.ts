@@ -1,9 +1,9 @@
 /**
- * Every admin command exits when its work is done in cluster mode while a member of the group
- * is live (issue 9: `offset show --zk` and `group describe --zk` used to print their table and
- * hang, because concurrent lookups leaked a broker connection). A real ZooKeeper, a broker
- * registered in it and a live `meta tail --group` member; each command runs with a deadline,
- * so a hang fails the test instead of stalling it.
+ * Every admin command exits when its work is done in cluster mode while a member of the group is
+ * live (`offset show --zk` and `group describe --zk` look brokers up concurrently, and one leaked
+ * broker connection would keep the process alive after its table). A real ZooKeeper, a broker
+ * registered in it and a live `meta tail --group` member; each command runs with a deadline, so a
+ * hang fails the test instead of stalling it.
  */
 import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,11 +1,11 @@
 /**
- * Failover (issue 11), with real processes and a real ZooKeeper: a master and two
- * asynchronous slaves started with `--failover --failover-grace 2s`. The master is killed with
- * SIGKILL; once its ZooKeeper session has expired and its `ids/0/master` node stayed gone for
+ * Failover (README.md#failover-beyond-metaq), with real processes and a real ZooKeeper: a master
+ * and two asynchronous slaves started with `--failover --failover-grace 2s`. The master is killed
+ * with SIGKILL; once its ZooKeeper session has expired and its `ids/0/master` node stayed gone for
  * the grace period, exactly one slave wins the node and becomes the master: a producer's sends
- * succeed on it, the other slave follows it, and a consumer group that read the first half
- * from the old master reads the rest from the new one. The old master started again as master
- * is refused with a one-line message.
+ * succeed on it, the other slave follows it, and a consumer group that read the first half from the
+ * old master reads the rest from the new one. The old master started again as master is refused
+ * with a one-line message.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,6 +1,6 @@
 /**
  * Broker registration in a real ZooKeeper, checked byte for byte against the nodes a MetaQ
- * 1.4 master writes (spec §4, Appendix A.3), including the legacy nodes older clients read;
+ * 1.4 master writes (docs/protocol.md#zookeeper), including the legacy nodes older clients read;
  * re-registration after a session expiry and a ZooKeeper restart; a duplicate broker id
  * refused; clean unregistration; leaving topics-pub while puts fail (a full disk injected
  * through the broker's file operations).

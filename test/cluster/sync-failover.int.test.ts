@@ -1,12 +1,11 @@
 /**
- * Failover under synchronous replication (issue 11), with real processes and a real
- * ZooKeeper: a sync slave started with `--sync-slave --slave-id 1 --failover` registers as
+ * Failover under synchronous replication (README.md#failover-beyond-metaq), with real processes and
+ * a real ZooKeeper: a sync slave started with `--sync-slave --slave-id 1 --failover` registers as
  * `ids/0/slave1` (and its topics with role s1); its master forwards every put to it before
- * acknowledging. The master is killed with SIGKILL while a producer is sending; the slave
- * promotes itself after the grace period, and every message the producer saw acknowledged is
- * on it, at the acknowledged offset, in send order, byte for byte. Promoted, it refuses puts
- * until a sync slave announced in ZooKeeper (the old master restarted with --sync-slave) is up
- * to date.
+ * acknowledging. The master is killed with SIGKILL while a producer is sending; the slave promotes
+ * itself after the grace period, and every message the producer saw acknowledged is on it, at the
+ * acknowledged offset, in send order, byte for byte. Promoted, it refuses puts until a sync slave
+ * announced in ZooKeeper (the old master restarted with --sync-slave) is up to date.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,12 +1,12 @@
 /**
- * Issue 11's repeated failover under synchronous replication, with real processes and a real
- * ZooKeeper: two brokers for broker id 0 fail over back and forth. The first master takes its
- * sync slave from ZooKeeper (`--sync-slave-from-zk`, with `--failover`: a lease on its id); the other runs `--sync-slave --slave-id N
- * --failover`. A ZooKeeper producer (no retries) sends random-byte payloads, several in flight,
- * counting acknowledgements; ten times, at a random acknowledgement the current master is
- * SIGKILLed from inside the ack callback (sends in flight), the slave promotes itself, the
- * killed broker is restarted as sync slave on its data dir (cutting its unacknowledged tail),
- * and the test waits until puts are acknowledged again.
+ * Repeated failover under synchronous replication (README.md#failover-beyond-metaq), with real
+ * processes and a real ZooKeeper: two brokers for broker id 0 fail over back and forth. The first
+ * master takes its sync slave from ZooKeeper (`--sync-slave-from-zk`, with `--failover`: a lease on
+ * its id); the other runs `--sync-slave --slave-id N --failover`. A ZooKeeper producer (no retries)
+ * sends random-byte payloads, several in flight, counting acknowledgements; ten times, at a random
+ * acknowledgement the current master is SIGKILLed from inside the ack callback (sends in flight),
+ * the slave promotes itself, the killed broker is restarted as sync slave on its data dir (cutting
+ * its unacknowledged tail), and the test waits until puts are acknowledged again.
  *
  * At the end every acknowledged message is on the final master and on the final slave, at
  * its acknowledged offset, with its id, byte for byte, in send order per partition; exactly

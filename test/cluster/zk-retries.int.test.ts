@@ -1,9 +1,9 @@
 /**
- * ZooKeeper failures in background work are retried, not swallowed (issue 8, item 10), with a
+ * ZooKeeper failures in background work are retried, not swallowed, with a
  * real ZooKeeper refusing work through an ACL and then allowing it again: the broker's
  * registration of a new topic, a cluster client's re-read of partitions after a watch fired,
- * and a group member's registration under a new session. Each used to fail once and stay
- * failed (a topic producers never find, partitions that stay a rejected promise, a member
+ * and a group member's registration under a new session. Each failure not retried would
+ * stay (a topic producers never find, partitions that stay a rejected promise, a member
  * missing from its group).
  */
 import {describe, it} from 'node:test'

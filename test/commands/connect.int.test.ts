@@ -1,5 +1,5 @@
 /**
- * Wrong endpoints fail fast with one clear line naming the address (issue 9): a listener that
+ * Wrong endpoints fail fast with one clear line naming the address: a listener that
  * accepts and never answers, an HTTP server, nothing listening. A bare port means 127.0.0.1.
  * Each run has a deadline (runCli kills it and the test fails), so a hang cannot pass.
  */

@@ -1,6 +1,6 @@
 /**
  * Spinners while people wait (here: connecting to a listener that never answers): only on a
- * terminal that reports a width (a pty with 0 columns makes ora redraw forever: TOOLCHAIN P2),
+ * terminal that reports a width (a pty with 0 columns makes ora redraw forever),
  * only on stderr, and without colour codes. script(1) gives the command a pseudo-terminal;
  * `stty cols` sets its width.
  */

@@ -1,7 +1,7 @@
 /**
- * The command surface (every command, flag and argument) is snapshotted, so renaming or
- * removing one is a deliberate act (STYLE 42: deprecate, don't break): a change shows here
- * as a diff of test/fixtures/cli-surface.json. After a deliberate change:
+ * The command surface (every command, flag and argument) is snapshotted, so renaming or removing
+ * one is a deliberate act (deprecate, don't break: an old name stays as an alias): a change shows
+ * here as a diff of test/fixtures/cli-surface.json. After a deliberate change:
  *
  *   UPDATE_CLI_SURFACE=1 npm test -- test/commands/surface.test.ts
  *

@@ -1,5 +1,5 @@
 /**
- * `meta tail` where a new user trips (issue 9), through the built CLI against a real broker:
+ * `meta tail` where a new user trips, through the built CLI against a real broker:
  * a mistyped topic is named (error with -e, one warning and a wait without), a byte offset
  * inside a message is realigned (or past the end: clamped) and said, a group member says which
  * partitions it owns on joining and after a rebalance, --json is one object per message, and

@@ -12,7 +12,8 @@
  * The server runs under a watchdog (watched.ts): when this process dies in any way (even
  * SIGKILL), mariadbd is killed, so a crashed test run leaves no server behind.
  *
- * Missing binaries fail the test with what to install; nothing is skipped (DESIGN §5).
+ * Missing binaries fail the test with what to install; nothing is skipped
+ * (docs/architecture.md#tests).
  */
 import {execFile} from 'node:child_process'
 import {startWatched, type ServerProcess} from './watched.js'

@@ -1,5 +1,5 @@
 /**
- * Who may use the mutating endpoints (docs/http.md, "Token"): open on loopback without a
+ * Who may use the mutating endpoints (docs/http.md#token): open on loopback without a
  * token, refused on other addresses without one, and the token whenever one is set. (Tests
  * bind only loopback, so the non-loopback case is checked on the rule itself.)
  */

@@ -20,7 +20,7 @@ import {
 } from '../../src/protocol/index.js'
 
 describe('MessageIdGenerator', () => {
-  it('lays out time, broker id and sequence as spec §6.5', () => {
+  it('lays out time, broker id and sequence as MetaQ does', () => {
     const now = META_EPOCH_MS + 1000
     const gen = new MessageIdGenerator(5, () => now)
     assert.equal(gen.next(), (1000n << 22n) | (5n << 12n) | 0n)

@@ -1,6 +1,6 @@
 /**
- * protocol/stats-body.ts: the stats and capability bodies the broker encodes and the client
- * parses with the same tables. Each item is checked against MetaQ's text (spec §9) and
+ * protocol/stats-body.ts: the stats and capability bodies the broker encodes and the client parses
+ * with the same tables. Each item is checked against MetaQ's text (docs/protocol.md#stats) and
  * round-tripped: parse(encode(x)) equals x.
  */
 import {describe, it} from 'node:test'

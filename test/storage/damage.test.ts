@@ -1,5 +1,5 @@
 /**
- * Damage that stays local (issue 8 items 2, 3, 4, 5, 12). Each test writes real segments
+ * Damage that stays local (docs/invariants.md#recovery). Each test writes real segments
  * with the store, closes it, damages the files the way disks and people do (a flipped
  * length word, a flipped payload byte, a truncated or deleted sealed segment, stray
  * `.meta` names), reopens, and checks what readers get: every record that is not damaged, at

@@ -1,8 +1,8 @@
 /**
- * I/O failures injected through the store's FileOps seam (DESIGN §6): a full disk fails the
- * whole batch with DISK_FULL and leaves no partial record; a failed group-commit fdatasync
- * fails the appends it was to acknowledge and rolls them back; in every case the log keeps
- * serving reads and accepts later appends, and the process does not crash.
+ * I/O failures injected through the store's FileOps seam (docs/invariants.md#puts): a full disk
+ * fails the whole batch with DISK_FULL and leaves no partial record; a failed group-commit
+ * fdatasync fails the appends it was to acknowledge and rolls them back; in every case the log
+ * keeps serving reads and accepts later appends, and the process does not crash.
  */
 import assert from 'node:assert/strict'
 import {statSync} from 'node:fs'

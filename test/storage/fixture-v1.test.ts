@@ -1,7 +1,8 @@
 /**
- * Golden data dir (STYLE 32): test/fixtures/storage/v1/ was written once by storage format
- * version 1 (make-v1.ts). A copy must open unchanged and give back the same messages, and
- * the partition that has only MetaQ segments gets its side index built.
+ * Golden data dir, so a change of the on-disk format cannot pass unnoticed:
+ * test/fixtures/storage/v1/ was written once by storage format version 1 (make-v1.ts). A copy must
+ * open unchanged and give back the same messages, and the partition that has only MetaQ segments
+ * gets its side index built.
  */
 import assert from 'node:assert/strict'
 import {cpSync, readdirSync, readFileSync} from 'node:fs'

@@ -1,9 +1,9 @@
 /**
- * The two flush policies (spec §2.4, DESIGN §6), observed through info().unflushedCount and a
- * FileOps wrapper that counts and holds fdatasync calls: threshold mode acknowledges after
- * the write and syncs by count or interval; group commit acknowledges only after a covering
- * fdatasync, and one fdatasync covers every append that waited for it. In both modes written
- * bytes are readable before they are synced.
+ * The two flush policies (docs/protocol.md#flush-policy, docs/invariants.md#puts), observed through
+ * info().unflushedCount and a FileOps wrapper that counts and holds fdatasync calls: threshold mode
+ * acknowledges after the write and syncs by count or interval; group commit acknowledges only after
+ * a covering fdatasync, and one fdatasync covers every append that waited for it. In both modes
+ * written bytes are readable before they are synced.
  */
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'

@@ -1,8 +1,8 @@
 /**
- * Recovery (spec §2.6, STYLE 23/33): write → close → reopen gives the same state; damage at
- * the tail of the last segment (torn record, flipped byte, garbage, zero fill) is truncated
- * to the last good record; damage elsewhere (segments that are not contiguous) quarantines
- * the partition (damage.test.ts has the rest). The damage is done to real files between
+ * Recovery (docs/protocol.md#recovery, docs/invariants.md#recovery): write → close → reopen gives
+ * the same state; damage at the tail of the last segment (torn record, flipped byte, garbage, zero
+ * fill) is truncated to the last good record; damage elsewhere (segments that are not contiguous)
+ * quarantines the partition (damage.test.ts has the rest). The damage is done to real files between
  * close and reopen.
  */
 import assert from 'node:assert/strict'

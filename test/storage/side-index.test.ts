@@ -1,6 +1,6 @@
 /**
- * The side index (DESIGN §3.5): seeks by time and by message count land on exact offsets,
- * checked against a brute-force walk of the same log; the index is rebuilt when deleted or
+ * The side index (docs/protocol.md#side-index): seeks by time and by message count land on exact
+ * offsets, checked against a brute-force walk of the same log; the index is rebuilt when deleted or
  * damaged, extended when stale, and repaired to the very bytes a clean run writes.
  */
 import assert from 'node:assert/strict'

@@ -1,6 +1,6 @@
 /**
- * The broker's `server.ini`: MetaQ 1.4's file (spec §3), parsed into a typed, validated
- * {@link BrokerConfig}. Sections:
+ * The broker's `server.ini`: MetaQ 1.4's file (docs/configuration.md), parsed into a typed,
+ * validated {@link BrokerConfig}. Sections:
  *
  *   [system]           broker settings and per-topic defaults (+ meta's listenHost, groupSessionTimeoutMs)
  *   [zookeeper]        zk.* keys; a blank or absent zk.zkConnect means standalone mode

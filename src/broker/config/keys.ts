@@ -1,6 +1,6 @@
 /**
- * Every server.ini key meta knows, per section, with its typed field, value kind, range and
- * default (spec §3). This table drives parsing, override validation, rendering and the
+ * Every server.ini key meta knows, per section, with its typed field, value kind, range and default
+ * (docs/configuration.md). This table drives parsing, override validation, rendering and the
  * reference in docs/configuration.md (a test checks the doc lists every key).
  */
 import {availableParallelism, homedir} from 'node:os'
@@ -76,8 +76,9 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('unflushThreshold', 'unflushThreshold', INT_MIN),
   int('unflushInterval', 'unflushIntervalMs', 1),
   int('maxSegmentSize', 'maxSegmentBytes', 1),
-  // A fetch slice must hold at least one 20-byte record header and a useful payload; under
-  // 1 KiB ordinary messages could never be fetched (spec §11.2), so refuse it outright.
+  // A fetch slice must hold at least one 20-byte record header and a useful payload; under 1 KiB
+  // ordinary messages could never be fetched (a get returns at most maxTransferSize bytes), so
+  // refuse it outright.
   int('maxTransferSize', 'maxTransferBytes', 1024),
   of('dataPath', 'dataPath', 'path'),
   of('dataLogPath', 'dataLogPath', 'path'),

@@ -1,5 +1,5 @@
 /**
- * Quartz cron expressions (MetaQ's `deleteWhen`, spec §2.7):
+ * Quartz cron expressions (MetaQ's `deleteWhen`, docs/configuration.md#deletewhen-quartz-cron):
  *
  *   seconds minutes hours day-of-month month day-of-week [year]
  *

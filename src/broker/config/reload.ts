@@ -1,6 +1,7 @@
 /**
- * What a config reload changes (MetaQ's `metaServer.sh reload`, spec §10): given the running
- * config and a newly parsed one, the config to run with and the list of differences.
+ * What a config reload changes (MetaQ's `metaServer.sh reload`, docs/configuration.md#reload):
+ * given the running config and a newly parsed one, the config to run with and the list of
+ * differences.
  *
  * Applied at once: every `[topic=…]` section (added, removed, changed) and the `[system]`
  * keys that topics inherit (numPartitions, the flush policy, retention, acceptPublish,

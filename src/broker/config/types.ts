@@ -1,10 +1,13 @@
 /**
- * The typed broker configuration: what `server.ini` (spec §3) means, with units in the field
- * names. The INI key each field comes from is noted where it differs from the field name.
+ * The typed broker configuration: what `server.ini` (docs/configuration.md) means, with units in
+ * the field names. The INI key each field comes from is noted where it differs from the field name.
  */
 import type {SecurityConfig} from './security.js'
 
-/** What retention does with a read-only segment older than `maxReservedMs` (spec §2.7). */
+/**
+ * What retention does with a read-only segment older than `maxReservedMs`
+ * (docs/configuration.md#retention).
+ */
 export interface DeletePolicy {
   /** `delete,<N>` → 'delete'; `archive,<N>` → 'archive' (rename to `.arc`); `archive,<N>,true` → 'archive-zip'. */
   action: 'delete' | 'archive' | 'archive-zip'
@@ -25,7 +28,7 @@ export interface SystemConfig {
    */
   dashboardHttpPort?: number
   numPartitions: number
-  /** Messages between forced fsyncs; <= 0 = group commit (spec §2.4). */
+  /** Messages between forced fsyncs; <= 0 = group commit (docs/protocol.md#flush-policy). */
   unflushThreshold: number
   /** Key `unflushInterval`. */
   unflushIntervalMs: number

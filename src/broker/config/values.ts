@@ -45,7 +45,7 @@ const DELETE_POLICY_EXPECTED =
   'expected "delete,<N>" or "archive,<N>[,true]" where N is a positive integer with an optional unit s, m or h (default hours)'
 const UNIT_MS: Record<string, number> = {s: 1000, m: 60_000, h: 3_600_000, '': 3_600_000}
 
-/** `delete,168` | `archive,<N>` | `archive,<N>,true` (spec §2.7). */
+/** `delete,168` | `archive,<N>` | `archive,<N>,true` (docs/configuration.md#retention). */
 export function parseDeletePolicy(text: string): DeletePolicy {
   const parts = text.split(',').map((part) => part.trim())
   const [name, age, zip] = parts

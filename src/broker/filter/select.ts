@@ -3,7 +3,7 @@
  *
  * A get is filtered by the group's `group.<name>=expr:…` in the topic's section of server.ini
  * (the exact section, else the first wildcard section matching the topic, as topics resolve)
- * and by the expression the consumer sent on the get (docs/protocol.md "Filtered get"); with
+ * and by the expression the consumer sent on the get (docs/protocol.md#filtered-get); with
  * both, a message must match both.
  *
  * Nothing in the slice matches: `301` with the end of the whole records scanned (MetaQ's
@@ -137,7 +137,7 @@ export function selectSlice(data: Buffer, matches: FilterPredicate, maxPayloadBy
 }
 
 /**
- * The `value` body of a get that carries a filter (docs/protocol.md "Filtered get"):
+ * The `value` body of a get that carries a filter (docs/protocol.md#filtered-get):
  *
  *   int64 BE  next     where the consumer continues: the end of the records scanned
  *   then, per matching record:

@@ -1,7 +1,8 @@
 /**
- * The standalone group coordinator (DESIGN §3.1): consumer-group membership, generations and
- * partition ownership, kept in memory on the broker. It plays the part of MetaQ's ZooKeeper
- * nodes `consumers/<group>/ids` (members) and `consumers/<group>/owners` (ownership):
+ * The standalone group coordinator (docs/protocol.md#standalone-consumer-groups): consumer-group
+ * membership, generations and partition ownership, kept in memory on the broker. It plays the part
+ * of MetaQ's ZooKeeper nodes `consumers/<group>/ids` (members) and `consumers/<group>/owners`
+ * (ownership):
  *
  * - join adds a member (or changes its topics) and bumps the generation; leave and eviction
  *   (no heartbeat for the member's session timeout) remove it and bump it again;

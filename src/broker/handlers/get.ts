@@ -1,14 +1,15 @@
 /**
- * get (spec §1.6) and the long-poll extension (DESIGN §3.3).
+ * get (docs/protocol.md#get) and the long-poll extension (docs/protocol.md#long-poll-get).
  *
- * Answers: `value` with raw log bytes [offset, min(offset + min(maxSize, maxTransferSize),
- * end of segment)); 301 + first offset when below the log; 301 + end offset when past the
- * end (meta moves such a consumer back to the end instead of stalling it, DESIGN §3.2;
- * Long.MAX_VALUE, "start from the tail", is the common case); at exactly the end 404, or a
- * parked wait when the request carries maxWaitMs; 400 for maxSize <= 0; 403 when closed;
- * 404 when the partition does not exist (a long poll waits for it if the topic is accepted);
- * 500 when it is quarantined; 301 + the next record when the offset lies in a damaged range
- * (storage/damage.ts: reads end before one, so clients never get damaged bytes it knows of).
+ * Answers: `value` with raw log bytes [offset, min(offset + min(maxSize, maxTransferSize), end of
+ * segment)); 301 + first offset when below the log; 301 + end offset when past the end (meta moves
+ * such a consumer back to the end instead of stalling it,
+ * docs/protocol.md#where-meta-differs-from-metaq; Long.MAX_VALUE, "start from the tail", is the
+ * common case); at exactly the end 404, or a parked wait when the request carries maxWaitMs; 400
+ * for maxSize <= 0; 403 when closed; 404 when the partition does not exist (a long poll waits for
+ * it if the topic is accepted); 500 when it is quarantined; 301 + the next record when the offset
+ * lies in a damaged range (storage/damage.ts: reads end before one, so clients never get damaged
+ * bytes it knows of).
  *
  * A filtered get answers 301 past a slice without matches; otherwise, with a filter the
  * consumer sent, every match of the slice with its offset, and with only the group's `expr:`

@@ -1,11 +1,11 @@
 /**
- * offset (spec §1.7): the nearest valid offset. MetaQ clients ask after a record failed its
- * checksum, with the offset they fetched from, so the broker first checks the records a fetch
- * from there returned (up to maxTransferSize, storage PartitionLog#checkOffset), then answers:
- * the end of a damaged range when the offset is in one, the offset itself when it is a record
- * boundary (the next fetch stops where the damage starts), else MetaQ's answer, the start of
- * the segment holding it; the first offset when below, the end when at or past it. 404 when
- * the partition does not exist, 500 when it is quarantined.
+ * offset (docs/protocol.md#offset): the nearest valid offset. MetaQ clients ask after a record
+ * failed its checksum, with the offset they fetched from, so the broker first checks the records a
+ * fetch from there returned (up to maxTransferSize, storage PartitionLog#checkOffset), then
+ * answers: the end of a damaged range when the offset is in one, the offset itself when it is a
+ * record boundary (the next fetch stops where the damage starts), else MetaQ's answer, the start of
+ * the segment holding it; the first offset when below, the end when at or past it. 404 when the
+ * partition does not exist, 500 when it is quarantined.
  */
 import type {OffsetCommand} from '../../protocol/commands/offset.js'
 import {isMetaError, Status} from '../../protocol/errors.js'

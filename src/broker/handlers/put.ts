@@ -1,5 +1,5 @@
 /**
- * put (spec §1.5): validate, assign an id, append, acknowledge.
+ * put (docs/protocol.md#put): validate, assign an id, append, acknowledge.
  *
  * Durability (docs/invariants.md): the `result 200` for a put is written only from the
  * storage callback, i.e. after the record's bytes are in the segment file (threshold mode:
@@ -51,8 +51,8 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
     failPut(ctx, conn, frame.topic, frame.opaque, partition, refusal)
     return
   }
-  // The log exists for every put but a partition's first: `instanceof` (V8's generic
-  // InstanceOf builtin here, ~270 instructions) only when it had to be created.
+  // The log exists for every put but a partition's first: `instanceof` (a call of V8's
+  // generic InstanceOf builtin here) only when it had to be created.
   let log = ctx.logs.get(frame.topic, partition)
   if (log === undefined) {
     const created = ctx.topics.creationRefusal(topic, partition, ctx.store) ?? logFor(ctx, frame.topic, partition)

@@ -1,5 +1,5 @@
 /**
- * stats (spec §9): every item in MetaQ's text format, plus meta's `partitions` item.
+ * stats (docs/protocol.md#stats): every item in MetaQ's text format, plus meta's `partitions` item.
  *
  *   ""         system stats, fixed keys in MetaQ's order
  *   topics     `<topic> partitions <n> message_count <n> message_bytes <n> accept_publish <b> accept_subscribe <b>`

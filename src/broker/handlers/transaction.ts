@@ -1,5 +1,6 @@
 /**
- * transaction (spec §1.9, §7) and the transactional forms of put and put-batch.
+ * transaction (docs/protocol.md#transaction, docs/protocol.md#transactions) and the transactional
+ * forms of put and put-batch.
  *
  * Replies as MetaQ gives them: BEGIN, COMMIT_*, ROLLBACK, FORGET → 200 with an empty body;
  * PREPARE → 200 with the vote (0 XA_OK, 3 XA_RDONLY); RECOVER → 200 with the keys joined by
@@ -104,7 +105,7 @@ function sendXaError(ctx: BrokerContext | undefined, conn: Connection, opaque: n
 }
 
 /**
- * A put carrying a transaction key (spec §1.5 step 5): no closed-partition check, the
+ * A put carrying a transaction key (docs/protocol.md#put): no closed-partition check, the
  * partition must be explicit; the message gets its id now and goes to the journal only.
  */
 export function handleTransactionalPut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {

@@ -1,12 +1,12 @@
 /**
- * Where a replica's log parts from its master's: the longest common prefix, found by
- * comparing the replica's record at one of its record boundaries with the master's bytes at
- * the same offset (`replicate` with no wait). Message ids are unique, so a record that matches
- * byte for byte means both logs agree up to and including it; the first record that does not
- * starts the divergent tail (a former master's messages its slave never took, spec §8 / issue
- * 11 "Failover"). The search walks back from the end in doubling steps, then bisects: a
- * divergent tail of n records costs about 2·log2(n) round trips (under synchronous
- * replication it is at most the puts that were in flight).
+ * Where a replica's log parts from its master's: the longest common prefix, found by comparing the
+ * replica's record at one of its record boundaries with the master's bytes at the same offset
+ * (`replicate` with no wait). Message ids are unique, so a record that matches byte for byte means
+ * both logs agree up to and including it; the first record that does not starts the divergent tail
+ * (a former master's messages its slave never took: README.md#failover-beyond-metaq). The search
+ * walks back from the end in doubling steps, then bisects: a divergent tail of n records costs
+ * about 2·log2(n) round trips (under synchronous replication it is at most the puts that were in
+ * flight).
  *
  * {@link cutDivergentTail} then cuts the replica's log there (MessageStore.cutTail), keeping
  * the cut bytes in a file beside the segments.

@@ -1,5 +1,5 @@
 /**
- * The two replication extensions a broker serves (docs/protocol.md "Replication"):
+ * The two replication extensions a broker serves (docs/protocol.md#replication):
  * `replicate` (every meta broker: it may be someone's master) and `slave-status` (answered by
  * a slave; NOT_A_SLAVE elsewhere).
  */

@@ -1,11 +1,11 @@
 /**
- * `recoverOffset` (MetaQ samsa's key, spec §8.2): when a former slave starts as the master of
- * its broker id, consumer groups' committed offsets for this broker in ZooKeeper
- * (`<root>/consumers/<group>/offsets/<topic>/<brokerId>-<p>` = `"<msgId>-<offset>"`) were
- * positions in the old master's log. Before the broker registers, each entry with a message id
- * is rewritten to this broker's own position of that message: the offset just after it, where
- * the group resumes. A meta sync slave's log is byte-identical to its master's, so its entries
- * stay as they are; a MetaQ-form slave's may differ.
+ * `recoverOffset` (MetaQ samsa's key, docs/protocol.md#synchronous-replication): when a former
+ * slave starts as the master of its broker id, consumer groups' committed offsets for this broker
+ * in ZooKeeper (`<root>/consumers/<group>/offsets/<topic>/<brokerId>-<p>` = `"<msgId>-<offset>"`)
+ * were positions in the old master's log. Before the broker registers, each entry with a message id
+ * is rewritten to this broker's own position of that message: the offset just after it, where the
+ * group resumes. A meta sync slave's log is byte-identical to its master's, so its entries stay as
+ * they are; a MetaQ-form slave's may differ.
  *
  * Entries whose message is not in the local log are reported (a warning naming them) and left
  * alone, unless no entry matched at all: then, as MetaQ does, they are reset to `-1-0`.

@@ -1,5 +1,5 @@
 /**
- * The master's side of `replicate` (docs/protocol.md "Replication"): a long-poll get whose
+ * The master's side of `replicate` (docs/protocol.md#replication): a long-poll get whose
  * data answer starts with the replica header (the master's segment start, end and first
  * offset), so a slave writes segments exactly where the master's are.
  */

@@ -1,6 +1,7 @@
 /**
- * The asynchronous slave (MetaQ's "metaslave", spec §8.1; docs/replication in README): a
- * broker that copies every partition of its master, byte for byte.
+ * The asynchronous slave (MetaQ's "metaslave", docs/protocol.md#asynchronous-replication;
+ * README.md#asynchronous-slaves-metaqs-metaslave): a broker that copies every partition of its
+ * master, byte for byte.
  *
  * - Discovery: every `discoverIntervalMs` it asks the master `stats partitions` and starts a
  *   follower for each partition it does not follow yet (topics the master has data for).

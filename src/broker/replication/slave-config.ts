@@ -1,6 +1,7 @@
 /**
- * The slave role's settings: MetaQ's `async_slave.properties` (spec §8.1; `-Fmetaslave=FILE`
- * there, `--slave-config FILE` here) and `meta serve`'s flags over it.
+ * The slave role's settings: MetaQ's `async_slave.properties`
+ * (docs/configuration.md#async-slave-properties; `-Fmetaslave=FILE` there, `--slave-config FILE`
+ * here) and `meta serve`'s flags over it.
  *
  *   slaveId=1                    >= 0 (required: here or --slave-id)
  *   slaveGroup=meta-slave-group  the name the slave reports (MetaQ: its internal consumer's group)

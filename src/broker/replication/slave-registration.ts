@@ -1,11 +1,12 @@
 /**
- * An asynchronous slave in ZooKeeper (spec §4, §8.1): it finds its master through
- * `ids/<brokerId>/master` (watched: a master that restarts elsewhere, leaves or comes back is
- * followed), registers `ids/<brokerId>/slave<slaveId>` (ephemeral, its URL; with a TLS port
- * also `slave<slaveId>_tls`, its `meta+tls://` URL) and, for every
- * topic it replicates, the legacy `topics/<t>/<id>-s<slaveId>` (numPartitions) and
- * `topics-sub/<t>/<id>-s<slaveId>` (JSON) nodes, so consumers can read from it when no master
- * is registered for that id (spec §5.2). Never `topics-pub`: producers do not write to slaves.
+ * An asynchronous slave in ZooKeeper (docs/protocol.md#zookeeper,
+ * docs/protocol.md#asynchronous-replication): it finds its master through `ids/<brokerId>/master`
+ * (watched: a master that restarts elsewhere, leaves or comes back is followed), registers
+ * `ids/<brokerId>/slave<slaveId>` (ephemeral, its URL; with a TLS port also `slave<slaveId>_tls`,
+ * its `meta+tls://` URL) and, for every topic it replicates, the legacy
+ * `topics/<t>/<id>-s<slaveId>` (numPartitions) and `topics-sub/<t>/<id>-s<slaveId>` (JSON) nodes,
+ * so consumers can read from it when no master is registered for that id
+ * (docs/protocol.md#load-balancing). Never `topics-pub`: producers do not write to slaves.
  *
  * After a session expiry everything is registered again, retried with back-off.
  */

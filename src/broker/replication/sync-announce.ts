@@ -1,6 +1,7 @@
 /**
- * A master finds its synchronous slave through ZooKeeper (meta extension; README
- * "Synchronous replication", docs/invariants.md 5c).
+ * A master finds its synchronous slave through ZooKeeper (meta extension;
+ * README.md#synchronous-replication-metaqs-samsa-master-and-gregor-slave, docs/invariants.md#puts
+ * rule 5c).
  *
  * The node: `<root>/meta_sync_slave/<brokerId>`, ephemeral, owned by the sync slave's session,
  * JSON `{"url":"meta://host:port","inSyncWith":"meta://host:port"|""}`. It lives outside

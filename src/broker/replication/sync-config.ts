@@ -1,8 +1,9 @@
 /**
- * MetaQ's synchronous replication property files (spec §3.4, §8.2): the samsa master's
- * `samsa_master.properties` (`-Fsamsa=FILE` there, `meta serve --sync-master-config FILE`
- * here) and the gregor slave's `gregor_slave.properties` (`-Fgregor=FILE`;
- * `--sync-slave-config FILE`, which makes the broker a sync slave).
+ * MetaQ's synchronous replication property files
+ * (docs/configuration.md#sync-replication-properties): the samsa master's `samsa_master.properties`
+ * (`-Fsamsa=FILE` there, `meta serve --sync-master-config FILE` here) and the gregor slave's
+ * `gregor_slave.properties` (`-Fgregor=FILE`; `--sync-slave-config FILE`, which makes the broker a
+ * sync slave).
  *
  * samsa_master.properties → meta's [system] settings (docs/configuration.md):
  *

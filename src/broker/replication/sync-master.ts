@@ -1,9 +1,10 @@
 /**
- * The synchronous master (MetaQ's "samsa", spec §8.2): `[system] syncSlaveAddress=host:port`
- * or `meta serve --sync-slave-address host:port`. Every put (and put-batch) appended here is
- * forwarded to the slave in the same turn, and the producer is acknowledged only when both
- * the local append (per the topic's flush policy, group commit included) and the slave's
- * answer are in (handlers/put.ts calls {@link SyncMaster.replicateOne} / replicateBatch).
+ * The synchronous master (MetaQ's "samsa", docs/protocol.md#synchronous-replication): `[system]
+ * syncSlaveAddress=host:port` or `meta serve --sync-slave-address host:port`. Every put (and
+ * put-batch) appended here is forwarded to the slave in the same turn, and the producer is
+ * acknowledged only when both the local append (per the topic's flush policy, group commit
+ * included) and the slave's answer are in (handlers/put.ts calls {@link SyncMaster.replicateOne} /
+ * replicateBatch).
  *
  * - Slave not connected (or a partition of it being brought up to date): the put is refused
  *   before anything is appended, with MetaQ's 500 "Slave is disconnected" (SLAVE_DISCONNECTED).

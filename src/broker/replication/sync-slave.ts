@@ -1,7 +1,8 @@
 /**
- * The synchronous slave (MetaQ's "gregor", spec §8.2): `[system] syncSlave=true` or
- * `meta serve --sync-slave`. It stores what its master forwards, with the master's message
- * id, flag and payload, and serves reads like any broker; producers cannot write to it.
+ * The synchronous slave (MetaQ's "gregor", docs/protocol.md#synchronous-replication): `[system]
+ * syncSlave=true` or `meta serve --sync-slave`. It stores what its master forwards, with the
+ * master's message id, flag and payload, and serves reads like any broker; producers cannot write
+ * to it.
  *
  * - `sync` (MetaQ's form, one message; protocol/commands/sync.ts): appended as is with the
  *   master's id; the reply is put's (`<msgId> <partition> <offset>`), the offset the slave's.

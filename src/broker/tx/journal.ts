@@ -1,6 +1,6 @@
 /**
- * The transaction journal ("redo log", spec §7.4; the format is meta's own, docs/architecture.md
- * "Transactions"): `<dataLogPath>/transactions/redo.<n>` files of records, and
+ * The transaction journal ("redo log"; the format is meta's own,
+ * docs/architecture.md#transactions): `<dataLogPath>/transactions/redo.<n>` files of records, and
  * `checkpoint.<n>` files naming where replay starts.
  *
  * Record: `int32 L | int32 CRC32(payload) | payload (L bytes)`, payload = `uint8 type |

@@ -1,11 +1,12 @@
 /**
- * The broker's transactions (spec §7.3): local (`TX:…`, scoped to the connection that began
- * them) and XA (`XID:…`, broker-wide), their states, timeouts, the journal and recovery.
+ * The broker's transactions (docs/protocol.md#transactions): local (`TX:…`, scoped to the
+ * connection that began them) and XA (`XID:…`, broker-wide), their states, timeouts, the journal
+ * and recovery.
  *
  * States: START → IN_USE (first put) → PREPARED (XA) → COMMITTING → gone; heuristic outcomes
  * (4 committed, 5 rolled back, 6 hazard) are kept, and listed by RECOVER, until FORGET.
  *
- * Order of a commit (docs/invariants.md "Transactions"): meta makes written bytes visible at
+ * Order of a commit (docs/invariants.md#transactions): meta makes written bytes visible at
  * once, so the commit decision is journaled (and fdatasynced per flushTxLogAtCommit) before
  * the messages are appended: one appendRecords batch per partition, ids assigned at put time.
  * Once every batch is written a DONE record follows. Recovery (recovery.ts) completes a

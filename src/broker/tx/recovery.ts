@@ -1,5 +1,5 @@
 /**
- * Recovery of the broker's transactions from the journal (docs/invariants.md "Transactions"),
+ * Recovery of the broker's transactions from the journal (docs/invariants.md#transactions),
  * run by TransactionManager.open before the broker takes requests: replay the records from
  * the latest checkpoint on, complete each journaled commit without DONE, roll back in-flight
  * transactions (and unprepared XA ones), and hand prepared XA transactions back.

@@ -1,7 +1,7 @@
 /**
  * The confirmation before a destructive admin action. Only a person at a terminal is asked:
  * with stdin not a TTY (a script, a pipe, `</dev/null`) there is no prompt at all, because
- * @inquirer/confirm (of @inquirer/prompts) never returns at stdin EOF (TOOLCHAIN P10) and a script has already said
+ * @inquirer/confirm (of @inquirer/prompts) never returns at stdin EOF and a script has already said
  * what it wants with its flags (`--execute`). `--yes` skips the question on a terminal too.
  * The question is written to stderr so stdout keeps only the command's data. Ctrl-C at the
  * question ends the command with status 130, as Ctrl-C does anywhere else.

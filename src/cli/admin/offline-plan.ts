@@ -1,7 +1,8 @@
 /**
  * Running an offline plan (`meta partitions move|delete`) with the admin vocabulary: print the
- * plan, then a dry run unless --execute; with --execute, ask on a terminal (unless --yes,
- * never without a terminal: TOOLCHAIN P10) and apply it under the data directory lock.
+ * plan, then a dry run unless --execute; with --execute, ask on a terminal (unless --yes, never
+ * without a terminal: @inquirer/confirm never returns at stdin EOF) and apply it under the data
+ * directory lock.
  */
 import {applyPartitionPlan, type PartitionPlan} from '../../broker/index.js'
 import {planSummary, renderPartitionPlan} from './operations.js'

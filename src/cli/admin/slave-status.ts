@@ -1,6 +1,6 @@
 /**
- * `meta slave-status`: an asynchronous slave's report (the `slave-status` extension) as
- * MetaQ's lines (spec §8.3) plus a table per partition, and the health verdict its exit
+ * `meta slave-status`: an asynchronous slave's report (the `slave-status` extension) as MetaQ's
+ * lines (docs/protocol.md#slave-status) plus a table per partition, and the health verdict its exit
  * status carries.
  */
 import type {SlaveStatusReport} from '../../protocol/commands/replication.js'
@@ -37,7 +37,7 @@ function lagOf(p: SlaveStatusReport['partitions'][number]): number {
   return p.lagMessages >= 0 ? p.lagMessages : p.lagBytes
 }
 
-/** MetaQ's `key:value` lines (spec §8.3), then meta's table. */
+/** MetaQ's `key:value` lines (docs/protocol.md#slave-status), then meta's table. */
 export function renderSlaveStatus(report: SlaveStatusReport, health: SlaveHealth): string {
   const perTopic = new Map<string, number>()
   for (const p of report.partitions) perTopic.set(p.topic, (perTopic.get(p.topic) ?? 0) + 1)

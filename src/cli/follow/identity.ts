@@ -1,6 +1,6 @@
 /**
- * How `meta send --follow` knows that a file is still the one it was reading (docs/cli.md,
- * "Following files"): by its device and inode (the registry's key), and by its content — a
+ * How `meta send --follow` knows that a file is still the one it was reading
+ * (docs/cli.md#following-files---follow--f): by its device and inode (the registry's key), and by its content — a
  * fingerprint of its first bytes (up to FINGERPRINT_BYTES, as Filebeat's) and the last bytes
  * before the read position (TAIL_CHECK_BYTES). An inode can be reused by a new file once the
  * old one is deleted, and a file truncated in place and written again within one poll

@@ -1,6 +1,7 @@
 /**
- * Committed offsets in one local JSON file: MetaQ's LocalOffsetStorage (spec §5.3), the file
- * broadcast consumers use (§5.7). The file MetaQ writes and this store writes are the same:
+ * Committed offsets in one local JSON file: MetaQ's LocalOffsetStorage, the file broadcast
+ * consumers use (docs/protocol.md#committed-offsets). The file MetaQ writes and this store writes
+ * are the same:
  *
  *   {"<group>": [{"topic": "t", "partition": {"brokerId": 0, "partition": 0},
  *                 "offset": 1024, "messageId": 7, "modified": false}, …], …}

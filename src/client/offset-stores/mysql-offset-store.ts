@@ -1,6 +1,7 @@
 /**
- * Committed offsets in a MySQL/MariaDB table: MetaQ's MysqlOffsetStorage (spec §5.3), one row
- * per (topic, partition, group), shareable with MetaQ's Java clients:
+ * Committed offsets in a MySQL/MariaDB table: MetaQ's MysqlOffsetStorage
+ * (docs/protocol.md#committed-offsets), one row per (topic, partition, group), shareable with
+ * MetaQ's Java clients:
  *
  *   CREATE TABLE meta_topic_partition_group_offset (
  *     id BIGINT AUTO_INCREMENT PRIMARY KEY,

@@ -1,6 +1,6 @@
 /**
- * Refusing commits outside what the client knows of a partition, before they are written
- * (issue 8 item 11). ZooKeeper, MySQL and file stores are written by clients directly (MetaQ
+ * Refusing commits outside what the client knows of a partition, before they are written.
+ * ZooKeeper, MySQL and file stores are written by clients directly (MetaQ
  * clients do the same), so no broker sees those commits; meta's client checks them itself:
  *
  * - the partition must be one the topology lists for the topic (when it lists any: a MetaQ

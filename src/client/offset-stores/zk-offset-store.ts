@@ -1,7 +1,8 @@
 /**
- * Offsets in ZooKeeper, MetaQ's default in cluster mode (spec §5.3): the persistent node
- * `consumers/<group>/offsets/<topic>/<brokerId>-<partition>` holds `"<msgId>-<offset>"`
- * (parsed at the last '-'; a bare `<offset>` written by pre-1.4 clients is read too).
+ * Offsets in ZooKeeper, MetaQ's default in cluster mode (docs/protocol.md#committed-offsets): the
+ * persistent node `consumers/<group>/offsets/<topic>/<brokerId>-<partition>` holds
+ * `"<msgId>-<offset>"` (parsed at the last '-'; a bare `<offset>` written by pre-1.4 clients is
+ * read too).
  */
 import {encodeZkOffset, parseZkOffset, type ZkPaths} from '../../cluster/paths.js'
 import type {ZkSession} from '../../cluster/zk-session.js'

@@ -1,5 +1,5 @@
 /**
- * Authentication — meta extension (docs/protocol.md, "Authentication"): SCRAM-SHA-256
+ * Authentication — meta extension (docs/protocol.md#authentication): SCRAM-SHA-256
  * (RFC 5802, RFC 7677) over the MetaQ text protocol, in two round trips:
  *
  *   auth-start <mechanism> <len> <opaque>\r\n<client-first-message>

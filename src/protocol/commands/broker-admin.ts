@@ -1,6 +1,7 @@
 /**
  * Broker administration — meta extensions (docs/protocol.md), the wire form of MetaQ's JMX
- * operations `reload`, `closePartitions` and `openPartitions` (spec §10):
+ * operations `reload`, `closePartitions` and `openPartitions`
+ * (docs/protocol.md#broker-administration):
  *
  *   config-reload <mode> <opaque>\r\n
  *       mode `apply`: re-read the broker's server.ini and apply it; `check`: only say what

@@ -1,5 +1,5 @@
 /**
- * get — fetch raw log bytes (spec §1.6, Appendix A.2.5).
+ * get — fetch raw log bytes (docs/protocol.md#get).
  *
  *   get <topic> <group> <partition> <offset> <maxSize> <opaque>[ <maxWaitMs>[ <filter>]]\r\n
  *
@@ -7,11 +7,11 @@
  * result: 301 (body = offset to retry from), 400 (maxSize <= 0), 403 (closed partition),
  * 404 (no such partition, or nothing at that offset yet).
  *
- * meta extension (DESIGN §3.3): an optional trailing `maxWaitMs` token asks the broker to
- * hold the request up to that long when the offset is at the end of the log, answering as
+ * meta extension (docs/protocol.md#long-poll-get): an optional trailing `maxWaitMs` token asks the
+ * broker to hold the request up to that long when the offset is at the end of the log, answering as
  * soon as data arrives (long poll). MetaQ clients never send it.
  *
- * meta extension (docs/protocol.md "Filtered get"): an optional 9th token, a filter
+ * meta extension (docs/protocol.md#filtered-get): an optional 9th token, a filter
  * expression (filter-expression.ts) percent-encoded, asks the broker to answer only with
  * messages that match it (maxWaitMs is then required; 0 = no wait).
  */

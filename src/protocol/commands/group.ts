@@ -1,9 +1,10 @@
 /**
- * Consumer-group membership — meta extensions for standalone mode (DESIGN §3.1). The broker
- * keeps the member list and a generation; every member computes its own partitions from it
- * with MetaQ's DEFAULT strategy (the same computation as in ZooKeeper mode), then claims
- * them. A claim is granted only when no other live member owns the partition, which is what
- * MetaQ's ZooKeeper owner nodes do: a partition is never fetched by two members at once.
+ * Consumer-group membership — meta extensions for standalone mode
+ * (docs/protocol.md#standalone-consumer-groups). The broker keeps the member list and a generation;
+ * every member computes its own partitions from it with MetaQ's DEFAULT strategy (the same
+ * computation as in ZooKeeper mode), then claims them. A claim is granted only when no other live
+ * member owns the partition, which is what MetaQ's ZooKeeper owner nodes do: a partition is never
+ * fetched by two members at once.
  *
  *   group-join <group> <memberId> <sessionTimeoutMs> <topic,topic…> <opaque>\r\n
  *   group-heartbeat <group> <memberId> <generation> <maxWaitMs> <opaque>\r\n

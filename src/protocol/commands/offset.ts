@@ -1,5 +1,5 @@
 /**
- * offset — ask for the nearest valid offset (spec §1.7).
+ * offset — ask for the nearest valid offset (docs/protocol.md#offset).
  *
  *   offset <topic> <group> <partition> <offset> <opaque>\r\n
  *

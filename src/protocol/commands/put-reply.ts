@@ -1,5 +1,5 @@
 /**
- * The put reply (spec §1.5 step 4, Appendix A.2.1): the body of a put's `result 200`.
+ * The put reply (docs/protocol.md#put): the body of a put's `result 200`.
  *
  *   result 200 <len> <opaque>\r\n<msgId> <partition> <offset>
  *

@@ -1,5 +1,5 @@
 /**
- * put — append one message (spec §1.2, §1.5, Appendix A.2.1).
+ * put — append one message (docs/protocol.md#put).
  *
  *   put <topic> <partition> <len> <flag> <opaque>\r\n<body>                      legacy (< 1.4.4)
  *   put <topic> <partition> <len> <flag> <checksum> <opaque>\r\n<body>           current
@@ -88,11 +88,11 @@ let view: DataView = new DataView(EMPTY.buffer, EMPTY.byteOffset, 0)
  * `put <topic> <partition> <len> <flag> <checksum> <opaque>` read from the bytes in place
  * (decoder.ts ByteParser) with no string but the topic's and no object but the frame. A
  * header whose bytes up to the checksum are the last whole one's is matched a word at a time
- * (a typed-array byte costs ~17 instructions in optimized code, a DataView word not many
- * more); otherwise it is read whole, in one pass. Numbers are read as
+ * (in optimized code a DataView word costs little more than one typed-array byte);
+ * otherwise it is read whole, in one pass. Numbers are read as
  * tokens.ts#parseIntToken reads them, up to 10 digits (an int32 or a uint32 opaque); any
- * other form, or any value the token parser would question, returns undefined, and parsePut
- * handles it exactly as before (test/protocol/byte-parsers.test.ts compares the two on
+ * other form, or any value the token parser would question, returns undefined, and parsePut,
+ * the general parser, handles it (test/protocol/byte-parsers.test.ts compares the two on
  * random headers and on streams of them).
  */
 export function parsePutBytes(buf: Buffer, start: number, eol: number): PutCommand | undefined {
@@ -267,7 +267,8 @@ export function writePut(
   }
   const prefix = putPrefix(topic)
   const prefixLength = prefix.length
-  // body.length, not byteLength: V8 inlines the former (perf3's note in partition-log.ts).
+  // body.length, not byteLength: optimized code on Node 20 inlines `length` but calls a getter for
+  // byteLength.
   const length = body.length
   const buf = out.room(prefixLength + PUT_NUMBERS_BYTES + length)
   let pos = out.byteLength

@@ -1,5 +1,5 @@
 /**
- * quit — the broker closes the connection, no reply (spec §1.8).
+ * quit — the broker closes the connection, no reply (docs/protocol.md#quit).
  *
  *   quit\r\n
  */

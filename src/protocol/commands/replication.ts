@@ -1,6 +1,6 @@
 /**
  * Asynchronous replication — meta extensions between a meta master and a meta slave
- * (docs/protocol.md "Replication"). New command names: they cannot clash with a topic name
+ * (docs/protocol.md#replication). New command names: they cannot clash with a topic name
  * (a topic is never token 0), and MetaQ brokers never see them (a slave asks only a broker
  * that lists `replicate true` in `stats meta-capabilities`).
  *
@@ -120,7 +120,10 @@ export interface ReplicaPartitionStatus {
   error?: string
 }
 
-/** The JSON body of `slave-status` (spec §8.3's attributes plus meta's per-partition detail). */
+/**
+ * The JSON body of `slave-status` (MetaQ's slave-status attributes plus meta's per-partition
+ * detail: docs/protocol.md#slave-status).
+ */
 export interface SlaveStatusReport {
   brokerId: number
   slaveId: number

@@ -1,5 +1,5 @@
 /**
- * result — the broker's ACK/error response (spec §1.3, Appendix A.2.4).
+ * result — the broker's ACK/error response (docs/protocol.md#responses).
  *
  *   result <code> <bodyLen> <opaque>\r\n<bodyLen bytes of UTF-8 text>
  *
@@ -38,7 +38,7 @@ const cursor = new HeaderCursor()
 /**
  * The client's hot path: `result <code> <bodyLen> <opaque>` read from the bytes in place
  * (decoder.ts ByteParser); any other form (extra tokens, odd numbers) returns undefined and
- * goes through parseResult exactly as before.
+ * goes through parseResult, which reads every form.
  */
 export function parseResultBytes(buf: Buffer, start: number, eol: number): ResultResponse | undefined {
   const c = cursor.reset(buf, start, eol)

@@ -1,6 +1,6 @@
 /**
- * Seeking by time and by message count, and counting messages — meta extensions backed by
- * the side index (DESIGN §3.5). Offsets stay byte positions; these translate.
+ * Seeking by time and by message count, and counting messages — meta extensions backed by the side
+ * index (docs/protocol.md#seeking-by-time-and-count). Offsets stay byte positions; these translate.
  *
  *   seek <topic> <partition> time <ms> <opaque>\r\n            first message stored at or after ms
  *   seek <topic> <partition> last <count> <opaque>\r\n         the message `count` before the end

@@ -1,5 +1,5 @@
 /**
- * stats — broker statistics (spec §1.8, §9).
+ * stats — broker statistics (docs/protocol.md#stats).
  *
  *   stats\r\n                   item "" (system stats), no opaque
  *   stats <item>\r\n            one argument token is the item

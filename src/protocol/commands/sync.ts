@@ -1,5 +1,5 @@
 /**
- * sync — master → synchronous slave replication of one message (spec §1.2, §8.2).
+ * sync — master → synchronous slave replication of one message (docs/protocol.md#sync).
  *
  *   sync <topic> <partition> <len> <flag> <msgId> <checksum> <opaque>\r\n<body>   (>= 1.4.4)
  *   sync <topic> <partition> <len> <flag> <msgId> <opaque>\r\n<body>              (older)

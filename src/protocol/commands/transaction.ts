@@ -1,5 +1,6 @@
 /**
- * transaction — local and XA transaction control (spec §1.2, §1.9, §7).
+ * transaction — local and XA transaction control (docs/protocol.md#transaction,
+ * docs/protocol.md#transactions).
  *
  *   transaction <txKey> <sessionId> <TYPE> [<timeoutSec>] [<uniqueQualifier>] <opaque>\r\n
  *

@@ -1,5 +1,5 @@
 /**
- * value — a get's data response (spec §1.3, §1.6).
+ * value — a get's data response (docs/protocol.md#responses, docs/protocol.md#get).
  *
  *   value <totalLen> <opaque>\r\n<totalLen raw bytes of stored records>
  */

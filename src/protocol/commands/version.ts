@@ -1,5 +1,5 @@
 /**
- * version — broker version; also the client heartbeat (spec §1.8).
+ * version — broker version; also the client heartbeat (docs/protocol.md#version).
  *
  *   version\r\n | version <opaque>\r\n
  *

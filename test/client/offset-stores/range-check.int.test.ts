@@ -1,6 +1,6 @@
 /**
  * The client refuses out-of-range commits before they reach a store that MetaQ clients write
- * directly (ZooKeeper, MySQL, a file), where no broker could check them (issue 8 item 11):
+ * directly (ZooKeeper, MySQL, a file), where no broker could check them:
  * RangeCheckedOffsetStore checks each entry against what the topology knows of the partition
  * (that it exists; its log end, asked from its broker) and writes nothing of a refused commit.
  */
