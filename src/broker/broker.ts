@@ -48,7 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
-import {createAccessControl, reloadAccess, type AccessControl} from './auth/index.js'
+import {createAccessControl, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
@@ -92,6 +92,8 @@ export interface BrokerOptions {
    * its `slave.connect`'s.
    */
   replicationLogin?: ReplicationLogin
+  /** The pace of logins (auth/throttle.ts; tests make its delays short). */
+  loginThrottle?: LoginThrottleOptions
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -196,7 +198,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
-    const access = createAccessControl(config, options.usersFile, log)
+    const access = createAccessControl(config, options.usersFile, log, options.loginThrottle)
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)

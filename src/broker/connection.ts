@@ -81,6 +81,8 @@ export class Connection {
   user: string | undefined = undefined
   /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
   authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
+  /** A login is being checked or its answer is waiting (auth/throttle.ts): one at a time per connection. */
+  loggingIn = false
   private readonly decoder: FrameDecoder<RequestFrame>
   private readonly out = new OutputBuffer()
   private chunks: Buffer[] = []

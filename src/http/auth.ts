@@ -20,7 +20,7 @@
 import {AsyncLocalStorage} from 'node:async_hooks'
 import {timingSafeEqual} from 'node:crypto'
 import type {FastifyRequest} from 'fastify'
-import {accessDenial, ALL_RIGHTS, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
+import {accessDenial, ALL_RIGHTS, checkUserName, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
 import {BrokerConnection, type ConnectionOptions} from '../client/connection.js'
 import type {ResponseCallback} from '../client/pending.js'
 import {MetaError} from '../protocol/errors.js'
@@ -67,8 +67,6 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined)}
   }
   const address = req.socket.remoteAddress ?? req.ip
-  const lockedMs = access.lockedForMs(address)
-  if (lockedMs > 0) throw failedLogin(`authentication failed: too many failed logins from this address; try again in ${Math.ceil(lockedMs / 1000)} s`)
   if (basic !== undefined) {
     if (!options.basicAllowed) {
       throw new HttpError(403, 'HTTP Basic auth sends the password in clear and this server is neither https nor on a loopback address: use https (the broker certificate, --tls-cert) or a token (meta user token)', 'ACCESS_DENIED')
@@ -76,23 +74,28 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     const decoded = Buffer.from(basic, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     const user = colon < 0 ? decoded : decoded.slice(0, colon)
-    if (colon > 0 && (await access.checkPassword(user, decoded.slice(colon + 1)))) {
-      access.succeeded(address)
+    // A name the users file could not hold is a failure like a wrong password (counted under one name).
+    const named = colon > 0 && isUserName(user)
+    if (await access.login(address, named ? user : '(invalid name)', () => named && access.checkPassword(user, decoded.slice(colon + 1)))) {
       return {who: `user "${user}"`, rights: () => access.rightsOf(user)}
     }
-    await delay(access.failed(address, user))
     throw failedLogin('authentication failed')
   }
   const token = bearer as string
   if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS}
   const user = access.userOfToken(token)
   if (user !== undefined) return {who: `user "${user}"`, rights: () => access.rightsOf(user)}
-  await delay(access.failed(address, '(HTTP token)'))
+  await access.login(address, '(HTTP token)', () => false)
   throw failedLogin('authentication failed: unknown HTTP token')
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+function isUserName(name: string): boolean {
+  try {
+    checkUserName(name)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -35,8 +35,9 @@ export class RawClient {
     })
   }
 
-  static async connect(t: Cleanup, port: number, host = '127.0.0.1'): Promise<RawClient> {
-    const socket = connect({port, host})
+  /** Connect to host:port, from `localAddress` when given (another loopback address: 127.0.0.2). */
+  static async connect(t: Cleanup, port: number, host = '127.0.0.1', localAddress?: string): Promise<RawClient> {
+    const socket = connect({port, host, ...(localAddress === undefined ? {} : {localAddress})})
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve)
       socket.once('error', reject)

@@ -1,29 +1,18 @@
 /**
  * Access control of one broker: the users file (reloaded on `meta reload` and SIGHUP), the
- * rights of connections that never authenticate (`anonymous`), and the slowing of failed
- * logins per client address.
+ * rights of connections that never authenticate (`anonymous`), and the pace of logins
+ * (throttle.ts: failures answered late, per user and address, never a lockout).
  *
- * Failed logins (docs/security.md): the n-th failure in a row from one address is answered after
- * min(FAILURE_DELAY_BASE_MS × 2^(n-1), FAILURE_DELAY_MAX_MS); from FAILURES_MAX failures on,
- * that address's logins are refused outright for LOCKOUT_MS. A success clears the address.
- * Failures are logged (never a password or proof) on the 1st, 2nd, 4th, 8th… of a run and at the lockout.
+ * Failures are logged (never a password or proof) on the 1st, 2nd, 4th, 8th… of a (user,
+ * address) run.
  */
 import {createHash, createHmac, randomBytes} from 'node:crypto'
 import {createScramCredential, verifyPassword, type ScramCredential} from '../../protocol/commands/auth-scram.js'
 import type {Logger} from '../../log.js'
 import {ALL_RIGHTS, NO_RIGHTS, RightSet, type Grant} from './rights.js'
+import {LoginThrottle, type LoginThrottleOptions} from './throttle.js'
 import {readUsersFile} from './users-file.js'
 
-/** Delay before answering the first failed login of a run, in ms. */
-const FAILURE_DELAY_BASE_MS = 100
-/** Longest delay before answering a failed login, in ms. */
-const FAILURE_DELAY_MAX_MS = 3_000
-/** Failures in a row after which an address is locked out. */
-const FAILURES_MAX = 10
-/** How long a locked-out address is refused, in ms. */
-const LOCKOUT_MS = 60_000
-/** Addresses whose failures are remembered at most (the oldest is forgotten first). */
-const TRACKED_ADDRESSES_MAX = 10_000
 /** Passwords checked right that are remembered (HTTP Basic auth: one PBKDF2 per user and password, not per request). */
 const VERIFIED_PASSWORDS_MAX = 1000
 /** PBKDF2 rounds of an in-memory user's random password (its login is loopback, in-process). */
@@ -34,6 +23,8 @@ interface AccessOptions {
   usersFile?: string
   anonymous: Grant[]
   log: Logger
+  /** The pace of logins (tests make the delays short). */
+  throttle?: LoginThrottleOptions
 }
 
 interface User {
@@ -46,14 +37,8 @@ export function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
-interface FailureRun {
-  count: number
-  lastAtMs: number
-}
-
 export class AccessControl {
-  /** Failed logins since start (`stats` auth_failures). */
-  failures = 0
+  readonly throttle: LoginThrottle
   private users = new Map<string, User>()
   /** HTTP tokens (their SHA-256, hex) → user. */
   private tokens = new Map<string, string>()
@@ -62,13 +47,29 @@ export class AccessControl {
   /** hmac(secret, user, password) of passwords checked right → the credential they were checked against. */
   private readonly verified = new Map<string, ScramCredential>()
   private anonymousRights: RightSet
-  private readonly runs = new Map<string, FailureRun>()
   /** Makes fake salts for unknown users (the same per user, so they cannot be told apart). */
   private readonly secret = randomBytes(32)
 
   constructor(private readonly options: AccessOptions) {
     this.anonymousRights = options.anonymous.length === 0 ? NO_RIGHTS : new RightSet(options.anonymous)
+    this.throttle = new LoginThrottle({
+      ...options.throttle,
+      onFailure: (failure) => {
+        if ((failure.failuresInARow & (failure.failuresInARow - 1)) === 0) options.log.warn('failed login', failure)
+        options.throttle?.onFailure?.(failure)
+      },
+    })
     this.load()
+  }
+
+  /** Failed logins since start (`stats` auth_failures). */
+  get failures(): number {
+    return this.throttle.failures
+  }
+
+  /** Check a login of `user` from `address` at the pace throttle.ts sets; resolves once it may be answered. */
+  login(address: string, user: string, check: () => boolean | Promise<boolean>): Promise<boolean> {
+    return this.throttle.attempt(address, user, check)
   }
 
   get usersFile(): string | undefined {
@@ -119,6 +120,11 @@ export class AccessControl {
     return {user, password}
   }
 
+  /** Whether `user` is one of this process' in-memory users ({@link internalUser}). */
+  isInternalUser(user: string): boolean {
+    return this.internal.has(user)
+  }
+
   /** The user an HTTP token belongs to (`meta user token`), or undefined. */
   userOfToken(token: string): string | undefined {
     return this.tokens.get(tokenHash(token))
@@ -141,34 +147,5 @@ export class AccessControl {
   /** A stable fake salt for a user that does not exist. */
   fakeSalt(user: string): string {
     return createHmac('sha256', this.secret).update(user).digest().subarray(0, 16).toString('base64')
-  }
-
-  /** ms until this address may try again (0: now); it is locked out after FAILURES_MAX failures. */
-  lockedForMs(address: string, nowMs = Date.now()): number {
-    const run = this.runs.get(address)
-    if (run === undefined || run.count < FAILURES_MAX) return 0
-    return Math.max(0, run.lastAtMs + LOCKOUT_MS - nowMs)
-  }
-
-  /** Count a failed login; returns how long to wait before answering it, in ms. */
-  failed(address: string, user: string, nowMs = Date.now()): number {
-    this.failures += 1
-    let run = this.runs.get(address)
-    if (run !== undefined && run.count >= FAILURES_MAX && nowMs - run.lastAtMs >= LOCKOUT_MS) run = undefined
-    if (run === undefined) {
-      if (this.runs.size >= TRACKED_ADDRESSES_MAX) this.runs.delete(this.runs.keys().next().value as string)
-      run = {count: 0, lastAtMs: nowMs}
-      this.runs.set(address, run)
-    }
-    run.count += 1
-    run.lastAtMs = nowMs
-    if ((run.count & (run.count - 1)) === 0 || run.count === FAILURES_MAX) {
-      this.options.log.warn('failed login', {address, user, failuresInARow: run.count, ...(run.count >= FAILURES_MAX ? {lockedOutMs: LOCKOUT_MS} : {})})
-    }
-    return Math.min(FAILURE_DELAY_BASE_MS * 2 ** (run.count - 1), FAILURE_DELAY_MAX_MS)
-  }
-
-  succeeded(address: string): void {
-    this.runs.delete(address)
   }
 }

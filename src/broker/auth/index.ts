@@ -4,8 +4,10 @@
 import type {Logger} from '../../log.js'
 import type {BrokerConfig} from '../config/index.js'
 import {AccessControl} from './access.js'
+import type {LoginThrottleOptions} from './throttle.js'
 
 export {AccessControl} from './access.js'
+export type {LoginThrottleOptions} from './throttle.js'
 export {permitted} from './check.js'
 export {handleAuthFinish, handleAuthStart} from './handlers.js'
 export {handleAccessReload, reloadAccess} from './reload.js'
@@ -15,10 +17,10 @@ export {handleAccessReload, reloadAccess} from './reload.js'
  * which wins over [security] usersFile) or server.ini has a [security] section; else undefined
  * (every request allowed, as in MetaQ). Throws CONFIG_INVALID for a users file it cannot read.
  */
-export function createAccessControl(config: BrokerConfig, usersFile: string | undefined, log: Logger): AccessControl | undefined {
+export function createAccessControl(config: BrokerConfig, usersFile: string | undefined, log: Logger, throttle?: LoginThrottleOptions): AccessControl | undefined {
   const security = config.security
   if (usersFile === undefined && security === undefined) return undefined
-  const access = new AccessControl({usersFile: usersFile ?? security?.usersFile, anonymous: security?.anonymous ?? [], log: log.child('auth')})
+  const access = new AccessControl({usersFile: usersFile ?? security?.usersFile, anonymous: security?.anonymous ?? [], log: log.child('auth'), throttle})
   log.info('access control on', {usersFile: access.usersFile ?? null, anonymousGrants: (security?.anonymous ?? []).map((g) => `${g.right} ${g.pattern}`)})
   return access
 }

@@ -13,6 +13,7 @@
  */
 import {closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
+import {quoteName} from '../../log.js'
 import {MetaError} from '../../protocol/errors.js'
 import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
 import {checkPattern, parseRight, type Grant} from './rights.js'
@@ -36,7 +37,7 @@ export interface UsersFile {
 
 export function checkUserName(name: string): string {
   if (name.length === 0 || name.length > USER_NAME_LENGTH_MAX || !USER_NAME.test(name)) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${JSON.stringify(name)}: expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
+    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${quoteName(name)} (${name.length} characters): expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
   }
   return name
 }
