@@ -48,7 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
-import {createAccessControl, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
+import {createAccessControl, refused, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {RetentionScheduler} from './retention.js'
@@ -135,7 +135,14 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     this.store = store
     this.topics = topics
     this.log = log
-    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, storeOpenFiles: () => this.store.openFileCount, log})
+    this.listener = new Listener(this, {
+      config: () => this.config,
+      closing: () => this.closing !== undefined,
+      storeOpenFiles: () => this.store.openFileCount,
+      checksLogins: () => this.context.access !== undefined,
+      anonymousHasNoRights: () => this.context.access?.anonymousHasNoRights === true,
+      log,
+    })
     const polls = new LongPollRegistry(
       (w) => retryGet(this.context, w.conn, w.frame),
       (w) => expireGet(this.context, w.conn, w.frame),
@@ -165,6 +172,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       port: 0,
       startedAtMs: Date.now(),
       connectionCount: () => this.listener.connections.size,
+      connectionsRefused: () => this.listener.refusedByAddress,
       connections: () => this.listener.connections.values(),
       onNewPartition: (topic, partition) => {
         this.cluster?.topicCreated(topic)
@@ -320,6 +328,11 @@ export class Broker implements ConnectionHandler, BrokerReadView {
 
   handle(conn: Connection, frame: RequestFrame): void {
     dispatch(this.context, conn, frame)
+  }
+
+  refusesBody(conn: Connection, frame: RequestFrame): boolean {
+    const access = this.context.access
+    return access !== undefined && refused(access, conn, frame)
   }
 
   draining(conn: Connection): void {

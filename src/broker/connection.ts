@@ -34,6 +34,7 @@ import {createRequestDecoder, type RequestFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {isMetaError, type ErrorCode} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
+import {addressKey} from './auth/throttle.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
 const REQUEST_OVERHEAD_BYTES = 256
@@ -55,6 +56,8 @@ interface ConnectionLimits {
 export interface ConnectionHandler {
   /** Handle one request; may answer now or later (track with beginRequest/endRequest). */
   handle(conn: Connection, frame: RequestFrame): void
+  /** Whether a request whose body is still arriving will be refused (its body is then skipped, never held). */
+  refusesBody?(conn: Connection, frame: RequestFrame): boolean
   /** The connection takes no more requests: answer what it has waiting (long polls) now. */
   draining(conn: Connection): void
   closed(conn: Connection): void
@@ -77,8 +80,13 @@ export class Connection {
   lastRequestAtMs = Date.now()
   /** When the partial frame now being received began (0 = none, or the broker is not reading). */
   frameStartedAtMs = 0
-  /** The user this connection authenticated as (auth-finish); undefined: anonymous. */
-  user: string | undefined = undefined
+  /** When the connection was accepted (ms since the epoch). */
+  readonly openedAtMs = Date.now()
+  /** The key its client address is counted under (auth/throttle.ts addressKey: an IPv6 address's /64). */
+  readonly address: string
+  /** Called when the connection logs in (true) or is anonymous again (false): the listener's counts per address. */
+  onLoginChange: ((loggedIn: boolean) => void) | undefined = undefined
+  private userName: string | undefined = undefined
   /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
   authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
   /** A login is being checked or its answer is waiting (auth/throttle.ts): one at a time per connection. */
@@ -114,8 +122,10 @@ export class Connection {
     limits: ConnectionLimits,
   ) {
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`
+    this.address = addressKey(socket.remoteAddress ?? '')
     this.maxPendingBytes = limits.maxPendingBytes
     this.decoder = createRequestDecoder(limits)
+    if (handler.refusesBody !== undefined) this.decoder.refuseBody = (frame) => handler.refusesBody!(this, frame)
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('drain', this.afterWrite)
@@ -130,6 +140,17 @@ export class Connection {
       this.handler.closed(this)
       this.settleIdle()
     })
+  }
+
+  /** The user this connection authenticated as (auth-finish, or its client certificate); undefined: anonymous. */
+  get user(): string | undefined {
+    return this.userName
+  }
+
+  set user(user: string | undefined) {
+    const was = this.userName !== undefined
+    this.userName = user
+    if (was !== (user !== undefined)) this.onLoginChange?.(user !== undefined)
   }
 
   /** Requests awaiting an answer. */
@@ -275,12 +296,17 @@ export class Connection {
   }
 
   /**
-   * Close this connection if a frame has been arriving for longer than `frameTimeoutMs`, or no
-   * request came for `idleTimeoutMs` while none was in flight (0 = no limit). Called
+   * Close this connection if a frame has been arriving for longer than `frameTimeoutMs`, no
+   * request came for `idleTimeoutMs` while none was in flight, or it has not logged in
+   * `authTimeoutMs` after it opened and no login is being checked (0 = no limit). Called
    * periodically by the broker; returns why it closed, if it did.
    */
-  checkTimeouts(nowMs: number, frameTimeoutMs: number, idleTimeoutMs: number): string | undefined {
+  checkTimeouts(nowMs: number, frameTimeoutMs: number, idleTimeoutMs: number, authTimeoutMs = 0): string | undefined {
     if (this.stopped) return undefined
+    if (authTimeoutMs > 0 && this.userName === undefined && !this.loggingIn && nowMs - this.openedAtMs > authTimeoutMs) {
+      this.end()
+      return `not logged in ${authTimeoutMs} ms after connecting (connectionAuthTimeoutMs; this broker gives anonymous connections no right)`
+    }
     if (frameTimeoutMs > 0 && this.frameStartedAtMs > 0 && nowMs - this.frameStartedAtMs > frameTimeoutMs) {
       this.end()
       return `a frame incomplete after ${frameTimeoutMs} ms`

@@ -34,6 +34,8 @@ export interface BrokerStatsView {
   readonly latency: {readonly put: LatencyReadView; readonly fsync: LatencyReadView}
   readonly startedAtMs: number
   connectionCount(): number
+  /** Connections refused for their address's caps since the start. */
+  connectionsRefused(): number
   readonly store: {
     list(): readonly PartitionReadView[]
     get(topic: string, partition: number): PartitionReadView | undefined
@@ -75,6 +77,7 @@ export function statsView(ctx: BrokerContext): BrokerStatsView {
     latency: ctx.latency,
     startedAtMs: ctx.startedAtMs,
     connectionCount: () => ctx.connectionCount(),
+    connectionsRefused: () => ctx.connectionsRefused(),
     store: {
       list: () => ctx.store.list(),
       get: (topic, partition) => ctx.store.get(topic, partition),

@@ -92,6 +92,11 @@ export class AccessControl {
     return users.size
   }
 
+  /** Anonymous connections have no right at all (connectionAuthTimeoutMs then applies). */
+  get anonymousHasNoRights(): boolean {
+    return this.anonymousRights === NO_RIGHTS
+  }
+
   /** Set the anonymous rights (a reload of server.ini's [security] section). */
   setAnonymous(grants: Grant[]): void {
     this.anonymousRights = grants.length === 0 ? NO_RIGHTS : new RightSet(grants)

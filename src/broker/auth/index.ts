@@ -8,7 +8,7 @@ import type {LoginThrottleOptions} from './throttle.js'
 
 export {AccessControl} from './access.js'
 export type {LoginThrottleOptions} from './throttle.js'
-export {permitted} from './check.js'
+export {permitted, refused} from './check.js'
 export {handleAuthFinish, handleAuthStart} from './handlers.js'
 export {handleAccessReload, reloadAccess} from './reload.js'
 
