@@ -40,6 +40,13 @@ import {addressKey} from './auth/throttle.js'
 const REQUEST_OVERHEAD_BYTES = 256
 /** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
 export const CLOSE_DEADLINE_MS = 5000
+/**
+ * A connection's answer buffer starts this small (from Node's shared buffer pool, not a malloc of
+ * its own) and grows with its traffic: a connection that asks one thing and leaves, by the
+ * thousand, leaves no 16 KiB block each to fragment the allocator's heap (docs/security.md,
+ * "Memory after floods").
+ */
+const OUT_INITIAL_BYTES = 1024
 /** Bodies at least this big are queued as their own chunk instead of being copied. */
 const LARGE_BODY_BYTES = 64 * 1024
 
@@ -92,7 +99,7 @@ export class Connection {
   /** A login is being checked or its answer is waiting (auth/throttle.ts): one at a time per connection. */
   loggingIn = false
   private readonly decoder: FrameDecoder<RequestFrame>
-  private readonly out = new OutputBuffer()
+  private readonly out = new OutputBuffer(OUT_INITIAL_BYTES)
   private chunks: Buffer[] = []
   private chunkBytes = 0
   /** Called once the socket has written the chunks queued so far (sendValue's `written`). */

@@ -19,6 +19,7 @@ import type {BrokerConfig} from './config/index.js'
 import {certificateUser, checkTlsSettings, TlsPort} from './tls.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
+import {MemoryReturn} from './memory-return.js'
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
 const OVERSIZE_SKIP_FACTOR = 4
@@ -70,11 +71,16 @@ export class Listener {
   private readonly perAddress = new Map<string, AddressCount>()
   /** Connections refused for their address's caps since the start (`stats connections_refused`). */
   refusedByAddress = 0
+  /** Collects dead connection buffers once a burst of connections is over (memory-return.ts). */
+  private readonly memory: MemoryReturn
+  /** Connections accepted since the last sweep. */
+  private acceptedSinceSweep = 0
 
   constructor(
     private readonly handler: ConnectionHandler,
     private readonly options: ListenerOptions,
   ) {
+    this.memory = new MemoryReturn(options.log.child('memory'))
     // Half-open: a client that ends its side after its requests still gets their answers.
     this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
   }
@@ -242,6 +248,7 @@ export class Listener {
       counted.anonymous += loggedIn ? -1 : 1
     }
     this.connections.add(conn)
+    this.acceptedSinceSweep += 1
     this.options.log.debug('client connected', {remote: conn.remote, ...(certUser === undefined ? {} : {certUser})})
   }
 
@@ -267,6 +274,8 @@ export class Listener {
       if (why !== undefined) this.options.log.info('closing connection', {remote: conn.remote, reason: why})
     }
     this.updateConnectionCap()
+    this.memory.check(this.acceptedSinceSweep === 0, now)
+    this.acceptedSinceSweep = 0
     if (this.refused.count > 0 && now - this.refused.loggedAtMs >= REFUSAL_WARNING_INTERVAL_MS) this.refuse(undefined)
   }
 
