@@ -6,8 +6,8 @@
  *
  *   churn       RSS_COUNT (60000) short connections, 100 at a time: connect, `version`, close
  *   idle        RSS_COUNT (4000) connections that connect and send nothing, held together
- *   half-sent   RSS_COUNT (1000) connections each sending a 1 MiB put to a topic they may not
- *               write, stopping after 512 KiB of its body, held together
+ *   half-sent   RSS_COUNT (1000) connections each sending a 1 MB put to a topic they may not
+ *               write, stopping after 500 kB of its body, held together
  *
  * Connections come from 127.0.0.2, 127.0.0.3, … (RSS_PER_ADDRESS each, 1000), so that the
  * per-address caps do not refuse them. Prints RSS at start, under load, just after the last
@@ -72,11 +72,11 @@ async function churn(port: number, pid: number): Promise<number> {
 
 async function hold(port: number, pid: number, halfSent: boolean): Promise<{peak: number; sockets: Socket[]}> {
   const sockets: Socket[] = []
-  const body = Buffer.alloc(512 * 1024, 0x61)
+  const body = Buffer.alloc(500_000, 0x61)
   for (let i = 0; i < COUNT; i++) {
     const socket = await open(port, i)
     socket.on('error', () => {})
-    if (halfSent) socket.write(Buffer.concat([Buffer.from(`put secret 0 ${1024 * 1024} 0 -1 1\r\n`), body]))
+    if (halfSent) socket.write(Buffer.concat([Buffer.from(`put secret 0 1000000 0 -1 1\r\n`), body]))
     sockets.push(socket)
   }
   // Let the broker read what was sent.
