@@ -94,6 +94,8 @@ export interface BrokerOptions {
   replicationLogin?: ReplicationLogin
   /** The pace of logins (auth/throttle.ts; tests make its delays short). */
   loginThrottle?: LoginThrottleOptions
+  /** The audit trail's file (`meta serve --audit-log`, auth/audit.ts); needs access control. */
+  auditLog?: string
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -141,6 +143,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       storeOpenFiles: () => this.store.openFileCount,
       checksLogins: () => this.context.access !== undefined,
       anonymousHasNoRights: () => this.context.access?.anonymousHasNoRights === true,
+      certificateRefused: (name, address) => this.context.access?.audit.certificateRefused(name, address),
       log,
     })
     const polls = new LongPollRegistry(
@@ -206,7 +209,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
-    const access = createAccessControl(config, options.usersFile, log, options.loginThrottle)
+    const access = createAccessControl(config, options.usersFile, log, {throttle: options.loginThrottle, auditLog: options.auditLog})
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
@@ -393,6 +396,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     await this.store.close()
     await this.context.offsets.close()
     await this.listener.closedServer()
+    this.context.access?.audit.close()
     for (const lock of this.locks) lock.release()
     this.log.info('stopped')
   }

@@ -38,3 +38,4 @@ export {
 } from './replication/sync-config.js'
 export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, type UserSummary} from './auth/users.js'
 export {RIGHTS, type Right} from './auth/rights.js'
+export {privateFileProblem} from './auth/users-file.js'

@@ -13,13 +13,14 @@ import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
-import type {Logger} from '../log.js'
+import {quoteName, type Logger} from '../log.js'
 import {DEFAULT_MAX_OPEN_FILES} from '../storage/index.js'
 import type {BrokerConfig} from './config/index.js'
 import {certificateUser, checkTlsSettings, TlsPort} from './tls.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 import {MemoryReturn} from './memory-return.js'
+import {isUserName} from './auth/users-file.js'
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
 const OVERSIZE_SKIP_FACTOR = 4
@@ -41,6 +42,8 @@ interface ListenerOptions {
   checksLogins(): boolean
   /** Anonymous connections have no right: connectionAuthTimeoutMs applies. */
   anonymousHasNoRights(): boolean
+  /** A client certificate named no possible user: its connection was refused (the audit trail). */
+  certificateRefused(name: string, address: string): void
   log: Logger
 }
 
@@ -225,6 +228,14 @@ export class Listener {
       maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
       maxPendingBytes: system.connectionMaxPendingBytes,
     })
+    // A certificate maps to a user only through a name a users file may hold (never one of the
+    // broker's own in-memory users, never a name with control or bidirectional characters).
+    if (certUser !== undefined && !isUserName(certUser)) {
+      this.options.log.limited('certificate-name').warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {remote: conn.remote, name: quoteName(certUser)})
+      this.options.certificateRefused(certUser, socket.remoteAddress ?? conn.remote)
+      socket.destroy()
+      return
+    }
     conn.certUser = certUser
     // A verified client certificate logs the connection in as the user its CN names (its rights
     // come from the users file when access control is on); a SCRAM login may still replace it.

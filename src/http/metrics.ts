@@ -41,6 +41,7 @@ function brokerRegistry(broker: BrokerReadView): Registry {
   counter('meta_get_misses_total', 'get requests that found no message (stats get_miss).', () => ctx.counters.getMiss)
   counter('meta_offset_requests_total', 'offset requests (stats cmd_offset).', () => ctx.counters.cmdOffset)
   counter('meta_auth_failures_total', 'Failed logins, on the broker port and the HTTP server (stats auth_failures).', () => broker.access?.failures ?? 0)
+  counter('meta_access_denied_total', 'Requests refused for rights, on the broker port and the HTTP server (stats access_denied).', () => broker.access?.audit.refusals ?? 0)
   counter('meta_connections_refused_total', 'Connections refused for their address\'s caps, maxConnectionsPerAddress and maxUnauthenticatedConnectionsPerAddress (stats connections_refused).', () => ctx.connectionsRefused())
   counter('meta_received_bytes_total', 'Bytes received from clients over the MetaQ protocol.', () => broker.traffic().received)
   counter('meta_sent_bytes_total', 'Bytes sent to clients over the MetaQ protocol.', () => broker.traffic().sent)

@@ -56,16 +56,16 @@ describe('login throttle', () => {
     const clock = virtualTime(t)
     const access = new AccessControl({anonymous: [], log: captureLogger().logger})
     for (let i = 0; i < 50; i++) {
-      const answer = access.login('10.0.0.1', 'root', () => false)
+      const answer = access.login('10.0.0.1', 'root', 'SCRAM-SHA-256', () => false)
       await clock.advance(3000)
       assert.equal(await answer, false)
     }
     // A guess still being answered (3 s), then the owner's right password.
-    void access.login('10.0.0.1', 'root', () => false)
+    void access.login('10.0.0.1', 'root', 'SCRAM-SHA-256', () => false)
     await clock.settle()
     const startedAt = Date.now()
     let ok: boolean | undefined
-    void access.login('10.0.0.1', 'root', () => true).then((outcome) => (ok = outcome))
+    void access.login('10.0.0.1', 'root', 'SCRAM-SHA-256', () => true).then((outcome) => (ok = outcome))
     await clock.advance(3000)
     assert.equal(ok, true, 'never locked out')
     assert.ok(Date.now() - startedAt <= 3000)
@@ -155,7 +155,7 @@ describe('login throttle', () => {
     const log = captureLogger()
     const access = new AccessControl({anonymous: [], log: log.logger})
     for (let i = 0; i < 10; i++) {
-      const answer = access.login('10.0.0.1', 'mallory', () => false)
+      const answer = access.login('10.0.0.1', 'mallory', 'SCRAM-SHA-256', () => false)
       await clock.advance(3000)
       await answer
     }

@@ -10,6 +10,7 @@ import {createHash, createHmac, randomBytes} from 'node:crypto'
 import {createScramCredential, verifyPassword, type ScramCredential} from '../../protocol/commands/auth-scram.js'
 import type {Logger} from '../../log.js'
 import {ALL_RIGHTS, NO_RIGHTS, RightSet, type Grant} from './rights.js'
+import {AuditLog} from './audit.js'
 import {LoginThrottle, type LoginThrottleOptions} from './throttle.js'
 import {readUsersFile} from './users-file.js'
 
@@ -25,11 +26,15 @@ interface AccessOptions {
   log: Logger
   /** The pace of logins (tests make the delays short). */
   throttle?: LoginThrottleOptions
+  /** The audit trail's file (`meta serve --audit-log`); undefined: the main log only. */
+  auditLog?: string
 }
 
 interface User {
   credential: ScramCredential
   rights: RightSet
+  /** How many HTTP tokens it has. */
+  tokens?: number
 }
 
 /** SHA-256 (hex) of an HTTP token: the form the users file keeps it in. */
@@ -39,6 +44,7 @@ export function tokenHash(token: string): string {
 
 export class AccessControl {
   readonly throttle: LoginThrottle
+  readonly audit: AuditLog
   private users = new Map<string, User>()
   /** HTTP tokens (their SHA-256, hex) → user. */
   private tokens = new Map<string, string>()
@@ -49,9 +55,12 @@ export class AccessControl {
   private anonymousRights: RightSet
   /** Makes fake salts for unknown users (the same per user, so they cannot be told apart). */
   private readonly secret = randomBytes(32)
+  /** The users file was read once (later reads are audited as changes). */
+  private loaded = false
 
   constructor(private readonly options: AccessOptions) {
     this.anonymousRights = options.anonymous.length === 0 ? NO_RIGHTS : new RightSet(options.anonymous)
+    this.audit = new AuditLog(options.log.child('audit'), options.auditLog)
     this.throttle = new LoginThrottle({
       ...options.throttle,
       onFailure: (failure) => {
@@ -67,9 +76,12 @@ export class AccessControl {
     return this.throttle.failures
   }
 
-  /** Check a login of `user` from `address` at the pace throttle.ts sets; resolves once it may be answered. */
-  login(address: string, user: string, check: () => boolean | Promise<boolean>): Promise<boolean> {
-    return this.throttle.attempt(address, user, check)
+  /** Check a login of `user` from `address` at the pace throttle.ts sets; resolves once it may be answered (audited). */
+  async login(address: string, user: string, mechanism: string, check: () => boolean | Promise<boolean>): Promise<boolean> {
+    const ok = await this.throttle.attempt(address, user, check)
+    const replication = ok && this.rightsOf(user).allows('replicate', '*')
+    this.audit.login(user, address, ok ? 'success' : 'failure', {mechanism, ...(replication ? {replication} : {})})
+    return ok
   }
 
   get usersFile(): string | undefined {
@@ -83,9 +95,11 @@ export class AccessControl {
     const users = new Map<string, User>()
     const tokens = new Map<string, string>()
     for (const [name, entry] of Object.entries(file.users)) {
-      users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants)})
+      users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants), tokens: entry.tokens?.length ?? 0})
       for (const hash of entry.tokens ?? []) tokens.set(hash, name)
     }
+    if (this.loaded) this.auditChanges(this.users, users)
+    this.loaded = true
     this.users = users
     this.tokens = tokens
     this.verified.clear()
@@ -147,6 +161,25 @@ export class AccessControl {
       this.verified.set(key, credential)
     }
     return ok
+  }
+
+  /** Audit what a reload changed: users added and removed, passwords, grants, tokens. */
+  private auditChanges(before: Map<string, User>, after: Map<string, User>): void {
+    const grants = (user: User) => new Set(user.rights.grants.map((g) => `${g.right} ${g.pattern}`))
+    for (const [name, user] of after) {
+      const old = before.get(name)
+      if (old === undefined) {
+        this.audit.userChanged(name, `added with ${[...grants(user)].join(', ') || 'no rights'}`)
+        continue
+      }
+      if (old.credential.storedKey !== user.credential.storedKey) this.audit.userChanged(name, 'new password')
+      const was = grants(old)
+      const now = grants(user)
+      for (const grant of now) if (!was.has(grant)) this.audit.userChanged(name, `granted ${grant}`)
+      for (const grant of was) if (!now.has(grant)) this.audit.userChanged(name, `revoked ${grant}`)
+      if ((old.tokens ?? 0) !== (user.tokens ?? 0)) this.audit.userChanged(name, `HTTP tokens ${old.tokens ?? 0} → ${user.tokens ?? 0}`)
+    }
+    for (const name of before.keys()) if (!after.has(name)) this.audit.userChanged(name, 'removed')
   }
 
   /** A stable fake salt for a user that does not exist. */

@@ -103,7 +103,10 @@ export function permitted(access: AccessControl, conn: Connection, frame: Reques
   const skipped = refusedBodyBytes(frame)
   if (denied === undefined && skipped === undefined) return true
   const opaque = (frame as {opaque?: number}).opaque ?? 0
-  conn.sendError('ACCESS_DENIED', opaque, denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`)
+  const message = denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`
+  const need = requiredAccess(frame)
+  access.audit.refused(conn.user ?? '(anonymous)', conn.socket.remoteAddress ?? conn.remote, frame.type, need === undefined ? '' : `${need[0]} ${need[1]}`, message)
+  conn.sendError('ACCESS_DENIED', opaque, message)
   return false
 }
 

@@ -109,7 +109,7 @@ function answerLogin(ctx: BrokerContext, conn: Connection, opaque: number, user:
   conn.beginRequest()
   conn.loggingIn = true
   access
-    .login(addressOf(conn), user, async () => {
+    .login(addressOf(conn), user, mechanism, async () => {
       body = await check()
       return body !== undefined
     })

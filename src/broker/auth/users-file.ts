@@ -11,7 +11,7 @@
  * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. Writes go
  * to a temporary file in the same directory (mode 0600), fsynced, then renamed over the file.
  */
-import {closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync} from 'node:fs'
+import {closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {quoteName} from '../../log.js'
 import {MetaError} from '../../protocol/errors.js'
@@ -36,10 +36,15 @@ export interface UsersFile {
 }
 
 export function checkUserName(name: string): string {
-  if (name.length === 0 || name.length > USER_NAME_LENGTH_MAX || !USER_NAME.test(name)) {
+  if (!isUserName(name)) {
     throw new MetaError('INVALID_ARGUMENT', `invalid user name ${quoteName(name)} (${name.length} characters): expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
   }
   return name
+}
+
+/** Whether `name` is one a users file may hold. */
+export function isUserName(name: string): boolean {
+  return name.length > 0 && name.length <= USER_NAME_LENGTH_MAX && USER_NAME.test(name)
 }
 
 export function emptyUsersFile(): UsersFile {
@@ -50,8 +55,27 @@ function invalid(path: string, why: string): MetaError {
   return new MetaError('CONFIG_INVALID', `users file ${path}: ${why}`, {details: {path}})
 }
 
-/** Read and check a users file; CONFIG_INVALID naming the file and what is wrong. */
+/**
+ * Why a secret file (the users file, a TLS key, a token file) may not be used: it is readable by
+ * group or others (as ssh refuses a private key), with what to do; undefined when it is fine or
+ * cannot be examined (reading it then reports that). Not checked on Windows, which has no modes.
+ */
+export function privateFileProblem(path: string, what: string): string | undefined {
+  if (process.platform === 'win32') return undefined
+  let mode: number
+  try {
+    mode = statSync(path).mode
+  } catch {
+    return undefined
+  }
+  if ((mode & 0o077) === 0) return undefined
+  return `${what} ${path} has mode ${(mode & 0o777).toString(8).padStart(3, '0')}: group or others may read it; chmod 600 ${path}`
+}
+
+/** Read and check a users file; CONFIG_INVALID naming the file and what is wrong (a file group or others may read included). */
 export function readUsersFile(path: string): UsersFile {
+  const exposed = privateFileProblem(path, 'users file')
+  if (exposed !== undefined) throw new MetaError('CONFIG_INVALID', exposed, {details: {path}})
   let text: string
   try {
     text = readFileSync(path, 'utf8')

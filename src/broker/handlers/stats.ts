@@ -70,8 +70,9 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
 function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
   switch (item) {
     case '':
-      // meta's lines: failed logins since start (0 without access control), connections refused for their address's caps.
-      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0], ['connections_refused', ctx.connectionsRefused()]]
+      // meta's lines: failed logins since start (0 without access control), connections refused for
+      // their address's caps, requests refused for rights.
+      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0], ['connections_refused', ctx.connectionsRefused()], ['access_denied', ctx.access?.audit.refusals ?? 0]]
     case 'topics':
       return encodeTopicsStats(topicsStats(ctx))
     case 'offsets':

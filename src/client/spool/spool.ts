@@ -79,7 +79,8 @@ export class Spool extends EventEmitter {
     this.dir = dir
     this.maxBytes = maxBytes
     this.segmentBytes = Math.min(SEGMENT_BYTES_MAX, Math.max(SPOOL_MAX_BYTES_FLOOR, Math.floor(maxBytes / 8)))
-    mkdirSync(dir, {recursive: true})
+    // The spool holds messages not yet sent: its owner's only (docs/security.md, "Files on disk").
+    mkdirSync(dir, {recursive: true, mode: 0o700})
     lock(dir)
     try {
       this.droppedBytes = this.recover()
@@ -214,7 +215,7 @@ export class Spool extends EventEmitter {
     if (this.saveTimer !== undefined) clearTimeout(this.saveTimer)
     this.saveTimer = undefined
     if (this.closed || this.savedPosition === this.ackedPosition) return
-    writeFileSync(join(this.dir, POSITION_TEMP_FILE), `${this.ackedPosition}\n`)
+    writeFileSync(join(this.dir, POSITION_TEMP_FILE), `${this.ackedPosition}\n`, {mode: 0o600})
     renameSync(join(this.dir, POSITION_TEMP_FILE), join(this.dir, POSITION_FILE))
     this.savedPosition = this.ackedPosition
     while (this.segments.length > 1 && this.segments[1]!.start <= this.ackedPosition) {
@@ -260,7 +261,7 @@ export class Spool extends EventEmitter {
   }
 
   private addSegment(start: number): Segment {
-    const segment = {start, fd: openSync(join(this.dir, segmentName(start)), 'a+')}
+    const segment = {start, fd: openSync(join(this.dir, segmentName(start)), 'a+', 0o600)}
     this.segments.push(segment)
     return segment
   }
@@ -376,7 +377,7 @@ function lock(dir: string): void {
   const file = join(dir, LOCK_FILE)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(file, `${process.pid}\n`, {flag: 'wx'})
+      writeFileSync(file, `${process.pid}\n`, {flag: 'wx', mode: 0o600})
       return
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
