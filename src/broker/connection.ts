@@ -35,6 +35,7 @@ import type {FrameDecoder} from '../protocol/decoder.js'
 import {isMetaError, type ErrorCode} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
 import {addressKey} from './auth/throttle.js'
+import type {PrincipalQuota} from './auth/quota.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
 const REQUEST_OVERHEAD_BYTES = 256
@@ -94,6 +95,11 @@ export class Connection {
   /** Called when the connection logs in (true) or is anonymous again (false): the listener's counts per address. */
   onLoginChange: ((loggedIn: boolean) => void) | undefined = undefined
   private userName: string | undefined = undefined
+  /** The quota of the user it logged in as (auth/quota.ts); undefined: anonymous, nothing counted. */
+  quota: PrincipalQuota | undefined = undefined
+  /** Set while a byte rate holds the connection (auth/quota.ts): answers wait and nothing is read. */
+  private throttledUntilMs = 0
+  private throttleTimer: NodeJS.Timeout | undefined = undefined
   /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
   authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
   /** A login is being checked or its answer is waiting (auth/throttle.ts): one at a time per connection. */
@@ -158,6 +164,24 @@ export class Connection {
     const was = this.userName !== undefined
     this.userName = user
     if (was !== (user !== undefined)) this.onLoginChange?.(user !== undefined)
+  }
+
+  /**
+   * Hold this connection for `ms` (a byte rate passed): its answers are not sent and its
+   * requests not read until then. A longer hold extends a shorter one.
+   */
+  throttle(ms: number): void {
+    const until = Date.now() + ms
+    if (this.closing || until <= this.throttledUntilMs) return
+    this.throttledUntilMs = until
+    this.pauseReading()
+    clearTimeout(this.throttleTimer)
+    this.throttleTimer = setTimeout(() => {
+      this.throttledUntilMs = 0
+      this.throttleTimer = undefined
+      this.scheduleFlush()
+      this.schedulePump()
+    }, ms).unref()
   }
 
   /** Requests awaiting an answer. */
@@ -248,6 +272,10 @@ export class Connection {
       written?.()
       return
     }
+    if (this.quota !== undefined) {
+      const waitMs = this.quota.chargeFetch(data.length)
+      if (waitMs > 0) this.throttle(waitMs)
+    }
     this.out.writeAscii(valueHeader(data.length, opaque))
     if (data.length < LARGE_BODY_BYTES) {
       this.out.writeBytes(data)
@@ -277,6 +305,8 @@ export class Connection {
   close(): void {
     if (this.closing) return
     this.closing = true
+    clearTimeout(this.throttleTimer)
+    this.throttledUntilMs = 0
     this.stopped = true
     this.flush()
     this.socket.end()
@@ -342,7 +372,7 @@ export class Connection {
     let drained = false
     try {
       while (this.deferred.length > 0 && !this.saturated) this.deferred.shift()!()
-      while (!this.stopped && !this.saturated) {
+      while (!this.stopped && !this.saturated && this.throttledUntilMs === 0) {
         const frame = this.decoder.next()
         if (frame === undefined) {
           drained = true
@@ -365,7 +395,7 @@ export class Connection {
     }
     const now = decoded > 0 || this.frameStartedAtMs === 0 ? Date.now() : 0
     if (decoded > 0) this.lastRequestAtMs = now
-    if (this.saturated || this.deferred.length > 0) {
+    if (this.saturated || this.deferred.length > 0 || this.throttledUntilMs !== 0) {
       this.pauseReading()
     } else {
       if (this.readPaused) {
@@ -433,6 +463,8 @@ export class Connection {
 
   private flush(): void {
     this.flushScheduled = false
+    // Held by a byte rate: the answers leave when the hold ends (throttle's timer flushes).
+    if (this.throttledUntilMs !== 0 && !this.closing) return
     const written = this.whenWritten
     this.whenWritten = []
     if (this.socket.destroyed) return

@@ -9,6 +9,9 @@ import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import type {PartitionLog} from '../storage/index.js'
 import type {StoredOffset} from '../storage/offset-log.js'
 import type {AccessControl} from './auth/access.js'
+import {principalStats, type PrincipalStats} from './auth/limits.js'
+
+export type {PrincipalStats} from './auth/limits.js'
 import type {BrokerConfig} from './config/index.js'
 import type {BrokerContext} from './context.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
@@ -36,6 +39,8 @@ export interface BrokerStatsView {
   connectionCount(): number
   /** Connections refused for their address's caps since the start. */
   connectionsRefused(): number
+  /** Every user's usage and limits (with access control; none without). */
+  principals(): PrincipalStats[]
   readonly store: {
     list(): readonly PartitionReadView[]
     get(topic: string, partition: number): PartitionReadView | undefined
@@ -78,6 +83,7 @@ export function statsView(ctx: BrokerContext): BrokerStatsView {
     startedAtMs: ctx.startedAtMs,
     connectionCount: () => ctx.connectionCount(),
     connectionsRefused: () => ctx.connectionsRefused(),
+    principals: () => (ctx.access === undefined ? [] : principalStats(ctx, ctx.access, undefined)),
     store: {
       list: () => ctx.store.list(),
       get: (topic, partition) => ctx.store.get(topic, partition),

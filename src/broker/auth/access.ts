@@ -11,6 +11,8 @@ import {createScramCredential, verifyPassword, type ScramCredential} from '../..
 import type {Logger} from '../../log.js'
 import {ALL_RIGHTS, NO_RIGHTS, RightSet, type Grant} from './rights.js'
 import {AuditLog} from './audit.js'
+import {PrincipalQuota} from './quota.js'
+import type {Limits} from './users-file.js'
 import {LoginThrottle, type LoginThrottleOptions} from './throttle.js'
 import {readUsersFile} from './users-file.js'
 
@@ -35,6 +37,7 @@ interface User {
   rights: RightSet
   /** How many HTTP tokens it has. */
   tokens?: number
+  limits?: Limits
 }
 
 /** SHA-256 (hex) of an HTTP token: the form the users file keeps it in. */
@@ -55,6 +58,7 @@ export class AccessControl {
   private anonymousRights: RightSet
   /** Makes fake salts for unknown users (the same per user, so they cannot be told apart). */
   private readonly secret = randomBytes(32)
+  private readonly quotas = new Map<string, PrincipalQuota>()
   /** The users file was read once (later reads are audited as changes). */
   private loaded = false
 
@@ -95,12 +99,14 @@ export class AccessControl {
     const users = new Map<string, User>()
     const tokens = new Map<string, string>()
     for (const [name, entry] of Object.entries(file.users)) {
-      users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants), tokens: entry.tokens?.length ?? 0})
+      users.set(name, {credential: entry['scram-sha-256'], rights: new RightSet(entry.grants), tokens: entry.tokens?.length ?? 0, limits: entry.limits})
       for (const hash of entry.tokens ?? []) tokens.set(hash, name)
     }
     if (this.loaded) this.auditChanges(this.users, users)
     this.loaded = true
     this.users = users
+    // Connections keep their user's quota object: its limits change in place.
+    for (const [name, quota] of this.quotas) quota.setLimits(users.get(name)?.limits ?? {})
     this.tokens = tokens
     this.verified.clear()
     return users.size
@@ -144,6 +150,21 @@ export class AccessControl {
     return this.internal.has(user)
   }
 
+  /** The quota of a logged-in user (one object per user, kept across reloads: its connections hold it). */
+  quotaOf(user: string): PrincipalQuota {
+    let quota = this.quotas.get(user)
+    if (quota === undefined) {
+      quota = new PrincipalQuota(user, this.users.get(user)?.limits ?? {})
+      this.quotas.set(user, quota)
+    }
+    return quota
+  }
+
+  /** The users of the users file, sorted. */
+  userNames(): string[] {
+    return [...this.users.keys()].sort()
+  }
+
   /** The user an HTTP token belongs to (`meta user token`), or undefined. */
   userOfToken(token: string): string | undefined {
     return this.tokens.get(tokenHash(token))
@@ -177,6 +198,7 @@ export class AccessControl {
       const now = grants(user)
       for (const grant of now) if (!was.has(grant)) this.audit.userChanged(name, `granted ${grant}`)
       for (const grant of was) if (!now.has(grant)) this.audit.userChanged(name, `revoked ${grant}`)
+      if (JSON.stringify(old.limits ?? {}) !== JSON.stringify(user.limits ?? {})) this.audit.userChanged(name, `limits ${JSON.stringify(user.limits ?? {})}`)
       if ((old.tokens ?? 0) !== (user.tokens ?? 0)) this.audit.userChanged(name, `HTTP tokens ${old.tokens ?? 0} → ${user.tokens ?? 0}`)
     }
     for (const name of before.keys()) if (!after.has(name)) this.audit.userChanged(name, 'removed')

@@ -15,6 +15,7 @@ import {parsePlainMessage, PLAIN, type AuthFinishCommand, type AuthStartCommand}
 import {parseClientFirst, scramNonce, serverFirstMessage, verifyClientFinal, verifyPassword, SCRAM_ITERATIONS_DEFAULT} from '../../protocol/commands/auth-scram.js'
 import type {Connection} from '../connection.js'
 import {checkUserName} from './users-file.js'
+import {admitLogin} from './limits.js'
 import type {BrokerContext} from '../context.js'
 
 const FAILED = 'authentication failed'
@@ -45,6 +46,7 @@ export function handleAuthStart(ctx: BrokerContext, conn: Connection, frame: Aut
   const nonce = first.clientNonce + scramNonce()
   const serverFirst = serverFirstMessage(nonce, salt, credential?.iterations ?? SCRAM_ITERATIONS_DEFAULT)
   conn.user = undefined
+  conn.quota = undefined
   conn.authExchange = {user: first.user, clientFirstBare: first.bare, serverFirst, nonce}
   conn.sendResult(Status.OK, frame.opaque, serverFirst)
 }
@@ -75,6 +77,7 @@ function isTls(conn: Connection): boolean {
 
 function handlePlain(ctx: BrokerContext, conn: Connection, frame: AuthStartCommand): void {
   conn.user = undefined
+  conn.quota = undefined
   conn.authExchange = undefined
   if (!isTls(conn)) {
     conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256 here, or PLAIN on the TLS port (--tls-port)')
@@ -115,8 +118,10 @@ function answerLogin(ctx: BrokerContext, conn: Connection, opaque: number, user:
     })
     .then(
       (ok) => {
+        if (ok && !admitLogin(ctx, access, conn, user, opaque)) return
         if (ok) {
           conn.user = user
+          conn.quota = access.quotaOf(user)
           ctx.log.info('authenticated', {remote: conn.remote, user, mechanism})
           conn.sendResult(Status.OK, opaque, body ?? '')
         } else {

@@ -28,6 +28,36 @@ interface UserEntry {
   grants: Grant[]
   /** HTTP tokens (`meta user token`), as the SHA-256 (hex) of each: the token itself is not kept. */
   tokens?: string[]
+  /** Quotas (`meta user limit`, quota.ts); an absent one is no limit. */
+  limits?: Limits
+}
+
+/** A principal's quotas: counts, and byte rates per second. */
+export interface Limits {
+  connections?: number
+  groups?: number
+  partitions?: number
+  produceByteRate?: number
+  fetchByteRate?: number
+}
+
+/** Each limit and its floor and ceiling. */
+export const LIMIT_RANGES: Readonly<Record<keyof Limits, readonly [number, number]>> = {
+  connections: [1, 1_000_000],
+  groups: [1, 1_000_000],
+  partitions: [1, 1_000_000],
+  // 1 KiB/s .. 1 TiB/s
+  produceByteRate: [1024, 1024 ** 4],
+  fetchByteRate: [1024, 1024 ** 4],
+}
+
+/** A limit's value checked against its range; INVALID_ARGUMENT naming both otherwise. */
+export function checkLimit(name: keyof Limits, value: unknown): number {
+  const [min, max] = LIMIT_RANGES[name]
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid limit ${name} ${JSON.stringify(value)}: expected an integer from ${min} to ${max}`)
+  }
+  return value
 }
 
 export interface UsersFile {
@@ -115,7 +145,14 @@ function checkEntry(entry: UserEntry): UserEntry {
   const tokens = entry.tokens ?? []
   if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string' && /^[0-9a-f]{64}$/.test(t))) throw new Error('"tokens" must be an array of SHA-256 hex digests')
   const credential = {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}
-  return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {})}
+  const given = entry.limits ?? {}
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error('"limits" must be an object')
+  const limits: Limits = {}
+  for (const [name, value] of Object.entries(given)) {
+    if (!(name in LIMIT_RANGES)) throw new Error(`unknown limit "${name}": expected ${Object.keys(LIMIT_RANGES).join(', ')}`)
+    limits[name as keyof Limits] = checkLimit(name as keyof Limits, value)
+  }
+  return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {}), ...(Object.keys(limits).length > 0 ? {limits} : {})}
 }
 
 /** Replace the file atomically (temp file in the same directory, fsync, rename); mode 0600. */
