@@ -5,7 +5,7 @@
  *   Authorization: Basic <user:password>   a user of the users file (https, or a loopback listener)
  *   Authorization: Bearer <token>          a token made by `meta user token`: its user
  *                                          (X-Meta-Token: <token> too)
- *   Authorization: Bearer <--http-token>   every right (the operator's token, as before)
+ *   Authorization: Bearer <operator token> every right ($META_HTTP_TOKEN or --http-token-file)
  *   nothing                                the anonymous rights ([security] anonymous)
  *
  * Each request the HTTP server sends its broker on behalf of an HTTP request is checked, before
@@ -15,7 +15,7 @@
  * with the broker's message. Failed logins (a wrong password or an unknown token) are slowed and
  * counted as on the broker's port (the same per-address runs, `auth_failures`).
  *
- * Without access control nothing here runs: the --http-token rule (server.ts) holds alone.
+ * Without access control nothing here runs: the operator token rule (server.ts) holds alone.
  */
 import {AsyncLocalStorage} from 'node:async_hooks'
 import {timingSafeEqual} from 'node:crypto'

@@ -16,11 +16,11 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {escapeUnsafe, type Logger} from '../../log.js'
 
 /** Refusals of one key are written at most once per this long (plus one line with the count). */
-export const REFUSAL_INTERVAL_MS = 10_000
+const REFUSAL_INTERVAL_MS = 10_000
 /** Keys of refusals kept per interval. */
 const REFUSAL_KEYS_MAX = 1000
 
-export interface AuditEntry {
+interface AuditEntry {
   event: 'login' | 'refused' | 'user-changed' | 'certificate-refused'
   principal: string
   address?: string

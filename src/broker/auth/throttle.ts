@@ -33,7 +33,7 @@ const MAX_IN_FLIGHT_PER_ADDRESS = 8
 /** An address's delay doubles every this many failures (a (user, address) pair's with every one). */
 const ADDRESS_FAILURES_PER_DOUBLING = 3
 /** Failures are forgotten this long after the last one of their pair or address. */
-export const FAILURE_MEMORY_MS = 15 * 60_000
+const FAILURE_MEMORY_MS = 15 * 60_000
 /** Addresses, and (user, address) pairs, remembered at most. */
 const TRACKED_MAX = 10_000
 

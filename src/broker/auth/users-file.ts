@@ -42,7 +42,7 @@ export interface Limits {
 }
 
 /** Each limit and its floor and ceiling. */
-export const LIMIT_RANGES: Readonly<Record<keyof Limits, readonly [number, number]>> = {
+const LIMIT_RANGES: Readonly<Record<keyof Limits, readonly [number, number]>> = {
   connections: [1, 1_000_000],
   groups: [1, 1_000_000],
   partitions: [1, 1_000_000],

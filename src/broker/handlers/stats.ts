@@ -55,7 +55,7 @@ import {STATS_HELP_LINES} from '../stats.js'
 import {principalStats} from '../auth/limits.js'
 
 /** meta's stats item of each user's usage and limits. */
-export const PRINCIPALS_ITEM = 'meta-principals'
+const PRINCIPALS_ITEM = 'meta-principals'
 import {TOPIC_OVERLAY_ITEM, topicOverlayJson} from '../topic-overlay.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
