@@ -98,6 +98,26 @@ describe('quotas per principal', () => {
     assert.ok(line.throttledMs >= 2000)
   })
 
+  it('throttles a fetch byte rate: every get is answered, late', async (t) => {
+    const path = await tenantUsers(t)
+    setLimits(path, 'bob', {fetchByteRate: 100 * 1024})
+    const broker = await startTestBroker(t, {usersFile: path})
+    const root = await login(t, broker.port, 'root')
+    const body = Buffer.alloc(60 * 1024, 0x62)
+    assert.equal(code(await root.request(Buffer.concat([Buffer.from(`put bob-read 0 ${body.length} 0 -1 1\r\n`), body]))), 200)
+    const bob = await login(t, broker.port, 'bob')
+    const started = Date.now()
+    for (let i = 0; i < 6; i++) {
+      const answer = await bob.request(`get bob-read g 0 0 ${128 * 1024} ${10 + i}\r\n`, 30_000)
+      assert.equal(answer.type, 'value', 'throttled, not refused')
+    }
+    const took = Date.now() - started
+    assert.ok(took >= 2000, `6 fetches of 60 KiB at 100 KiB/s answered in ${took} ms`)
+    const line = broker.stats.principals().find((p) => p.user === 'bob')!
+    assert.equal(line.fetchedBytes, 6 * (body.length + 20))
+    assert.ok(line.throttledMs >= 2000)
+  })
+
   it('meta user limit sets, shows and removes limits; bad values name what is expected', async (t) => {
     const path = await tenantUsers(t)
     const set = await runCli(['user', 'limit', 'bob', '--partitions', '50', '--groups', '20', '--produce-byte-rate', '10MiB', '--connections', '4', '--users', path])
