@@ -5,6 +5,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {addUser, grantRight, setLimits} from '../../src/broker/index.js'
 import type {ResponseFrame} from '../../src/protocol/frames.js'
@@ -60,6 +61,11 @@ describe('quotas per principal', () => {
     assert.equal(code(await root.request(`group-join root-g m-root 30000 root-topic 2\r\n`)), 200)
     const usage = text(await root.request('stats meta-principals 3\r\n'))
     assert.match(usage, /^bob connections 1 connections_limit - groups 3 groups_limit 3 partitions 5 partitions_limit 5 produce_bytes 12 /m)
+    const cli = await runCli(['stats', 'meta-principals', '-b', `127.0.0.1:${broker.port}`, '--user', 'root'], {env: {META_PASSWORD: PASSWORD}})
+    assert.equal(cli.code, 0, cli.stderr)
+    assert.match(cli.stdout, /bob\s+1\s+3\/3\s+5\/5\s/)
+    const system = await runCli(['stats', '-b', `127.0.0.1:${broker.port}`, '--user', 'root'], {env: {META_PASSWORD: PASSWORD}})
+    assert.match(system.stdout, /access_denied\s+0\b/)
     // Bob sees his own line only.
     const own = text(await bob.request('stats meta-principals 31\r\n'))
     assert.match(own, /^bob connections/m)
@@ -69,13 +75,18 @@ describe('quotas per principal', () => {
   it('refuses a login past the connections limit, naming it', async (t) => {
     const path = await tenantUsers(t)
     setLimits(path, 'bob', {connections: 2})
-    const broker = await startTestBroker(t, {usersFile: path})
+    const audit = join(await tmpDir(t, 'meta-quota-audit-'), 'audit.log')
+    const broker = await startTestBroker(t, {usersFile: path, auditLog: audit})
     await login(t, broker.port, 'bob')
     await login(t, broker.port, 'bob')
     const third = await RawClient.connect(t, broker.port)
     const answer = await rawLogin(third, 'bob', PASSWORD)
     assert.equal(code(answer), 403)
     assert.match(text(answer), /user "bob" has 2 connections, its limit \(connections 2; meta user limit bob --connections\) \[code=QUOTA_EXCEEDED\]/)
+    // Audited as a refusal, not counted as one for rights.
+    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    assert.ok(lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.command === 'auth' && String(e.outcome).includes('connections 2')), JSON.stringify(lines))
+    assert.equal(broker.access!.audit.refusals, 0)
   })
 
   it('throttles a produce byte rate: every put is accepted, the answers come late', async (t) => {

@@ -67,10 +67,10 @@ export class AuditLog {
     this.write({event: 'certificate-refused', principal: name, address, outcome: 'refused: not a user name'})
   }
 
-  /** A request refused for rights. */
-  refused(principal: string, address: string, command: string, resource: string, why: string): void {
-    this.refusals += 1
-    this.log.limited('access-denied').warn('request refused', {principal, address, command, resource})
+  /** A request refused for rights (counted in `refusals`), or for a quota (`quota`: audited and logged only). */
+  refused(principal: string, address: string, command: string, resource: string, why: string, quota = false): void {
+    if (!quota) this.refusals += 1
+    this.log.limited(quota ? 'quota-exceeded' : 'access-denied').warn(quota ? 'request refused: quota' : 'request refused', {principal, address, command, resource})
     const key = `${principal}\0${command}\0${resource}`
     const counted = this.pending.get(key)
     if (counted !== undefined) {

@@ -18,7 +18,7 @@ export function admitLogin(ctx: BrokerContext, access: AccessControl, conn: Conn
   let count = 0
   for (const other of ctx.connections()) if (other !== conn && other.user === user) count += 1
   if (count < limit) return true
-  conn.sendError('QUOTA_EXCEEDED', opaque, limitMessage(user, 'connections', count, limit, 'connections'), Status.FORBIDDEN)
+  refuse(access, conn, user, 'auth', 'connections', limitMessage(user, 'connections', count, limit, 'connections'), opaque)
   return false
 }
 
@@ -34,7 +34,7 @@ export function admitPut(ctx: BrokerContext, conn: Connection, quota: PrincipalQ
     for (const log of ctx.store.list()) if (rights.allows('put', log.topic)) count += 1
     if (count >= limit) {
       ctx.counters.putFailed += 1
-      conn.sendError('QUOTA_EXCEEDED', opaque, limitMessage(quota.user, 'partitions', count, limit, 'partitions'), Status.FORBIDDEN)
+      refuse(ctx.access, conn, quota.user, 'put', `partitions ${topic}`, limitMessage(quota.user, 'partitions', count, limit, 'partitions'), opaque)
       return false
     }
   }
@@ -51,8 +51,14 @@ export function admitGroup(ctx: BrokerContext, conn: Connection, quota: Principa
   let count = 0
   for (const name of ctx.groups.names()) if (rights.allows('group', name)) count += 1
   if (count < limit) return true
-  conn.sendError('QUOTA_EXCEEDED', opaque, limitMessage(quota.user, 'consumer groups', count, limit, 'groups'), Status.FORBIDDEN)
+  refuse(ctx.access, conn, quota.user, 'group-join', `groups ${group}`, limitMessage(quota.user, 'consumer groups', count, limit, 'groups'), opaque)
   return false
+}
+
+/** Answer a request refused for a quota, and audit it (aggregated as refusals are). */
+function refuse(access: AccessControl, conn: Connection, user: string, command: string, resource: string, message: string, opaque: number): void {
+  access.audit.refused(user, conn.socket.remoteAddress ?? conn.remote, command, resource, message, true)
+  conn.sendError('QUOTA_EXCEEDED', opaque, message, Status.FORBIDDEN)
 }
 
 /** One line of `stats meta-principals`. */
