@@ -158,6 +158,7 @@ export class Listener {
   /** A connection closed: count its traffic and forget it. */
   closed(conn: Connection): void {
     if (!this.connections.delete(conn)) return
+    this.memory.connectionClosed()
     const count = this.perAddress.get(conn.address)
     if (count !== undefined) {
       count.all -= 1

@@ -7,8 +7,9 @@
  * memory grows enough, that is while allocation goes on: once a burst of connections stops,
  * nothing allocates, no collection comes, and hundreds of MB of dead buffers stay resident
  * (60,000 short connections left +290 MB). So the broker's sweep calls {@link MemoryReturn.check}
- * each period, and when no connection was accepted since the last check and the external memory
- * and the heap stand {@link EXTERNAL_GROWTH_BYTES} above what the last collection left, it asks V8 for a full
+ * each period, and when at least {@link CLOSED_MIN} connections closed since the last
+ * collection, none was accepted for two checks, and the external memory and the heap stand
+ * {@link EXTERNAL_GROWTH_BYTES} above what the last collection left, it asks V8 for a full
  * collection (at most once per {@link MIN_INTERVAL_MS}). The JavaScript heap counts too (the
  * connections' objects die with them). A busy broker, which keeps allocating, is left to V8's
  * own collections.
@@ -23,6 +24,8 @@ import type {Logger} from '../log.js'
 
 /** Growth of external memory and heap over the last collection that makes a quiet broker collect. */
 const EXTERNAL_GROWTH_BYTES = 32 * 1024 * 1024
+/** Connections closed since the last collection before memory is even looked at (a broker whose clients stay connected never pays for the check). */
+const CLOSED_MIN = 64
 /** Collections this far apart at least. */
 const MIN_INTERVAL_MS = 5_000
 
@@ -60,15 +63,24 @@ export class MemoryReturn {
     this.baseline = this.external()
   }
 
+  /** Connections closed since the last collection. */
+  private closed = 0
+
+  /** A connection closed. */
+  connectionClosed(): void {
+    this.closed += 1
+  }
+
   /** Called periodically: `quiet` when no connection was accepted since the last call; collects after two quiet calls in a row. */
   check(quiet: boolean, nowMs = Date.now()): void {
-    if (this.collect === undefined) return
+    this.quietChecks = quiet ? this.quietChecks + 1 : 0
+    if (this.collect === undefined || this.closed < CLOSED_MIN || this.quietChecks < 2) return
     const external = this.external()
     if (this.baseline === undefined) this.baseline = external
-    this.quietChecks = quiet ? this.quietChecks + 1 : 0
     // Two quiet checks in a row: the burst is over, not just pausing between two accepts.
-    if (this.quietChecks < 2 || nowMs - this.lastAtMs < MIN_INTERVAL_MS || external < this.baseline + EXTERNAL_GROWTH_BYTES) return
+    if (nowMs - this.lastAtMs < MIN_INTERVAL_MS || external < this.baseline + EXTERNAL_GROWTH_BYTES) return
     this.lastAtMs = nowMs
+    this.closed = 0
     this.collections += 1
     this.collect()
     this.baseline = undefined
