@@ -74,11 +74,14 @@ export class MemoryReturn {
   /** Called periodically: `quiet` when no connection was accepted since the last call; collects after two quiet calls in a row. */
   check(quiet: boolean, nowMs = Date.now()): void {
     this.quietChecks = quiet ? this.quietChecks + 1 : 0
-    if (this.collect === undefined || this.closed < CLOSED_MIN || this.quietChecks < 2) return
-    const external = this.external()
-    if (this.baseline === undefined) this.baseline = external
+    if (this.collect === undefined) return
+    // What the last collection left, read at the first check after it (whatever goes on then).
+    if (this.baseline === undefined) this.baseline = this.external()
     // Two quiet checks in a row: the burst is over, not just pausing between two accepts.
-    if (nowMs - this.lastAtMs < MIN_INTERVAL_MS || external < this.baseline + EXTERNAL_GROWTH_BYTES) return
+    if (this.closed < CLOSED_MIN || this.quietChecks < 2 || nowMs - this.lastAtMs < MIN_INTERVAL_MS) return
+    const external = this.external()
+    this.baseline = Math.min(this.baseline, external)
+    if (external < this.baseline + EXTERNAL_GROWTH_BYTES) return
     this.lastAtMs = nowMs
     this.closed = 0
     this.collections += 1
