@@ -23,7 +23,7 @@ import {runInNewContext} from 'node:vm'
 import type {Logger} from '../log.js'
 
 /** Growth of external memory and heap over the last collection that makes a quiet broker collect. */
-const EXTERNAL_GROWTH_BYTES = 32 * 1024 * 1024
+const EXTERNAL_GROWTH_BYTES = 8 * 1024 * 1024
 /** Connections closed since the last collection before memory is even looked at (a broker whose clients stay connected never pays for the check). */
 const CLOSED_MIN = 64
 /** Collections this far apart at least. */
