@@ -50,6 +50,8 @@ export class MemoryReturn {
   private lastAtMs = 0
   /** Checks in a row that were quiet. */
   private quietChecks = 0
+  /** Collect again at the next check (see check). */
+  private second = false
 
   constructor(
     private readonly log: Logger,
@@ -75,6 +77,13 @@ export class MemoryReturn {
   check(quiet: boolean, nowMs = Date.now()): void {
     this.quietChecks = quiet ? this.quietChecks + 1 : 0
     if (this.collect === undefined) return
+    if (this.second) {
+      // A closed socket's buffers go in two steps: the first collection runs the weak callbacks
+      // of its native handles, which let go of them; the next one frees them.
+      this.second = false
+      this.collect()
+      return
+    }
     // What the last collection left, read at the first check after it (whatever goes on then).
     if (this.baseline === undefined) this.baseline = this.external()
     // Two quiet checks in a row: the burst is over, not just pausing between two accepts.
@@ -86,6 +95,7 @@ export class MemoryReturn {
     this.closed = 0
     this.collections += 1
     this.collect()
+    this.second = true
     this.baseline = undefined
     this.log.debug('collected dead connection buffers after a burst', {externalAndHeapBytesBefore: external})
   }
