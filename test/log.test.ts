@@ -6,11 +6,12 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import {LOG_BURST_LINES} from '../src/log.js'
-import {capturedLogger, waitFor} from './helpers/index.js'
+import {waitFor} from './helpers/index.js'
+import {captureLogger} from './helpers/log.js'
 
 describe('Logger.limited()', () => {
   it('writes the first lines of an interval and then one line with the count of the rest', async () => {
-    const {logger, lines} = capturedLogger('warn')
+    const {logger, entries: lines} = captureLogger('warn')
     const intervalMs = 300
     for (let i = 0; i < 50; i++) {
       // Two children of one family share the count of a kind.
@@ -31,7 +32,7 @@ describe('Logger.limited()', () => {
   })
 
   it('defaults to LOG_BURST_LINES lines per interval and passes other levels through the same count', () => {
-    const {logger, lines} = capturedLogger('info')
+    const {logger, entries: lines} = captureLogger('info')
     const limited = logger.limited('x')
     for (let i = 0; i < 20; i++) limited.error('failed write', {i})
     for (let i = 0; i < 20; i++) limited.info('info too')

@@ -11,6 +11,12 @@
  *   for the next one, which covers all of them. A failed fdatasync rolls the log back to the
  *   last synced checkpoint and fails every append not yet acknowledged.
  *
+ * The policy may be reloaded while appends are unsynced ({@link Flusher.policyChanged}): an
+ * append acknowledged under either policy is never taken back. Turning to threshold mode
+ * acknowledges the appends that wait for an fdatasync (they are written), also when that
+ * fdatasync fails; turning to group commit keeps what threshold mode acknowledged out of any
+ * rollback (a failed fdatasync rolls back only to the end written at the reload).
+ *
  * fdatasync is always asynchronous (threadpool). The host (the partition log) knows the
  * files; this class knows only ordering.
  */
@@ -56,9 +62,20 @@ export class Flusher<C extends Checkpoint> {
   /** Group commit: callbacks of written batches, waiting for the next fdatasync. */
   private waiting: AppendCallback[] = []
   private waiters: FlushWaiter[] = []
+  /**
+   * Set when the policy turned to group commit with appends threshold mode acknowledged and
+   * no fdatasync covered yet: the written state then (a rollback never goes below it) and
+   * how many of its messages are unflushed.
+   */
+  private acknowledged: {checkpoint: C; unflushed: number} | undefined
+  /** The policy turned to threshold mode while an fdatasync was in flight: its callbacks are acknowledged whatever its outcome. */
+  private coveredAcknowledged = false
+  /** The policy as of the last {@link policyChanged}. */
+  private policyGroupCommit: boolean
 
   constructor(private readonly host: FlushHost<C>) {
     this.synced = host.checkpoint()
+    this.policyGroupCommit = this.groupCommit
   }
 
   get groupCommit(): boolean {
@@ -86,6 +103,22 @@ export class Flusher<C extends Checkpoint> {
       this.waiters.push({target, resolve, reject})
       this.requestSync()
     })
+  }
+
+  /** The topic's policy was reloaded (see the top of the file). */
+  policyChanged(): void {
+    const wasGroupCommit = this.policyGroupCommit
+    const groupCommit = this.groupCommit
+    this.policyGroupCommit = groupCommit
+    if (wasGroupCommit && !groupCommit) {
+      if (this.running) this.coveredAcknowledged = true
+      const waiting = this.waiting
+      this.waiting = []
+      this.host.fire(waiting, null)
+    } else if (!wasGroupCommit && groupCommit) {
+      const checkpoint = this.host.checkpoint()
+      if (checkpoint.end > this.synced.end) this.acknowledged = {checkpoint, unflushed: this.unflushedCount}
+    }
   }
 
   /** Start an fdatasync now, or right after the one in flight. */
@@ -119,6 +152,7 @@ export class Flusher<C extends Checkpoint> {
     this.waiting = []
     const unflushed = this.unflushedCount
     this.lastSyncMs = Date.now()
+    this.coveredAcknowledged = false
     try {
       await this.host.syncFiles()
     } catch (error) {
@@ -129,18 +163,28 @@ export class Flusher<C extends Checkpoint> {
     this.synced = checkpoint
     this.unflushedCount -= unflushed
     assert(this.unflushedCount >= 0, 'no more messages are flushed than were written')
+    const acknowledged = this.acknowledged
+    if (acknowledged !== undefined) {
+      if (checkpoint.end >= acknowledged.checkpoint.end) this.acknowledged = undefined
+      else acknowledged.unflushed -= unflushed
+    }
     this.host.fire(covered, null)
     this.settleWaiters(null)
   }
 
   private failed(err: MetaError, covered: AppendCallback[]): void {
     if (this.groupCommit) {
-      this.host.rollBack(this.synced, err)
-      this.unflushedCount = 0
-      this.host.fire(covered, err)
+      // Never below what threshold mode acknowledged before a reload (see the top of the file).
+      const acknowledged = this.acknowledged
+      this.host.rollBack(acknowledged?.checkpoint ?? this.synced, err)
+      this.unflushedCount = acknowledged?.unflushed ?? 0
+      this.host.fire(covered, this.coveredAcknowledged ? null : err)
       this.failWaiting(err)
     } else {
       this.host.syncFailed(err)
+      // Threshold mode acknowledges what is written: appends that waited for this fdatasync
+      // under group commit are written and stay.
+      this.host.fire(covered, null)
     }
     this.settleWaiters(err)
   }

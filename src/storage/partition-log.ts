@@ -395,6 +395,7 @@ export class PartitionLog {
   /** @internal Apply a reloaded topic config (flush policy, segment size). */
   updateConfig(config: TopicStorageConfig): void {
     this.config = config
+    this.flusher.policyChanged()
   }
 
   /** @internal Periodic timer (threshold mode): fdatasync when anything is unflushed. */

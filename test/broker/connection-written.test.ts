@@ -7,14 +7,15 @@
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 import {Connection} from '../../src/broker/connection.js'
-import {capturedLogger, waitFor} from '../helpers/index.js'
+import {waitFor} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
 import {socketPair} from '../helpers/socket-pair.js'
 
 describe('Connection#sendValue written callback', () => {
   test('small values call it at once; a large one only after its socket write completed', async (t) => {
     const {client: peer, server: socket} = await socketPair(t) // the peer does not read yet
     const handler = {handle: () => {}, draining: () => {}, closed: () => {}}
-    const conn = new Connection(socket, handler, capturedLogger().logger, {maxBodyBytes: 1 << 20, maxPendingBytes: 1 << 30})
+    const conn = new Connection(socket, handler, captureLogger().logger, {maxBodyBytes: 1 << 20, maxPendingBytes: 1 << 30})
 
     let smallDone = 0
     conn.sendValue(1, Buffer.alloc(100, 7), () => (smallDone += 1))

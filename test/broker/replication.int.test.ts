@@ -10,29 +10,17 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
+import type {Broker} from '../../src/broker/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
 import {createProducer, AdminClient, type SendResult} from '../../src/client/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
-import {startTestBroker} from '../helpers/broker.js'
+import {startAsyncSlave, startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
-async function startSlave(t: Cleanup, master: Broker, dataPath: string, options: {slaveId?: number; close?: boolean} = {}): Promise<Broker> {
-  // A different segment size than the master's: the slave must follow the master's anyway.
-  const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath, maxSegmentBytes: 1024 * 1024 * 1024})
-  const slave = await startBroker({
-    config,
-    slave: {
-      slaveId: options.slaveId ?? 1,
-      slaveGroup: 'meta-slave-group',
-      maxDelayMs: 100,
-      master: {host: '127.0.0.1', port: master.port},
-      connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
-    },
-  })
-  if (options.close !== false) t.after(() => slave.close())
-  return slave
+/** A slave of `master` on `dataPath` with another segment size than the master's: it must follow the master's anyway. */
+function startSlave(t: Cleanup, master: Broker, dataPath: string, slaveId = 1): Promise<Broker> {
+  return startAsyncSlave(t, {master, dataPath, slaveId, maxSegmentBytes: 1024 * 1024 * 1024})
 }
 
 async function produce(t: Cleanup, broker: Broker, topic: string, count: number, partitions = [0, 1]): Promise<void> {
@@ -137,7 +125,7 @@ describe('asynchronous replication (standalone slave)', () => {
     await log.removeSegmentsBefore(segments[2].start)
     assert.ok(log.minOffset > 0)
     const dataPath = await tmpDir(t, 'meta-slave-')
-    const first = await startSlave(t, master, dataPath, {close: false})
+    const first = await startSlave(t, master, dataPath)
     await caughtUp(master, first)
     assert.equal(first.store.get(topic, 0)!.minOffset, log.minOffset)
     await assertIdentical(master, first)
@@ -154,7 +142,7 @@ describe('asynchronous replication (standalone slave)', () => {
     const topic = uniqueName('repl')
     await produce(t, master, topic, 1000, [0])
     const dataPath = await tmpDir(t, 'meta-slave-')
-    const first = await startSlave(t, master, dataPath, {close: false})
+    const first = await startSlave(t, master, dataPath)
     await caughtUp(master, first)
     const oldEnd = first.store.get(topic, 0)!.maxOffset
     await first.close()
@@ -177,7 +165,7 @@ describe('asynchronous replication (standalone slave)', () => {
     const topic = uniqueName('repl')
     await produce(t, master, topic, 900, [0, 1, 2])
     const dataPath = await tmpDir(t, 'meta-old-master-')
-    const first = await startSlave(t, master, dataPath, {close: false})
+    const first = await startSlave(t, master, dataPath)
     await caughtUp(master, first)
     const forks = [0, 1, 2].map((p) => first.store.get(topic, p)!.maxOffset)
     await first.close()
@@ -208,8 +196,8 @@ describe('asynchronous replication (standalone slave)', () => {
     const topic = uniqueName('repl')
     await produce(t, master, topic, 600, [0])
     const winnerPath = await tmpDir(t, 'meta-winner-')
-    const winnerAsSlave = await startSlave(t, master, winnerPath, {close: false})
-    const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'), {slaveId: 2})
+    const winnerAsSlave = await startSlave(t, master, winnerPath)
+    const slave = await startSlave(t, master, await tmpDir(t, 'meta-slave-'), 2)
     await caughtUp(master, winnerAsSlave)
     const fork = winnerAsSlave.store.get(topic, 0)!.maxOffset
     await winnerAsSlave.close()

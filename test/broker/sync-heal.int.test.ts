@@ -11,7 +11,8 @@ import assert from 'node:assert/strict'
 import {cp, mkdir, readdir, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
-import {capturedLogger, tmpDir, waitFor} from '../helpers/index.js'
+import {tmpDir, waitFor} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {segmentFiles} from '../helpers/segments.js'
 import {parseSyncStats} from '../../src/protocol/stats-body.js'
@@ -52,7 +53,7 @@ async function cutFiles(dataPath: string): Promise<string[]> {
  * bytes, and after more puts both logs are the same bytes.
  */
 async function assertHeals(t: Parameters<typeof RawClient.connect>[0], masterDir: string, slaveDir: string, cutBytes: number): Promise<void> {
-  const slaveLog = capturedLogger('info')
+  const slaveLog = captureLogger('info')
   const slave = await startTestBroker(t, {syncSlave: true, dataPath: slaveDir, logger: slaveLog.logger})
   const master = await startTestBroker(t, {dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`})
   const client = await RawClient.connect(t, master.port)
@@ -70,7 +71,7 @@ async function assertHeals(t: Parameters<typeof RawClient.connect>[0], masterDir
   const stats = parseSyncStats(text(await client.request('stats meta-sync 2\r\n')))
   assert.ok(stats.role === 'master' && stats.partitionsDiverged === 0 && stats.slaveConnected, JSON.stringify(stats))
   assert.deepEqual(await cutFiles(slaveDir).then((f) => f.length), 1, 'the slave kept the cut bytes in one .meta.cut file')
-  const cutLine = slaveLog.lines.find((l) => typeof l.msg === 'string' && l.msg.includes('divergent tail'))
+  const cutLine = slaveLog.entries.find((l) => typeof l.msg === 'string' && l.msg.includes('divergent tail'))
   assert.equal(cutLine?.bytes, cutBytes, `the slave logged the count it cut: ${JSON.stringify(cutLine)}`)
   await putAll(t, master.port, ['more 1', 'more 2 longer', 'more 3'])
   await master.close()
@@ -168,7 +169,7 @@ describe('sync replication heals a slave ahead of its master', () => {
     const slaveDir = await tmpDir(t, 'meta-heal-slave-')
     const first = await startTestBroker(t, {syncSlave: true, dataPath: slaveDir})
     const port = first.port
-    const masterLog = capturedLogger('info')
+    const masterLog = captureLogger('info')
     const master = await startTestBroker(t, {syncSlaveAddress: `127.0.0.1:${port}`, logger: masterLog.logger})
     await waitFor(() => master.stats.sync?.connected, {timeoutMs: 20_000, what: 'the master to connect'})
     await putAll(t, master.port, ['acknowledged 1', 'acknowledged 2'])
@@ -189,7 +190,7 @@ describe('sync replication heals a slave ahead of its master', () => {
       {timeoutMs: 20_000, intervalMs: 50, what: 'the partition to be refused'},
     )) as Result
     assert.match(text(refused), /cutting it there would be below \d+, the end of a batch the slave confirmed.*\[code=SYNC_OFFSET_MISMATCH\]$/)
-    assert.ok(masterLog.lines.some((l) => l.level === 50 && String(l.msg).startsWith('ALARM')), 'the master logged an alarm')
+    assert.ok(masterLog.entries.some((l) => l.level === 50 && String(l.msg).startsWith('ALARM')), 'the master logged an alarm')
     const stats = parseSyncStats(text(await client.request('stats meta-sync 2\r\n')))
     assert.ok(stats.role === 'master' && stats.partitionsDiverged === 1 && stats.slaveConnected, JSON.stringify(stats))
     assert.deepEqual(await cutFiles(slaveDir), [], 'nothing was cut')

@@ -19,7 +19,7 @@ import {addUser, grantRight} from '../../src/broker/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import type {ResponseFrame} from '../../src/protocol/frames.js'
 import type {OutputBuffer} from '../../src/protocol/output-buffer.js'
-import {startTestBroker} from '../helpers/broker.js'
+import {startAsyncSlave, startTestBroker} from '../helpers/broker.js'
 import {suiteScope, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {captureLogger} from '../helpers/log.js'
 import {runCli} from '../helpers/process.js'
@@ -254,13 +254,7 @@ describe('TLS', () => {
     const root = `/${uniqueName('tls')}`
     const ini = `[zookeeper]\nzk.zkRoot=${root}\n`
     const master = await startTestBroker(t, {...tlsOf(), tlsPort: 0, ini, zkConnect: zk.connect})
-    const slave = await startTestBroker(t, {
-      ...tlsOf(),
-      tlsPort: 0,
-      ini,
-      zkConnect: zk.connect,
-      slave: {slaveId: 1, slaveGroup: 'meta-slave-group', maxDelayMs: 100, connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100})},
-    })
+    const slave = await startAsyncSlave(t, {...tlsOf(), tlsPort: 0, ini, zkConnect: zk.connect})
     const client = await zk.client()
     await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/0/slave1_tls`)) !== undefined, {what: 'slave1_tls registered'})
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), `meta://127.0.0.1:${slave.port}`)

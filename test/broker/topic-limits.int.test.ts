@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict'
 import {describe, it} from 'node:test'
 import {startTestBroker} from '../helpers/broker.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {tmpDir} from '../helpers/index.js'
 import {spawnBroker} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
@@ -97,17 +98,11 @@ async function iniWith(t: {after(fn: () => unknown): void}, text: string): Promi
 
 describe('a partition that cannot be created', () => {
   it('fails the put with the reason and logs it, rate-limited (EMFILE)', async (t) => {
-    const {nodeFileOps} = await import('../../src/storage/file-ops.js')
     const {captureLogger} = await import('../helpers/log.js')
     const log = captureLogger('info')
     // Descriptors run out for new partitions of "full-*" topics only.
-    const fileOps = {
-      ...nodeFileOps,
-      openSync: (path: string, mode: Parameters<typeof nodeFileOps.openSync>[1]) => {
-        if (/\/full-\d+-0\//.test(path)) throw Object.assign(new Error(`EMFILE: too many open files, open '${path}'`), {code: 'EMFILE'})
-        return nodeFileOps.openSync(path, mode)
-      },
-    }
+    const fileOps = new FaultFileOps({paths: /\/full-\d+-0\//})
+    fileOps.failOpens = 'EMFILE'
     const broker = await startTestBroker(t, {fileOps, logger: log.logger})
     const c = await RawClient.connect(t, broker.port)
     for (let i = 0; i < 20; i++) {

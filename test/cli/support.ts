@@ -2,7 +2,6 @@
  * Helpers for the CLI end-to-end tests: read a topic back with the client library, write
  * messages with it, and find a port nothing listens on.
  */
-import {createServer} from 'node:net'
 import {createConsumer, createProducer, type Message} from '../../src/client/index.js'
 import type {Broker} from '../../src/broker/index.js'
 
@@ -34,15 +33,6 @@ export async function produce(broker: Broker, topic: string, messages: Outgoing[
   } finally {
     await producer.close()
   }
-}
-
-/** A loopback port with no listener (bound, then released). */
-export async function unusedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as {port: number}
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 /** Messages grouped by partition, in offset order. */

@@ -7,50 +7,14 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {createProducer, type SendResult} from '../../src/client/index.js'
-import {nodeFileOps, type FileOps, type OpenMode} from '../../src/storage/file-ops.js'
 import {startTestBroker} from '../helpers/broker.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {uniqueName, waitFor} from '../helpers/index.js'
-
-/**
- * File operations whose writes to the files of `<topic>-0` fail with ENOSPC while `full`
- * (own properties, not prototype methods: the store copies the operations it is given).
- */
-class FullPartitionFileOps implements FileOps {
-  full = true
-  /** Writes attempted on partition 0 while it was full. */
-  refusedWrites = 0
-  private readonly fds = new Set<number>()
-
-  constructor(private readonly topic: string) {}
-
-  openSync = (path: string, mode: OpenMode): number => {
-    const fd = nodeFileOps.openSync(path, mode)
-    if (path.includes(`/${this.topic}-0/`)) this.fds.add(fd)
-    return fd
-  }
-
-  closeSync = (fd: number): void => {
-    this.fds.delete(fd)
-    nodeFileOps.closeSync(fd)
-  }
-
-  writevSync = (fd: number, buffers: readonly Buffer[], position: number): number => {
-    if (this.full && this.fds.has(fd)) {
-      this.refusedWrites += 1
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
-    }
-    return nodeFileOps.writevSync(fd, buffers, position)
-  }
-
-  ftruncateSync = nodeFileOps.ftruncateSync
-  read = nodeFileOps.read
-  fdatasync = nodeFileOps.fdatasync
-}
 
 describe('Producer routing around a failing partition', () => {
   it('sends the selector places avoid a full partition, lose nothing, and return to it once it recovers', async (t) => {
     const topic = uniqueName('full')
-    const fileOps = new FullPartitionFileOps(topic)
+    const fileOps = new FaultFileOps({paths: new RegExp(`/${topic}-0/`), failWrites: 'ENOSPC'})
     const broker = await startTestBroker(t, {fileOps, numPartitions: 2})
     const producer = createProducer({broker: `127.0.0.1:${broker.port}`})
     t.after(() => producer.close())
@@ -64,7 +28,7 @@ describe('Producer routing around a failing partition', () => {
     assert.deepEqual(new Set(results.map((r) => r.partition)), new Set([1]), 'every message landed in partition 1')
     // One refused put, plus at most a probe per elapsed back-off (the first is 1 s): not one in two.
     assert.ok(fileOps.refusedWrites >= 1 && fileOps.refusedWrites <= 5, `${fileOps.refusedWrites} puts reached the full partition`)
-    fileOps.full = false
+    fileOps.failWrites = undefined
     const back = await waitFor(
       async () => {
         const r = await producer.send(topic, 'after recovery')
@@ -81,7 +45,7 @@ describe('Producer routing around a failing partition', () => {
 
   it('a message pinned to the full partition fails with DISK_FULL and does not move', async (t) => {
     const topic = uniqueName('full')
-    const fileOps = new FullPartitionFileOps(topic)
+    const fileOps = new FaultFileOps({paths: new RegExp(`/${topic}-0/`), failWrites: 'ENOSPC'})
     const broker = await startTestBroker(t, {fileOps, numPartitions: 2})
     const producer = createProducer({broker: `127.0.0.1:${broker.port}`, retries: 1})
     t.after(() => producer.close())

@@ -7,48 +7,16 @@
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {createSpoolingProducer} from '../../src/client/index.js'
-import {nodeFileOps, type FileOps, type OpenMode} from '../../src/storage/file-ops.js'
 import {startTestBroker} from '../helpers/broker.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {tmpDir, uniqueName, waitFor, withDeadline} from '../helpers/index.js'
 import {byPartition, readAll} from '../cli/support.js'
-
-/** Writes to the files of `<topic>-0` fail with ENOSPC while `full` (own properties: the store copies them). */
-class FullPartitionFileOps implements FileOps {
-  full = true
-  refusedWrites = 0
-  private readonly fds = new Set<number>()
-
-  constructor(private readonly topic: string) {}
-
-  openSync = (path: string, mode: OpenMode): number => {
-    const fd = nodeFileOps.openSync(path, mode)
-    if (path.includes(`/${this.topic}-0/`)) this.fds.add(fd)
-    return fd
-  }
-
-  closeSync = (fd: number): void => {
-    this.fds.delete(fd)
-    nodeFileOps.closeSync(fd)
-  }
-
-  writevSync = (fd: number, buffers: readonly Buffer[], position: number): number => {
-    if (this.full && this.fds.has(fd)) {
-      this.refusedWrites += 1
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
-    }
-    return nodeFileOps.writevSync(fd, buffers, position)
-  }
-
-  ftruncateSync = nodeFileOps.ftruncateSync
-  read = nodeFileOps.read
-  fdatasync = nodeFileOps.fdatasync
-}
 
 describe('createSpoolingProducer and a failing partition', () => {
   for (const how of ['pinned', 'hash-keyed'] as const) {
     it(`${how} messages for a full partition wait in the spool, in order, and never move to another partition`, async (t) => {
       const topic = uniqueName('full')
-      const fileOps = new FullPartitionFileOps(topic)
+      const fileOps = new FaultFileOps({paths: new RegExp(`/${topic}-0/`), failWrites: 'ENOSPC'})
       const broker = await startTestBroker(t, {fileOps, numPartitions: 2})
       const spoolDir = await tmpDir(t)
       const producer = createSpoolingProducer({broker: `127.0.0.1:${broker.port}`, selector: 'hash', retries: 0, spool: {spoolDir}})
@@ -62,7 +30,7 @@ describe('createSpoolingProducer and a failing partition', () => {
       await waitFor(() => outages.length > 0 && producer.stats.pending > 0, {timeoutMs: 20_000, what: 'the outage'})
       assert.deepEqual([...new Set(outages)], ['DISK_FULL'])
       const whileFull = await readAll(broker, topic)
-      fileOps.full = false
+      fileOps.failWrites = undefined
       await withDeadline(producer.flush(), 30_000, 'the spool to drain')
       assert.ok(producer.stats.spooled > 0, 'messages went through the spool')
       await producer.close() // before the spool's temp dir goes

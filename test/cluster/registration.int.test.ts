@@ -12,7 +12,7 @@ import {startTestBroker} from '../helpers/broker.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkStat} from '../helpers/zookeeper.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {uniqueName, waitFor} from '../helpers/index.js'
-import {nodeFileOps, type FileOps} from '../../src/storage/file-ops.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {CreateMode, ZkSession} from '../../src/cluster/zk-session.js'
 
 
@@ -160,24 +160,17 @@ describe('broker registration in ZooKeeper', () => {
   it('leaves topics-pub while puts fail and returns once its disk accepts writes', async (t) => {
     const root = `/${uniqueName('meta')}`
     // A full disk, injected through the store's file operations: every write fails with ENOSPC.
-    let diskFull = false
-    const fileOps: FileOps = {
-      ...nodeFileOps,
-      writevSync: (fd, buffers, position) => {
-        if (diskFull) throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
-        return nodeFileOps.writevSync(fd, buffers, position)
-      },
-    }
+    const fileOps = new FaultFileOps()
     const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect, fileOps})
     const pub = `${root}/brokers/topics-pub/orders/7-m`
     await waitFor(async () => (await zkRead(client, pub)) !== undefined, {what: 'orders in topics-pub'})
     const raw = await RawClient.connect(t, broker.port)
-    diskFull = true
+    fileOps.failWrites = 'ENOSPC'
     const failed = await raw.request('put orders 0 1 0 -1 1\r\nx')
     assert.ok(failed.type === 'result' && failed.code === 500, text(failed))
     assert.match(text(failed), /\[code=DISK_FULL\]$/)
     await waitFor(async () => (await zkRead(client, pub)) === undefined, {what: 'orders to leave topics-pub'})
-    diskFull = false
+    fileOps.failWrites = undefined
     assert.equal(await zkRead(client, `${root}/brokers/topics-sub/orders/7-m`), '{"numParts":4,"broker":"7-m"}', 'still readable')
     await waitFor(async () => (await zkRead(client, pub)) !== undefined, {what: 'the write probe to succeed', timeoutMs: 15_000})
   })

@@ -20,7 +20,8 @@ import {partitionEnds as ends} from '../helpers/client.js'
 import {runCli} from '../helpers/process.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
-import {capturedLogger, tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
 import type {Logger} from '../../src/log.js'
 
 let zk: TestZooKeeper
@@ -68,9 +69,9 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     for (let i = 0; i < 20; i++) assert.match(await put(`m${i}`, i % 2), /^\d+ \d \d+$/)
 
     // A second announcing slave waits, warned, while the first holds the node.
-    const captured = capturedLogger('info')
+    const captured = captureLogger('info')
     const second = await startSyncSlave(t, root, 2, captured.logger)
-    await waitFor(() => captured.lines.find((l) => /another sync slave is announced for this broker id/.test(String(l.msg)) && l.holder === first.url), {
+    await waitFor(() => captured.entries.find((l) => /another sync slave is announced for this broker id/.test(String(l.msg)) && l.holder === first.url), {
       timeoutMs: 30_000,
       what: 'the second slave to be told another one is announced',
     })
@@ -108,7 +109,7 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     assert.ok(tail.length > 0 && segments.length > 1, 'the tail spans segments')
     await waitFor(async () => ((await zkRead(client, `${root}/brokers/ids/0/master`)) === promoted.url ? true : undefined), {timeoutMs: 30_000, what: 'the slave to take over'})
 
-    const captured = capturedLogger('info')
+    const captured = captureLogger('info')
     const rejoined = await startSyncSlave(t, root, 2, captured.logger, true, {dataPath: oldDir})
     const rawPromoted = await RawClient.connect(t, promoted.port)
     await waitFor(async () => (/^\d+ 0 \d+$/.test(text(await rawPromoted.request(`put orders 0 5 0 ${opaque++}\r\nafter`, 20_000))) ? true : undefined), {
@@ -116,7 +117,7 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
       intervalMs: 50,
       what: 'acks to resume with the old master as sync slave',
     })
-    const cutLine = captured.lines.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
+    const cutLine = captured.entries.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
     assert.ok(cutLine !== undefined, 'the cut is logged')
     assert.deepEqual([cutLine.topic, cutLine.partition, cutLine.fork, cutLine.oldEnd, cutLine.messages], ['orders', 0, fork, fork + tail.length, 12])
     assert.ok(readFileSync(String(cutLine.file)).equals(tail), 'the cut file holds exactly the unacknowledged tail')
@@ -135,7 +136,7 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
       for (let i = 0; i < count; i++) assert.match(text(await rawAlone.request(`put orders 0 30 0 ${i + 1}\r\n${`${label} ${i}`.padEnd(30, '.')}`, 20_000)), /^\d+ 0 \d+$/)
       await alone.close()
     }
-    const captured = capturedLogger('info')
+    const captured = captureLogger('info')
     const slave = await startSyncSlave(t, root, 1, captured.logger, true, {dataPath: slaveDir})
     const master = await startTestBroker(t, {brokerId: 0, zkConnect: zk.connect, zkRoot: root, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`, checkSlaveIntervalMs: 50})
     const raw = await RawClient.connect(t, master.port)
@@ -145,7 +146,7 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
       intervalMs: 50,
       what: 'puts to orders-0 to be acknowledged once the slave cut what the master lacks',
     })
-    const cut = captured.lines.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
+    const cut = captured.entries.find((l) => /held a divergent tail its master does not/.test(String(l.msg)))
     assert.ok(cut !== undefined && cut.fork === 0 && cut.messages === 8, JSON.stringify(cut))
     assert.deepEqual(await ends(slave.port), await ends(master.port))
   })

@@ -13,7 +13,8 @@ import {ClusterTopology, createGroupConsumer} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkChildren, zkRead} from '../helpers/zookeeper.js'
 import {RawClient} from '../helpers/raw-client.js'
-import {capturedLogger, uniqueName, waitFor} from '../helpers/index.js'
+import {uniqueName, waitFor} from '../helpers/index.js'
+import {captureLogger} from '../helpers/log.js'
 
 const INI = (root: string) => `[system]\nbrokerId=7\nnumPartitions=2\n[zookeeper]\nzk.zkRoot=${root}\n[topic=orders]\nnumPartitions=4\n[topic=logs-*]\n`
 
@@ -48,7 +49,7 @@ describe('ZooKeeper work that fails is retried', () => {
 
   it('the broker registers a new topic once ZooKeeper lets it', async (t) => {
     const root = `/${uniqueName('meta')}`
-    const {logger, lines} = capturedLogger('warn')
+    const {logger, entries: lines} = captureLogger('warn')
     const broker = await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect, logger})
     // The topic's legacy node may not get children for now: creating 7-m there fails.
     await createRestricted(client, `${root}/brokers/topics/logs-web`, READ | ADMIN)
@@ -69,7 +70,7 @@ describe('ZooKeeper work that fails is retried', () => {
   it('a cluster client reads partitions again after a re-read failed', async (t) => {
     const root = `/${uniqueName('meta')}`
     await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
-    const {logger, lines} = capturedLogger('warn')
+    const {logger, entries: lines} = captureLogger('warn')
     const topology = new ClusterTopology({zk: zk.connect, zkRoot: root, logger})
     t.after(() => topology.close())
     assert.equal((await topology.publishPartitions('orders')).length, 4)
@@ -95,7 +96,7 @@ describe('ZooKeeper work that fails is retried', () => {
     const root = `/${uniqueName('meta')}`
     await startTestBroker(t, {ini: INI(root), zkConnect: zk.connect})
     const group = uniqueName('group')
-    const {logger, lines} = capturedLogger('warn')
+    const {logger, entries: lines} = captureLogger('warn')
     const topology = new ClusterTopology({zk: zk.connect, zkRoot: root, zkSessionTimeoutMs: 4000, logger})
     t.after(() => topology.close())
     const member = createGroupConsumer({topology, group, topics: ['orders'], memberId: 'm1', logger})

@@ -9,7 +9,7 @@ import {createServer as createHttpServer} from 'node:http'
 import {createServer, type Server, type Socket} from 'node:net'
 import type {Cleanup} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
-import {unusedPort} from '../cli/support.js'
+import {probeFreePort} from '../helpers/ports.js'
 
 async function listen(t: Cleanup, server: Server): Promise<number> {
   const sockets = new Set<Socket>()
@@ -52,7 +52,7 @@ describe('meta against wrong endpoints', () => {
   })
 
   it('nothing listening: connection refused; a bare port is 127.0.0.1', async () => {
-    const port = await unusedPort()
+    const port = await probeFreePort()
     const r = await runCli(['topic', 'list', '-b', String(port)], {timeoutMs: DEADLINE_MS})
     assert.equal(r.code, 1)
     assert.equal(r.stderr, `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: connection refused\n`)

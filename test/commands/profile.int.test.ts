@@ -12,7 +12,8 @@ import {connectAdmin} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
-import {address, produce, unusedPort} from '../cli/support.js'
+import {address, produce} from '../cli/support.js'
+import {probeFreePort} from '../helpers/ports.js'
 
 describe('meta profile', () => {
   it('create, list, use, delete; commands connect through the selected profile; flags and env win', async (t) => {
@@ -40,7 +41,7 @@ describe('meta profile', () => {
     assert.equal(offsets.code, 0, offsets.stderr)
     assert.equal((JSON.parse(offsets.stdout) as {group: string}).group, 'billing', "the profile's group")
 
-    const port = await unusedPort()
+    const port = await probeFreePort()
     const flag = await meta(['topic', 'list', '-b', String(port)])
     assert.equal(flag.stderr, `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: connection refused\n`, '-b wins over the profile')
     const fromEnv = await meta(['topic', 'list'], {META_BROKER: `127.0.0.1:${port}`})

@@ -9,7 +9,8 @@ import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {collect, exited, runCli, spawnCli} from '../helpers/process.js'
-import {address, byPartition, readAll, unusedPort} from '../cli/support.js'
+import {address, byPartition, readAll} from '../cli/support.js'
+import {probeFreePort} from '../helpers/ports.js'
 
 describe('meta send', () => {
   it('sends one message per stdin line, all acknowledged, in order per partition', async (t) => {
@@ -89,7 +90,7 @@ describe('meta send', () => {
   })
 
   it('exits 1 with one clear line when the broker is unreachable', async () => {
-    const port = await unusedPort()
+    const port = await probeFreePort()
     const result = await runCli(['send', '-t', 'orders', '-b', `127.0.0.1:${port}`], {input: 'hello\n'})
     assert.equal(result.code, 1)
     assert.equal(result.stderr, `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: connection refused\n`)

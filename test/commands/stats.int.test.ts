@@ -8,12 +8,12 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {spawn} from 'node:child_process'
 import {mkdirSync, writeFileSync} from 'node:fs'
-import {createServer} from 'node:net'
 import {join} from 'node:path'
 import {startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {BIN, collect, runCli, spawnCli} from '../helpers/process.js'
 import {tmpDir} from '../helpers/index.js'
+import {probeFreePort} from '../helpers/ports.js'
 
 const INI = `[system]
 numPartitions=2
@@ -30,15 +30,6 @@ async function brokerWithData(t: {after(fn: () => unknown): void}) {
   await client.request('put orders 1 5 0 -1 2\r\nhello')
   await client.request('put orders 1 5 0 -1 3\r\nhello')
   return {broker, client, address: `127.0.0.1:${broker.port}`}
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as {port: number}
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 describe('meta stats', () => {
@@ -139,7 +130,7 @@ describe('meta stats', () => {
   })
 
   it('meta stats against an unreachable broker fails with exit 1 and one line, no stack trace', async () => {
-    const port = await closedPort()
+    const port = await probeFreePort()
     const r = await runCli(['stats', '-b', `127.0.0.1:${port}`])
     assert.equal(r.code, 1)
     assert.equal(r.stderr, `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: connection refused\n`)

@@ -9,11 +9,9 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
-import {BrokerConnection} from '../../src/client/connection.js'
 import {connectAdmin, createProducer} from '../../src/client/index.js'
-import {startTestBroker} from '../helpers/broker.js'
-import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
+import {startAsyncSlave, startTestBroker} from '../helpers/broker.js'
+import {tmpDir, waitFor} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
 
 const DEADLINE_MS = 30_000
@@ -22,22 +20,6 @@ const MASTER_INI = `[system]
 numPartitions=1
 [topic=orders]
 `
-
-async function startAsyncSlave(t: Cleanup, master: Broker, dataPath: string): Promise<Broker> {
-  const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath})
-  const slave = await startBroker({
-    config,
-    slave: {
-      slaveId: 1,
-      slaveGroup: 'meta-slave-group',
-      maxDelayMs: 100,
-      master: {host: '127.0.0.1', port: master.port},
-      connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
-    },
-  })
-  t.after(() => slave.close())
-  return slave
-}
 
 /** The effective settings of `topic` on the broker at `url` (null when it does not serve it). */
 async function effective(url: string, topic: string): Promise<Record<string, string> | null> {
@@ -62,7 +44,7 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     const master = await startTestBroker(t, {ini: MASTER_INI})
     const masterUrl = `127.0.0.1:${master.port}`
     const slaveDir = await tmpDir(t, 'meta-slave-')
-    const slave = await startAsyncSlave(t, master, slaveDir)
+    const slave = await startAsyncSlave(t, {master, dataPath: slaveDir})
     const slaveUrl = `127.0.0.1:${slave.port}`
     // The slave took the master's server.ini: it serves orders and no other topic.
     await waitFor(async () => (await effective(slaveUrl, 'orders')) !== null, {what: 'the slave to apply the master config', timeoutMs: DEADLINE_MS})
@@ -101,7 +83,7 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     const master = await startTestBroker(t, {ini: MASTER_INI})
     const masterUrl = `127.0.0.1:${master.port}`
     const slaveDir = await tmpDir(t, 'meta-slave-')
-    const first = await startAsyncSlave(t, master, slaveDir)
+    const first = await startAsyncSlave(t, {master, dataPath: slaveDir})
     await cli(['topic', 'create', 'audit', '--partitions', '2', '-b', masterUrl])
     const producer = createProducer({broker: masterUrl})
     t.after(() => producer.close())
@@ -111,7 +93,7 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     await first.close()
 
     await cli(['topic', 'delete', 'audit', '--execute', '--yes', '-b', masterUrl])
-    const again = await startAsyncSlave(t, master, slaveDir)
+    const again = await startAsyncSlave(t, {master, dataPath: slaveDir})
     await waitFor(async () => (await effective(`127.0.0.1:${again.port}`, 'audit')) === null && again.store.get('audit', 1) === undefined, {
       what: 'the restarted slave to drop audit and its data',
       timeoutMs: DEADLINE_MS,

@@ -6,30 +6,12 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {applyOverrides, defaultBrokerConfig, startBroker, type Broker} from '../../src/broker/index.js'
-import {BrokerConnection} from '../../src/client/connection.js'
 import {connectAdmin, createProducer} from '../../src/client/index.js'
-import {startTestBroker} from '../helpers/broker.js'
-import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
+import {startAsyncSlave, startTestBroker} from '../helpers/broker.js'
+import {waitFor} from '../helpers/index.js'
 import {runCli} from '../helpers/process.js'
 
 const DEADLINE_MS = 30_000
-
-async function startAsyncSlave(t: Cleanup, master: Broker): Promise<Broker> {
-  const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath: await tmpDir(t, 'meta-slave-')})
-  const slave = await startBroker({
-    config,
-    slave: {
-      slaveId: 1,
-      slaveGroup: 'meta-slave-group',
-      maxDelayMs: 100,
-      master: {host: '127.0.0.1', port: master.port},
-      connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
-    },
-  })
-  t.after(() => slave.close())
-  return slave
-}
 
 /** Each of create, alter and delete --execute on `url` exits 1 with the role named, and the overlay stays empty. */
 async function assertRefused(url: string, topic: string, role: RegExp): Promise<void> {
@@ -57,7 +39,7 @@ async function assertRefused(url: string, topic: string, role: RegExp): Promise<
 describe('meta topic create|alter|delete on a slave', () => {
   it('an asynchronous slave refuses them, naming its role; its replicated data stays', async (t) => {
     const master = await startTestBroker(t)
-    const slave = await startAsyncSlave(t, master)
+    const slave = await startAsyncSlave(t, {master})
     const producer = createProducer({broker: `127.0.0.1:${master.port}`})
     t.after(() => producer.close())
     assert.ok((await producer.send('orders', 'hello', {partition: 0})).success)

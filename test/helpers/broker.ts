@@ -1,6 +1,6 @@
 /**
  * A real broker in this process, on an ephemeral loopback port, with its data in a fresh
- * temp dir; closed after the test.
+ * temp dir; closed after the test. Also as an asynchronous slave of another (startAsyncSlave).
  */
 import {
   applyOverrides,
@@ -10,6 +10,7 @@ import {
   type Broker,
   type ConfigOverrides,
 } from '../../src/broker/index.js'
+import {BrokerConnection} from '../../src/client/connection.js'
 import {createLogger, type Logger} from '../../src/log.js'
 
 type StartOptions = NonNullable<Parameters<typeof startBroker>[0]>
@@ -44,4 +45,32 @@ export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {
   const broker = await startBroker({config, fileOps, usersFile, slave, loginThrottle, auditLog, groupLimits, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
+}
+
+export interface AsyncSlaveOptions extends Omit<TestBrokerOptions, 'slave'> {
+  /** The master to follow; without one the slave finds it in ZooKeeper (zkConnect). */
+  master?: Broker
+  /** meta serve --slave-id (default 1). */
+  slaveId?: number
+}
+
+/**
+ * An asynchronous slave (meta serve --slave-id) in this process, in the slave group
+ * `meta-slave-group`, fetching at least every 100 ms and reconnecting to its master within
+ * 100 ms; its data in a fresh temp dir unless `dataPath` is given. Closed after the test
+ * (closing it earlier, to restart it on the same data, is fine).
+ */
+export async function startAsyncSlave(t: Cleanup, options: AsyncSlaveOptions = {}): Promise<Broker> {
+  const {master, slaveId = 1, ...rest} = options
+  return startTestBroker(t, {
+    ...rest,
+    dataPath: rest.dataPath ?? (await tmpDir(t, 'meta-slave-')),
+    slave: {
+      slaveId,
+      slaveGroup: 'meta-slave-group',
+      maxDelayMs: 100,
+      master: master === undefined ? undefined : {host: '127.0.0.1', port: master.port},
+      connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
+    },
+  })
 }

@@ -3,8 +3,6 @@
  */
 import {mkdtemp, rm} from 'node:fs/promises'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
-import {Writable} from 'node:stream'
-import {createLogger, type Logger} from '../../src/log.js'
 import {join} from 'node:path'
 
 /** The minimal part of node:test's TestContext the helpers need (works for suites too). */
@@ -142,16 +140,4 @@ export function suiteScope(): Cleanup & {run(): Promise<void>} {
       for (const fn of fns.reverse()) await fn()
     },
   }
-}
-
-/** A logger whose lines (JSON objects: level, msg, fields) tests can read. */
-export function capturedLogger(level: 'warn' | 'info' | 'debug' = 'debug'): {logger: Logger; lines: Array<Record<string, unknown>>} {
-  const lines: Array<Record<string, unknown>> = []
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>)
-      done()
-    },
-  })
-  return {logger: createLogger({level, format: 'json', destination}), lines}
 }

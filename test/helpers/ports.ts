@@ -9,6 +9,9 @@
  * The port is free when this returns but not reserved: another process may bind it before the
  * spawned server does. Callers must retry with a new port when the server fails to bind
  * (zookeeper.ts and mariadb.ts do, a few times).
+ *
+ * It is also the address of nothing, for a test of what a client does when its connection is
+ * refused (a broker or database that is down).
  */
 import {createServer} from 'node:net'
 

@@ -6,14 +6,13 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {createRequire} from 'node:module'
 import {parseOffsetsStats, parseSystemStats} from '../../src/client/admin.js'
-import {applyOverrides, defaultBrokerConfig, startBroker} from '../../src/broker/index.js'
-import {BrokerConnection} from '../../src/client/connection.js'
 import {createProducer} from '../../src/client/index.js'
 import {startHttpServer} from '../../src/http/server.js'
 import {checksum} from '../../src/protocol/crc.js'
 import {encodeRecord} from '../../src/protocol/message-set.js'
 import {RawClient, text} from '../helpers/raw-client.js'
-import {tmpDir, waitFor} from '../helpers/index.js'
+import {startAsyncSlave} from '../helpers/broker.js'
+import {waitFor} from '../helpers/index.js'
 import {httpFixture, ROOT} from './helpers.js'
 
 interface ParsedFamily {
@@ -99,18 +98,7 @@ describe('GET /metrics', () => {
     const producer = createProducer({broker: `127.0.0.1:${master.port}`})
     t.after(() => producer.close())
     for (let i = 0; i < 10; i++) assert.ok((await producer.send('r', `message ${i}`, {partition: 0})).success)
-    const config = applyOverrides(defaultBrokerConfig(), {listenHost: '127.0.0.1', serverPort: 0, dataPath: await tmpDir(t, 'meta-slave-')})
-    const slave = await startBroker({
-      config,
-      slave: {
-        slaveId: 1,
-        slaveGroup: 'meta-slave-group',
-        maxDelayMs: 100,
-        master: {host: '127.0.0.1', port: master.port},
-        connect: (address) => new BrokerConnection({...address, reconnectMaxDelayMs: 100}),
-      },
-    })
-    t.after(() => slave.close())
+    const slave = await startAsyncSlave(t, {master})
     const http = await startHttpServer({broker: slave, port: 0, assetRoot: ROOT})
     t.after(() => http.close())
     const scrape = async (url: string) => parsePrometheusTextFormat(await (await fetch(url)).text())

@@ -10,8 +10,9 @@ import {join} from 'node:path'
 import {describe, test} from 'node:test'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {decodeMessageSet} from '../../src/protocol/message-set.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {tmpDir} from '../helpers/index.js'
-import {FaultyFileOps, files, openStore, put, putMany, readAll} from './support.js'
+import {files, openStore, put, putMany, readAll} from './support.js'
 
 /** Settle every promise and return the error codes (undefined for successes). */
 async function codes(promises: Array<Promise<unknown>>): Promise<Array<string | undefined>> {
@@ -22,7 +23,7 @@ async function codes(promises: Array<Promise<unknown>>): Promise<Array<string | 
 describe('I/O faults', () => {
   test('PartitionLog.append() fails the whole batch with DISK_FULL and leaves no partial record', async (t) => {
     const dataPath = await tmpDir(t)
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, dataPath, {}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['good-0', 'good-1'])
@@ -44,7 +45,7 @@ describe('I/O faults', () => {
   })
 
   test('PartitionLog.append() error names the file and the code', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     ops.failWrites = 'EIO'
@@ -59,7 +60,7 @@ describe('I/O faults', () => {
 
   test('PartitionLog removes a segment created by a batch that failed', async (t) => {
     const dataPath = await tmpDir(t)
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, dataPath, {maxSegmentBytes: 50}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['0123456789'])
@@ -78,7 +79,7 @@ describe('I/O faults', () => {
 
   test('PartitionLog group commit fails and rolls back the appends a failed fdatasync covered', async (t) => {
     const dataPath = await tmpDir(t)
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, dataPath, {unflushThreshold: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['durable'])
@@ -94,7 +95,7 @@ describe('I/O faults', () => {
   })
 
   test('PartitionLog threshold mode keeps acknowledged appends when an fdatasync fails, and retries', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['a', 'b'])

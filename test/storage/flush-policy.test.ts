@@ -8,13 +8,15 @@
 import assert from 'node:assert/strict'
 import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
+import {decodeMessageSet} from '../../src/protocol/message-set.js'
 import {MessageStore} from '../../src/storage/index.js'
-import {tmpDir, waitFor} from '../helpers/index.js'
-import {FaultyFileOps, openStore, put, putMany, readAll} from './support.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
+import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
+import {openStore, put, putMany, readAll} from './support.js'
 
 describe('flush policy', () => {
   test('PartitionLog threshold mode fdatasyncs once more than unflushThreshold messages are unflushed', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 5, unflushIntervalMs: 3_600_000}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['1', '2', '3', '4', '5'])
@@ -26,7 +28,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog threshold mode fdatasyncs after a batch once unflushIntervalMs has passed', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     // Interval 0 ms has no periodic timer, so only the check after each batch can sync.
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -41,7 +43,7 @@ describe('flush policy', () => {
   })
 
   test('MessageStore periodic timer fdatasyncs idle threshold-mode logs', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000, unflushIntervalMs: 20}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await putMany(log, ['1', '2'])
@@ -50,7 +52,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog threshold mode acknowledges after the write, before any fdatasync', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -64,7 +66,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog group commit acknowledges only after an fdatasync that covers the append', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -82,7 +84,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog group commit covers every append that waited with one fdatasync', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     ops.holdSyncs = true
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: -1}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
@@ -111,7 +113,7 @@ describe('flush policy', () => {
 
   test('MessageStore.reloadConfig() switches a topic between flush policies', async (t) => {
     const dataPath = await tmpDir(t)
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     let config = {dataPath, unflushThreshold: 1000, unflushIntervalMs: 3_600_000, maxSegmentBytes: 1 << 20}
     const store = await MessageStore.open({dataPath, topicConfig: () => config, fileOps: ops})
     t.after(() => store.close())
@@ -126,7 +128,7 @@ describe('flush policy', () => {
   })
 
   test('PartitionLog.flush() writes pending appends and fdatasyncs them', async (t) => {
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, await tmpDir(t), {unflushThreshold: 1000}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     const payload = Buffer.from('x')
@@ -137,5 +139,66 @@ describe('flush policy', () => {
     assert.equal(ops.syncCalls, 1)
     await store.flushAll()
     assert.equal(ops.syncCalls, 1, 'nothing left to sync')
+  })
+})
+
+describe('flush policy reloaded while appends are unsynced', () => {
+  /** A store whose topic config the test changes, with fdatasyncs it can fail or hold. */
+  async function reloadable(t: Cleanup, unflushThreshold: number) {
+    const dataPath = await tmpDir(t)
+    const ops = new FaultFileOps()
+    const config = {dataPath, unflushThreshold, unflushIntervalMs: 3_600_000, maxSegmentBytes: 1 << 20}
+    const store = await MessageStore.open({dataPath, topicConfig: () => config, fileOps: ops})
+    t.after(() => store.close())
+    const reload = (threshold: number) => {
+      config.unflushThreshold = threshold
+      store.reloadConfig()
+    }
+    return {ops, log: store.getOrCreate('t', 0), reload}
+  }
+
+  test('a failed group-commit fdatasync never rolls back appends threshold mode acknowledged before the reload', async (t) => {
+    const {ops, log, reload} = await reloadable(t, 1000)
+    await putMany(log, ['acked-0', 'acked-1'])
+    assert.equal(log.info().unflushedCount, 2, 'acknowledged after the write, not yet synced')
+    reload(0)
+    ops.failSyncs = 'EIO'
+    await assert.rejects(put(log, 'lost'), {code: 'STORAGE_ERROR'})
+    assert.equal(log.maxOffset, 54, 'the acknowledged appends stay')
+    assert.equal(log.info().unflushedCount, 2, 'and are still to be synced')
+    ops.failSyncs = undefined
+    assert.equal(await put(log, 'next'), 54, 'the next append takes the offset after them')
+    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['acked-0', 'acked-1', 'next'])
+    assert.equal(log.info().unflushedCount, 0)
+  })
+
+  test('appends waiting for a group-commit fdatasync are acknowledged once threshold mode is reloaded, also when that fdatasync fails', async (t) => {
+    const {ops, log, reload} = await reloadable(t, 0)
+    ops.holdSyncs = true
+    const answers = new Map<string, number | string>()
+    const tracked = (payload: string) =>
+      put(log, payload).then(
+        (offset) => answers.set(payload, offset),
+        (error: {code: string}) => answers.set(payload, error.code),
+      )
+    void tracked('covered')
+    await waitFor(() => ops.heldSyncs.length === 1, {what: 'the fdatasync covering the first append'})
+    void tracked('waiting')
+    await waitFor(() => log.maxOffset === 54, {what: 'the second append to be written'})
+    reload(1000)
+    // Threshold mode acknowledges what is written: the append that waited for the next fdatasync is.
+    await waitFor(() => answers.has('waiting'), {what: 'the waiting append to be answered'})
+    assert.equal(answers.get('waiting'), 27)
+    assert.equal(answers.has('covered'), false, 'the covered append waits for its fdatasync')
+    ops.holdSyncs = false
+    ops.failSyncs = 'EIO'
+    ops.heldSyncs[0].open()
+    // Its bytes stay in the log, so its callback must not be lost, nor say it failed.
+    await waitFor(() => answers.has('covered'), {what: 'the covered append to be answered after its fdatasync failed'})
+    assert.equal(answers.get('covered'), 0)
+    assert.equal(log.maxOffset, 54)
+    ops.failSyncs = undefined
+    await waitFor(() => log.flush().then(() => true, () => false), {what: 'a flush once fdatasync works'})
+    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['covered', 'waiting'])
   })
 })

@@ -10,9 +10,10 @@ import {describe, test} from 'node:test'
 import {checksum} from '../../src/protocol/crc.js'
 import {makeMessageId} from '../../src/protocol/message-id.js'
 import {MessageStore, type PartitionLog} from '../../src/storage/index.js'
+import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
 import {decodeEntry, encodeEntries} from '../../src/storage/side-index.js'
-import {FaultyFileOps, openStore, put, putMany} from './support.js'
+import {openStore, put, putMany} from './support.js'
 
 const BASE_MS = Date.UTC(2024, 0, 1)
 const CONFIG = {maxSegmentBytes: 64 * 1024}
@@ -204,7 +205,7 @@ describe('side index', () => {
   test('PartitionLog removes the index with a segment a failed group commit rolled back', async (t) => {
     const dataPath = await tmpDir(t)
     const dir = join(dataPath, 't-0')
-    const ops = new FaultyFileOps()
+    const ops = new FaultFileOps()
     const store = await openStore(t, dataPath, {maxSegmentBytes: 50, unflushThreshold: 0}, {fileOps: ops})
     const log = store.getOrCreate('t', 0)
     await put(log, '0123456789')

@@ -1,10 +1,10 @@
 /**
  * Storage test support: a store in a temp dir (closed after the test), promise wrappers
- * around the callback API, hand-built MetaQ records, and a fault-injecting FileOps that
- * wraps the real one (the only fake the storage tests use: the store's own seam).
+ * around the callback API and hand-built MetaQ records. Faults go through the store's own
+ * seam, test/helpers/fault-file-ops.ts (the only fake the storage tests use).
  */
-import {fstatSync, readdirSync} from 'node:fs'
-import {MessageStore, nodeFileOps, type FileOps, type MessageStoreOptions, type PartitionLog} from '../../src/storage/index.js'
+import {readdirSync} from 'node:fs'
+import {MessageStore, type MessageStoreOptions, type PartitionLog} from '../../src/storage/index.js'
 import type {TopicStorageConfig} from '../../src/storage/index.js'
 import {checksum} from '../../src/protocol/crc.js'
 import type {Cleanup} from '../helpers/index.js'
@@ -70,74 +70,4 @@ export function files(dir: string): string[] {
 /** Open file descriptors of this process. */
 export function openFdCount(): number {
   return readdirSync('/proc/self/fd').length
-}
-
-/** A deferred promise the test settles. */
-export interface Gate {
-  promise: Promise<void>
-  open(): void
-  fail(err: Error): void
-}
-
-export function gate(): Gate {
-  let open!: () => void
-  let fail!: (err: Error) => void
-  const promise = new Promise<void>((resolve, reject) => {
-    open = resolve
-    fail = reject
-  })
-  return {promise, open, fail}
-}
-
-/**
- * The real file operations with hooks: counts fdatasync calls, can hold each fdatasync on a
- * gate, and can make the next writes fail (optionally after writing part of the bytes).
- */
-export class FaultyFileOps implements FileOps {
-  syncCalls = 0
-  /** When set, every fdatasync waits for a gate pushed to `heldSyncs`. */
-  holdSyncs = false
-  readonly heldSyncs: Gate[] = []
-  /** Error code thrown by the next writevSync calls (e.g. 'ENOSPC'), undefined = none. */
-  failWrites: string | undefined
-  /** Bytes the failing write really writes before throwing (a torn write). */
-  partialWriteBytes = 0
-  /** Writes that still succeed after failWrites is set. */
-  writesBeforeFailure = 0
-  /** Error code thrown by fdatasync calls. */
-  failSyncs: string | undefined
-
-  openSync = nodeFileOps.openSync
-  closeSync = nodeFileOps.closeSync
-  ftruncateSync = nodeFileOps.ftruncateSync
-  read = nodeFileOps.read
-
-  writevSync(fd: number, buffers: readonly Buffer[], position: number): number {
-    if (this.failWrites === undefined) return nodeFileOps.writevSync(fd, buffers, position)
-    if (this.writesBeforeFailure > 0) {
-      this.writesBeforeFailure -= 1
-      return nodeFileOps.writevSync(fd, buffers, position)
-    }
-    if (this.partialWriteBytes > 0) {
-      nodeFileOps.writevSync(fd, [Buffer.concat(buffers).subarray(0, this.partialWriteBytes)], position)
-    }
-    throw errno(this.failWrites)
-  }
-
-  async fdatasync(fd: number): Promise<void> {
-    // Directory syncs (new partitions and segments) are not what the tests count.
-    if (fstatSync(fd).isDirectory()) return nodeFileOps.fdatasync(fd)
-    this.syncCalls += 1
-    if (this.holdSyncs) {
-      const held = gate()
-      this.heldSyncs.push(held)
-      await held.promise
-    }
-    if (this.failSyncs !== undefined) throw errno(this.failSyncs)
-    return nodeFileOps.fdatasync(fd)
-  }
-}
-
-function errno(code: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${code}: injected failure`), {code})
 }

@@ -5,27 +5,18 @@
  */
 import {after, before, describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {createServer} from 'node:net'
 import mysql from 'mysql2/promise'
 import {MysqlOffsetStore, DEFAULT_OFFSET_TABLE, type MysqlOffsetStoreOptions} from '../../../src/client/offset-stores/mysql-offset-store.js'
 import {isMetaError} from '../../../src/protocol/errors.js'
 import {startMariaDb, type MariaDb} from '../../helpers/mariadb.js'
 import {uniqueName, type Cleanup} from '../../helpers/index.js'
+import {probeFreePort} from '../../helpers/ports.js'
 
 let tables = 0
 /** A table name unique in this process (identifier characters only). */
 function uniqueTable(): string {
   tables += 1
   return `offsets_${process.pid}_${tables}`
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const {port} = server.address() as {port: number}
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 describe('MysqlOffsetStore', () => {
@@ -227,7 +218,7 @@ describe('MysqlOffsetStore', () => {
   })
 
   it('MysqlOffsetStore fails with CONNECTION_FAILED naming host:port when no server listens', async (t) => {
-    const port = await closedPort()
+    const port = await probeFreePort()
     const store = open(t, {port})
     await assert.rejects(store.load('g', 't', [{brokerId: 0, partition: 0}]), (error: unknown) => {
       assert.ok(isMetaError(error, 'CONNECTION_FAILED'), String(error))
