@@ -417,6 +417,7 @@ export class SendSession {
     this.tally.failed += 1
     const error = result.error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed')
     this.problems.report({where: source.label(index), code: error.code, message: `send failed: ${error.message}`})
+    if (error.code === 'STORAGE_ERROR') return // a spool could not keep it: a followed file reads it again
     if (!isConnectionLoss(error)) source.done?.(index) // refused for good: sending it again would not help
     else if (this.stopReason === undefined) {
       this.fatal = new MetaError(error.code, `giving up: ${error.message}`, {cause: error})

@@ -5,13 +5,14 @@
  */
 import type {SendCallback} from '../client/producer-options.js'
 import {Flags} from '@oclif/core'
-import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR} from '../client/spool/index.js'
+import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR, type SpoolDestination} from '../client/spool/index.js'
 import {SpoolingProducer, MAX_OUTAGE_CEILING_MS, MAX_OUTAGE_FLOOR_MS} from '../client/spooling-producer.js'
 import type {Producer} from '../client/producer.js'
 import {MetaError} from '../protocol/errors.js'
 import {parseSize} from './bench/flags.js'
 import {durationFlag} from './client-flags.js'
-import {formatBytes, formatCount} from './format.js'
+import {formatBytes} from './format.js'
+import {noticeSpoolEvents} from './spool-notices.js'
 
 export interface SendSpoolOptions {
   /** Spool root (one directory per topic below it). */
@@ -19,8 +20,14 @@ export interface SendSpoolOptions {
   maxBytes: number
   /** Give up after an outage this long; undefined = wait as long as it takes (and fail fast at start). */
   maxOutageMs?: number
-  /** One line when spooling starts and one when the broker is back. */
+  /** One line when spooling starts and one when the broker is back (and about the spool's disk and damage). */
   notify: (line: string) => void
+  /** Where this process sends: spools record it, and those of another destination are left alone. */
+  destination?: SpoolDestination
+  /** Take spools left for any destination (meta spool send --retarget). */
+  retarget?: boolean
+  /** --spool was given (hints then repeat it). */
+  dirGiven?: boolean
 }
 
 const SPOOL_DIR_SUMMARY = 'Spool directory, one directory per topic below it (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
@@ -79,18 +86,14 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
     throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
   }
   // --max-outage's bounds are checked by its flag parser (MAX_OUTAGE_FLOOR_MS..MAX_OUTAGE_CEILING_MS).
-  return {dir: flags.spool ?? defaultSpoolRoot(env), maxBytes, maxOutageMs: flags['max-outage'], notify}
+  return {dir: flags.spool ?? defaultSpoolRoot(env), dirGiven: flags.spool !== undefined, maxBytes, maxOutageMs: flags['max-outage'], notify}
 }
 
-/** The sender of a spooling `meta send`, saying on stderr when an outage starts and ends. */
+/** The sender of a spooling `meta send`, saying on stderr what happens to its spools (spool-notices.ts). */
 export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined, onStored?: (callback: SendCallback) => void): SpoolingProducer {
-  const spooler = new SpoolingProducer({producer, spoolDir: options.dir, maxBytes: options.maxBytes, maxOutageMs: options.maxOutageMs, maxInFlight, onStored})
-  spooler.on('outage', (topic: string, error: MetaError) => {
-    options.notify(`% broker not taking messages of topic ${topic} (${error.message}): keeping them in the spool ${spooler.spoolDirOf(topic) ?? options.dir} until it does`)
-  })
-  spooler.on('recovered', (topic: string) => {
-    options.notify(`% broker is back: sending the spool of topic ${topic} (${formatCount(spooler.pendingOf(topic))} messages)`)
-  })
+  const {dir, maxBytes, maxOutageMs, destination, retarget} = options
+  const spooler = new SpoolingProducer({producer, spoolDir: dir, maxBytes, maxOutageMs, maxInFlight, onStored, destination, retarget})
+  noticeSpoolEvents(spooler, {notify: options.notify, destination, maxOutageMs, spoolFlag: options.dirGiven === true ? ` --spool ${dir}` : ''})
   return spooler
 }
 

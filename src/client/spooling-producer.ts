@@ -27,19 +27,32 @@
  *   close() keeps what is still unacknowledged in the spool for the next run.
  * - maxOutageMs: an outage longer than this emits 'error' (GIVE UP) and fails flush(); the
  *   spool keeps everything unacknowledged for the next run.
+ * - A spool that cannot be written (a full disk, an I/O error) stops the input ('stalled'):
+ *   what it could not write stays in memory and is written when a retry succeeds
+ *   ('writable'); past maxOutageMs it gives up, and the records never written fail their
+ *   callbacks (STORAGE_ERROR) rather than vanish.
+ * - Destinations: with `destination`, a spool left for another one is left alone
+ *   ('elsewhere'), one that records none is adopted (said in 'opened'); the spools this
+ *   producer writes record it.
  * - Delivery is at-least-once: a record whose acknowledgement is lost (crash, a timeout the
  *   broker did store) is sent again. A process killed while the broker is healthy loses its
  *   unacknowledged window (it was never written to disk).
  *
- * Events: 'outage' (topic, error), 'recovered' (topic), 'drain', 'error' (MetaError).
+ * Events: 'outage' (topic, error), 'recovered' (topic, messages in the spool then), 'drain',
+ * 'error' (MetaError); about spools: 'stalled' (topic, dir, error, held, pending), 'writable'
+ * (topic), 'lost' (topic, dir, count, error: records never written, at close), 'opened' (topic,
+ * dir, SpoolOpened: damage found, adopted or retargeted), 'elsewhere' (topic, dir, destination
+ * or undefined when unreadable), 'unavailable' (topic, dir, error: a leftover that cannot be
+ * opened).
  */
 import {Buffer} from 'node:buffer'
 import {EventEmitter} from 'node:events'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Producer, SendCallback, SendOptions} from './producer.js'
 import type {SendResult} from './types.js'
-import {defaultSpoolRoot, leftoverSpoolDirs, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
-import {mergeSpool} from './spool/dirs.js'
+import {defaultSpoolRoot, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
+import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane} from './spool/lane.js'
+import {describeSystemError} from './spool/spool.js'
 import {Queue} from './spool/queue.js'
 import type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 
@@ -54,47 +67,9 @@ const RECORD_HEAP_BYTES = 160
  * sent: the spool grows only during an outage.
  */
 const DRAIN_BACKLOG_BYTES = 1024 * 1024
-/** First and largest wait before a probe during an outage (ms). */
-const PROBE_BACKOFF_MIN_MS = 50
-const PROBE_BACKOFF_MAX_MS = 1000
 /** Smallest and largest --max-outage (ms): 1 s .. 30 days. */
 export const MAX_OUTAGE_FLOOR_MS = 1000
 export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
-
-/**
- * direct: sending straight to the producer (no spool in the way); sending: draining the spool;
- * outage: waiting to probe; probing: one record out to see whether the broker is back.
- */
-type LaneState = 'direct' | 'sending' | 'outage' | 'probing' | 'failed'
-
-interface Lane {
-  topic: string
-  /** Opened at the first outage, or at start for a spool left behind. */
-  spool: Spool | undefined
-  state: LaneState
-  /** The callback of a direct send written to the spool (handed over); its context is its spool record. */
-  spooledResult: (result: SendResult, record: SpoolRecord) => void
-  /** Direct sends written to the spool and not answered yet. */
-  spooledInFlight: number
-  /** Position of the next spool record to send. */
-  cursor: number
-  /** Spool records appended in this process and not yet sent (a copy of the spool's tail). */
-  memory: Queue<SpoolRecord>
-  memoryBytes: number
-  /** Spool records read from disk, not yet sent. */
-  readAhead: Queue<SpoolRecord>
-  /** Spool records sent and not answered. */
-  inFlight: number
-  /** Sends of an older epoch belong to a window cut short by an outage. */
-  epoch: number
-  callbacks: Map<number, SendCallback>
-  /** Callbacks of records appended since the spool's last flush (only with onStored). */
-  unstored: SendCallback[]
-  outageSinceMs: number
-  backoffMs: number
-  timer: NodeJS.Timeout | undefined
-  pumpScheduled: boolean
-}
 
 export class SpoolingProducer extends EventEmitter {
   private readonly options: SpoolingProducerOptions
@@ -113,7 +88,7 @@ export class SpoolingProducer extends EventEmitter {
   /** checkFlushed() waits for the producer's flush() (direct sends unanswered). */
   private awaitingDirect = false
   private closed = false
-  private readonly counts = {spooled: 0, resent: 0, leftover: 0}
+  private readonly counts = {spooled: 0, resent: 0, leftover: 0, damaged: 0, damagedBytes: 0}
   /** Close the producer too (made by createSpoolingProducer, spool/create.ts). */
   ownsProducer = false
 
@@ -137,7 +112,8 @@ export class SpoolingProducer extends EventEmitter {
   get stats(): SpoolingStats {
     let pending = this.producer.keptCount
     for (const lane of this.lanes.values()) pending += lane.spool?.pending ?? 0
-    return {...this.counts, pending}
+    const {spooled, resent, leftover, damaged, damagedBytes} = this.counts
+    return {spooled, resent, leftover, pending, damaged, damagedBytes}
   }
 
   /** Records sent and not yet acknowledged. */
@@ -219,51 +195,45 @@ export class SpoolingProducer extends EventEmitter {
     if (this.closed) return
     for (const lane of this.lanes.values()) {
       if (lane.timer !== undefined) clearTimeout(lane.timer)
+      if (lane.stallTimer !== undefined) clearTimeout(lane.stallTimer)
       if (lane.state === 'failed') continue
       try {
         this.spoolWindow(lane)
       } catch {} // no spool to keep them in: the summary counts them unacknowledged
     }
     this.closed = true
-    for (const lane of this.lanes.values()) lane.spool?.close()
+    let failure: MetaError | undefined
+    for (const lane of this.lanes.values()) {
+      if (lane.spool === undefined) continue
+      const error = await closeSpool(lane.topic, lane.spool, (event, ...args) => this.emit(event, ...args))
+      failure ??= error
+    }
     if (this.ownsProducer) await this.producer.close()
+    if (failure !== undefined) throw failure
   }
 
   private lane(topic: string): Lane {
     const known = this.lanes.get(topic)
     if (known !== undefined) return known
-    const lane: Lane = {
-      topic,
-      spool: undefined,
-      state: 'direct',
-      spooledResult: (result, record) => this.onSpooledResult(lane, record, result),
-      spooledInFlight: 0,
-      cursor: 0,
-      memory: new Queue(),
-      memoryBytes: 0,
-      readAhead: new Queue(),
-      inFlight: 0,
-      epoch: 0,
-      callbacks: new Map(),
-      unstored: [],
-      outageSinceMs: 0,
-      backoffMs: PROBE_BACKOFF_MIN_MS,
-      timer: undefined,
-      pumpScheduled: false,
-    }
+    const lane: Lane = newLane(topic, (result, record) => this.onSpooledResult(lane, record, result))
     this.lanes.set(topic, lane)
-    const leftovers = leftoverSpoolDirs(this.root, topic)
-    if (leftovers.length > 0) {
-      const spool = this.openSpool(lane, leftovers[0]!)
-      for (const dir of leftovers.slice(1)) mergeSpool(spool, dir)
-      this.counts.leftover += spool.pending
-      if (spool.pending > 0) {
-        lane.state = 'sending'
-        lane.cursor = spool.position
-        queueMicrotask(() => this.pump(lane))
-      }
-    }
+    this.takeLeftovers(lane)
     return lane
+  }
+
+  /** The spools an earlier run left for this topic and destination are sent first. */
+  private takeLeftovers(lane: Lane): void {
+    const spool = openLeftovers(this.root, lane.topic, this.options, (dir) => this.openSpool(lane, dir), (event, ...args) => {
+      if (event === 'merged') this.reportOpened(lane, args[0] as string, args[1] as Spool['opened'])
+      else this.emit(event, ...args)
+    })
+    if (spool === undefined) return
+    this.counts.leftover += spool.pending
+    if (spool.pending > 0) {
+      lane.state = 'sending'
+      lane.cursor = spool.position
+      queueMicrotask(() => this.pump(lane))
+    }
   }
 
   /** The topic's spool, opened on first need: its own, or one of this process's beside it while another process holds that. */
@@ -282,10 +252,23 @@ export class SpoolingProducer extends EventEmitter {
   }
 
   private openSpool(lane: Lane, dir: string): Spool {
-    const spool = Spool.open(dir, {maxBytes: this.options.maxBytes})
+    const spool = Spool.open(dir, {maxBytes: this.options.maxBytes, destination: this.options.destination, retarget: this.options.retarget})
     spool.on('room', () => this.onRoom())
+    spool.on('writable', () => queueMicrotask(() => this.onWritable(lane)))
     lane.spool = spool
+    this.reportOpened(lane, dir, spool.opened)
     return spool
+  }
+
+  /** Damage found, a spool adopted or retargeted: counted, and told once. */
+  private reportOpened(lane: Lane, dir: string, opened: Spool['opened']): void {
+    for (const range of opened.damaged) {
+      this.counts.damaged += 1
+      this.counts.damagedBytes += Math.max(range.to - range.from, range.end - range.position)
+    }
+    if (opened.damaged.length > 0 || opened.tornBytes > 0 || opened.positionDamaged || opened.adopted || opened.retargetedFrom !== undefined) {
+      this.emit('opened', lane.topic, dir, opened)
+    }
   }
 
   /** A direct send failed (before its callback runs): an outage hands the topic's window, this send too, to the spool. */
@@ -334,7 +317,12 @@ export class SpoolingProducer extends EventEmitter {
 
   /** Write what the lane's spool buffers, then tell onStored which records are now on disk. */
   private flushSpool(lane: Lane): void {
-    lane.spool?.flush()
+    const spool = lane.spool
+    if (spool === undefined) return
+    if (!spool.flush()) {
+      this.onStalled(lane)
+      return
+    }
     const onStored = this.options.onStored
     if (onStored === undefined || lane.unstored.length === 0) return
     const stored = lane.unstored
@@ -372,6 +360,8 @@ export class SpoolingProducer extends EventEmitter {
         record = lane.readAhead.peek()
         if (record === undefined) return undefined
       }
+      // Only what the spool file holds is sent (its position never passes what is written).
+      if (record.end > spool.written && (!spool.flush() || record.end > spool.written)) return undefined
       lane.cursor = record.end
       if (!spool.isAcked(record.position)) return record
     }
@@ -430,12 +420,15 @@ export class SpoolingProducer extends EventEmitter {
       this.afterSettle(lane)
       return
     }
+    const recovered = lane.state === 'probing' && epoch === lane.epoch
+    // What the spool holds as the broker comes back, the probe that found it back included.
+    const backlog = recovered ? this.pendingOf(lane.topic) : 0
     // Acknowledged, or refused for good: either way it leaves the spool.
     this.acknowledge(lane, record.position, record.end, result, true)
-    if (lane.state === 'probing' && epoch === lane.epoch) {
+    if (recovered) {
       lane.state = 'sending'
       lane.backoffMs = PROBE_BACKOFF_MIN_MS
-      this.emit('recovered', lane.topic)
+      this.emit('recovered', lane.topic, backlog)
     }
     if (lane.state === 'outage') this.afterSettle(lane)
     else this.schedulePump(lane)
@@ -478,8 +471,7 @@ export class SpoolingProducer extends EventEmitter {
     if (lane.state !== 'outage' || lane.inFlight > 0 || lane.spooledInFlight > 0 || lane.timer !== undefined) return
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - lane.outageSinceMs >= maxOutage) {
-      const spool = lane.spool!
-      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${spool.pending} messages kept in ${spool.dir}`))
+      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${this.keptText(lane)}`))
       return
     }
     lane.timer = setTimeout(() => {
@@ -490,14 +482,71 @@ export class SpoolingProducer extends EventEmitter {
     lane.backoffMs = Math.min(lane.backoffMs * 2, PROBE_BACKOFF_MAX_MS)
   }
 
+  /** `1,000 messages kept in DIR` (and how many could not be written, if any). */
+  private keptText(lane: Lane): string {
+    const spool = lane.spool!
+    const written = spool.flush()
+    const held = spool.held.records
+    const kept = `${spool.pending - held} messages kept in ${spool.dir}`
+    return written ? kept : `${kept}; ${held} more could not be written to it (${describeSystemError(spool.stalled!.error)}) and are not kept`
+  }
+
   private giveUp(lane: Lane, error: MetaError): void {
     lane.state = 'failed'
+    if (lane.stallTimer !== undefined) clearTimeout(lane.stallTimer)
+    lane.stallTimer = undefined
     this.failure ??= error
     for (const waiter of this.flushWaiters.splice(0)) waiter.reject(error)
     this.emit('error', error)
+    const spool = lane.spool
+    if (spool !== undefined && spool.held.records > 0 && !spool.flush()) {
+      // Never written: their callbacks say so (a reader of a file reads them again), none vanishes.
+      const lost = new MetaError('STORAGE_ERROR', `not kept: the spool ${spool.dir} could not be written (${describeSystemError(spool.stalled!.error)})`)
+      for (const position of spool.discardHeld()) {
+        const callback = lane.callbacks.get(position)
+        lane.callbacks.delete(position)
+        callback?.({success: false, topic: lane.topic, partition: -1, brokerId: -1, offset: -1, id: undefined, error: lost, errorMessage: lost.message})
+      }
+      lane.unstored = []
+    }
     // A writer waiting for room must not wait forever.
     this.waitingRoom = false
     this.emit('drain')
+  }
+
+  /** The spool could not be written: say so once, try again after a backoff, give up past maxOutageMs. */
+  private onStalled(lane: Lane): void {
+    const spool = lane.spool!
+    const stall = spool.stalled!
+    if (lane.stallTimer !== undefined || lane.state === 'failed' || this.closed) return
+    if (!lane.stallReported) {
+      lane.stallReported = true
+      this.emit('stalled', lane.topic, spool.dir, stall.error, spool.held, spool.pending)
+    }
+    const maxOutage = this.options.maxOutageMs
+    if (maxOutage !== undefined && Date.now() - stall.sinceMs >= maxOutage) {
+      const error = new MetaError('STORAGE_ERROR', `gave up after the spool could not be written for ${Math.round((Date.now() - stall.sinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${this.keptText(lane)}`)
+      this.giveUp(lane, error)
+      return
+    }
+    lane.stallTimer = setTimeout(() => {
+      lane.stallTimer = undefined
+      if (!this.closed && lane.state !== 'failed') this.flushSpool(lane)
+    }, lane.stallBackoffMs)
+    lane.stallBackoffMs = Math.min(lane.stallBackoffMs * 2, STALL_RETRY_MAX_MS)
+  }
+
+  /** A stalled spool was written: input and sending go on. */
+  private onWritable(lane: Lane): void {
+    if (lane.stallTimer !== undefined) clearTimeout(lane.stallTimer)
+    lane.stallTimer = undefined
+    lane.stallBackoffMs = STALL_RETRY_MIN_MS
+    if (this.closed || lane.state === 'failed') return
+    if (lane.stallReported) this.emit('writable', lane.topic)
+    lane.stallReported = false
+    this.flushSpool(lane)
+    this.pump(lane)
+    this.onRoom()
   }
 
   private onRoom(): void {
@@ -533,21 +582,5 @@ export class SpoolingProducer extends EventEmitter {
   }
 }
 
-/** The same bytes as a Buffer (a view, not a copy). */
-function asBuffer(payload: Uint8Array): Buffer {
-  return Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
-}
-
 /** The callback of send(): failures are kept and sent again. */
 function ignore(): void {}
-
-function sendOptions(entry: SpoolEntry): SendOptions {
-  const options: SendOptions = {attribute: entry.attribute}
-  if (entry.partition >= 0) options.partition = entry.partition
-  return options
-}
-
-/** A failure the broker (or the network) will get over: keep the record and try again later. */
-function isOutage(error: MetaError): boolean {
-  return error.retriable && error.code !== 'NOT_FOUND'
-}

@@ -20,7 +20,7 @@ A summary goes to stderr at the end ('sent N messages (X) in T s, R msg/s'), or 
 
 With --transaction (-T) the messages are sent in a local transaction (all to partitions of one broker) and become visible together when it commits at the end of the input; any failed send, skipped record or Ctrl-C rolls it back, so nothing of that input is stored. --transaction-size N commits every N messages instead (a failure then rolls back only the part being sent). The summary says what was committed, to which partitions, and what was rolled back; 'sent' counts committed messages only.
 
-Outages: while the broker takes messages they go straight to it and only the unacknowledged window is kept, in memory. When the broker (in cluster mode: the partition's broker) cannot take a message, meta send keeps reading its input into a disk spool (that window first, then everything after it), one directory per topic under --spool DIR (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool), says so once on stderr, and sends the spool in order as soon as a broker accepts (saying so once more). Messages for one partition keep their input order; -p and hash-keyed messages wait for their partition rather than move. A spool left behind by an earlier run (kill, crash, --max-outage) is sent first. --spool-max bounds a spool (input is not read while it is full); --max-outage gives up (exit 1, spool kept). A broker never reached since start fails at once unless --max-outage is given. --no-spool (implied by --transaction) fails fast instead. Delivery is at-least-once: a line whose acknowledgement was lost may be stored twice.
+Outages: while the broker takes messages they go straight to it and only the unacknowledged window is kept, in memory. When the broker (in cluster mode: the partition's broker) cannot take a message, meta send keeps reading its input into a disk spool (that window first, then everything after it), one directory per topic under --spool DIR (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool), says so once on stderr, and sends the spool in order as soon as a broker accepts (saying so once more). Messages for one partition keep their input order; -p and hash-keyed messages wait for their partition rather than move. A spool left behind by an earlier run (kill, crash, --max-outage) for the same destination is sent first; a spool is sent only to the broker or cluster it was written for (one for another is left alone, and named with how to send it: 'meta spool send'). --spool-max bounds a spool (input is not read while it is full, nor while its disk is full); --max-outage gives up (exit 1, spool kept), also when the spool could not be written that long. A damaged spool loses only its damaged records: they are reported, kept in its quarantine directory, and the exit status is 1. A broker never reached since start fails at once unless --max-outage is given. --no-spool (implied by --transaction) fails fast instead. Delivery is at-least-once: a line whose acknowledgement was lost may be stored twice.
 
 With --follow (-F) the FILE arguments are followed line by line as tail -F follows them: new lines as they are written; a file renamed and recreated, or truncated, is read to its end and then the new one from its start; a quoted glob ('/var/log/app/*.log') picks up files that appear later. The position after the last acknowledged line of each file (by path, device and inode) is saved in a registry (--registry, default under the state directory), so a restart continues where the last run stopped. Files the registry has never seen start at their end (--from-beginning: at their start). It never ends on its own.
 
@@ -129,15 +129,18 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       }
     })
     const target = await this.target()
-    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}] = await Promise.all([
+    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}, {spoolDestination}] = await Promise.all([
       import('../cli/send-session.js'),
       import('../cli/progress.js'),
       import('../cli/send-report.js'),
       import('../cli/signals.js'),
       import('../cli/format.js'),
+      import('../client/spool/destination.js'),
     ])
     const session = await SendSession.open({
       ...values,
+      // The spools this send writes are for this destination; those left for another are left alone.
+      spool: values.spool === undefined ? undefined : {...values.spool, destination: spoolDestination(target)},
       broker: target.broker,
       zk: target.zk,
       zkRoot: target.zkRoot,

@@ -93,7 +93,7 @@ describe('resolveFollowOptions()', () => {
     const base: SendSummary = {sent: 3, failed: 0, skipped: 0, empty: 0, unacknowledged: 0, bytes: 3, elapsedMs: 1, interrupted: true, partitions: {}}
     assert.equal(followExitCode(base), 0)
     assert.equal(followExitCode({...base, unacknowledged: 2}), 1)
-    assert.equal(followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, dir: '/s'}}), 0)
+    assert.equal(followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, damaged: 0, damagedBytes: 0, dir: '/s'}}), 0)
     assert.equal(followExitCode({...base, skipped: 1}), 1)
   })
 })

@@ -5,9 +5,9 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {existsSync, readdirSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {createProducer} from '../../src/client/index.js'
+import {createProducer, createSpoolingProducer} from '../../src/client/index.js'
 import {SpoolingProducer} from '../../src/client/spooling-producer.js'
 import {Spool} from '../../src/client/spool/index.js'
 import {startTestBroker} from '../helpers/broker.js'
@@ -48,7 +48,7 @@ describe('SpoolingProducer', () => {
     await withDeadline(spooler.flush(), 20_000, 'flush')
     assert.equal(acked, 2000)
     assert.equal(existsSync(join(spoolDir, topic)), false, 'nothing written to disk while the broker takes messages')
-    assert.deepEqual(spooler.stats, {spooled: 0, resent: 0, leftover: 0, pending: 0})
+    assert.deepEqual(spooler.stats, {spooled: 0, resent: 0, leftover: 0, pending: 0, damaged: 0, damagedBytes: 0})
     await spooler.close()
     assert.equal(existsSync(join(spoolDir, topic)), false, 'no spool: the broker took everything direct')
     const messages = await readAll(broker, topic)
@@ -139,6 +139,30 @@ describe('SpoolingProducer', () => {
     await assert.rejects(withDeadline(spooler.flush(), 30_000, 'give-up'), /gave up after an outage of \d+ s \(max outage 1 s\): 10 messages kept in /)
     await spooler.close()
     assert.ok(existsSync(join(spoolDir, topic)), 'the spool stays')
+  })
+
+  it('createSpoolingProducer records the broker it sends to in its spools; one sending elsewhere leaves them alone', async (t) => {
+    const spoolDir = await tmpDir(t)
+    const forwarder = await tcpForwarder(t) // nothing behind it
+    const topic = uniqueName('dest')
+    const first = createSpoolingProducer({broker: `localhost:${forwarder.port}`, retries: 0, spool: {spoolDir, maxOutageMs: 1000}})
+    first.on('error', () => {}) // asserted through flush()
+    for (let i = 0; i < 5; i++) first.send(topic, `m-${i}`)
+    await assert.rejects(withDeadline(first.flush(), 30_000, 'give-up'), /5 messages kept in /)
+    await first.close()
+    assert.deepEqual(JSON.parse(readFileSync(join(spoolDir, topic, 'destination'), 'utf8')), {broker: `127.0.0.1:${forwarder.port}`})
+
+    const broker = await startTestBroker(t)
+    const second = createSpoolingProducer({broker: `127.0.0.1:${broker.port}`, spool: {spoolDir}})
+    t.after(() => second.close())
+    const elsewhere: unknown[] = []
+    second.on('elsewhere', (name: string, dir: string, destination: unknown) => elsewhere.push([name, dir, destination]))
+    second.open(topic)
+    assert.deepEqual(elsewhere, [[topic, join(spoolDir, topic), {broker: `127.0.0.1:${forwarder.port}`}]])
+    assert.equal(second.stats.leftover, 0)
+    second.send(topic, 'new')
+    await withDeadline(second.flush(), 20_000, 'flush')
+    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['new'])
   })
 
   it('onStored names a record only once the spool file holds it: never while the broker acknowledges direct', async (t) => {

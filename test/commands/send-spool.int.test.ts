@@ -112,6 +112,36 @@ describe('meta send with a spool', () => {
     assert.deepEqual(readdirSync(join(state, 'spool')), [], 'the spool is gone once sent')
   })
 
+  it('the count said when the broker is back is the count the summary gives as sent from the spool', async (t) => {
+    const data = await tmpDir(t)
+    const spool = await tmpDir(t)
+    const forwarder = await tcpForwarder(t)
+    let broker = await spawnBroker(t, ['-d', data])
+    forwarder.pointAt(broker.port)
+    const topic = uniqueName('counts')
+    const child = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool])
+    const done = collect(child, 60_000)
+    let stderr = ''
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdin!.write('line-1\n')
+    await waitFor(async () => (await readTopic(broker.port, topic)).length === 1, {timeoutMs: 30_000, what: 'the first line stored'})
+    await stopBroker(broker, 'SIGKILL')
+    child.stdin!.write('line-2\nline-3\n')
+    await waitFor(() => /^% broker not taking messages/m.test(stderr), {timeoutMs: 30_000, what: 'the outage'})
+    await waitFor(() => spoolText(spool, topic).includes('line-3'), {timeoutMs: 30_000, what: 'line-3 in the spool'})
+    child.stdin!.end()
+    broker = await spawnBroker(t, ['-d', data])
+    forwarder.pointAt(broker.port)
+    const result = await done
+    assert.equal(result.code, 0, result.stderr)
+    const back = /^% broker is back: sending the spool of topic \S+ \(([\d,]+) messages?\)$/m.exec(result.stderr)
+    const summary = /([\d,]+) sent from the spool/.exec(result.stderr)
+    assert.ok(back && summary, result.stderr)
+    assert.equal(back[1], summary[1], result.stderr)
+    assert.equal(back[1], '2')
+    assertAllInOrder(await readTopic(broker.port, topic), 3)
+  })
+
   it('--spool-max: a full spool stops the input (back-pressure) and loses nothing', async (t) => {
     const data = await tmpDir(t)
     const spool = await tmpDir(t)
@@ -213,7 +243,9 @@ describe('meta send with a spool', () => {
     const kept = spoolText(spool, topic)
     for (let i = 21; i <= 50; i++) assert.ok(kept.includes(`line-${i}`), `line-${i} in the spool`)
 
-    const second = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--json'], {META_STATE_DIR: state})
+    // The same destination (the spool is for the relay's address): the relay passes bytes again.
+    relay.heal()
+    const second = spawnCli(['send', '-t', topic, '-b', `127.0.0.1:${relay.port}`, '--json'], {META_STATE_DIR: state})
     second.stdin!.end(Array.from({length: 10}, (_, i) => `line-${51 + i}\n`).join(''))
     const result = await collect(second, 60_000)
     assert.equal(result.code, 0, result.stderr)

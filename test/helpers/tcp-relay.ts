@@ -114,3 +114,57 @@ export async function tcpForwarder(t: Cleanup): Promise<TcpForwarder> {
     },
   }
 }
+
+export interface TcpValve {
+  /** Loopback port to give the client instead of the server's. */
+  port: number
+  /** From now on, pass at most `bytes` more from clients to the server, then drop the rest silently (answers still pass). */
+  closeAfter(bytes: number): void
+  /** Bytes passed from clients to the server so far. */
+  passed(): number
+}
+
+/**
+ * A relay that stops passing requests cleanly: once closed, nothing more reaches the server,
+ * while every answer to what did reach it still comes back. So a client's unanswered requests
+ * are exactly the ones the server never saw (a failure midway with no request stored but
+ * unacknowledged), which a test of exactly-once resending needs.
+ */
+export async function tcpValve(t: Cleanup, target: {host: string; port: number}): Promise<TcpValve> {
+  let budget = Number.POSITIVE_INFINITY
+  let passed = 0
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host)
+    for (const s of [client, upstream]) {
+      sockets.add(s)
+      s.on('close', () => sockets.delete(s))
+    }
+    const drop = (): void => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('error', drop).on('close', drop)
+    upstream.on('error', drop).on('close', drop)
+    client.on('data', (chunk: Buffer) => {
+      const take = Math.max(0, Math.min(chunk.length, budget))
+      budget -= take
+      passed += take
+      if (take > 0) upstream.write(chunk.subarray(0, take))
+    })
+    upstream.pipe(client)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const socket of sockets) socket.destroy()
+    server.close()
+  })
+  const address = server.address()
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    closeAfter: (bytes) => {
+      budget = bytes
+    },
+    passed: () => passed,
+  }
+}

@@ -5,11 +5,14 @@
  * of its own beside it, `<topic>+<pid>` ('+' is not allowed in topic names); the next writer
  * of the topic takes over such a spool once its process is gone.
  */
-import {existsSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, rmSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
-import {isAlive, lockOwner, Spool} from './spool.js'
-import {parseSegmentName, POSITION_FILE} from './format.js'
+import {Spool} from './spool.js'
+import {readDestinationFile, sameDestination, type SpoolDestination} from './destination.js'
+import {DESTINATION_FILE, parseSegmentName, QUARANTINE_DIR} from './format.js'
+import {heldBy} from './lock.js'
+import {inspectSpool, type SpoolInspection} from './recover.js'
 
 /** The state directory of meta (spools, registries). */
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -27,7 +30,7 @@ export function topicSpoolDir(root: string, topic: string): string {
   return join(root, topic)
 }
 
-/** The spool a process uses while another live process holds the topic's own. */
+/** The spool a process uses while another live process holds the topic's own (or it is another destination's). */
 export function processSpoolDir(root: string, topic: string, pid = process.pid): string {
   return join(root, `${topic}+${pid}`)
 }
@@ -38,18 +41,27 @@ function topicOfSpoolName(name: string): string {
   return plus < 0 ? name : name.slice(0, plus)
 }
 
+/** A spool an earlier run left for a topic, and the destination it records (undefined: none, or unreadable). */
+interface LeftoverSpool {
+  dir: string
+  destination: SpoolDestination | undefined
+  /** The destination file exists but cannot be read. */
+  unreadable: boolean
+}
+
 /**
  * The spools of a topic with records in them that no live process holds, its own first: what
- * an earlier run left behind. Cheap when there are none (one directory listing).
+ * an earlier run left behind, whatever its destination (the caller picks). Cheap when there
+ * are none (one directory listing).
  */
-export function leftoverSpoolDirs(root: string, topic: string): string[] {
+export function leftoverSpools(root: string, topic: string): LeftoverSpool[] {
   let names: string[]
   try {
     names = readdirSync(root)
   } catch {
     return []
   }
-  const out: string[] = []
+  const out: LeftoverSpool[] = []
   for (const name of names.sort()) {
     if (name !== topic && !name.startsWith(`${topic}+`)) continue
     const dir = join(root, name)
@@ -60,75 +72,82 @@ export function leftoverSpoolDirs(root: string, topic: string): string[] {
       continue
     }
     if (!files.some((f) => parseSegmentName(f) !== undefined)) continue
-    const owner = lockOwner(dir)
-    if (owner !== undefined && owner !== process.pid && isAlive(owner)) continue
-    if (name === topic) out.unshift(dir)
-    else out.push(dir)
+    if (heldBy(dir) !== undefined) continue
+    let destination: SpoolDestination | undefined
+    let unreadable = false
+    try {
+      destination = readDestinationFile(join(dir, DESTINATION_FILE))
+    } catch {
+      unreadable = true
+    }
+    const spool = {dir, destination, unreadable}
+    if (name === topic) out.unshift(spool)
+    else out.push(spool)
   }
   return out
 }
 
-export interface SpoolListing {
-  topic: string
-  dir: string
-  /** Bytes in segment files past the acknowledged position (an upper bound of what is pending). */
-  bytes: number
-  /** A live process has it open. */
-  inUseBy: number | undefined
+/** Whether a leftover spool may be sent to `destination`: its own, none recorded (adopted), or any with `retarget`. */
+export function sendsTo(spool: LeftoverSpool, destination: SpoolDestination | undefined, retarget: boolean): boolean {
+  if (retarget || destination === undefined) return true
+  if (spool.unreadable) return false
+  return spool.destination === undefined || sameDestination(spool.destination, destination)
 }
 
-/** The spools under a root, without opening them (a spool in use is listed too). */
+export interface SpoolListing extends SpoolInspection {
+  topic: string
+}
+
+/**
+ * The spools under a root, read without their locks (a spool in use is counted as far as it
+ * is written): those with segments, and those that only keep quarantined damage.
+ */
 export function listSpools(root: string): SpoolListing[] {
   if (!existsSync(root)) return []
   const out: SpoolListing[] = []
   for (const name of readdirSync(root).sort()) {
     const dir = join(root, name)
-    const topic = topicOfSpoolName(name)
     let names: string[]
     try {
       names = readdirSync(dir)
     } catch {
       continue // not a directory
     }
-    const starts = names.map((n) => ({name: n, start: parseSegmentName(n)})).filter((s) => s.start !== undefined)
-    if (starts.length === 0) continue
-    let position = 0
-    try {
-      position = Number(readFileSync(join(dir, POSITION_FILE), 'utf8').trim()) || 0
-    } catch {}
-    let bytes = 0
-    for (const {name, start} of starts) {
-      const size = statSync(join(dir, name)).size
-      bytes += Math.max(0, Math.min(size, start! + size - position))
-    }
-    const owner = lockOwner(dir)
-    out.push({topic, dir, bytes, inUseBy: owner !== undefined && owner !== process.pid && isAlive(owner) ? owner : undefined})
+    if (!names.some((n) => parseSegmentName(n) !== undefined) && !names.includes(QUARANTINE_DIR)) continue
+    out.push({topic: topicOfSpoolName(name), ...inspectSpool(dir)})
   }
   return out
 }
 
-/** Count the pending records of a spool (opens it: fails when another process has it). */
-export function countPending(dir: string): {records: number; bytes: number} {
-  const spool = Spool.open(dir)
-  try {
-    return {records: spool.pending, bytes: spool.pendingBytes}
-  } finally {
-    spool.close()
-  }
-}
-
-/** Move the records of another spool left behind to the end of `into`, then delete it (a crash in between sends them twice). */
-export function mergeSpool(into: Spool, dir: string): void {
+/**
+ * Move the records of another spool left behind to the end of `into`, then delete them (a
+ * crash in between sends them twice); its quarantine stays. On a write that fails, what was
+ * written is taken from the other spool and the rest stays there. Returns what opening it
+ * found, or undefined when it could not be opened (a live process took it meanwhile).
+ */
+export function mergeSpool(into: Spool, dir: string): Spool['opened'] | undefined {
   let other: Spool
   try {
     other = Spool.open(dir)
   } catch {
-    return // taken by a live process meanwhile
+    return undefined
   }
-  for (let records = other.read(other.position); records.length > 0; records = other.read(records.at(-1)!.end)) {
-    for (const record of records) into.append({partition: record.partition, attribute: record.attribute, payload: record.payload})
+  const opened = other.opened
+  let whole = true
+  for (let records = other.read(other.position); records.length > 0 && whole; records = other.read(records.at(-1)!.end)) {
+    const ends = records.map((record) => {
+      into.append({partition: record.partition, attribute: record.attribute, payload: record.payload})
+      return into.end
+    })
+    whole = into.flush()
+    records.forEach((record, i) => {
+      if (ends[i]! <= into.written) other.ack(record.position, record.end)
+    })
   }
-  into.flush()
-  other.close()
-  rmSync(dir, {recursive: true, force: true})
+  if (!whole) into.discardHeld()
+  try {
+    other.close() // empty now: its files go, and its directory unless it keeps a quarantine
+  } catch {}
+  if (whole && !existsSync(join(dir, QUARANTINE_DIR))) rmSync(dir, {recursive: true, force: true})
+  return opened
 }

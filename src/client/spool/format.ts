@@ -4,8 +4,12 @@
  * A spool is one directory per topic holding:
  *   - segment files `<20-digit start position>.spool`, each an append-only run of records;
  *     a position is a byte count over the whole spool (segment start + offset in the file);
- *   - `position`: the decimal position before which every record was acknowledged;
- *   - `lock`: the pid of the process using the spool.
+ *   - `position`: the position before which every record was acknowledged, a fixed-width
+ *     record overwritten in place (position-file.ts);
+ *   - `destination`: the broker or cluster the records are for (destination.ts);
+ *   - `lock`: the pid of the process using the spool;
+ *   - `quarantine/`: damaged bytes found in segments, kept rather than deleted, one file per
+ *     damaged range, `<segment name>.<from>-<to>.damaged` (offsets in the segment file).
  *
  * Record (big-endian):
  *   bodyBytes  u32   length of what follows the checksum
@@ -22,18 +26,22 @@ import {checksum} from '../../protocol/crc.js'
 const SEGMENT_SUFFIX = '.spool'
 /** Digits of the start position in a segment name (zero-padded so names sort by position). */
 const SEGMENT_NAME_DIGITS = 20
-/** The acknowledged position (decimal text). */
+/** The acknowledged position (position-file.ts). */
 export const POSITION_FILE = 'position'
-/** Written first, then renamed over POSITION_FILE. */
-export const POSITION_TEMP_FILE = 'position.tmp'
+/** What spools wrote before the position was kept in place: removed when found. */
+export const LEGACY_POSITION_TEMP_FILE = 'position.tmp'
+/** The destination the records are for (destination.ts). */
+export const DESTINATION_FILE = 'destination'
 /** The pid of the process that has the spool open. */
 export const LOCK_FILE = 'lock'
+/** Damaged bytes moved out of the way (a directory in the spool). */
+export const QUARANTINE_DIR = 'quarantine'
 /** bodyBytes + checksum. */
-const RECORD_HEADER_BYTES = 8
+export const RECORD_HEADER_BYTES = 8
 /** partition + attributeLen. */
 const BODY_FIXED_BYTES = 8
 /** A body larger than this is damage, not a record (a message is at most a few MiB). */
-const MAX_BODY_BYTES = 256 * 1024 * 1024
+export const MAX_BODY_BYTES = 256 * 1024 * 1024
 
 export interface SpoolEntry {
   partition: number
@@ -46,6 +54,11 @@ export interface SpoolRecord extends SpoolEntry {
   position: number
   /** Position right after it. */
   end: number
+}
+
+/** The quarantine file of damaged bytes [from, to) of a segment file. */
+export function quarantineName(segment: string, from: number, to: number): string {
+  return `${segment}.${from}-${to}.damaged`
 }
 
 export function segmentName(start: number): string {

@@ -6,28 +6,46 @@
  * - append() buffers a record; flush() writes the buffer with one write(2) (the caller flushes
  *   before it takes more input, so a record counts as taken once the kernel has it: a killed
  *   process loses nothing it had flushed; a power loss can, since nothing is fsynced).
+ * - A write that fails (a full disk, an I/O error) loses nothing: the records stay in memory,
+ *   `stalled` says why, `full` is true (the writer stops taking input), and the next flush()
+ *   writes them at the same offsets. Once everything written is acknowledged, a stalled spool
+ *   deletes its segments before it tries again, so it can make the room it needs itself.
+ * - Records are handed out (read) only once written, so the acknowledged position never
+ *   passes what the files hold.
  * - Bounded: `full` is true while the unacknowledged bytes reach maxBytes; the writer stops
  *   taking input until 'room' (never drops).
  * - ack(position, end) may come in any order; the saved position only moves over a run of
  *   acknowledged records (at-least-once: what was acknowledged past a gap when the process dies
- *   is sent again). The position file is rewritten at most every POSITION_SAVE_MS and on close.
- * - open() drops a torn or damaged tail (checksum per record), so a spool survives kill -9.
+ *   is sent again). The position (position-file.ts) is overwritten in place after each turn of
+ *   acknowledgements: no temp file, so it moves on a full disk too; a write that fails is
+ *   tried again on the next acknowledgement and on close.
+ * - open() checks every record after the position: an incomplete last record (a torn tail) is
+ *   cut; damaged ranges (recover.ts) are copied to the quarantine directory and stepped over,
+ *   and reported in `opened`.
+ * - A spool records its destination (destination.ts) and is opened only for that one (or with
+ *   `retarget`); one written before spools recorded one is adopted.
  */
 import {EventEmitter} from 'node:events'
-import {closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmdirSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
+import {closeSync, constants, fstatSync, ftruncateSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {MetaError} from '../../protocol/errors.js'
+import {describeDestination, encodeDestination, readDestinationFile, sameDestination, type SpoolDestination} from './destination.js'
 import {
+  DESTINATION_FILE,
   encodeRecord,
-  LOCK_FILE,
+  LEGACY_POSITION_TEMP_FILE,
   parseRecord,
-  parseSegmentName,
   POSITION_FILE,
-  POSITION_TEMP_FILE,
+  QUARANTINE_DIR,
+  quarantineName,
   segmentName,
   type SpoolEntry,
   type SpoolRecord,
 } from './format.js'
+import {lock, unlock} from './lock.js'
+import {PositionFile} from './position-file.js'
+import {scanSpool, segmentStarts, type DamagedRange, type SegmentFile} from './recover.js'
+import {readAt} from './scan.js'
 
 /** Default bound of a spool: 1 GiB of unacknowledged records. */
 export const DEFAULT_SPOOL_MAX_BYTES = 1024 * 1024 * 1024
@@ -40,17 +58,52 @@ const SEGMENT_BYTES_MAX = 64 * 1024 * 1024
 const WRITE_BUFFER_BYTES = 256 * 1024
 /** How much read() takes from a segment per system call. */
 const READ_CHUNK_BYTES = 1024 * 1024
-/** The position file is rewritten at most this often (ms). */
-const POSITION_SAVE_MS = 100
 
 export interface SpoolOptions {
   /** Bound on unacknowledged bytes (records with headers); default DEFAULT_SPOOL_MAX_BYTES. */
   maxBytes?: number
+  /**
+   * Where the records go: recorded in a new spool; a spool recorded for another destination is
+   * refused (DATA_DIR_LOCKED), one recorded for none is adopted. Undefined: none is checked or
+   * recorded.
+   */
+  destination?: SpoolDestination
+  /** Take a spool recorded for another destination, and record `destination` in it. */
+  retarget?: boolean
+}
+
+/** What open() found and did. */
+export interface SpoolOpened {
+  /** Damaged ranges after the position: copied to the quarantine directory, stepped over. */
+  damaged: DamagedRange[]
+  /** Bytes of an incomplete last record cut off (a writer stopped mid-write). */
+  tornBytes: number
+  /** The position file could not be read: the records still in the segments are sent again. */
+  positionDamaged: boolean
+  /** It held records and recorded no destination: it is `destination`'s now. */
+  adopted: boolean
+  /** The destination recorded before `retarget` replaced it. */
+  retargetedFrom?: SpoolDestination
+}
+
+/** Why writes stopped, since when. */
+interface SpoolStall {
+  error: NodeJS.ErrnoException
+  sinceMs: number
 }
 
 interface Segment {
   start: number
   fd: number
+  /** Bytes written to the file. */
+  size: number
+}
+
+/** A write cut short: its bytes go to the same offsets on the next attempt. */
+interface PendingWrite {
+  data: Buffer
+  written: number
+  records: number
 }
 
 export class Spool extends EventEmitter {
@@ -60,44 +113,65 @@ export class Spool extends EventEmitter {
   private segments: Segment[] = []
   private writeBuffer: Buffer[] = []
   private writeBufferBytes = 0
+  private bufferedRecords = 0
+  private pendingWrite: PendingWrite | undefined
+  private stall: SpoolStall | undefined
   /** Position after the last appended record (buffered ones included). */
   private appendEnd = 0
   /** Position after the last record written to a file. */
   private writtenEnd = 0
   private ackedPosition = 0
-  private savedPosition = 0
+  private savedPosition = -1
   /** Acknowledged records past a gap: position → end. */
   private readonly ackedAhead = new Map<number, number>()
+  /** Damaged ranges (quarantined) not yet passed: position → end, in order. */
+  private holes: Array<{position: number; end: number}> = []
   private pendingCount = 0
-  private saveTimer: NodeJS.Timeout | undefined
+  private positionFile: PositionFile | undefined
+  private saveScheduled = false
   private closed = false
-  /** Bytes dropped from a torn tail when opened (0 = none). */
-  readonly droppedBytes: number
+  readonly opened: SpoolOpened
 
-  private constructor(dir: string, maxBytes: number) {
+  private constructor(dir: string, options: SpoolOptions, maxBytes: number) {
     super()
     this.dir = dir
     this.maxBytes = maxBytes
     this.segmentBytes = Math.min(SEGMENT_BYTES_MAX, Math.max(SPOOL_MAX_BYTES_FLOOR, Math.floor(maxBytes / 8)))
-    // The spool holds messages not yet sent: its owner's only (docs/security.md, "Files on disk").
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    lock(dir)
     try {
-      this.droppedBytes = this.recover()
+      // The spool holds messages not yet sent: its owner's only (docs/security.md, "Files on disk").
+      mkdirSync(dir, {recursive: true, mode: 0o700})
+      lock(dir)
+    } catch (error) {
+      throw asStorageError(dir, error)
+    }
+    try {
+      const wanted = options.destination
+      const recorded = recordedDestination(dir, options.retarget === true)
+      if (wanted !== undefined && recorded !== undefined && !sameDestination(wanted, recorded) && options.retarget !== true && segmentStarts(dir).length > 0) {
+        throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} holds messages for ${describeDestination(recorded)}, not ${describeDestination(wanted)}`, {details: {destination: recorded}})
+      }
+      this.positionFile = PositionFile.open(join(dir, POSITION_FILE))
+      const found = this.recover()
+      const adopted = wanted !== undefined && recorded === undefined && this.pendingCount > 0
+      const replaced = wanted !== undefined && recorded !== undefined && !sameDestination(wanted, recorded)
+      if (wanted !== undefined && (recorded === undefined || replaced)) writeFileSync(join(dir, DESTINATION_FILE), encodeDestination(wanted), {mode: 0o600})
+      // A new or legacy position file gets its fixed-width record now, while nothing waits on it.
+      if (this.positionFile.initial.state !== 'ok' || this.savedPosition !== this.ackedPosition) this.writePosition()
+      this.opened = {...found, adopted, ...(replaced && this.pendingCount > 0 ? {retargetedFrom: recorded} : {})}
     } catch (error) {
       this.closeFiles()
       unlock(dir)
-      throw error
+      throw asStorageError(dir, error)
     }
   }
 
-  /** Open (creating it) the spool in `dir`; throws DATA_DIR_LOCKED when another live process has it. */
+  /** Open (creating it) the spool in `dir`; throws DATA_DIR_LOCKED when another live process has it or it is another destination's. */
   static open(dir: string, options: SpoolOptions = {}): Spool {
     const maxBytes = options.maxBytes ?? DEFAULT_SPOOL_MAX_BYTES
     if (!Number.isInteger(maxBytes) || maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
       throw MetaError.invalidArgument(`invalid spool size ${maxBytes} bytes: expected ${SPOOL_MAX_BYTES_FLOOR}..${SPOOL_MAX_BYTES_CEILING}`)
     }
-    return new Spool(dir, maxBytes)
+    return new Spool(dir, options, maxBytes)
   }
 
   /** Records appended and not yet acknowledged. */
@@ -120,9 +194,24 @@ export class Spool extends EventEmitter {
     return this.appendEnd
   }
 
-  /** True while the writer must wait for 'room'. */
+  /** Position after the last record written to a file: read() hands out records before it. */
+  get written(): number {
+    return this.writtenEnd
+  }
+
+  /** Why writes stopped (a full disk, an I/O error), while they are stopped. */
+  get stalled(): SpoolStall | undefined {
+    return this.stall
+  }
+
+  /** Records appended and not written to a file yet, and their bytes. */
+  get held(): {records: number; bytes: number} {
+    return {records: this.bufferedRecords + (this.pendingWrite?.records ?? 0), bytes: this.appendEnd - this.writtenEnd}
+  }
+
+  /** True while the writer must wait for 'room' (the bound is reached, or writes are stalled). */
   get full(): boolean {
-    return this.pendingBytes >= this.maxBytes
+    return this.pendingBytes >= this.maxBytes || this.stall !== undefined
   }
 
   /** Add a record at the end; returns its position. Buffered until flush() (or a full buffer). */
@@ -132,28 +221,55 @@ export class Spool extends EventEmitter {
     const position = this.appendEnd
     this.writeBuffer.push(record)
     this.writeBufferBytes += record.length
+    this.bufferedRecords += 1
     this.appendEnd += record.length
     this.pendingCount += 1
-    if (this.writeBufferBytes >= WRITE_BUFFER_BYTES) this.flush()
+    if (this.writeBufferBytes >= WRITE_BUFFER_BYTES && this.stall === undefined) this.flush()
     return position
   }
 
-  /** Write what append() buffered (one write(2); a new segment first when the current one is full). */
-  flush(): void {
-    if (this.writeBufferBytes === 0) return
-    const data = this.writeBuffer.length === 1 ? this.writeBuffer[0]! : Buffer.concat(this.writeBuffer, this.writeBufferBytes)
-    this.writeBuffer = []
-    this.writeBufferBytes = 0
-    let segment = this.segments.at(-1)
-    if (segment === undefined || (this.writtenEnd - segment.start >= this.segmentBytes)) segment = this.addSegment(this.writtenEnd)
-    let written = 0
-    while (written < data.length) written += writeSync(segment.fd, data, written, data.length - written, this.writtenEnd - segment.start + written)
-    this.writtenEnd += data.length
+  /**
+   * Write what append() buffered (one write(2); a new segment first when the current one is
+   * full). False when the write failed: `stalled` says why, nothing is lost, call again later.
+   */
+  flush(): boolean {
+    if (this.closed) return this.pendingWrite === undefined && this.writeBufferBytes === 0
+    try {
+      if (this.stall !== undefined) this.makeRoom()
+      for (;;) {
+        if (this.pendingWrite === undefined) {
+          if (this.writeBufferBytes === 0) break
+          const data = this.writeBuffer.length === 1 ? this.writeBuffer[0]! : Buffer.concat(this.writeBuffer, this.writeBufferBytes)
+          this.pendingWrite = {data, written: 0, records: this.bufferedRecords}
+          this.writeBuffer = []
+          this.writeBufferBytes = 0
+          this.bufferedRecords = 0
+        }
+        const write = this.pendingWrite
+        let segment = this.segments.at(-1)
+        if (segment === undefined || segment.start + segment.size !== this.writtenEnd || segment.size >= this.segmentBytes) segment = this.addSegment(this.writtenEnd)
+        while (write.written < write.data.length) {
+          write.written += writeSync(segment.fd, write.data, write.written, write.data.length - write.written, segment.size + write.written)
+        }
+        segment.size += write.data.length
+        this.writtenEnd += write.data.length
+        this.pendingWrite = undefined
+      }
+    } catch (error) {
+      this.stall ??= {error: error as NodeJS.ErrnoException, sinceMs: Date.now()}
+      return false
+    }
+    if (this.stall !== undefined) {
+      this.stall = undefined
+      this.emit('writable')
+      if (!this.full) this.emit('room')
+    }
+    return true
   }
 
   /**
    * Records from `position` (a record boundary) on, at most about maxBytes of them (at least one
-   * when there is one); an empty array at the end.
+   * when there is one), written ones only, damaged ranges stepped over; an empty array at the end.
    */
   read(position: number, maxBytes = READ_CHUNK_BYTES): SpoolRecord[] {
     this.assertOpen()
@@ -161,18 +277,21 @@ export class Spool extends EventEmitter {
     const out: SpoolRecord[] = []
     let at = Math.max(position, this.segments[0]?.start ?? 0)
     let taken = 0
-    while (at < this.writtenEnd && (out.length === 0 || taken < maxBytes)) {
+    while (out.length === 0 || taken < maxBytes) {
+      at = this.pastHoles(at)
+      if (at >= this.writtenEnd) break
       const index = this.segmentIndexOf(at)
       const segment = this.segments[index]!
-      const segmentEnd = this.segments[index + 1]?.start ?? this.writtenEnd
-      let chunk = readAt(segment.fd, at - segment.start, Math.min(READ_CHUNK_BYTES, segmentEnd - at))
+      const nextHole = this.holes.find((h) => h.position > at)?.position ?? Number.POSITIVE_INFINITY
+      const until = Math.min(this.segments[index + 1]?.start ?? this.writtenEnd, segment.start + segment.size, this.writtenEnd, nextHole)
+      let chunk = readAt(segment.fd, at - segment.start, Math.min(READ_CHUNK_BYTES, until - at))
       let offset = 0
       while (offset < chunk.length) {
         const outcome = parseRecord(chunk, offset)
         if (outcome.kind === 'damaged') throw new MetaError('STORAGE_CORRUPT', `spool ${this.dir}: ${outcome.reason} at position ${at + offset}`)
         if (outcome.kind === 'short') {
           if (offset > 0) break
-          if (at + outcome.bytes > segmentEnd) throw new MetaError('STORAGE_CORRUPT', `spool ${this.dir}: record at position ${at} runs past its segment`)
+          if (at + outcome.bytes > until) throw new MetaError('STORAGE_CORRUPT', `spool ${this.dir}: record at position ${at} runs past its segment`)
           chunk = readAt(segment.fd, at - segment.start, outcome.bytes)
           continue
         }
@@ -182,6 +301,7 @@ export class Spool extends EventEmitter {
         taken += outcome.bytes
         if (taken >= maxBytes) break
       }
+      if (offset === 0) break
       at += offset
     }
     return out
@@ -202,22 +322,19 @@ export class Spool extends EventEmitter {
       return
     }
     this.ackedPosition = end
-    for (let next = this.ackedAhead.get(end); next !== undefined; next = this.ackedAhead.get(this.ackedPosition)) {
-      this.ackedAhead.delete(this.ackedPosition)
-      this.ackedPosition = next
-    }
+    this.advance()
     this.scheduleSave()
     if (wasFull && !this.full) this.emit('room')
   }
 
-  /** Write the position file now and delete the segments wholly before it. */
+  /**
+   * Write the position now (in place) and delete the segments wholly before it. Throws the
+   * system error when the write fails: the position stays where it was saved, and the next
+   * acknowledgement or close() tries again.
+   */
   savePosition(): void {
-    if (this.saveTimer !== undefined) clearTimeout(this.saveTimer)
-    this.saveTimer = undefined
     if (this.closed || this.savedPosition === this.ackedPosition) return
-    writeFileSync(join(this.dir, POSITION_TEMP_FILE), `${this.ackedPosition}\n`, {mode: 0o600})
-    renameSync(join(this.dir, POSITION_TEMP_FILE), join(this.dir, POSITION_FILE))
-    this.savedPosition = this.ackedPosition
+    this.writePosition()
     while (this.segments.length > 1 && this.segments[1]!.start <= this.ackedPosition) {
       const old = this.segments.shift()!
       closeSync(old.fd)
@@ -225,15 +342,36 @@ export class Spool extends EventEmitter {
     }
   }
 
-  /** Flush, save the position, release the lock. An empty spool is removed with its directory. */
+  /**
+   * Flush, save the position, release the lock. An empty spool is removed with its directory
+   * (not its quarantine). Records that could not be written are lost with the process: the
+   * caller learns how many from `held` first. Throws STORAGE_ERROR when the position cannot be
+   * saved (the lock is released all the same).
+   */
   close(): void {
     if (this.closed) return
     this.flush()
-    this.savePosition()
+    const empty = this.pendingCount === 0
+    let saveError: unknown
+    if (!empty) {
+      try {
+        this.savePosition()
+      } catch (error) {
+        saveError = error
+      }
+    }
+    // A write cut short leaves a partial record: cut it, so the file ends with whole records.
+    const last = this.segments.at(-1)
+    if (last !== undefined && this.pendingWrite !== undefined) {
+      try {
+        ftruncateSync(last.fd, last.size)
+      } catch {} // the next open cuts it as a torn tail
+    }
     this.closed = true
     this.closeFiles()
-    if (this.pendingCount === 0) {
-      const names = [...this.segments.map((s) => segmentName(s.start)), POSITION_FILE, POSITION_TEMP_FILE]
+    // Everything acknowledged: deleting the files needs no position (nor free space).
+    if (empty) {
+      const names = [...this.segments.map((s) => segmentName(s.start)), POSITION_FILE, LEGACY_POSITION_TEMP_FILE, DESTINATION_FILE]
       for (const name of names) {
         try {
           unlinkSync(join(this.dir, name))
@@ -241,27 +379,110 @@ export class Spool extends EventEmitter {
       }
     }
     unlock(this.dir)
-    if (this.pendingCount === 0) {
+    if (empty) {
       try {
         rmdirSync(this.dir)
-      } catch {} // something else lives there: leave it
+      } catch {} // something else lives there (a quarantine): leave it
+    }
+    if (saveError !== undefined) {
+      throw new MetaError('STORAGE_ERROR', `cannot save the position of the spool ${this.dir}: ${describeSystemError(saveError as NodeJS.ErrnoException)}; messages acknowledged since it was last saved will be sent again`, {cause: saveError})
     }
   }
 
+  /** Drop the records that were never written (the caller gives up on them); returns their positions. */
+  discardHeld(): number[] {
+    const firstUnwritten = this.writtenEnd
+    const buffers = [...(this.pendingWrite === undefined ? [] : [this.pendingWrite.data]), ...this.writeBuffer]
+    const positions: number[] = []
+    let at = firstUnwritten
+    for (const buf of buffers) {
+      for (let offset = 0; offset < buf.length; ) {
+        const bytes = 8 + buf.readUInt32BE(offset)
+        positions.push(at)
+        at += bytes
+        offset += bytes
+      }
+    }
+    this.pendingCount -= positions.length
+    this.appendEnd = this.writtenEnd
+    this.pendingWrite = undefined
+    this.writeBuffer = []
+    this.writeBufferBytes = 0
+    this.bufferedRecords = 0
+    const last = this.segments.at(-1)
+    if (last !== undefined) {
+      try {
+        ftruncateSync(last.fd, last.size)
+      } catch {}
+    }
+    this.stall = undefined
+    return positions
+  }
+
   private scheduleSave(): void {
-    if (this.saveTimer !== undefined) return
-    this.saveTimer = setTimeout(() => {
+    if (this.saveScheduled) return
+    this.saveScheduled = true
+    // After this turn's acknowledgements, all at once: one write(2) per socket read of answers.
+    setImmediate(() => {
+      this.saveScheduled = false
       try {
         this.savePosition()
       } catch {
-        // The position stays where it was saved last: at worst acknowledged records are sent again (close() saves, or says why not).
+        // Tried again on the next acknowledgement and on close(); meanwhile a crash sends again what was acknowledged since the last save.
       }
-    }, POSITION_SAVE_MS)
-    this.saveTimer.unref()
+    })
+  }
+
+  private writePosition(): void {
+    this.positionFile!.write(this.ackedPosition)
+    this.savedPosition = this.ackedPosition
+  }
+
+  /** Move the position over acknowledged runs and damaged ranges. */
+  private advance(): void {
+    for (;;) {
+      const next = this.ackedAhead.get(this.ackedPosition)
+      if (next !== undefined) {
+        this.ackedAhead.delete(this.ackedPosition)
+        this.ackedPosition = next
+        continue
+      }
+      const hole = this.holes[0]
+      if (hole !== undefined && hole.position <= this.ackedPosition) {
+        this.holes.shift()
+        this.ackedPosition = Math.max(this.ackedPosition, hole.end)
+        continue
+      }
+      return
+    }
+  }
+
+  /** `at`, or the end of the damaged ranges it falls in. */
+  private pastHoles(at: number): number {
+    for (const hole of this.holes) if (hole.position <= at && at < hole.end) at = hole.end
+    return at
+  }
+
+  /**
+   * A stalled spool whose written records are all acknowledged deletes its segments (their
+   * space is what the write may need) and writes on in a new one.
+   */
+  private makeRoom(): void {
+    if (this.ackedPosition < this.writtenEnd || this.segments.length === 0) return
+    this.writePosition()
+    for (const segment of this.segments) {
+      closeSync(segment.fd)
+      unlinkSync(join(this.dir, segmentName(segment.start)))
+    }
+    this.segments = []
+    if (this.pendingWrite !== undefined) this.pendingWrite.written = 0
   }
 
   private addSegment(start: number): Segment {
-    const segment = {start, fd: openSync(join(this.dir, segmentName(start)), 'a+', 0o600)}
+    // Not 'a': pwrite on an O_APPEND file appends on Linux, whatever the offset (a write cut
+    // short is written again at the same offset).
+    const fd = openSync(join(this.dir, segmentName(start)), constants.O_RDWR | constants.O_CREAT, 0o600)
+    const segment = {start, fd, size: 0}
     this.segments.push(segment)
     return segment
   }
@@ -271,79 +492,70 @@ export class Spool extends EventEmitter {
     return 0
   }
 
-  /** Load the position, check every record after it, drop a torn tail; returns the bytes dropped. */
-  private recover(): number {
-    const starts = readdirSync(this.dir)
-      .map((name) => parseSegmentName(name))
-      .filter((start): start is number => start !== undefined)
-      .sort((a, b) => a - b)
-    let position = readPosition(this.dir)
-    if (starts.length === 0) {
-      this.ackedPosition = this.savedPosition = this.appendEnd = this.writtenEnd = position
-      return 0
+  /** Load the position, check every record after it, quarantine damage, cut a torn tail. */
+  private recover(): Omit<SpoolOpened, 'adopted' | 'retargetedFrom'> {
+    const files: SegmentFile[] = []
+    for (const start of segmentStarts(this.dir)) {
+      const name = segmentName(start)
+      const fd = openSync(join(this.dir, name), constants.O_RDWR)
+      files.push({start, name, fd, size: fstatSync(fd).size})
+      this.segments.push({start, fd, size: files.at(-1)!.size})
     }
-    position = Math.max(position, starts[0]!)
-    for (const start of starts) this.segments.push({start, fd: openSync(join(this.dir, segmentName(start)), 'r+')})
+    const scan = scanSpool(this.dir, files)
     // Segments before the one holding the position are leftovers of a save cut short.
-    while (this.segments.length > 1 && this.segments[1]!.start <= position) {
-      const old = this.segments.shift()!
-      closeSync(old.fd)
-      unlinkSync(join(this.dir, segmentName(old.start)))
+    for (const stale of scan.stale) {
+      closeSync(stale.fd)
+      unlinkSync(join(this.dir, stale.name))
     }
-    this.ackedPosition = this.savedPosition = position
-    let dropped = 0
-    let at = position
-    for (let i = 0; i < this.segments.length; i++) {
-      const segment = this.segments[i]!
-      const size = fstatSync(segment.fd).size
-      const validEnd = this.scanSegment(segment, Math.max(at, segment.start) - segment.start, size)
-      at = segment.start + validEnd
-      if (validEnd < size || this.segments[i + 1]?.start !== at) {
-        // A torn tail: cut it and everything after it.
-        dropped += size - validEnd
-        ftruncateSync(segment.fd, validEnd)
-        for (const later of this.segments.splice(i + 1)) {
-          dropped += fstatSync(later.fd).size
-          closeSync(later.fd)
-          unlinkSync(join(this.dir, segmentName(later.start)))
-        }
-        break
-      }
+    this.segments = this.segments.filter((s) => !scan.stale.some((f) => f.start === s.start))
+    const last = this.segments.at(-1)
+    let tornBytes = 0
+    if (scan.torn !== undefined && last !== undefined) {
+      tornBytes = scan.torn.bytes
+      ftruncateSync(last.fd, scan.torn.from)
+      last.size = scan.torn.from
     }
-    this.appendEnd = this.writtenEnd = at
-    return dropped
+    for (const range of scan.damaged) this.quarantine(range)
+    // Damage at the very end of the last segment: its positions are written again.
+    const tail = scan.damaged.at(-1)
+    let end = scan.end
+    if (last !== undefined && tail !== undefined && tail.end === scan.end && tail.to === last.size && tail.segment === segmentName(last.start) && tail.to > tail.from) {
+      ftruncateSync(last.fd, tail.from)
+      last.size = tail.from
+      end = tail.position
+    }
+    this.holes = scan.damaged.filter((d) => d.end > d.position && d.position < end).map((d) => ({position: d.position, end: d.end}))
+    this.pendingCount = scan.records
+    this.ackedPosition = scan.position
+    this.appendEnd = this.writtenEnd = end
+    this.advance()
+    if (this.ackedPosition !== scan.position || scan.positionState === 'damaged') this.savedPosition = -1
+    else this.savedPosition = scan.position
+    try {
+      unlinkSync(join(this.dir, LEGACY_POSITION_TEMP_FILE))
+    } catch {}
+    return {damaged: scan.damaged, tornBytes, positionDamaged: scan.positionState === 'damaged'}
   }
 
-  /** Count the whole records of a segment from `from`; returns where they end. */
-  private scanSegment(segment: Segment, from: number, size: number): number {
-    let offset = from
-    while (offset < size) {
-      const chunk = readAt(segment.fd, offset, Math.min(READ_CHUNK_BYTES, size - offset))
-      let at = 0
-      for (;;) {
-        const outcome = parseRecord(chunk, at)
-        if (outcome.kind === 'damaged') return offset + at
-        if (outcome.kind === 'short') {
-          if (at > 0) break
-          if (offset + outcome.bytes > size) return offset
-          const whole = readAt(segment.fd, offset, outcome.bytes)
-          if (parseRecord(whole, 0).kind !== 'record') return offset
-          this.pendingCount += 1
-          at = outcome.bytes
-          break
-        }
-        this.pendingCount += 1
-        at += outcome.bytes
-        if (at >= chunk.length) break
-      }
-      offset += at
-    }
-    return offset
+  /** Copy a damaged range's bytes to the quarantine directory. */
+  private quarantine(range: DamagedRange): void {
+    if (range.to <= range.from) return
+    const segment = this.segments.find((s) => segmentName(s.start) === range.segment)
+    if (segment === undefined) return
+    const dir = join(this.dir, QUARANTINE_DIR)
+    mkdirSync(dir, {recursive: true, mode: 0o700})
+    const path = join(dir, quarantineName(range.segment, range.from, range.to))
+    writeFileSync(path, readAt(segment.fd, range.from, range.to - range.from), {mode: 0o600})
+    range.quarantine = path
   }
 
   private closeFiles(): void {
-    if (this.saveTimer !== undefined) clearTimeout(this.saveTimer)
-    for (const segment of this.segments) closeSync(segment.fd)
+    for (const segment of this.segments) {
+      try {
+        closeSync(segment.fd)
+      } catch {}
+    }
+    this.positionFile?.close()
   }
 
   private assertOpen(): void {
@@ -351,69 +563,25 @@ export class Spool extends EventEmitter {
   }
 }
 
-/** `bytes` from `offset` into a new buffer (records parsed from it keep views of it: it must never be reused). */
-function readAt(fd: number, offset: number, bytes: number): Buffer {
-  const buf = Buffer.allocUnsafe(bytes)
-  let got = 0
-  while (got < bytes) {
-    const n = readSync(fd, buf, got, bytes - got, offset + got)
-    if (n === 0) break
-    got += n
-  }
-  return got === bytes ? buf : buf.subarray(0, got)
+/** A system error opening a spool, in words (a MetaError passes as it is). */
+function asStorageError(dir: string, error: unknown): MetaError {
+  if (error instanceof MetaError) return error
+  return new MetaError('STORAGE_ERROR', `cannot open the spool ${dir}: ${describeSystemError(error as NodeJS.ErrnoException)}`, {cause: error})
 }
 
-function readPosition(dir: string): number {
+/** The destination a spool records; with `retarget` one that cannot be read counts as none. */
+function recordedDestination(dir: string, retarget: boolean): SpoolDestination | undefined {
   try {
-    const value = Number(readFileSync(join(dir, POSITION_FILE), 'utf8').trim())
-    return Number.isSafeInteger(value) && value >= 0 ? value : 0
-  } catch {
-    return 0
-  }
-}
-
-/** Take the spool's lock file; a lock left by a dead process is taken over. */
-function lock(dir: string): void {
-  const file = join(dir, LOCK_FILE)
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, `${process.pid}\n`, {flag: 'wx', mode: 0o600})
-      return
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    }
-    const owner = lockOwner(dir)
-    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
-      throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} is in use by process ${owner}`, {cause: owner})
-    }
-    try {
-      unlinkSync(file)
-    } catch {}
-  }
-  throw new MetaError('DATA_DIR_LOCKED', `spool ${dir}: cannot take its lock file`)
-}
-
-function unlock(dir: string): void {
-  try {
-    if (lockOwner(dir) === process.pid) unlinkSync(join(dir, LOCK_FILE))
-  } catch {}
-}
-
-/** The pid in a spool's lock file, if any. */
-export function lockOwner(dir: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(dir, LOCK_FILE), 'utf8').trim())
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
+    return readDestinationFile(join(dir, DESTINATION_FILE))
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if (retarget) return undefined
+    throw new MetaError('STORAGE_CORRUPT', `cannot read the destination of the spool ${dir} (${(error as Error).message}): send it with --retarget to name one`, {cause: error})
   }
+}
+
+/** `no space left on device (ENOSPC)`. */
+export function describeSystemError(error: NodeJS.ErrnoException): string {
+  // `ENOSPC: no space left on device, write` → `no space left on device`.
+  const text = error.message.replace(/^[A-Z]+: /, '').replace(/, \w+( .*)?$/, '')
+  return error.code === undefined ? text : `${text} (${error.code})`
 }

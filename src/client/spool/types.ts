@@ -1,5 +1,6 @@
 /** What a SpoolingProducer is given, and what it counts. */
 import type {Producer, SendCallback} from '../producer.js'
+import type {SpoolDestination} from './destination.js'
 
 export interface SpoolingProducerOptions {
   /**
@@ -11,8 +12,16 @@ export interface SpoolingProducerOptions {
   spoolDir?: string
   /** Bound per topic spool (bytes); default 1 GiB. */
   maxBytes?: number
-  /** Give up after an outage this long (ms); default: never. */
+  /** Give up after an outage this long (ms), or after the spool could not be written this long; default: never. */
   maxOutageMs?: number
+  /**
+   * Where the producer sends (spool/destination.ts spoolDestination): recorded in the spools it
+   * writes; a spool left for another destination is left alone ('elsewhere'), one that records
+   * none is adopted (said in 'opened'). Undefined: spools are neither checked nor marked.
+   */
+  destination?: SpoolDestination
+  /** Take spools left for any destination, and record `destination` in them (said in 'opened'). */
+  retarget?: boolean
   /** Records sent from a spool and not yet acknowledged, per topic (default DEFAULT_SPOOL_IN_FLIGHT). */
   maxInFlight?: number
   /**
@@ -31,4 +40,8 @@ export interface SpoolingStats {
   leftover: number
   /** Records not yet acknowledged (in the spools, or sent direct and unanswered). */
   pending: number
+  /** Damaged ranges found in spools and skipped (their bytes kept in the spool's quarantine directory). */
+  damaged: number
+  /** Bytes of those ranges. */
+  damagedBytes: number
 }

@@ -5,7 +5,7 @@ import type {SpoolInfo} from '../../cli/spool-admin.js'
 export default class SpoolList extends BaseCommand<typeof SpoolList> {
   static override summary = "List the spools 'meta send' left: messages a broker has not acknowledged yet."
 
-  static override description = `One spool per topic under the spool directory ($META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool; --spool to choose). A spool in use by a running 'meta send' is shown with its pid and not opened.`
+  static override description = `One spool per topic under the spool directory ($META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool; --spool to choose), with its unsent messages, the broker or cluster it is for, and its damage: damaged ranges (bytes of which segment file, and why; the next send skips them) and what earlier sends kept in its quarantine directory. Spools are read without their locks: one in use by a running 'meta send' is counted too, and shown with its pid.`
 
   static override examples = [
     {description: 'The spools in the default directory', command: '<%= config.bin %> <%= command.id %>'},
