@@ -10,8 +10,14 @@
  * pairs into another topic, and the medians of each side are printed (issue 21: with a healthy
  * broker the spool must cost nothing; a single run on a shared machine cannot show that).
  *
- *   npm run bench:cli                      (CLI_LINES=1000000, CLI_TAIL_RUNS=3, CLI_SEND_PAIRS=3 by default)
+ * Then `meta send --follow --from-beginning -c N` reads a file of `seq 1 N` lines (a fresh
+ * registry each run) CLI_FOLLOW_RUNS times, into a topic of its own. With BENCH_BASE_BIN (the
+ * bin/run.js of another build) the runs alternate between that build and this one, and the
+ * medians of each are printed: a before/after of the followed-file line path from one run.
+ *
+ *   npm run bench:cli                      (CLI_LINES=1000000, CLI_TAIL_RUNS=3, CLI_SEND_PAIRS=3, CLI_FOLLOW_RUNS=3 by default)
  *   node --import tsx bench/cli-throughput.ts
+ *   CLI_ONLY=follow BENCH_BASE_BIN=../base/bin/run.js node --import tsx bench/cli-throughput.ts
  */
 import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
@@ -28,6 +34,16 @@ const TOPIC = 'x'
 const TAIL_RUNS = envCount('CLI_TAIL_RUNS', 3, 1, 20)
 /** Alternating pairs of `meta send` with and without the spool (0: none). */
 const SEND_PAIRS = envCount('CLI_SEND_PAIRS', 3, 0, 20)
+/** Runs of `meta send --follow` per build (0: none). */
+const FOLLOW_RUNS = envCount('CLI_FOLLOW_RUNS', 3, 0, 20)
+/** Another build's bin/run.js: the follow runs alternate between it and BIN. */
+const BASE_BIN = process.env.BENCH_BASE_BIN
+/** `follow`: only the follow rows (the send and tail rows are skipped). */
+const ONLY = process.env.CLI_ONLY
+if (ONLY !== undefined && ONLY !== 'follow') {
+  console.error(`CLI_ONLY=${JSON.stringify(ONLY)}: expected follow`)
+  process.exit(2)
+}
 
 /** An integer from the environment within [min, max]; anything else ends the run, naming it. */
 function envCount(name: string, fallback: number, min: number, max: number): number {
@@ -155,6 +171,50 @@ async function sendPairs(broker: EmbeddedBroker, meta: string): Promise<CliRow[]
   return rows
 }
 
+/**
+ * `meta send --follow --from-beginning -c N FILE` over a file of `seq 1 N`, FOLLOW_RUNS times
+ * per build (alternating with BENCH_BASE_BIN when set, which goes first alternates too), each
+ * with a fresh state directory (registry), into its own topic; then the median of each build.
+ */
+async function followRuns(broker: EmbeddedBroker): Promise<CliRow[]> {
+  if (FOLLOW_RUNS === 0) return []
+  const dir = mkdtempSync(join(tmpdir(), 'meta-cli-bench-follow-'))
+  const file = join(dir, 'lines.log')
+  const builds = [{label: 'this build', bin: BIN, runs: [] as CliRow[]}, ...(BASE_BIN === undefined ? [] : [{label: 'base build', bin: BASE_BIN, runs: [] as CliRow[]}])]
+  const rows: CliRow[] = []
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const seq = spawn('sh', ['-c', `seq 1 ${LINES} > '${file}'`], {stdio: 'inherit'})
+      seq.on('error', reject)
+      seq.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`seq exited with ${code}`))))
+    })
+    for (let run = 1; run <= FOLLOW_RUNS; run++) {
+      for (const build of run % 2 === 1 ? builds : [...builds].reverse()) {
+        const state = join(dir, `state-${build.label.replace(' ', '-')}-${run}`)
+        const meta = `'${process.execPath}' '${build.bin}'`
+        const command = `meta send -t follow --follow --from-beginning -c ${LINES} lines.log`
+        const t = await measured(broker, () => timed(`${meta} send -b ${broker.address} -t follow -q --follow --from-beginning -c ${LINES} '${file}'`, undefined, {META_STATE_DIR: state}))
+        const r = row(`CLI send --follow, ${build.label} (run ${run}, load ${loadavg()[0].toFixed(2)})`, command, t.t, t.brokerMs)
+        build.runs.push(r)
+        rows.push(r)
+      }
+    }
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
+  for (const build of builds) {
+    rows.push({
+      name: `CLI send --follow, ${build.label}: median of ${FOLLOW_RUNS}`,
+      command: build.runs[0]!.command,
+      linesPerSec: Math.round(median(build.runs.map((r) => r.linesPerSec))),
+      seconds: median(build.runs.map((r) => r.seconds)),
+      cliUsPerLine: median(build.runs.map((r) => r.cliUsPerLine)),
+      brokerUsPerLine: build.runs.some((r) => r.brokerUsPerLine === null) ? null : median(build.runs.map((r) => r.brokerUsPerLine!)),
+    })
+  }
+  return rows
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = sorted.length >> 1
@@ -166,6 +226,7 @@ export async function runCliThroughput(): Promise<CliRow[]> {
   const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
   const meta = `'${process.execPath}' '${BIN}'`
   try {
+    if (ONLY === 'follow') return await followRuns(broker)
     const sendCmd = `seq 1 ${LINES} | meta send -t ${TOPIC}`
     const send = await measured(broker, () => timed(`seq 1 ${LINES} | ${meta} send -b ${broker.address} -t ${TOPIC} -q`))
     const rows = [row(`CLI send ${LINES.toLocaleString('en-US')} lines`, sendCmd, send.t, send.brokerMs)]
@@ -190,7 +251,7 @@ export async function runCliThroughput(): Promise<CliRow[]> {
     const digest = hash.digest('hex')
     if (digest !== expectedDigest()) throw new Error(`tail output (${bytes} bytes) is not seq 1 ${LINES}: a line is missing, changed or out of order`)
     rows.push(row(`CLI tail, output checked`, `${tailCmd} | (sha-256 = seq 1 ${LINES})`, checked.t, checked.brokerMs))
-    return [...rows, ...(await sendPairs(broker, meta))]
+    return [...rows, ...(await sendPairs(broker, meta)), ...(await followRuns(broker))]
   } finally {
     await broker.stop()
   }

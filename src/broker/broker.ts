@@ -51,6 +51,8 @@ import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
 import {createAccessControl, refused, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
+import {finishTopicDeletes, finishTopicDeletesInZooKeeper, overlayWithoutDeleted} from './topic-delete.js'
+import {TopicDeletions} from './topic-deletions.js'
 import {RetentionScheduler} from './retention.js'
 import type {Replicator, SlaveOptions} from './replication/replicator.js'
 import {issueIdsAfterLog} from './replication/promotion.js'
@@ -128,7 +130,13 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   private baseConfig: BrokerConfig
   private overlay: TopicOverlay
 
-  private constructor(config: BrokerConfig, opened: Opened, log: Logger, options: BrokerOptions, overlay: {base: BrokerConfig; topics: TopicOverlay}) {
+  private constructor(
+    config: BrokerConfig,
+    opened: Opened,
+    log: Logger,
+    options: BrokerOptions,
+    overlay: {base: BrokerConfig; topics: TopicOverlay; deletions: TopicDeletions},
+  ) {
     this.baseConfig = overlay.base
     this.overlay = overlay.topics
     const {store, topics} = opened
@@ -188,6 +196,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       topicOverlay: () => new Map([...this.overlay].map(([topic, settings]) => [topic, {...settings}])),
       changeTopicOverlay: (overlay) => this.changeTopicOverlay(overlay),
       cluster: () => this.cluster,
+      topicDeletions: overlay.deletions,
     }
     this.roles = new Roles({
       context: this.context,
@@ -203,8 +212,10 @@ export class Broker implements ConnectionHandler, BrokerReadView {
 
   static async start(options: BrokerOptions = {}): Promise<Broker> {
     const base = options.config ?? defaultBrokerConfig()
-    // Topics created or changed online (meta topic create|alter) go on top of the file.
-    const overlay = loadTopicOverlay(base.system.dataPath)
+    // Topics created or changed online (meta topic create|alter) go on top of the file, but
+    // those whose delete a kill interrupted (finished below, topic-delete.ts).
+    const deletions = TopicDeletions.open(base.system.dataPath)
+    const overlay = await overlayWithoutDeleted(base.system.dataPath, loadTopicOverlay(base.system.dataPath), deletions)
     const config = applyTopicOverlay(base, overlay)
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
@@ -213,15 +224,17 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
-    const started = new Broker(config, opened, log, options, {base, topics: overlay})
+    const started = new Broker(config, opened, log, options, {base, topics: overlay, deletions})
     started.context.access = access
     holder.context = started.context
     issueIdsAfterLog(started.context.ids, opened.store, log)
     try {
+      await finishTopicDeletes(started.context)
       await started.listen()
       warnAboutHiddenPartitions(config, opened.store, log)
       started.retention.schedule(config)
       await started.roles.start(options.slave)
+      void finishTopicDeletesInZooKeeper(started.context)
     } catch (error) {
       await started.abortStart()
       throw error

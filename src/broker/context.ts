@@ -20,6 +20,7 @@ import type {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 import type {AccessControl} from './auth/access.js'
 import type {ClusterRegistration} from './cluster-registration.js'
+import type {TopicDeletions} from './topic-deletions.js'
 
 /** What handlers see of a broker that is an asynchronous slave (src/broker/replication). */
 interface ReplicaRole {
@@ -83,6 +84,8 @@ export interface BrokerContext {
   changeTopicOverlay(overlay: TopicOverlay): Promise<ReloadReport>
   /** The ZooKeeper registration, in cluster mode (cluster-registration.ts). */
   cluster(): ClusterRegistration | undefined
+  /** Topic deletes begun and not finished (topic-delete.ts). */
+  topicDeletions: TopicDeletions
   /** Set when the broker checks rights (a users file or [security]): every request is checked (auth/check.ts). */
   access?: AccessControl
 }

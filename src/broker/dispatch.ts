@@ -25,7 +25,7 @@ import {
 } from './handlers/groups.js'
 import {handlePartitions, handleVersion} from './handlers/misc.js'
 import {handleOffset} from './handlers/offset.js'
-import {handleOversize, handlePut, handlePutBatch} from './handlers/put.js'
+import {handleOversize, handlePut, handlePutBatch, recordsHeld} from './handlers/put.js'
 import {handleCount, handleSeek} from './handlers/seek.js'
 import {handleStats} from './handlers/stats.js'
 import {handleTopicAdmin} from './handlers/topic-admin.js'
@@ -119,7 +119,10 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
 /** A put: refused on a sync slave; a transactional one goes to its transaction (refused on a sync master). */
 function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): void {
   // A logged-in user's quotas (auth/limits.ts); an anonymous connection has none to check.
-  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) return
+  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) {
+    ctx.counters.putFailed += 1
+    return
+  }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
   // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
   if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePut(ctx, conn, frame)
@@ -129,10 +132,13 @@ function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): v
 
 /** A put-batch, routed as a put. */
 function dispatchPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchRequest): void {
-  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) return
-  if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count)
+  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) {
+    ctx.counters.putFailed += recordsHeld(frame.body, frame.count)
+    return
+  }
+  if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count))
   if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
-  if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, frame.count, SYNC_TRANSACTIONS_REFUSED)
+  if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)
   return handleTransactionalPutBatch(ctx, conn, frame)
 }
 

@@ -30,8 +30,19 @@ export class TopicRegistry {
   /** Where closed partitions are kept; undefined = in memory only. */
   private stateDir: string | undefined
   private saving: Promise<void> = Promise.resolve()
+  /** Topics being deleted (topic-delete.ts): no put creates a partition of them meanwhile. */
+  private readonly deleting = new Set<string>()
 
   constructor(private config: BrokerConfig) {}
+
+  /** From now until endDelete(), creationRefusal() refuses every partition of `topic`. */
+  beginDelete(topic: string): void {
+    this.deleting.add(topic)
+  }
+
+  endDelete(topic: string): void {
+    this.deleting.delete(topic)
+  }
 
   /** Load the closed partitions kept in `dataPath` and keep them there from now on. */
   loadClosed(dataPath: string): void {
@@ -73,6 +84,9 @@ export class TopicRegistry {
   creationRefusal(topic: ResolvedTopic, partition: number, store: PartitionCounter): MetaError | undefined {
     const {autoCreateTopics, maxPartitions} = this.config.system
     const name = topic.topic
+    if (this.deleting.size > 0 && this.deleting.has(name)) {
+      return new MetaError('SERVICE_UNAVAILABLE', `cannot create partition ${partition} of topic "${name}": the topic is being deleted; try again once the delete is done`)
+    }
     if (!autoCreateTopics && !this.config.topics.some((t) => t.pattern === name) && !topicExists(store, topic)) {
       return new MetaError(
         'TOPIC_NOT_ACCEPTED',

@@ -18,17 +18,12 @@ import type {Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
 import {createTopology} from '../client/topology.js'
 import {matchingTopics, type TopicPattern} from '../client/topic-pattern.js'
-import {TailSession, type TailOptions} from './tail-session.js'
-
-/** How often a following pattern tail lists the topics again, unless --rescan-interval says (ms; its bounds are the flag's, commands/tail.ts). */
-const RESCAN_DEFAULT_MS = 5_000
+import {RESCAN_DEFAULT_MS, TailSession, type TailOptions} from './tail-session.js'
 
 interface PatternTailOptions extends Omit<TailOptions, 'topics'> {
   /** Topics named exactly (-t without `*`), read as given. */
   topics: string[]
   patterns: TopicPattern[]
-  /** How often a following tail lists the topics again (ms). */
-  rescanMs?: number
   logger?: Logger
 }
 

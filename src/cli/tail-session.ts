@@ -20,8 +20,14 @@
  *
  * Before reading: topics that do not exist are named (an error with -e, one warning without),
  * and byte offsets are aligned to message boundaries (src/cli/tail-start.ts).
+ *
+ * Following (no -e), partitions a topic gains (`meta topic alter --partitions`, a reload) are
+ * read from their beginning once the metadata says so: every `rescanMs` (--rescan-interval)
+ * a standalone broker is asked for the partition counts again; in a cluster a ZooKeeper watch
+ * says it at once. A plain tail adds their fetchers (`% topic t: new partitions 2, 3 …` on
+ * stderr), a group rebalances, a broadcast member reads them too.
  */
-import {Consumer, createConsumer, partitionKey, type ConsumerBase, type FetchErrorEvent} from '../client/consumer.js'
+import {Consumer, createConsumer, partitionKey, type ConsumerBase, type FetchErrorEvent, type PartitionsAddedEvent} from '../client/consumer.js'
 import {createGroupConsumer} from '../client/group-consumer.js'
 import type {OwnedPartition} from '../client/membership.js'
 import {FileOffsetStore} from '../client/offset-stores/file-offset-store.js'
@@ -35,6 +41,9 @@ import type {OffsetSpec} from './offset-spec.js'
 import {OutputSink} from './output-sink.js'
 import {startSpinner, type Spinner} from './spinner.js'
 import {missingTopics, startResolver} from './tail-start.js'
+
+/** How often a following tail asks for topics and partition counts again, unless --rescan-interval says (ms; its bounds are the flag's, commands/tail.ts). */
+export const RESCAN_DEFAULT_MS = 5_000
 
 export interface TailOptions {
   /** host:port of a standalone broker … */
@@ -65,6 +74,8 @@ export interface TailOptions {
   count?: number
   /** Stop when no message arrived for this long. */
   idleTimeoutMs?: number
+  /** Following: how often the partition counts are asked again (standalone; default RESCAN_DEFAULT_MS). */
+  rescanMs?: number
   /** How each message is written: a compiled -f format, or JSON envelopes (-J). */
   output: {kind: 'format'; formatter: MessageFormatter} | {kind: 'jsonl'}
   /** One write per message instead of one per batch (-u). */
@@ -125,7 +136,9 @@ export class TailSession {
   /** Consume until a stop; rejects for start failures (unreachable broker, bad partition, unknown topic with -e). */
   async run(): Promise<TailResult> {
     const o = this.options
-    const topology = createTopology({broker: o.broker, zk: o.zk, zkRoot: o.zkRoot, logger: o.logger})
+    // With -e the partitions are the ones of the start: no refresh.
+    const refreshMs = o.exitAtEnd ? 0 : (o.rescanMs ?? RESCAN_DEFAULT_MS)
+    const topology = createTopology({broker: o.broker, zk: o.zk, zkRoot: o.zkRoot, logger: o.logger, refreshMs})
     try {
       return await this.consume(topology)
     } finally {
@@ -224,6 +237,10 @@ export class TailSession {
           })
     if (o.group !== undefined) this.watchAssignments(consumer, o.group.name)
     consumer.on('partitionEnd', (end: PartitionEnd) => this.onPartitionEnd(end))
+    consumer.on('partitionsAdded', (added: PartitionsAddedEvent) => {
+      const names = added.partitions.map((p) => (o.zk === undefined ? `${p.partition}` : `${p.brokerId}-${p.partition}`))
+      o.status?.(`% topic ${added.topic}: new partition${names.length === 1 ? '' : 's'} ${names.join(', ')}: reading from the beginning`)
+    })
     consumer.on('fetchError', (event: FetchErrorEvent) => {
       if (event.error.code === 'PARTITION_CLOSED') this.onClosedPartition(event)
     })

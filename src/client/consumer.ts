@@ -100,6 +100,12 @@ export interface ConsumerOptions extends ConsumerBaseOptions {
   stopAtEnd?: boolean
 }
 
+/** The 'partitionsAdded' event: partitions a topic gained while the consumer reads it, read from their beginning. */
+export interface PartitionsAddedEvent {
+  topic: string
+  partitions: Partition[]
+}
+
 export interface RunHandlers {
   eachMessage?: (message: Message) => void | Promise<void>
   eachBatch?: (batch: MessageBatch) => void | Promise<void>
@@ -388,10 +394,29 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   }
 }
 
-/** Reads the partitions you name (default all) of some topics, from a position you choose. */
+/**
+ * Reads the partitions you name (default all) of some topics, from a position you choose.
+ *
+ * Reading every partition (no `partitions`, no `stopAtEnd`), it also reads partitions a topic
+ * gains later (`meta topic alter --partitions`, a reload), from their beginning, as soon as the
+ * topology reports them: a standalone topology asks the broker every `refreshMs`, a cluster
+ * topology learns it from a ZooKeeper watch. Each addition is emitted as 'partitionsAdded'
+ * ({@link PartitionsAddedEvent}).
+ */
 export class Consumer extends ConsumerBase {
   private readonly options: ConsumerOptions
   private finishedCount = 0
+  /** Partition additions, one topic at a time. */
+  private adding: Promise<void> = Promise.resolve()
+  private readonly onTopologyChange = (topic: string): void => {
+    if (this.stopped || !this.topics.includes(topic)) return
+    this.adding = this.adding.then(() =>
+      this.addNewPartitions(topic).catch((error: Error) => {
+        // The next change (or refresh) tries again; a topic gone for good stops its fetchers on its own.
+        this.log.warn('cannot start reading new partitions', {topic, error: error.message})
+      }),
+    )
+  }
 
   constructor(options: ConsumerOptions) {
     super(options, options.group ?? 'meta')
@@ -431,6 +456,27 @@ export class Consumer extends ConsumerBase {
     }
     const fetchers = planned.map((p) => this.addFetcher(p.topic, p.partition, p.conn, p.start, p.stopAt))
     for (const fetcher of fetchers) fetcher.start()
+    if (this.options.partitions === undefined && !this.options.stopAtEnd) this.topology.on('change', this.onTopologyChange)
+  }
+
+  // An addition in progress checks `stopped` after each wait and adds no fetcher after a stop.
+  protected override async shutdown(): Promise<void> {
+    this.topology.off('change', this.onTopologyChange)
+  }
+
+  /** Fetch the partitions of `topic` not read yet, from their beginning (every message in them is new to this consumer). */
+  private async addNewPartitions(topic: string): Promise<void> {
+    const partitions = await this.topology.subscribePartitions(topic)
+    const added: Partition[] = []
+    for (const partition of partitions) {
+      if (this.stopped) return
+      if (this.fetchers.has(partitionKey(topic, partition))) continue
+      const {conn} = await this.queryBroker(partition.brokerId, async () => undefined)
+      if (this.stopped) return
+      this.addFetcher(topic, partition, conn, 0).start()
+      added.push(partition)
+    }
+    if (added.length > 0) this.emit('partitionsAdded', {topic, partitions: added} satisfies PartitionsAddedEvent)
   }
 
   private async partitionsOf(topic: string): Promise<Partition[]> {

@@ -81,6 +81,16 @@ export class StandaloneGroupAdmin implements GroupOffsetsAdmin {
     return Array.from({length: n}, (_, i) => i)
   }
 
+  async topics(): Promise<string[] | undefined> {
+    try {
+      return (await this.client.topics()).map((t) => t.topic)
+    } catch (error) {
+      // A broker that cannot list its topics: do not guess.
+      if (isMetaError(error)) return undefined
+      throw error
+    }
+  }
+
   bounds(topic: string, partition: number): Promise<PartitionBounds> {
     return this.client.bounds(topic, partition)
   }

@@ -172,6 +172,8 @@ export class GroupConsumer extends ConsumerBase {
     this.commitTimer.unref()
     if (this.options.broadcast) {
       await this.rebalance(await this.broadcastView())
+      // Partitions a topic gains later are read too, once the topology reports them.
+      this.topology.on('change', this.onBroadcastTopologyChange)
       return
     }
     this.membership = this.options.membership ?? (await this.defaultMembership())
@@ -180,7 +182,16 @@ export class GroupConsumer extends ConsumerBase {
     await this.rebalancing
   }
 
+  private readonly onBroadcastTopologyChange = (topic: string): void => {
+    if (this.stopped || !this.topics.includes(topic)) return
+    this.broadcastView().then(
+      (view) => this.scheduleRebalance(view),
+      (error: Error) => this.log.warn('cannot read the partitions again', {topic, error: error.message}),
+    )
+  }
+
   protected override async shutdown(): Promise<void> {
+    this.topology.off('change', this.onBroadcastTopologyChange)
     if (this.commitTimer) clearInterval(this.commitTimer)
     this.recover?.stop()
     this.membership?.cancelClaims?.()
@@ -217,12 +228,21 @@ export class GroupConsumer extends ConsumerBase {
     })
   }
 
+  /**
+   * Every partition of the topics, and those read already: a listing taken while brokers
+   * register (a ZooKeeper watch fires per change) may lack some, and a broadcast member only
+   * ever adds partitions.
+   */
   private async broadcastView(): Promise<MembershipView> {
     const membersByTopic = new Map<string, string[]>()
     const partitionsByTopic = new Map<string, Partition[]>()
     for (const topic of this.topics) {
       membersByTopic.set(topic, [this.memberId])
-      partitionsByTopic.set(topic, await this.topology.subscribePartitions(topic))
+      const partitions = [...(await this.topology.subscribePartitions(topic))]
+      for (const owned of this.owned.values()) {
+        if (owned.topic === topic && !partitions.some((p) => partitionKey(topic, p) === partitionKey(topic, owned.partition))) partitions.push(owned.partition)
+      }
+      partitionsByTopic.set(topic, partitions)
     }
     return {generation: 0, membersByTopic, partitionsByTopic}
   }

@@ -129,6 +129,11 @@ export interface GroupOffsetsAdmin {
   deleteGroup(group: string): Promise<void>
   /** The partition numbers of a topic. INVALID_ARGUMENT naming the topic when it is not accepted. */
   partitions(topic: string): Promise<number[]>
+  /**
+   * The topics that exist: those the broker holds data for or has a section for (cluster: those
+   * registered for consumers in ZooKeeper); undefined when it cannot say.
+   */
+  topics(): Promise<string[] | undefined>
   bounds(topic: string, partition: number): Promise<PartitionBounds>
   /** Offset of the first message stored at or after `ms` (ms since the epoch); the log end when none. */
   seekTime(topic: string, partition: number, ms: number): Promise<number>

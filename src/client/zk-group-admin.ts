@@ -122,6 +122,11 @@ export class ZkGroupAdmin implements GroupOffsetsAdmin {
     return (await this.layout(topic)).map((_, i) => i)
   }
 
+  async topics(): Promise<string[]> {
+    const session = await this.topology.session()
+    return session.children(this.topology.paths.topicsSub())
+  }
+
   async bounds(topic: string, partition: number): Promise<PartitionBounds> {
     const {admin, local} = await this.route(topic, partition)
     return admin.bounds(topic, local)

@@ -64,7 +64,11 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       summary: 'Read every topic whose whole name matches this regular expression (repeatable); new ones are picked up while following.',
       multiple: true,
     }),
-    'rescan-interval': durationFlag({summary: 'With a topic pattern, while following: how often topics are listed again (default 5s, 100ms to 5m).', minMs: 100, maxMs: 300_000}),
+    'rescan-interval': durationFlag({
+      summary: 'While following: how often topics (with a pattern) and partition counts are asked again, so partitions added later are read (default 5s, 100ms to 5m).',
+      minMs: 100,
+      maxMs: 300_000,
+    }),
     partition: Flags.string({
       char: 'p',
       summary: 'Only these partitions (comma-separated numbers; default all).',
@@ -150,7 +154,6 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       return {
         topics,
         patterns,
-        rescanMs: flags['rescan-interval'],
         offset: parseOffsetSpec(flags.offset ?? (flags.group === undefined ? 'beginning' : 'stored')),
         idleTimeoutMs: flags.timeout,
         output: flags.jsonl || flags.json ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
@@ -191,6 +194,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
               broadcast: flags.broadcast ? {offsetsFile: flags['offsets-file']} : undefined,
             },
       exitAtEnd: flags.exit,
+      rescanMs: flags['rescan-interval'],
       count: flags.count,
       unbuffered: flags.unbuffered,
       status: flags.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`),

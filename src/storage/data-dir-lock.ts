@@ -12,8 +12,11 @@
  * logs it). On this host a holder is gone when its pid is not running, is a zombie (state Z
  * or X in /proc/PID/stat: killed, not yet reaped by its parent), or now belongs to another
  * process (its start time, field 22 of /proc/PID/stat, differs from `procStart`; lock files
- * written without `procStart` skip that check). A lock written on another host cannot be
- * checked from here and is never taken over.
+ * written without `procStart` skip that check). A lock naming this process's own pid is held
+ * only when this process took it and has not released it (two brokers in one process): a
+ * container restarted with the same pid (often 1) finds its previous run's lock, which no
+ * check of /proc can tell from its own. A lock written on another host cannot be checked from
+ * here and is never taken over.
  *
  * Taking over a stale lock renames it aside first and checks that what was renamed is still
  * the stale lock (not a fresh one another process created meanwhile), so two processes that
@@ -56,6 +59,9 @@ export interface DataDirLock {
   release(): void
 }
 
+/** Lock file path → the `startedAt` of the lock this process holds there (until released). */
+const heldHere = new Map<string, string>()
+
 /** The lock file of a directory. */
 export function dataDirLockPath(dir: string): string {
   return join(dir, LOCK_FILE_NAME)
@@ -79,6 +85,7 @@ export function readDataDirLock(dir: string): DataDirLockInfo | undefined {
  */
 export function isLockHeld(info: DataDirLockInfo): boolean {
   if (info.host !== hostname()) return true
+  if (info.pid === process.pid) return [...heldHere.values()].includes(info.startedAt)
   return processAlive(info.pid, info.procStart)
 }
 
@@ -116,6 +123,7 @@ export function acquireDataDirLock(dir: string, options: {command: string; addre
     if (attempt > 5) throw new MetaError('DATA_DIR_LOCKED', `cannot take the lock "${path}": it keeps changing under this process`)
     if (takeOverStale(path, current)) tookOverFrom = holder ?? {pid: 0, host: '?', startedAt: '?'}
   }
+  heldHere.set(path, info.startedAt)
   let released = false
   let current = info
   return {
@@ -135,6 +143,7 @@ export function acquireDataDirLock(dir: string, options: {command: string; addre
     release() {
       if (released) return
       released = true
+      heldHere.delete(path)
       // Only remove it if it is still ours (an operator may have removed and reused it).
       const text = readRaw(path)
       const holder = text === undefined ? undefined : parseLockInfo(text)

@@ -42,6 +42,8 @@
  *
  *   <dataPath>/.meta.lock                               the holder of the directory (data-dir-lock.ts)
  *   <dataPath>/__meta_state/closed-partitions.json      partitions closed by `meta partitions close`
+ *   <dataPath>/__meta_state/topic-deletes.json          topic deletes begun and not finished
+ *   <root>/__meta_state/deleted-topics/                 partition directories of a topic being deleted
  *   <dataPath>/__meta_offsets/                          standalone groups' committed offsets
  *
  * An entry exists for the first record and then for the first record at least
@@ -63,6 +65,8 @@ export const LOCK_FILE_NAME = '.meta.lock'
 export const STATE_DIR_NAME = '__meta_state'
 /** Closed partitions, in STATE_DIR_NAME: `{"version": 1, "closed": {"<topic>": [0, 2]}}`. */
 export const CLOSED_PARTITIONS_FILE_NAME = 'closed-partitions.json'
+/** Topic deletes begun and not finished, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"local": true, "zookeeper": false}}}` (broker/topic-deletions.ts). */
+export const TOPIC_DELETES_FILE_NAME = 'topic-deletes.json'
 /** Topics created or changed online, in STATE_DIR_NAME: `{"version": 1, "topics": {"<topic>": {"<server.ini key>": "<value>"}}}` (broker/topic-overlay.ts). */
 export const TOPIC_OVERLAY_FILE_NAME = 'topic-overlay.json'
 /** Suffix of a segment's side index file. */

@@ -73,7 +73,34 @@ describe('put-batch', () => {
     assert.equal((short as {code: number}).code, 500)
     assert.match(text(short), /invalid record batch/)
     assert.equal(text(await client.request('offset t g 0 9999 4\r\n')), '21')
-    assert.equal(broker.stats.counters.putFailed, 5)
+    // 2 records with a bad checksum, and the 2 whole records of the batch that claimed 3.
+    assert.equal(broker.stats.counters.putFailed, 4)
+  })
+
+  it('counts a batch by the records it holds, never by the count it claims', async (t) => {
+    const broker = await startTestBroker(t, {ini: '[system]\nmaxTransferSize=1024\n'})
+    const client = await RawClient.connect(t, broker.port)
+    const counters = () => ({cmdPut: broker.stats.counters.cmdPut, putFailed: broker.stats.counters.putFailed})
+    // No record at all, claiming 2^31 - 1: one put, failed.
+    const empty = await client.request(frame('f', 0, 2147483647, Buffer.alloc(0), 1))
+    assert.equal((empty as {code: number}).code, 500)
+    assert.match(text(empty), /invalid record batch: expected 2147483647 whole records in 0 bytes/)
+    assert.deepEqual(counters(), {cmdPut: 1, putFailed: 1})
+    // Two whole records claiming a million, to a partition the topic does not have (refused before the records are checked).
+    const two = records([{data: 'a'}, {data: 'b'}])
+    assert.equal((await client.request(frame('f', 7, 1_000_000, two, 2)) as {code: number}).code, 500)
+    assert.deepEqual(counters(), {cmdPut: 3, putFailed: 3})
+    // A body over the limit is skipped unread: at most one record per 20-byte header it could hold.
+    const oversize = await client.request(frame('f', 0, 2147483647, Buffer.alloc(2000), 3))
+    assert.equal((oversize as {code: number}).code, 500)
+    assert.match(text(oversize), /exceeds the limit/)
+    assert.deepEqual(counters(), {cmdPut: 103, putFailed: 103})
+    // A stored batch counts its records.
+    assert.equal((await client.request(frame('f', 0, 2, two, 4)) as {code: number}).code, 200)
+    assert.deepEqual(counters(), {cmdPut: 105, putFailed: 103})
+    const stats = text(await client.request('stats  5\r\n'))
+    assert.match(stats, /\r\ncmd_put 105\r\n/)
+    assert.match(stats, /\r\nput_failed 103\r\n/)
   })
 
   it('reports id runs when ids stop being consecutive (more than 4096 in one millisecond)', async (t) => {

@@ -186,8 +186,12 @@ describe('closed partitions', () => {
     assert.equal(bad.code, 1)
     assert.equal(bad.stderr, 'error [INVALID_ARGUMENT]: invalid partition range 2..5 for topic "orders": expected a range within 0..2\n')
 
-    // A topic the broker does not accept has a code of its own (a cluster skips such brokers by it).
-    const unknown = await runCli(['partitions', 'close', '-t', 'audit', '-b', restarted.url])
+    // A topic the broker does not have is refused before anything is asked of it (a typo keeps no closed mark) …
+    const missing = await runCli(['partitions', 'close', '-t', 'audit', '-b', restarted.url])
+    assert.equal(missing.code, 1)
+    assert.equal(missing.stderr, `error [NOT_FOUND]: topic "audit" does not exist on broker ${restarted.url}\nhint: topics on broker ${restarted.url}: orders (--allow-missing-topic goes ahead anyway)\n`)
+    // … and one it does not accept has a code of its own (a cluster skips such brokers by it).
+    const unknown = await runCli(['partitions', 'close', '-t', 'audit', '--allow-missing-topic', '-b', restarted.url])
     assert.equal(unknown.code, 1)
     assert.equal(unknown.stderr, 'error [TOPIC_NOT_ACCEPTED]: cannot close partitions of topic "audit": this broker does not accept it\n')
   })

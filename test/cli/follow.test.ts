@@ -6,7 +6,10 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {expandGlob, isGlob} from '../../src/cli/follow/glob.js'
+import {createHash} from 'node:crypto'
+import {open} from 'node:fs/promises'
+import {expandGlob, isGlob, patternNames} from '../../src/cli/follow/glob.js'
+import {FINGERPRINT_BYTES, fingerprintOf, KnownContent, matchesFingerprint} from '../../src/cli/follow/identity.js'
 import {LineTracker} from '../../src/cli/follow/line-tracker.js'
 import {defaultRegistryPath, Registry} from '../../src/cli/follow/registry.js'
 import {followExitCode, resolveFollowOptions} from '../../src/cli/follow/flags.js'
@@ -24,6 +27,40 @@ describe('expandGlob()', () => {
     assert.deepEqual(await expandGlob(join(dir, 'none/*.log')), [])
     assert.equal(isGlob('/var/log/app/*.log'), true)
     assert.equal(isGlob('/var/log/app.log'), false)
+  })
+
+  it('patternNames() says whether a path is one a pattern gives, as expandGlob() would', async (t) => {
+    const dir = await tmpDir(t)
+    const pattern = join(dir, 'app?/*.log')
+    assert.equal(patternNames(pattern, join(dir, 'app1/a.log')), true)
+    assert.equal(patternNames(pattern, join(dir, 'app1/a.log.1')), false, 'the rotated name')
+    assert.equal(patternNames(pattern, join(dir, 'app1/.h.log')), false, 'hidden names only for a pattern with a dot')
+    assert.equal(patternNames(pattern, join(dir, 'app1/sub/a.log')), false, 'one component per component')
+    assert.equal(patternNames(join(dir, 'a.log'), join(dir, 'a.log')), true)
+    assert.equal(patternNames(join(dir, 'a.log'), join(dir, 'b.log')), false)
+  })
+})
+
+describe('KnownContent', () => {
+  it('keeps the first bytes (up to the fingerprint size) and the last ones read, and tells a file that changed under them', async (t) => {
+    const dir = await tmpDir(t)
+    const path = join(dir, 'x.log')
+    const text = 'x'.repeat(1500)
+    writeFileSync(path, text)
+    const fd = await open(path, 'r')
+    t.after(() => fd.close())
+    const known = new KnownContent()
+    assert.equal(known.read(0, Buffer.from(text.slice(0, 1000))), true, 'the head grew')
+    assert.equal(known.read(1000, Buffer.from(text.slice(1000))), true, 'up to 1024 bytes')
+    assert.equal(known.head.length, FINGERPRINT_BYTES)
+    assert.equal(known.read(1500, Buffer.from('y')), false, 'past the head: only the tail moves')
+    assert.equal(await known.unchanged(fd, 1500), false, 'the last byte read (y) is not in the file')
+    const fresh = await KnownContent.before(fd, 1500)
+    assert.equal(await fresh.unchanged(fd, 1500), true)
+    assert.deepEqual(fingerprintOf(fresh.head), {bytes: 1024, sha256: createHash('sha256').update(text.slice(0, 1024)).digest('hex')})
+    writeFileSync(path, `z${text.slice(1)}`)
+    assert.equal(await fresh.unchanged(fd, 1500), false, 'the first byte changed')
+    assert.equal(await matchesFingerprint(fd, fingerprintOf(Buffer.from(text.slice(0, 1024)))), false)
   })
 })
 
@@ -71,6 +108,26 @@ describe('Registry', () => {
     writeFileSync(path, '{"files": 3}')
     assert.throws(() => Registry.open(path), (e: Error & {code?: string}) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`"${path}" is not a registry`))
     await Registry.open(`${path}.other`).close()
+    writeFileSync(path, JSON.stringify({version: 2, files: [{path: '/a.log', dev: '1', ino: '2', offset: 0, fingerprint: {bytes: 4, sha256: 'abc'}}]}))
+    assert.throws(() => Registry.open(path), /"\/a\.log": expected "fingerprint": \{"bytes": <count>, "sha256": "<64 hex digits>"\}/)
+    writeFileSync(path, JSON.stringify({version: 3, files: []}))
+    assert.throws(() => Registry.open(path), /expected \{"version": 2, "files": \[…\]\}/)
+  })
+
+  it('keeps fingerprints, and writes a registry of version 1 back as version 2', async (t) => {
+    const path = join(await tmpDir(t), 'v1.json')
+    writeFileSync(path, JSON.stringify({version: 1, files: [{path: '/a.log', dev: '1', ino: '2', offset: 7}]}))
+    const registry = Registry.open(path)
+    const entry = registry.get('/a.log', '1', '2')!
+    assert.equal(entry.offset, 7)
+    registry.setFingerprint(entry, fingerprintOf(Buffer.from('abc\n')))
+    await registry.close()
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as {version: number; files: unknown[]}
+    assert.equal(saved.version, 2)
+    assert.deepEqual(saved.files, [{path: '/a.log', dev: '1', ino: '2', offset: 7, fingerprint: fingerprintOf(Buffer.from('abc\n'))}])
+    const again = Registry.open(path)
+    t.after(() => again.close())
+    assert.deepEqual(again.get('/a.log', '1', '2')?.fingerprint, fingerprintOf(Buffer.from('abc\n')))
   })
 
   it('lives under the state directory by default', () => {
@@ -95,5 +152,7 @@ describe('resolveFollowOptions()', () => {
     assert.equal(followExitCode({...base, unacknowledged: 2}), 1)
     assert.equal(followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, damaged: 0, damagedBytes: 0, dir: '/s'}}), 0)
     assert.equal(followExitCode({...base, skipped: 1}), 1)
+    // A damaged range of the spool skipped is a loss the exit status reports, as without --follow.
+    assert.equal(followExitCode({...base, spool: {spooled: 0, resent: 3, leftover: 3, pending: 0, damaged: 1, damagedBytes: 200, dir: '/s'}}), 1)
   })
 })

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import type zookeeper from 'node-zookeeper-client'
 import {createGroupConsumer, createProducer, type Message} from '../../src/client/index.js'
 import {startTestBroker} from '../helpers/broker.js'
-import {runCli} from '../helpers/process.js'
+import {collect, runCli, spawnCli} from '../helpers/process.js'
 import {startZooKeeper, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
 
@@ -77,6 +77,50 @@ describe('meta commands with --zk', () => {
     assert.equal(describe.code, 0, describe.stderr)
     const detail = JSON.parse(describe.stdout) as {partitions: Array<{brokerId: number; committed: number | null}>}
     assert.deepEqual(detail.partitions.map((p) => [p.brokerId, p.committed]), [[0, 0], [1, 0]])
+  })
+
+  it('a following plain tail reads a partition added on one broker (ZooKeeper tells it)', async () => {
+    const grown = uniqueName('grown')
+    const seeded = createProducer({broker: `127.0.0.1:${ports[0]}`})
+    assert.ok((await seeded.send(grown, 'before')).success)
+    await seeded.close()
+    await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-sub/${grown}/0-m`)) !== undefined, {what: 'the topic in ZooKeeper'})
+    const child = spawnCli(['tail', '-t', grown, ...zkArgs()])
+    let out = ''
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
+    const done = collect(child, 120_000)
+    try {
+      await waitFor(() => out.includes('before\n'), {timeoutMs: 30_000, what: 'the tail reading the first partition'})
+      const altered = await runCli(['topic', 'alter', grown, '--partitions', '2', '--broker-id', '0', ...zkArgs()])
+      assert.equal(altered.code, 0, altered.stderr)
+      await waitFor(async () => ((await zkRead(client, `${root}/brokers/topics-sub/${grown}/0-m`)) ?? '').includes('"numParts":2'), {what: 'partition 1 registered'})
+      const producer = createProducer({broker: `127.0.0.1:${ports[0]}`})
+      assert.ok((await producer.send(grown, 'in-the-new-partition', {partition: 1})).success)
+      await producer.close()
+      await waitFor(() => out.includes('in-the-new-partition\n'), {timeoutMs: 30_000, what: `the message of partition 0-1 (have: ${out})`})
+    } finally {
+      child.kill('SIGINT')
+    }
+    const result = await done
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stderr, new RegExp(`^% topic ${grown}: new partition 0-1: reading from the beginning$`, 'm'))
+  })
+
+  it('offset reset and group seek on a topic ZooKeeper does not know: NOT_FOUND with the close names, nothing written', async () => {
+    const group = uniqueName('typo')
+    const typo = `${topic}x`
+    for (const args of [
+      ['offset', 'reset', '--group', group, '--topic', typo, '--to-earliest', '--execute'],
+      ['group', 'seek', group, '--to', 'start', '-t', typo, '--execute'],
+    ]) {
+      const result = await runCli([...args, ...zkArgs()])
+      assert.equal(result.code, 1, result.stderr)
+      assert.equal(
+        result.stderr,
+        `error [NOT_FOUND]: topic "${typo}" does not exist on ZooKeeper ${zk.connect} (root ${root})\nhint: did you mean "${topic}"? (--allow-missing-topic goes ahead anyway)\n`,
+      )
+    }
+    assert.equal(await zkRead(client, `${root}/consumers/${group}`), undefined, 'no group node written')
   })
 
   it('partitions close skips a broker that does not accept the topic (TOPIC_NOT_ACCEPTED), and closes it on the others', async () => {

@@ -7,6 +7,7 @@
  * zero-config mode is unregistered too, and registered again by its next first put.
  */
 import assert from 'node:assert/strict'
+import {readdirSync, readFileSync} from 'node:fs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {describe, it} from 'node:test'
@@ -15,7 +16,7 @@ import {applyOverrides, loadServerIni, startBroker, type Broker} from '../../src
 import {connectAdmin, createProducer} from '../../src/client/index.js'
 import {zooKeeperForSuite, zkChildren, zkRead, type TestZooKeeper} from '../helpers/zookeeper.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
-import {runCli} from '../helpers/process.js'
+import {exited, runCli, spawnBroker} from '../helpers/process.js'
 
 const DEADLINE_MS = 60_000
 const BROKER_ID = 3
@@ -118,6 +119,33 @@ describe('meta topic create|alter|delete in cluster mode', () => {
 
     await send(url, 'clicks', 0)
     await waitFor(async () => (await node()) !== undefined, {what: 'clicks registered again by its next first put'})
+  })
+
+  it('a broker killed right after it recorded a delete finishes it at its restart, in ZooKeeper too', async (t) => {
+    const root = `/${uniqueName('meta')}`
+    const dataPath = await tmpDir(t)
+    const args = ['--data-dir', dataPath, '--broker-id', String(BROKER_ID), '--partitions', '1', '--zk', zk.connect, '--zk-root', root]
+    // The broker kills itself (SIGKILL) once the intent is saved, before anything is removed (src/broker/topic-delete.ts).
+    const doomed = await spawnBroker(t, args, {env: {META_TEST_KILL_AT: 'topic-delete:intent'}})
+    const url = `127.0.0.1:${doomed.port}`
+    const cli = (args: string[]) => runCli([...args, '-b', url], {timeoutMs: DEADLINE_MS})
+    assert.equal((await cli(['topic', 'create', 'audit', '--partitions', '3'])).code, 0)
+    for (const p of [0, 1, 2]) await send(url, 'audit', p)
+    const offsets = `${root}/consumers/g1/offsets/audit`
+    await zkPut(client, `${offsets}/${BROKER_ID}-2`, '-1-0')
+    await zkPut(client, `${offsets}/4-0`, '-1-20')
+    const cut = await cli(['topic', 'delete', 'audit', '--execute'])
+    assert.equal(cut.code, 1, cut.stderr)
+    assert.deepEqual(await exited(doomed.child), {code: null, signal: 'SIGKILL'})
+    assert.deepEqual(await zkChildren(client, offsets), [`${BROKER_ID}-2`, '4-0'], 'killed before the ZooKeeper step')
+
+    const again = await spawnBroker(t, args, {timeoutMs: DEADLINE_MS})
+    assert.deepEqual(readdirSync(dataPath).filter((n) => n.startsWith('audit-')), [], 'its data went before the broker listened')
+    await waitFor(async () => (await zkChildren(client, offsets)).join() === '4-0', {what: "this broker's offsets of audit removed in ZooKeeper", timeoutMs: DEADLINE_MS})
+    const intent = join(dataPath, '__meta_state', 'topic-deletes.json')
+    await waitFor(() => !('audit' in (JSON.parse(readFileSync(intent, 'utf8')) as {topics: object}).topics), {what: 'the intent withdrawn'})
+    const describe = await runCli(['topic', 'describe', 'audit', '-b', `127.0.0.1:${again.port}`], {timeoutMs: DEADLINE_MS})
+    assert.equal(describe.code, 1, describe.stdout)
   })
 
   it('delete --execute with ZooKeeper gone: refused within the client timeout (SERVICE_UNAVAILABLE), nothing deleted', async (t) => {

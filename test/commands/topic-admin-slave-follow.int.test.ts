@@ -138,6 +138,38 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     assert.ok(after.success, after.errorMessage)
   })
 
+  it('zero-config brokers: a topic created online with more partitions than [system] numPartitions is deleted on the master and on an asynchronous and a synchronous slave', async (t) => {
+    // Async pair: the slave takes the master's overlay by polling; its data goes before the overlay changes.
+    const master = await startTestBroker(t, {numPartitions: 1})
+    const masterUrl = `127.0.0.1:${master.port}`
+    const slave = await startAsyncSlave(t, {master})
+    await cli(['topic', 'create', 'wide', '--partitions', '3', '-b', masterUrl])
+    const producer = createProducer({broker: masterUrl})
+    t.after(() => producer.close())
+    assert.ok((await producer.send('wide', 'on partition two', {partition: 2})).success)
+    await waitFor(() => (slave.store.get('wide', 2)?.maxOffset ?? 0) > 0, {what: 'the slave to copy wide-2', timeoutMs: DEADLINE_MS})
+    await cli(['topic', 'delete', 'wide', '--execute', '-b', masterUrl])
+    assert.equal(master.store.get('wide', 2), undefined)
+    await waitFor(() => slave.store.get('wide', 2) === undefined && slave.topics.resolve('wide')?.numPartitions === 1, {
+      what: 'the asynchronous slave to drop wide-2 and apply the overlay without wide',
+      timeoutMs: DEADLINE_MS,
+    })
+
+    // Sync pair: the slave removes its copy when the overlay comes over the link, before the delete is acknowledged.
+    const syncSlave = await startTestBroker(t, {numPartitions: 1, syncSlave: true})
+    const syncMaster = await startTestBroker(t, {numPartitions: 1, syncSlaveAddress: `127.0.0.1:${syncSlave.port}`})
+    const syncUrl = `127.0.0.1:${syncMaster.port}`
+    await cli(['topic', 'create', 'wide', '--partitions', '3', '-b', syncUrl])
+    const fresh = createProducer({broker: syncUrl})
+    t.after(() => fresh.close())
+    await waitFor(async () => (await fresh.send('wide', 'on partition two', {partition: 2})).success, {what: 'the sync link to carry puts', timeoutMs: DEADLINE_MS})
+    assert.ok((syncSlave.store.get('wide', 2)?.maxOffset ?? 0) > 0, 'the sync slave stores wide-2')
+    await cli(['topic', 'delete', 'wide', '--execute', '-b', syncUrl])
+    assert.equal(syncMaster.store.get('wide', 2), undefined)
+    assert.equal(syncSlave.store.get('wide', 2), undefined)
+    assert.equal(syncSlave.topics.resolve('wide')?.numPartitions, 1)
+  })
+
   it('a synchronous master sends its overlay when the link connects, before the data of an online topic, and the slave keeps it across a restart', async (t) => {
     const masterDir = await tmpDir(t, 'meta-sync-master-')
     // The master created audit online and stored a message in it before it had a sync slave.

@@ -116,6 +116,29 @@ describe('data directory lock', () => {
     }
   })
 
+  test("a lock naming this process's pid is stale unless this process holds it (a container restarted with the same pid)", async (t) => {
+    const dir = await tmpDir(t)
+    // What the previous run of a container left: its pid is this one's, and old lock files have no procStart.
+    const previousRun = {pid: process.pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', command: 'meta serve'}
+    for (const stale of [previousRun, {...previousRun, procStart: processStart(process.pid)!}]) {
+      writeFileSync(join(dir, '.meta.lock'), JSON.stringify(stale))
+      assert.equal(isLockHeld(stale), false)
+      checkDataDirFree(dir)
+      const lock = acquireDataDirLock(dir, {command: 'meta serve'})
+      assert.deepEqual(lock.tookOverFrom, stale)
+      // Held by this process now: a second broker in it is refused, naming this pid.
+      const held = readDataDirLock(dir)!
+      assert.equal(isLockHeld(held), true)
+      assert.throws(
+        () => acquireDataDirLock(dir, {command: 'meta serve'}),
+        (error: unknown) => isMetaError(error, 'DATA_DIR_LOCKED') && error.message.includes(`pid ${process.pid}`),
+      )
+      assert.throws(() => checkDataDirFree(dir), /is in use by meta serve/)
+      lock.release()
+      assert.equal(existsSync(join(dir, '.meta.lock')), false)
+    }
+  })
+
   test('DataDirLock.release() leaves a lock that is no longer ours', async (t) => {
     const dir = await tmpDir(t)
     const lock = acquireDataDirLock(dir, {command: 'meta serve'})

@@ -23,8 +23,9 @@ export function admitLogin(ctx: BrokerContext, access: AccessControl, conn: Conn
 }
 
 /**
- * A put of a logged-in user: refused when it would create a partition past its partitions limit;
- * else its bytes are charged to its produce rate (the connection held when past it).
+ * A put of a logged-in user: refused when it would create a partition past its partitions limit
+ * (the caller counts its messages in put_failed); else its bytes are charged to its produce rate
+ * (the connection held when past it).
  */
 export function admitPut(ctx: BrokerContext, conn: Connection, quota: PrincipalQuota, topic: string, partition: number, opaque: number, bytes: number): boolean {
   const limit = quota.limits.partitions
@@ -33,7 +34,6 @@ export function admitPut(ctx: BrokerContext, conn: Connection, quota: PrincipalQ
     let count = 0
     for (const log of ctx.store.list()) if (rights.allows('put', log.topic)) count += 1
     if (count >= limit) {
-      ctx.counters.putFailed += 1
       refuse(ctx.access, conn, quota.user, 'put', `partitions ${topic}`, limitMessage(quota.user, 'partitions', count, limit, 'partitions'), opaque)
       return false
     }

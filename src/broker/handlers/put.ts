@@ -130,8 +130,10 @@ export function handleOversize(ctx: BrokerContext, conn: Connection, frame: Requ
     ctx.counters.cmdPut += 1
     failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, new MetaError('FRAME_TOO_LARGE', reason))
   } else if (frame.type === 'put-batch') {
-    ctx.counters.cmdPut += frame.count
-    failBatch(ctx, conn, frame, frame.partition, new MetaError('FRAME_TOO_LARGE', reason))
+    // The body was skipped unread: counted by the most records that many bytes can hold.
+    const held = Math.max(1, Math.min(frame.count, Math.floor(bodyBytes / RECORD_HEADER_BYTES)))
+    ctx.counters.cmdPut += held
+    failBatchOf(ctx, conn, frame.topic, frame.opaque, held, frame.partition, new MetaError('FRAME_TOO_LARGE', reason))
   } else if ('opaque' in frame) {
     conn.sendError('FRAME_TOO_LARGE', frame.opaque, `"${frame.type}" ${reason}`, Status.BAD_REQUEST)
   }
@@ -142,32 +144,38 @@ export function handleOversize(ctx: BrokerContext, conn: Connection, frame: Requ
  * whole batch of stored-format records; ids are written into the records in place and the
  * batch is appended as one run (PartitionLog#appendRecords checks every record and checksum:
  * all of it is stored or none). Durability and acknowledgement follow put exactly.
+ *
+ * The counters (cmd_put, put_failed) count a batch by the records it holds: its claimed count
+ * once the records are checked to tile the body, else {@link recordsHeld}.
  */
 export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
-  ctx.counters.cmdPut += frame.count
-  if (ctx.replica !== undefined) return failBatch(ctx, conn, frame, frame.partition, ctx.replica.refusal())
-  if (ctx.fenced !== undefined) return failBatch(ctx, conn, frame, frame.partition, ctx.fenced)
+  if (ctx.replica !== undefined) return refuseBatch(ctx, conn, frame, frame.partition, ctx.replica.refusal())
+  if (ctx.fenced !== undefined) return refuseBatch(ctx, conn, frame, frame.partition, ctx.fenced)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
-    ctx.counters.putFailed += frame.count
+    const held = recordsHeld(frame.body, frame.count)
+    ctx.counters.cmdPut += held
+    ctx.counters.putFailed += held
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
     return
   }
   const topic = ctx.topics.resolve(frame.topic)
   if (topic === undefined) {
-    failBatch(ctx, conn, frame, frame.partition, topicRefusal(frame.topic))
+    refuseBatch(ctx, conn, frame, frame.partition, topicRefusal(frame.topic))
     return
   }
   const partition = frame.partition === -1 ? ctx.topics.randomPartition(topic) : frame.partition
   if (partition < 0 || partition >= topic.numPartitions) {
-    failBatch(ctx, conn, frame, partition, wrongPartition(frame.topic, partition, topic.numPartitions))
+    refuseBatch(ctx, conn, frame, partition, wrongPartition(frame.topic, partition, topic.numPartitions))
     return
   }
   const body = frame.body
   const runs = assignIds(ctx, body, frame.count)
   if (runs === undefined) {
-    failBatch(ctx, conn, frame, partition, new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`))
+    refuseBatch(ctx, conn, frame, partition, new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`))
     return
   }
+  // The records tile the body: the count is what it holds.
+  ctx.counters.cmdPut += frame.count
   const sync = ctx.sync
   const refusal = sync?.refusal(ctx.logs.get(frame.topic, partition))
   if (refusal !== undefined) {
@@ -247,8 +255,32 @@ function assignIds(ctx: BrokerContext, body: Buffer, count: number): string | un
   return pos === body.length && count > 0 ? runs : undefined
 }
 
+/** A batch refused before its records were checked: counted by the records it holds (put and failed). */
+function refuseBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand, partition: number, reason: MetaError): void {
+  const held = recordsHeld(frame.body, frame.count)
+  ctx.counters.cmdPut += held
+  failBatchOf(ctx, conn, frame.topic, frame.opaque, held, partition, reason)
+}
+
+/** A batch whose records were checked (counted as put already) that fails: its records count as failed. */
 function failBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand, partition: number, reason: MetaError): void {
   failBatchOf(ctx, conn, frame.topic, frame.opaque, frame.count, partition, reason)
+}
+
+/**
+ * What a batch counts as in the put counters before its records are checked: the whole records
+ * at the start of its body, at most its claimed count, at least 1 (the request itself). A
+ * client's claimed count alone bounds nothing (`put-batch t 0 2147483647 0 1` holds no record:
+ * it counts as one put).
+ */
+export function recordsHeld(body: Buffer, count: number): number {
+  let held = 0
+  for (let pos = 0; held < count && body.length - pos >= RECORD_HEADER_BYTES; held++) {
+    const length = int32At(body, pos)
+    if (length < 0 || length > body.length - pos - RECORD_HEADER_BYTES) break
+    pos += RECORD_HEADER_BYTES + length
+  }
+  return Math.max(1, held)
 }
 
 function failBatchOf(ctx: BrokerContext, conn: Connection, topic: string, opaque: number, count: number, partition: number, reason: MetaError): void {

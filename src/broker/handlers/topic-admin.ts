@@ -1,25 +1,21 @@
 /**
  * topic-admin (meta extension, protocol/commands/topic-admin.ts): topics created, changed and
  * deleted on a running broker. Creations and changes go into the topic overlay
- * (topic-overlay.ts), applied as a reload is; a delete removes the topic's overlay section,
- * its partition logs, its closed-partition entries and the group offsets this broker stores
- * for it.
+ * (topic-overlay.ts), applied as a reload is; a delete removes the topic's partition logs, its
+ * closed-partition entries, the group offsets this broker stores for it and its overlay
+ * section, in the order topic-delete.ts gives.
  */
-import {rm} from 'node:fs/promises'
-import {join} from 'node:path'
 import {ALL_TOPICS_TOKEN, type TopicAdminAction, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
 import {topicPatternMatches, validateTopicName} from '../../protocol/names.js'
-import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {renderServerIni, resolveTopic} from '../config/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
+import {deleteTopic, inZooKeeper} from '../topic-delete.js'
 import {parseTopicSettings, settingsText} from '../topic-overlay.js'
 
 /** Most settings one request may carry (there are about ten `[topic=…]` keys). */
 const MAX_SETTINGS = 64
-/** Longest wait for ZooKeeper in a topic delete, in ms: under a client's default request timeout (10 s). */
-const ZK_STEP_TIMEOUT_MS = 5_000
 
 export function handleTopicAdmin(ctx: BrokerContext, conn: Connection, frame: TopicAdminCommand): void {
   conn.beginRequest()
@@ -172,57 +168,10 @@ async function remove(ctx: BrokerContext, topic: string, execute: boolean): Prom
     ...(cluster === undefined ? {} : {zkGroups: (await inZooKeeper(topic, 'read its consumer offsets', cluster.topicOffsetNodes(topic))).map((g) => g.group)}),
   }
   if (!execute) return {...reply(ctx, 'delete', topic, false), removed, notes: stillAccepted(ctx, topic)}
-  // ZooKeeper first: when it does not answer, nothing is deleted yet (CLUSTER_ERROR).
-  if (cluster !== undefined) removed.zkGroups = await inZooKeeper(topic, 'remove its consumer offsets', cluster.removeTopicOffsets(topic))
-  // Then out of the config (an online-created topic is refused from now on), then its data.
-  const overlay = ctx.topicOverlay()
-  if (overlay.delete(topic)) await ctx.changeTopicOverlay(overlay)
-  await removeTopicData(ctx, topic)
-  // Once the data is gone: ZooKeeper drops the topic's registration unless server.ini names it.
-  await cluster?.topicDeleted(topic)
+  const zkGroups = await deleteTopic(ctx, topic)
+  if (zkGroups !== undefined) removed.zkGroups = zkGroups
   ctx.log.info('topic deleted online', {topic, ...removed})
   return {...reply(ctx, 'delete', topic, true), removed, notes: stillAccepted(ctx, topic)}
-}
-
-/**
- * A deleted topic's data on this broker: its partition logs (set aside, then removed), its
- * closed-partition entries and the group offsets stored for it. Also run by an asynchronous
- * slave when its master deleted a topic online.
- */
-export async function removeTopicData(ctx: BrokerContext, topic: string): Promise<void> {
-  const logs = ctx.store.list().filter((log) => log.topic === topic)
-  const aside = join(ctx.config.system.dataPath, STATE_DIR_NAME, 'deleted-topics', `${topic}.${Date.now()}`)
-  for (const log of logs) {
-    await ctx.store.setAside(topic, log.partition, join(aside, `${topic}-${log.partition}`))
-    ctx.polls.wake(topic, log.partition)
-  }
-  await rm(aside, {recursive: true, force: true})
-  await ctx.topics.open(topic)
-  if (ctx.offsets.groupNames().some((g) => ctx.offsets.get(g, [topic]).length > 0)) {
-    await new Promise<void>((resolve, reject) => ctx.offsets.deleteTopic(topic, (err) => (err === null ? resolve() : reject(err))))
-  }
-}
-
-/**
- * `work` in ZooKeeper for a topic delete, bounded by ZK_STEP_TIMEOUT_MS. Rejects with
- * SERVICE_UNAVAILABLE (retriable) saying that nothing on this broker was deleted.
- */
-async function inZooKeeper<T>(topic: string, what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ZK_STEP_TIMEOUT_MS} ms`)), ZK_STEP_TIMEOUT_MS)
-  })
-  try {
-    return await Promise.race([work, deadline])
-  } catch (error) {
-    throw new MetaError(
-      'SERVICE_UNAVAILABLE',
-      `topic delete "${topic}": cannot ${what} in ZooKeeper (${(error as Error).message}): its data, configuration and group offsets on this broker are untouched; try again`,
-      {cause: error},
-    )
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** A note when the configuration still accepts the deleted topic (a put creates it again, empty). */

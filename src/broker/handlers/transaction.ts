@@ -16,7 +16,7 @@ import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../pr
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {formatPrepareVote, formatRecoverReply, XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
-import {failPut, topicRefusal, wrongPartition} from './put.js'
+import {failPut, recordsHeld, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
   // END is one-way (MetaQ never answers it) and changes nothing.
@@ -126,7 +126,7 @@ export function handleTransactionalPut(ctx: BrokerContext, conn: Connection, fra
 
 /** put-batch with a transaction key: every record gets its id; reply `<partition> -1 <runs>`. */
 export function handleTransactionalPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
-  ctx.counters.cmdPut += frame.count
+  ctx.counters.cmdPut += recordsHeld(frame.body, frame.count)
   const partition = checkTarget(ctx, conn, frame.topic, frame.partition, frame.opaque)
   if (partition === undefined) return
   const body = frame.body

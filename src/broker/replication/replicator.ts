@@ -425,6 +425,7 @@ export class Replicator {
           ? undefined
           : parseTopicOverlay(overlayText, (why) => new MetaError('DECODE_ERROR', `the master's ${TOPIC_OVERLAY_ITEM} answer is not a topic overlay (${why})`))
       const before = this.ctx.topicOverlay()
+      if (overlay !== undefined) await this.dropDeletedFirst([...before.keys()].filter((topic) => !overlay.has(topic)))
       await this.ctx.applyMasterConfig(text, overlay)
       if (overlay !== undefined) {
         for (const topic of before.keys()) if (!overlay.has(topic)) this.deletedTopics.add(topic)
@@ -436,6 +437,17 @@ export class Replicator {
     }
     this.masterChecksum = checksum
     this.masterOverlay = overlayText
+  }
+
+  /**
+   * Topics gone from the master's overlay were deleted there, data first (topic-delete.ts): those
+   * the master holds no data for go here before its configuration is applied, which would
+   * otherwise refuse data past the partition count such a topic falls back to.
+   */
+  private async dropDeletedFirst(topics: string[]): Promise<void> {
+    if (topics.length === 0) return
+    const held = new Set(parsePartitionsStats((await this.stats('partitions')).toString('utf8')).map((p) => p.topic))
+    for (const topic of topics) if (!held.has(topic)) await this.dropTopic(topic)
   }
 
   /** The master deleted `topic` online and has no data left for it: stop following it and remove it here. */

@@ -28,7 +28,7 @@ import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {asMetaError, failPut, logFor, topicRefusal, wrongPartition} from '../handlers/put.js'
-import {removeTopicData} from '../handlers/topic-admin.js'
+import {removeTopicData} from '../topic-delete.js'
 import {parseTopicOverlay, type TopicOverlay} from '../topic-overlay.js'
 import {handleSyncCut, isBeingCut} from './sync-cut.js'
 
@@ -173,8 +173,10 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
 
 /**
  * `sync-overlay` (protocol/commands/sync-overlay.ts): the master's topic overlay becomes this
- * slave's (saved, so it survives a restart); a topic gone from it (deleted online on the
- * master) stops being served and its data here is removed, as an asynchronous slave does.
+ * slave's (saved, so it survives a restart); a topic gone from it was deleted online on the
+ * master, which removed its data before its overlay section (topic-delete.ts): its data here
+ * goes first too, so the overlay's check finds no data past the partition count the topic
+ * falls back to, and the slave holds what its master holds.
  */
 function handleSyncOverlay(ctx: BrokerContext, conn: Connection, frame: SyncBatchCommand): void {
   conn.beginRequest(frame.body.length)
@@ -192,13 +194,12 @@ function handleSyncOverlay(ctx: BrokerContext, conn: Connection, frame: SyncBatc
   }
   const before = ctx.topicOverlay()
   const apply = async (): Promise<void> => {
-    await ctx.changeTopicOverlay(overlay)
     for (const topic of before.keys()) {
-      // Its data goes once this slave no longer accepts the topic (its own server.ini may name it).
-      if (overlay.has(topic) || ctx.topics.resolve(topic) !== undefined) continue
+      if (overlay.has(topic)) continue
       await removeTopicData(ctx, topic)
       ctx.log.info('topic deleted online on the sync master: dropped here', {topic})
     }
+    await ctx.changeTopicOverlay(overlay)
   }
   apply().then(
     () => done(null, overlay.size),

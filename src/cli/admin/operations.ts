@@ -7,7 +7,8 @@ import type {PartitionsStateReply, ReloadReport} from '../../protocol/commands/b
 import {isMetaError, MetaError} from '../../protocol/errors.js'
 import type {PartitionPlan} from '../../broker/index.js'
 import {formatBytes, renderTable} from '../output.js'
-import {withEachBroker, type AdminContext} from './connect.js'
+import {withEachBroker, withGroupAdmin, type AdminContext} from './connect.js'
+import {requireTopics} from './topic-check.js'
 
 /** One broker's answer, tagged with where it came from. */
 export interface BrokerAnswer<T> {
@@ -53,9 +54,13 @@ export async function onBrokers<T>(
 export async function changePartitionState(
   change: 'close' | 'open',
   context: AdminContext,
-  flags: {topic: string; start?: number; end?: number; 'broker-id'?: number},
+  flags: {topic: string; start?: number; end?: number; 'broker-id'?: number; 'allow-missing-topic'?: boolean},
   options: {json: boolean},
 ): Promise<Array<{broker: string} & PartitionsStateReply> | undefined> {
+  // Closing a topic nobody has would keep closed marks for it (topic-check.ts); opening one changes nothing.
+  if (change === 'close' && flags['allow-missing-topic'] !== true) {
+    await withGroupAdmin(context, (admin, target) => requireTopics(admin, [flags.topic], target))
+  }
   const answers = await onBrokers(
     context,
     {

@@ -6,12 +6,14 @@
 import {readFile} from 'node:fs/promises'
 import type {GroupOffsetsAdmin} from '../../client/group-admin.js'
 import {MetaError} from '../../protocol/errors.js'
+import type {ConnectionTarget} from '../connection.js'
 import {withSpinner} from '../spinner.js'
 import {confirmOnTty, declined} from './confirm.js'
 import {formatOffsetsCsv, parseOffsetsCsv, type OffsetLine} from './parse.js'
 import {renderPlan} from './render.js'
 import type {ResetRequest} from './reset-options.js'
 import {activeGroupError, applyPlan, buildPlan, changedRows, type PlanRow, type ResetPlan} from './reset-plan.js'
+import {requireTopics} from './topic-check.js'
 
 /** `meta offset reset --json` and `meta group seek --json`. */
 export interface ResetResult {
@@ -31,6 +33,10 @@ interface ResetRunOptions {
   json: boolean
   force: boolean
   yes: boolean
+  /** Where the command connected: a topic named that it does not have is an error (topic-check.ts)… */
+  target: ConnectionTarget
+  /** … unless this is set (--allow-missing-topic). */
+  allowMissingTopic?: boolean
 }
 
 /** Read and parse the --from-file CSV (`-` = stdin) for `request`, if it asks for one. */
@@ -49,6 +55,10 @@ export async function offsetsFileOf(request: ResetRequest): Promise<OffsetLine[]
 /** Plan, print, and (with --execute) commit. Returns the --json result. */
 export async function runReset(admin: GroupOffsetsAdmin, request: ResetRequest, lines: OffsetLine[] | undefined, options: ResetRunOptions): Promise<ResetResult> {
   const {json} = options
+  if (!options.allowMissingTopic) {
+    const named = request.scope.kind === 'topics' ? request.scope.topics.map((t) => t.topic) : (lines ?? []).map((l) => l.topic)
+    await requireTopics(admin, named, options.target)
+  }
   const plan = await buildPlan(admin, request, lines)
   const changed = changedRows(plan)
   const note = (line: string) => {

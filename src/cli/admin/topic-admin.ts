@@ -5,13 +5,14 @@
  */
 import {Args, Flags} from '@oclif/core'
 import type {TopicAdminAction, TopicAdminReply, TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
-import {MetaError} from '../../protocol/errors.js'
+import {isMetaError, MetaError} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
 import {adminFlags} from '../client-flags.js'
 import {formatBytes, renderTable} from '../output.js'
 import {confirmOnTty, declined} from './confirm.js'
 import {onBrokers, shown} from './operations.js'
-import type {AdminContext} from './connect.js'
+import {withGroupAdmin, type AdminContext} from './connect.js'
+import {describeTarget} from '../connection.js'
 
 /** Largest --partitions (MetaQ's numPartitions is an int; more than this many partitions per broker is a mistake). */
 const MAX_TOPIC_PARTITIONS = 65_536
@@ -69,8 +70,21 @@ export async function topicAdmin(
   topic: string,
   request: TopicAdminRequest,
 ): Promise<TopicAnswer[]> {
-  const answers = await onBrokers(context, {brokerId}, (admin) => admin.topicAdmin(action, topic, request))
-  return answers.map((a) => ({...a.result, broker: a.broker}))
+  try {
+    const answers = await onBrokers(context, {brokerId}, (admin) => admin.topicAdmin(action, topic, request))
+    return answers.map((a) => ({...a.result, broker: a.broker}))
+  } catch (error) {
+    // `no such topic`: name the close ones, as tail does.
+    if (isMetaError(error, 'NOT_FOUND') && (error as {hint?: string}).hint === undefined) {
+      const hint = await withGroupAdmin(context, async (admin, target) => {
+        const known = await admin.topics()
+        const {unknownTopicError} = await import('../suggest.js')
+        return known === undefined ? undefined : unknownTopicError(topic, known, describeTarget(target)).hint
+      }).catch(() => undefined)
+      if (hint !== undefined) (error as {hint?: string}).hint = hint
+    }
+    throw error
+  }
 }
 
 /**

@@ -10,6 +10,8 @@ import {unknownTopicError} from '../suggest.js'
 import {MetaError, isMetaError} from '../../protocol/errors.js'
 import {expandTopics, lagRows, partitionLag, partitionsOf, tpKey, type PartitionLag} from './offset-rows.js'
 import type {TopicSpec} from './parse.js'
+import {requireTopics} from './topic-check.js'
+import type {ConnectionTarget} from '../connection.js'
 import type {OwnedLag, PartitionDetail, TopicSummary} from './render.js'
 
 /** `meta offset show --json`. */
@@ -23,10 +25,13 @@ export interface GroupOffsets {
  * Without: every partition of the topics the group committed to or subscribes to; NOT_FOUND
  * for a group the broker does not know.
  */
-export async function groupOffsets(admin: GroupOffsetsAdmin, group: string, topics: readonly TopicSpec[]): Promise<GroupOffsets> {
+export async function groupOffsets(admin: GroupOffsetsAdmin, group: string, topics: readonly TopicSpec[], target: ConnectionTarget): Promise<GroupOffsets> {
   if (topics.length > 0) {
-    const refs = await expandTopics(admin, topics)
     const committed = await admin.fetchOffsets(group, [...new Set(topics.map((t) => t.topic))])
+    // A topic named that does not exist is a typo, unless the group has offsets there (a topic deleted since).
+    const withOffsets = new Set(committed.map((c) => c.topic))
+    await requireTopics(admin, topics.map((t) => t.topic).filter((t) => !withOffsets.has(t)), target)
+    const refs = await expandTopics(admin, topics)
     return {group, partitions: await lagRows(admin, refs, committed)}
   }
   const description = await admin.describeGroup(group)

@@ -62,10 +62,11 @@ export function resolveFollowOptions(flags: FollowFlagValues, files: string[], e
 }
 
 /**
- * Exit status of a follow stopped by a signal: 0 when the registry was saved and nothing failed
- * or was skipped, every line read acknowledged or kept in the spool (the next run sends it).
+ * Exit status of a follow stopped by a signal: 0 when the registry was saved and nothing failed,
+ * was skipped or lost to a damaged spool, and every line read was acknowledged or kept in the
+ * spool (the next run sends it).
  */
 export function followExitCode(summary: SendSummary): number {
-  if (summary.failed > 0 || summary.skipped > 0 || summary.error !== undefined) return 1
+  if (summary.failed > 0 || summary.skipped > 0 || summary.error !== undefined || (summary.spool?.damaged ?? 0) > 0) return 1
   return summary.unacknowledged > 0 && summary.spool === undefined ? 1 : 0
 }

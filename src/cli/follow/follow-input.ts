@@ -8,12 +8,20 @@
  * appear later are followed from their start). fs.watch misses renames on some file systems
  * and across rotations; a stat per file per interval costs next to nothing. While a file keeps
  * growing there is no sleep between passes.
+ *
+ * At the start, files rotated while `meta send` was stopped are found (adoptRotated): a
+ * registry entry whose path a pattern names but which no longer holds its inode is looked up
+ * by inode in the entry's directory and read to its end first (FollowedFile.adopt); an entry
+ * whose file is gone is dropped, said on stderr.
  */
 import {MetaError} from '../../protocol/errors.js'
 import type {InputHandler, RecordInput} from '../send-input.js'
 import type {RecordSplitter} from '../splitter.js'
+import {stat} from 'node:fs/promises'
+import {dirname} from 'node:path'
 import {FollowedFile, type FollowContext} from './followed-file.js'
-import {expandGlob, isGlob} from './glob.js'
+import {expandGlob, isGlob, patternNames} from './glob.js'
+import {findByInode} from './identity.js'
 import {Registry} from './registry.js'
 
 /** Default, smallest and largest --follow-interval (ms). */
@@ -73,7 +81,8 @@ export class FollowInput implements RecordInput {
   async readAll(): Promise<void> {
     let first = true
     while (!this.stopped()) {
-      await this.scan(first)
+      const named = await this.scan(first)
+      if (first) await this.adoptRotated(named)
       first = false
       let progressed = false
       for (const file of this.files.values()) {
@@ -110,8 +119,8 @@ export class FollowInput implements RecordInput {
     return this.stopping || this.handler.stopped()
   }
 
-  /** Follow every literal path, and what each glob matches now. */
-  private async scan(first: boolean): Promise<void> {
+  /** Follow every literal path, and what each glob matches now; returns those paths. */
+  private async scan(first: boolean): Promise<Set<string>> {
     const named = new Set<string>()
     for (const pattern of this.options.patterns) {
       const paths = isGlob(pattern) ? await expandGlob(pattern) : [pattern]
@@ -123,6 +132,32 @@ export class FollowInput implements RecordInput {
     }
     for (const path of named) if (!this.files.has(path)) this.files.set(path, new FollowedFile(path, this.context, first))
     for (const [path, file] of this.files) if (!named.has(path) && file.idle) this.files.delete(path)
+    return named
+  }
+
+  /**
+   * Registered files renamed while `meta send` was stopped (their path, which a pattern names,
+   * now holds another inode or none): found by inode in the same directory and read to their
+   * end before the file now at the path; gone ones are dropped from the registry, said once.
+   */
+  private async adoptRotated(named: Set<string>): Promise<void> {
+    const atNamed = new Set<string>()
+    for (const path of named) {
+      const id = await statId(path)
+      if (id !== undefined) atNamed.add(id)
+    }
+    for (const entry of this.registry.entries()) {
+      if (atNamed.has(`${entry.dev}:${entry.ino}`) || !this.options.patterns.some((p) => patternNames(p, entry.path))) continue
+      const renamedTo = await findByInode(dirname(entry.path), entry.dev, entry.ino)
+      if (renamedTo === entry.path) continue
+      if (renamedTo !== undefined) {
+        let file = this.files.get(entry.path)
+        if (file === undefined) this.files.set(entry.path, (file = new FollowedFile(entry.path, this.context, true, true)))
+        if (await file.adopt(renamedTo, entry)) continue
+      }
+      this.registry.delete(entry.path, entry.dev, entry.ino)
+      this.options.report(`% "${entry.path}" (inode ${entry.ino}) is gone: what was written to it after byte ${entry.offset} before meta send started cannot be read`)
+    }
   }
 
   private whenResumed(splitter: RecordSplitter): Promise<void> {
@@ -143,5 +178,15 @@ export class FollowInput implements RecordInput {
         done()
       }
     })
+  }
+}
+
+/** `dev:ino` of the file at `path`, or undefined when there is none. */
+async function statId(path: string): Promise<string | undefined> {
+  try {
+    const info = await stat(path, {bigint: true})
+    return `${info.dev}:${info.ino}`
+  } catch {
+    return undefined
   }
 }

@@ -8,7 +8,18 @@
  *        │ renamed/removed and recreated: the old file read to its end first,   │
  *        └─ idle ROTATE_IDLE_MS (a writer may still finish into it), its partial ◀┘
  *           last line sent, then the new file from its start. Truncated in place
- *           (size below what was read): the partial line sent, then from offset 0.
+ *           (size below what was read, or bytes already read no longer there:
+ *           truncated and written again within one interval, identity.ts): the
+ *           partial line sent, then from offset 0.
+ *
+ * Every pass starts with an fstat: a file that grew is first checked to still hold what was
+ * read (its first bytes and the last ones before the read position), so the bytes read next
+ * continue the lines already sent and never start in the middle of a new one.
+ *
+ * A file renamed while `meta send` was stopped (its registry entry names a path that now holds
+ * another inode, or none) is found by its inode in the entry's directory and adopted (adopt()):
+ * read from its saved position to its end, as a rotation seen live, before the file now at the
+ * path.
  *
  * A partial last line (no delimiter yet) waits for its delimiter. Lines go to the handler in
  * file order; each carries its end offset, and the registry gets the offset after the last
@@ -19,6 +30,7 @@ import type {FileHandle} from 'node:fs/promises'
 import {open, stat} from 'node:fs/promises'
 import type {InputHandler, Source} from '../send-input.js'
 import {RecordSplitter} from '../splitter.js'
+import {fingerprintOf, KnownContent, matchesFingerprint} from './identity.js'
 import {LineTracker} from './line-tracker.js'
 import type {Registry, RegistryEntry} from './registry.js'
 
@@ -67,6 +79,10 @@ interface Generation {
   superseded: boolean
   /** Since when the path names another file (or none) and this one grew no more. */
   rotatedSinceMs: number | undefined
+  /** What the file held where it was read (compared when it grows). */
+  known: KnownContent
+  /** The file's modification time at the last pass (a change makes the pass compare the content). */
+  mtimeMs: number
 }
 
 export class FollowedFile {
@@ -74,11 +90,15 @@ export class FollowedFile {
   private readonly retiring = new Set<Generation>()
   private missingReported = false
 
-  /** @param initial seen when following began: a file the registry does not know starts at its end (unless fromBeginning) */
+  /**
+   * @param initial seen when following began: a file the registry does not know starts at its end (unless fromBeginning)
+   * @param drainOnly no pattern names the path: only a file adopted under it is read, never what the path holds
+   */
   constructor(
     readonly path: string,
     private readonly context: FollowContext,
     private initial: boolean,
+    private readonly drainOnly = false,
   ) {}
 
   /** Nothing open and nothing waiting for acknowledgements: may be dropped when no pattern names it. */
@@ -90,25 +110,31 @@ export class FollowedFile {
   async poll(): Promise<boolean> {
     const initial = this.initial
     this.initial = false
-    if (this.current === undefined && !(await this.openCurrent(initial))) return false
+    if (this.current === undefined && (this.drainOnly || !(await this.openCurrent(initial)))) return false
     const gen = this.current!
-    if (await this.readAvailable(gen)) {
-      gen.rotatedSinceMs = undefined
-      return true
-    }
     if (this.context.handler.stopped()) return false
-    const size = (await gen.fd!.stat()).size
-    if (size < gen.readPos) {
-      // Truncated in place: what was read is all there is of the old content.
+    const {size, mtimeMs} = await gen.fd!.stat()
+    // Grown, or written to without growing (truncated and written again to the same size): still what was read?
+    const check = size > gen.readPos || mtimeMs !== gen.mtimeMs
+    gen.mtimeMs = mtimeMs
+    if (size < gen.readPos || (check && !(await gen.known.unchanged(gen.fd!, gen.readPos)))) {
+      // Truncated in place (and maybe written again): what was read is all there is of the old content.
+      this.context.report(`% "${this.path}" was truncated: reading it from its start`)
       await this.endGeneration(gen)
       const next = this.newGeneration(gen.fd!, gen.dev, gen.ino, 0)
       gen.fd = undefined
       gen.superseded = true
       this.current = next
       next.entry = this.context.registry.set({path: this.path, dev: gen.dev, ino: gen.ino, offset: 0})
+      this.context.registry.setFingerprint(next.entry, undefined)
       this.settleRetired(gen)
       return true
     }
+    if (size > gen.readPos && (await this.readAvailable(gen))) {
+      gen.rotatedSinceMs = undefined
+      return true
+    }
+    if (this.context.handler.stopped()) return false
     const now = await statPath(this.path)
     if (now !== undefined && now.dev === gen.dev && now.ino === gen.ino) return false
     // Renamed or removed: give a writer still writing to the old file time to finish.
@@ -118,6 +144,34 @@ export class FollowedFile {
     this.current = undefined
     this.context.finished.set(`${gen.dev}:${gen.ino}`, gen.readPos)
     this.settleRetired(gen)
+    return true
+  }
+
+  /**
+   * Read `entry`'s file, renamed to `renamedTo` while `meta send` was stopped, from its saved
+   * position to its end before the file at the path (as a rotation seen live). False when it is
+   * not the file the entry names (another inode there now, or other first bytes).
+   */
+  async adopt(renamedTo: string, entry: RegistryEntry): Promise<boolean> {
+    let fd: FileHandle
+    try {
+      fd = await open(renamedTo, 'r')
+    } catch {
+      return false
+    }
+    const info = await fd.stat({bigint: true})
+    if (String(info.dev) !== entry.dev || String(info.ino) !== entry.ino || (entry.fingerprint !== undefined && !(await matchesFingerprint(fd, entry.fingerprint)))) {
+      await fd.close()
+      return false
+    }
+    const start = entry.offset <= Number(info.size) ? entry.offset : 0
+    const gen = this.newGeneration(fd, entry.dev, entry.ino, start)
+    gen.known = await KnownContent.before(fd, start)
+    gen.entry = this.context.registry.set({...entry, offset: start})
+    gen.rotatedSinceMs = Date.now()
+    this.context.held.add(`${entry.dev}:${entry.ino}`)
+    this.current = gen
+    this.context.report(`% "${entry.path}" was renamed to "${renamedTo}" while meta send was stopped: reading it to its end first`)
     return true
   }
 
@@ -165,17 +219,33 @@ export class FollowedFile {
     const known: RegistryEntry | undefined = registry.get(this.path, dev, ino) ?? registry.findInode(dev, ino)
     const done = finished.get(`${dev}:${ino}`)
     let start: number
-    if (known !== undefined) start = known.offset <= size ? known.offset : 0 // smaller: truncated while away
+    if (known !== undefined) start = await this.knownStart(fd, known, size)
     else if (done !== undefined) start = Math.min(done, size) // renamed into a pattern after it was read
     else if (!initial || registry.knowsPath(this.path) || this.context.fromBeginning) start = 0
     else start = await lastLineStart(fd, size, this.context.delimiter)
     if (known !== undefined && known.path !== this.path) registry.delete(known.path, dev, ino)
     const gen = this.newGeneration(fd, dev, ino, start)
+    gen.known = await KnownContent.before(fd, start)
     this.context.held.add(`${dev}:${ino}`)
-    const entry = {path: this.path, dev, ino, offset: start}
+    const fingerprint = gen.known.head.length === 0 ? undefined : fingerprintOf(gen.known.head)
+    const entry = {path: this.path, dev, ino, offset: start, ...(fingerprint === undefined ? {} : {fingerprint})}
     gen.entry = known === undefined ? await registry.add(entry) : registry.set(entry)
+    registry.setFingerprint(gen.entry, fingerprint)
     this.current = gen
     return true
+  }
+
+  /** Where a file the registry knows goes on: its saved offset, unless it changed while `meta send` was stopped (then its start). */
+  private async knownStart(fd: FileHandle, known: RegistryEntry, size: number): Promise<number> {
+    if (known.fingerprint !== undefined && !(await matchesFingerprint(fd, known.fingerprint))) {
+      this.context.report(`% "${this.path}" holds other content than when meta send stopped (replaced or rewritten): reading it from its start`)
+      return 0
+    }
+    if (known.offset > size) {
+      this.context.report(`% "${this.path}" was truncated while meta send was stopped: reading it from its start`)
+      return 0
+    }
+    return known.offset
   }
 
   private newGeneration(fd: FileHandle, dev: string, ino: string, start: number): Generation {
@@ -193,6 +263,8 @@ export class FollowedFile {
       entry: undefined,
       superseded: false,
       rotatedSinceMs: undefined,
+      known: new KnownContent(),
+      mtimeMs: 0,
       source: {
         name: path,
         label: (index) => `${path} (line ${index} followed)`,
@@ -223,8 +295,6 @@ export class FollowedFile {
     while (total < PASS_BYTES_MAX && !this.context.handler.stopped()) {
       const {bytesRead} = await gen.fd!.read(buffer, 0, READ_CHUNK_BYTES, gen.readPos)
       if (bytesRead === 0) break
-      gen.readPos += bytesRead
-      total += bytesRead
       let chunk: Buffer
       if (bytesRead < READ_CHUNK_BYTES / 2) {
         // A small read: copied, so that records in flight do not pin a mostly empty buffer.
@@ -233,6 +303,11 @@ export class FollowedFile {
         chunk = buffer.subarray(0, bytesRead)
         buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES)
       }
+      if (gen.known.read(gen.readPos, chunk) && gen.entry !== undefined && !gen.superseded) {
+        this.context.registry.setFingerprint(gen.entry, fingerprintOf(gen.known.head))
+      }
+      gen.readPos += bytesRead
+      total += bytesRead
       if (!gen.splitter.push(chunk)) await this.context.whenResumed(gen.splitter)
     }
     return total > 0

@@ -43,6 +43,15 @@ export async function expandGlob(pattern: string): Promise<string[]> {
   return bases.sort()
 }
 
+/** Whether `path` is one `pattern` names: itself for a literal path, a match for a glob (as expandGlob() would give it). */
+export function patternNames(pattern: string, path: string): boolean {
+  if (!isGlob(pattern)) return pattern === path
+  const parts = pattern.split(sep).filter((p) => p !== '')
+  const names = path.split(sep).filter((p) => p !== '')
+  if (parts.length !== names.length || isAbsolute(pattern) !== isAbsolute(path)) return false
+  return parts.every((part, i) => (isGlob(part) ? componentRegExp(part).test(names[i]) && (!names[i].startsWith('.') || part.startsWith('.')) : part === names[i]))
+}
+
 function child(base: string, name: string): string {
   return base === '' ? name : join(base, name)
 }

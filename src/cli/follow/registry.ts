@@ -1,12 +1,16 @@
 /**
  * The registry of `meta send --follow`: for each followed file, the byte offset just after the
  * last line that needs no sending again (acknowledged by the broker, or kept in the spool),
- * keyed by path, device and inode, so a restarted `meta send` continues there.
+ * keyed by path, device and inode, with a fingerprint of the file's first bytes (identity.ts),
+ * so a restarted `meta send` continues there, and only in the same content.
  *
- *   { "version": 1, "files": [ { "path": "/var/log/app/a.log", "dev": "2049", "ino": "131",
- *                                "offset": 10240 } ] }
+ *   { "version": 2, "files": [ { "path": "/var/log/app/a.log", "dev": "2049", "ino": "131",
+ *                                "offset": 10240,
+ *                                "fingerprint": {"bytes": 1024, "sha256": "9f86d0…"} } ] }
  *
- * dev and ino are decimal strings (an inode number may not fit a double). The file is written
+ * A registry of version 1 (no fingerprints) is read as it is and written as version 2 at the
+ * next save: its files get their fingerprint then. dev and ino are decimal strings (an inode
+ * number may not fit a double). The file is written
  * at most every REGISTRY_SAVE_MS after a change, and at exit, through a temp file, fdatasync,
  * rename and a directory fsync: a crash leaves the old registry or the new one. A lock file
  * (`<registry>.lock`, the owner's pid) keeps two processes from following with one registry.
@@ -16,10 +20,13 @@ import {dirname, join} from 'node:path'
 import {stateDir} from '../../client/spool/index.js'
 import {MetaError} from '../../protocol/errors.js'
 import {writeFileDurably} from '../../durable-file.js'
+import type {Fingerprint} from './identity.js'
 
 /** The registry is rewritten at most this often while lines are being acknowledged (ms). */
 const REGISTRY_SAVE_MS = 250
-const FORMAT_VERSION = 1
+const FORMAT_VERSION = 2
+/** Versions read: 1 has no fingerprints. */
+const READ_VERSIONS: readonly unknown[] = [1, FORMAT_VERSION]
 
 export interface RegistryEntry {
   path: string
@@ -27,6 +34,8 @@ export interface RegistryEntry {
   ino: string
   /** Byte offset after the last line that needs no sending again. */
   offset: number
+  /** The file's first bytes as last read; absent until read (and in registries of version 1). */
+  fingerprint?: Fingerprint
 }
 
 /** `<state>/registry/<topic>.json` (the state directory: $META_STATE_DIR, else $XDG_STATE_HOME/meta, else ~/.local/state/meta). */
@@ -35,7 +44,7 @@ export function defaultRegistryPath(topic: string, env: NodeJS.ProcessEnv = proc
 }
 
 export class Registry {
-  private readonly entries = new Map<string, RegistryEntry>()
+  private readonly byKey = new Map<string, RegistryEntry>()
   private timer: NodeJS.Timeout | undefined
   /** The last write (writes are chained). */
   private saving: Promise<void> = Promise.resolve()
@@ -60,33 +69,46 @@ export class Registry {
 
   /** The entry of this path and inode. */
   get(path: string, dev: string, ino: string): RegistryEntry | undefined {
-    return this.entries.get(key(path, dev, ino))
+    return this.byKey.get(key(path, dev, ino))
   }
 
   /** An entry of this inode under another path (the file was renamed), if any. */
   findInode(dev: string, ino: string): RegistryEntry | undefined {
-    for (const entry of this.entries.values()) if (entry.dev === dev && entry.ino === ino) return entry
+    for (const entry of this.byKey.values()) if (entry.dev === dev && entry.ino === ino) return entry
     return undefined
+  }
+
+  /** Every entry (a copy of the list). */
+  entries(): RegistryEntry[] {
+    return [...this.byKey.values()]
   }
 
   /** Whether some inode was followed at this path (a file there now is its successor). */
   knowsPath(path: string): boolean {
-    for (const entry of this.entries.values()) if (entry.path === path) return true
+    for (const entry of this.byKey.values()) if (entry.path === path) return true
     return false
   }
 
   /** Record a position (saved within REGISTRY_SAVE_MS); returns the live entry for move(). */
   set(entry: RegistryEntry): RegistryEntry {
     const k = key(entry.path, entry.dev, entry.ino)
-    const old = this.entries.get(k)
+    const old = this.byKey.get(k)
     if (old !== undefined) {
       this.move(old, entry.offset)
       return old
     }
     const stored = {...entry}
-    this.entries.set(k, stored)
+    this.byKey.set(k, stored)
     this.changed()
     return stored
+  }
+
+  /** Record the fingerprint of an entry set() returned (undefined: the file is read from its start again). */
+  setFingerprint(entry: RegistryEntry, fingerprint: Fingerprint | undefined): void {
+    if (entry.fingerprint?.sha256 === fingerprint?.sha256 && entry.fingerprint?.bytes === fingerprint?.bytes) return
+    if (fingerprint === undefined) delete entry.fingerprint
+    else entry.fingerprint = fingerprint
+    this.changed()
   }
 
   /** Move an entry set() returned (once per acknowledgement: no key to build, nothing allocated). */
@@ -108,7 +130,7 @@ export class Registry {
 
   /** Forget an inode: a file rotated away and read to its end, or one renamed (its entry moves). */
   delete(path: string, dev: string, ino: string): void {
-    if (this.entries.delete(key(path, dev, ino))) this.changed()
+    if (this.byKey.delete(key(path, dev, ino))) this.changed()
   }
 
   /** A save that failed (STORAGE_ERROR), reported by close(). */
@@ -139,7 +161,7 @@ export class Registry {
     this.saving = this.saving.then(async () => {
       if (!this.dirty) return
       this.dirty = false
-      const files = [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      const files = [...this.byKey.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       try {
         await writeFileDurably(this.path, `${JSON.stringify({version: FORMAT_VERSION, files}, null, 1)}\n`)
       } catch (error) {
@@ -164,12 +186,16 @@ export class Registry {
     } catch (error) {
       throw bad((error as Error).message)
     }
-    if (value?.version !== FORMAT_VERSION || !Array.isArray(value.files)) throw bad(`expected {"version": ${FORMAT_VERSION}, "files": […]}`)
+    if (!READ_VERSIONS.includes(value?.version) || !Array.isArray(value.files)) throw bad(`expected {"version": ${FORMAT_VERSION}, "files": […]}`)
     for (const e of value.files as Array<Partial<RegistryEntry>>) {
       if (typeof e?.path !== 'string' || typeof e.dev !== 'string' || typeof e.ino !== 'string' || !Number.isSafeInteger(e.offset) || e.offset! < 0) {
         throw bad('expected entries {"path", "dev", "ino", "offset"}')
       }
-      this.entries.set(key(e.path, e.dev, e.ino), {path: e.path, dev: e.dev, ino: e.ino, offset: e.offset!})
+      const fp = e.fingerprint
+      if (fp !== undefined && (!Number.isSafeInteger(fp?.bytes) || fp.bytes < 0 || typeof fp.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(fp.sha256))) {
+        throw bad(`"${e.path}": expected "fingerprint": {"bytes": <count>, "sha256": "<64 hex digits>"}`)
+      }
+      this.byKey.set(key(e.path, e.dev, e.ino), {path: e.path, dev: e.dev, ino: e.ino, offset: e.offset!, ...(fp === undefined ? {} : {fingerprint: {bytes: fp.bytes, sha256: fp.sha256}})})
     }
   }
 

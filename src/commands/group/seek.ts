@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveSeekFlags} from '../../cli/admin/seek-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
+import {allowMissingTopicFlag} from '../../cli/admin/topic-check-flag.js'
 import {adminFlags, groupArg} from '../../cli/client-flags.js'
 
 export default class GroupSeek extends ClientCommand<typeof GroupSeek> {
@@ -9,7 +10,7 @@ export default class GroupSeek extends ClientCommand<typeof GroupSeek> {
 
   static override description = `The same operation as 'meta offset reset', with rpk's flags: --to start (the log start), --to end (the log end), --to <time> (the first message stored at or after a Unix time in seconds or milliseconds, or an ISO 8601 time), or --to-file F (topic,partition,offset CSV, as 'meta offset reset --export' writes it).
 
-Without --topic, every topic the group has committed offsets for. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it). For byte offsets and message counts use 'meta offset reset --to-offset / --shift-by'.`
+Without --topic, every topic the group has committed offsets for. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), unless --allow-missing-topic. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it). For byte offsets and message counts use 'meta offset reset --to-offset / --shift-by'.`
 
   static override examples = [
     {description: 'Preview moving group billing to the start of everything it reads', command: '<%= config.bin %> <%= command.id %> billing --to start'},
@@ -36,6 +37,7 @@ Without --topic, every topic the group has committed offsets for. Nothing change
     }),
     execute: Flags.boolean({summary: 'Commit the new offsets (without it, only the plan is printed).'}),
     export: Flags.boolean({summary: 'Print the plan as topic,partition,offset CSV.'}),
+    'allow-missing-topic': allowMissingTopicFlag,
     force: Flags.boolean({summary: 'Move offsets even while the group has live members.'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }
@@ -47,7 +49,9 @@ Without --topic, every topic the group has committed offsets for. Nothing change
     const request = resolveSeekFlags({...flags, group, json})
     const {offsetsFileOf, runReset} = await import('../../cli/admin/reset-run.js')
     const lines = await offsetsFileOf(request)
-    const result = await this.withGroupAdmin((admin) => runReset(admin, request, lines, {json, force: flags.force, yes: flags.yes}))
+    const result = await this.withGroupAdmin((admin, target) =>
+      runReset(admin, request, lines, {json, force: flags.force, yes: flags.yes, target, allowMissingTopic: flags['allow-missing-topic']}),
+    )
     return json ? result : undefined
   }
 }

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveResetFlags} from '../../cli/admin/reset-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
+import {allowMissingTopicFlag} from '../../cli/admin/topic-check-flag.js'
 import {adminFlags} from '../../cli/client-flags.js'
 
 export type {ResetResult} from '../../cli/admin/reset-run.js'
@@ -11,7 +12,7 @@ export default class OffsetReset extends ClientCommand<typeof OffsetReset> {
 
   static override description = `Computes new committed offsets for a group and prints the plan (GROUP TOPIC PARTITION CURRENT NEW). Nothing changes unless --execute is given.
 
-Scope: --topic T (every partition of T), --topic T:0,2 or T:0-3 (some partitions; repeatable), or --all-topics (every topic the group has committed offsets for). --from-file takes its scope from the file.
+Scope: --topic T (every partition of T), --topic T:0,2 or T:0-3 (some partitions; repeatable), or --all-topics (every topic the group has committed offsets for). --from-file takes its scope from the file. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), so a typo commits nothing; --allow-missing-topic goes ahead on purpose.
 
 Strategies (exactly one):
 --to-earliest: the log start
@@ -71,6 +72,7 @@ Safety: --execute refuses while the group has live members, because they keep th
     'from-file': Flags.string({summary: 'Reset to the offsets of a topic,partition,offset CSV file (- = stdin).', helpValue: '<file>', helpGroup: 'STRATEGY'}),
     execute: Flags.boolean({summary: 'Commit the new offsets (without it, only the plan is printed).'}),
     export: Flags.boolean({summary: 'Print the plan as topic,partition,offset CSV (what --from-file reads).'}),
+    'allow-missing-topic': allowMissingTopicFlag,
     force: Flags.boolean({summary: 'Reset even while the group has live members.'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }
@@ -82,7 +84,9 @@ Safety: --execute refuses while the group has live members, because they keep th
     const request = resolveResetFlags({...flags, group, json})
     const {offsetsFileOf, runReset} = await import('../../cli/admin/reset-run.js')
     const lines = await offsetsFileOf(request)
-    const result = await this.withGroupAdmin((admin) => runReset(admin, request, lines, {json, force: flags.force, yes: flags.yes}))
+    const result = await this.withGroupAdmin((admin, target) =>
+      runReset(admin, request, lines, {json, force: flags.force, yes: flags.yes, target, allowMissingTopic: flags['allow-missing-topic']}),
+    )
     return json ? result : undefined
   }
 }

@@ -11,7 +11,7 @@ export default class OffsetShow extends ClientCommand<typeof OffsetShow> {
 
   static override description = `One row per partition: the committed offset (the next byte the group will read; - when the group has committed nothing there), the log start and end, the lag in messages (LAG) and in bytes (LAG-BYTES), and when the offset was committed (UTC).
 
-Without --topic: every partition of the topics the group has committed offsets for or subscribes to (an unknown group is an error). With --topic: exactly the partitions named, committed or not.
+Without --topic: every partition of the topics the group has committed offsets for or subscribes to (an unknown group is an error). With --topic: exactly the partitions named, committed or not; a topic the broker does not have and the group has no offsets for is an error naming the close topic names.
 
 Offsets are byte positions, as in MetaQ; the lag in messages is counted by the broker's side index.`
 
@@ -39,7 +39,7 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
     usageErrors(() => validateGroupName(group))
     const topics = mergeTopicSpecs((this.flags.topic ?? []).map((t) => usageErrors(() => parseTopicSpec(t))))
     const {groupOffsets} = await import('../../cli/admin/views.js')
-    const result = await this.withGroupAdmin((admin) => groupOffsets(admin, group, topics))
+    const result = await this.withGroupAdmin((admin, target) => groupOffsets(admin, group, topics, target))
     if (this.jsonEnabled()) return result
     const {renderOffsets} = await import('../../cli/admin/render.js')
     process.stdout.write(`${renderOffsets(result.partitions)}\n`)

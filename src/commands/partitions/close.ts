@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
 import {connectionFlags, timeoutFlag} from '../../cli/client-flags.js'
 import {partitionRange, rangeFlags} from '../../cli/admin/partition-flags.js'
+import {allowMissingTopicFlag} from '../../cli/admin/topic-check-flag.js'
 import type {PartitionsStateReply} from '../../protocol/commands/broker-admin.js'
 
 export default class PartitionsClose extends ClientCommand<typeof PartitionsClose> {
@@ -9,7 +10,7 @@ export default class PartitionsClose extends ClientCommand<typeof PartitionsClos
 
   static override description = `Online, on a running broker (MetaQ's close-partitions). Closed partitions answer every put and get with 403 ("Partition[<brokerId>-<p>] has been closed"), as MetaQ does; meta's producers then send to the topic's other partitions. Use it to drain a partition before moving or deleting it, or to stop writes to a broker's partitions during maintenance.
 
-Without --start/--end every partition of the topic is closed. Beyond MetaQ, the state survives a restart of the broker (it is kept in <dataPath>/__meta_state/closed-partitions.json); reopen with meta partitions open.
+Without --start/--end every partition of the topic is closed. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), unless --allow-missing-topic. Beyond MetaQ, the state survives a restart of the broker (it is kept in <dataPath>/__meta_state/closed-partitions.json); reopen with meta partitions open.
 
 With --zk the command goes to every broker that has the topic (partition numbers are each broker's own), or only to --broker-id.`
 
@@ -24,6 +25,7 @@ With --zk the command goes to every broker that has the topic (partition numbers
   static override flags = {
     ...connectionFlags,
     ...rangeFlags,
+    'allow-missing-topic': allowMissingTopicFlag,
     'broker-id': Flags.integer({summary: 'With --zk: only this broker.', min: 0, max: 1023, dependsOn: ['zk']}),
     timeout: timeoutFlag,
   }
