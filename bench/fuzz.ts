@@ -8,6 +8,7 @@
  *   FUZZ_SEED=7 FUZZ_COMMANDS=1000000 FUZZ_SECONDS=600 FUZZ_CONNECTIONS=4 npm run fuzz
  *   FUZZ_ARGS="--http 0" npm run fuzz          (extra `meta serve` flags)
  *   FUZZ_NODE_ARGS="--heapsnapshot-signal=SIGUSR2" npm run fuzz   (node flags for the broker)
+ *   FUZZ_IDLE_S=30 npm run fuzz                (then RSS after that long idle, connections closed)
  */
 import {execFileSync, spawn} from 'node:child_process'
 import {readdirSync, readFileSync} from 'node:fs'
@@ -112,6 +113,11 @@ process.stdout.write(
     '',
   ].join('\n'),
 )
+const idleSeconds = Number(process.env.FUZZ_IDLE_S ?? 0)
+if (idleSeconds > 0 && alive) {
+  await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
+  process.stdout.write(`RSS after ${idleSeconds} s idle: ${rssMb(child.pid!).toFixed(0)} MB (started at ${startRss.toFixed(0)} MB)\n`)
+}
 child.kill('SIGTERM')
 await new Promise((resolve) => child.once('exit', resolve))
 await rm(dataDir, {recursive: true, force: true})

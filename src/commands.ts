@@ -48,6 +48,7 @@ export const COMMAND_LOADERS: Record<string, Loader> = {
   'user:grant': () => load(import('./commands/user/grant.js')),
   'user:revoke': () => load(import('./commands/user/revoke.js')),
   'user:list': () => load(import('./commands/user/list.js')),
+  'user:limit': () => load(import('./commands/user/limit.js')),
   'user:remove': () => load(import('./commands/user/remove.js')),
   'user:token': () => load(import('./commands/user/token.js')),
   'tx:list': () => load(import('./commands/tx/list.js')),

@@ -174,12 +174,35 @@ class LineLogger implements Logger {
     // A compact human line: `12:00:01.123 INFO  broker: listening {"port":8123}`.
     const stamp = new Date(time).toISOString().slice(11, 23)
     const extra = Object.keys(rest).length > 0 ? ` ${stringify(rest)}` : ''
-    this.write(`${stamp} ${LEVEL_LABELS[level].padEnd(5)} ${this.ns === '' ? '' : `${this.ns}: `}${message}${extra}\n`)
+    this.write(`${stamp} ${LEVEL_LABELS[level].padEnd(5)} ${this.ns === '' ? '' : `${this.ns}: `}${message.replace(UNSAFE, unicodeEscape)}${extra}\n`)
   }
 }
 
-/** JSON of log fields: Errors as {message, code}, bigints as strings, cycles as "[Circular]". */
+/**
+ * Characters a terminal or an editor would act on or hide that JSON leaves as they are: C1
+ * controls, bidirectional overrides and marks (U+202E turns the rest of a line around), line
+ * and paragraph separators. (JSON escapes C0 controls itself.)
+ */
+const UNSAFE = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/** `text` with {@link UNSAFE} characters and C0 controls written as \uXXXX escapes. */
+export function escapeUnsafe(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f]/g, unicodeEscape).replace(UNSAFE, unicodeEscape)
+}
+
+const unicodeEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+
+/** A name as an error message or a log line quotes it: JSON-quoted, escaped, cut to `max` characters. */
+export function quoteName(name: string, max = 64): string {
+  return escapeUnsafe(JSON.stringify(name.length > max ? `${name.slice(0, max)}…` : name))
+}
+
+/** JSON of log fields: Errors as {message, code}, bigints as strings, cycles as "[Circular]"; {@link UNSAFE} characters escaped. */
 function stringify(value: unknown): string {
+  return jsonOf(value).replace(UNSAFE, unicodeEscape)
+}
+
+function jsonOf(value: unknown): string {
   const seen = new WeakSet<object>()
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v === 'bigint') return v.toString()

@@ -48,7 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
-import {createAccessControl, reloadAccess, type AccessControl} from './auth/index.js'
+import {createAccessControl, refused, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {finishTopicDeletes, finishTopicDeletesInZooKeeper, overlayWithoutDeleted} from './topic-delete.js'
@@ -94,6 +94,10 @@ export interface BrokerOptions {
    * its `slave.connect`'s.
    */
   replicationLogin?: ReplicationLogin
+  /** The pace of logins (auth/throttle.ts; tests make its delays short). */
+  loginThrottle?: LoginThrottleOptions
+  /** The audit trail's file (`meta serve --audit-log`, auth/audit.ts); needs access control. */
+  auditLog?: string
 }
 
 /** What is open before the broker is built: released in reverse if a later step fails. */
@@ -141,7 +145,15 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     this.store = store
     this.topics = topics
     this.log = log
-    this.listener = new Listener(this, {config: () => this.config, closing: () => this.closing !== undefined, storeOpenFiles: () => this.store.openFileCount, log})
+    this.listener = new Listener(this, {
+      config: () => this.config,
+      closing: () => this.closing !== undefined,
+      storeOpenFiles: () => this.store.openFileCount,
+      checksLogins: () => this.context.access !== undefined,
+      anonymousHasNoRights: () => this.context.access?.anonymousHasNoRights === true,
+      certificateRefused: (name, address) => this.context.access?.audit.certificateRefused(name, address),
+      log,
+    })
     const polls = new LongPollRegistry(
       (w) => retryGet(this.context, w.conn, w.frame),
       (w) => expireGet(this.context, w.conn, w.frame),
@@ -171,6 +183,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
       port: 0,
       startedAtMs: Date.now(),
       connectionCount: () => this.listener.connections.size,
+      connectionsRefused: () => this.listener.refusedByAddress,
       connections: () => this.listener.connections.values(),
       onNewPartition: (topic, partition) => {
         this.cluster?.topicCreated(topic)
@@ -207,7 +220,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     // Before anything is opened: a role that makes no sense costs no recovery and no port.
     validateRoles(config, options.slave)
     const log = (options.logger ?? silentLogger).child('broker')
-    const access = createAccessControl(config, options.usersFile, log)
+    const access = createAccessControl(config, options.usersFile, log, {throttle: options.loginThrottle, auditLog: options.auditLog})
     // The store and the journal resolve with the broker's config of the moment (reloads replace it).
     const holder: {context?: BrokerContext} = {}
     const opened = await openStores(config, options, log, holder)
@@ -333,6 +346,11 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     dispatch(this.context, conn, frame)
   }
 
+  refusesBody(conn: Connection, frame: RequestFrame): boolean {
+    const access = this.context.access
+    return access !== undefined && refused(access, conn, frame)
+  }
+
   draining(conn: Connection): void {
     this.context.polls.expireConnection(conn)
     this.context.groups.answerConnection(conn.id)
@@ -391,6 +409,7 @@ export class Broker implements ConnectionHandler, BrokerReadView {
     await this.store.close()
     await this.context.offsets.close()
     await this.listener.closedServer()
+    this.context.access?.audit.close()
     for (const lock of this.locks) lock.release()
     this.log.info('stopped')
   }

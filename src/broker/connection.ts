@@ -34,11 +34,20 @@ import {createRequestDecoder, type RequestFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {isMetaError, type ErrorCode} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
+import {addressKey} from './auth/throttle.js'
+import type {PrincipalQuota} from './auth/quota.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
 const REQUEST_OVERHEAD_BYTES = 256
 /** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
 export const CLOSE_DEADLINE_MS = 5000
+/**
+ * A connection's answer buffer starts this small (from Node's shared buffer pool, not a malloc of
+ * its own) and grows with its traffic: a connection that asks one thing and leaves, by the
+ * thousand, leaves no 16 KiB block each to fragment the allocator's heap
+ * (docs/security.md#memory-after-floods).
+ */
+const OUT_INITIAL_BYTES = 1024
 /** Bodies at least this big are queued as their own chunk instead of being copied. */
 const LARGE_BODY_BYTES = 64 * 1024
 
@@ -55,6 +64,8 @@ interface ConnectionLimits {
 export interface ConnectionHandler {
   /** Handle one request; may answer now or later (track with beginRequest/endRequest). */
   handle(conn: Connection, frame: RequestFrame): void
+  /** Whether a request whose body is still arriving will be refused (its body is then skipped, never held). */
+  refusesBody?(conn: Connection, frame: RequestFrame): boolean
   /** The connection takes no more requests: answer what it has waiting (long polls) now. */
   draining(conn: Connection): void
   closed(conn: Connection): void
@@ -77,12 +88,24 @@ export class Connection {
   lastRequestAtMs = Date.now()
   /** When the partial frame now being received began (0 = none, or the broker is not reading). */
   frameStartedAtMs = 0
-  /** The user this connection authenticated as (auth-finish); undefined: anonymous. */
-  user: string | undefined = undefined
+  /** When the connection was accepted (ms since the epoch). */
+  readonly openedAtMs = Date.now()
+  /** The key its client address is counted under (auth/throttle.ts addressKey: an IPv6 address's /64). */
+  readonly address: string
+  /** Called when the connection logs in (true) or is anonymous again (false): the listener's counts per address. */
+  onLoginChange: ((loggedIn: boolean) => void) | undefined = undefined
+  private userName: string | undefined = undefined
+  /** The quota of the user it logged in as (auth/quota.ts); undefined: anonymous, nothing counted. */
+  quota: PrincipalQuota | undefined = undefined
+  /** Set while a byte rate holds the connection (auth/quota.ts): answers wait and nothing is read. */
+  private throttledUntilMs = 0
+  private throttleTimer: NodeJS.Timeout | undefined = undefined
   /** A SCRAM exchange between auth-start and auth-finish (broker/auth/handlers.ts). */
   authExchange: {user: string; clientFirstBare: string; serverFirst: string; nonce: string} | undefined = undefined
+  /** A login is being checked or its answer is waiting (auth/throttle.ts): one at a time per connection. */
+  loggingIn = false
   private readonly decoder: FrameDecoder<RequestFrame>
-  private readonly out = new OutputBuffer()
+  private readonly out = new OutputBuffer(OUT_INITIAL_BYTES)
   private chunks: Buffer[] = []
   private chunkBytes = 0
   /** Called once the socket has written the chunks queued so far (sendValue's `written`). */
@@ -112,8 +135,10 @@ export class Connection {
     limits: ConnectionLimits,
   ) {
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`
+    this.address = addressKey(socket.remoteAddress ?? '')
     this.maxPendingBytes = limits.maxPendingBytes
     this.decoder = createRequestDecoder(limits)
+    if (handler.refusesBody !== undefined) this.decoder.refuseBody = (frame) => handler.refusesBody!(this, frame)
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('drain', this.afterWrite)
@@ -128,6 +153,35 @@ export class Connection {
       this.handler.closed(this)
       this.settleIdle()
     })
+  }
+
+  /** The user this connection authenticated as (auth-finish, or its client certificate); undefined: anonymous. */
+  get user(): string | undefined {
+    return this.userName
+  }
+
+  set user(user: string | undefined) {
+    const was = this.userName !== undefined
+    this.userName = user
+    if (was !== (user !== undefined)) this.onLoginChange?.(user !== undefined)
+  }
+
+  /**
+   * Hold this connection for `ms` (a byte rate passed): its answers are not sent and its
+   * requests not read until then. A longer hold extends a shorter one.
+   */
+  throttle(ms: number): void {
+    const until = Date.now() + ms
+    if (this.closing || until <= this.throttledUntilMs) return
+    this.throttledUntilMs = until
+    this.pauseReading()
+    clearTimeout(this.throttleTimer)
+    this.throttleTimer = setTimeout(() => {
+      this.throttledUntilMs = 0
+      this.throttleTimer = undefined
+      this.scheduleFlush()
+      this.schedulePump()
+    }, ms).unref()
   }
 
   /** Requests awaiting an answer. */
@@ -218,6 +272,10 @@ export class Connection {
       written?.()
       return
     }
+    if (this.quota !== undefined) {
+      const waitMs = this.quota.chargeFetch(data.length)
+      if (waitMs > 0) this.throttle(waitMs)
+    }
     this.out.writeAscii(valueHeader(data.length, opaque))
     if (data.length < LARGE_BODY_BYTES) {
       this.out.writeBytes(data)
@@ -247,6 +305,8 @@ export class Connection {
   close(): void {
     if (this.closing) return
     this.closing = true
+    clearTimeout(this.throttleTimer)
+    this.throttledUntilMs = 0
     this.stopped = true
     this.flush()
     this.socket.end()
@@ -273,12 +333,17 @@ export class Connection {
   }
 
   /**
-   * Close this connection if a frame has been arriving for longer than `frameTimeoutMs`, or no
-   * request came for `idleTimeoutMs` while none was in flight (0 = no limit). Called
+   * Close this connection if a frame has been arriving for longer than `frameTimeoutMs`, no
+   * request came for `idleTimeoutMs` while none was in flight, or it has not logged in
+   * `authTimeoutMs` after it opened and no login is being checked (0 = no limit). Called
    * periodically by the broker; returns why it closed, if it did.
    */
-  checkTimeouts(nowMs: number, frameTimeoutMs: number, idleTimeoutMs: number): string | undefined {
+  checkTimeouts(nowMs: number, frameTimeoutMs: number, idleTimeoutMs: number, authTimeoutMs = 0): string | undefined {
     if (this.stopped) return undefined
+    if (authTimeoutMs > 0 && this.userName === undefined && !this.loggingIn && nowMs - this.openedAtMs > authTimeoutMs) {
+      this.end()
+      return `not logged in ${authTimeoutMs} ms after connecting (connectionAuthTimeoutMs; this broker gives anonymous connections no right)`
+    }
     if (frameTimeoutMs > 0 && this.frameStartedAtMs > 0 && nowMs - this.frameStartedAtMs > frameTimeoutMs) {
       this.end()
       return `a frame incomplete after ${frameTimeoutMs} ms`
@@ -307,7 +372,7 @@ export class Connection {
     let drained = false
     try {
       while (this.deferred.length > 0 && !this.saturated) this.deferred.shift()!()
-      while (!this.stopped && !this.saturated) {
+      while (!this.stopped && !this.saturated && this.throttledUntilMs === 0) {
         const frame = this.decoder.next()
         if (frame === undefined) {
           drained = true
@@ -330,7 +395,7 @@ export class Connection {
     }
     const now = decoded > 0 || this.frameStartedAtMs === 0 ? Date.now() : 0
     if (decoded > 0) this.lastRequestAtMs = now
-    if (this.saturated || this.deferred.length > 0) {
+    if (this.saturated || this.deferred.length > 0 || this.throttledUntilMs !== 0) {
       this.pauseReading()
     } else {
       if (this.readPaused) {
@@ -398,6 +463,8 @@ export class Connection {
 
   private flush(): void {
     this.flushScheduled = false
+    // Held by a byte rate: the answers leave when the hold ends (throttle's timer flushes).
+    if (this.throttledUntilMs !== 0 && !this.closing) return
     const written = this.whenWritten
     this.whenWritten = []
     if (this.socket.destroyed) return

@@ -59,6 +59,8 @@ export interface BrokerContext {
   port: number
   startedAtMs: number
   connectionCount(): number
+  /** Connections refused for their address's caps since the start (listener.ts). */
+  connectionsRefused(): number
   /** The open connections (for `stats meta-connections`). */
   connections(): Iterable<Connection>
   /** Called once for each topic-partition the first time a put creates it (ZooKeeper registration). */

@@ -9,6 +9,7 @@ import type {RequestFrame} from '../protocol/frames.js'
 import type {Connection} from './connection.js'
 import {isSyncSlave, type BrokerContext} from './context.js'
 import {handleAccessReload, handleAuthFinish, handleAuthStart, permitted} from './auth/index.js'
+import {admitGroup, admitPut} from './auth/limits.js'
 import {handleConfigReload, handlePartitionsState} from './handlers/admin.js'
 import {handleGet} from './handlers/get.js'
 import {
@@ -62,6 +63,7 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
     case 'partitions':
       return handlePartitions(ctx, conn, frame)
     case 'group-join':
+      if (conn.quota !== undefined && !admitGroup(ctx, conn, conn.quota, frame.group, frame.opaque)) return
       return handleGroupJoin(ctx, conn, frame)
     case 'group-heartbeat':
       return handleGroupHeartbeat(ctx, conn, frame)
@@ -116,6 +118,11 @@ export function dispatch(ctx: BrokerContext, conn: Connection, frame: RequestFra
 
 /** A put: refused on a sync slave; a transactional one goes to its transaction (refused on a sync master). */
 function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): void {
+  // A logged-in user's quotas (auth/limits.ts); an anonymous connection has none to check.
+  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) {
+    ctx.counters.putFailed += 1
+    return
+  }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
   // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
   if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePut(ctx, conn, frame)
@@ -125,6 +132,10 @@ function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): v
 
 /** A put-batch, routed as a put. */
 function dispatchPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchRequest): void {
+  if (conn.quota !== undefined && !admitPut(ctx, conn, conn.quota, frame.topic, frame.partition, frame.opaque, frame.body.length)) {
+    ctx.counters.putFailed += recordsHeld(frame.body, frame.count)
+    return
+  }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count))
   if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
   if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)

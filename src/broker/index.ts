@@ -36,5 +36,7 @@ export {
   type SyncMasterSettings,
   type SyncPropertiesFile,
 } from './replication/sync-config.js'
-export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, type UserSummary} from './auth/users.js'
+export {addToken, addUser, grantRight, listUsers, removeUser, revokeRight, revokeTokens, setLimits, type UserSummary} from './auth/users.js'
+export type {Limits} from './auth/users-file.js'
 export {RIGHTS, type Right} from './auth/rights.js'
+export {privateFileProblem} from './auth/users-file.js'

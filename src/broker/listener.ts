@@ -13,12 +13,14 @@ import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
 import {MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
-import type {Logger} from '../log.js'
+import {quoteName, type Logger} from '../log.js'
 import {DEFAULT_MAX_OPEN_FILES} from '../storage/index.js'
 import type {BrokerConfig} from './config/index.js'
 import {certificateUser, checkTlsSettings, TlsPort} from './tls.js'
 import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
+import {MemoryReturn} from './memory-return.js'
+import {isUserName} from './auth/users-file.js'
 
 /** A put body up to this many times the message limit is skipped and answered; a larger one closes the connection. */
 const OVERSIZE_SKIP_FACTOR = 4
@@ -36,7 +38,19 @@ interface ListenerOptions {
   closing(): boolean
   /** Files the store holds open now (its descriptor budget is counted apart from connections). */
   storeOpenFiles(): number
+  /** Connections can log in (access control is on): maxUnauthenticatedConnectionsPerAddress applies. */
+  checksLogins(): boolean
+  /** Anonymous connections have no right: connectionAuthTimeoutMs applies. */
+  anonymousHasNoRights(): boolean
+  /** A client certificate named no possible user: its connection was refused (the audit trail). */
+  certificateRefused(name: string, address: string): void
   log: Logger
+}
+
+/** Connections of one client address: all of them, and those not logged in. */
+interface AddressCount {
+  all: number
+  anonymous: number
 }
 
 export class Listener {
@@ -56,11 +70,20 @@ export class Listener {
   /** Bytes read from and written to connections closed so far (open ones are summed when asked). */
   private closedTraffic = {received: 0, sent: 0}
   private serverClosed: Promise<void> | undefined
+  /** Open connections per client address (Connection.address). */
+  private readonly perAddress = new Map<string, AddressCount>()
+  /** Connections refused for their address's caps since the start (`stats connections_refused`). */
+  refusedByAddress = 0
+  /** Collects dead connection buffers once a burst of connections is over (memory-return.ts). */
+  private readonly memory: MemoryReturn
+  /** Connections accepted since the last sweep. */
+  private acceptedSinceSweep = 0
 
   constructor(
     private readonly handler: ConnectionHandler,
     private readonly options: ListenerOptions,
   ) {
+    this.memory = new MemoryReturn(options.log.child('memory'))
     // Half-open: a client that ends its side after its requests still gets their answers.
     this.server = createServer({noDelay: true, allowHalfOpen: true}, (socket) => this.accept(socket))
   }
@@ -103,8 +126,8 @@ export class Listener {
     }
     this.fdLimit = openFileLimit()
     this.updateConnectionCap()
-    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.options.config().system
-    const shortest = Math.min(...[connectionFrameTimeoutMs, connectionIdleTimeoutMs].filter((ms) => ms > 0), SWEEP_INTERVAL_MAX_MS * 4)
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs, connectionAuthTimeoutMs} = this.options.config().system
+    const shortest = Math.min(...[connectionFrameTimeoutMs, connectionIdleTimeoutMs, connectionAuthTimeoutMs].filter((ms) => ms > 0), SWEEP_INTERVAL_MAX_MS * 4)
     this.sweeper = setInterval(() => this.sweep(), Math.max(SWEEP_INTERVAL_MIN_MS, Math.floor(shortest / 4)))
     this.sweeper.unref()
     return this.port
@@ -135,6 +158,14 @@ export class Listener {
   /** A connection closed: count its traffic and forget it. */
   closed(conn: Connection): void {
     if (!this.connections.delete(conn)) return
+    this.memory.connectionClosed()
+    const count = this.perAddress.get(conn.address)
+    if (count !== undefined) {
+      count.all -= 1
+      if (conn.user === undefined) count.anonymous -= 1
+      if (count.all <= 0) this.perAddress.delete(conn.address)
+    }
+    conn.onLoginChange = undefined
     this.closedTraffic.received += conn.socket.bytesRead
     this.closedTraffic.sent += conn.socket.bytesWritten
   }
@@ -198,23 +229,65 @@ export class Listener {
       maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
       maxPendingBytes: system.connectionMaxPendingBytes,
     })
+    // A certificate maps to a user only through a name a users file may hold (never one of the
+    // broker's own in-memory users, never a name with control or bidirectional characters).
+    if (certUser !== undefined && !isUserName(certUser)) {
+      this.options.log.limited('certificate-name').warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {remote: conn.remote, name: quoteName(certUser)})
+      this.options.certificateRefused(certUser, socket.remoteAddress ?? conn.remote)
+      socket.destroy()
+      return
+    }
     conn.certUser = certUser
     // A verified client certificate logs the connection in as the user its CN names (its rights
     // come from the users file when access control is on); a SCRAM login may still replace it.
     conn.user = certUser
+    const refusal = this.addressRefusal(conn.address, certUser === undefined)
+    if (refusal !== undefined) {
+      this.refusedByAddress += 1
+      this.options.log.limited('address-cap').warn('refusing a connection: its address holds as many as it may', {remote: conn.remote, ...refusal})
+      socket.destroy()
+      return
+    }
+    let count = this.perAddress.get(conn.address)
+    if (count === undefined) {
+      count = {all: 0, anonymous: 0}
+      this.perAddress.set(conn.address, count)
+    }
+    count.all += 1
+    if (certUser === undefined) count.anonymous += 1
+    const counted = count
+    conn.onLoginChange = (loggedIn) => {
+      counted.anonymous += loggedIn ? -1 : 1
+    }
     this.connections.add(conn)
+    this.acceptedSinceSweep += 1
     this.options.log.debug('client connected', {remote: conn.remote, ...(certUser === undefined ? {} : {certUser})})
   }
 
-  /** Close connections past their frame or idle time; keep the descriptor cap current. */
+  /** Why a new connection from `address` is refused (the cap it would pass), or undefined. */
+  private addressRefusal(address: string, anonymous: boolean): {address: string; connections: number; cap: string} | undefined {
+    const {maxConnectionsPerAddress, maxUnauthenticatedConnectionsPerAddress} = this.options.config().system
+    const count = this.perAddress.get(address)
+    if (count === undefined) return undefined
+    if (count.all >= maxConnectionsPerAddress) return {address, connections: count.all, cap: `maxConnectionsPerAddress ${maxConnectionsPerAddress}`}
+    if (anonymous && this.options.checksLogins() && count.anonymous >= maxUnauthenticatedConnectionsPerAddress) {
+      return {address, connections: count.anonymous, cap: `maxUnauthenticatedConnectionsPerAddress ${maxUnauthenticatedConnectionsPerAddress}`}
+    }
+    return undefined
+  }
+
+  /** Close connections past their frame, idle or login time; keep the descriptor cap current. */
   private sweep(): void {
     const now = Date.now()
-    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs} = this.options.config().system
+    const {connectionFrameTimeoutMs, connectionIdleTimeoutMs, connectionAuthTimeoutMs} = this.options.config().system
+    const authTimeoutMs = this.options.anonymousHasNoRights() ? connectionAuthTimeoutMs : 0
     for (const conn of this.connections) {
-      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs)
+      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs, authTimeoutMs)
       if (why !== undefined) this.options.log.info('closing connection', {remote: conn.remote, reason: why})
     }
     this.updateConnectionCap()
+    this.memory.check(this.acceptedSinceSweep === 0, now)
+    this.acceptedSinceSweep = 0
     if (this.refused.count > 0 && now - this.refused.loggedAtMs >= REFUSAL_WARNING_INTERVAL_MS) this.refuse(undefined)
   }
 

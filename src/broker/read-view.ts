@@ -9,6 +9,9 @@ import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import type {PartitionLog} from '../storage/index.js'
 import type {StoredOffset} from '../storage/offset-log.js'
 import type {AccessControl} from './auth/access.js'
+import {principalStats, type PrincipalStats} from './auth/limits.js'
+
+export type {PrincipalStats} from './auth/limits.js'
 import type {BrokerConfig} from './config/index.js'
 import type {BrokerContext} from './context.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
@@ -18,6 +21,7 @@ import type {TopicRegistry} from './topics.js'
 // functions over a request frame and a right set; nothing here changes the broker).
 export {accessDenial} from './auth/check.js'
 export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
+export {checkUserName} from './auth/users-file.js'
 
 /** A partition log as read: its position, size and summary. */
 export type PartitionReadView = Pick<PartitionLog, 'topic' | 'partition' | 'minOffset' | 'maxOffset' | 'sizeBytes' | 'info'>
@@ -33,6 +37,10 @@ export interface BrokerStatsView {
   readonly latency: {readonly put: LatencyReadView; readonly fsync: LatencyReadView}
   readonly startedAtMs: number
   connectionCount(): number
+  /** Connections refused for their address's caps since the start. */
+  connectionsRefused(): number
+  /** Every user's usage and limits (with access control; none without). */
+  principals(): PrincipalStats[]
   readonly store: {
     list(): readonly PartitionReadView[]
     get(topic: string, partition: number): PartitionReadView | undefined
@@ -74,6 +82,8 @@ export function statsView(ctx: BrokerContext): BrokerStatsView {
     latency: ctx.latency,
     startedAtMs: ctx.startedAtMs,
     connectionCount: () => ctx.connectionCount(),
+    connectionsRefused: () => ctx.connectionsRefused(),
+    principals: () => (ctx.access === undefined ? [] : principalStats(ctx, ctx.access, undefined)),
     store: {
       list: () => ctx.store.list(),
       get: (topic, partition) => ctx.store.get(topic, partition),

@@ -29,7 +29,7 @@ import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
 /** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync'] as const
+export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync', 'meta-principals'] as const
 
 interface HelpLine {
   item: string
@@ -49,6 +49,7 @@ export type StatsResult =
   | {item: 'reset'; stats: {reset: true}}
   | {item: 'topic'; stats: SingleTopicStats}
   | {item: 'meta-capabilities' | 'meta-sync'; stats: Record<string, string>}
+  | {item: 'meta-principals'; stats: PrincipalRow[]}
 
 /** Fetch one item as a typed object. Throws NOT_FOUND for a topic the broker does not know. */
 export async function fetchStats(admin: AdminClient, item: string | undefined, broker: string): Promise<StatsResult> {
@@ -81,6 +82,8 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
     case 'meta-capabilities':
     case 'meta-sync':
       return {item: item as 'meta-capabilities' | 'meta-sync', stats: Object.fromEntries(statsMap(await admin.raw(item)))}
+    case 'meta-principals':
+      return {item: 'meta-principals', stats: parsePrincipals(await admin.raw(item))}
     default: {
       const stats = await admin.topic(item!)
       if (stats.resultCode === 1) throw await unknownItem(admin, item!, broker)
@@ -156,6 +159,8 @@ function renderBody(result: StatsResult, nowMs: number): string {
     case 'meta-capabilities':
     case 'meta-sync':
       return keyValue(Object.entries(result.stats))
+    case 'meta-principals':
+      return renderPrincipals(result.stats)
   }
 }
 
@@ -196,7 +201,70 @@ function renderSystem(s: SystemStats & {metaVersion?: string}): string {
           ['unverified_segments', s.damage.unverifiedSegments],
           ['scrubbed', formatBytes(s.damage.scrubbedBytes)],
         ]),
+    ...(s.security === undefined
+      ? []
+      : [
+          ['auth_failures', formatCount(s.security.authFailures)],
+          ['connections_refused', formatCount(s.security.connectionsRefused)],
+          ['access_denied', formatCount(s.security.accessDenied)],
+        ]),
   ])
+}
+
+/** `stats meta-principals`: one row per user, each count with its limit (`-`: none). */
+function renderPrincipals(rows: PrincipalRow[]): string {
+  const of = (value: number, limit: string) => (limit === '-' ? formatCount(value) : `${formatCount(value)}/${limit}`)
+  const rate = (limit: string) => (limit === '-' ? '' : ` (${formatBytes(Number(limit))}/s)`)
+  return renderTable(
+    ['USER', 'CONNECTIONS', 'GROUPS', 'PARTITIONS', 'PRODUCED', 'FETCHED', 'THROTTLED'],
+    rows.map((r) => [
+      r.user,
+      of(r.connections, r.connectionsLimit),
+      of(r.groups, r.groupsLimit),
+      of(r.partitions, r.partitionsLimit),
+      `${formatBytes(r.produceBytes)}${rate(r.produceByteRate)}`,
+      `${formatBytes(r.fetchBytes)}${rate(r.fetchByteRate)}`,
+      formatDuration(r.throttledMs / 1000),
+    ]),
+    {align: ['left', 'right', 'right', 'right', 'right', 'right', 'right']},
+  )
+}
+
+/** One line of `stats meta-principals`: numbers, and limits as the broker wrote them (`-`: none). */
+interface PrincipalRow {
+  user: string
+  connections: number
+  connectionsLimit: string
+  groups: number
+  groupsLimit: string
+  partitions: number
+  partitionsLimit: string
+  produceBytes: number
+  produceByteRate: string
+  fetchBytes: number
+  fetchByteRate: string
+  throttledMs: number
+}
+
+function parsePrincipals(body: string): PrincipalRow[] {
+  return [...statsMap(body)].map(([user, rest]) => {
+    const words = rest.split(' ')
+    const get = (key: string) => words[words.indexOf(key) + 1] ?? '-'
+    return {
+      user,
+      connections: Number(get('connections')),
+      connectionsLimit: get('connections_limit'),
+      groups: Number(get('groups')),
+      groupsLimit: get('groups_limit'),
+      partitions: Number(get('partitions')),
+      partitionsLimit: get('partitions_limit'),
+      produceBytes: Number(get('produce_bytes')),
+      produceByteRate: get('produce_byte_rate'),
+      fetchBytes: Number(get('fetch_bytes')),
+      fetchByteRate: get('fetch_byte_rate'),
+      throttledMs: Number(get('throttled_ms')),
+    }
+  })
 }
 
 function renderDamage(lines: DamageStats[]): string {

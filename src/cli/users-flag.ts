@@ -17,6 +17,18 @@ export const userNameArg = Args.string({description: 'User name.', required: tru
 export const rightArg = Args.string({description: 'put, get, group, admin or replicate.', required: true})
 export const patternArg = Args.string({description: "Topic pattern (put, get), group pattern (group), or '*' (admin, replicate); '*' matches any characters.", required: true})
 
+/** Limits as `meta user list` shows them: `connections 10, produce 10 MiB/s`, or `no limits`. */
+export function formatLimits(limits: {connections?: number; groups?: number; partitions?: number; produceByteRate?: number; fetchByteRate?: number}): string {
+  const size = (bytes: number) => (bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GiB` : bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`)
+  const parts: string[] = []
+  if (limits.connections !== undefined) parts.push(`connections ${limits.connections}`)
+  if (limits.groups !== undefined) parts.push(`groups ${limits.groups}`)
+  if (limits.partitions !== undefined) parts.push(`partitions ${limits.partitions}`)
+  if (limits.produceByteRate !== undefined) parts.push(`produce ${size(limits.produceByteRate)}/s`)
+  if (limits.fetchByteRate !== undefined) parts.push(`fetch ${size(limits.fetchByteRate)}/s`)
+  return parts.length === 0 ? 'no limits' : parts.join(', ')
+}
+
 /** The new password: asked twice on a terminal without echo, else the first line of stdin. */
 export async function readNewPassword(user: string): Promise<string> {
   if (process.stdin.isTTY) {

@@ -1,4 +1,4 @@
-import {unwatchFile, watchFile, type Stats} from 'node:fs'
+import {readFileSync, unwatchFile, watchFile, type Stats} from 'node:fs'
 import {Flags} from '@oclif/core'
 import type {BrokerConfig, ConfigOverrides, ReplicationLogin, RoleSettingNames, SlaveOptions} from '../broker/index.js'
 import type {Credentials} from '../client/authenticate.js'
@@ -108,10 +108,21 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     'tls-key': Flags.string({summary: 'PEM file of its private key (tlsKey).', helpValue: '<file>'}),
     'tls-ca': Flags.string({summary: 'Require client certificates signed by this CA, PEM (tlsCa); the certificate\'s CN names the connection\'s user.', helpValue: '<file>'}),
     'tls-only': Flags.boolean({summary: 'Listen on the TLS port only, no plain port (tlsOnly).'}),
-    'http-token': Flags.string({
-      summary: 'Token the HTTP server\'s mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.',
-      description: 'Without one, they are open on a loopback address and refused on any other.',
-      env: 'META_HTTP_TOKEN',
+    'http-token-file': Flags.file({
+      summary: 'File whose first line is the token the HTTP server\'s mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.',
+      description: 'Or $META_HTTP_TOKEN (the file wins). The file must be readable by its owner only (chmod 600). Without a token, mutating endpoints are open on a loopback address and refused on any other. Never on the command line: it would show in ps.',
+      exists: true,
+    }),
+    // The token itself on the command line shows in ps: refused, saying where it goes instead.
+    'http-token': Flags.string({hidden: true}),
+    'audit-log': Flags.string({
+      summary: 'Append the audit trail to this file: logins, refusals, user and rights changes, as JSON lines (needs --users or [security]).',
+      description: 'Created with mode 0600. Refusals are aggregated per user, command and resource every 10 s. docs/security.md#audit-trail.',
+      helpValue: '<file>',
+    }),
+    'allow-group-access': Flags.boolean({
+      summary: "Create data directories 0750 and files 0640 (the owner's group may read them) instead of 0700 and 0600.",
+      description: 'For a backup or monitoring account in the broker\'s group. Files and directories that exist keep their modes.',
     }),
     'sync-slave': Flags.boolean({
       summary: 'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts; out of ZooKeeper unless given --slave-id (then registered as that slave, and --failover applies).',
@@ -212,14 +223,18 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       const {scramLogin} = await import('../client/authenticate.js')
       replicationLogin = (send) => scramLogin(credentials, 'the sync slave', send)
     }
-    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users, replicationLogin})
+    const httpToken = await this.httpToken()
+    // Everything the broker creates (partitions, offsets, the journal, the audit log) is its owner's
+    // only, or its group's too with --allow-group-access (docs/security.md#files-on-disk).
+    process.umask(flags['allow-group-access'] ? 0o027 : 0o077)
+    const broker = await startBroker({config, overrides, logger: this.logger, slave, usersFile: flags.users, replicationLogin, auditLog: flags['audit-log']})
     let http: {url: string; close(): Promise<void>} | undefined
     const httpPort = config.system.dashboardHttpPort
     if (httpPort !== undefined) {
       try {
         const {startHttpServer} = await import('../http/server.js')
         const tls = config.system.tlsPort === undefined ? undefined : {cert: config.system.tlsCert!, key: config.system.tlsKey!}
-        http = await startHttpServer({broker, port: httpPort, token: flags['http-token'], assetRoot: this.config.root, logger: this.logger, tls})
+        http = await startHttpServer({broker, port: httpPort, token: httpToken, assetRoot: this.config.root, logger: this.logger, tls})
       } catch (error) {
         await broker.close()
         throw error
@@ -325,6 +340,27 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     names.slaveOf = '--slave-of'
     if (flags.failover) names.failover = '--failover'
     return names
+  }
+
+  /**
+   * The HTTP server's token: the first line of --http-token-file (owner-only), else
+   * $META_HTTP_TOKEN. The token on the command line is refused (it shows in ps).
+   */
+  private async httpToken(): Promise<string | undefined> {
+    if (this.flags['http-token'] !== undefined) {
+      this.error('--http-token on the command line shows in ps to every user of the machine: put the token in $META_HTTP_TOKEN, or in a file only you can read given with --http-token-file FILE', {exit: 2})
+    }
+    const file = this.flags['http-token-file']
+    if (file === undefined) {
+      const fromEnv = process.env.META_HTTP_TOKEN
+      return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv
+    }
+    const {privateFileProblem} = await import('../broker/index.js')
+    const exposed = privateFileProblem(file, '--http-token-file')
+    if (exposed !== undefined) this.error(exposed, {exit: 2})
+    const token = readFileSync(file, 'utf8').split(/\r?\n/)[0].trim()
+    if (token === '') this.error(`--http-token-file ${file}: expected the token on its first line`, {exit: 2})
+    return token
   }
 
   /**

@@ -5,7 +5,7 @@
  *   Authorization: Basic <user:password>   a user of the users file (https, or a loopback listener)
  *   Authorization: Bearer <token>          a token made by `meta user token`: its user
  *                                          (X-Meta-Token: <token> too)
- *   Authorization: Bearer <--http-token>   every right (the operator's token)
+ *   Authorization: Bearer <operator token> every right ($META_HTTP_TOKEN or --http-token-file)
  *   nothing                                the anonymous rights ([security] anonymous)
  *
  * Each request the HTTP server sends its broker on behalf of an HTTP request is checked, before
@@ -15,12 +15,12 @@
  * with the broker's message. Failed logins (a wrong password or an unknown token) are slowed and
  * counted as on the broker's port (the same per-address runs, `auth_failures`).
  *
- * Without access control nothing here runs: the --http-token rule (server.ts) holds alone.
+ * Without access control nothing here runs: the operator token rule (server.ts) holds alone.
  */
 import {AsyncLocalStorage} from 'node:async_hooks'
 import {timingSafeEqual} from 'node:crypto'
 import type {FastifyRequest} from 'fastify'
-import {accessDenial, ALL_RIGHTS, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
+import {accessDenial, ALL_RIGHTS, checkUserName, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
 import {BrokerConnection, type ConnectionOptions} from '../client/connection.js'
 import type {ResponseCallback} from '../client/pending.js'
 import {MetaError} from '../protocol/errors.js'
@@ -32,6 +32,8 @@ import {HttpError} from './params.js'
 export interface HttpPrincipal {
   who: string
   rights(): RightSet
+  /** Record a refusal of this principal (the broker's audit trail and access_denied count). */
+  refused?(command: string, resource: string, why: string): void
 }
 
 /** The request being served, for the checks made deeper down (the connection's requests). */
@@ -47,7 +49,9 @@ export function runAs(principal: HttpPrincipal | undefined, next: () => void): v
 export function authorize(principal: HttpPrincipal | undefined, right: Right, resource: string): void {
   if (principal === undefined || principal.rights().allows(right, resource)) return
   const on = right === 'put' || right === 'get' ? `topic "${resource}"` : right === 'group' ? `group "${resource}"` : 'this broker'
-  throw new HttpError(403, `access denied: ${principal.who} lacks the "${right}" right on ${on}`, 'ACCESS_DENIED')
+  const message = `access denied: ${principal.who} lacks the "${right}" right on ${on}`
+  principal.refused?.(`HTTP ${right}`, `${right} ${resource}`, message)
+  throw new HttpError(403, message, 'ACCESS_DENIED')
 }
 
 function tokenEquals(given: string, token: string): boolean {
@@ -63,12 +67,11 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
   const header = req.headers.authorization ?? ''
   const bearer = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (req.headers['x-meta-token'] as string | undefined)
   const basic = header.startsWith('Basic ') ? header.slice('Basic '.length).trim() : undefined
-  if (basic === undefined && (bearer === undefined || bearer === '')) {
-    return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined)}
-  }
   const address = req.socket.remoteAddress ?? req.ip
-  const lockedMs = access.lockedForMs(address)
-  if (lockedMs > 0) throw failedLogin(`authentication failed: too many failed logins from this address; try again in ${Math.ceil(lockedMs / 1000)} s`)
+  const refused = (name: string) => (command: string, resource: string, why: string) => access.audit.refused(name, address, command, resource, why)
+  if (basic === undefined && (bearer === undefined || bearer === '')) {
+    return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined), refused: refused('(anonymous)')}
+  }
   if (basic !== undefined) {
     if (!options.basicAllowed) {
       throw new HttpError(403, 'HTTP Basic auth sends the password in clear and this server is neither https nor on a loopback address: use https (the broker certificate, --tls-cert) or a token (meta user token)', 'ACCESS_DENIED')
@@ -76,23 +79,28 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     const decoded = Buffer.from(basic, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     const user = colon < 0 ? decoded : decoded.slice(0, colon)
-    if (colon > 0 && (await access.checkPassword(user, decoded.slice(colon + 1)))) {
-      access.succeeded(address)
-      return {who: `user "${user}"`, rights: () => access.rightsOf(user)}
+    // A name the users file could not hold is a failure like a wrong password (counted under one name).
+    const named = colon > 0 && isUserName(user)
+    if (await access.login(address, named ? user : '(invalid name)', 'HTTP Basic', () => named && access.checkPassword(user, decoded.slice(colon + 1)))) {
+      return {who: `user "${user}"`, rights: () => access.rightsOf(user), refused: refused(user)}
     }
-    await delay(access.failed(address, user))
     throw failedLogin('authentication failed')
   }
   const token = bearer as string
   if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS}
   const user = access.userOfToken(token)
-  if (user !== undefined) return {who: `user "${user}"`, rights: () => access.rightsOf(user)}
-  await delay(access.failed(address, '(HTTP token)'))
+  if (user !== undefined) return {who: `user "${user}"`, rights: () => access.rightsOf(user), refused: refused(user)}
+  await access.login(address, '(HTTP token)', 'HTTP token', () => false)
   throw failedLogin('authentication failed: unknown HTTP token')
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+function isUserName(name: string): boolean {
+  try {
+    checkUserName(name)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -135,6 +143,8 @@ export class CheckedConnection extends BrokerConnection {
     this.requestDecoder.push(out.take())
     const frame = this.requestDecoder.next()
     if (frame === undefined || this.requestDecoder.inFrame) throw new Error('the HTTP server encoded a partial request frame')
-    return accessDenial(principal.rights(), frame, principal.who)
+    const denied = accessDenial(principal.rights(), frame, principal.who)
+    if (denied !== undefined) principal.refused?.(frame.type, (frame as {topic?: string; group?: string}).topic ?? (frame as {group?: string}).group ?? '', denied)
+    return denied
   }
 }

@@ -6,7 +6,7 @@
  */
 import type {FastifyInstance} from 'fastify'
 import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
-import type {BrokerReadView, LatencyReadView, PartitionReadView} from '../broker/read-view.js'
+import type {BrokerReadView, BrokerStatsView, LatencyReadView, PartitionReadView, PrincipalStats} from '../broker/read-view.js'
 import {parseZkOffset, ZkPaths} from '../cluster/paths.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import {LATENCY_BUCKETS_SECONDS} from '../broker/stats.js'
@@ -40,6 +40,9 @@ function brokerRegistry(broker: BrokerReadView): Registry {
   counter('meta_get_requests_total', 'get requests (stats cmd_get).', () => ctx.counters.cmdGet)
   counter('meta_get_misses_total', 'get requests that found no message (stats get_miss).', () => ctx.counters.getMiss)
   counter('meta_offset_requests_total', 'offset requests (stats cmd_offset).', () => ctx.counters.cmdOffset)
+  counter('meta_auth_failures_total', 'Failed logins, on the broker port and the HTTP server (stats auth_failures).', () => broker.access?.failures ?? 0)
+  counter('meta_access_denied_total', 'Requests refused for rights, on the broker port and the HTTP server (stats access_denied).', () => broker.access?.audit.refusals ?? 0)
+  counter('meta_connections_refused_total', 'Connections refused for their address\'s caps, maxConnectionsPerAddress and maxUnauthenticatedConnectionsPerAddress (stats connections_refused).', () => ctx.connectionsRefused())
   counter('meta_received_bytes_total', 'Bytes received from clients over the MetaQ protocol.', () => broker.traffic().received)
   counter('meta_sent_bytes_total', 'Bytes sent to clients over the MetaQ protocol.', () => broker.traffic().sent)
   new Gauge({
@@ -93,10 +96,32 @@ function brokerRegistry(broker: BrokerReadView): Registry {
       if (broker.cluster !== undefined) await zkGroupOffsets(broker, lag)
     },
   })
+  principalMetrics(registry, broker.stats)
   replicationMetrics(registry, broker)
   histogram(registry, 'meta_put_duration_seconds', 'Time from a put (or put-batch) being taken to its acknowledgement being ready: written, and fdatasynced under group commit. Sampled: one put request in 8 is timed.', ctx.latency.put)
   histogram(registry, 'meta_fsync_duration_seconds', 'Duration of the partition logs\' fdatasync calls.', ctx.latency.fsync)
   return registry
+}
+
+/** Each user's usage (auth/quota.ts): one series per user of the users file, labelled `user`. */
+function principalMetrics(registry: Registry, stats: BrokerStatsView): void {
+  const series = (name: string, help: string, type: 'gauge' | 'counter', value: (p: PrincipalStats) => number) => {
+    const collect = function (this: Gauge | Counter) {
+      this.reset()
+      for (const p of stats.principals()) {
+        if (this instanceof Gauge) this.set({user: p.user}, value(p))
+        else this.inc({user: p.user}, value(p))
+      }
+    }
+    if (type === 'gauge') new Gauge({name, help, labelNames: ['user'], registers: [registry], collect})
+    else new Counter({name, help, labelNames: ['user'], registers: [registry], collect})
+  }
+  series('meta_principal_connections', 'Connections logged in as the user.', 'gauge', (p) => p.connections)
+  series('meta_principal_groups', 'Consumer groups whose names the user\'s group grants match (what its groups limit counts).', 'gauge', (p) => p.groups)
+  series('meta_principal_partitions', 'Partitions of topics the user\'s put grants match (what its partitions limit counts).', 'gauge', (p) => p.partitions)
+  series('meta_principal_produced_bytes_total', 'Bytes the user\'s puts brought (bodies).', 'counter', (p) => p.producedBytes)
+  series('meta_principal_fetched_bytes_total', 'Bytes the user\'s fetches took.', 'counter', (p) => p.fetchedBytes)
+  series('meta_principal_throttled_seconds_total', 'Time the user\'s connections were held for its byte rates.', 'counter', (p) => p.throttledMs / 1000)
 }
 
 /**

@@ -160,7 +160,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const port = typeof address === 'object' && address !== null ? address.port : options.port
   const url = `${https === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}/`
   if (!loopback && token === undefined && access === undefined) {
-    log.warn('HTTP server on a non-loopback address without --http-token: put, reload, skip and offset changes are refused', {host})
+    log.warn('HTTP server on a non-loopback address without a token ($META_HTTP_TOKEN or --http-token-file): put, reload, skip and offset changes are refused', {host})
   }
   let closing: Promise<void> | undefined
   return {
@@ -179,7 +179,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 export function authorizeMutation(headers: FastifyRequest['headers'], token: string | undefined, host: string): void {
   if (token === undefined) {
     if (isLoopback(host)) return
-    throw new HttpError(403, `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token to allow it`)
+    throw new HttpError(403, `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token-file FILE or $META_HTTP_TOKEN to allow it`)
   }
   const header = headers.authorization ?? ''
   const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (headers['x-meta-token'] as string | undefined)

@@ -18,7 +18,10 @@
  * the client meant (names are validated elsewhere, names.ts).
  *
  * Bodies that arrive whole in one chunk are views into that chunk (no copy); a body split
- * across chunks is assembled into a buffer of exactly its length (no quadratic concat).
+ * across chunks is assembled into a buffer of exactly its length (no quadratic concat), unless
+ * {@link FrameDecoder.refuseBody} refuses it: then it is streamed past like an oversize body and
+ * its frame comes out at once with an empty body and {@link refusedBodyBytes} set (a put the
+ * sender may not make costs no memory however large and however slowly it arrives).
  */
 import {Buffer} from 'node:buffer'
 import {MetaError} from './errors.js'
@@ -59,9 +62,10 @@ const LF = 0x0a
 const NUL = 0x00
 const EMPTY = Buffer.alloc(0)
 
-/** The property the decoder sets on a frame whose body it skipped. */
+/** The properties the decoder sets on a frame whose body it skipped. */
 interface Oversize {
   oversizeBodyBytes?: number
+  refusedBodyBytes?: number
 }
 
 /**
@@ -70,6 +74,14 @@ interface Oversize {
  */
 export function oversizeBodyBytes(frame: object): number | undefined {
   return (frame as Oversize).oversizeBodyBytes
+}
+
+/**
+ * The declared body length of a frame whose body {@link FrameDecoder.refuseBody} refused (its
+ * `body` is empty), or undefined.
+ */
+export function refusedBodyBytes(frame: object): number | undefined {
+  return (frame as Oversize).refusedBodyBytes
 }
 
 const allocateBody = (bytes: number): Buffer => Buffer.allocUnsafe(bytes)
@@ -97,6 +109,11 @@ export class FrameDecoder<F extends object> {
   private readonly byteParsers: Array<ByteParser<F> | undefined> = []
   /** Memory for a body that arrives in several reads (a client's come from protocol/buffer-pool.ts). */
   allocateBody: (bytes: number) => Buffer = allocateBody
+  /**
+   * Asked about a frame whose body has not arrived whole: true skips the body (the frame comes
+   * out at once, {@link refusedBodyBytes} set). A frame whose body is already here is not asked.
+   */
+  refuseBody: ((frame: F) => boolean) | undefined = undefined
 
   constructor(
     private readonly parsers: ReadonlyMap<string, HeaderParser<F>>,
@@ -214,6 +231,12 @@ export class FrameDecoder<F extends object> {
       ;(frame as {body?: Buffer}).body = Buffer.from(this.bufArray, this.bufOffset + bodyStart, bodyLength)
       this.advance(bodyStart + bodyLength)
       return frame
+    }
+    if (this.refuseBody?.(frame) === true) {
+      const skipped = this.skipBody(frame, bodyStart, bodyLength)
+      ;(skipped as Oversize).oversizeBodyBytes = undefined
+      ;(skipped as Oversize).refusedBodyBytes = bodyLength
+      return skipped
     }
     this.pending = frame
     this.pendingBody = this.allocateBody(bodyLength)

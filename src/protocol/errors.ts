@@ -81,6 +81,7 @@ export const ERRORS = {
   SLAVE_DISCONNECTED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SLAVE_DISCONNECTED', retriable: true, message: 'Slave is disconnected'},
   SYNC_OFFSET_MISMATCH: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SYNC_OFFSET_MISMATCH', retriable: true, message: "the sync slave's log does not end where the master's batch starts"},
   NOT_A_SLAVE: {status: Status.NOT_FOUND, wireCode: 'NOT_A_SLAVE', retriable: false, message: 'this broker is not a slave'},
+  QUOTA_EXCEEDED: {status: Status.FORBIDDEN, wireCode: 'QUOTA_EXCEEDED', retriable: false, message: "the request would pass one of its user's limits (meta user limit)"},
   PARTITION_LIMIT: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_LIMIT', retriable: false, message: 'the broker serves as many partitions as it may (maxPartitions)'},
   DATA_DIR_LOCKED: {retriable: false, message: 'data directory is in use by another process'},
 } as const satisfies Record<string, CatalogueRow>

@@ -92,6 +92,8 @@ export interface SystemStats {
   configChecksum: number
   /** meta brokers only: damage found in their data (undefined from a MetaQ broker). */
   damage?: StorageDamageStats
+  /** meta brokers only: failed logins, connections refused for their address's caps, requests refused for rights. */
+  security?: {authFailures: number; connectionsRefused: number; accessDenied: number}
 }
 
 /** meta's lines after MetaQ's system stats: what the broker found damaged in its data. */
@@ -159,6 +161,10 @@ export function parseSystemStats(body: string): SystemStats {
   for (const [key, field] of SYSTEM_FIELDS) {
     const text = m.get(key)
     stats[field] = field === 'version' ? (text ?? '') : field === 'slave' ? text === 'true' : Number(text ?? Number.NaN)
+  }
+  if (m.has('auth_failures')) {
+    const count = (key: string) => Number(m.get(key) ?? 0)
+    stats.security = {authFailures: count('auth_failures'), connectionsRefused: count('connections_refused'), accessDenied: count('access_denied')}
   }
   if (m.has(DAMAGE_FIELDS[0][0])) {
     const damage = {} as StorageDamageStats

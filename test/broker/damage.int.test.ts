@@ -112,7 +112,7 @@ describe('broker and damaged data', () => {
     assert.equal(system.get('quarantined_partitions'), '0')
     const keys = [...system.keys()]
     assert.deepEqual(keys.slice(keys.indexOf('config_checksum')), [
-      'config_checksum', 'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures',
+      'config_checksum', 'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures', 'connections_refused', 'access_denied',
     ], "meta's lines come after MetaQ's")
     const warnings = captured.find('warn', /damaged range/)
     assert.equal(warnings.length, 1)

@@ -34,7 +34,7 @@ describe('broker stats', () => {
       'pid', 'broker_id', 'port', 'uptime', 'version', 'slave', 'curr_connections', 'threads', 'cmd_put', 'cmd_get',
       'cmd_offset', 'tx_begin', 'tx_xa_begin', 'tx_commit', 'tx_rollback', 'get_miss', 'put_failed', 'total_messages',
       'topics', 'config_checksum',
-      'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures',
+      'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures', 'connections_refused', 'access_denied',
     ])
     const map = Object.fromEntries(body.map((l) => l.split(' ')))
     assert.equal(map.broker_id, '3')

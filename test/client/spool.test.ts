@@ -34,6 +34,21 @@ describe('Spool', () => {
     spool.close()
   })
 
+  it("is its owner's only: the directory 0700, its files 0600, whatever the umask", async (t) => {
+    const dir = join(await tmpDir(t), 'private')
+    const umask = process.umask(0o022)
+    t.after(() => process.umask(umask))
+    const spool = Spool.open(dir)
+    for (let i = 0; i < 10; i++) spool.append(entry(i, undefined))
+    for (const record of spool.read(spool.position, 4096)) spool.ack(record.position, record.end)
+    spool.savePosition()
+    assert.equal(statSync(dir).mode & 0o777, 0o700)
+    const files = readdirSync(dir)
+    assert.ok(files.length >= 2, `files: ${files}`)
+    for (const name of files) assert.equal(statSync(join(dir, name)).mode & 0o077, 0, `${name} is ${(statSync(join(dir, name)).mode & 0o777).toString(8)}`)
+    spool.close()
+  })
+
   it('advances its position only over acknowledged records, and resumes there after a reopen', async (t) => {
     const dir = join(await tmpDir(t), 'topic')
     const spool = Spool.open(dir)

@@ -28,15 +28,21 @@ export interface TestBrokerOptions extends ConfigOverrides {
   usersFile?: string
   /** Run as an asynchronous slave (meta serve --slave-id). */
   slave?: StartOptions['slave']
+  /** The pace of logins (short delays for tests). */
+  loginThrottle?: StartOptions['loginThrottle']
+  /** The audit trail's file (meta serve --audit-log). */
+  auditLog?: string
+  /** Caps on standalone consumer groups (small in tests). */
+  groupLimits?: StartOptions['groupLimits']
 }
 
 export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {}): Promise<Broker> {
-  const {ini, logger, fileOps, usersFile, slave, ...overrides} = options
+  const {ini, logger, fileOps, usersFile, slave, loginThrottle, auditLog, groupLimits, ...overrides} = options
   const dataPath = overrides.dataPath ?? (await tmpDir(t, 'meta-broker-'))
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, fileOps, usersFile, slave, logger: logger ?? (level ? createLogger({level}) : undefined)})
+  const broker = await startBroker({config, fileOps, usersFile, slave, loginThrottle, auditLog, groupLimits, logger: logger ?? (level ? createLogger({level}) : undefined)})
   t.after(() => broker.close())
   return broker
 }

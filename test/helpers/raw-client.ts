@@ -35,8 +35,9 @@ export class RawClient {
     })
   }
 
-  static async connect(t: Cleanup, port: number, host = '127.0.0.1'): Promise<RawClient> {
-    const socket = connect({port, host})
+  /** Connect to host:port, from `localAddress` when given (another loopback address: 127.0.0.2). */
+  static async connect(t: Cleanup, port: number, host = '127.0.0.1', localAddress?: string): Promise<RawClient> {
+    const socket = connect({port, host, ...(localAddress === undefined ? {} : {localAddress})})
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve)
       socket.once('error', reject)
@@ -101,6 +102,17 @@ export class RawClient {
       this.waiters.push(check)
     })
   }
+}
+
+/** A SCRAM-SHA-256 login over a raw connection (auth-start, auth-finish); the auth-finish answer. */
+export async function rawLogin(client: RawClient, user: string, password: string, timeoutMs = 10_000): Promise<ResponseFrame> {
+  const {clientFinalMessage, clientFirstMessage, scramNonce} = await import('../../src/protocol/commands/auth-scram.js')
+  const nonce = scramNonce()
+  const first = clientFirstMessage(user, nonce)
+  const serverFirst = await client.request(`auth-start SCRAM-SHA-256 ${Buffer.byteLength(first.message)} 1\r\n${first.message}`)
+  if (serverFirst.type !== 'result' || serverFirst.code !== 200) throw new Error(`auth-start refused: ${text(serverFirst)}`)
+  const final = clientFinalMessage(password, first.bare, text(serverFirst), nonce)
+  return client.request(`auth-finish ${Buffer.byteLength(final.message)} 2\r\n${final.message}`, timeoutMs)
 }
 
 /** Body of a result frame as text. */

@@ -7,6 +7,7 @@
  * transaction control commands BEGIN … ROLLBACK and tx-commit (each transactional put is checked
  * as a put). `topic-admin` needs admin; sync-cut travels as a sync-batch (replicate).
  */
+import {refusedBodyBytes} from '../../protocol/decoder.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
 import type {AccessControl} from './access.js'
@@ -88,12 +89,28 @@ export function accessDenial(rights: RightSet, frame: RequestFrame, who: string)
   return `access denied: ${who} lacks the ${named} right on ${on}`
 }
 
-/** True when the connection may make this request; else answers it 403 and returns false. */
+function principal(conn: Connection): string {
+  return conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+}
+
+/**
+ * True when the connection may make this request; else answers it 403 and returns false. A
+ * request whose body was skipped because it was refused when its header arrived
+ * (protocol/decoder.ts refusedBodyBytes) is refused, whatever the rights are now.
+ */
 export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
-  const who = conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
-  const denied = accessDenial(access.rightsOf(conn.user), frame, who)
-  if (denied === undefined) return true
+  const denied = accessDenial(access.rightsOf(conn.user), frame, principal(conn))
+  const skipped = refusedBodyBytes(frame)
+  if (denied === undefined && skipped === undefined) return true
   const opaque = (frame as {opaque?: number}).opaque ?? 0
-  conn.sendError('ACCESS_DENIED', opaque, denied)
+  const message = denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`
+  const need = requiredAccess(frame)
+  access.audit.refused(conn.user ?? '(anonymous)', conn.socket.remoteAddress ?? conn.remote, frame.type, need === undefined ? '' : `${need[0]} ${need[1]}`, message)
+  conn.sendError('ACCESS_DENIED', opaque, message)
   return false
+}
+
+/** Whether this request will be refused for rights (its body need not be kept). */
+export function refused(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
+  return accessDenial(access.rightsOf(conn.user), frame, '') !== undefined
 }

@@ -11,8 +11,9 @@
  * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. Writes go
  * to a temporary file in the same directory (mode 0600), fsynced, then renamed over the file.
  */
-import {closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync} from 'node:fs'
+import {closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
+import {quoteName} from '../../log.js'
 import {MetaError} from '../../protocol/errors.js'
 import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
 import {checkPattern, parseRight, type Grant} from './rights.js'
@@ -27,6 +28,36 @@ interface UserEntry {
   grants: Grant[]
   /** HTTP tokens (`meta user token`), as the SHA-256 (hex) of each: the token itself is not kept. */
   tokens?: string[]
+  /** Quotas (`meta user limit`, quota.ts); an absent one is no limit. */
+  limits?: Limits
+}
+
+/** A principal's quotas: counts, and byte rates per second. */
+export interface Limits {
+  connections?: number
+  groups?: number
+  partitions?: number
+  produceByteRate?: number
+  fetchByteRate?: number
+}
+
+/** Each limit and its floor and ceiling. */
+const LIMIT_RANGES: Readonly<Record<keyof Limits, readonly [number, number]>> = {
+  connections: [1, 1_000_000],
+  groups: [1, 1_000_000],
+  partitions: [1, 1_000_000],
+  // 1 KiB/s .. 1 TiB/s
+  produceByteRate: [1024, 1024 ** 4],
+  fetchByteRate: [1024, 1024 ** 4],
+}
+
+/** A limit's value checked against its range; INVALID_ARGUMENT naming both otherwise. */
+export function checkLimit(name: keyof Limits, value: unknown): number {
+  const [min, max] = LIMIT_RANGES[name]
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid limit ${name} ${JSON.stringify(value)}: expected an integer from ${min} to ${max}`)
+  }
+  return value
 }
 
 export interface UsersFile {
@@ -35,10 +66,15 @@ export interface UsersFile {
 }
 
 export function checkUserName(name: string): string {
-  if (name.length === 0 || name.length > USER_NAME_LENGTH_MAX || !USER_NAME.test(name)) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${JSON.stringify(name)}: expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
+  if (!isUserName(name)) {
+    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${quoteName(name)} (${name.length} characters): expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
   }
   return name
+}
+
+/** Whether `name` is one a users file may hold. */
+export function isUserName(name: string): boolean {
+  return name.length > 0 && name.length <= USER_NAME_LENGTH_MAX && USER_NAME.test(name)
 }
 
 export function emptyUsersFile(): UsersFile {
@@ -49,8 +85,27 @@ function invalid(path: string, why: string): MetaError {
   return new MetaError('CONFIG_INVALID', `users file ${path}: ${why}`, {details: {path}})
 }
 
-/** Read and check a users file; CONFIG_INVALID naming the file and what is wrong. */
+/**
+ * Why a secret file (the users file, a TLS key, a token file) may not be used: it is readable by
+ * group or others (as ssh refuses a private key), with what to do; undefined when it is fine or
+ * cannot be examined (reading it then reports that). Not checked on Windows, which has no modes.
+ */
+export function privateFileProblem(path: string, what: string): string | undefined {
+  if (process.platform === 'win32') return undefined
+  let mode: number
+  try {
+    mode = statSync(path).mode
+  } catch {
+    return undefined
+  }
+  if ((mode & 0o077) === 0) return undefined
+  return `${what} ${path} has mode ${(mode & 0o777).toString(8).padStart(3, '0')}: group or others may read it; chmod 600 ${path}`
+}
+
+/** Read and check a users file; CONFIG_INVALID naming the file and what is wrong (a file group or others may read included). */
 export function readUsersFile(path: string): UsersFile {
+  const exposed = privateFileProblem(path, 'users file')
+  if (exposed !== undefined) throw new MetaError('CONFIG_INVALID', exposed, {details: {path}})
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -90,7 +145,14 @@ function checkEntry(entry: UserEntry): UserEntry {
   const tokens = entry.tokens ?? []
   if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string' && /^[0-9a-f]{64}$/.test(t))) throw new Error('"tokens" must be an array of SHA-256 hex digests')
   const credential = {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}
-  return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {})}
+  const given = entry.limits ?? {}
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error('"limits" must be an object')
+  const limits: Limits = {}
+  for (const [name, value] of Object.entries(given)) {
+    if (!(name in LIMIT_RANGES)) throw new Error(`unknown limit "${name}": expected ${Object.keys(LIMIT_RANGES).join(', ')}`)
+    limits[name as keyof Limits] = checkLimit(name as keyof Limits, value)
+  }
+  return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {}), ...(Object.keys(limits).length > 0 ? {limits} : {})}
 }
 
 /** Replace the file atomically (temp file in the same directory, fsync, rename); mode 0600. */

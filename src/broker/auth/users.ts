@@ -9,13 +9,15 @@ import {MetaError} from '../../protocol/errors.js'
 import {createScramCredential} from '../../protocol/commands/auth-scram.js'
 import {tokenHash} from './access.js'
 import {checkPattern, parseRight, type Grant} from './rights.js'
-import {checkUserName, emptyUsersFile, readUsersFile, writeUsersFile, type UsersFile} from './users-file.js'
+import {checkLimit, checkUserName, emptyUsersFile, readUsersFile, writeUsersFile, type Limits, type UsersFile} from './users-file.js'
 
 export interface UserSummary {
   name: string
   grants: Grant[]
   /** How many HTTP tokens the user has. */
   tokens: number
+  /** Its quotas (meta user limit). */
+  limits: Limits
 }
 
 function update(path: string, change: (file: UsersFile) => void, create = false): void {
@@ -93,6 +95,24 @@ export function revokeTokens(path: string, name: string): number {
   return count
 }
 
+/** Set (a number) or remove (null) some of a user's limits; returns the limits in force after. */
+export function setLimits(path: string, name: string, changes: Partial<Record<keyof Limits, number | null>>): Limits {
+  let after: Limits = {}
+  update(path, (file) => {
+    const entry = existing(file, name, path)
+    const limits: Limits = {...entry.limits}
+    for (const [key, value] of Object.entries(changes) as Array<[keyof Limits, number | null | undefined]>) {
+      if (value === undefined) continue
+      if (value === null) delete limits[key]
+      else limits[key] = checkLimit(key, value)
+    }
+    if (Object.keys(limits).length > 0) entry.limits = limits
+    else delete entry.limits
+    after = limits
+  })
+  return after
+}
+
 export function removeUser(path: string, name: string): void {
   update(path, (file) => {
     existing(file, name, path)
@@ -104,6 +124,6 @@ export function removeUser(path: string, name: string): void {
 export function listUsers(path: string): UserSummary[] {
   const file = readUsersFile(path)
   return Object.entries(file.users)
-    .map(([name, entry]) => ({name, grants: entry.grants, tokens: entry.tokens?.length ?? 0}))
+    .map(([name, entry]) => ({name, grants: entry.grants, tokens: entry.tokens?.length ?? 0, limits: entry.limits ?? {}}))
     .sort((a, b) => a.name.localeCompare(b.name))
 }

@@ -118,6 +118,10 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('connectionMaxPendingBytes', 'connectionMaxPendingBytes', 64 * 1024, INT_MAX, 'extension'),
   int('connectionFrameTimeoutMs', 'connectionFrameTimeoutMs', 0, INT_MAX, 'extension'),
   int('connectionIdleTimeoutMs', 'connectionIdleTimeoutMs', 0, INT_MAX, 'extension'),
+  int('connectionAuthTimeoutMs', 'connectionAuthTimeoutMs', 0, INT_MAX, 'extension'),
+  // Connections per client address (broker/listener.ts AddressCounts).
+  int('maxConnectionsPerAddress', 'maxConnectionsPerAddress', 1, 1_000_000, 'extension'),
+  int('maxUnauthenticatedConnectionsPerAddress', 'maxUnauthenticatedConnectionsPerAddress', 1, 1_000_000, 'extension'),
   // Synchronous replication (MetaQ's samsa master / gregor slave, set by -F property files
   // there; broker/replication/sync-*.ts). The timeouts keep samsa_master.properties' names.
   of('syncSlave', 'syncSlave', 'bool', 'extension'),
@@ -211,6 +215,9 @@ export function defaultSystemConfig(): SystemConfig {
     connectionMaxPendingBytes: 16 * 1024 * 1024,
     connectionFrameTimeoutMs: 60_000,
     connectionIdleTimeoutMs: 600_000,
+    connectionAuthTimeoutMs: 10_000,
+    maxConnectionsPerAddress: 4096,
+    maxUnauthenticatedConnectionsPerAddress: 1024,
     syncSlave: false,
     syncSlaveAddress: '',
     syncSlaveFromZk: false,

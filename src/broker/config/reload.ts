@@ -16,11 +16,14 @@ import {readIni} from './ini-reader.js'
 import {formatValue, SYSTEM_KEYS, TOPIC_FIELDS, TOPIC_KEYS, ZOOKEEPER_KEYS, type KeySpec} from './keys.js'
 import type {BrokerConfig, SystemConfig, TopicConfig, TopicSettings} from './types.js'
 
-/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind), and the bounds on topic creation. */
+/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind), the bounds on topic creation, and the limits per address (for new connections and at the next sweep). */
 export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = [
   ...TOPIC_FIELDS.filter((field) => field !== 'dataPath'),
   'autoCreateTopics',
   'maxPartitions',
+  'connectionAuthTimeoutMs',
+  'maxConnectionsPerAddress',
+  'maxUnauthenticatedConnectionsPerAddress',
 ]
 
 /** One difference between the running config and the file (the wire report's type, protocol/commands/broker-admin.ts). */

@@ -93,6 +93,15 @@ export interface SystemConfig {
   connectionFrameTimeoutMs: number
   /** meta extension: a connection with no request for this long (and none in flight) is closed; 0 = never. */
   connectionIdleTimeoutMs: number
+  /**
+   * meta extension: on a broker with access control whose anonymous connections have no right,
+   * a connection not logged in this long after it opened is closed; 0 = never.
+   */
+  connectionAuthTimeoutMs: number
+  /** meta extension: connections one client address may hold at once (an IPv6 address: its /64); more are refused. */
+  maxConnectionsPerAddress: number
+  /** meta extension: with access control, connections not logged in one client address may hold at once; more are refused. */
+  maxUnauthenticatedConnectionsPerAddress: number
   /** Synchronous replication: this broker is a sync slave (MetaQ's gregor): serves `sync`, refuses puts, no ZooKeeper. */
   syncSlave: boolean
   /** Synchronous replication: `host:port` of this broker's sync slave (MetaQ samsa's `slave`); '' = not a sync master. */

@@ -258,6 +258,11 @@ export class GroupCoordinator {
   }
 
   /** Answer every held request and stop (broker shutdown). */
+  /** The names of the groups that exist (one member at least). */
+  names(): IterableIterator<string> {
+    return this.groups.keys()
+  }
+
   close(): void {
     clearInterval(this.sweeper)
     for (const g of this.groups.values()) {

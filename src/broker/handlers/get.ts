@@ -20,6 +20,7 @@
  * until it is answered (connection.ts); a parked long poll holds only its overhead, and when
  * woken it runs again only once the connection is below its limit.
  */
+import {permitted} from '../auth/check.js'
 import type {GetCommand} from '../../protocol/commands/get.js'
 import {readBuffers, type ReadResult} from '../../storage/index.js'
 import {isMetaError, Status, type ErrorCode} from '../../protocol/errors.js'
@@ -145,8 +146,10 @@ export function retryGet(ctx: BrokerContext, conn: Connection, frame: GetCommand
     return
   }
   conn.whenUnsaturated(() => {
+    // Rights are checked again: a revoke (and reload) since the get was parked holds for it too,
+    // so it never delivers a message put after the revoke (answered 403 instead).
     // Served before the parked wait ends, so the connection never looks idle in between.
-    if (!conn.closing) serveGet(ctx, conn, frame)
+    if (!conn.closing && (ctx.access === undefined || permitted(ctx.access, conn, frame))) serveGet(ctx, conn, frame)
     conn.endRequest()
   })
 }

@@ -11,6 +11,7 @@
  *   help       the items and what they return
  *   reset      resets realtime stats: `reset ok`
  *   partitions (meta) `<topic> <p> min_offset <n> max_offset <n> size_bytes <n> message_count <n> segments <n> unflushed <n> last_append_ms <n> closed <b>`
+ *   meta-principals (meta) `<user> connections <n> connections_limit <n|-> groups <n> groups_limit <n|-> partitions <n> partitions_limit <n|-> produce_bytes <n> produce_byte_rate <n|-> fetch_bytes <n> fetch_byte_rate <n|-> throttled_ms <n>`
  *   meta-connections (meta) `<remote host:port> id <n> in_flight <n> pending_bytes <n> reading <b> idle_ms <n>`
  *   damage     (meta) `<topic> <p> quarantined true code <CODE> reason <text…>` per quarantined partition,
  *              `<topic> <p> damaged_range offset <n> bytes <n> reason <why> acknowledged <b> file <path…>` per damaged range
@@ -51,6 +52,10 @@ import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {STATS_HELP_LINES} from '../stats.js'
+import {principalStats} from '../auth/limits.js'
+
+/** meta's stats item of each user's usage and limits. */
+const PRINCIPALS_ITEM = 'meta-principals'
 import {TOPIC_OVERLAY_ITEM, topicOverlayJson} from '../topic-overlay.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
@@ -63,15 +68,29 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
     conn.sendResult(Status.OK, frame.opaque, JSON.stringify(topicOverlayJson(ctx.topicOverlay())))
     return
   }
-  conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item)))
+  conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item, conn)))
+}
+
+/**
+ * meta extension: each user's usage and limits (auth/quota.ts), `-` for no limit: every user for
+ * an admin, the connection's own user otherwise (none for an anonymous connection).
+ */
+function principalLines(ctx: BrokerContext, conn: Connection): StatsLine[] {
+  if (ctx.access === undefined) return []
+  const limit = (value: number | undefined) => value ?? '-'
+  return principalStats(ctx, ctx.access, conn).map((p) => [
+    p.user,
+    `connections ${p.connections} connections_limit ${limit(p.limits.connections)} groups ${p.groups} groups_limit ${limit(p.limits.groups)} partitions ${p.partitions} partitions_limit ${limit(p.limits.partitions)} produce_bytes ${p.producedBytes} produce_byte_rate ${limit(p.limits.produceByteRate)} fetch_bytes ${p.fetchedBytes} fetch_byte_rate ${limit(p.limits.fetchByteRate)} throttled_ms ${p.throttledMs}`,
+  ])
 }
 
 /** The lines of one stats item (everything but `config`). */
-function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
+function statsLines(ctx: BrokerContext, item: string, conn: Connection): StatsLine[] {
   switch (item) {
     case '':
-      // meta's line: failed logins since start (0 without access control).
-      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0]]
+      // meta's lines: failed logins since start (0 without access control), connections refused for
+      // their address's caps, requests refused for rights.
+      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0], ['connections_refused', ctx.connectionsRefused()], ['access_denied', ctx.access?.audit.refusals ?? 0]]
     case 'topics':
       return encodeTopicsStats(topicsStats(ctx))
     case 'offsets':
@@ -86,6 +105,8 @@ function statsLines(ctx: BrokerContext, item: string): StatsLine[] {
       return capabilityLines(ctx)
     case CONNECTIONS_ITEM:
       return connectionLines(ctx)
+    case PRINCIPALS_ITEM:
+      return principalLines(ctx, conn)
     case SYNC_ITEM:
       return encodeSyncStats(ctx.sync?.stats() ?? {role: isSyncSlave(ctx) ? 'slave' : 'none'})
     case DAMAGE_ITEM:

@@ -12,7 +12,7 @@ export function lock(dir: string): void {
   const file = join(dir, LOCK_FILE)
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(file, `${process.pid}\n`, {flag: 'wx'})
+      writeFileSync(file, `${process.pid}\n`, {flag: 'wx', mode: 0o600})
       return
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {

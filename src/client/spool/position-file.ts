@@ -69,7 +69,7 @@ export class PositionFile {
   /** Open (creating an empty one) and read the file. */
   static open(path: string): PositionFile {
     // Not 'a': pwrite on an O_APPEND file appends on Linux, whatever the offset.
-    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT)
+    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600)
     try {
       const buf = Buffer.alloc(64)
       const n = readSync(fd, buf, 0, buf.length, 0)

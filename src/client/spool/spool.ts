@@ -138,7 +138,8 @@ export class Spool extends EventEmitter {
     this.maxBytes = maxBytes
     this.segmentBytes = Math.min(SEGMENT_BYTES_MAX, Math.max(SPOOL_MAX_BYTES_FLOOR, Math.floor(maxBytes / 8)))
     try {
-      mkdirSync(dir, {recursive: true})
+      // The spool holds messages not yet sent: its owner's only (docs/security.md#files-on-disk).
+      mkdirSync(dir, {recursive: true, mode: 0o700})
       lock(dir)
     } catch (error) {
       throw asStorageError(dir, error)
@@ -153,7 +154,7 @@ export class Spool extends EventEmitter {
       const found = this.recover()
       const adopted = wanted !== undefined && recorded === undefined && this.pendingCount > 0
       const replaced = wanted !== undefined && recorded !== undefined && !sameDestination(wanted, recorded)
-      if (wanted !== undefined && (recorded === undefined || replaced)) writeFileSync(join(dir, DESTINATION_FILE), encodeDestination(wanted))
+      if (wanted !== undefined && (recorded === undefined || replaced)) writeFileSync(join(dir, DESTINATION_FILE), encodeDestination(wanted), {mode: 0o600})
       // A new or legacy position file gets its fixed-width record now, while nothing waits on it.
       if (this.positionFile.initial.state !== 'ok' || this.savedPosition !== this.ackedPosition) this.writePosition()
       this.opened = {...found, adopted, ...(replaced && this.pendingCount > 0 ? {retargetedFrom: recorded} : {})}
@@ -480,7 +481,7 @@ export class Spool extends EventEmitter {
   private addSegment(start: number): Segment {
     // Not 'a': pwrite on an O_APPEND file appends on Linux, whatever the offset (a write cut
     // short is written again at the same offset).
-    const fd = openSync(join(this.dir, segmentName(start)), constants.O_RDWR | constants.O_CREAT)
+    const fd = openSync(join(this.dir, segmentName(start)), constants.O_RDWR | constants.O_CREAT, 0o600)
     const segment = {start, fd, size: 0}
     this.segments.push(segment)
     return segment
@@ -542,9 +543,9 @@ export class Spool extends EventEmitter {
     const segment = this.segments.find((s) => segmentName(s.start) === range.segment)
     if (segment === undefined) return
     const dir = join(this.dir, QUARANTINE_DIR)
-    mkdirSync(dir, {recursive: true})
+    mkdirSync(dir, {recursive: true, mode: 0o700})
     const path = join(dir, quarantineName(range.segment, range.from, range.to))
-    writeFileSync(path, readAt(segment.fd, range.from, range.to - range.from))
+    writeFileSync(path, readAt(segment.fd, range.from, range.to - range.from), {mode: 0o600})
     range.quarantine = path
   }
 
