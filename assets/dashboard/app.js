@@ -53,8 +53,7 @@ function token() {
 }
 
 async function api(path, options = {}) {
-  // X-Meta-Request: what the server asks of a request that changes something (docs/http.md).
-  const headers = {accept: 'application/json', 'x-meta-request': '1'}
+  const headers = {accept: 'application/json'}
   if (options.body !== undefined) headers['content-type'] = 'application/json'
   if (token()) headers.authorization = `Bearer ${token()}`
   const res = await fetch(path, {method: options.method || 'GET', headers, body: options.body === undefined ? undefined : JSON.stringify(options.body)})
