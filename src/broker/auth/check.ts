@@ -89,7 +89,7 @@ export const RIGHTS_TABLE: Readonly<Record<CommandName, AccessRule>> = {
 }
 
 /** The table's name for a request. */
-export function commandOf(frame: RequestFrame): CommandName {
+function commandOf(frame: RequestFrame): CommandName {
   if (frame.type === 'transaction') return `transaction ${frame.txType}`
   if (frame.type === 'stats' && frame.item === 'reset') return 'stats reset'
   return frame.type
@@ -153,7 +153,7 @@ export function transactionOwner(conn: Connection): string {
 }
 
 /** Whether the connection may finish and recover every principal's transactions (`tx` or `admin`). */
-export function mayFinishAnyTransaction(access: AccessControl, conn: Connection): boolean {
+function mayFinishAnyTransaction(access: AccessControl, conn: Connection): boolean {
   const rights = access.rightsOf(conn.user)
   return rights.allows('tx', '*') || rights.allows('admin', '*')
 }

@@ -67,10 +67,10 @@ export interface JournalPosition {
 }
 
 /** The journal's format version (see above); checkpoints without one are version 1. */
-export const JOURNAL_VERSION = 2
+const JOURNAL_VERSION = 2
 
 /** A heuristic outcome kept until FORGET: [key, state], and its owner from version 2 on. */
-export type HeuristicEntry = [string, number] | [string, number, string]
+type HeuristicEntry = [string, number] | [string, number, string]
 
 export interface CheckpointData extends JournalPosition {
   /** Absent: version 1. */
