@@ -16,6 +16,7 @@ import type {ResponseFrame} from '../../src/protocol/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {captureLogger} from '../helpers/log.js'
+import {runCli} from '../helpers/process.js'
 import {RawClient, rawLogin, readPartition, text} from '../helpers/raw-client.js'
 import type {Cleanup} from '../helpers/index.js'
 
@@ -235,6 +236,18 @@ describe('transactions belong to their principal', () => {
       return counted === 200 ? found : undefined
     }, {timeoutMs: 30_000})
     assert.ok(lines.length < 20, `${lines.length} lines for 200 expiries`)
+  })
+
+  it('meta user grants and revokes the tx right, and refuses it on a pattern but *', async (t) => {
+    const users = join(await tmpDir(t, 'meta-tx-cli-'), 'users.json')
+    assert.equal((await runCli(['user', 'add', 'tm', '--users', users], {input: `${PASSWORD}\n`})).code, 0)
+    assert.equal((await runCli(['user', 'grant', 'tm', 'tx', '*', '--users', users])).code, 0)
+    assert.match((await runCli(['user', 'list', '--users', users])).stdout, /^tm\ttx \*/m)
+    const wrong = await runCli(['user', 'grant', 'tm', 'tx', 'a-*', '--users', users])
+    assert.notEqual(wrong.code, 0)
+    assert.match(wrong.stderr, /invalid pattern "a-\*" for the tx right: it is granted on '\*'/)
+    assert.equal((await runCli(['user', 'revoke', 'tm', 'tx', '*', '--users', users])).code, 0)
+    assert.doesNotMatch((await runCli(['user', 'list', '--users', users])).stdout, /tx \*/)
   })
 
   it('without access control nothing changes: any connection finishes any xid (MetaQ)', async (t) => {

@@ -5,7 +5,7 @@
  *   get PATTERN        get, offset, seek, count, partitions on matching topics
  *   group PATTERN      group-join/heartbeat/leave/claim, offset-commit/fetch, group-describe/delete
  *   admin *            stats reset, config-reload, partitions-close/open, tx-list/tx-decide,
- *                      transaction recovery (XA recover), group-list
+ *                      group-list, topic-admin, and what tx gives
  *   replicate *        sync, sync-batch, sync-cut, replicate, slave-status
  *   tx *               finishing and recovering other principals' transactions
  *
