@@ -167,7 +167,8 @@ export function mayFinishTransaction(access: AccessControl, conn: Connection, fr
   // Its own, also when it logged in after beginning it anonymously.
   if (owner !== undefined && (owner === transactionOwner(conn) || owner === `#${conn.id}`)) return true
   if (mayFinishAnyTransaction(access, conn)) return true
-  refuse(access, conn, frame, `tx ${txKey}`, `access denied: ${principal(conn)} lacks the "tx" right on this broker: transaction "${txKey}" belongs to another principal`)
+  const whose = owner === undefined ? 'has no recorded owner' : 'belongs to another principal'
+  refuse(access, conn, frame, `tx ${txKey}`, `access denied: ${principal(conn)} lacks the "tx" right on this broker: transaction "${txKey}" ${whose}`)
   return false
 }
 
