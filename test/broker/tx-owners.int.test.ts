@@ -290,8 +290,8 @@ describe('transactions belong to their principal', () => {
     assert.doesNotMatch((await runCli(['user', 'list', '--users', users])).stdout, /tx \*/)
   })
 
-  it('without access control nothing changes: any connection finishes any xid (MetaQ)', async (t) => {
-    const broker = await startTestBroker(t)
+  it('without access control nothing changes: any connection finishes any xid (MetaQ); the per-connection cap holds and a reload changes it', async (t) => {
+    const broker = await startTestBroker(t, {ini: '[system]\nmaxOpenTransactionsPerConnection=3\n'})
     const owner = await RawClient.connect(t, broker.port)
     const other = await RawClient.connect(t, broker.port)
     const topic = uniqueName()
@@ -302,5 +302,10 @@ describe('transactions belong to their principal', () => {
     assert.deepEqual(await tx(other, xid(60), 'COMMIT_TWO_PHASE'), {code: 200, body: ''})
     assert.equal((await tx(owner, xid(61), 'BEGIN')).code, 200)
     assert.deepEqual(await tx(other, xid(61), 'ROLLBACK'), {code: 200, body: ''})
+    for (const n of [62, 63, 64]) assert.equal((await tx(owner, xid(n), 'BEGIN')).code, 200)
+    assert.match((await tx(owner, xid(65), 'BEGIN')).body, /maxOpenTransactionsPerConnection=3\)/)
+    const report = await broker.reload({text: '[system]\nmaxOpenTransactionsPerConnection=4\n'})
+    assert.ok(report.changes.some((c) => JSON.stringify(c).includes('maxOpenTransactionsPerConnection')), JSON.stringify(report.changes))
+    assert.equal((await tx(owner, xid(65), 'BEGIN')).code, 200)
   })
 })
