@@ -28,9 +28,9 @@ import {formatPrepareVote, formatRecoverReply, XaError, XAER_RMERR, XA_RETRY} fr
 import {failPut, recordsHeld, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
-  // END is one-way (MetaQ never answers it) and changes nothing.
-  // Anyone else's is refused, so that only the owner learns nothing from it either way.
+  // A command on another principal's transaction is refused (403), END included.
   if (frame.txType !== 'BEGIN' && frame.txType !== 'RECOVER' && !mayAct(ctx, conn, frame, frame.txKey)) return
+  // END is one-way (MetaQ never answers it) and changes nothing.
   if (frame.txType === 'END') return
   const {opaque} = frame
   const tx = ctx.tx
