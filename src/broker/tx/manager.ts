@@ -299,8 +299,8 @@ export class TransactionManager {
 
   /**
    * Whether the transaction `keyText` names for this connection exists (open, or a heuristic
-   * outcome), and its owner (undefined: none recorded). The transaction handlers check it before letting
-   * anyone but its owner finish it (docs/security.md#transactions).
+   * outcome), and its owner (undefined: none recorded). The transaction handlers check it
+   * before letting anyone but its owner finish it (docs/security.md#transactions).
    */
   ownerOf(connId: number, keyText: string): {owner: string | undefined} | undefined {
     let key: TxKey
