@@ -20,7 +20,7 @@
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
 import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
-import type {BrokerReadView} from '../broker/read-view.js'
+import {SEES_ALL, visibilityOf, type BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {readFileSync} from 'node:fs'
 import {BrokerConnection} from '../client/connection.js'
@@ -97,6 +97,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     // With access control the rights decide (each request to the broker is checked).
     authorizeMutation: (req) => (access === undefined ? authorizeMutation(req.headers, token, host) : undefined),
     authorize: (req, right, resource) => authorize(principals.get(req), right, resource),
+    viewer: (req) => {
+      const principal = principals.get(req)
+      return principal === undefined ? {seen: SEES_ALL} : {seen: visibilityOf(principal.rights()), user: principal.user}
+    },
     maxBodyBytes,
     assetRoot: options.assetRoot,
     log,

@@ -3,7 +3,8 @@
  * A refused request is answered `result 403` with ACCESS_DENIED naming the right and the
  * resource; the connection stays open.
  *
- * Needing no right: version, quit, stats (but `stats reset`), auth-start, auth-finish, and the
+ * Needing no right: version, quit, stats (but `stats reset`; its listings show what the caller may
+ * see: visibility.ts), group-list (likewise), auth-start, auth-finish, and the
  * transaction control commands BEGIN … ROLLBACK and tx-commit (each transactional put is checked
  * as a put). `topic-admin` needs admin; sync-cut travels as a sync-batch (replicate).
  */
@@ -48,7 +49,6 @@ function requiredAccess(frame: RequestFrame): Need {
     case 'partitions-open':
     case 'tx-list':
     case 'tx-decide':
-    case 'group-list':
       return ADMIN
     case 'topic-admin':
       return ADMIN
@@ -62,6 +62,8 @@ function requiredAccess(frame: RequestFrame): Need {
     case 'auth-start':
     case 'auth-finish':
     case 'tx-commit':
+    // Lists only the groups the caller may see (visibility.ts).
+    case 'group-list':
       return undefined
     default: {
       // Every command is listed above: a new one must say which right it needs (until then it

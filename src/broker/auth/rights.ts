@@ -7,13 +7,15 @@
  *   admin *            stats reset, config-reload, partitions-close/open, tx-list/tx-decide,
  *                      transaction recovery (XA recover), group-list
  *   replicate *        sync, sync-batch, sync-cut, replicate, slave-status
+ *   describe PATTERN   see matching topics and groups in listings (stats, group-list, /metrics, the
+ *                      dashboard); get, put and group imply it on their own resources (visibility.ts)
  *
  * A pattern is a name where `*` matches any run of characters (`a-*`, `*`, `*-audit`).
  * `admin` and `replicate` are granted on `*` (they name no resource).
  */
 import {MetaError} from '../../protocol/errors.js'
 
-export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate'] as const
+export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate', 'describe'] as const
 export type Right = (typeof RIGHTS)[number]
 
 export interface Grant {
