@@ -66,7 +66,7 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
   // server.ini and the overlay name every topic: for admins and slaves (which copy them) only.
   if ((item === 'config' || item === TOPIC_OVERLAY_ITEM) && !seen.admin && rights?.allows('replicate', '*') !== true) {
     const who = conn.user === undefined ? 'an anonymous connection' : `user "${conn.user}"`
-    conn.sendError('ACCESS_DENIED', frame.opaque, `access denied: ${who} lacks the "admin" right on this broker (stats ${item} names every topic)`)
+    conn.sendError('ACCESS_DENIED', frame.opaque, `access denied: ${who} lacks the "admin" or "replicate" right on this broker (stats ${item} names every topic)`)
     return
   }
   if (item === 'config') {
