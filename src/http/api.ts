@@ -137,7 +137,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const partition = intParam({partition: params.partition}, 'partition', {min: 0})
     const q = req.query as Query
     const limit = intParam(q, 'limit', {min: 1, max: MESSAGES_MAX, fallback: 20})
-    const log = broker.stats.store.get(topic, partition)
+    const log = ctx.viewer(req).seen.topic(topic) ? broker.stats.store.get(topic, partition) : undefined
     if (log === undefined) throw new HttpError(404, `partition ${topic}-${partition} holds no data on this broker`)
     const time = param(q, 'time')
     let from: number

@@ -65,7 +65,9 @@ describe('what a principal may see', () => {
     assert.equal((await reader.topic('b1')).resultCode, 1, 'b1 answered as unknown')
     assert.equal((await reader.topic('a1')).resultCode, 0)
     assert.equal((await reader.raw('meta-connections')).match(/127\.0\.0\.1/g), null, 'no client address')
+    const refusals = broker.access?.audit.refusals ?? 0
     await assert.rejects(reader.raw('config'), /access denied: user "reader" lacks the "admin" or "replicate" right/)
+    assert.equal(broker.access?.audit.refusals, refusals + 1, 'the refusal is counted (access_denied)')
     // groups over the wire: the list and the members' addresses
     assert.deepEqual((await reader.groups()).map((g) => g.group).sort(), ['ga-live', 'ga1'])
     const live = await reader.describeGroup('ga-live')
@@ -94,6 +96,8 @@ describe('what a principal may see', () => {
     assert.deepEqual(topics.items.map((x) => x.topic), ['a1'])
     assert.equal((await get(url('/api/topics/b1/partitions'), 'reader')).status, 404)
     assert.equal((await get(url('/api/topics/a1/partitions'), 'reader')).status, 200)
+    assert.equal((await get(url('/api/topics/b1/partitions/0/messages'), 'reader')).status, 404)
+    assert.equal((await get(url('/api/topics/a1/partitions/0/messages'), 'reader')).status, 200)
     const groups = JSON.parse((await get(url('/api/groups'), 'reader')).text) as {items: Array<{group: string}>}
     assert.deepEqual(groups.items.map((g) => g.group), ['ga-live', 'ga1'])
     const liveApi = JSON.parse((await get(url('/api/groups/ga-live'), 'reader')).text) as {members: Array<{host: string}>}

@@ -66,7 +66,9 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
   // server.ini and the overlay name every topic: for admins and slaves (which copy them) only.
   if ((item === 'config' || item === TOPIC_OVERLAY_ITEM) && !seen.admin && rights?.allows('replicate', '*') !== true) {
     const who = conn.user === undefined ? 'an anonymous connection' : `user "${conn.user}"`
-    conn.sendError('ACCESS_DENIED', frame.opaque, `access denied: ${who} lacks the "admin" or "replicate" right on this broker (stats ${item} names every topic)`)
+    const message = `access denied: ${who} lacks the "admin" or "replicate" right on this broker (stats ${item} names every topic)`
+    ctx.access?.audit.refused(conn.user ?? '(anonymous)', conn.socket.remoteAddress ?? conn.remote, 'stats', `admin ${item}`, message)
+    conn.sendError('ACCESS_DENIED', frame.opaque, message)
     return
   }
   if (item === 'config') {
