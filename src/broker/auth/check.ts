@@ -7,6 +7,7 @@
  *
  * Transaction control (docs/security.md#transactions) is checked by its handler, which knows
  * whose the transaction is: its owner needs no right, anyone else `tx` (or `admin`).
+ * Listings (stats, group-list) need no right: they show what the caller may see (visibility.ts).
  */
 import {refusedBodyBytes} from '../../protocol/decoder.js'
 import type {TransactionType} from '../../protocol/commands/transaction.js'
@@ -76,7 +77,8 @@ export const RIGHTS_TABLE: Readonly<Record<CommandName, AccessRule>> = {
   'config-reload': ADMIN,
   'partitions-close': ADMIN,
   'partitions-open': ADMIN,
-  'group-list': ADMIN,
+  // Lists only the groups the caller may see (visibility.ts).
+  'group-list': NONE,
   'topic-admin': ADMIN,
   sync: REPLICATE,
   'sync-batch': REPLICATE,

@@ -8,6 +8,8 @@
  *                      group-list, topic-admin, and what tx gives
  *   replicate *        sync, sync-batch, sync-cut, replicate, slave-status
  *   tx *               finishing and recovering other principals' transactions
+ *   describe PATTERN   see matching topics and groups in listings (stats, group-list, /metrics, the
+ *                      dashboard); get, put and group imply it on their own resources (visibility.ts)
  *
  * check.ts's RIGHTS_TABLE says which command needs which right (docs/security.md's table is
  * checked against it). A pattern is a name where `*` matches any run of characters (`a-*`,
@@ -15,7 +17,7 @@
  */
 import {MetaError} from '../../protocol/errors.js'
 
-export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate', 'tx'] as const
+export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate', 'tx', 'describe'] as const
 export type Right = (typeof RIGHTS)[number]
 
 export interface Grant {
