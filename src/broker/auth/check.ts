@@ -11,7 +11,7 @@ import {refusedBodyBytes} from '../../protocol/decoder.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
 import type {AccessControl} from './access.js'
-import type {Right, RightSet} from './rights.js'
+import {ALL_RIGHTS, type Right, type RightSet} from './rights.js'
 
 type Need = readonly [Right, string] | undefined
 
@@ -75,10 +75,9 @@ function requiredAccess(frame: RequestFrame): Need {
 
 /**
  * Why `rights` do not allow this request (the ACCESS_DENIED message), or undefined when they
- * do. `who` names the principal: `user "alice"`, `an anonymous connection (…)`. Shared by the
- * broker's dispatch and its HTTP server, which checks each request of an HTTP user with it.
+ * do. `who` names the principal: `user "alice"`, `an anonymous connection (…)`.
  */
-export function accessDenial(rights: RightSet, frame: RequestFrame, who: string): string | undefined {
+function accessDenial(rights: RightSet, frame: RequestFrame, who: string): string | undefined {
   const need = requiredAccess(frame)
   if (need === undefined) return undefined
   const [right, resource] = need
@@ -90,7 +89,13 @@ export function accessDenial(rights: RightSet, frame: RequestFrame, who: string)
 }
 
 function principal(conn: Connection): string {
+  if (conn.bound !== undefined && 'operatorToken' in conn.bound) return 'the HTTP operator token'
   return conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+}
+
+/** The rights a connection acts with: its user's (anonymous: none), every right for the HTTP operator token's in-process connection. */
+function rightsOf(access: AccessControl, conn: Connection): RightSet {
+  return conn.bound !== undefined && 'operatorToken' in conn.bound ? ALL_RIGHTS : access.rightsOf(conn.user)
 }
 
 /**
@@ -99,7 +104,7 @@ function principal(conn: Connection): string {
  * (protocol/decoder.ts refusedBodyBytes) is refused, whatever the rights are now.
  */
 export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
-  const denied = accessDenial(access.rightsOf(conn.user), frame, principal(conn))
+  const denied = accessDenial(rightsOf(access, conn), frame, principal(conn))
   const skipped = refusedBodyBytes(frame)
   if (denied === undefined && skipped === undefined) return true
   const opaque = (frame as {opaque?: number}).opaque ?? 0
@@ -112,5 +117,5 @@ export function permitted(access: AccessControl, conn: Connection, frame: Reques
 
 /** Whether this request will be refused for rights (its body need not be kept). */
 export function refused(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
-  return accessDenial(access.rightsOf(conn.user), frame, '') !== undefined
+  return accessDenial(rightsOf(access, conn), frame, '') !== undefined
 }
