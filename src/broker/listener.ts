@@ -35,7 +35,7 @@ const SWEEP_INTERVAL_MIN_MS = 10
 /** At most one warning per this long about refused connections (the rest are counted in it). */
 const REFUSAL_WARNING_INTERVAL_MS = 60_000
 /** How an in-process connection is named where a client's address:port would be. */
-export const IN_PROCESS_REMOTE = 'in-process (HTTP)'
+export const IN_PROCESS_REMOTE = 'in-process:http'
 
 interface ListenerOptions {
   /** The configuration in force (a reload replaces it). */
