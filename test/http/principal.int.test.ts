@@ -81,6 +81,24 @@ describe('HTTP requests act as their principal', () => {
     assert.ok(!lines.some((e) => String(e.principal).startsWith('meta:')), 'no internal user anywhere')
   })
 
+  it('large bodies cross the in-process connection intact, both ways, put after put', async (t) => {
+    const {path} = await users(t)
+    const {url} = await httpFixture(t, {usersFile: path})
+    const bodies = [0x41, 0x42, 0x43].map((fill, i) => Buffer.alloc(200 * 1024 + i, fill))
+    let offset = 0
+    for (const body of bodies) {
+      const put = await fetch(url(`/put?topic=a-big&partition=0&length=${body.length}`), {method: 'POST', body, headers: basic('alice')})
+      assert.equal(put.status, 200, await put.clone().text())
+    }
+    for (const body of bodies) {
+      const got = await fetch(url(`/get?topic=a-big&partition=0&offset=${offset}&group=g&maxsize=${300 * 1024}`), {headers: {...basic('alice'), accept: 'application/json'}})
+      assert.equal(got.status, 200)
+      const json = (await got.json()) as {messages: Array<{payload: string}>; nextOffset: number}
+      assert.ok(Buffer.from(json.messages[0].payload, 'base64').equals(body), `the message at ${offset} is the one put`)
+      offset = json.nextOffset
+    }
+  })
+
   it('a user at its connections limit gets 403 QUOTA_EXCEEDED over HTTP; another user is served', async (t) => {
     const {path} = await users(t)
     setLimits(path, 'alice', {connections: 1})
