@@ -131,6 +131,20 @@ describe('HTTP requests act as their principal', () => {
     assert.equal(broker.stats.connectionsRefused(), 1)
   })
 
+  it('an anonymous in-process connection outlives connectionAuthTimeoutMs, which closes a network peer', async (t) => {
+    const {path} = await users(t)
+    const {broker, url} = await httpFixture(t, {usersFile: path, connectionAuthTimeoutMs: 300})
+    const inProcess = async () => (await rootStats(broker.port, 'meta-connections')).split('\n').find((l) => l.startsWith('in-process:http '))
+    assert.equal((await fetch(url('/api/overview'))).status, 200)
+    const before = await inProcess()
+    assert.ok(before !== undefined)
+    const peer = await RawClient.connect(t, broker.port)
+    await peer.waitClosed()
+    assert.equal((await fetch(url('/api/overview'))).status, 200)
+    const after = await inProcess()
+    assert.equal(/ id (\d+)/.exec(after ?? '')?.[1], / id (\d+)/.exec(before)?.[1], 'the same in-process connection, still open, served the next request')
+  })
+
   it('an in-process connection cannot log in as anyone else', async (t) => {
     const {path} = await users(t)
     const {broker} = await httpFixture(t, {usersFile: path})
