@@ -254,8 +254,8 @@ export class Listener {
       return
     }
     const conn = this.newConnection(socket)
-    // A certificate maps to a user only through a name a users file may hold (never one of the
-    // broker's own in-memory users, never a name with control or bidirectional characters).
+    // A certificate maps to a user only through a name a users file may hold (never a reserved
+    // name such as meta:http, never a name with control or bidirectional characters).
     if (certUser !== undefined && !isUserName(certUser)) {
       this.options.log.limited('certificate-name').warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {remote: conn.remote, name: quoteName(certUser)})
       this.options.certificateRefused(certUser, socket.remoteAddress ?? conn.remote)
