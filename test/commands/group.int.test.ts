@@ -101,7 +101,7 @@ describe('meta group', () => {
     const member = createGroupConsumer({broker: f.url, group: f.group, topics: [f.topic], memberId: 'm-1', sessionTimeoutMs: 10_000})
     t.after(() => member.stop())
     void member.run({eachMessage: () => {}})
-    await waitFor(async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {members: number}) => g.members === 1), {
+    await waitFor(async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {memberCount: number}) => g.memberCount === 1), {
       what: 'the member to join',
       timeoutMs: 30_000,
     })
