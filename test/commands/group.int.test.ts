@@ -117,7 +117,7 @@ describe('meta group', () => {
     assert.deepEqual(byGroup.get(idle), [idle, '0', '0', f.topic])
 
     const json = JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout)
-    assert.deepEqual(json.find((g: {group: string}) => g.group === idle), {group: idle, generation: 0, members: 0, topics: [f.topic]})
+    assert.deepEqual(json.find((g: {group: string}) => g.group === idle), {group: idle, generation: 0, memberCount: 0, topics: [f.topic]})
   })
 
   it('group describe shows the summary, members and per-partition lag with owners', async (t) => {
