@@ -120,7 +120,7 @@ export function parseDateTimeMs(text: string, what = '--to-datetime'): number {
 }
 
 /** The forms of a point in time, for error messages. */
-export const POINT_IN_TIME_FORMS = '@-<duration> (e.g. @-1h), @<ISO 8601 time> (e.g. @2026-12-01T10:00:00Z) or @<Unix ms>'
+const POINT_IN_TIME_FORMS = '@-<duration> (e.g. @-1h), @<ISO 8601 time> (e.g. @2026-12-01T10:00:00Z) or @<Unix ms>'
 
 /**
  * A point in time in the one syntax every command takes (docs/cli.md#points-in-time): `@-1h`

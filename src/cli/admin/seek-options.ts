@@ -19,7 +19,7 @@ import {MetaError} from '../../protocol/errors.js'
 import {parsePointInTime} from './parse.js'
 import {resolveResetFlags, STRATEGY_FLAGS, usage, UsageError, type ResetFlags, type ResetRequest} from './reset-options.js'
 
-export interface SeekFlags extends ResetFlags {
+interface SeekFlags extends ResetFlags {
   to?: string
   'to-file'?: string
 }
