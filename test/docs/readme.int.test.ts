@@ -128,7 +128,7 @@ describe('README runs as written', () => {
       }
     }
     const substitute = (command: string): string => {
-      let out = command.replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`).replaceAll("'/var/log/app/", `'${dir}/var/log/app/`).replaceAll('/tmp/', `${dir}/tmp/`)
+      let out = command.replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`).replaceAll("'/var/log/app/", `'${dir}/var/log/app/`).replace(/(^|\s)\/tmp\//g, `$1${dir}/tmp/`)
       if (broker !== undefined) out = out.replaceAll('127.0.0.1:8123', broker.address)
       if (broker?.http !== undefined) out = out.replaceAll('127.0.0.1:8080', broker.http)
       return out
@@ -150,7 +150,7 @@ describe('README runs as written', () => {
           if (run.child.exitCode !== null) assert.fail(`"${line.command}" (${line.section}) exited ${run.child.exitCode} before ${what}:\n${run.out.stdout}${run.out.stderr}`)
           return ok()
         },
-        {what: `"${line.command}": ${what}`, timeoutMs: 60_000},
+        {what: `"${line.command}": ${what}`, timeoutMs: 30_000},
       )
     }
     const messages = async (topic: string) => {
