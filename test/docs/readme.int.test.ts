@@ -13,8 +13,9 @@
  *   `--http N`); paths under /tmp/ move into the temp dir. Later lines reach it as a user's
  *   would reach 127.0.0.1:8123: `$META_BROKER` is its address, and `127.0.0.1:8123` and
  *   `127.0.0.1:8080` in a line become its address and HTTP address.
- * - `META_PASSWORD=…` is the password; every command gets it as its one line of stdin (as
- *   `meta user add` reads it).
+ * - `| jq` gets `--unbuffered`: its output goes to a pipe here, not to a terminal.
+ * - `META_PASSWORD=…` is the password, and `meta user add` gets it as its one line of stdin;
+ *   other commands get an empty stdin.
  * - A line that reads a data directory offline (`-d ~/meta`) stops the broker first, as the
  *   README says to.
  * - A line that runs until stopped (serve; tail without -e; `tail -F … |`; send --follow;
@@ -128,7 +129,7 @@ describe('README runs as written', () => {
       }
     }
     const substitute = (command: string): string => {
-      let out = command.replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`).replaceAll("'/var/log/app/", `'${dir}/var/log/app/`).replace(/(^|\s)\/tmp\//g, `$1${dir}/tmp/`)
+      let out = command.replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`).replaceAll("'/var/log/app/", `'${dir}/var/log/app/`).replace(/(^|\s)\/tmp\//g, `$1${dir}/tmp/`).replace(/\| jq /g, '| jq --unbuffered ')
       if (broker !== undefined) out = out.replaceAll('127.0.0.1:8123', broker.address)
       if (broker?.http !== undefined) out = out.replaceAll('127.0.0.1:8080', broker.http)
       return out
@@ -141,7 +142,8 @@ describe('README runs as written', () => {
       child.stdout!.setEncoding('utf8').on('data', (d: string) => (out.stdout += d))
       child.stderr!.setEncoding('utf8').on('data', (d: string) => (out.stderr += d))
       child.stdin!.on('error', () => {})
-      child.stdin!.end(`${PASSWORD}\n`)
+      // The password is typed where one is asked for; other commands get an empty stdin.
+      child.stdin!.end(/\bmeta user add\b/.test(command) ? `${PASSWORD}\n` : '')
       return {child, out}
     }
     const until = async (line: Line, run: ReturnType<typeof start>, ok: () => boolean | Promise<boolean>, what: string) => {
