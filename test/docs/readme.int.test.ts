@@ -115,6 +115,7 @@ describe('README runs as written', () => {
       for (const child of running) if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL')
     })
     let broker: Broker | undefined
+    const done = {lines: 0, quoted: 0, split: 0, serves: 0}
 
     const env = (): NodeJS.ProcessEnv => {
       const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('META_')))
@@ -176,6 +177,8 @@ describe('README runs as written', () => {
         const port = /listening on 127\.0\.0\.1:(\d+)/.exec(run.out.stderr)![1]
         const http = /at http:\/\/127\.0\.0\.1:(\d+)\//.exec(run.out.stderr)?.[1]
         broker = {child: run.child, address: `127.0.0.1:${port}`, http: http === undefined ? undefined : `127.0.0.1:${http}`}
+        done.serves++
+        done.lines++
         continue
       }
       if (/\s-d ~\/meta\b/.test(command) && broker !== undefined) {
@@ -195,7 +198,9 @@ describe('README runs as written', () => {
         if (quoted !== undefined) {
           const pattern = new RegExp(quoted.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'))
           assert.match(run.out.stdout + run.out.stderr, pattern, `"${command}" prints what README quotes`)
+          done.quoted++
         }
+        done.lines++
         continue
       }
       if (/--group\b/.test(command) && /two terminals/.test(line.comment)) {
@@ -210,6 +215,8 @@ describe('README runs as written', () => {
         })
         assert.deepEqual(latest(members[0]).filter((p) => latest(members[1]).includes(p)), [], 'no partition owned twice')
         for (const m of members) await stop(m.child)
+        done.split++
+        done.lines++
         continue
       }
       const topic = /-t (\S+)/.exec(command)?.[1]
@@ -240,7 +247,9 @@ describe('README runs as written', () => {
         )
       } else await until(line, run, () => run.out.stdout.length > 0, 'it prints messages')
       await stop(run.child)
+      done.lines++
     }
     if (broker !== undefined) await stop(broker.child)
+    assert.deepEqual(done, {lines: lines.length, quoted: 1, split: 1, serves: lines.filter((l) => /^meta serve\b/.test(l.command)).length})
   })
 })
