@@ -15,6 +15,11 @@ import {loadSyncMasterProperties, loadSyncSlaveProperties} from '../../src/broke
 const CONF = fileURLToPath(new URL('../../conf', import.meta.url))
 
 describe('conf/', () => {
+  it('is shipped: package.json files lists it', () => {
+    const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as {files: string[]}
+    assert.ok(pkg.files.includes('conf'), 'package.json files has conf')
+  })
+
   it('server.ini: MetaQ keys with their defaults, the README topic section, any other topic accepted', () => {
     const path = join(CONF, 'server.ini')
     const config = parseServerIni(readFileSync(path), {path})
