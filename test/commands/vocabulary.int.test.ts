@@ -107,7 +107,10 @@ describe('one vocabulary, through the CLI', () => {
       'offset reset': await json(['offset', 'reset', '-g', f.group, '-t', f.topic, '--to-earliest', '-b', f.url]),
       'group seek': await json(['group', 'seek', f.group, '--to', 'end', '-b', f.url]),
       'group delete': await json(['group', 'delete', f.group, '-b', f.url]),
+      'tx list': await json(['tx', 'list', '-b', f.url]),
+      'topic export': await json(['topic', 'export', '-b', f.url]),
     }
+    // Not meta stats: its --json mirrors MetaQ's stats lines by name (`topics`, `partitions` are counts there).
     const list = outputs['group list'] as Array<Record<string, unknown>>
     assert.equal(list.find((g) => g.group === f.group)?.memberCount, 0)
     const shapes = new Map<string, Map<string, string>>()
