@@ -33,7 +33,7 @@ import {appendFile, chmod, cp, mkdir, readFile, writeFile} from 'node:fs/promise
 import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {connectAdmin} from '../../src/client/admin.js'
-import {scaledMs, tmpDir, waitFor, type Cleanup} from '../helpers/index.js'
+import {scaledMs, tmpDir, waitFor} from '../helpers/index.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const PASSWORD = 'tour-password'
