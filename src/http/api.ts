@@ -29,6 +29,7 @@ import {decodeMessageSet} from '../protocol/message-set.js'
 import {messageIdTimestamp} from '../protocol/message-id.js'
 import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
+import type {CounterHistory, CounterSample} from './history.js'
 import {messageJson} from './gateway.js'
 import {groupParam, HttpError, intParam, param, topicParam, type Query} from './params.js'
 
@@ -47,7 +48,7 @@ interface Page<T> {
   size: number
 }
 
-export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
+export function registerApi(app: FastifyInstance, ctx: HttpContext, history: CounterHistory): void {
   const {broker} = ctx
   let groupAdmin: Promise<GroupOffsetsAdmin> | undefined
   /** Groups' offsets: the broker's own (standalone) or ZooKeeper's (cluster mode), opened once. */
@@ -87,15 +88,16 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
 
   // One sample a second for every open stream, taken only while one is open.
   const listeners = new Set<(counters: Record<string, number>) => void>()
+  const withRates = (counters: Record<string, number>): Record<string, number> => ({...counters, ...(history.ratesAt(counters as unknown as CounterSample) as Record<string, number>)})
   let ticker: NodeJS.Timeout | undefined
   app.addHook('onClose', async () => clearInterval(ticker))
   app.get('/api/events', (req, reply) => {
     sse(req, reply, (send) => {
       const listener = (counters: Record<string, number>) => send('counters', counters)
-      listener(liveCounters(broker))
+      listener(withRates(liveCounters(broker)))
       listeners.add(listener)
       ticker ??= setInterval(() => {
-        const counters = liveCounters(broker)
+        const counters = withRates(liveCounters(broker))
         for (const l of listeners) l(counters)
       }, EVENTS_INTERVAL_MS)
       return () => {
@@ -114,7 +116,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const {seen} = ctx.viewer(req)
     const topics = (await (await ctx.admin(req)).topics())
       .filter((t) => t.topic.toLowerCase().includes(filter) && seen.topic(t.topic))
-      .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null}))
+      .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null, putRate: history.topicRate(t.topic)}))
     return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
   })
 
@@ -311,7 +313,14 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   })
 }
 
-/** Counters the live charts difference into rates (sampled, not requested per partition). */
+/** Messages stored per topic now (the topics page's rates, from the counter history). */
+export function topicMessageCounts(broker: BrokerReadView): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const log of broker.stats.store.list()) counts.set(log.topic, (counts.get(log.topic) ?? 0) + log.info().messageCount)
+  return counts
+}
+
+/** Counters the live charts draw, with their rates (src/http/history.ts: a sliding window). */
 function liveCounters(broker: BrokerReadView): Record<string, number> {
   const ctx = broker.stats
   const traffic = broker.traffic()

@@ -33,6 +33,7 @@ import {authorize, principalOf, type HttpPrincipal} from './auth.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
 import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
+import {topicMessageCounts} from './api.js'
 import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
 import {BrokerSessions} from './sessions.js'
@@ -138,12 +139,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const traffic = broker.traffic()
     const counters = broker.stats.counters
     return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
-  })
+  }, () => topicMessageCounts(broker))
   app.addHook('onClose', async () => history.stop())
   app.get('/api/history', async () => ({intervalMs: HISTORY_INTERVAL_MS, samples: history.samples()}))
   registerGateway(app, ctx)
   registerMetrics(app, ctx)
-  registerApi(app, ctx)
+  registerApi(app, ctx, history)
   registerStatic(app, ctx)
 
   try {
