@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {describe, test} from 'node:test'
 import {acquireDataDirLock, checkDataDirFree, isLockHeld, readDataDirLock} from '../../src/storage/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
-import {processStart} from '../../src/storage/data-dir-lock.js'
+import {processStart} from '../../src/durable/process.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
 
 /** The pid of a process that has exited (so no process has it, barring reuse within the test). */
