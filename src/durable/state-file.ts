@@ -72,8 +72,10 @@ export function parseStateText<T>(path: string, text: string, format: StateForma
     const newer = Number.isSafeInteger(version) && (version as number) > format.version
     const reads = known.length === 1 ? `version ${format.version}` : `versions ${known.join(', ')}`
     const why = newer
-      ? `version ${version as number} is newer than this program reads (${reads}): it was written by a newer meta; upgrade meta`
-      : `unknown version ${JSON.stringify(version)}: ${expected}`
+      ? `version ${version as number} was written by a newer meta (this one reads ${reads}): upgrade meta`
+      : version === undefined
+        ? expected
+        : `unknown version ${JSON.stringify(version)}: ${expected}`
     throw new StateFileError(path, why, newer ? 'newer' : 'invalid')
   }
   let current = document as Record<string, unknown>
