@@ -14,7 +14,8 @@ export interface StateFormat<T> {
   version: number
   /**
    * Each older version read, and how its document becomes the next version's (a migration
-   * may return its input when the newer version only adds optional fields).
+   * may return its input when the newer version only adds optional fields). A migration from
+   * 0 reads a document without a "version" (a file from before the format had one).
    */
   migrations?: Readonly<Record<number, (document: Record<string, unknown>) => Record<string, unknown>>>
   /** What `{"version": …, "<key>": …}` holds; shown in errors (`"files": […]`). */
@@ -66,13 +67,14 @@ export function parseStateText<T>(path: string, text: string, format: StateForma
   }
   const expected = `expected {"version": ${format.version}, ${format.shape}}`
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new StateFileError(path, expected, 'invalid')
-  const version = (document as {version?: unknown}).version
+  const given = (document as {version?: unknown}).version
+  // A file from before the format had a version is version 0 when the format migrates from 0.
+  const version = given === undefined && format.migrations?.[0] !== undefined ? 0 : given
   const known = [...Object.keys(format.migrations ?? {}).map(Number), format.version].sort((a, b) => a - b)
   if (!Number.isSafeInteger(version) || !known.includes(version as number)) {
     const newer = Number.isSafeInteger(version) && (version as number) > format.version
-    const reads = known.length === 1 ? `version ${format.version}` : `versions ${known.join(', ')}`
     const why = newer
-      ? `version ${version as number} was written by a newer meta (this one reads ${reads}): upgrade meta`
+      ? `version ${version as number} was written by a newer meta (this one reads up to version ${format.version}): upgrade meta`
       : version === undefined
         ? expected
         : `unknown version ${JSON.stringify(version)}: ${expected}`
