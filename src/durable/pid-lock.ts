@@ -55,7 +55,7 @@ export interface PidLock {
 }
 
 /** What {@link acquirePidLock} found: the lock, or the live holder that has it. */
-export type PidLockResult = {lock: PidLock; holder?: undefined} | {lock?: undefined; holder: PidLockInfo}
+type PidLockResult = {lock: PidLock; holder?: undefined} | {lock?: undefined; holder: PidLockInfo}
 
 /** A lock that others kept taking and releasing while this process tried to take it. */
 export class PidLockBusyError extends Error {

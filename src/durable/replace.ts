@@ -30,7 +30,7 @@ export interface ReplaceOps {
 
 const nodeReplaceOps: ReplaceOps = {rename, renameSync}
 
-export interface ReplaceOptions {
+interface ReplaceOptions {
   /** Mode of a new file (default 0644; 0600 for secrets). */
   mode?: number
   ops?: ReplaceOps

@@ -39,7 +39,7 @@ export class StateFileError extends Error {
 }
 
 /** A state file's value, and the version it had on disk (older than the format's: migrated). */
-export interface StateRead<T> {
+interface StateRead<T> {
   value: T
   version: number
 }
@@ -99,7 +99,7 @@ function stateText(version: number, body: Record<string, unknown>, indent: numbe
   return `${JSON.stringify({version, ...body}, null, indent)}\n`
 }
 
-export interface WriteStateOptions {
+interface WriteStateOptions {
   /** Mode of a new file (default 0644). */
   mode?: number
   /** JSON indentation (default 1). */
