@@ -46,9 +46,13 @@ interface StateRead<T> {
 
 /** Read and migrate `path`; undefined when it does not exist. Throws {@link StateFileError}. */
 export function readStateFile<T>(path: string, format: StateFormat<T>): StateRead<T> | undefined {
-  let text: string
   try {
     removeStaleTemps(path)
+  } catch {
+    // Housekeeping only: a directory this process may not list still lets it read the file.
+  }
+  let text: string
+  try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
