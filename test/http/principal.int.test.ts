@@ -19,6 +19,8 @@ import {httpFixture} from './helpers.js'
 
 const PASSWORD = 'http-secret-5d1c'
 const basic = (user: string) => ({authorization: `Basic ${Buffer.from(`${user}:${PASSWORD}`).toString('base64')}`})
+/** A change over HTTP sends the header a cross-site page cannot (docs/http.md#browsers-and-other-sites). */
+const change = (user: string) => ({...basic(user), 'x-meta-request': '1'})
 
 async function users(t: {after(fn: () => unknown): void}): Promise<{path: string; dir: string}> {
   const dir = await tmpDir(t, 'meta-http-principal-')
@@ -57,7 +59,7 @@ describe('HTTP requests act as their principal', () => {
     const {path, dir} = await users(t)
     const audit = join(dir, 'audit.log')
     const {broker, url} = await httpFixture(t, {usersFile: path, auditLog: audit})
-    const put = await fetch(url('/put?topic=a-1&partition=0&length=5'), {method: 'POST', body: 'hello', headers: basic('alice')})
+    const put = await fetch(url('/put?topic=a-1&partition=0&length=5'), {method: 'POST', body: 'hello', headers: change('alice')})
     assert.equal(put.status, 200, await put.clone().text())
     const alice = principalLine(await rootStats(broker.port, 'meta-principals'), 'alice')
     assert.ok(alice.produce_bytes >= 5, `alice's produced bytes: ${JSON.stringify(alice)}`)
@@ -65,7 +67,7 @@ describe('HTTP requests act as their principal', () => {
     assert.ok((await rootStats(broker.port, 'meta-connections')).includes('in-process:http'))
 
     // bob may read a-* but not put: 403 with the broker's own message, audited as bob's.
-    const refused = await fetch(url('/put?topic=a-1&partition=0&length=2'), {method: 'POST', body: 'hi', headers: {...basic('bob'), accept: 'application/json'}})
+    const refused = await fetch(url('/put?topic=a-1&partition=0&length=2'), {method: 'POST', body: 'hi', headers: {...change('bob'), accept: 'application/json'}})
     assert.equal(refused.status, 403)
     const body = (await refused.json()) as {code: string; error: string}
     assert.equal(body.code, 'ACCESS_DENIED')
@@ -87,7 +89,7 @@ describe('HTTP requests act as their principal', () => {
     const bodies = [0x41, 0x42, 0x43].map((fill, i) => Buffer.alloc(200 * 1024 + i, fill))
     let offset = 0
     for (const body of bodies) {
-      const put = await fetch(url(`/put?topic=a-big&partition=0&length=${body.length}`), {method: 'POST', body, headers: basic('alice')})
+      const put = await fetch(url(`/put?topic=a-big&partition=0&length=${body.length}`), {method: 'POST', body, headers: change('alice')})
       assert.equal(put.status, 200, await put.clone().text())
     }
     for (const body of bodies) {
