@@ -51,7 +51,10 @@ export class ZkLease {
   private expiryTimer: NodeJS.Timeout | undefined
   private held = true
   private stopped = false
-  private asking = false
+  /** The question in flight (its number), answered or given up; 0: none. */
+  private asking = 0
+  private askedAt = 0
+  private questions = 0
 
   constructor(private readonly options: ZkLeaseOptions) {}
 
@@ -88,23 +91,27 @@ export class ZkLease {
   private renew(): void {
     if (this.stopped) return
     this.schedule()
-    // One question at a time: while one is unanswered the lease simply runs down.
-    if (this.asking) return
-    this.asking = true
+    // One question at a time: while one is unanswered the lease simply runs down. A question
+    // unanswered for a whole session timeout is given up (a request the client library never
+    // settles, e.g. across a session it replaced after ZooKeeper came back): a new one is asked.
+    if (this.asking !== 0 && now() - this.askedAt < this.timeoutMs) return
+    const question = ++this.questions
+    this.asking = question
     const sentAt = now()
+    this.askedAt = sentAt
     const {session, masterPath} = this.options
     session.exists(masterPath).then(
       async (stat) => {
         const owner = stat?.ephemeralOwner.toString('hex')
         const takenBy = owner !== undefined && owner !== session.sessionId ? ((await session.getString(masterPath).catch(() => undefined)) ?? `session 0x${owner}`) : undefined
-        this.asking = false
-        if (this.stopped) return
+        if (this.stopped || this.asking !== question) return
+        this.asking = 0
         if (owner !== undefined && owner === session.sessionId) this.extend(sentAt)
         else this.lose(owner === undefined ? `${masterPath} is gone` : `${masterPath} belongs to another session`, takenBy)
       },
       () => {
         // No answer in time (or the session is being replaced): the lease runs down.
-        this.asking = false
+        if (this.asking === question) this.asking = 0
       },
     )
   }
