@@ -83,27 +83,32 @@ export async function promoteOnLinkLoss(roles: RoleState): Promise<void> {
   ctx.fenced = waiting
   ctx.promoted = true
   host.log.warn('failover: the sync link broke and ids/<id>/master was taken over; promoting this slave to master once the old lease has run out', {brokerId, from, url: ctx.url, leaseMs, waitMs})
-  await becomeMaster(roles, session)
+  if (!(await becomeMaster(roles, session))) {
+    // Not registered (and so under no lease): this broker must not take puts.
+    ctx.fenced = new MetaError('SERVICE_UNAVAILABLE', `broker id ${brokerId}: taking over from ${from} failed while registering as master; restart this broker`)
+    return
+  }
   const left = takenAt + waitMs - performance.now()
   if (left > 0) await sleep(left)
   if (ctx.fenced === waiting) ctx.fenced = undefined
   host.log.warn("failover: the old master's lease has run out: accepting puts", {brokerId, afterMs: Math.round(performance.now() - takenAt)})
 }
 
-/** Won the master node: leave the slave role, register as master, accept puts. */
-async function becomeMaster(roles: RoleState, session: ZkSession): Promise<void> {
+/** Won the master node: leave the slave role, register as master, accept puts (false: registering failed). */
+async function becomeMaster(roles: RoleState, session: ZkSession): Promise<boolean> {
   const {host} = roles
   const ctx = host.context
   const brokerId = ctx.config.system.brokerId
   const wasSync = roles.syncAnnouncer !== undefined
   await leaveSlaveRole(roles)
   issueIdsAfterLog(ctx.ids, ctx.store, host.log)
-  if (!(await registerPromoted(roles, session))) return
+  if (!(await registerPromoted(roles, session))) return false
   if (wasSync) roles.watchSyncSlave(session, true)
   // Puts are accepted from here on (put.ts checks context.replica, dispatch.ts isSyncSlave).
   ctx.replica = undefined
   ctx.promoted = true
   host.log.warn('failover: promoted; this broker is now the master', {brokerId, url: ctx.url, topics: ctx.store.topics().length})
+  return true
 }
 
 /** Stop following the old master: the failover watch, the slave registration, replication, the sync announcement. */
