@@ -51,9 +51,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   const {broker} = ctx
   let groupAdmin: Promise<GroupOffsetsAdmin> | undefined
   /** Groups' offsets: the broker's own (standalone) or ZooKeeper's (cluster mode), opened once. */
-  const groups = (): Promise<GroupOffsetsAdmin> => {
+  const groups = async (req: FastifyRequest): Promise<GroupOffsetsAdmin> => {
     const zk = broker.config.zookeeper
-    if (broker.cluster === undefined || zk.zkConnect === undefined) return Promise.resolve(new StandaloneGroupAdmin(ctx.admin))
+    if (broker.cluster === undefined || zk.zkConnect === undefined) return new StandaloneGroupAdmin(await ctx.admin(req))
     groupAdmin ??= connectGroupAdmin({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('groups')}).catch((error: unknown) => {
       groupAdmin = undefined
       throw error
@@ -65,8 +65,8 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     if (admin !== undefined && !(admin instanceof StandaloneGroupAdmin)) await admin.close()
   })
 
-  app.get('/api/overview', async () => {
-    const system = await ctx.admin.systemStats()
+  app.get('/api/overview', async (req) => {
+    const system = await (await ctx.admin(req)).systemStats()
     const config = broker.config
     return {
       brokerId: system.brokerId,
@@ -111,16 +111,19 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/api/topics', async (req) => {
     const q = req.query as Query
     const filter = (param(q, 'q') ?? '').toLowerCase()
-    const topics = (await ctx.admin.topics())
-      .filter((t) => t.topic.toLowerCase().includes(filter))
+    const {seen} = ctx.viewer(req)
+    const topics = (await (await ctx.admin(req)).topics())
+      .filter((t) => t.topic.toLowerCase().includes(filter) && seen.topic(t.topic))
       .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null}))
     return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
   })
 
   app.get('/api/topics/:topic/partitions', async (req) => {
     const topic = topicParam((req.params as {topic: string}).topic)
-    const resolved = broker.topics.resolve(topic)
-    const logs = broker.stats.store.list().filter((log) => log.topic === topic)
+    // A topic the principal may not see is one this broker does not know.
+    const seen = ctx.viewer(req).seen.topic(topic)
+    const resolved = seen ? broker.topics.resolve(topic) : undefined
+    const logs = seen ? broker.stats.store.list().filter((log) => log.topic === topic) : []
     if (resolved === undefined && logs.length === 0) throw new HttpError(404, `unknown topic "${topic}": this broker neither accepts it nor holds data for it`)
     const count = Math.max(resolved?.numPartitions ?? 0, ...logs.map((l) => l.partition + 1))
     const byPartition = new Map(logs.map((l) => [l.partition, l]))
@@ -134,31 +137,31 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const partition = intParam({partition: params.partition}, 'partition', {min: 0})
     const q = req.query as Query
     const limit = intParam(q, 'limit', {min: 1, max: MESSAGES_MAX, fallback: 20})
-    const log = broker.stats.store.get(topic, partition)
+    const log = ctx.viewer(req).seen.topic(topic) ? broker.stats.store.get(topic, partition) : undefined
     if (log === undefined) throw new HttpError(404, `partition ${topic}-${partition} holds no data on this broker`)
     const time = param(q, 'time')
     let from: number
     if (time !== undefined && time !== '') {
       const ms = /^\d+$/.test(time) ? Number(time) : Date.parse(time)
       if (!Number.isFinite(ms)) throw new HttpError(400, `invalid time "${time}": expected an ISO 8601 time or milliseconds since the epoch`)
-      from = await ctx.admin.seek(topic, partition, 'time', ms)
+      from = await (await ctx.admin(req)).seek(topic, partition, 'time', ms)
     } else {
       from = intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER, fallback: log.minOffset})
     }
-    return {topic, partition, start: log.minOffset, end: log.maxOffset, ...(await readMessages(ctx, topic, partition, from, limit))}
+    return {topic, partition, start: log.minOffset, end: log.maxOffset, ...(await readMessages(ctx, req, topic, partition, from, limit))}
   })
 
   app.get('/api/groups', async (req) => {
-    ctx.authorize(req, 'admin', '*')
-    const admin = await groups()
-    const list = await admin.listGroups()
+    const {seen} = ctx.viewer(req)
+    const admin = await groups(req)
+    const list = (await admin.listGroups()).filter((g) => seen.group(g.group))
     return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
   })
 
   app.get('/api/groups/:group', async (req) => {
     const group = groupParam((req.params as {group: string}).group)
     ctx.authorize(req, 'group', group)
-    const admin = await groups()
+    const admin = await groups(req)
     const description = await admin.describeGroup(group)
     const owners = new Map<string, string>()
     for (const member of description.members) for (const tp of member.owned) owners.set(`${tp.topic}\0${tp.partition}`, member.id)
@@ -167,10 +170,12 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const q = req.query as Query
     const page = paged(q, refs)
     const rows = await lagRows(admin, page.items, description.offsets)
+    // Members' addresses are an admin's to see.
+    const members = ctx.viewer(req).seen.admin ? description.members : description.members.map((m) => ({...m, host: ''}))
     return {
       group,
       generation: description.generation,
-      members: description.members,
+      members,
       ...page,
       items: rows.map((row) => ({...row, owner: owners.get(`${row.topic}\0${row.partition}`) ?? null})),
     }
@@ -183,13 +188,13 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const body = jsonBody(req)
     const topic = topicParam(typeof body.topic === 'string' ? body.topic : undefined)
     const partition = intParam({partition: String(body.partition ?? '')}, 'partition', {min: 0})
-    const admin = await groups()
+    const admin = await groups(req)
     const committed = (await admin.fetchOffsets(group, [topic])).find((o) => o.partition === partition)
     if (committed === undefined) throw new HttpError(404, `group "${group}" has no committed offset for ${topic} partition ${partition}: nothing to skip`)
     if (body.offset !== undefined && Number(body.offset) !== committed.offset) {
       throw new HttpError(409, `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`, 'CONFLICT')
     }
-    const {messages} = await readMessages(ctx, topic, partition, committed.offset, 1)
+    const {messages} = await readMessages(ctx, req, topic, partition, committed.offset, 1)
     const message = messages[0] as {offset: number; recordBytes: number; msgId: string} | undefined
     if (message === undefined || message.offset !== committed.offset) {
       throw new HttpError(409, `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`, 'CONFLICT')
@@ -200,9 +205,11 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     return {group, topic, partition, before: committed.offset, after: next.offset, skipped: message}
   })
 
-  app.get('/api/config', async () => {
+  app.get('/api/config', async (req) => {
+    // server.ini names every topic: an admin's to see.
+    ctx.authorize(req, 'admin', '*')
     const config = broker.config
-    return {text: await ctx.admin.config(), checksum: config.checksum, path: config.source?.path ?? null}
+    return {text: await (await ctx.admin(req)).config(), checksum: config.checksum, path: config.source?.path ?? null}
   })
 
   app.post('/api/reload', async (req) => {
@@ -211,12 +218,13 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     if (broker.config.source?.path === undefined) {
       throw new HttpError(400, 'nothing to reload: the broker was started without a server.ini (meta serve -c <file>)')
     }
-    const report = await ctx.admin.reload(dryRun ? 'check' : 'apply')
+    const report = await (await ctx.admin(req)).reload(dryRun ? 'check' : 'apply')
     if (!dryRun) ctx.log.info('configuration reload requested from the dashboard', {changed: report.changed})
     return report
   })
 
-  app.get('/api/cluster', async () => {
+  app.get('/api/cluster', async (req) => {
+    const {seen} = ctx.viewer(req)
     const zk = broker.config.zookeeper
     if (broker.cluster === undefined || zk.zkConnect === undefined) return {mode: 'standalone'}
     const topology = new ClusterTopology({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('cluster')})
@@ -231,7 +239,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
         rows.push({id, url, self: id === broker.config.system.brokerId, slaves})
       }
       const topics = []
-      for (const topic of await readTopics(session, paths)) {
+      for (const topic of (await readTopics(session, paths)).filter((t) => seen.topic(t))) {
         const pub = await session.children(paths.topicPub(topic)).catch(() => [] as string[])
         const sub = await session.children(paths.topicSub(topic)).catch(() => [] as string[])
         const placements = new Map<string, {brokerId: number; role: string; partitions: number; publish: boolean; subscribe: boolean}>()
@@ -279,6 +287,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
         let position = startAt ?? broker.stats.store.get(topic, partition)?.maxOffset ?? 0
         while (!stopped) {
           const frame = await ctx.request(
+            req,
             (out, opaque) => encodeGet(out, {topic, group: 'meta-http-follow', partition, offset: position, maxSize: broker.config.system.maxTransferBytes, opaque, maxWaitMs: FOLLOW_WAIT_MS}),
             FOLLOW_WAIT_MS + 30_000,
           )
@@ -349,12 +358,12 @@ function partitionRow(broker: BrokerReadView, topic: string, partition: number, 
 }
 
 /** Up to `limit` whole messages from `from` (moved to the log start when below it). */
-async function readMessages(ctx: HttpContext, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
+async function readMessages(ctx: HttpContext, req: FastifyRequest, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
   let offset = from
   const messages: Record<string, unknown>[] = []
   const maxSize = ctx.broker.config.system.maxTransferBytes
   for (let round = 0; round < 4 && messages.length < limit; round++) {
-    const frame = await ctx.request((out, opaque) => encodeGet(out, {topic, group: 'meta-http-browse', partition, offset, maxSize, opaque, maxWaitMs: 0}))
+    const frame = await ctx.request(req, (out, opaque) => encodeGet(out, {topic, group: 'meta-http-browse', partition, offset, maxSize, opaque, maxWaitMs: 0}))
     if (frame.type === 'result') {
       if (frame.code === 301 && round === 0 && messages.length === 0) {
         offset = Number(frame.body.toString())

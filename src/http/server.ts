@@ -5,9 +5,10 @@
  * JSON API and live events (api.ts) and the dashboard's static files (assets/dashboard).
  * MetaQ served its HTTP plugin and its dashboard on two ports; meta serves both on one.
  *
- * It talks to its broker as a client does, over one loopback connection of the MetaQ
- * protocol (shown among the broker's connections), and reads counters the broker keeps
- * through its read-only view (broker/read-view.ts).
+ * It talks to its broker as a client does, in the MetaQ protocol, over in-process connections
+ * each bound to the principal of the HTTP requests it carries (sessions.ts; shown among the
+ * broker's connections), and reads counters the broker keeps through its read-only view
+ * (broker/read-view.ts).
  *
  * Token (docs/http.md): with `token` set, every mutating endpoint (put, reload, skip, offset
  * changes) needs it (`Authorization: Bearer <token>`); without one, mutating endpoints are
@@ -15,25 +16,26 @@
  *
  * On a broker with access control (a users file or [security]), users and rights decide
  * instead (auth.ts): Basic auth or a per-user token, the anonymous rights otherwise, and the
- * token above is one with every right. Each request to the broker is checked against them.
+ * token above is one with every right. The broker checks each request as that principal's.
  */
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
 import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
-import type {BrokerReadView} from '../broker/read-view.js'
+import {SEES_ALL, visibilityOf, type BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {readFileSync} from 'node:fs'
-import {BrokerConnection} from '../client/connection.js'
 import {silentLogger, type Logger} from '../log.js'
 import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
-import {authorize, CheckedConnection, principalOf, runAs, type HttpPrincipal} from './auth.js'
+import {browserGuard} from './browser-guard.js'
+import {authorize, principalOf, type HttpPrincipal} from './auth.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
 import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
 import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
+import {BrokerSessions} from './sessions.js'
 import {registerStatic} from './static.js'
 
 interface HttpServerOptions {
@@ -49,6 +51,8 @@ interface HttpServerOptions {
   logger?: Logger
   /** PEM files: serve https with them (the broker's TLS certificate, when tlsPort is set). */
   tls?: {cert: string; key: string}
+  /** Names the server answers to besides its address and localhost (`--http-allow-host`; browser-guard.ts). */
+  allowHosts?: readonly string[]
 }
 
 export interface HttpServer {
@@ -65,33 +69,25 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const host = options.host ?? broker.host
   const token = options.token === undefined || options.token === '' ? undefined : options.token
   const loopback = isLoopback(host)
-  const system = broker.config.system
+  // Before connecting: a bad --http-allow-host is refused with nothing to undo.
+  const guard = browserGuard({listenHost: host, allowHosts: options.allowHosts ?? [], scheme: options.tls === undefined ? 'http' : 'https'})
   const access = broker.access
-  const connect = access === undefined ? BrokerConnection.connect : CheckedConnection.open
-  const conn = await connect({
-    // With access control, an in-memory user with every right; each request is checked (auth.ts).
-    ...(access === undefined ? {} : access.internalUser('http')),
-    host: connectHost(broker.host),
-    port: broker.port,
-    // Under tlsOnly its one port is TLS: its own loopback connection skips verifying the
-    // certificate (its name need not be the loopback address) and presents it as a client
-    // certificate, which a tlsCa that signed it accepts.
-    tls: system.tlsOnly ? {rejectUnauthorized: false, ...readPemPair(system.tlsCert, system.tlsKey)} : false,
-    reconnect: true,
-    requestTimeoutMs: 30_000,
-    heartbeatIntervalMs: 0,
-    logger: log.child('conn'),
-  })
-  const admin = new AdminClient(conn)
+  const sessions = new BrokerSessions(broker, log)
   const maxBodyBytes = Math.max(0, broker.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
   const principals = new WeakMap<FastifyRequest, HttpPrincipal>()
+  /** The broker's in-process connection acting as the request's principal (anonymous without access control). */
+  const connection = (req: FastifyRequest) => sessions.connection(principals.get(req)?.bound ?? {anonymous: true})
   const ctx: HttpContext = {
     broker,
-    admin,
-    request: (write, timeoutMs) => conn.requestAsync(write, timeoutMs),
+    admin: async (req) => new AdminClient(await connection(req)),
+    request: async (req, write, timeoutMs) => (await connection(req)).requestAsync(write, timeoutMs),
     // With access control the rights decide (each request to the broker is checked).
     authorizeMutation: (req) => (access === undefined ? authorizeMutation(req.headers, token, host) : undefined),
     authorize: (req, right, resource) => authorize(principals.get(req), right, resource),
+    viewer: (req) => {
+      const principal = principals.get(req)
+      return principal === undefined ? {seen: SEES_ALL} : {seen: visibilityOf(principal.rights()), user: principal.user}
+    },
     maxBodyBytes,
     assetRoot: options.assetRoot,
     log,
@@ -110,12 +106,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // JSON endpoints parse their own small bodies.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', {parseAs: 'buffer'}, (_req, body, done) => done(null, body))
+  // First of all: a request a web page made a browser send is refused before any login.
+  app.addHook('onRequest', async (req) => guard(req))
   if (access !== undefined) {
     const basicAllowed = https !== undefined || loopback
     app.addHook('onRequest', async (req) => {
       principals.set(req, await principalOf(req, access, {httpToken: token, basicAllowed}))
     })
-    app.addHook('preHandler', (req, _reply, done) => runAs(principals.get(req), done))
   }
   app.setErrorHandler((error: FastifyError | HttpError | MetaError, req, reply) => {
     const {status, message, code} = describeError(error, maxBodyBytes, req)
@@ -152,7 +149,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   try {
     await app.listen({port: options.port, host})
   } catch (error) {
-    conn.close()
+    sessions.close()
     await app.close().catch(() => undefined)
     throw listenError(error as NodeJS.ErrnoException, host, options.port)
   }
@@ -170,7 +167,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     close: () =>
       (closing ??= (async () => {
         await app.close()
-        conn.close()
+        sessions.close()
       })()),
   }
 }
@@ -226,13 +223,6 @@ function brokerIdPath(url: string, brokerId: number): string {
 /** The dashboard's API answers JSON, errors included. */
 function isApi(req: FastifyRequest): boolean {
   return req.url.startsWith('/api/')
-}
-
-/** The address to reach the broker at from this process: loopback for a wildcard bind. */
-function connectHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1'
-  if (host === '::') return '::1'
-  return host
 }
 
 export function isLoopback(host: string): boolean {
