@@ -33,7 +33,7 @@ interface ReadableHandle {
   hasRef?(): boolean
 }
 
-export interface ReaderWatch {
+interface ReaderWatch {
   dispose(): void
 }
 
