@@ -20,7 +20,7 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
   override async init(): Promise<void> {
     await super.init()
     const {tls, ca, cert, key} = this.connectionFlags()
-    if (tls !== true && ca === undefined && cert === undefined) return
+    if (tls !== true && ca === undefined && cert === undefined && key === undefined) return
     const {loadClientTlsFiles, setDefaultClientTls} = await import('../client/tls.js')
     const options = usageErrors(() => loadClientTlsFiles({ca, cert, key}))
     setDefaultClientTls(tls === true, options)

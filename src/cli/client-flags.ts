@@ -168,14 +168,12 @@ export const tlsFlags = {
     env: 'META_CERT',
     helpGroup: 'CONNECTION',
     helpValue: '<file>',
-    dependsOn: ['key'],
   }),
   key: Flags.string({
     summary: "PEM file of the client certificate's private key; with --cert.",
     env: 'META_KEY',
     helpGroup: 'CONNECTION',
     helpValue: '<file>',
-    dependsOn: ['cert'],
   }),
 }
 

@@ -40,7 +40,8 @@ import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
-import {effectiveTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
+import {effectiveTls, SPEAKS_TLS, speaksTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
+import {connectionError} from './connection-errors.js'
 
 export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
   /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
@@ -321,11 +322,22 @@ export class BrokerConnection extends EventEmitter {
     })
     if (tls !== undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk))
     socket.on('error', (err: NodeJS.ErrnoException) => {
+      // The user reads the error in words; OpenSSL's own text is for the debug log.
+      if (!(err instanceof MetaError)) this.log.debug('socket error', {code: err.code, error: err.message})
       this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
     })
     socket.on('close', () => {
       clearTimeout(connectTimer)
-      if (this.socket === socket) this.onSocketClosed()
+      if (this.socket !== socket) return
+      // Closed plain before a byte came back: a TLS port hangs up on plain traffic; ask it.
+      if (tls === undefined && !this.capabilitiesKnown && this.state !== 'closed' && this.lastError === undefined && socket.bytesRead === 0) {
+        void speaksTls(this.address.host, this.address.port, this.options.connectTimeoutMs).then((answer) => {
+          if (answer) this.lastError = new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: ${SPEAKS_TLS}`)
+          if (this.socket === socket) this.onSocketClosed()
+        })
+        return
+      }
+      this.onSocketClosed()
     })
   }
 
@@ -358,7 +370,8 @@ export class BrokerConnection extends EventEmitter {
           }
           return void socket.destroy(err)
         }
-        this.log.error('login refused', {user: credentials.user, error: err.message})
+        // The caller hears UNAUTHORIZED (the CLI prints it as its one error line).
+        this.log.debug('login refused', {user: credentials.user, error: err.message})
         this.settleConnectWaiters(err)
         this.failAll(err)
         this.close()
@@ -574,20 +587,4 @@ export function resultText(frame: ResponseFrame): string {
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
-}
-
-/** A socket error as one clear line: `cannot reach broker 127.0.0.1:8123: connection refused`. */
-export function connectionError(name: string, err: NodeJS.ErrnoException): MetaError {
-  const reasons: Record<string, string> = {
-    ECONNREFUSED: 'connection refused',
-    ECONNRESET: 'connection reset',
-    ETIMEDOUT: 'connection timed out',
-    EHOSTUNREACH: 'host unreachable',
-    ENETUNREACH: 'network unreachable',
-    ENOTFOUND: 'host not found',
-    EAI_AGAIN: 'host name lookup failed',
-    EPIPE: 'connection closed',
-  }
-  const reason = (err.code && reasons[err.code]) ?? err.message
-  return new MetaError('CONNECTION_FAILED', `cannot reach broker ${name}: ${reason}`, {cause: err})
 }
