@@ -36,7 +36,8 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
         const fromProfile = given === undefined || given === ''
         const user = fromProfile ? target.user : given
         if (user !== undefined) {
-          const password = await clientPassword(user, fromProfile ? target.passwordFile : undefined)
+          const file = this.connectionFlags()['password-file'] ?? (fromProfile ? target.passwordFile : undefined)
+          const password = await clientPassword(user, file)
           const {setDefaultCredentials} = await import('../client/index.js')
           setDefaultCredentials({user, password})
         }
