@@ -21,6 +21,7 @@ import type {TopicRegistry} from './topics.js'
 // functions over a request frame and a right set; nothing here changes the broker).
 export {accessDenial} from './auth/check.js'
 export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
+export {SEES_ALL, visibilityOf, type Visibility} from './auth/visibility.js'
 export {checkUserName} from './auth/users-file.js'
 
 /** A partition log as read: its position, size and summary. */

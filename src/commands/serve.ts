@@ -113,6 +113,12 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       description: 'Or $META_HTTP_TOKEN (the file wins). The file must be readable by its owner only (chmod 600). Without a token, mutating endpoints are open on a loopback address and refused on any other. Never on the command line: it would show in ps.',
       exists: true,
     }),
+    'http-allow-host': Flags.string({
+      summary: 'A host name the HTTP server answers to besides its listen address, localhost and loopback addresses (repeatable).',
+      description: 'Requests naming another host (the Host header) are answered 421: a web page cannot reach the server through a name of its own (DNS rebinding). docs/http.md#browsers-and-other-sites.',
+      multiple: true,
+      helpValue: '<name>',
+    }),
     // The token itself on the command line shows in ps: refused, saying where it goes instead.
     'http-token': Flags.string({hidden: true}),
     'audit-log': Flags.string({
@@ -234,7 +240,7 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       try {
         const {startHttpServer} = await import('../http/server.js')
         const tls = config.system.tlsPort === undefined ? undefined : {cert: config.system.tlsCert!, key: config.system.tlsKey!}
-        http = await startHttpServer({broker, port: httpPort, token: httpToken, assetRoot: this.config.root, logger: this.logger, tls})
+        http = await startHttpServer({broker, port: httpPort, token: httpToken, assetRoot: this.config.root, logger: this.logger, tls, allowHosts: flags['http-allow-host']})
       } catch (error) {
         await broker.close()
         throw error

@@ -111,16 +111,19 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/api/topics', async (req) => {
     const q = req.query as Query
     const filter = (param(q, 'q') ?? '').toLowerCase()
+    const {seen} = ctx.viewer(req)
     const topics = (await ctx.admin.topics())
-      .filter((t) => t.topic.toLowerCase().includes(filter))
+      .filter((t) => t.topic.toLowerCase().includes(filter) && seen.topic(t.topic))
       .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null}))
     return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
   })
 
   app.get('/api/topics/:topic/partitions', async (req) => {
     const topic = topicParam((req.params as {topic: string}).topic)
-    const resolved = broker.topics.resolve(topic)
-    const logs = broker.stats.store.list().filter((log) => log.topic === topic)
+    // A topic the principal may not see is one this broker does not know.
+    const seen = ctx.viewer(req).seen.topic(topic)
+    const resolved = seen ? broker.topics.resolve(topic) : undefined
+    const logs = seen ? broker.stats.store.list().filter((log) => log.topic === topic) : []
     if (resolved === undefined && logs.length === 0) throw new HttpError(404, `unknown topic "${topic}": this broker neither accepts it nor holds data for it`)
     const count = Math.max(resolved?.numPartitions ?? 0, ...logs.map((l) => l.partition + 1))
     const byPartition = new Map(logs.map((l) => [l.partition, l]))
@@ -134,7 +137,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const partition = intParam({partition: params.partition}, 'partition', {min: 0})
     const q = req.query as Query
     const limit = intParam(q, 'limit', {min: 1, max: MESSAGES_MAX, fallback: 20})
-    const log = broker.stats.store.get(topic, partition)
+    const log = ctx.viewer(req).seen.topic(topic) ? broker.stats.store.get(topic, partition) : undefined
     if (log === undefined) throw new HttpError(404, `partition ${topic}-${partition} holds no data on this broker`)
     const time = param(q, 'time')
     let from: number
@@ -149,9 +152,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   })
 
   app.get('/api/groups', async (req) => {
-    ctx.authorize(req, 'admin', '*')
+    const {seen} = ctx.viewer(req)
     const admin = await groups()
-    const list = await admin.listGroups()
+    const list = (await admin.listGroups()).filter((g) => seen.group(g.group))
     return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
   })
 
@@ -167,10 +170,12 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const q = req.query as Query
     const page = paged(q, refs)
     const rows = await lagRows(admin, page.items, description.offsets)
+    // Members' addresses are an admin's to see.
+    const members = ctx.viewer(req).seen.admin ? description.members : description.members.map((m) => ({...m, host: ''}))
     return {
       group,
       generation: description.generation,
-      members: description.members,
+      members,
       ...page,
       items: rows.map((row) => ({...row, owner: owners.get(`${row.topic}\0${row.partition}`) ?? null})),
     }
@@ -200,7 +205,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     return {group, topic, partition, before: committed.offset, after: next.offset, skipped: message}
   })
 
-  app.get('/api/config', async () => {
+  app.get('/api/config', async (req) => {
+    // server.ini names every topic: an admin's to see.
+    ctx.authorize(req, 'admin', '*')
     const config = broker.config
     return {text: await ctx.admin.config(), checksum: config.checksum, path: config.source?.path ?? null}
   })
@@ -216,7 +223,8 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     return report
   })
 
-  app.get('/api/cluster', async () => {
+  app.get('/api/cluster', async (req) => {
+    const {seen} = ctx.viewer(req)
     const zk = broker.config.zookeeper
     if (broker.cluster === undefined || zk.zkConnect === undefined) return {mode: 'standalone'}
     const topology = new ClusterTopology({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('cluster')})
@@ -231,7 +239,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
         rows.push({id, url, self: id === broker.config.system.brokerId, slaves})
       }
       const topics = []
-      for (const topic of await readTopics(session, paths)) {
+      for (const topic of (await readTopics(session, paths)).filter((t) => seen.topic(t))) {
         const pub = await session.children(paths.topicPub(topic)).catch(() => [] as string[])
         const sub = await session.children(paths.topicSub(topic)).catch(() => [] as string[])
         const placements = new Map<string, {brokerId: number; role: string; partitions: number; publish: boolean; subscribe: boolean}>()

@@ -31,6 +31,8 @@ import {HttpError} from './params.js'
 /** An HTTP request's principal: how messages name it, and its rights (read at each check: a reload applies). */
 export interface HttpPrincipal {
   who: string
+  /** The users-file user it is (a Basic login or a user's token), for what it may see of its own. */
+  user?: string
   rights(): RightSet
   /** Record a refusal of this principal (the broker's audit trail and access_denied count). */
   refused?(command: string, resource: string, why: string): void
@@ -82,14 +84,14 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     // A name the users file could not hold is a failure like a wrong password (counted under one name).
     const named = colon > 0 && isUserName(user)
     if (await access.login(address, named ? user : '(invalid name)', 'HTTP Basic', () => named && access.checkPassword(user, decoded.slice(colon + 1)))) {
-      return {who: `user "${user}"`, rights: () => access.rightsOf(user), refused: refused(user)}
+      return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user)}
     }
     throw failedLogin('authentication failed')
   }
   const token = bearer as string
   if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS}
   const user = access.userOfToken(token)
-  if (user !== undefined) return {who: `user "${user}"`, rights: () => access.rightsOf(user), refused: refused(user)}
+  if (user !== undefined) return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user)}
   await access.login(address, '(HTTP token)', 'HTTP token', () => false)
   throw failedLogin('authentication failed: unknown HTTP token')
 }

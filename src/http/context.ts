@@ -2,7 +2,7 @@
  * What every route of the HTTP server may use (server.ts wires it once).
  */
 import type {FastifyRequest} from 'fastify'
-import type {BrokerReadView, Right} from '../broker/read-view.js'
+import type {BrokerReadView, Right, Visibility} from '../broker/read-view.js'
 import type {AdminClient} from '../client/admin.js'
 import type {OutputBuffer} from '../protocol/output-buffer.js'
 import type {ResponseFrame} from '../protocol/frames.js'
@@ -21,6 +21,8 @@ export interface HttpContext {
   authorizeMutation(req: FastifyRequest): void
   /** With access control: throws 403 unless the request's user has `right` on `resource` (what is not checked on its way to the broker). */
   authorize(req: FastifyRequest, right: Right, resource: string): void
+  /** What the request's principal may see (docs/security.md#what-a-principal-may-see), and its user; everything without access control. */
+  viewer(req: FastifyRequest): {seen: Visibility; user?: string}
   /** Largest put body: the broker's maxTransferSize minus the record header. */
   maxBodyBytes: number
   /** The package root, where assets/ is read from (or the single executable's directory). */

@@ -6,7 +6,7 @@
  */
 import type {FastifyInstance} from 'fastify'
 import {collectDefaultMetrics, Counter, Gauge, Registry} from 'prom-client'
-import type {BrokerReadView, BrokerStatsView, LatencyReadView, PartitionReadView, PrincipalStats} from '../broker/read-view.js'
+import type {BrokerReadView, BrokerStatsView, LatencyReadView, PartitionReadView, PrincipalStats, Visibility} from '../broker/read-view.js'
 import {parseZkOffset, ZkPaths} from '../cluster/paths.js'
 import type {ReplicaPartitionStatus} from '../protocol/commands/replication.js'
 import {LATENCY_BUCKETS_SECONDS} from '../broker/stats.js'
@@ -15,9 +15,31 @@ import type {HttpContext} from './context.js'
 
 export function registerMetrics(app: FastifyInstance, ctx: HttpContext): void {
   const registry = brokerRegistry(ctx.broker)
-  app.get('/metrics', async (_req, reply) => {
-    reply.type(registry.contentType).send(await registry.metrics())
+  app.get('/metrics', async (req, reply) => {
+    const {seen, user} = ctx.viewer(req)
+    const text = await registry.metrics()
+    reply.type(registry.contentType).send(seen.admin ? text : visibleSeries(text, seen, user))
   })
+}
+
+const LABEL = /\b(topic|group|user)="([^"]*)"/g
+
+/**
+ * The series a principal may see (docs/security.md#what-a-principal-may-see): those of topics
+ * and groups it may see, and its own user's usage; series without these labels (counters of the
+ * whole broker, the process) stay. Names hold no quote or backslash, so the labels are read plainly.
+ */
+function visibleSeries(text: string, seen: Visibility, user: string | undefined): string {
+  return text
+    .split('\n')
+    .filter((line) => {
+      if (line.startsWith('#')) return true
+      for (const [, label, value] of line.matchAll(LABEL)) {
+        if (label === 'topic' ? !seen.topic(value) : label === 'group' ? !seen.group(value) : value !== user) return false
+      }
+      return true
+    })
+    .join('\n')
 }
 
 /** A registry of the broker's metrics and the process' (prom-client's default metrics). */

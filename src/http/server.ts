@@ -20,7 +20,7 @@
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
 import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
-import type {BrokerReadView} from '../broker/read-view.js'
+import {SEES_ALL, visibilityOf, type BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {readFileSync} from 'node:fs'
 import {BrokerConnection} from '../client/connection.js'
@@ -28,6 +28,7 @@ import {silentLogger, type Logger} from '../log.js'
 import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
+import {browserGuard} from './browser-guard.js'
 import {authorize, CheckedConnection, principalOf, runAs, type HttpPrincipal} from './auth.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
@@ -49,6 +50,8 @@ interface HttpServerOptions {
   logger?: Logger
   /** PEM files: serve https with them (the broker's TLS certificate, when tlsPort is set). */
   tls?: {cert: string; key: string}
+  /** Names the server answers to besides its address and localhost (`--http-allow-host`; browser-guard.ts). */
+  allowHosts?: readonly string[]
 }
 
 export interface HttpServer {
@@ -65,6 +68,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const host = options.host ?? broker.host
   const token = options.token === undefined || options.token === '' ? undefined : options.token
   const loopback = isLoopback(host)
+  // Before connecting: a bad --http-allow-host is refused with nothing to undo.
+  const guard = browserGuard({listenHost: host, allowHosts: options.allowHosts ?? [], scheme: options.tls === undefined ? 'http' : 'https'})
   const system = broker.config.system
   const access = broker.access
   const connect = access === undefined ? BrokerConnection.connect : CheckedConnection.open
@@ -92,6 +97,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     // With access control the rights decide (each request to the broker is checked).
     authorizeMutation: (req) => (access === undefined ? authorizeMutation(req.headers, token, host) : undefined),
     authorize: (req, right, resource) => authorize(principals.get(req), right, resource),
+    viewer: (req) => {
+      const principal = principals.get(req)
+      return principal === undefined ? {seen: SEES_ALL} : {seen: visibilityOf(principal.rights()), user: principal.user}
+    },
     maxBodyBytes,
     assetRoot: options.assetRoot,
     log,
@@ -110,6 +119,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // JSON endpoints parse their own small bodies.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', {parseAs: 'buffer'}, (_req, body, done) => done(null, body))
+  // First of all: a request a web page made a browser send is refused before any login.
+  app.addHook('onRequest', async (req) => guard(req))
   if (access !== undefined) {
     const basicAllowed = https !== undefined || loopback
     app.addHook('onRequest', async (req) => {

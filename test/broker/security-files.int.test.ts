@@ -129,7 +129,7 @@ describe('safe defaults on disk and at start', () => {
     chmodSync(tokenFile, 0o600)
     const withFile = await spawnBroker(t, ['-d', join(dir, 'd4'), '--http', '0', '--http-token-file', tokenFile])
     const url = /HTTP server .* at (http:\/\/\S+)/.exec(withFile.stderr())?.[1] ?? (await waitFor(() => /HTTP server .* at (http:\/\/[^"\s]+)/.exec(withFile.stderr())?.[1]))
-    const refused = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {method: 'POST', body: 'hi'})
+    const refused = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {method: 'POST', body: 'hi', headers: {'x-meta-request': '1'}})
     assert.equal(refused.status, 401)
     const allowed = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {method: 'POST', body: 'hi', headers: {authorization: 'Bearer secret-from-file'}})
     assert.equal(allowed.status, 200)

@@ -13,7 +13,7 @@ import {tmpDir, waitFor, withDeadline} from '../helpers/index.js'
 import {httpFixture} from './helpers.js'
 
 async function put(base: (p: string) => string, topic: string, partition: number, body: string, headers: Record<string, string> = {}): Promise<{msgId: string; offset: number}> {
-  const res = await fetch(base(`/put?topic=${topic}&partition=${partition}&flag=0&length=${Buffer.byteLength(body)}`), {method: 'POST', body, headers: {accept: 'application/json', ...headers}})
+  const res = await fetch(base(`/put?topic=${topic}&partition=${partition}&flag=0&length=${Buffer.byteLength(body)}`), {method: 'POST', body, headers: {accept: 'application/json', 'x-meta-request': '1', ...headers}})
   assert.equal(res.status, 200, await res.clone().text())
   return (await res.json()) as {msgId: string; offset: number}
 }
@@ -128,17 +128,17 @@ describe('dashboard API', () => {
     assert.deepEqual(before.items.map((r) => [r.topic, r.partition, r.committed, r.lagMessages]), [['jobs', 0, 0, 2]])
 
     const skipped = await json<{before: number; after: number; skipped: {msgId: string}}>(
-      fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 0, offset: 0}), headers: {'content-type': 'application/json'}}),
+      fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 0, offset: 0}), headers: {'content-type': 'application/json', 'x-meta-request': '1'}}),
     )
     assert.deepEqual([skipped.before, skipped.after], [0, 31])
     const after = await json<Lag>(fetch(url('/api/groups/workers')))
     assert.deepEqual(after.items.map((r) => [r.committed, r.lagMessages]), [[31, 1]])
     // A second click with the old offset does not skip the good message too.
-    const stale = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 0, offset: 0})}), 409)
+    const stale = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 0, offset: 0}), headers: {'x-meta-request': '1'}}), 409)
     assert.match(stale.error, /is at offset 31 .* not 0/)
-    const missing = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 3})}), 404)
+    const missing = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: JSON.stringify({topic: 'jobs', partition: 3}), headers: {'x-meta-request': '1'}}), 404)
     assert.match(missing.error, /no committed offset for jobs partition 3/)
-    const garbage = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: 'topic=jobs'}), 400)
+    const garbage = await json<{error: string}>(fetch(url('/api/groups/workers/skip'), {method: 'POST', body: 'topic=jobs', headers: {'x-meta-request': '1'}}), 400)
     assert.match(garbage.error, /expected a JSON object/)
   })
 
@@ -161,7 +161,7 @@ describe('dashboard API', () => {
     assert.equal(shown.text, '[system]\nnumPartitions=1\n[topic=a]\n')
     assert.equal(shown.path, ini)
     await writeFile(ini, '[system]\nnumPartitions=1\n[topic=a]\n[topic=b]\nnumPartitions=4\n')
-    await json(fetch(url('/api/reload'), {method: 'POST', body: '{}'}), 401)
+    await json(fetch(url('/api/reload'), {method: 'POST', body: '{}', headers: {'x-meta-request': '1'}}), 401)
     const dry = await json<{changed: boolean; applied?: boolean; changes: unknown[]}>(fetch(url('/api/reload'), {method: 'POST', body: '{"dryRun":true}', headers: auth}))
     assert.equal(dry.changed, true)
     assert.equal(broker.topics.resolve('b'), undefined, 'a dry run changes nothing')
@@ -169,7 +169,7 @@ describe('dashboard API', () => {
     assert.equal(applied.applied, true)
     assert.equal(broker.topics.resolve('b')?.numPartitions, 4)
     assert.match((await json<{text: string}>(fetch(url('/api/config')))).text, /\[topic=b\]/)
-    await json(fetch(url('/api/groups/g/skip'), {method: 'POST', body: '{}'}), 401)
+    await json(fetch(url('/api/groups/g/skip'), {method: 'POST', body: '{}', headers: {'x-meta-request': '1'}}), 401)
   })
 
   it('streams live counters and follows a topic with server-sent events', async (t) => {

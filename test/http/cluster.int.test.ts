@@ -45,7 +45,7 @@ describe('dashboard API in cluster mode', () => {
     await producer.send(topic, 'on broker 1', {partition: 0})
     await producer.close()
     for (const body of ['bad', 'good']) {
-      const res = await fetch(url(`/put?topic=${topic}&partition=0&flag=0&length=${body.length}`), {method: 'POST', body})
+      const res = await fetch(url(`/put?topic=${topic}&partition=0&flag=0&length=${body.length}`), {method: 'POST', body, headers: {'x-meta-request': '1'}})
       assert.equal(res.status, 200)
     }
     for (const id of [0, 1]) {
@@ -111,7 +111,7 @@ describe('dashboard API in cluster mode', () => {
     const row = before.items.find((r) => r.brokerId === 0 && r.partition === 0)
     assert.ok(row, JSON.stringify(before))
     assert.deepEqual([row.committed, row.lagMessages], [0, 2])
-    const skip = await fetch(url('/api/groups/billing/skip'), {method: 'POST', body: JSON.stringify({topic, partition: 0, offset: 0})})
+    const skip = await fetch(url('/api/groups/billing/skip'), {method: 'POST', body: JSON.stringify({topic, partition: 0, offset: 0}), headers: {'x-meta-request': '1'}})
     assert.equal(skip.status, 200, await skip.clone().text())
     const after = (await (await fetch(url('/api/groups/billing'))).json()) as Lag
     const moved = after.items.find((r) => r.brokerId === 0 && r.partition === 0)!

@@ -39,7 +39,7 @@ describe('dashboard in Chromium', () => {
 
   const put = async (topic: string, partition: number, body: string | Buffer) => {
     const bytes = Buffer.from(body)
-    const res = await fetch(fixture.url(`/put?topic=${topic}&partition=${partition}&flag=0&length=${bytes.length}`), {method: 'POST', body: new Uint8Array(bytes)})
+    const res = await fetch(fixture.url(`/put?topic=${topic}&partition=${partition}&flag=0&length=${bytes.length}`), {method: 'POST', body: new Uint8Array(bytes), headers: {'x-meta-request': '1'}})
     assert.equal(res.status, 200)
   }
   const shot = async (name: string) => {

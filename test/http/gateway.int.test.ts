@@ -13,7 +13,7 @@ import {httpFixture} from './helpers.js'
 
 async function put(url: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<Response> {
   // curl --data-binary's default type: the body must still be taken raw.
-  return fetch(url, {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded', ...headers}})
+  return fetch(url, {method: 'POST', body, headers: {'content-type': 'application/x-www-form-urlencoded', 'x-meta-request': '1', ...headers}})
 }
 
 describe('HTTP gateway (MetaQ /put, /get, /offset)', () => {

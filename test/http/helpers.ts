@@ -16,10 +16,10 @@ export interface HttpFixture {
   url(path: string): string
 }
 
-export async function httpFixture(t: Cleanup, options: TestBrokerOptions & {token?: string} = {}): Promise<HttpFixture> {
-  const {token, ...brokerOptions} = options
+export async function httpFixture(t: Cleanup, options: TestBrokerOptions & {token?: string; allowHosts?: string[]} = {}): Promise<HttpFixture> {
+  const {token, allowHosts, ...brokerOptions} = options
   const broker = await startTestBroker(t, brokerOptions)
-  const http = await startHttpServer({broker, port: 0, token, assetRoot: ROOT})
+  const http = await startHttpServer({broker, port: 0, token, allowHosts, assetRoot: ROOT})
   // Runs before the broker's close (cleanups run last-registered first).
   t.after(() => http.close())
   return {broker, http, url: (path) => `http://127.0.0.1:${http.port}${path}`}

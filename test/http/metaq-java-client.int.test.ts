@@ -108,7 +108,7 @@ describe('GET /follow', () => {
 describe('size in message JSON', () => {
   it('is the payload length in HTTP /get JSON, as in meta tail -J; recordBytes is the whole record', async (t) => {
     const {url} = await httpFixture(t, {ini: '[system]\nnumPartitions=1\n[topic=sized]\n'})
-    const put = await fetch(url('/put?topic=sized&partition=0&flag=0&length=5'), {method: 'POST', body: 'hello'})
+    const put = await fetch(url('/put?topic=sized&partition=0&flag=0&length=5'), {method: 'POST', body: 'hello', headers: {'x-meta-request': '1'}})
     assert.equal(put.status, 200)
     const res = await fetch(url('/get?topic=sized&partition=0&offset=0&maxsize=4096'), {headers: {accept: 'application/json'}})
     const body = (await res.json()) as {messages: Array<{size: number; recordBytes: number}>; nextOffset: number}

@@ -40,7 +40,7 @@ describe('GET /metrics', () => {
     // Group commit: every put is fdatasynced, so the fsync histogram has samples.
     const {url, broker} = await httpFixture(t, {unflushThreshold: 0})
     for (const body of ['one', 'two', 'three']) {
-      const res = await fetch(url(`/put?topic=m&partition=0&flag=0&length=${body.length}`), {method: 'POST', body})
+      const res = await fetch(url(`/put?topic=m&partition=0&flag=0&length=${body.length}`), {method: 'POST', body, headers: {'x-meta-request': '1'}})
       assert.equal(res.status, 200)
     }
     const client = await RawClient.connect(t, broker.port)

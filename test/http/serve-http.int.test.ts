@@ -21,7 +21,7 @@ describe('meta serve --http', () => {
     const dir = await tmpDir(t)
     const broker = await spawnBroker(t, ['--http', '0', '-d', dir])
     const url = httpUrl(broker.stderr())
-    const put = await fetch(`${url}put?topic=cli&partition=0&flag=0&length=2`, {method: 'POST', body: 'hi'})
+    const put = await fetch(`${url}put?topic=cli&partition=0&flag=0&length=2`, {method: 'POST', body: 'hi', headers: {'x-meta-request': '1'}})
     assert.equal(put.status, 200)
     assert.match(await put.text(), /^-?\d+ 0 0$/)
     assert.match(broker.stderr(), /"http":"http:\/\/127\.0\.0\.1:\d+\/"/, 'the listening line names the HTTP url')

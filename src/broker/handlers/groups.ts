@@ -25,6 +25,7 @@ import {MetaError, Status} from '../../protocol/errors.js'
 import {isValidGroupName, isValidTopicName} from '../../protocol/names.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
+import {visibilityFor} from '../auth/visibility.js'
 
 function badGroup(conn: Connection, opaque: number, group: string): boolean {
   if (isValidGroupName(group)) return false
@@ -141,7 +142,8 @@ export function handleOffsetFetch(ctx: BrokerContext, conn: Connection, frame: O
 }
 
 export function handleGroupList(ctx: BrokerContext, conn: Connection, frame: GroupListCommand): void {
-  const summaries = ctx.groups.list(ctx.offsets.groupNames(), (g) => [...new Set(ctx.offsets.get(g).map((o) => o.topic))])
+  const seen = visibilityFor(ctx.access, conn.user)
+  const summaries = ctx.groups.list(ctx.offsets.groupNames(), (g) => [...new Set(ctx.offsets.get(g).map((o) => o.topic))]).filter((g) => seen.group(g.group))
   conn.sendResult(Status.OK, frame.opaque, JSON.stringify(summaries))
 }
 
@@ -152,7 +154,9 @@ export function handleGroupDescribe(ctx: BrokerContext, conn: Connection, frame:
     conn.sendError('NOT_FOUND', frame.opaque, `unknown group "${frame.group}": it has no members and no committed offsets`)
     return
   }
-  const description = {group: frame.group, generation: live?.generation ?? 0, members: live?.members ?? [], offsets}
+  // Members' addresses are an admin's to see.
+  const members = visibilityFor(ctx.access, conn.user).admin ? (live?.members ?? []) : (live?.members ?? []).map((m) => ({...m, host: ''}))
+  const description = {group: frame.group, generation: live?.generation ?? 0, members, offsets}
   conn.sendResult(Status.OK, frame.opaque, JSON.stringify(description))
 }
 

@@ -53,6 +53,7 @@ import type {Connection} from '../connection.js'
 import {isSyncSlave, type BrokerContext} from '../context.js'
 import {STATS_HELP_LINES} from '../stats.js'
 import {principalStats} from '../auth/limits.js'
+import {SEES_ALL, visibilityOf, type Visibility} from '../auth/visibility.js'
 
 /** meta's stats item of each user's usage and limits. */
 const PRINCIPALS_ITEM = 'meta-principals'
@@ -60,6 +61,16 @@ import {TOPIC_OVERLAY_ITEM, topicOverlayJson} from '../topic-overlay.js'
 
 export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCommand): void {
   const item = frame.item
+  const rights = ctx.access?.rightsOf(conn.user)
+  const seen = rights === undefined ? SEES_ALL : visibilityOf(rights)
+  // server.ini and the overlay name every topic: for admins and slaves (which copy them) only.
+  if ((item === 'config' || item === TOPIC_OVERLAY_ITEM) && !seen.admin && rights?.allows('replicate', '*') !== true) {
+    const who = conn.user === undefined ? 'an anonymous connection' : `user "${conn.user}"`
+    const message = `access denied: ${who} lacks the "admin" or "replicate" right on this broker (stats ${item} names every topic)`
+    ctx.access?.audit.refused(conn.user ?? '(anonymous)', conn.socket.remoteAddress ?? conn.remote, 'stats', `admin ${item}`, message)
+    conn.sendError('ACCESS_DENIED', frame.opaque, message)
+    return
+  }
   if (item === 'config') {
     conn.sendResult(Status.OK, frame.opaque, ctx.config.source?.bytes ?? Buffer.from(renderServerIni(ctx.config)))
     return
@@ -68,7 +79,7 @@ export function handleStats(ctx: BrokerContext, conn: Connection, frame: StatsCo
     conn.sendResult(Status.OK, frame.opaque, JSON.stringify(topicOverlayJson(ctx.topicOverlay())))
     return
   }
-  conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item, conn)))
+  conn.sendResult(Status.OK, frame.opaque, encodeStatsBody(statsLines(ctx, item, conn, seen)))
 }
 
 /**
@@ -85,18 +96,18 @@ function principalLines(ctx: BrokerContext, conn: Connection): StatsLine[] {
 }
 
 /** The lines of one stats item (everything but `config`). */
-function statsLines(ctx: BrokerContext, item: string, conn: Connection): StatsLine[] {
+function statsLines(ctx: BrokerContext, item: string, conn: Connection, seen: Visibility): StatsLine[] {
   switch (item) {
     case '':
       // meta's lines: failed logins since start (0 without access control), connections refused for
       // their address's caps, requests refused for rights.
       return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0], ['connections_refused', ctx.connectionsRefused()], ['access_denied', ctx.access?.audit.refusals ?? 0]]
     case 'topics':
-      return encodeTopicsStats(topicsStats(ctx))
+      return encodeTopicsStats(topicsStats(ctx).filter((t) => seen.topic(t.topic)))
     case 'offsets':
-      return encodeOffsetsStats(partitionStats(ctx))
+      return encodeOffsetsStats(partitionStats(ctx).filter((p) => seen.topic(p.topic)))
     case 'partitions':
-      return encodePartitionsStats(partitionStats(ctx))
+      return encodePartitionsStats(partitionStats(ctx).filter((p) => seen.topic(p.topic)))
     case 'realtime':
       return encodeRealtimeStats(realtime(ctx))
     case 'help':
@@ -104,18 +115,20 @@ function statsLines(ctx: BrokerContext, item: string, conn: Connection): StatsLi
     case CAPABILITIES_ITEM:
       return capabilityLines(ctx)
     case CONNECTIONS_ITEM:
-      return connectionLines(ctx)
+      // Client addresses: an admin's to see.
+      return seen.admin ? connectionLines(ctx) : []
     case PRINCIPALS_ITEM:
       return principalLines(ctx, conn)
     case SYNC_ITEM:
       return encodeSyncStats(ctx.sync?.stats() ?? {role: isSyncSlave(ctx) ? 'slave' : 'none'})
     case DAMAGE_ITEM:
-      return encodeDamageStats(damage(ctx))
+      return encodeDamageStats(damage(ctx).filter((d) => seen.topic(d.topic)))
     case 'reset':
       ctx.realtime.reset()
       return [['reset', 'ok']]
     default:
-      return topicLines(ctx, item)
+      // A topic the principal may not see is answered as one the broker does not know.
+      return topicLines(ctx, item, seen.topic(item))
   }
 }
 
@@ -257,9 +270,9 @@ function realtime(ctx: BrokerContext, topic?: string): Record<RealtimeItem, Real
   return values
 }
 
-function topicLines(ctx: BrokerContext, topic: string): StatsLine[] {
-  const infos = ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info())
-  const configured = ctx.topics.configuredTopics().includes(topic)
+function topicLines(ctx: BrokerContext, topic: string, seen: boolean): StatsLine[] {
+  const infos = seen ? ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info()) : []
+  const configured = seen && ctx.topics.configuredTopics().includes(topic)
   const resultCode = infos.length > 0 ? 0 : configured ? 2 : 1
   return encodeTopicStats({
     topic,
@@ -267,7 +280,7 @@ function topicLines(ctx: BrokerContext, topic: string): StatsLine[] {
     partitions: resultCode === 1 ? 0 : (ctx.topics.resolve(topic)?.numPartitions ?? infos.length),
     messageCount: infos.reduce((s, p) => s + p.messageCount, 0),
     bytes: infos.reduce((s, p) => s + p.sizeBytes, 0),
-    realtime: realtime(ctx, topic),
+    realtime: realtime(ctx, seen ? topic : ''),
   })
 }
 

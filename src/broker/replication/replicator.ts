@@ -405,7 +405,8 @@ export class Replicator {
 
   private async stats(item: string): Promise<Buffer> {
     const frame = await this.masterLink().requestAsync((out, opaque) => encodeStats(out, {item, opaque}))
-    if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats ${item} with ${frame.type === 'result' ? frame.code : frame.type}`)
+    // The master's text says why (an access denied names the right this slave's login lacks).
+    if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats ${item} with ${frame.type === 'result' ? `${frame.code}: ${frame.body.toString('utf8')}` : frame.type}`)
     return frame.body
   }
 
