@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real services the tests start (ZooKeeper for cluster tests, MariaDB for the MySQL
 # offset store) and the tools they check with (unzip, for retention's zip archives; chromium, for
-# the dashboard's browser tests) from
+# the dashboard's browser tests; jq, xxd and curl, for the README's tour) from
 # Debian's packages when they are missing. Idempotent and quick when they are
 # present. The test helpers start private instances on free loopback ports; nothing here starts
 # a service. Without root or apt-get it says what is missing and the tests that need it fail
@@ -15,6 +15,10 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 [ -x /usr/bin/unzip ] || missing+=(unzip)
 # The dashboard's browser tests drive Debian's chromium with playwright-core (no browser download).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# The README's tour, run as written by test/docs/readme.int.test.ts, pipes into jq and xxd and calls curl.
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v xxd >/dev/null 2>&1 || missing+=(xxd)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

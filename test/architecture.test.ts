@@ -15,17 +15,18 @@ const SRC = fileURLToPath(new URL('../src', import.meta.url))
 
 /**
  * What each top-level module may import from src/ (besides itself). Leaves: log.ts,
- * package-info.ts, durable-file.ts. The program's entry (entry.ts → main.ts → commands.ts, the command
+ * package-info.ts, durable/ (which imports node built-ins only). The program's entry (entry.ts → main.ts → commands.ts, the command
  * registry) sits above commands and is not listed: it may import anything.
  */
 const ALLOWED: Record<string, string[]> = {
   'index.ts': ['protocol', 'client', 'broker', 'package-info.ts'],
   protocol: ['log.ts'],
-  storage: ['protocol', 'log.ts', 'durable-file.ts'],
+  durable: [],
+  storage: ['protocol', 'log.ts', 'durable'],
   cluster: ['protocol', 'log.ts'],
-  client: ['protocol', 'cluster', 'log.ts', 'package-info.ts'],
-  broker: ['protocol', 'storage', 'cluster', 'log.ts', 'package-info.ts'],
-  cli: ['protocol', 'client', 'broker', 'cluster', 'log.ts', 'package-info.ts', 'durable-file.ts'],
+  client: ['protocol', 'cluster', 'log.ts', 'package-info.ts', 'durable'],
+  broker: ['protocol', 'storage', 'cluster', 'log.ts', 'package-info.ts', 'durable'],
+  cli: ['protocol', 'client', 'broker', 'cluster', 'log.ts', 'package-info.ts', 'durable'],
   http: ['cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
   commands: ['http', 'cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
 }
@@ -115,5 +116,15 @@ describe('module boundaries', () => {
       }
     }
     assert.deepEqual(violations, [])
+  })
+
+  it('src/durable imports node built-ins only, so every module may use it', () => {
+    const outside: string[] = []
+    for (const file of files(join(SRC, 'durable'))) {
+      for (const match of readFileSync(file, 'utf8').matchAll(/(?:from |import\()'([^']+)'/g)) {
+        if (!match[1].startsWith('node:') && !match[1].startsWith('./')) outside.push(`${relative(SRC, file)} imports ${match[1]}`)
+      }
+    }
+    assert.deepEqual(outside, [])
   })
 })

@@ -129,29 +129,30 @@ async function loadHistory() {
     // An older broker without /api/history: the charts fill as samples arrive.
   }
 }
+/**
+ * Rates per second. The broker sends them measured over a sliding window (src/http/history.ts),
+ * which bursty producers cannot alias into a saw-tooth; only an older broker's samples are
+ * differenced here, against the previous one.
+ */
 function addRates(sample, previous) {
-  if (!previous) return
+  if (!previous || sample.putRate !== undefined) return
   const dt = (sample.timeMs - previous.timeMs) / 1000 || 1
   sample.putRate = Math.max(0, (sample.cmdPut - previous.cmdPut) / dt)
   sample.getRate = Math.max(0, (sample.cmdGet - previous.cmdGet) / dt)
   sample.inRate = Math.max(0, (sample.receivedBytes - previous.receivedBytes) / dt)
   sample.outRate = Math.max(0, (sample.sentBytes - previous.sentBytes) / dt)
 }
+/** Settles once the history is in live.samples: the overview waits for it, so it paints filled. */
+let historyLoaded = Promise.resolve()
 async function connectLive() {
   const dot = document.getElementById('live-dot')
   const label = document.getElementById('live-text')
-  await loadHistory()
+  historyLoaded = loadHistory()
+  await historyLoaded
   const source = new EventSource('/api/events')
   source.addEventListener('counters', (e) => {
     const sample = JSON.parse(e.data)
-    const previous = live.samples[live.samples.length - 1]
-    if (previous) {
-      const dt = (sample.timeMs - previous.timeMs) / 1000 || 1
-      sample.putRate = Math.max(0, (sample.cmdPut - previous.cmdPut) / dt)
-      sample.getRate = Math.max(0, (sample.cmdGet - previous.cmdGet) / dt)
-      sample.inRate = Math.max(0, (sample.receivedBytes - previous.receivedBytes) / dt)
-      sample.outRate = Math.max(0, (sample.sentBytes - previous.sentBytes) / dt)
-    }
+    addRates(sample, live.samples[live.samples.length - 1])
     live.samples.push(sample)
     if (live.samples.length > HISTORY) live.samples.shift()
     dot.className = 'dot live'
@@ -248,7 +249,7 @@ function compact(v) {
 
 const pages = {
   async overview(page) {
-    const o = await api('/api/overview')
+    const [o] = await Promise.all([api('/api/overview'), historyLoaded])
     main.innerHTML = `
       <h1>Broker ${esc(o.brokerId)}</h1>
       <p class="subtitle">${esc(o.url)} · meta ${esc(o.version)} · <span class="badge ${o.mode === 'cluster' ? 'green' : ''}">${esc(o.mode)}</span>${o.slave ? ' <span class="badge amber">slave</span>' : ''}</p>
@@ -277,19 +278,9 @@ const pages = {
         [{label: 'Counter', value: (r) => r[0]}, {label: 'Since start', num: true, html: (r) => `<span id="${r[1]}">${num(r[2])}</span>`}],
         [['Failed puts (messages)', 'put-failed', o.putFailed], ['Gets that found nothing', 'get-miss', o.getMiss]],
       )}</div>`
-    const update = (s) => {
-      if (!document.getElementById('put-rate')) return
+    const drawRates = (s) => {
       document.getElementById('put-rate').textContent = rate(s.putRate, 'msg/s')
       document.getElementById('get-rate').textContent = rate(s.getRate, 'req/s')
-      document.getElementById('total-messages').textContent = num(s.totalMessages)
-      document.getElementById('total-bytes').textContent = bytes(s.totalBytes)
-      document.getElementById('cmd-put').textContent = num(s.cmdPut)
-      document.getElementById('cmd-get').textContent = num(s.cmdGet)
-      document.getElementById('connections').textContent = num(s.connections)
-      document.getElementById('uptime').textContent = duration(s.uptimeSeconds)
-      document.getElementById('topics-partitions').textContent = `${num(s.topics)} · ${num(s.partitions)}`
-      document.getElementById('put-failed').textContent = num(s.putFailed)
-      document.getElementById('get-miss').textContent = num(s.getMiss)
       const pad = (values) => Array(Math.max(0, HISTORY - values.length)).fill(NaN).concat(values)
       drawChart(document.getElementById('chart-messages'), [
         {color: '#4f46e5', values: pad(live.samples.map((x) => x.putRate))},
@@ -300,9 +291,24 @@ const pages = {
         {color: '#0ea5e9', values: pad(live.samples.map((x) => x.outRate))},
       ], 'bytes per second')
     }
-    // A sample from the history has the rates but not the totals: the first live one draws all.
+    const update = (s) => {
+      if (!document.getElementById('put-rate')) return
+      drawRates(s)
+      document.getElementById('total-messages').textContent = num(s.totalMessages)
+      document.getElementById('total-bytes').textContent = bytes(s.totalBytes)
+      document.getElementById('cmd-put').textContent = num(s.cmdPut)
+      document.getElementById('cmd-get').textContent = num(s.cmdGet)
+      document.getElementById('connections').textContent = num(s.connections)
+      document.getElementById('uptime').textContent = duration(s.uptimeSeconds)
+      document.getElementById('topics-partitions').textContent = `${num(s.topics)} · ${num(s.partitions)}`
+      document.getElementById('put-failed').textContent = num(s.putFailed)
+      document.getElementById('get-miss').textContent = num(s.getMiss)
+    }
+    // First paint: rates and charts from the last sample there is (a sample from the history has
+    // the rates but not the totals, which /api/overview gave); the first live one draws all.
     const last = live.samples[live.samples.length - 1]
     if (last !== undefined && !last.history) update(last)
+    else if (last !== undefined) drawRates(last)
     page.onTick(update)
   },
 
@@ -311,7 +317,7 @@ const pages = {
     let pageNo = Number(params.get('page') || 0)
     let filter = params.get('q') || ''
     const previous = new Map()
-    main.innerHTML = `<h1>Topics</h1><p class="subtitle">Topics this broker accepts or holds. Rates are measured between refreshes (every ${REFRESH_MS / 1000} s).</p>
+    main.innerHTML = `<h1>Topics</h1><p class="subtitle">Topics this broker accepts or holds. Put rates are messages stored per second over the last 5 s; the table refreshes every ${REFRESH_MS / 1000} s.</p>
       <div class="panel"><div class="toolbar"><input id="topic-filter" placeholder="Filter topics" value="${esc(filter)}"><span class="spacer"></span></div><div id="topics-table"></div></div>`
     const holder = document.getElementById('topics-table')
     const load = async () => {
@@ -319,7 +325,8 @@ const pages = {
       const now = Date.now()
       for (const t of data.items) {
         const before = previous.get(t.topic)
-        t.rate = before ? Math.max(0, (t.messageCount - before.count) / ((now - before.at) / 1000)) : null
+        // The broker's rate over its sliding window, so the first paint has one; an older broker's between refreshes.
+        t.rate = t.putRate ?? (before ? Math.max(0, (t.messageCount - before.count) / ((now - before.at) / 1000)) : null)
         previous.set(t.topic, {count: t.messageCount, at: now})
       }
       pagedTable(holder, data, (p) => {

@@ -34,11 +34,11 @@ import {OffsetLog} from '../storage/offset-log.js'
 import {GroupCoordinator} from './groups/coordinator.js'
 import type {ClusterRegistration} from './cluster-registration.js'
 import {defaultBrokerConfig, resolveTopic, type BrokerConfig, type ConfigOverrides} from './config/index.js'
-import type {Connection, ConnectionHandler} from './connection.js'
+import type {BoundPrincipal, Connection, ConnectionHandler, ConnectionSocket} from './connection.js'
 import type {BrokerContext} from './context.js'
 import {dispatch} from './dispatch.js'
 import {openFileLimit, storeFileBudget} from './fd-limit.js'
-import {formatHost, Listener, publishedHost} from './listener.js'
+import {formatHost, IN_PROCESS_REMOTE, Listener, publishedHost} from './listener.js'
 import {LongPollRegistry} from './long-poll.js'
 import {PartitionLogs} from './partition-logs.js'
 import {statsView, type BrokerReadView, type BrokerStatsView} from './read-view.js'
@@ -48,7 +48,7 @@ import {expireGet, retryGet} from './handlers/get.js'
 import {logFor} from './handlers/put.js'
 import {TransactionManager} from './tx/manager.js'
 import {DEFAULT_JOURNAL_FILE_BYTES} from './tx/journal.js'
-import {createAccessControl, refused, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
+import {admitInProcess, createAccessControl, refused, reloadAccess, type AccessControl, type LoginThrottleOptions} from './auth/index.js'
 import {planReload, type ReloadSource} from './reload.js'
 import {applyTopicOverlay, loadTopicOverlay, saveTopicOverlay, type TopicOverlay} from './topic-overlay.js'
 import {finishTopicDeletes, finishTopicDeletesInZooKeeper, overlayWithoutDeleted} from './topic-delete.js'
@@ -340,6 +340,19 @@ export class Broker implements ConnectionHandler, BrokerReadView {
   /** Subscribe to the first put into each new topic-partition. */
   onNewPartition(listener: (topic: string, partition: number) => void): void {
     this.newPartitionListeners.push(listener)
+  }
+
+  /**
+   * A connection from this process acting as `principal` (the HTTP server's, over an in-process
+   * pair: docs/http.md#how-the-http-server-reaches-its-broker): every check, counter, quota and
+   * audit line is the principal's, as for a client that logged in. Throws QUOTA_EXCEEDED past
+   * the user's connections limit, CONNECTION_CLOSED while stopping.
+   */
+  acceptInProcess(socket: ConnectionSocket, principal: BoundPrincipal): void {
+    const access = this.context.access
+    if ('user' in principal && access !== undefined) admitInProcess(this.context, access, principal.user, IN_PROCESS_REMOTE)
+    const conn = this.listener.acceptInProcess(socket, principal)
+    if ('user' in principal && access !== undefined) conn.quota = access.quotaOf(principal.user)
   }
 
   handle(conn: Connection, frame: RequestFrame): void {

@@ -25,7 +25,6 @@
  * then is closed the same way. A socket that never drains is destroyed after
  * {@link CLOSE_DEADLINE_MS}.
  */
-import type {Socket} from 'node:net'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {encodeErrorResult, encodeResult} from '../protocol/commands/result.js'
 import {encodePutResult, encodePutResultOfHalves} from '../protocol/commands/put.js'
@@ -54,6 +53,38 @@ const OUT_INITIAL_BYTES = 1024
 /** Bodies at least this big are queued as their own chunk instead of being copied. */
 const LARGE_BODY_BYTES = 64 * 1024
 
+/**
+ * What a connection uses of its socket: a `net.Socket` (a TLS one on the TLS port), or the
+ * broker's end of an in-process pair (src/client/in-process.ts, bound by listener.ts).
+ */
+export interface ConnectionSocket {
+  readonly remoteAddress?: string | undefined
+  readonly remotePort?: number | undefined
+  readonly bytesRead: number
+  readonly bytesWritten: number
+  readonly writableLength: number
+  readonly destroyed: boolean
+  setNoDelay(noDelay?: boolean): unknown
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown
+  on(event: 'error', listener: (err: Error) => void): unknown
+  on(event: 'drain' | 'end' | 'close', listener: () => void): unknown
+  once(event: 'close', listener: () => void): unknown
+  write(chunk: Buffer, done?: () => void): boolean
+  cork(): void
+  uncork(): void
+  end(): unknown
+  pause(): unknown
+  resume(): unknown
+  destroy(): unknown
+}
+
+/**
+ * Who an in-process connection acts as, for good (listener.ts acceptInProcess): a user of the
+ * users file, anonymous, or the HTTP server's operator token (every right, and no user: no
+ * name a login or a certificate could give).
+ */
+export type BoundPrincipal = {user: string} | {anonymous: true} | {operatorToken: true}
+
 interface ConnectionLimits {
   /** Largest body of a request (the maximum message size). */
   maxBodyBytes: number
@@ -62,6 +93,8 @@ interface ConnectionLimits {
   maxHeaderBytes?: number
   /** Bytes queued and in flight at which the connection stops taking requests. */
   maxPendingBytes: number
+  /** How the connection is named in logs and stats (default: the socket's address:port). */
+  remote?: string
 }
 
 export interface ConnectionHandler {
@@ -85,6 +118,11 @@ export class Connection {
    * user this connection is, without a password. Undefined on a plain connection.
    */
   certUser: string | undefined
+  /**
+   * Set on an in-process connection (the HTTP server's): the principal it acts as, which no
+   * login replaces. It is no network peer: no per-address cap or login timeout applies to it.
+   */
+  bound: BoundPrincipal | undefined = undefined
   /** Set once the socket is closing; late answers are dropped. */
   closing = false
   /** When the last whole request arrived (ms since the epoch); the connection's start at first. */
@@ -134,12 +172,12 @@ export class Connection {
   private readonly maxPendingBytes: number
 
   constructor(
-    readonly socket: Socket,
+    readonly socket: ConnectionSocket,
     private readonly handler: ConnectionHandler,
     private readonly log: Logger,
     limits: ConnectionLimits,
   ) {
-    this.remote = `${socket.remoteAddress}:${socket.remotePort}`
+    this.remote = limits.remote ?? `${socket.remoteAddress}:${socket.remotePort}`
     this.address = addressKey(socket.remoteAddress ?? '')
     this.maxPendingBytes = limits.maxPendingBytes
     this.decoder = createRequestDecoder(limits)

@@ -8,6 +8,10 @@
  *
  * With tlsPort, a TLS server (tls.ts) listens beside the plain one (or alone: tlsOnly) and
  * hands its handshaken sockets to the same accept, sweep, limits and shutdown.
+ *
+ * In-process connections (the HTTP server's, src/client/in-process.ts) join the same set,
+ * sweep and shutdown, bound to a principal for good: they are no network peer, so no
+ * per-address cap and no login timeout applies to them (docs/http.md#how-the-http-server-reaches-its-broker).
  */
 import {createServer, type Server, type Socket} from 'node:net'
 import {networkInterfaces} from 'node:os'
@@ -17,7 +21,7 @@ import {quoteName, type Logger} from '../log.js'
 import {DEFAULT_MAX_OPEN_FILES} from '../storage/index.js'
 import type {BrokerConfig} from './config/index.js'
 import {certificateUser, checkTlsSettings, TlsPort} from './tls.js'
-import {CLOSE_DEADLINE_MS, Connection, type ConnectionHandler} from './connection.js'
+import {CLOSE_DEADLINE_MS, Connection, type BoundPrincipal, type ConnectionHandler, type ConnectionSocket} from './connection.js'
 import {connectionCap, openFileCount, openFileLimit, storeFileBudget} from './fd-limit.js'
 import {MemoryReturn} from './memory-return.js'
 import {isUserName} from './auth/users-file.js'
@@ -30,6 +34,8 @@ const SWEEP_INTERVAL_MAX_MS = 1000
 const SWEEP_INTERVAL_MIN_MS = 10
 /** At most one warning per this long about refused connections (the rest are counted in it). */
 const REFUSAL_WARNING_INTERVAL_MS = 60_000
+/** How an in-process connection is named where a client's address:port would be. */
+export const IN_PROCESS_REMOTE = 'in-process:http'
 
 interface ListenerOptions {
   /** The configuration in force (a reload replaces it). */
@@ -159,7 +165,7 @@ export class Listener {
   closed(conn: Connection): void {
     if (!this.connections.delete(conn)) return
     this.memory.connectionClosed()
-    const count = this.perAddress.get(conn.address)
+    const count = conn.bound === undefined ? this.perAddress.get(conn.address) : undefined
     if (count !== undefined) {
       count.all -= 1
       if (conn.user === undefined) count.anonymous -= 1
@@ -216,21 +222,40 @@ export class Listener {
     await this.serverClosed
   }
 
+  /**
+   * Take the broker's end of an in-process pair as a connection acting as `principal` for good
+   * (the caller admitted it: quotas). Counted among the connections (stats, quotas, shutdown),
+   * not per address; throws when the broker is stopping.
+   */
+  acceptInProcess(socket: ConnectionSocket, principal: BoundPrincipal): Connection {
+    if (this.options.closing()) throw new MetaError('CONNECTION_CLOSED', 'the broker is shutting down')
+    const conn = this.newConnection(socket, IN_PROCESS_REMOTE)
+    conn.bound = principal
+    conn.user = 'user' in principal ? principal.user : undefined
+    this.connections.add(conn)
+    return conn
+  }
+
+  private newConnection(socket: ConnectionSocket, remote?: string): Connection {
+    const system = this.options.config().system
+    // A sync slave takes whole records (header included) of messages up to the limit.
+    const maxBodyBytes = Math.max(0, system.maxTransferBytes - (system.syncSlave ? 0 : RECORD_HEADER_BYTES))
+    return new Connection(socket, this.handler, this.options.log.child('conn'), {
+      maxBodyBytes,
+      maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
+      maxPendingBytes: system.connectionMaxPendingBytes,
+      ...(remote === undefined ? {} : {remote}),
+    })
+  }
+
   private accept(socket: Socket, certUser?: string): void {
     if (this.options.closing()) {
       socket.destroy()
       return
     }
-    const system = this.options.config().system
-    // A sync slave takes whole records (header included) of messages up to the limit.
-    const maxBodyBytes = Math.max(0, system.maxTransferBytes - (system.syncSlave ? 0 : RECORD_HEADER_BYTES))
-    const conn = new Connection(socket, this.handler, this.options.log.child('conn'), {
-      maxBodyBytes,
-      maxSkippedBodyBytes: maxBodyBytes * OVERSIZE_SKIP_FACTOR,
-      maxPendingBytes: system.connectionMaxPendingBytes,
-    })
-    // A certificate maps to a user only through a name a users file may hold (never one of the
-    // broker's own in-memory users, never a name with control or bidirectional characters).
+    const conn = this.newConnection(socket)
+    // A certificate maps to a user only through a name a users file may hold (never a reserved
+    // name such as meta:http, never a name with control or bidirectional characters).
     if (certUser !== undefined && !isUserName(certUser)) {
       this.options.log.limited('certificate-name').warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {remote: conn.remote, name: quoteName(certUser)})
       this.options.certificateRefused(certUser, socket.remoteAddress ?? conn.remote)
@@ -282,7 +307,7 @@ export class Listener {
     const {connectionFrameTimeoutMs, connectionIdleTimeoutMs, connectionAuthTimeoutMs} = this.options.config().system
     const authTimeoutMs = this.options.anonymousHasNoRights() ? connectionAuthTimeoutMs : 0
     for (const conn of this.connections) {
-      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs, authTimeoutMs)
+      const why = conn.checkTimeouts(now, connectionFrameTimeoutMs, connectionIdleTimeoutMs, conn.bound === undefined ? authTimeoutMs : 0)
       if (why !== undefined) this.options.log.info('closing connection', {remote: conn.remote, reason: why})
     }
     this.updateConnectionCap()

@@ -14,15 +14,16 @@ import {principalStats, type PrincipalStats} from './auth/limits.js'
 export type {PrincipalStats} from './auth/limits.js'
 import type {BrokerConfig} from './config/index.js'
 import type {BrokerContext} from './context.js'
+import type {BoundPrincipal, ConnectionSocket} from './connection.js'
 import type {BrokerCounters, LatencyHistogram} from './stats.js'
 import type {TopicRegistry} from './topics.js'
 
-// The access check the HTTP server runs on its users' requests: the broker's own (pure
-// functions over a request frame and a right set; nothing here changes the broker).
-export {accessDenial} from './auth/check.js'
+// The rights the HTTP server checks before a request's body is read, or where it makes no
+// broker request, and what a principal may see: the broker's own (nothing here changes the broker).
 export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
 export {SEES_ALL, visibilityOf, type Visibility} from './auth/visibility.js'
 export {checkUserName} from './auth/users-file.js'
+export type {BoundPrincipal} from './connection.js'
 
 /** A partition log as read: its position, size and summary. */
 export type PartitionReadView = Pick<PartitionLog, 'topic' | 'partition' | 'minOffset' | 'maxOffset' | 'sizeBytes' | 'info'>
@@ -55,7 +56,10 @@ export interface BrokerStatsView {
   readonly sync: {readonly connected: boolean} | undefined
 }
 
-/** What the HTTP server (src/http) reads of its broker in-process; requests go over the protocol. */
+/**
+ * What the HTTP server (src/http) reads of its broker in-process; requests go over the protocol,
+ * on in-process connections each bound to the principal of the HTTP requests it carries.
+ */
 export interface BrokerReadView {
   readonly config: BrokerConfig
   readonly host: string
@@ -69,6 +73,8 @@ export interface BrokerReadView {
   readonly cluster: {readonly session: ZkSession} | undefined
   /** Set when access control is on: the HTTP server authenticates its users and checks their rights with it. */
   readonly access: AccessControl | undefined
+  /** Take the broker's end of an in-process pair as a connection acting as `principal` for good (throws QUOTA_EXCEEDED, CONNECTION_CLOSED). */
+  acceptInProcess(socket: ConnectionSocket, principal: BoundPrincipal): void
   /** Set on an asynchronous slave: how far behind its master it is. */
   readonly replicator: {partitionStatuses(): ReplicaPartitionStatus[]; readonly masterConnected: boolean} | undefined
 }

@@ -1,23 +1,36 @@
 /**
  * The topic deletes a broker has begun and not finished (topic-delete.ts says in which order a
  * delete goes and how a start finishes one), as <dataPath>/__meta_state/topic-deletes.json keeps
- * them, written as closed-partitions.json is (temp file, fdatasync, rename, directory fsync):
+ * them, a versioned state file written as closed-partitions.json is (durable/state-file.ts):
  *
  *   {"version": 1, "topics": {"<topic>": {"local": true, "zookeeper": false}}}
  *
  * `local`: the steps on this broker's disk are still to do; `zookeeper`: those in ZooKeeper.
  */
 import {join} from 'node:path'
-import {MetaError} from '../protocol/errors.js'
 import {STATE_DIR_NAME, TOPIC_DELETES_FILE_NAME} from '../storage/layout.js'
-import {readStateFile, writeStateFile} from '../storage/closed-partitions.js'
-
-const FORMAT_VERSION = 1
+import {readState, writeState} from '../storage/closed-partitions.js'
+import type {StateFormat} from '../durable/state-file.js'
 
 /** What is left of one topic's delete: the steps on this broker's disk, the steps in ZooKeeper. */
 interface PendingDelete {
   local: boolean
   zookeeper: boolean
+}
+
+const TOPIC_DELETES_FORMAT: StateFormat<Map<string, PendingDelete>> = {
+  version: 1,
+  shape: '"topics": {…}',
+  parse(document) {
+    const topics = document.topics
+    if (typeof topics !== 'object' || topics === null) throw new Error('expected {"version": 1, "topics": {…}}')
+    const pending = new Map<string, PendingDelete>()
+    for (const [topic, steps] of Object.entries(topics as Record<string, Partial<PendingDelete>>)) {
+      if (typeof steps?.local !== 'boolean' || typeof steps.zookeeper !== 'boolean') throw new Error(`topic "${topic}": expected {"local": boolean, "zookeeper": boolean}`)
+      pending.set(topic, {local: steps.local, zookeeper: steps.zookeeper})
+    }
+    return pending
+  },
 }
 
 export class TopicDeletions {
@@ -34,22 +47,7 @@ export class TopicDeletions {
   /** Read the intents kept in `dataPath` (none: empty). Throws STORAGE_CORRUPT naming the file when it is not ours. */
   static open(dataPath: string): TopicDeletions {
     const path = join(dataPath, STATE_DIR_NAME, TOPIC_DELETES_FILE_NAME)
-    const text = readStateFile(path)
-    const pending = new Map<string, PendingDelete>()
-    if (text !== undefined) {
-      const bad = (why: string) => new MetaError('STORAGE_CORRUPT', `"${path}" is not a topic-deletes file (${why}); fix or remove it (removing forgets deletes a restart would finish)`, {details: {path}})
-      let value: {version?: unknown; topics?: unknown}
-      try {
-        value = JSON.parse(text) as typeof value
-      } catch (error) {
-        throw bad((error as Error).message)
-      }
-      if (value?.version !== FORMAT_VERSION || typeof value.topics !== 'object' || value.topics === null) throw bad(`expected {"version": ${FORMAT_VERSION}, "topics": {…}}`)
-      for (const [topic, steps] of Object.entries(value.topics as Record<string, Partial<PendingDelete>>)) {
-        if (typeof steps?.local !== 'boolean' || typeof steps.zookeeper !== 'boolean') throw bad(`topic "${topic}": expected {"local": boolean, "zookeeper": boolean}`)
-        pending.set(topic, {local: steps.local, zookeeper: steps.zookeeper})
-      }
-    }
+    const pending = readState(path, TOPIC_DELETES_FORMAT, 'a topic-deletes file', 'removing forgets deletes a restart would finish') ?? new Map<string, PendingDelete>()
     return new TopicDeletions(path, pending)
   }
 
@@ -92,7 +90,7 @@ export class TopicDeletions {
   private save(): Promise<void> {
     const topics: Record<string, PendingDelete> = {}
     for (const topic of this.topics()) topics[topic] = {...this.pending.get(topic)!}
-    const next = this.saving.then(() => writeStateFile(this.path, {version: FORMAT_VERSION, topics}))
+    const next = this.saving.then(() => writeState(this.path, TOPIC_DELETES_FORMAT, {topics}))
     this.saving = next.catch(() => undefined)
     return next
   }

@@ -8,19 +8,35 @@
  * Values are server.ini text and are validated by the server.ini parser itself (the same
  * errors as a `[topic=…]` line). Applying the overlay gives each topic a `[topic=<name>]`
  * section whose keys are the file's section (if any) with the overlay's keys over it: the
- * overlay wins key by key, also over a reloaded server.ini. Written as closed-partitions.json
- * is: temp file, fdatasync, rename, directory fdatasync.
+ * overlay wins key by key, also over a reloaded server.ini. A versioned state file, written as
+ * closed-partitions.json is (durable/state-file.ts: temp file, fdatasync, rename, directory fsync).
  */
 import {join} from 'node:path'
 import {isMetaError, MetaError} from '../protocol/errors.js'
 import {STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME} from '../storage/layout.js'
-import {readStateFile, writeStateFile} from '../storage/closed-partitions.js'
+import {readState, writeState} from '../storage/closed-partitions.js'
+import {parseStateText, StateFileError, type StateFormat} from '../durable/state-file.js'
 import {formatValue, parseServerIni, TOPIC_KEYS, type BrokerConfig, type TopicConfig, type TopicSettings} from './config/index.js'
-
-const FORMAT_VERSION = 1
 
 /** Topic → server.ini `[topic=…]` key → value text. */
 export type TopicOverlay = Map<string, Record<string, string>>
+
+const OVERLAY_FORMAT: StateFormat<TopicOverlay> = {
+  version: 1,
+  shape: '"topics": {…}',
+  parse(document) {
+    const topics = document.topics
+    if (typeof topics !== 'object' || topics === null) throw new Error('expected {"version": 1, "topics": {…}}')
+    const overlay: TopicOverlay = new Map()
+    for (const [topic, settings] of Object.entries(topics)) {
+      if (typeof settings !== 'object' || settings === null || !Object.values(settings).every((v) => typeof v === 'string')) {
+        throw new Error(`topic "${topic}": expected an object of server.ini keys and string values`)
+      }
+      overlay.set(topic, {...(settings as Record<string, string>)})
+    }
+    return overlay
+  },
+}
 
 function topicOverlayPath(dataPath: string): string {
   return join(dataPath, STATE_DIR_NAME, TOPIC_OVERLAY_FILE_NAME)
@@ -35,47 +51,33 @@ export const TOPIC_OVERLAY_ITEM = 'meta-topic-overlay'
 
 /** Read the overlay; empty when there is none. Throws STORAGE_CORRUPT naming the file when it is not ours. */
 export function loadTopicOverlay(dataPath: string): TopicOverlay {
-  const path = topicOverlayPath(dataPath)
-  const text = readStateFile(path)
-  if (text === undefined) return new Map()
-  return parseTopicOverlay(text, (why) =>
-    new MetaError('STORAGE_CORRUPT', `"${path}" is not a topic overlay file (${why}); fix or remove it (removing drops the topics created online)`, {
-      details: {path},
-    }),
-  )
+  return readState(topicOverlayPath(dataPath), OVERLAY_FORMAT, 'a topic overlay file', 'removing drops the topics created online') ?? new Map()
 }
 
-/** The overlay in `text` (the file's JSON); `bad(why)` is thrown when it is not one. */
+/** The overlay in `text` (the file's JSON, as a master sends it); `bad(why)` is thrown when it is not one. */
 export function parseTopicOverlay(text: string, bad: (why: string) => Error): TopicOverlay {
-  let value: {version?: unknown; topics?: unknown}
   try {
-    value = JSON.parse(text) as typeof value
+    return parseStateText('topic overlay', text, OVERLAY_FORMAT).value
   } catch (error) {
-    throw bad((error as Error).message)
+    if (error instanceof StateFileError) throw bad(error.why)
+    throw error
   }
-  if (value?.version !== FORMAT_VERSION || typeof value.topics !== 'object' || value.topics === null) {
-    throw bad(`expected {"version": ${FORMAT_VERSION}, "topics": {…}}`)
-  }
-  const overlay: TopicOverlay = new Map()
-  for (const [topic, settings] of Object.entries(value.topics)) {
-    if (typeof settings !== 'object' || settings === null || !Object.values(settings).every((v) => typeof v === 'string')) {
-      throw bad(`topic "${topic}": expected an object of server.ini keys and string values`)
-    }
-    overlay.set(topic, {...(settings as Record<string, string>)})
-  }
-  return overlay
 }
 
 /** The overlay as the file holds it (topics sorted): `{"version": 1, "topics": {…}}`. */
 export function topicOverlayJson(overlay: TopicOverlay): {version: number; topics: Record<string, Record<string, string>>} {
+  return {version: OVERLAY_FORMAT.version, ...overlayBody(overlay)}
+}
+
+function overlayBody(overlay: TopicOverlay): {topics: Record<string, Record<string, string>>} {
   const topics: Record<string, Record<string, string>> = {}
   for (const topic of [...overlay.keys()].sort()) topics[topic] = overlay.get(topic)!
-  return {version: FORMAT_VERSION, topics}
+  return {topics}
 }
 
 /** Replace the overlay file (atomically and durably). */
 export async function saveTopicOverlay(dataPath: string, overlay: TopicOverlay): Promise<void> {
-  await writeStateFile(topicOverlayPath(dataPath), topicOverlayJson(overlay))
+  await writeState(topicOverlayPath(dataPath), OVERLAY_FORMAT, overlayBody(overlay))
 }
 
 /**

@@ -69,6 +69,29 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
   }
 
+  /**
+   * A TOPIC or GROUP argument, or its flag twin (-t/--topic, -g/--group): either spelling
+   * names the same thing (docs/cli.md#one-flag-vocabulary). Both with different values is a
+   * usage error; undefined when neither is given.
+   */
+  protected argOrFlag(name: 'topic' | 'group'): string | undefined {
+    const arg = (this.args as Record<string, unknown>)[name] as string | undefined
+    const flag = (this.flags as Record<string, unknown>)[name] as string | undefined
+    if (arg !== undefined && flag !== undefined && arg !== flag) {
+      throw new Errors.CLIError(`${name.toUpperCase()} "${arg}" and --${name} "${flag}" name different ${name}s: give one`, {exit: 2})
+    }
+    return arg ?? flag
+  }
+
+  /** argOrFlag, required: a usage error with an example when neither spelling is given. */
+  protected requiredArgOrFlag(name: 'topic' | 'group'): string {
+    const value = this.argOrFlag(name)
+    if (value === undefined) {
+      throw new Errors.CLIError(`missing argument ${name.toUpperCase()} (or -${name[0]}/--${name})${example(this.ctor as typeof Command)}`, {exit: 2})
+    }
+    return value
+  }
+
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (err instanceof Errors.ExitError) throw err
     if (err instanceof Interrupted) {
@@ -120,6 +143,7 @@ async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeo
   if (missing.length > 0 && missing.length === reasons.length) {
     return {message: `missing ${missing.map((f) => flagName(f, command)).join(', ')}${example(command)}`, oneLine: true}
   }
+  if (text.startsWith('missing argument ')) return {message: text, oneLine: true}
   const args = /^Missing (\d+) required args?:\n(\S+)/.exec(text)
   if (args !== null) return {message: `missing argument ${args[2].toUpperCase()}${example(command)}`, oneLine: true}
   const unexpected = /^Unexpected arguments?: (.*)$/.exec(text)
@@ -169,6 +193,22 @@ async function unknownFlags(flags: string[], command: typeof Command): Promise<U
   const message = `unknown flag${flags.length === 1 ? '' : 's'} ${flags.map((f) => `"${f}"`).join(', ')}`
   const typed = flags[0].split('=')[0]
   const {closeNames, quoteList} = await import('./suggest.js')
-  const close = closeNames(typed, typed.startsWith('--') ? known.filter((k) => k.startsWith('--')) : known, 2)
+  const close = /^-[^-]$/.test(typed)
+    ? closeShortFlag(typed[1], known)
+    : closeNames(typed, typed.startsWith('--') ? known.filter((k) => k.startsWith('--')) : known, 2)
   return close.length === 0 ? {message} : {message, hint: `did you mean ${quoteList(close)}?`}
+}
+
+/** The long flags a short flag stands for elsewhere in the CLI (docs/cli.md#one-flag-vocabulary). */
+const SHORT_FLAG_MEANINGS: Record<string, string[]> = {t: ['--topic'], g: ['--group'], b: ['--broker'], p: ['--partition', '--partitions']}
+
+/**
+ * Every one-letter flag is one edit from every other, so a mistyped `-x` is answered with the
+ * command's long flags that `-x` means elsewhere (`topic create -p` → `--partitions`), else
+ * those that start with the letter; never with an unrelated letter.
+ */
+function closeShortFlag(char: string, known: string[]): string[] {
+  const meant = (SHORT_FLAG_MEANINGS[char] ?? []).filter((f) => known.includes(f))
+  if (meant.length > 0) return meant
+  return known.filter((k) => k.startsWith(`--${char}`) && !k.startsWith('--no-')).slice(0, 2)
 }

@@ -224,3 +224,11 @@ export interface ConnectionFlagValues {
   cert?: string
   key?: string
 }
+
+/**
+ * `-t/--topic` beside a TOPIC argument, and `-g/--group` beside a GROUP argument: either
+ * spelling names the same thing on every command (docs/cli.md#conventions-shared-by-the-commands).
+ * BaseCommand.argOrFlag reads the one given.
+ */
+export const topicNameFlag = Flags.string({char: 't', summary: 'Topic name (the same as the TOPIC argument).', helpValue: '<topic>'})
+export const groupNameFlag = Flags.string({char: 'g', summary: "Consumer group (the same as the GROUP argument; default: the profile's group).", helpValue: '<group>'})

@@ -7,7 +7,7 @@
  * Offsets are byte positions in the partition log (MetaQ's meaning), never message counts.
  */
 import {MetaError} from '../protocol/errors.js'
-import {parseDateTimeMs, parseLookbackMs} from './admin/parse.js'
+import {parsePointInTime} from './admin/parse.js'
 
 export type OffsetSpec =
   | {kind: 'beginning'}
@@ -58,14 +58,10 @@ const FORMS: OffsetForm[] = [
     parse: (m) => ({kind: 'time', ms: Number(m[1])}),
   },
   {
-    pattern: /^@-(.+)$/,
-    describe: '@-<duration> (e.g. @-1h)',
-    parse: (m, nowMs) => ({kind: 'time', ms: nowMs - parseLookbackMs(m[1], '-o @-<duration>')}),
-  },
-  {
-    pattern: /^@(.+)$/,
-    describe: '@<ISO time>',
-    parse: (m) => ({kind: 'time', ms: /^\d{10,}$/.test(m[1]) ? Number(m[1]) : parseDateTimeMs(m[1], '-o @<time>')}),
+    // One syntax for points in time across the CLI: @-1h, @2026-12-01T10:00:00Z, @<Unix ms>.
+    pattern: /^@.+$/,
+    describe: '@-<duration> (e.g. @-1h), @<ISO time>, @<Unix ms>',
+    parse: (m, nowMs) => ({kind: 'time', ms: parsePointInTime(m[0], '-o', nowMs)!}),
   },
 ]
 

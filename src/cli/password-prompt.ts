@@ -6,6 +6,7 @@
  */
 import {closeSync, constants, openSync, readFileSync, statSync, writeSync} from 'node:fs'
 import {isatty, ReadStream} from 'node:tty'
+import {exposedMode} from '../durable/private-file.js'
 import {MetaError} from '../protocol/errors.js'
 
 /** Longest password read, in characters. */
@@ -68,9 +69,8 @@ export function checkPasswordFile(path: string): void {
     throw MetaError.invalidArgument(`cannot read password file ${path}: ${(error as Error).message}`)
   }
   if (!stat.isFile()) throw MetaError.invalidArgument(`password file ${path} is not a regular file`)
-  if ((stat.mode & 0o077) !== 0) {
-    throw MetaError.invalidArgument(`password file ${path} has mode ${(stat.mode & 0o777).toString(8)}: group and others may read it; chmod 600 ${path}`)
-  }
+  const exposed = exposedMode(stat.mode)
+  if (exposed !== undefined) throw MetaError.invalidArgument(`password file ${path} has mode ${exposed}: group and others may read it; chmod 600 ${path}`)
 }
 
 /** The first line of a password file (checked as checkPasswordFile does). */

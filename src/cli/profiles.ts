@@ -6,8 +6,9 @@
  * File: `<config dir>/profiles.json`, where the config dir is `$META_CONFIG_DIR`, else
  * `$XDG_CONFIG_HOME/meta`, else `~/.config/meta` (oclif's config dir):
  *
- *   {"current": "prod", "profiles": {"prod": {"zk": "zk1:2181,zk2:2181/meta", "group": "billing"},
- *                                    "local": {"broker": "127.0.0.1:8123"}}}
+ *   {"version": 1, "current": "prod",
+ *    "profiles": {"prod": {"zk": "zk1:2181,zk2:2181/meta", "group": "billing"},
+ *                 "local": {"broker": "127.0.0.1:8123"}}}
  *
  * Which profile applies: `--profile NAME`, else `$META_PROFILE`, else the current one
  * (`meta profile use`), else none. Flags and their environment variables (`-b`/`$META_BROKER`,
@@ -16,8 +17,8 @@
  * neither `-b` nor `--zk` is given. A profile never holds a password: at most the path of a
  * file with one (`--password-file`), which must be readable by its owner only.
  */
-import {mkdir, readFile} from 'node:fs/promises'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
+import {readStateFile, StateFileError, writeStateFile, type StateFormat} from '../durable/state-file.js'
 import {MetaError} from '../protocol/errors.js'
 
 export interface Profile {
@@ -61,36 +62,38 @@ export function validateProfileName(name: string): string {
   return name
 }
 
+/**
+ * The profiles file: version 1 is version 0 (no "version") with one, so a file an older meta
+ * wrote is read as it is and gets its version at the next write.
+ */
+const PROFILES_FORMAT: StateFormat<ProfileFile> = {
+  version: 1,
+  migrations: {0: (document) => document},
+  shape: '"current": …, "profiles": {…}',
+  parse(document) {
+    if (typeof document.profiles !== 'object' || document.profiles === null || Array.isArray(document.profiles)) throw new Error('expected "profiles": {…}')
+    if (document.current !== undefined && typeof document.current !== 'string') throw new Error('expected "current": "<profile name>"')
+    return {...(document.current === undefined ? {} : {current: document.current}), profiles: document.profiles as Record<string, Profile>}
+  },
+}
+
 /** The profiles file; an empty one when it does not exist. */
 export async function readProfiles(configDir: string): Promise<ProfileFile> {
   const path = profilesPath(configDir)
-  let text: string
   try {
-    text = await readFile(path, 'utf8')
+    return readStateFile(path, PROFILES_FORMAT)?.value ?? {profiles: {}}
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {profiles: {}}
-    throw new MetaError('INVALID_ARGUMENT', `cannot read profiles file "${path}": ${(error as Error).message}`, {cause: error})
+    if (!(error instanceof StateFileError)) throw error
+    if (error.problem === 'unreadable') throw new MetaError('INVALID_ARGUMENT', `cannot read profiles file "${path}": ${error.why}`, {cause: error})
+    if (error.problem === 'newer') throw new MetaError('INVALID_ARGUMENT', `profiles file "${path}": ${error.why}`, {cause: error})
+    throw new MetaError('INVALID_ARGUMENT', `invalid profiles file "${path}": ${error.why}; fix or delete it`, {cause: error})
   }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (error) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid profiles file "${path}": ${(error as Error).message}; fix or delete it`, {cause: error})
-  }
-  const file = parsed as ProfileFile
-  if (typeof file !== 'object' || file === null || typeof file.profiles !== 'object' || file.profiles === null) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid profiles file "${path}": expected {"current": …, "profiles": {…}}; fix or delete it`)
-  }
-  return file
 }
 
-/** Write the profiles file atomically. */
+/** Write the profiles file atomically and durably. */
 export async function writeProfiles(configDir: string, file: ProfileFile): Promise<string> {
   const path = profilesPath(configDir)
-  await mkdir(dirname(path), {recursive: true})
-  // replaceFileAtomically lives with the client's file offset store: temp file, fsync, rename.
-  const {replaceFileAtomically} = await import('../client/offset-stores/atomic-file.js')
-  await replaceFileAtomically(path, `${JSON.stringify(file, null, 2)}\n`)
+  await writeStateFile(path, PROFILES_FORMAT, {...file}, {indent: 2})
   return path
 }
 

@@ -1,5 +1,6 @@
 /**
- * One TCP connection to one broker, shared by everything that talks to that broker.
+ * One connection to one broker, shared by everything that talks to that broker: plain TCP,
+ * TLS, or an in-process pair to a broker in the same process (transport.ts, in-process.ts).
  *
  * - Pipelining: requests are encoded into one output buffer and written once per tick
  *   (process.nextTick), or as soon as EARLY_FLUSH_BYTES are waiting; responses are matched
@@ -23,9 +24,6 @@
  * - Callbacks: a response callback that throws does not touch the connection (only bytes that
  *   do not decode drop it); the exception goes to 'error' listeners, else it is uncaught.
  */
-import {createRequire} from 'node:module'
-import {connect, type Socket} from 'node:net'
-import type * as Tls from 'node:tls'
 import {EventEmitter} from 'node:events'
 import {OutputBuffer} from '../protocol/output-buffer.js'
 import {BufferPool} from '../protocol/buffer-pool.js'
@@ -40,7 +38,8 @@ import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
-import {effectiveTls, SPEAKS_TLS, speaksTls, tlsConnectOptions, type ClientTlsOptions} from './tls.js'
+import {effectiveTls, SPEAKS_TLS, speaksTls, type ClientTlsOptions} from './tls.js'
+import {netTransport, tlsTransport, type Dial, type Transport} from './transport.js'
 import {connectionError} from './connection-errors.js'
 
 export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
@@ -75,6 +74,11 @@ export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
    * most once per {@link LOGIN_REFUSED_LOG_MS}.
    */
   retryRefusedLogin?: boolean
+  /**
+   * Reach the broker through this transport instead of dialling host:port (an in-process pair,
+   * in-process.ts; `tls` is then ignored, host:port only names the broker in messages).
+   */
+  transport?: Dial
 }
 
 /** A connection that retries refused logins logs the refusal at most this often (ms). */
@@ -131,17 +135,21 @@ export class BrokerConnection extends EventEmitter {
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls' | 'retryRefusedLogin'>>
+  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls' | 'retryRefusedLogin' | 'transport'>>
   private readonly retryRefusedLogin: boolean
   /** When a refused login was last logged (retryRefusedLogin), 0: never. */
   private loginRefusedLoggedMs = 0
   private readonly credentials: Credentials | undefined
   /** Set: connections are TLS with these options. */
   private readonly tls: ClientTlsOptions | undefined
+  /** Opens the transport of each connection attempt. */
+  private readonly dial: Dial
+  /** Plain TCP dialled here (no TLS, no transport of the caller's): a silent close may mean a TLS port. */
+  private readonly plainTcp: boolean
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
-  private socket: Socket | undefined
+  private transport: Transport | undefined
   private decoder: FrameDecoder<ResponseFrame>
   /** The body view the socket reads into next, when it is one (see READ_BUFFER). */
   private room: Buffer | undefined
@@ -158,8 +166,10 @@ export class BrokerConnection extends EventEmitter {
 
   constructor(options: ConnectionOptions) {
     super()
-    this.tls = effectiveTls(options.tls)
+    this.tls = options.transport === undefined ? effectiveTls(options.tls) : undefined
     this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
+    this.dial = options.transport ?? (this.tls === undefined ? netTransport(options.host, options.port) : tlsTransport(options.host, options.port, this.tls))
+    this.plainTcp = options.transport === undefined && this.tls === undefined
     this.options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -276,8 +286,8 @@ export class BrokerConnection extends EventEmitter {
     clearInterval(this.ticker)
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
     this.flush()
-    this.socket?.end()
-    this.socket?.destroy()
+    this.transport?.end()
+    this.transport?.destroy()
     this.failAll(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} was closed`))
     this.settleConnectWaiters(new MetaError('CONNECTION_CLOSED', `connection to ${this.name} was closed`))
     this.emit('close')
@@ -302,43 +312,50 @@ export class BrokerConnection extends EventEmitter {
   private open(): void {
     this.state = 'connecting'
     this.decoder = this.newDecoder()
-    const tls = this.tls
     this.room = undefined
-    const socket: Socket =
-      tls === undefined
-        ? connect({host: this.address.host, port: this.address.port, noDelay: true, onread: {buffer: () => this.nextReadBuffer(), callback: (bytes, buf) => this.onRead(socket, bytes, buf)}})
-        : (createRequire(import.meta.url)('node:tls') as typeof Tls).connect(tlsConnectOptions(this.address.host, this.address.port, tls))
-    this.socket = socket
-    const connectTimer = setTimeout(() => {
-      socket.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
+    // Events of a replaced transport (a reconnect meanwhile) are ignored.
+    let connectTimer: NodeJS.Timeout | undefined
+    let answered = false
+    const transport: Transport = this.dial({
+      connect: () => {
+        clearTimeout(connectTimer)
+        if (this.transport !== transport) return
+        if (this.credentials === undefined) this.onConnected()
+        else this.authenticate(transport, this.credentials)
+      },
+      data: (chunk) => {
+        answered = true
+        if (this.transport === transport) this.onData(chunk)
+      },
+      readBuffer: () => this.nextReadBuffer(),
+      read: (bytes, buf) => {
+        answered = true
+        if (this.transport === transport) this.onRead(bytes, buf)
+      },
+      error: (err: NodeJS.ErrnoException) => {
+        // The user reads the error in words; OpenSSL's own text is for the debug log.
+        if (!(err instanceof MetaError)) this.log.debug('socket error', {code: err.code, error: err.message})
+        if (this.transport === transport) this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
+      },
+      close: () => {
+        clearTimeout(connectTimer)
+        if (this.transport !== transport) return
+        // Plain TCP closed before any answer: a TLS port hangs up on plain traffic; ask it.
+        if (this.plainTcp && !this.capabilitiesKnown && this.state !== 'closed' && this.lastError === undefined && !answered) {
+          void speaksTls(this.address.host, this.address.port, this.options.connectTimeoutMs).then((tls) => {
+            if (tls) this.lastError = new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: ${SPEAKS_TLS}`)
+            if (this.transport === transport) this.onSocketClosed()
+          })
+          return
+        }
+        this.onSocketClosed()
+      },
+    })
+    this.transport = transport
+    connectTimer = setTimeout(() => {
+      transport.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
     }, this.options.connectTimeoutMs)
     connectTimer.unref()
-    // TLS: usable once the handshake is done (and the broker's certificate verified).
-    socket.once(tls === undefined ? 'connect' : 'secureConnect', () => {
-      clearTimeout(connectTimer)
-      socket.setNoDelay(true)
-      if (this.credentials === undefined) this.onConnected()
-      else this.authenticate(socket, this.credentials)
-    })
-    if (tls !== undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk))
-    socket.on('error', (err: NodeJS.ErrnoException) => {
-      // The user reads the error in words; OpenSSL's own text is for the debug log.
-      if (!(err instanceof MetaError)) this.log.debug('socket error', {code: err.code, error: err.message})
-      this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
-    })
-    socket.on('close', () => {
-      clearTimeout(connectTimer)
-      if (this.socket !== socket) return
-      // Closed plain before a byte came back: a TLS port hangs up on plain traffic; ask it.
-      if (tls === undefined && !this.capabilitiesKnown && this.state !== 'closed' && this.lastError === undefined && socket.bytesRead === 0) {
-        void speaksTls(this.address.host, this.address.port, this.options.connectTimeoutMs).then((answer) => {
-          if (answer) this.lastError = new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: ${SPEAKS_TLS}`)
-          if (this.socket === socket) this.onSocketClosed()
-        })
-        return
-      }
-      this.onSocketClosed()
-    })
   }
 
   /**
@@ -347,28 +364,28 @@ export class BrokerConnection extends EventEmitter {
    * with UNAUTHORIZED and closes the connection for good (retrying would only lock it out),
    * unless retryRefusedLogin (a replication link) asks to retry it with the back-off.
    */
-  private authenticate(socket: Socket, credentials: Credentials): void {
+  private authenticate(transport: Transport, credentials: Credentials): void {
     const send = (write: (out: OutputBuffer, opaque: number) => void) =>
       new Promise<ResponseFrame>((resolve, reject) => {
         const out = new OutputBuffer()
         write(out, this.pending.add((err, frame) => (err === null ? resolve(frame!) : reject(err)), Date.now() + this.options.connectTimeoutMs))
-        socket.write(out.take())
+        transport.write(out.take())
       })
     scramLogin(credentials, this.name, send).then(
       () => {
-        if (this.socket === socket) this.onConnected()
+        if (this.transport === transport) this.onConnected()
       },
       (error: unknown) => {
-        if (this.socket !== socket) return
+        if (this.transport !== transport) return
         const err = error instanceof MetaError ? error : connectionError(this.name, error as Error)
-        if (err.code !== 'UNAUTHORIZED') return void socket.destroy(err)
+        if (err.code !== 'UNAUTHORIZED') return void transport.destroy(err)
         if (this.retryRefusedLogin) {
           const now = Date.now()
           if (now - this.loginRefusedLoggedMs >= LOGIN_REFUSED_LOG_MS) {
             this.loginRefusedLoggedMs = now
             this.log.error('login refused; retrying with back-off', {user: credentials.user, error: err.message, loggedAtMostEveryMs: LOGIN_REFUSED_LOG_MS})
           }
-          return void socket.destroy(err)
+          return void transport.destroy(err)
         }
         // The caller hears UNAUTHORIZED (the CLI prints it as its one error line).
         this.log.debug('login refused', {user: credentials.user, error: err.message})
@@ -389,14 +406,14 @@ export class BrokerConnection extends EventEmitter {
     // Learn what the broker supports before anyone waiting on ready() sends extensions. Every
     // broker answers this (a MetaQ broker as stats of an unknown topic), so no answer within
     // the connect timeout means whatever listens there is not a broker.
-    const socket = this.socket
+    const transport = this.transport
     this.request(
       (out, opaque) => encodeStats(out, {item: CAPABILITIES_ITEM, opaque}),
       (err, frame) => {
         // Lost before the answer: onSocketClosed reports the failure to ready() waiters.
         if (err !== null && this.state !== 'open') return
         if (err !== null) {
-          socket?.destroy(
+          transport?.destroy(
             new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: it accepted the connection but did not answer within ${formatMs(this.options.connectTimeoutMs)} (is a meta or MetaQ broker listening there?)`),
           )
           return
@@ -417,7 +434,7 @@ export class BrokerConnection extends EventEmitter {
     // One that failed its handshake was never usable: a failed connect, not a lost connection.
     const established = wasOpen && this.capabilitiesKnown
     this.capabilitiesKnown = false
-    this.socket = undefined
+    this.transport = undefined
     if (this.state === 'closed') return
     const err = this.lastError ?? new MetaError('CONNECTION_CLOSED', `broker ${this.name} closed the connection`)
     this.lastError = undefined
@@ -456,26 +473,24 @@ export class BrokerConnection extends EventEmitter {
     return decoder
   }
 
-  /** Where the socket reads next: the rest of a pending body, else the shared buffer. */
+  /** Where the socket reads next (plain TCP): the rest of a pending body, else the shared buffer. */
   private nextReadBuffer(): Buffer {
     this.room = this.decoder.bodyRoom()
     return this.room ?? READ_BUFFER
   }
 
-  /** `bytes` were read into `buf` (see READ_BUFFER); true: keep reading. */
-  private onRead(socket: Socket, bytes: number, buf: Uint8Array): boolean {
-    if (this.socket !== socket) return true // a reconnect replaced it meanwhile
+  /** `bytes` were read into `buf` (see READ_BUFFER). */
+  private onRead(bytes: number, buf: Buffer): void {
     if (buf === this.room) {
       this.lastTrafficMs = Date.now()
       this.decoder.bodyFilled(bytes)
       this.takeFrames(buf)
-      return true
+      return
     }
     // Copied out at its length: frames keep views of it (the pool serves small reads).
     const chunk = Buffer.allocUnsafe(bytes)
     chunk.set(buf.subarray(0, bytes))
     this.onData(chunk)
-    return true
   }
 
   private onData(chunk: Buffer): void {
@@ -495,11 +510,11 @@ export class BrokerConnection extends EventEmitter {
           // The first answer is not this protocol: an HTTP server, a database, a typo'd port.
           const head = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).toString('latin1').split(/\r?\n/, 1)[0].replace(/[^\x20-\x7e]/g, '?').slice(0, 40)
           this.log.debug('not a broker', {error: (error as Error).message})
-          this.socket?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
+          this.transport?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
           return
         }
         this.log.error('malformed response; dropping the connection', {error: (error as Error).message})
-        this.socket?.destroy()
+        this.transport?.destroy()
         return
       }
       if (frame === undefined) return
@@ -546,7 +561,7 @@ export class BrokerConnection extends EventEmitter {
         this.heartbeatFailures += 1
         if (this.heartbeatFailures >= HEARTBEAT_FAILURES_MAX) {
           this.log.warn('heartbeats failed; reconnecting', {failures: this.heartbeatFailures})
-          this.socket?.destroy()
+          this.transport?.destroy()
         }
       },
       5_000,
@@ -571,9 +586,9 @@ export class BrokerConnection extends EventEmitter {
 
   private flush(): void {
     this.flushScheduled = false
-    if (this.out.byteLength === 0 || this.socket === undefined || this.state !== 'open') return
+    if (this.out.byteLength === 0 || this.transport === undefined || this.state !== 'open') return
     this.lastTrafficMs = Date.now()
-    this.socket.write(this.out.take())
+    this.transport.write(this.out.take())
   }
 }
 

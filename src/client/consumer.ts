@@ -42,7 +42,8 @@ import type {FetchedBatch, MessageBatch} from './fetched-batch.js'
 import {PartitionFetcher, type FetchSettings, type FetchSink} from './fetcher.js'
 import {QueuedIterator} from './queued-iterator.js'
 import {createTopology, type Topology} from './topology.js'
-import {partitionName, type Message, type Partition} from './types.js'
+import type {OwnedPartition} from './membership.js'
+import {partitionName, type Message, type Partition, type ReadFromEvent} from './types.js'
 
 export type {MessageBatch} from './fetched-batch.js'
 
@@ -122,6 +123,44 @@ export interface FetchErrorEvent {
   retryInMs: number
 }
 
+/** The 'partitionEnd' event (`stopAtEnd`): a partition read to its end, and the offset there. */
+export interface PartitionEndEvent extends Partition {
+  topic: string
+  offset: number
+}
+
+/** The 'rebalance' event of a group consumer: the partitions it owns now, and those it gave up. */
+export interface RebalanceEvent {
+  generation: number
+  assigned: OwnedPartition[]
+  revoked: OwnedPartition[]
+}
+
+/** The 'messageFailed' event of a group consumer: a message its handler failed on after every retry. */
+export interface MessageFailedEvent {
+  message: Message
+  error: unknown
+}
+
+/**
+ * The events of a consumer, by name, with their arguments: `consumer.on('readFrom', (e) => …)`
+ * is checked against this map (a typed EventEmitter), so a misspelt event or a listener of
+ * the wrong arguments does not compile (docs/architecture.md#client-events).
+ */
+export interface ConsumerEvents {
+  /** A partition's reads moved to another broker of its id (a master, or its slave). */
+  readFrom: [event: ReadFromEvent]
+  partitionEnd: [event: PartitionEndEvent]
+  fetchError: [event: FetchErrorEvent]
+  partitionsAdded: [event: PartitionsAddedEvent]
+  /** The error the consumer stopped with (its iterators throw it too). */
+  error: [error: Error]
+  /** Group consumers only. */
+  rebalance: [event: RebalanceEvent]
+  /** Group consumers only. */
+  messageFailed: [event: MessageFailedEvent]
+}
+
 /** A processed position: the next offset, and the id of the last message processed. */
 export interface Position {
   offset: number
@@ -137,7 +176,7 @@ function batchKey(batch: MessageBatch): string {
   return `${batch.topic}:${batch.brokerId}-${batch.partition}`
 }
 
-export abstract class ConsumerBase extends EventEmitter implements FetchSink, AsyncIterable<Message> {
+export abstract class ConsumerBase extends EventEmitter<ConsumerEvents> implements FetchSink, AsyncIterable<Message> {
   readonly topics: string[]
   protected readonly topology: Topology
   protected readonly ownsTopology: boolean
@@ -154,7 +193,7 @@ export abstract class ConsumerBase extends EventEmitter implements FetchSink, As
   private started: Promise<void> | undefined
   private inHand: FetchedBatch | undefined
   private idleWaiters: Array<() => void> = []
-  private readonly forwardReadFrom = (event: unknown) => this.emit('readFrom', event)
+  private readonly forwardReadFrom = (event: ReadFromEvent) => this.emit('readFrom', event)
 
   constructor(options: ConsumerBaseOptions, group: string) {
     super()

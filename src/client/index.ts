@@ -15,7 +15,7 @@ export {ClusterMembership, type ClusterMembershipOptions} from './cluster-member
 export {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
 export {connectGroupAdmin, StandaloneGroupAdmin, type GroupOffsetsAdmin, type GroupAdminOptions, type PartitionBounds} from './group-admin.js'
 export {ZkGroupAdmin} from './zk-group-admin.js'
-export {Producer, createProducer, type ProducerOptions, type SendOptions, type SendCallback, type BeginTransactionOptions} from './producer.js'
+export {Producer, createProducer, type ProducerEvents, type ProducerOptions, type SendOptions, type SendCallback, type BeginTransactionOptions} from './producer.js'
 export type {TransactionInfo, TransactionState, TransactionSummary} from './transaction.js'
 export {XaResource, createXaResource, type Xid, type XaResourceOptions} from './xa-resource.js'
 export {
@@ -26,8 +26,12 @@ export {
   partitionKey,
   TAIL_OFFSET,
   type ConsumerBaseOptions,
+  type ConsumerEvents,
   type ConsumerOptions,
   type FetchErrorEvent,
+  type MessageFailedEvent,
+  type PartitionEndEvent,
+  type RebalanceEvent,
   type MessageBatch,
   type Position,
   type RunHandlers,
@@ -44,7 +48,7 @@ export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'
 export {SpoolingProducer, DEFAULT_SPOOL_IN_FLIGHT, MAX_OUTAGE_FLOOR_MS, MAX_OUTAGE_CEILING_MS} from './spooling-producer.js'
-export type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
+export type {SpoolingProducerEvents, SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 export {createSpoolingProducer, type SpoolingProducerConfig} from './spool/create.js'
 export * from './spool/index.js'
 export {compileTopicPattern, existingTopics, matchingTopics, TOPIC_PATTERN_MAX_CHARS, type TopicPattern} from './topic-pattern.js'

@@ -71,7 +71,15 @@ interface SendTask extends TxItem, KeptLink {
   tx: Transaction<SendTask> | undefined
 }
 
-export class Producer extends EventEmitter {
+/** The events of a producer (a typed EventEmitter: docs/architecture.md#client-events). */
+export interface ProducerEvents {
+  /** The window has room again after a send was told to wait. */
+  drain: []
+  /** What a send callback threw (without a listener it is an uncaught exception). */
+  error: [error: unknown]
+}
+
+export class Producer extends EventEmitter<ProducerEvents> {
   private readonly topology: Topology
   private readonly ownsTopology: boolean
   private readonly selector: PartitionSelector

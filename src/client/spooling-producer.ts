@@ -51,10 +51,10 @@ import {isMetaError, MetaError} from '../protocol/errors.js'
 import type {Producer, SendCallback, SendOptions} from './producer.js'
 import type {SendResult} from './types.js'
 import {defaultSpoolRoot, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
-import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane} from './spool/lane.js'
+import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane, type LaneEmit} from './spool/lane.js'
 import {describeSystemError} from './spool/spool.js'
 import {Queue} from './spool/queue.js'
-import type {SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
+import type {SpoolingProducerEvents, SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
@@ -71,7 +71,7 @@ const DRAIN_BACKLOG_BYTES = 1024 * 1024
 export const MAX_OUTAGE_FLOOR_MS = 1000
 export const MAX_OUTAGE_CEILING_MS = 30 * 24 * 3600 * 1000
 
-export class SpoolingProducer extends EventEmitter {
+export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
   private readonly options: SpoolingProducerOptions
   private readonly producer: Producer
   private readonly root: string
@@ -205,12 +205,15 @@ export class SpoolingProducer extends EventEmitter {
     let failure: MetaError | undefined
     for (const lane of this.lanes.values()) {
       if (lane.spool === undefined) continue
-      const error = await closeSpool(lane.topic, lane.spool, (event, ...args) => this.emit(event, ...args))
+      const error = await closeSpool(lane.topic, lane.spool, this.forward)
       failure ??= error
     }
     if (this.ownsProducer) await this.producer.close()
     if (failure !== undefined) throw failure
   }
+
+  /** A lane's event that is the producer's too, emitted as it is. */
+  private readonly forward: LaneEmit = (event, ...args) => (this.emit as (name: string, ...rest: unknown[]) => boolean)(event, ...args)
 
   private lane(topic: string): Lane {
     const known = this.lanes.get(topic)
@@ -225,7 +228,7 @@ export class SpoolingProducer extends EventEmitter {
   private takeLeftovers(lane: Lane): void {
     const spool = openLeftovers(this.root, lane.topic, this.options, (dir) => this.openSpool(lane, dir), (event, ...args) => {
       if (event === 'merged') this.reportOpened(lane, args[0] as string, args[1] as Spool['opened'])
-      else this.emit(event, ...args)
+      else this.forward(event, ...args)
     })
     if (spool === undefined) return
     this.counts.leftover += spool.pending

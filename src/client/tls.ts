@@ -22,8 +22,6 @@ export interface ClientTlsOptions {
   /** PEM of a client certificate, and its key (mutual TLS). */
   cert?: string | Buffer
   key?: string | Buffer
-  /** False: do not verify the broker's certificate (only a broker's own loopback connection to itself). */
-  rejectUnauthorized?: boolean
 }
 
 /** Files of the CLI's TLS flags. */
@@ -86,7 +84,6 @@ export function tlsConnectOptions(host: string, port: number, tls: ClientTlsOpti
     ...(tls.ca === undefined ? {} : {ca: tls.ca}),
     ...(tls.cert === undefined ? {} : {cert: tls.cert}),
     ...(tls.key === undefined ? {} : {key: tls.key}),
-    ...(tls.rejectUnauthorized === false ? {rejectUnauthorized: false} : {}),
   }
 }
 

@@ -29,6 +29,7 @@ import {decodeMessageSet} from '../protocol/message-set.js'
 import {messageIdTimestamp} from '../protocol/message-id.js'
 import {META_VERSION} from '../package-info.js'
 import type {HttpContext} from './context.js'
+import type {CounterHistory, CounterSample} from './history.js'
 import {messageJson} from './gateway.js'
 import {groupParam, HttpError, intParam, param, topicParam, type Query} from './params.js'
 
@@ -47,13 +48,13 @@ interface Page<T> {
   size: number
 }
 
-export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
+export function registerApi(app: FastifyInstance, ctx: HttpContext, history: CounterHistory): void {
   const {broker} = ctx
   let groupAdmin: Promise<GroupOffsetsAdmin> | undefined
   /** Groups' offsets: the broker's own (standalone) or ZooKeeper's (cluster mode), opened once. */
-  const groups = (): Promise<GroupOffsetsAdmin> => {
+  const groups = async (req: FastifyRequest): Promise<GroupOffsetsAdmin> => {
     const zk = broker.config.zookeeper
-    if (broker.cluster === undefined || zk.zkConnect === undefined) return Promise.resolve(new StandaloneGroupAdmin(ctx.admin))
+    if (broker.cluster === undefined || zk.zkConnect === undefined) return new StandaloneGroupAdmin(await ctx.admin(req))
     groupAdmin ??= connectGroupAdmin({zk: zk.zkConnect, zkRoot: zk.zkRoot, logger: ctx.log.child('groups')}).catch((error: unknown) => {
       groupAdmin = undefined
       throw error
@@ -65,8 +66,8 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     if (admin !== undefined && !(admin instanceof StandaloneGroupAdmin)) await admin.close()
   })
 
-  app.get('/api/overview', async () => {
-    const system = await ctx.admin.systemStats()
+  app.get('/api/overview', async (req) => {
+    const system = await (await ctx.admin(req)).systemStats()
     const config = broker.config
     return {
       brokerId: system.brokerId,
@@ -87,15 +88,16 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
 
   // One sample a second for every open stream, taken only while one is open.
   const listeners = new Set<(counters: Record<string, number>) => void>()
+  const withRates = (counters: Record<string, number>): Record<string, number> => ({...counters, ...(history.ratesAt(counters as unknown as CounterSample) as Record<string, number>)})
   let ticker: NodeJS.Timeout | undefined
   app.addHook('onClose', async () => clearInterval(ticker))
   app.get('/api/events', (req, reply) => {
     sse(req, reply, (send) => {
       const listener = (counters: Record<string, number>) => send('counters', counters)
-      listener(liveCounters(broker))
+      listener(withRates(liveCounters(broker)))
       listeners.add(listener)
       ticker ??= setInterval(() => {
-        const counters = liveCounters(broker)
+        const counters = withRates(liveCounters(broker))
         for (const l of listeners) l(counters)
       }, EVENTS_INTERVAL_MS)
       return () => {
@@ -112,9 +114,9 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const q = req.query as Query
     const filter = (param(q, 'q') ?? '').toLowerCase()
     const {seen} = ctx.viewer(req)
-    const topics = (await ctx.admin.topics())
+    const topics = (await (await ctx.admin(req)).topics())
       .filter((t) => t.topic.toLowerCase().includes(filter) && seen.topic(t.topic))
-      .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null}))
+      .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null, putRate: history.topicRate(t.topic)}))
     return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
   })
 
@@ -144,16 +146,16 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     if (time !== undefined && time !== '') {
       const ms = /^\d+$/.test(time) ? Number(time) : Date.parse(time)
       if (!Number.isFinite(ms)) throw new HttpError(400, `invalid time "${time}": expected an ISO 8601 time or milliseconds since the epoch`)
-      from = await ctx.admin.seek(topic, partition, 'time', ms)
+      from = await (await ctx.admin(req)).seek(topic, partition, 'time', ms)
     } else {
       from = intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER, fallback: log.minOffset})
     }
-    return {topic, partition, start: log.minOffset, end: log.maxOffset, ...(await readMessages(ctx, topic, partition, from, limit))}
+    return {topic, partition, start: log.minOffset, end: log.maxOffset, ...(await readMessages(ctx, req, topic, partition, from, limit))}
   })
 
   app.get('/api/groups', async (req) => {
     const {seen} = ctx.viewer(req)
-    const admin = await groups()
+    const admin = await groups(req)
     const list = (await admin.listGroups()).filter((g) => seen.group(g.group))
     return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
   })
@@ -161,7 +163,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   app.get('/api/groups/:group', async (req) => {
     const group = groupParam((req.params as {group: string}).group)
     ctx.authorize(req, 'group', group)
-    const admin = await groups()
+    const admin = await groups(req)
     const description = await admin.describeGroup(group)
     const owners = new Map<string, string>()
     for (const member of description.members) for (const tp of member.owned) owners.set(`${tp.topic}\0${tp.partition}`, member.id)
@@ -188,13 +190,13 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     const body = jsonBody(req)
     const topic = topicParam(typeof body.topic === 'string' ? body.topic : undefined)
     const partition = intParam({partition: String(body.partition ?? '')}, 'partition', {min: 0})
-    const admin = await groups()
+    const admin = await groups(req)
     const committed = (await admin.fetchOffsets(group, [topic])).find((o) => o.partition === partition)
     if (committed === undefined) throw new HttpError(404, `group "${group}" has no committed offset for ${topic} partition ${partition}: nothing to skip`)
     if (body.offset !== undefined && Number(body.offset) !== committed.offset) {
       throw new HttpError(409, `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`, 'CONFLICT')
     }
-    const {messages} = await readMessages(ctx, topic, partition, committed.offset, 1)
+    const {messages} = await readMessages(ctx, req, topic, partition, committed.offset, 1)
     const message = messages[0] as {offset: number; recordBytes: number; msgId: string} | undefined
     if (message === undefined || message.offset !== committed.offset) {
       throw new HttpError(409, `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`, 'CONFLICT')
@@ -209,7 +211,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     // server.ini names every topic: an admin's to see.
     ctx.authorize(req, 'admin', '*')
     const config = broker.config
-    return {text: await ctx.admin.config(), checksum: config.checksum, path: config.source?.path ?? null}
+    return {text: await (await ctx.admin(req)).config(), checksum: config.checksum, path: config.source?.path ?? null}
   })
 
   app.post('/api/reload', async (req) => {
@@ -218,7 +220,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
     if (broker.config.source?.path === undefined) {
       throw new HttpError(400, 'nothing to reload: the broker was started without a server.ini (meta serve -c <file>)')
     }
-    const report = await ctx.admin.reload(dryRun ? 'check' : 'apply')
+    const report = await (await ctx.admin(req)).reload(dryRun ? 'check' : 'apply')
     if (!dryRun) ctx.log.info('configuration reload requested from the dashboard', {changed: report.changed})
     return report
   })
@@ -287,6 +289,7 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
         let position = startAt ?? broker.stats.store.get(topic, partition)?.maxOffset ?? 0
         while (!stopped) {
           const frame = await ctx.request(
+            req,
             (out, opaque) => encodeGet(out, {topic, group: 'meta-http-follow', partition, offset: position, maxSize: broker.config.system.maxTransferBytes, opaque, maxWaitMs: FOLLOW_WAIT_MS}),
             FOLLOW_WAIT_MS + 30_000,
           )
@@ -310,7 +313,14 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext): void {
   })
 }
 
-/** Counters the live charts difference into rates (sampled, not requested per partition). */
+/** Messages stored per topic now (the topics page's rates, from the counter history). */
+export function topicMessageCounts(broker: BrokerReadView): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const log of broker.stats.store.list()) counts.set(log.topic, (counts.get(log.topic) ?? 0) + log.info().messageCount)
+  return counts
+}
+
+/** Counters the live charts draw, with their rates (src/http/history.ts: a sliding window). */
 function liveCounters(broker: BrokerReadView): Record<string, number> {
   const ctx = broker.stats
   const traffic = broker.traffic()
@@ -357,12 +367,12 @@ function partitionRow(broker: BrokerReadView, topic: string, partition: number, 
 }
 
 /** Up to `limit` whole messages from `from` (moved to the log start when below it). */
-async function readMessages(ctx: HttpContext, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
+async function readMessages(ctx: HttpContext, req: FastifyRequest, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
   let offset = from
   const messages: Record<string, unknown>[] = []
   const maxSize = ctx.broker.config.system.maxTransferBytes
   for (let round = 0; round < 4 && messages.length < limit; round++) {
-    const frame = await ctx.request((out, opaque) => encodeGet(out, {topic, group: 'meta-http-browse', partition, offset, maxSize, opaque, maxWaitMs: 0}))
+    const frame = await ctx.request(req, (out, opaque) => encodeGet(out, {topic, group: 'meta-http-browse', partition, offset, maxSize, opaque, maxWaitMs: 0}))
     if (frame.type === 'result') {
       if (frame.code === 301 && round === 0 && messages.length === 0) {
         offset = Number(frame.body.toString())

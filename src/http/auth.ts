@@ -8,24 +8,17 @@
  *   Authorization: Bearer <operator token> every right ($META_HTTP_TOKEN or --http-token-file)
  *   nothing                                the anonymous rights ([security] anonymous)
  *
- * Each request the HTTP server sends its broker on behalf of an HTTP request is checked, before
- * it leaves, against that request's rights with the broker's own check (accessDenial), on the
- * frame as encoded: the HTTP server's one connection to its broker is logged in as an in-memory
- * user with every right, and no request goes over it unchecked. Refused: 403 ACCESS_DENIED
+ * Each request the HTTP server sends its broker on behalf of an HTTP request goes over an
+ * in-process connection the broker bound to that request's principal (sessions.ts), so the
+ * broker checks, counts, limits and audits it as that principal's: refused, 403 ACCESS_DENIED
  * with the broker's message. Failed logins (a wrong password or an unknown token) are slowed and
  * counted as on the broker's port (the same per-address runs, `auth_failures`).
  *
  * Without access control nothing here runs: the operator token rule (server.ts) holds alone.
  */
-import {AsyncLocalStorage} from 'node:async_hooks'
 import {timingSafeEqual} from 'node:crypto'
 import type {FastifyRequest} from 'fastify'
-import {accessDenial, ALL_RIGHTS, checkUserName, NO_RIGHTS, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
-import {BrokerConnection, type ConnectionOptions} from '../client/connection.js'
-import type {ResponseCallback} from '../client/pending.js'
-import {MetaError} from '../protocol/errors.js'
-import {createRequestDecoder} from '../protocol/frames.js'
-import {OutputBuffer} from '../protocol/output-buffer.js'
+import {ALL_RIGHTS, checkUserName, type BoundPrincipal, type BrokerReadView, type Right, type RightSet} from '../broker/read-view.js'
 import {HttpError} from './params.js'
 
 /** An HTTP request's principal: how messages name it, and its rights (read at each check: a reload applies). */
@@ -36,15 +29,8 @@ export interface HttpPrincipal {
   rights(): RightSet
   /** Record a refusal of this principal (the broker's audit trail and access_denied count). */
   refused?(command: string, resource: string, why: string): void
-}
-
-/** The request being served, for the checks made deeper down (the connection's requests). */
-const current = new AsyncLocalStorage<HttpPrincipal>()
-
-/** Run `next` (fastify's hook callback, which goes on to the handler) as `principal`. */
-export function runAs(principal: HttpPrincipal | undefined, next: () => void): void {
-  if (principal === undefined) next()
-  else current.run(principal, next)
+  /** Whom the broker's in-process connection for its requests acts as (sessions.ts). */
+  bound: BoundPrincipal
 }
 
 /** Throws 403 ACCESS_DENIED unless `principal` has `right` on `resource` (checks made without a broker request). */
@@ -72,7 +58,7 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
   const address = req.socket.remoteAddress ?? req.ip
   const refused = (name: string) => (command: string, resource: string, why: string) => access.audit.refused(name, address, command, resource, why)
   if (basic === undefined && (bearer === undefined || bearer === '')) {
-    return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined), refused: refused('(anonymous)')}
+    return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined), refused: refused('(anonymous)'), bound: {anonymous: true}}
   }
   if (basic !== undefined) {
     if (!options.basicAllowed) {
@@ -84,14 +70,14 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     // A name the users file could not hold is a failure like a wrong password (counted under one name).
     const named = colon > 0 && isUserName(user)
     if (await access.login(address, named ? user : '(invalid name)', 'HTTP Basic', () => named && access.checkPassword(user, decoded.slice(colon + 1)))) {
-      return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user)}
+      return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user), bound: {user}}
     }
     throw failedLogin('authentication failed')
   }
   const token = bearer as string
-  if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS}
+  if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS, bound: {operatorToken: true}}
   const user = access.userOfToken(token)
-  if (user !== undefined) return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user)}
+  if (user !== undefined) return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user), bound: {user}}
   await access.login(address, '(HTTP token)', 'HTTP token', () => false)
   throw failedLogin('authentication failed: unknown HTTP token')
 }
@@ -102,51 +88,5 @@ function isUserName(name: string): boolean {
     return true
   } catch {
     return false
-  }
-}
-
-/**
- * The HTTP server's connection to its broker when access control is on: logged in as an
- * in-memory user with every right, it checks each request, as encoded, against the rights of
- * the HTTP request it is made for (the one running, AsyncLocalStorage) before sending it. A
- * request made outside any HTTP request is refused: nothing goes over it unchecked.
- */
-const OUTSIDE: HttpPrincipal = {who: 'the HTTP server outside any HTTP request', rights: () => NO_RIGHTS}
-
-export class CheckedConnection extends BrokerConnection {
-  private readonly requestDecoder = createRequestDecoder({maxBodyBytes: Number.MAX_SAFE_INTEGER})
-
-  static async open(options: ConnectionOptions): Promise<CheckedConnection> {
-    const conn = new CheckedConnection(options)
-    try {
-      await conn.ready()
-    } catch (error) {
-      conn.close()
-      throw error
-    }
-    return conn
-  }
-
-  override request(write: (out: OutputBuffer, opaque: number) => void, callback: ResponseCallback, timeoutMs?: number): void {
-    const denied = this.denial(write)
-    if (denied !== undefined) {
-      callback(new MetaError('ACCESS_DENIED', denied), undefined)
-      return
-    }
-    super.request(write, callback, timeoutMs)
-  }
-
-  private denial(write: (out: OutputBuffer, opaque: number) => void): string | undefined {
-    // The connection's own requests (its capabilities, heartbeats) need no right; anything
-    // else made outside an HTTP request has none.
-    const principal = current.getStore() ?? OUTSIDE
-    const out = new OutputBuffer()
-    write(out, 0)
-    this.requestDecoder.push(out.take())
-    const frame = this.requestDecoder.next()
-    if (frame === undefined || this.requestDecoder.inFrame) throw new Error('the HTTP server encoded a partial request frame')
-    const denied = accessDenial(principal.rights(), frame, principal.who)
-    if (denied !== undefined) principal.refused?.(frame.type, (frame as {topic?: string; group?: string}).topic ?? (frame as {group?: string}).group ?? '', denied)
-    return denied
   }
 }

@@ -1,7 +1,8 @@
 /**
  * MetaQ's HTTP plugin (docs/http.md, `jettyBroker`): `/put`, `/get` and `/offset` with its
- * semantics. Each request becomes the MetaQ protocol command over the gateway's own loopback
- * connection to this broker, so every check, counter and answer is the broker's:
+ * semantics. Each request becomes the MetaQ protocol command, encoded once, on the broker's
+ * in-process connection for the request's principal (sessions.ts), so every check, counter,
+ * quota and answer is the broker's for that principal:
  *
  *   POST /put?topic&partition&flag[&checksum]&length   body = the payload, taken raw whatever
  *        the Content-Type → status and `msgId partition offset`
@@ -49,7 +50,7 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
         checksum: intParam(q, 'checksum', {fallback: NO_CHECKSUM}),
         length: intParam(q, 'length', {min: 0}),
       }
-      // Refused before the body is read (the put is checked again on its way to the broker).
+      // Refused before the body is read (the broker checks the put again, as the principal's).
       ctx.authorize(req, 'put', params.topic)
       if (params.length > ctx.maxBodyBytes) throw tooLarge(params.length, ctx.maxBodyBytes)
       const declared = req.headers['content-length']
@@ -65,7 +66,7 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
     const p = putParams.get(req)!
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
     if (body.length !== p.length) throw new HttpError(400, `length=${p.length} but the body has ${body.length} bytes: they must agree`)
-    const frame = await ctx.request((out, opaque) =>
+    const frame = await ctx.request(req, (out, opaque) =>
       encodePut(out, {topic: p.topic, partition: p.partition, flag: p.flag, checksum: p.checksum, txKey: null, opaque, body}),
     )
     sendResult(req, reply, frame, () => {
@@ -87,7 +88,7 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
     const group = groupParam(param(q, 'group') ?? DEFAULT_HTTP_GROUP)
     const offset = intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER})
     const maxSize = intParam(q, 'maxsize', {min: 1, fallback: ctx.broker.config.system.maxTransferBytes})
-    const frame = await ctx.request((out, opaque) => encodeGet(out, {topic, group, partition, offset, maxSize, opaque, maxWaitMs: 0}))
+    const frame = await ctx.request(req, (out, opaque) => encodeGet(out, {topic, group, partition, offset, maxSize, opaque, maxWaitMs: 0}))
     if (frame.type === 'value') {
       if (wantsJson(req)) {
         const set = decodeMessageSet(frame.body, {baseOffset: offset, verifyChecksum: true, maxPayloadBytes: Number.MAX_SAFE_INTEGER})
@@ -109,7 +110,7 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
     const partition = intParam(q, 'partition', {min: 0})
     const group = groupParam(param(q, 'group') ?? DEFAULT_HTTP_GROUP)
     const offset = intParam(q, 'offset', {min: -1, max: Number.MAX_SAFE_INTEGER})
-    const frame = await ctx.request((out, opaque) => encodeOffset(out, {topic, group, partition, offset, opaque}))
+    const frame = await ctx.request(req, (out, opaque) => encodeOffset(out, {topic, group, partition, offset, opaque}))
     sendResult(req, reply, frame, (text) => ({offset: Number(text)}))
   })
 }

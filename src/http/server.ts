@@ -5,9 +5,10 @@
  * JSON API and live events (api.ts) and the dashboard's static files (assets/dashboard).
  * MetaQ served its HTTP plugin and its dashboard on two ports; meta serves both on one.
  *
- * It talks to its broker as a client does, over one loopback connection of the MetaQ
- * protocol (shown among the broker's connections), and reads counters the broker keeps
- * through its read-only view (broker/read-view.ts).
+ * It talks to its broker as a client does, in the MetaQ protocol, over in-process connections
+ * each bound to the principal of the HTTP requests it carries (sessions.ts; shown among the
+ * broker's connections), and reads counters the broker keeps through its read-only view
+ * (broker/read-view.ts).
  *
  * Token (docs/http.md): with `token` set, every mutating endpoint (put, reload, skip, offset
  * changes) needs it (`Authorization: Bearer <token>`); without one, mutating endpoints are
@@ -15,7 +16,7 @@
  *
  * On a broker with access control (a users file or [security]), users and rights decide
  * instead (auth.ts): Basic auth or a per-user token, the anonymous rights otherwise, and the
- * token above is one with every right. Each request to the broker is checked against them.
+ * token above is one with every right. The broker checks each request as that principal's.
  */
 import {timingSafeEqual} from 'node:crypto'
 import {isIP} from 'node:net'
@@ -23,18 +24,19 @@ import Fastify, {type FastifyError, type FastifyRequest} from 'fastify'
 import {SEES_ALL, visibilityOf, type BrokerReadView} from '../broker/read-view.js'
 import {AdminClient} from '../client/admin.js'
 import {readFileSync} from 'node:fs'
-import {BrokerConnection} from '../client/connection.js'
 import {silentLogger, type Logger} from '../log.js'
 import {errorStatus, isMetaError, MetaError} from '../protocol/errors.js'
 import {RECORD_HEADER_BYTES} from '../protocol/message-set.js'
 import {registerApi} from './api.js'
 import {browserGuard} from './browser-guard.js'
-import {authorize, CheckedConnection, principalOf, runAs, type HttpPrincipal} from './auth.js'
+import {authorize, principalOf, type HttpPrincipal} from './auth.js'
 import type {HttpContext} from './context.js'
 import {registerGateway, tooLarge, wantsJson} from './gateway.js'
 import {HISTORY_INTERVAL_MS, startCounterHistory} from './history.js'
+import {topicMessageCounts} from './api.js'
 import {registerMetrics} from './metrics.js'
 import {HttpError} from './params.js'
+import {BrokerSessions} from './sessions.js'
 import {registerStatic} from './static.js'
 
 interface HttpServerOptions {
@@ -70,30 +72,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const loopback = isLoopback(host)
   // Before connecting: a bad --http-allow-host is refused with nothing to undo.
   const guard = browserGuard({listenHost: host, allowHosts: options.allowHosts ?? [], scheme: options.tls === undefined ? 'http' : 'https'})
-  const system = broker.config.system
   const access = broker.access
-  const connect = access === undefined ? BrokerConnection.connect : CheckedConnection.open
-  const conn = await connect({
-    // With access control, an in-memory user with every right; each request is checked (auth.ts).
-    ...(access === undefined ? {} : access.internalUser('http')),
-    host: connectHost(broker.host),
-    port: broker.port,
-    // Under tlsOnly its one port is TLS: its own loopback connection skips verifying the
-    // certificate (its name need not be the loopback address) and presents it as a client
-    // certificate, which a tlsCa that signed it accepts.
-    tls: system.tlsOnly ? {rejectUnauthorized: false, ...readPemPair(system.tlsCert, system.tlsKey)} : false,
-    reconnect: true,
-    requestTimeoutMs: 30_000,
-    heartbeatIntervalMs: 0,
-    logger: log.child('conn'),
-  })
-  const admin = new AdminClient(conn)
+  const sessions = new BrokerSessions(broker, log)
   const maxBodyBytes = Math.max(0, broker.config.system.maxTransferBytes - RECORD_HEADER_BYTES)
   const principals = new WeakMap<FastifyRequest, HttpPrincipal>()
+  /** The broker's in-process connection acting as the request's principal (anonymous without access control). */
+  const connection = (req: FastifyRequest) => sessions.connection(principals.get(req)?.bound ?? {anonymous: true})
   const ctx: HttpContext = {
     broker,
-    admin,
-    request: (write, timeoutMs) => conn.requestAsync(write, timeoutMs),
+    admin: async (req) => new AdminClient(await connection(req)),
+    request: async (req, write, timeoutMs) => (await connection(req)).requestAsync(write, timeoutMs),
     // With access control the rights decide (each request to the broker is checked).
     authorizeMutation: (req) => (access === undefined ? authorizeMutation(req.headers, token, host) : undefined),
     authorize: (req, right, resource) => authorize(principals.get(req), right, resource),
@@ -126,7 +114,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     app.addHook('onRequest', async (req) => {
       principals.set(req, await principalOf(req, access, {httpToken: token, basicAllowed}))
     })
-    app.addHook('preHandler', (req, _reply, done) => runAs(principals.get(req), done))
   }
   app.setErrorHandler((error: FastifyError | HttpError | MetaError, req, reply) => {
     const {status, message, code} = describeError(error, maxBodyBytes, req)
@@ -152,18 +139,18 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const traffic = broker.traffic()
     const counters = broker.stats.counters
     return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
-  })
+  }, () => topicMessageCounts(broker))
   app.addHook('onClose', async () => history.stop())
   app.get('/api/history', async () => ({intervalMs: HISTORY_INTERVAL_MS, samples: history.samples()}))
   registerGateway(app, ctx)
   registerMetrics(app, ctx)
-  registerApi(app, ctx)
+  registerApi(app, ctx, history)
   registerStatic(app, ctx)
 
   try {
     await app.listen({port: options.port, host})
   } catch (error) {
-    conn.close()
+    sessions.close()
     await app.close().catch(() => undefined)
     throw listenError(error as NodeJS.ErrnoException, host, options.port)
   }
@@ -181,7 +168,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     close: () =>
       (closing ??= (async () => {
         await app.close()
-        conn.close()
+        sessions.close()
       })()),
   }
 }
@@ -237,13 +224,6 @@ function brokerIdPath(url: string, brokerId: number): string {
 /** The dashboard's API answers JSON, errors included. */
 function isApi(req: FastifyRequest): boolean {
   return req.url.startsWith('/api/')
-}
-
-/** The address to reach the broker at from this process: loopback for a wildcard bind. */
-function connectHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1'
-  if (host === '::') return '::1'
-  return host
 }
 
 export function isLoopback(host: string): boolean {

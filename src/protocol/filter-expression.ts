@@ -62,7 +62,7 @@ function filterError(source: string, pos: number, message: string): MetaError {
 function describe(token: Token): string {
   switch (token.type) {
     case 'end':
-      return 'the end of the expression'
+      return 'end of the expression'
     case 'string':
       return `string ${JSON.stringify(token.text)}`
     case 'number':

@@ -7,60 +7,25 @@
  *
  * A broker takes it before it opens a partition and removes it on a clean stop; the offline
  * commands (`meta partitions move|delete`, `meta repair`) take it while they change files and
- * refuse while someone else holds it. The file is created with O_EXCL, so two processes
- * never both create it. A lock whose process is gone is stale: it is taken over (the caller
- * logs it). On this host a holder is gone when its pid is not running, is a zombie (state Z
- * or X in /proc/PID/stat: killed, not yet reaped by its parent), or now belongs to another
- * process (its start time, field 22 of /proc/PID/stat, differs from `procStart`; lock files
- * written without `procStart` skip that check). A lock naming this process's own pid is held
- * only when this process took it and has not released it (two brokers in one process): a
- * container restarted with the same pid (often 1) finds its previous run's lock, which no
- * check of /proc can tell from its own. A lock written on another host cannot be checked from
- * here and is never taken over.
- *
- * Taking over a stale lock renames it aside first and checks that what was renamed is still
- * the stale lock (not a fresh one another process created meanwhile), so two processes that
- * both saw the stale lock cannot both end up holding the directory.
+ * refuse while someone else holds it. It is a PID lock file (durable/pid-lock.ts): created
+ * whole or not at all, taken over when its holder is gone (a dead, zombie or reused pid; the
+ * caller logs it), refused while a live process on this host or any process on another host
+ * holds it, and, for this process's own pid, held only while this process holds it (a
+ * container restarted with the same pid takes its previous run's lock over).
  */
-import {closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync} from 'node:fs'
-import {hostname} from 'node:os'
 import {join} from 'node:path'
+import {hostname} from 'node:os'
+import {acquirePidLock, isPidLockHeld, PidLockBusyError, readPidLock, type PidLock, type PidLockInfo} from '../durable/pid-lock.js'
 import {MetaError} from '../protocol/errors.js'
 import {LOCK_FILE_NAME} from './layout.js'
 
 /** What the lock file says about its holder. */
-export interface DataDirLockInfo {
-  pid: number
-  /** The holder's host name (os.hostname()). */
-  host: string
-  /** Where the holder listens (`host:port`), once known; absent for offline commands. */
-  address?: string
-  /** ISO time the holder took the lock. */
-  startedAt: string
-  /** What holds it: `meta serve`, `meta partitions move`, … */
-  command?: string
-  /**
-   * The holder's start time in clock ticks after boot (/proc/PID/stat field 22), to tell it
-   * from a later process given the same pid; absent off Linux and in older lock files.
-   */
-  procStart?: number
-}
+export type DataDirLockInfo = PidLockInfo
 
 /** A lock this process holds. */
-export interface DataDirLock {
+export interface DataDirLock extends PidLock {
   readonly dir: string
-  readonly path: string
-  readonly info: DataDirLockInfo
-  /** Set when a stale lock was taken over: what it said. */
-  readonly tookOverFrom?: DataDirLockInfo
-  /** Record the address once the broker listens (rewrites the file atomically). */
-  setAddress(address: string): void
-  /** Remove the lock file (only if it is still ours); idempotent. */
-  release(): void
 }
-
-/** Lock file path → the `startedAt` of the lock this process holds there (until released). */
-const heldHere = new Map<string, string>()
 
 /** The lock file of a directory. */
 export function dataDirLockPath(dir: string): string {
@@ -69,14 +34,11 @@ export function dataDirLockPath(dir: string): string {
 
 /** The lock file's contents, or undefined when there is none (or it is unreadable garbage). */
 export function readDataDirLock(dir: string): DataDirLockInfo | undefined {
-  let text: string
   try {
-    text = readFileSync(dataDirLockPath(dir), 'utf8')
+    return readPidLock(dataDirLockPath(dir))
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new MetaError('STORAGE_ERROR', `cannot read lock file "${dataDirLockPath(dir)}": ${(error as Error).message}`, {cause: error})
   }
-  return parseLockInfo(text)
 }
 
 /**
@@ -84,9 +46,7 @@ export function readDataDirLock(dir: string): DataDirLockInfo | undefined {
  * and for any lock written on another host (which cannot be checked from here).
  */
 export function isLockHeld(info: DataDirLockInfo): boolean {
-  if (info.host !== hostname()) return true
-  if (info.pid === process.pid) return [...heldHere.values()].includes(info.startedAt)
-  return processAlive(info.pid, info.procStart)
+  return isPidLockHeld(info)
 }
 
 /** One line naming the holder: `pid 1234 on box-1 (127.0.0.1:8123), since 2026-…`. */
@@ -104,52 +64,15 @@ export function describeLockHolder(info: DataDirLockInfo): string {
  */
 export function acquireDataDirLock(dir: string, options: {command: string; address?: string}): DataDirLock {
   const path = dataDirLockPath(dir)
-  const info: DataDirLockInfo = {
-    pid: process.pid,
-    host: hostname(),
-    ...(options.address === undefined ? {} : {address: options.address}),
-    startedAt: new Date().toISOString(),
-    command: options.command,
+  let result
+  try {
+    result = acquirePidLock(path, options)
+  } catch (error) {
+    if (error instanceof PidLockBusyError) throw new MetaError('DATA_DIR_LOCKED', error.message)
+    throw new MetaError('STORAGE_ERROR', `cannot take the lock "${path}": ${(error as Error).message}`, {cause: error})
   }
-  const procStart = processStart(process.pid)
-  if (procStart !== undefined) info.procStart = procStart
-  let tookOverFrom: DataDirLockInfo | undefined
-  for (let attempt = 0; ; attempt++) {
-    if (createExclusive(path, info)) break
-    const current = readRaw(path)
-    if (current === undefined) continue // removed meanwhile: try again
-    const holder = parseLockInfo(current)
-    if (holder !== undefined && isLockHeld(holder)) throw lockedError(dir, holder)
-    if (attempt > 5) throw new MetaError('DATA_DIR_LOCKED', `cannot take the lock "${path}": it keeps changing under this process`)
-    if (takeOverStale(path, current)) tookOverFrom = holder ?? {pid: 0, host: '?', startedAt: '?'}
-  }
-  heldHere.set(path, info.startedAt)
-  let released = false
-  let current = info
-  return {
-    dir,
-    path,
-    get info() {
-      return current
-    },
-    tookOverFrom,
-    setAddress(address: string) {
-      if (released) return
-      current = {...current, address}
-      const tmp = `${path}.${process.pid}.tmp`
-      writeFileDurably(tmp, current)
-      renameSync(tmp, path)
-    },
-    release() {
-      if (released) return
-      released = true
-      heldHere.delete(path)
-      // Only remove it if it is still ours (an operator may have removed and reused it).
-      const text = readRaw(path)
-      const holder = text === undefined ? undefined : parseLockInfo(text)
-      if (holder?.pid === process.pid && holder.startedAt === current.startedAt) rmSync(path, {force: true})
-    },
-  }
+  if (result.holder !== undefined) throw lockedError(dir, result.holder)
+  return Object.assign(result.lock, {dir})
 }
 
 /** DATA_DIR_LOCKED for `dir` held by `holder`. */
@@ -168,133 +91,4 @@ export function lockedError(dir: string, holder: DataDirLockInfo): MetaError {
 export function checkDataDirFree(dir: string): void {
   const holder = readDataDirLock(dir)
   if (holder !== undefined && isLockHeld(holder)) throw lockedError(dir, holder)
-}
-
-function createExclusive(path: string, info: DataDirLockInfo): boolean {
-  let fd: number
-  try {
-    fd = openSync(path, 'wx', 0o644)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw new MetaError('STORAGE_ERROR', `cannot create lock file "${path}": ${(error as Error).message}`, {cause: error})
-  }
-  try {
-    writeSync(fd, `${JSON.stringify(info)}\n`)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  return true
-}
-
-/**
- * Move a stale lock (whose text is `stale`) out of the way. Returns true when the stale lock
- * was removed by this call; false when what was renamed turned out to be a newer lock, which
- * is put back (another process won the race).
- */
-function takeOverStale(path: string, stale: string): boolean {
-  const aside = `${path}.stale-${process.pid}`
-  try {
-    renameSync(path, aside)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw new MetaError('STORAGE_ERROR', `cannot replace stale lock file "${path}": ${(error as Error).message}`, {cause: error})
-  }
-  if (readRaw(aside) === stale) {
-    rmSync(aside, {force: true})
-    return true
-  }
-  // A live process's lock: put it back unless yet another one was created meanwhile.
-  try {
-    linkSync(aside, path)
-  } catch {
-    // Someone created a lock in the meantime; the next attempt reads and honours it.
-  }
-  rmSync(aside, {force: true})
-  return false
-}
-
-function writeFileDurably(path: string, info: DataDirLockInfo): void {
-  const fd = openSync(path, 'w', 0o644)
-  try {
-    writeSync(fd, `${JSON.stringify(info)}\n`)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-function readRaw(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw new MetaError('STORAGE_ERROR', `cannot read lock file "${path}": ${(error as Error).message}`, {cause: error})
-  }
-}
-
-function parseLockInfo(text: string): DataDirLockInfo | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<DataDirLockInfo>
-    if (typeof value.pid !== 'number' || typeof value.host !== 'string') return undefined
-    return {
-      pid: value.pid,
-      host: value.host,
-      ...(typeof value.address === 'string' ? {address: value.address} : {}),
-      startedAt: typeof value.startedAt === 'string' ? value.startedAt : '?',
-      ...(typeof value.command === 'string' ? {command: value.command} : {}),
-      ...(typeof value.procStart === 'number' ? {procStart: value.procStart} : {}),
-    }
-  } catch {
-    // A torn or hand-edited file: no holder can be named, so it counts as stale.
-    return undefined
-  }
-}
-
-/**
- * True if the process that wrote a lock as `pid` (started at `procStart`, if known) still runs.
- * Where /proc answers, a zombie (killed, not yet reaped) and a pid now held by a process that
- * started at another time count as gone; elsewhere kill(pid, 0) decides (EPERM: it exists but
- * belongs to someone else).
- */
-function processAlive(pid: number, procStart: number | undefined): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false
-  const stat = procStat(pid)
-  if (stat === 'gone') return false
-  if (stat !== undefined) {
-    if (stat.state === 'Z' || stat.state === 'X') return false
-    return procStart === undefined || stat.start === procStart
-  }
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** This host's start time of `pid` in clock ticks after boot, or undefined without /proc. */
-export function processStart(pid: number): number | undefined {
-  const stat = procStat(pid)
-  return stat === undefined || stat === 'gone' ? undefined : stat.start
-}
-
-/**
- * State (field 3) and start time (field 22) from /proc/PID/stat; 'gone' when /proc exists but
- * has no such pid; undefined when /proc cannot tell (not Linux, unreadable, unparsable).
- */
-function procStat(pid: number): {state: string; start: number} | 'gone' | undefined {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1')
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    // ENOENT with /proc mounted: no such process. Without /proc (or unreadable): ask kill(2).
-    return code === 'ENOENT' && existsSync('/proc/self/stat') ? 'gone' : undefined
-  }
-  // Field 2 (comm) is in parentheses and may itself hold spaces or parentheses: fields 3.. follow the last ')'.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  const start = Number(fields[22 - 3])
-  if (fields[0] === undefined || fields[0] === '' || !Number.isSafeInteger(start)) return undefined
-  return {state: fields[0], start}
 }

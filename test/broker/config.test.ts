@@ -456,7 +456,7 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
     fail('[topic=t]\ngroup.g=not a class\n', 'server.ini:2: [topic=t] group.g = "not a class": expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"')
     fail(
       "[topic=t]\ngroup.g=expr:level = 'error' AND\n",
-      `server.ini:2: [topic=t] group.g: invalid filter "level = 'error' AND" at position 20: unexpected the end of the expression: expected a tag, a comparison such as level = 'error', EXISTS or "("`,
+      `server.ini:2: [topic=t] group.g: invalid filter "level = 'error' AND" at position 20: unexpected end of the expression: expected a tag, a comparison such as level = 'error', EXISTS or "("`,
     )
     fail('[topic=t]\ngroup.=com.x.F\n', 'server.ini:2: [topic=t] group.: invalid group "": expected a non-empty name')
   })

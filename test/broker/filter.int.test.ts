@@ -123,7 +123,7 @@ describe('filtered get', () => {
     assert.deepEqual(filtered(await raw.request(`get ${topic} errors 0 0 1048576 4 0 ${encodeFilterToken('odd')}\r\n`)).items, [3, 7].map((n) => [offsets[n], n]))
     const bad = await raw.request(`get ${topic} other 0 0 1048576 5 0 ${encodeFilterToken("level = 'x' AND")}\r\n`)
     assert.ok(bad.type === 'result' && bad.code === 400)
-    assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected the end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
+    assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
     assert.match(text(await raw.request('stats meta-capabilities 6\r\n')), /\r\nfilter true\r\n/)
     // A token that is not percent-encoding is a malformed header: the connection closes.
     raw.send(`get ${topic} other 0 0 1048576 7 0 %zz\r\n`)

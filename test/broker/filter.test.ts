@@ -52,7 +52,7 @@ describe('filter expressions: parsing', () => {
 
   it('refuses bad expressions naming the position and what was expected', () => {
     refused('', /position 1: empty expression: expected a tag or a comparison/)
-    refused("level = 'error' AND", /position 20: unexpected the end of the expression: expected a tag, a comparison/)
+    refused("level = 'error' AND", /position 20: unexpected end of the expression: expected a tag, a comparison/)
     refused("level = AND x", /position 9: unexpected "AND": expected a value/)
     refused('(a = 1', /position 7: .*expected "\)" closing the "\(" at position 1/)
     refused('a = 1 b', /position 7: unexpected "b": expected AND, OR or the end/)

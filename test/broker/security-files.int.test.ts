@@ -18,6 +18,9 @@ import {startTestBroker} from '../helpers/broker.js'
 import {tmpDir, waitFor} from '../helpers/index.js'
 import {captureLogger} from '../helpers/log.js'
 import {runCli, spawnBroker} from '../helpers/process.js'
+import {RawClient, rawLogin} from '../helpers/raw-client.js'
+import {startHttpServer} from '../../src/http/server.js'
+import {ROOT} from '../http/helpers.js'
 
 const PASSWORD = 'correct-horse-7f3a'
 
@@ -76,7 +79,7 @@ describe('safe defaults on disk and at start', () => {
     await assert.rejects(startTestBroker(t, {...system, tlsKey: pki.client('alice').key}), {code: 'CONFIG_INVALID'})
   })
 
-  it('refuses a client certificate whose CN no users file may hold (meta:http), and audits it', async (t) => {
+  it('refuses a client certificate whose CN no users file may hold (meta:http), with --http too, and audits it', async (t) => {
     const dir = await tmpDir(t, 'meta-cn-')
     const pki = makePki(dir, ['meta:http', 'alice'])
     const users = join(dir, 'users.json')
@@ -84,18 +87,30 @@ describe('safe defaults on disk and at start', () => {
     grantRight(users, 'alice', 'get', '*')
     const audit = join(dir, 'audit.log')
     const broker = await startTestBroker(t, {tlsPort: 0, tlsCert: pki.cert, tlsKey: pki.key, tlsCa: pki.ca, usersFile: users, auditLog: audit})
-    const attempt = (cn: string) =>
+    // The HTTP server runs beside it (meta serve --tls-ca --http): it adds no user a name could reach.
+    const http = await startHttpServer({broker, port: 0, assetRoot: ROOT})
+    t.after(() => http.close())
+    const attempt = (cn: string, request = 'version 1\r\n') =>
       new Promise<string>((resolve) => {
         const socket = tlsConnect({host: '127.0.0.1', port: broker.tlsPort!, ca: readFileSync(pki.ca), cert: readFileSync(pki.client(cn).cert), key: readFileSync(pki.client(cn).key)})
         let answer = ''
-        socket.on('secureConnect', () => socket.write('version 1\r\n'))
+        socket.on('secureConnect', () => socket.write(request))
         socket.on('data', (d: Buffer) => (answer += d.toString()))
         socket.on('error', () => {})
         socket.on('close', () => resolve(answer))
         socket.on('data', () => socket.end())
       })
     assert.equal(await attempt('meta:http'), '', 'closed without an answer')
+    assert.equal(await attempt('meta:http', 'tx-list 2\r\n'), '', 'no tx-list')
+    assert.equal(await attempt('meta:http', 'topic-admin create owned 2 3\r\n{}'), '', 'no topic created')
+    assert.equal(broker.stats.store.topics().includes('owned'), false)
     assert.match(await attempt('alice'), /^result 200 /)
+    assert.match(await attempt('alice', 'tx-list 4\r\n'), /^result 403 [^]*access denied: user "alice" lacks the "admin" right/)
+    // The name is no user over SCRAM or HTTP either.
+    const scram = await RawClient.connect(t, broker.port)
+    await assert.rejects(rawLogin(scram, 'meta:http', 'anything'), /invalid user name "meta:http"/)
+    const basic = await fetch(`${http.url}api/groups`, {headers: {authorization: `Basic ${Buffer.from('meta:http:anything').toString('base64')}`}})
+    assert.equal(basic.status, 401)
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
     assert.ok(lines.some((e) => e.event === 'certificate-refused' && e.principal === 'meta:http'), JSON.stringify(lines))
   })

@@ -74,7 +74,7 @@ describe('parseOffsetSpec()', () => {
   it('refuses what it cannot read, naming the value', () => {
     assert.throws(() => parseOffsetSpec('middle'), /invalid offset "middle": expected beginning, end, stored, <byte offset>/)
     assert.throws(() => parseOffsetSpec('99999999999999999999'), /expected at most/)
-    assert.throws(() => parseOffsetSpec('@yesterday'), /invalid -o @<time> "yesterday"/)
-    assert.throws(() => parseOffsetSpec('@-soon'), /invalid -o @-<duration> "soon"/)
+    assert.throws(() => parseOffsetSpec('@yesterday'), /invalid -o "@yesterday": expected @-<duration>/)
+    assert.throws(() => parseOffsetSpec('@-soon'), /invalid -o "@-soon": expected a duration after @-/)
   })
 })

@@ -111,7 +111,9 @@ describe('Registry', () => {
     writeFileSync(path, JSON.stringify({version: 2, files: [{path: '/a.log', dev: '1', ino: '2', offset: 0, fingerprint: {bytes: 4, sha256: 'abc'}}]}))
     assert.throws(() => Registry.open(path), /"\/a\.log": expected "fingerprint": \{"bytes": <count>, "sha256": "<64 hex digits>"\}/)
     writeFileSync(path, JSON.stringify({version: 3, files: []}))
-    assert.throws(() => Registry.open(path), /expected \{"version": 2, "files": \[…\]\}/)
+    assert.throws(() => Registry.open(path), /the registry ".*": version 3 was written by a newer meta \(this one reads up to version 2\): upgrade meta, or pass another --registry/)
+    writeFileSync(path, JSON.stringify({version: 0, files: []}))
+    assert.throws(() => Registry.open(path), /is not a registry of followed files \(unknown version 0: expected \{"version": 2, "files": \[…\]\}\)/)
   })
 
   it('keeps fingerprints, and writes a registry of version 1 back as version 2', async (t) => {

@@ -23,7 +23,7 @@ describe('Producer limits and callbacks', () => {
     const producer = createProducer({topology})
     t.after(() => producer.close())
     const reported: Error[] = []
-    producer.on('error', (error: Error) => reported.push(error))
+    producer.on('error', (error) => reported.push(error as Error))
     await producer.send(f.topic, 'warm up')
     const results: SendResult[] = []
     // One turn: the three go to the broker together (one put-batch), so a throw in the first
@@ -83,7 +83,7 @@ describe('Producer limits and callbacks', () => {
     assert.equal(producer.queuedBytes, 50 * payload.length, 'all 50 accepted')
     assert.ok(producer.inFlightBytes <= maxQueuedBytes, `${producer.inFlightBytes} bytes in flight right after sending`)
     assert.equal(refusedAt, 6, 'sendCallback says "wait for drain" once the queue holds maxQueuedBytes')
-    const drained = new Promise((resolve) => producer.once('drain', resolve))
+    const drained = new Promise<void>((resolve) => producer.once('drain', () => resolve()))
     const results = await withDeadline(Promise.all(pending), 20_000, 'all 50 sends')
     await drained
     assert.ok(peak <= maxQueuedBytes, `peak ${peak} bytes in flight`)

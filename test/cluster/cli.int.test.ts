@@ -52,8 +52,8 @@ describe('meta commands with --zk', () => {
     assert.deepEqual(blocks.map((b) => [b.brokerId, b.stats.port]), [[0, ports[0]], [1, ports[1]]])
     const topics = await runCli(['topic', 'list', ...zkArgs(), '--json'])
     assert.equal(topics.code, 0, topics.stderr)
-    const row = (JSON.parse(topics.stdout) as Array<{topic: string; partitions: number}>).find((t) => t.topic === topic)
-    assert.equal(row?.partitions, 2)
+    const row = (JSON.parse(topics.stdout) as Array<{topic: string; partitionCount: number}>).find((t) => t.topic === topic)
+    assert.equal(row?.partitionCount, 2)
   })
 
   it('offset reset --execute moves the offset znode', async () => {

@@ -101,7 +101,7 @@ describe('meta group', () => {
     const member = createGroupConsumer({broker: f.url, group: f.group, topics: [f.topic], memberId: 'm-1', sessionTimeoutMs: 10_000})
     t.after(() => member.stop())
     void member.run({eachMessage: () => {}})
-    await waitFor(async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {members: number}) => g.members === 1), {
+    await waitFor(async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {memberCount: number}) => g.memberCount === 1), {
       what: 'the member to join',
       timeoutMs: 30_000,
     })
@@ -117,7 +117,7 @@ describe('meta group', () => {
     assert.deepEqual(byGroup.get(idle), [idle, '0', '0', f.topic])
 
     const json = JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout)
-    assert.deepEqual(json.find((g: {group: string}) => g.group === idle), {group: idle, generation: 0, members: 0, topics: [f.topic]})
+    assert.deepEqual(json.find((g: {group: string}) => g.group === idle), {group: idle, generation: 0, memberCount: 0, topics: [f.topic]})
   })
 
   it('group describe shows the summary, members and per-partition lag with owners', async (t) => {

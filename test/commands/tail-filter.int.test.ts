@@ -4,6 +4,8 @@
  * naming the position.
  */
 import {describe, it} from 'node:test'
+import {readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
 import assert from 'node:assert/strict'
 import {startTestBroker} from '../helpers/broker.js'
 import {uniqueName} from '../helpers/index.js'
@@ -40,7 +42,11 @@ describe('meta tail --filter', () => {
     const broker = await startTestBroker(t)
     const result = await runCli(['tail', '-t', 'x', '-b', address(broker), '-e', '--filter', "level = 'error' AND (status >"], {timeoutMs: 20_000})
     assert.equal(result.code, 2, result.stderr)
-    assert.match(result.stderr, /invalid filter "level = 'error' AND \(status >" at position 30: unexpected the end of the expression: expected a value/)
+    assert.match(result.stderr, /invalid filter "level = 'error' AND \(status >" at position 30: unexpected end of the expression: expected a value/)
     assert.equal(result.stdout, '')
+    // docs/cli.md quotes it whole.
+    const docs = readFileSync(fileURLToPath(new URL('../../docs/cli.md', import.meta.url)), 'utf8')
+    const quoted = /what was expected there:\n\n```\n([\s\S]*?)```/.exec(docs)?.[1]
+    assert.equal(result.stderr, quoted)
   })
 })

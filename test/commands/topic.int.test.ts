@@ -49,8 +49,8 @@ describe('meta topic', () => {
     ])
     const json = JSON.parse((await runCli(['topic', 'list', '-b', url, '--json'])).stdout)
     assert.deepEqual(json, [
-      {topic: 'orders', partitions: 2, messageCount: 4, sizeBytes: 120},
-      {topic: 'quiet', partitions: 3, messageCount: 0, sizeBytes: 0},
+      {topic: 'orders', partitionCount: 2, messageCount: 4, sizeBytes: 120},
+      {topic: 'quiet', partitionCount: 3, messageCount: 0, sizeBytes: 0},
     ])
   })
 

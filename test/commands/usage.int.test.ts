@@ -65,6 +65,8 @@ describe('meta: typos, help and usage errors', () => {
     assert.equal(help.code, 0, help.stderr)
     assert.match(help.stdout, /^meta: a persistent, partitioned message broker/)
     for (const command of ['send', 'tail', 'serve', 'stats', 'group', 'offset', 'topic', 'profile', 'bench']) assert.match(help.stdout, new RegExp(`\\n  ${command} `))
+    // A topic's line is its own summary (package.json oclif.topics), not one of its commands'.
+    assert.match(help.stdout, /\n  spool +What meta send kept on disk while a broker was away/)
     const topic = await runCli(['help', 'group'])
     assert.match(topic.stdout, /\n  group delete /)
     assert.match(topic.stdout, /\n  group seek /)

@@ -1,8 +1,8 @@
 /**
  * The HTTP server of a broker with access control: Basic auth, per-user tokens, the
- * --http-token and anonymous requests each get their rights, checked with the broker's own
- * check on every request the HTTP server sends its broker (whose connection has every right:
- * a 403 here proves the check). Real broker and HTTP server on port 0, requests over loopback.
+ * --http-token and anonymous requests each get their rights, checked by the broker on the
+ * in-process connection it bound to the request's principal. Real broker and HTTP server on
+ * port 0, requests over loopback.
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'

@@ -2,7 +2,7 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core, against a
  * live broker with data, consumer groups and a 10,000-partition topic. Each page is loaded and
  * its content checked; the overview's numbers must change after a put; MetaQ's skip goes
- * through its confirmation. Screenshots are saved to test-artifacts/dashboard/ (or
+ * through its confirmation; at a steady 200 msg/s (sent in bursts, the case that aliased) no rate reads 0 once the window is warm, and rates are there at first paint. Screenshots are saved to test-artifacts/dashboard/ (or
  * $META_TEST_ARTIFACTS/dashboard/). Without Chromium this fails naming it: it never skips.
  */
 import {after, before, describe, it} from 'node:test'
@@ -12,6 +12,8 @@ import {appendFile, mkdir, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {chromium, type Browser, type Page} from 'playwright-core'
 import {connectAdmin, type AdminClient} from '../../src/client/admin.js'
+import {createProducer} from '../../src/client/index.js'
+import {RATE_WINDOW_MS} from '../../src/http/history.js'
 import {startHeldMember} from '../helpers/members.js'
 import {scaledMs, suiteScope, tmpDir, waitFor} from '../helpers/index.js'
 import {httpFixture, ROOT, type HttpFixture} from './helpers.js'
@@ -28,6 +30,8 @@ numPartitions=2
 numPartitions=1
 [topic=wide]
 numPartitions=10000
+[topic=steady]
+numPartitions=1
 `
 
 describe('dashboard in Chromium', () => {
@@ -206,5 +210,40 @@ describe('dashboard in Chromium', () => {
     const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`)
     await shot('overview-narrow')
+  })
+
+  it('rates at a steady 200 msg/s never read 0 after warm-up, and are there at first paint', async () => {
+    await page.setViewportSize({width: 1280, height: 860})
+    const producer = createProducer({broker: `127.0.0.1:${fixture.broker.port}`})
+    const startMs = Date.now()
+    // 200 msg/s sent as one burst of 400 every 2 s: whatever the phase, the difference of
+    // neighbouring one-second samples alternates between 0 and 400 (the saw-tooth).
+    const burst = () => Promise.all(Array.from({length: 400}, (_, i) => producer.send('steady', `tick ${i}`)))
+    const sent: Array<Promise<unknown>> = [burst()]
+    const timer = setInterval(() => sent.push(burst()), 2000)
+    try {
+      await page.goto(fixture.url('/?steady=1#/'))
+      await page.waitForSelector('text=Broker 0')
+      const warmMs = startMs + RATE_WINDOW_MS + 1000
+      await page.waitForFunction(`live.samples.filter((s) => !s.history && s.timeMs > ${warmMs}).length >= 8`, undefined, {timeout: scaledMs(90_000)})
+      const rates = (await page.evaluate(`live.samples.filter((s) => s.timeMs > ${warmMs}).map((s) => s.putRate)`)) as number[]
+      assert.ok(rates.length >= 8)
+      assert.deepEqual(rates.filter((r) => !(r > 0)), [], `put rates after warm-up: ${rates.map((r) => Math.round(r)).join(' ')}`)
+      await shot('overview-steady')
+
+      // A fresh load: the cards and the topics table have rates before any refresh.
+      await page.goto(fixture.url('/?first=1#/'))
+      await page.waitForSelector('text=Broker 0')
+      assert.match((await page.textContent('#put-rate'))!, /msg\/s/)
+      await page.goto(fixture.url('/?first=2#/topics'))
+      await page.waitForSelector('#topics-table td >> text=steady')
+      const row = (await page.evaluate(`[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)).find((r) => r[0] === 'steady')`)) as string[]
+      assert.match(row[4], /^[\d,.]+ (k )?msg\/s$/, `the first paint's put rate: ${row[4]}`)
+      assert.notEqual(row[4], '0 msg/s')
+    } finally {
+      clearInterval(timer)
+      await Promise.all(sent)
+      await producer.close()
+    }
   })
 })

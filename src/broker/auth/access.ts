@@ -7,9 +7,9 @@
  * address) run.
  */
 import {createHash, createHmac, randomBytes} from 'node:crypto'
-import {createScramCredential, verifyPassword, type ScramCredential} from '../../protocol/commands/auth-scram.js'
+import {verifyPassword, type ScramCredential} from '../../protocol/commands/auth-scram.js'
 import type {Logger} from '../../log.js'
-import {ALL_RIGHTS, NO_RIGHTS, RightSet, type Grant} from './rights.js'
+import {NO_RIGHTS, RightSet, type Grant} from './rights.js'
 import {AuditLog} from './audit.js'
 import {PrincipalQuota} from './quota.js'
 import type {Limits} from './users-file.js'
@@ -18,8 +18,6 @@ import {readUsersFile} from './users-file.js'
 
 /** Passwords checked right that are remembered (HTTP Basic auth: one PBKDF2 per user and password, not per request). */
 const VERIFIED_PASSWORDS_MAX = 1000
-/** PBKDF2 rounds of an in-memory user's random password (its login is loopback, in-process). */
-const INTERNAL_ITERATIONS = 4096
 
 interface AccessOptions {
   /** The users file; undefined: no users (only anonymous rights). */
@@ -51,8 +49,6 @@ export class AccessControl {
   private users = new Map<string, User>()
   /** HTTP tokens (their SHA-256, hex) → user. */
   private tokens = new Map<string, string>()
-  /** Users that exist only in this process (internalUser), with every right. */
-  private readonly internal = new Map<string, User>()
   /** hmac(secret, user, password) of passwords checked right → the credential they were checked against. */
   private readonly verified = new Map<string, ScramCredential>()
   private anonymousRights: RightSet
@@ -125,29 +121,11 @@ export class AccessControl {
   /** The rights in force for a connection's user (undefined: anonymous); a removed user has none. */
   rightsOf(user: string | undefined): RightSet {
     if (user === undefined) return this.anonymousRights
-    return (this.users.get(user) ?? this.internal.get(user))?.rights ?? NO_RIGHTS
+    return this.users.get(user)?.rights ?? NO_RIGHTS
   }
 
   credential(user: string): ScramCredential | undefined {
-    return (this.users.get(user) ?? this.internal.get(user))?.credential
-  }
-
-  /**
-   * A user with every right that exists only in this process, for the broker's own HTTP server
-   * (which checks each HTTP request against its HTTP user's rights before sending it): its name
-   * `meta:<purpose>` has a ':', which no users-file name may, and its password is random,
-   * never written anywhere.
-   */
-  internalUser(purpose: string): {user: string; password: string} {
-    const user = `meta:${purpose}`
-    const password = randomBytes(24).toString('base64')
-    this.internal.set(user, {credential: createScramCredential(password, INTERNAL_ITERATIONS), rights: ALL_RIGHTS})
-    return {user, password}
-  }
-
-  /** Whether `user` is one of this process' in-memory users ({@link internalUser}). */
-  isInternalUser(user: string): boolean {
-    return this.internal.has(user)
+    return this.users.get(user)?.credential
   }
 
   /** The quota of a logged-in user (one object per user, kept across reloads: its connections hold it). */

@@ -14,7 +14,7 @@ import type {TransactionType} from '../../protocol/commands/transaction.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
 import type {AccessControl} from './access.js'
-import type {Right, RightSet} from './rights.js'
+import {ALL_RIGHTS, type Right, type RightSet} from './rights.js'
 
 /** A command as the table names it: a frame type, or `stats reset` and `transaction <TYPE>`. */
 export type CommandName = Exclude<RequestFrame['type'], 'transaction'> | 'stats reset' | `transaction ${TransactionType}`
@@ -110,10 +110,9 @@ function requiredAccess(frame: RequestFrame): Need {
 
 /**
  * Why `rights` do not allow this request (the ACCESS_DENIED message), or undefined when they
- * do. `who` names the principal: `user "alice"`, `an anonymous connection (…)`. Shared by the
- * broker's dispatch and its HTTP server, which checks each request of an HTTP user with it.
+ * do. `who` names the principal: `user "alice"`, `an anonymous connection (…)`.
  */
-export function accessDenial(rights: RightSet, frame: RequestFrame, who: string): string | undefined {
+function accessDenial(rights: RightSet, frame: RequestFrame, who: string): string | undefined {
   const need = requiredAccess(frame)
   if (need === undefined) return undefined
   const [right, resource, or] = need
@@ -124,7 +123,13 @@ export function accessDenial(rights: RightSet, frame: RequestFrame, who: string)
 }
 
 function principal(conn: Connection): string {
+  if (conn.bound !== undefined && 'operatorToken' in conn.bound) return 'the HTTP operator token'
   return conn.user === undefined ? 'an anonymous connection (not authenticated)' : `user "${conn.user}"`
+}
+
+/** The rights a connection acts with: its user's (anonymous: none), every right for the HTTP operator token's in-process connection. */
+function rightsOf(access: AccessControl, conn: Connection): RightSet {
+  return conn.bound !== undefined && 'operatorToken' in conn.bound ? ALL_RIGHTS : access.rightsOf(conn.user)
 }
 
 /**
@@ -133,7 +138,7 @@ function principal(conn: Connection): string {
  * (protocol/decoder.ts refusedBodyBytes) is refused, whatever the rights are now.
  */
 export function permitted(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
-  const denied = accessDenial(access.rightsOf(conn.user), frame, principal(conn))
+  const denied = accessDenial(rightsOf(access, conn), frame, principal(conn))
   const skipped = refusedBodyBytes(frame)
   if (denied === undefined && skipped === undefined) return true
   const message = denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`
@@ -192,5 +197,5 @@ export function recoverScope(access: AccessControl, conn: Connection, frame: Req
 
 /** Whether this request will be refused for rights (its body need not be kept). */
 export function refused(access: AccessControl, conn: Connection, frame: RequestFrame): boolean {
-  return accessDenial(access.rightsOf(conn.user), frame, '') !== undefined
+  return accessDenial(rightsOf(access, conn), frame, '') !== undefined
 }

@@ -27,6 +27,10 @@ function addressOf(conn: Connection): string {
 
 export function handleAuthStart(ctx: BrokerContext, conn: Connection, frame: AuthStartCommand): void {
   const access = ctx.access
+  if (conn.bound !== undefined) {
+    conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start on an in-process connection: it acts as the principal it was opened for, which no login replaces')
+    return
+  }
   if (conn.loggingIn) {
     conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start while a login is being answered on this connection: wait for its answer')
     return
@@ -35,8 +39,7 @@ export function handleAuthStart(ctx: BrokerContext, conn: Connection, frame: Aut
   let first
   try {
     first = parseClientFirst(frame.body.toString('utf8'))
-    // The broker's own in-memory users (access.ts internalUser) have names no users file may hold.
-    if (access?.isInternalUser(first.user) !== true) checkUserName(first.user)
+    checkUserName(first.user)
   } catch (error) {
     conn.sendError('BAD_REQUEST', frame.opaque, `auth-start: ${(error as Error).message}`)
     return

@@ -10,6 +10,7 @@ import type {LoginThrottleOptions} from './throttle.js'
 export {AccessControl} from './access.js'
 export type {LoginThrottleOptions} from './throttle.js'
 export {permitted, refused} from './check.js'
+export {admitInProcess} from './limits.js'
 export {handleAuthFinish, handleAuthStart} from './handlers.js'
 export {handleAccessReload, reloadAccess} from './reload.js'
 

@@ -5,7 +5,7 @@
  * Connection.sendValue). A refusal is `403 QUOTA_EXCEEDED` naming the user, the limit and how
  * to change it; the broker-wide caps are checked after, as for anyone.
  */
-import {Status} from '../../protocol/errors.js'
+import {MetaError, Status} from '../../protocol/errors.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import type {AccessControl} from './access.js'
@@ -20,6 +20,21 @@ export function admitLogin(ctx: BrokerContext, access: AccessControl, conn: Conn
   if (count < limit) return true
   refuse(access, conn, user, 'auth', 'connections', limitMessage(user, 'connections', count, limit, 'connections'), opaque)
   return false
+}
+
+/**
+ * Whether an in-process connection (the HTTP server's) may act as `user`: its connections limit
+ * counts it as a login would; else throws QUOTA_EXCEEDED (audited).
+ */
+export function admitInProcess(ctx: BrokerContext, access: AccessControl, user: string, remote: string): void {
+  const limit = access.quotaOf(user).limits.connections
+  if (limit === undefined) return
+  let count = 0
+  for (const other of ctx.connections()) if (other.user === user) count += 1
+  if (count < limit) return
+  const message = limitMessage(user, 'connections', count, limit, 'connections')
+  access.audit.refused(user, remote, 'auth', 'connections', message, true)
+  throw new MetaError('QUOTA_EXCEEDED', message)
 }
 
 /**

@@ -85,5 +85,5 @@ export class RightSet {
 }
 
 export const NO_RIGHTS = new RightSet([])
-/** Every right on everything (the operator's HTTP token, the broker's own in-memory users). */
+/** Every right on everything (the operator's HTTP token and its in-process connection). */
 export const ALL_RIGHTS = new RightSet(RIGHTS.map((right) => ({right, pattern: '*'})))

@@ -8,11 +8,13 @@
  *      "tokens": ["<sha-256 hex of an HTTP token>"]}}}
  *
  * No password is stored: only SCRAM's StoredKey and ServerKey (PBKDF2-HMAC-SHA-256 of the
- * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. Writes go
- * to a temporary file in the same directory (mode 0600), fsynced, then renamed over the file.
+ * password, as SCRAM-SHA-256 requires), which verify a login but cannot make one. It is a
+ * versioned state file (durable/state-file.ts): replaced whole and durably (temp file with
+ * mode 0600, fdatasync, rename, directory fsync), a newer version refused naming it.
  */
-import {closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync} from 'node:fs'
-import {basename, dirname, join} from 'node:path'
+import {statSync} from 'node:fs'
+import {exposedMode, PRIVATE_FILE_MODE} from '../../durable/private-file.js'
+import {readStateFile, StateFileError, writeStateFileSync, type StateFormat} from '../../durable/state-file.js'
 import {quoteName} from '../../log.js'
 import {MetaError} from '../../protocol/errors.js'
 import type {ScramCredential} from '../../protocol/commands/auth-scram.js'
@@ -91,47 +93,50 @@ function invalid(path: string, why: string): MetaError {
  * cannot be examined (reading it then reports that). Not checked on Windows, which has no modes.
  */
 export function privateFileProblem(path: string, what: string): string | undefined {
-  if (process.platform === 'win32') return undefined
   let mode: number
   try {
     mode = statSync(path).mode
   } catch {
     return undefined
   }
-  if ((mode & 0o077) === 0) return undefined
-  return `${what} ${path} has mode ${(mode & 0o777).toString(8).padStart(3, '0')}: group or others may read it; chmod 600 ${path}`
+  const exposed = exposedMode(mode)
+  if (exposed === undefined) return undefined
+  return `${what} ${path} has mode ${exposed}: group or others may read it; chmod 600 ${path}`
+}
+
+/** The users file's format: version 1 only. */
+const USERS_FORMAT: StateFormat<Record<string, UserEntry>> = {
+  version: USERS_FILE_VERSION,
+  shape: '"users": {...}',
+  parse(document) {
+    const given = document.users
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error(`expected {"version": ${USERS_FILE_VERSION}, "users": {...}}`)
+    const users = emptyUsersFile().users
+    for (const [name, entry] of Object.entries(given)) {
+      try {
+        checkUserName(name)
+        users[name] = checkEntry(entry as UserEntry)
+      } catch (error) {
+        throw new Error(`user ${JSON.stringify(name)}: ${(error as Error).message}`)
+      }
+    }
+    return users
+  },
 }
 
 /** Read and check a users file; CONFIG_INVALID naming the file and what is wrong (a file group or others may read included). */
 export function readUsersFile(path: string): UsersFile {
   const exposed = privateFileProblem(path, 'users file')
   if (exposed !== undefined) throw new MetaError('CONFIG_INVALID', exposed, {details: {path}})
-  let text: string
+  let read
   try {
-    text = readFileSync(path, 'utf8')
+    read = readStateFile(path, USERS_FORMAT)
   } catch (error) {
-    throw new MetaError('CONFIG_INVALID', `users file ${path}: cannot read it: ${(error as Error).message}`, {cause: error, details: {path}})
+    if (!(error instanceof StateFileError)) throw error
+    throw invalid(path, error.why)
   }
-  let root: unknown
-  try {
-    root = JSON.parse(text)
-  } catch (error) {
-    throw invalid(path, `not JSON (${(error as Error).message})`)
-  }
-  const file = root as Partial<UsersFile>
-  if (typeof file !== 'object' || file === null || file.version !== USERS_FILE_VERSION || typeof file.users !== 'object' || file.users === null) {
-    throw invalid(path, `expected {"version": ${USERS_FILE_VERSION}, "users": {...}}`)
-  }
-  const users = emptyUsersFile().users
-  for (const [name, entry] of Object.entries(file.users)) {
-    try {
-      checkUserName(name)
-      users[name] = checkEntry(entry)
-    } catch (error) {
-      throw invalid(path, `user ${JSON.stringify(name)}: ${(error as Error).message}`)
-    }
-  }
-  return {version: USERS_FILE_VERSION, users}
+  if (read === undefined) throw invalid(path, 'cannot read it: no such file')
+  return {version: USERS_FILE_VERSION, users: read.value}
 }
 
 function checkEntry(entry: UserEntry): UserEntry {
@@ -155,15 +160,7 @@ function checkEntry(entry: UserEntry): UserEntry {
   return {'scram-sha-256': credential, grants, ...(tokens.length > 0 ? {tokens} : {}), ...(Object.keys(limits).length > 0 ? {limits} : {})}
 }
 
-/** Replace the file atomically (temp file in the same directory, fsync, rename); mode 0600. */
+/** Replace the file atomically and durably (durable/state-file.ts), readable by its owner only. */
 export function writeUsersFile(path: string, file: UsersFile): void {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`)
-  const fd = openSync(temp, 'w', 0o600)
-  try {
-    writeSync(fd, `${JSON.stringify(file, null, 2)}\n`)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  renameSync(temp, path)
+  writeStateFileSync(path, USERS_FORMAT, {users: file.users}, {mode: PRIVATE_FILE_MODE, indent: 2})
 }

@@ -119,6 +119,36 @@ export function parseDateTimeMs(text: string, what = '--to-datetime'): number {
   return utc - sign * (offsetH * 60 + offsetM) * 60_000
 }
 
+/** The forms of a point in time, for error messages. */
+const POINT_IN_TIME_FORMS = '@-<duration> (e.g. @-1h), @<ISO 8601 time> (e.g. @2026-12-01T10:00:00Z) or @<Unix ms>'
+
+/**
+ * A point in time in the one syntax every command takes (docs/cli.md#points-in-time): `@-1h`
+ * (a duration ago: 30m, 1h30m, 2d, PT1H), `@2026-12-01T10:00:00Z` (an ISO 8601 time, local
+ * without a zone) or `@1764583200000` (milliseconds since the Unix epoch), in ms since the
+ * epoch. Undefined when `text` does not start with `@` (each command keeps its own meaning for
+ * other values); INVALID_ARGUMENT naming `what` and the value when it does but is malformed.
+ */
+export function parsePointInTime(text: string, what: string, nowMs = Date.now()): number | undefined {
+  const value = text.trim()
+  if (!value.startsWith('@')) return undefined
+  const rest = value.slice(1)
+  if (rest.startsWith('-')) {
+    try {
+      return nowMs - parseLookbackMs(rest.slice(1))
+    } catch {
+      throw MetaError.invalidArgument(`invalid ${what} "${text}": expected a duration after @-, e.g. @-30m, @-1h, @-2d, @-PT1H`)
+    }
+  }
+  if (/^\d+$/.test(rest)) {
+    const ms = Number(rest)
+    if (!Number.isSafeInteger(ms)) throw MetaError.invalidArgument(`invalid ${what} "${text}": expected ${POINT_IN_TIME_FORMS}`)
+    return ms
+  }
+  if (!/^\d{4}-/.test(rest)) throw MetaError.invalidArgument(`invalid ${what} "${text}": expected ${POINT_IN_TIME_FORMS}`)
+  return parseDateTimeMs(rest, what)
+}
+
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate()
 }

@@ -107,7 +107,8 @@ export function renderPlan(plan: ResetPlan): string {
 /** One line of `meta topic list`. */
 export interface TopicSummary {
   topic: string
-  partitions: number
+  /** A count: `partitions` is an array wherever a command prints it. */
+  partitionCount: number
   messageCount: number
   sizeBytes: number
 }
@@ -116,7 +117,7 @@ export interface TopicSummary {
 export function renderTopics(topics: readonly TopicSummary[]): string {
   return renderTable(
     ['TOPIC', 'PARTITIONS', 'MESSAGES', 'SIZE'],
-    topics.map((t) => [t.topic, t.partitions, formatCount(t.messageCount), formatBytes(t.sizeBytes)]),
+    topics.map((t) => [t.topic, t.partitionCount, formatCount(t.messageCount), formatBytes(t.sizeBytes)]),
     {align: ['left', 'right', 'right', 'right']},
   )
 }

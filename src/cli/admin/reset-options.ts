@@ -6,7 +6,7 @@
  */
 import {MetaError} from '../../protocol/errors.js'
 import {validateGroupName} from '../../protocol/names.js'
-import {mergeTopicSpecs, nonNegativeInteger, parseDateTimeMs, parseLookbackMs, parseTopicSpec, type TopicSpec} from './parse.js'
+import {mergeTopicSpecs, nonNegativeInteger, parseDateTimeMs, parseLookbackMs, parsePointInTime, parseTopicSpec, type TopicSpec} from './parse.js'
 
 type ResetScope = {kind: 'topics'; topics: TopicSpec[]} | {kind: 'all-topics'} | {kind: 'file'}
 
@@ -51,7 +51,7 @@ export interface ResetFlags {
   json?: boolean
 }
 
-const STRATEGY_FLAGS = [
+export const STRATEGY_FLAGS = [
   'to-earliest',
   'to-latest',
   'to-current',
@@ -132,10 +132,11 @@ function strategyOf(flag: (typeof STRATEGY_FLAGS)[number], value: string | boole
       }
       return {kind: 'shift', delta: m[1] === '-' ? -n : n}
     }
+    // Both also take the one point-in-time syntax of the CLI (@-1h, @<ISO time>, @<Unix ms>).
     case 'to-datetime':
-      return {kind: 'time', ms: parseDateTimeMs(text)}
+      return {kind: 'time', ms: parsePointInTime(text, '--to-datetime', nowMs) ?? parseDateTimeMs(text)}
     case 'by-duration':
-      return {kind: 'time', ms: nowMs - parseLookbackMs(text)}
+      return {kind: 'time', ms: parsePointInTime(text, '--by-duration', nowMs) ?? nowMs - parseLookbackMs(text)}
     case 'from-file':
       if (text.trim() === '') throw MetaError.invalidArgument(`invalid --from-file "": expected a path, or - for stdin`)
       return {kind: 'file', path: text}

@@ -7,7 +7,7 @@ import {Args, Flags} from '@oclif/core'
 import type {TopicAdminAction, TopicAdminReply, TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError} from '../../protocol/errors.js'
 import {validateTopicName} from '../../protocol/names.js'
-import {adminFlags} from '../client-flags.js'
+import {adminFlags, topicNameFlag} from '../client-flags.js'
 import {formatBytes, renderTable} from '../output.js'
 import {confirmOnTty, declined} from './confirm.js'
 import {onBrokers, shown} from './operations.js'
@@ -30,8 +30,8 @@ const topicSettingFlags = {
 export const brokerIdFlag = Flags.integer({summary: 'With --zk: the broker to change (required with --zk).', min: 0, max: 1023})
 
 /** The argument and flags of `meta topic create` and `meta topic alter`. */
-export const topicChangeArgs = {topic: Args.string({description: 'Topic name.', required: true})}
-export const topicChangeFlags = {...adminFlags, ...topicSettingFlags, 'broker-id': brokerIdFlag}
+export const topicChangeArgs = {topic: Args.string({description: 'Topic name (or -t/--topic).'})}
+export const topicChangeFlags = {...adminFlags, topic: topicNameFlag, ...topicSettingFlags, 'broker-id': brokerIdFlag}
 
 /** The settings of --partitions and --set as server.ini key → value. Throws INVALID_ARGUMENT naming a malformed --set. */
 export function settingsOf(flags: {partitions?: number; set?: string[]}): Record<string, string> {

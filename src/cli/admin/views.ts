@@ -72,7 +72,7 @@ export async function topicSummaries(admin: AdminClient): Promise<TopicSummary[]
     topics.map(async (t) => ({
       topic: t.topic,
       // MetaQ's `stats topics` says 0 partitions for a configured topic without data; a meta broker knows how many it will have.
-      partitions: t.empty && admin.conn.capabilities.meta ? await admin.partitionCount(t.topic) : t.partitions,
+      partitionCount: t.empty && admin.conn.capabilities.meta ? await admin.partitionCount(t.topic) : t.partitions,
       messageCount: t.messageCount,
       sizeBytes: size.get(t.topic) ?? t.messageBytes,
     })),
@@ -176,7 +176,7 @@ export function mergeTopicSummaries(lists: readonly TopicSummary[][]): TopicSumm
     const m = merged.get(t.topic)
     if (m === undefined) merged.set(t.topic, {...t})
     else {
-      m.partitions += t.partitions
+      m.partitionCount += t.partitionCount
       m.messageCount += t.messageCount
       m.sizeBytes += t.sizeBytes
     }

@@ -11,22 +11,30 @@
  * A registry of version 1 (no fingerprints) is read as it is and written as version 2 at the
  * next save: its files get their fingerprint then. dev and ino are decimal strings (an inode
  * number may not fit a double). The file is written
- * at most every REGISTRY_SAVE_MS after a change, and at exit, through a temp file, fdatasync,
- * rename and a directory fsync: a crash leaves the old registry or the new one. A lock file
- * (`<registry>.lock`, the owner's pid) keeps two processes from following with one registry.
+ * at most every REGISTRY_SAVE_MS after a change, and at exit, as a versioned state file
+ * (durable/state-file.ts: temp file, fdatasync, rename, directory fsync; a crash leaves the old
+ * registry or the new one; a registry of a newer version is refused, naming it). A PID lock
+ * file (`<registry>.lock`, durable/pid-lock.ts) keeps two processes, or two follows in one
+ * process, from following with one registry.
  */
-import {closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync} from 'node:fs'
+import {mkdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {stateDir} from '../../client/spool/index.js'
+import {acquirePidLock, type PidLock} from '../../durable/pid-lock.js'
+import {readStateFile, StateFileError, writeStateFile, type StateFormat} from '../../durable/state-file.js'
 import {MetaError} from '../../protocol/errors.js'
-import {writeFileDurably} from '../../durable-file.js'
 import type {Fingerprint} from './identity.js'
 
 /** The registry is rewritten at most this often while lines are being acknowledged (ms). */
 const REGISTRY_SAVE_MS = 250
-const FORMAT_VERSION = 2
-/** Versions read: 1 has no fingerprints. */
-const READ_VERSIONS: readonly unknown[] = [1, FORMAT_VERSION]
+
+/** Version 2 adds fingerprints (optional in an entry), so a version 1 registry reads as it is. */
+const REGISTRY_FORMAT: StateFormat<RegistryEntry[]> = {
+  version: 2,
+  migrations: {1: (document) => document},
+  shape: '"files": […]',
+  parse: parseEntries,
+}
 
 export interface RegistryEntry {
   path: string
@@ -50,7 +58,7 @@ export class Registry {
   private saving: Promise<void> = Promise.resolve()
   private dirty = false
   private failure: MetaError | undefined
-  private locked = false
+  private held: PidLock | undefined
 
   private constructor(readonly path: string) {}
 
@@ -163,7 +171,7 @@ export class Registry {
       this.dirty = false
       const files = [...this.byKey.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       try {
-        await writeFileDurably(this.path, `${JSON.stringify({version: FORMAT_VERSION, files}, null, 1)}\n`)
+        await writeStateFile(this.path, REGISTRY_FORMAT, {files})
       } catch (error) {
         this.failure ??= new MetaError('STORAGE_ERROR', `cannot save the registry "${this.path}": ${(error as Error).message}`, {cause: error})
       }
@@ -172,81 +180,56 @@ export class Registry {
   }
 
   private load(): void {
-    let text: string
+    let read
     try {
-      text = readFileSync(this.path, 'utf8')
+      read = readStateFile(this.path, REGISTRY_FORMAT)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-      throw MetaError.invalidArgument(`cannot read the registry "${this.path}": ${(error as Error).message}`)
+      if (!(error instanceof StateFileError)) throw error
+      if (error.problem === 'unreadable') throw MetaError.invalidArgument(`cannot read the registry "${this.path}": ${error.why}`)
+      if (error.problem === 'newer') throw MetaError.invalidArgument(`the registry "${this.path}": ${error.why}, or pass another --registry`)
+      throw MetaError.invalidArgument(`"${this.path}" is not a registry of followed files (${error.why}): fix or remove it, or pass --registry`)
     }
-    const bad = (why: string) => MetaError.invalidArgument(`"${this.path}" is not a registry of followed files (${why}): fix or remove it, or pass --registry`)
-    let value: {version?: unknown; files?: unknown}
-    try {
-      value = JSON.parse(text) as typeof value
-    } catch (error) {
-      throw bad((error as Error).message)
-    }
-    if (!READ_VERSIONS.includes(value?.version) || !Array.isArray(value.files)) throw bad(`expected {"version": ${FORMAT_VERSION}, "files": […]}`)
-    for (const e of value.files as Array<Partial<RegistryEntry>>) {
-      if (typeof e?.path !== 'string' || typeof e.dev !== 'string' || typeof e.ino !== 'string' || !Number.isSafeInteger(e.offset) || e.offset! < 0) {
-        throw bad('expected entries {"path", "dev", "ino", "offset"}')
-      }
-      const fp = e.fingerprint
-      if (fp !== undefined && (!Number.isSafeInteger(fp?.bytes) || fp.bytes < 0 || typeof fp.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(fp.sha256))) {
-        throw bad(`"${e.path}": expected "fingerprint": {"bytes": <count>, "sha256": "<64 hex digits>"}`)
-      }
-      this.byKey.set(key(e.path, e.dev, e.ino), {path: e.path, dev: e.dev, ino: e.ino, offset: e.offset!, ...(fp === undefined ? {} : {fingerprint: {bytes: fp.bytes, sha256: fp.sha256}})})
-    }
+    for (const e of read?.value ?? []) this.byKey.set(key(e.path, e.dev, e.ino), e)
   }
 
   private lock(): void {
-    const file = `${this.path}.lock`
     mkdirSync(dirname(this.path), {recursive: true})
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        const fd = openSync(file, 'wx', 0o644)
-        writeSync(fd, `${process.pid}\n`)
-        closeSync(fd)
-        this.locked = true
-        return
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw MetaError.invalidArgument(`cannot lock the registry "${this.path}": ${(error as Error).message}`)
-        }
-      }
-      const owner = Number(readFileSync(file, 'utf8').trim())
-      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) {
-        throw new MetaError('DATA_DIR_LOCKED', `the registry "${this.path}" is in use by process ${owner}: expected one meta send --follow per registry (pass another --registry)`)
-      }
-      try {
-        unlinkSync(file) // left by a process that is gone
-      } catch {
-        // Another process removed it first: the next attempt sees who owns it now.
-      }
+    let result
+    try {
+      result = acquirePidLock(`${this.path}.lock`, {command: 'meta send --follow'})
+    } catch (error) {
+      throw MetaError.invalidArgument(`cannot lock the registry "${this.path}": ${(error as Error).message}`)
     }
-    throw new MetaError('DATA_DIR_LOCKED', `cannot take the lock of the registry "${this.path}"`)
+    if (result.holder !== undefined) {
+      throw new MetaError('DATA_DIR_LOCKED', `the registry "${this.path}" is in use by process ${result.holder.pid}: expected one meta send --follow per registry (pass another --registry)`)
+    }
+    this.held = result.lock
   }
 
   private unlock(): void {
-    if (!this.locked) return
-    this.locked = false
-    try {
-      unlinkSync(`${this.path}.lock`)
-    } catch {
-      // Already gone: nothing to release.
-    }
+    const held = this.held
+    this.held = undefined
+    held?.release()
   }
+}
+
+/** The entries of a registry document (version 2), checked. */
+function parseEntries(document: Record<string, unknown>): RegistryEntry[] {
+  if (!Array.isArray(document.files)) throw new Error('expected {"version": 2, "files": […]}')
+  const entries: RegistryEntry[] = []
+  for (const e of document.files as Array<Partial<RegistryEntry>>) {
+    if (typeof e?.path !== 'string' || typeof e.dev !== 'string' || typeof e.ino !== 'string' || !Number.isSafeInteger(e.offset) || e.offset! < 0) {
+      throw new Error('expected entries {"path", "dev", "ino", "offset"}')
+    }
+    const fp = e.fingerprint
+    if (fp !== undefined && (!Number.isSafeInteger(fp?.bytes) || fp.bytes < 0 || typeof fp.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(fp.sha256))) {
+      throw new Error(`"${e.path}": expected "fingerprint": {"bytes": <count>, "sha256": "<64 hex digits>"}`)
+    }
+    entries.push({path: e.path, dev: e.dev, ino: e.ino, offset: e.offset!, ...(fp === undefined ? {} : {fingerprint: {bytes: fp.bytes, sha256: fp.sha256}})})
+  }
+  return entries
 }
 
 function key(path: string, dev: string, ino: string): string {
   return `${path}\u0000${dev}\u0000${ino}`
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }

@@ -17,7 +17,8 @@
  *   Anything else that is not this shape fails with STORAGE_ERROR naming the path: the store
  *   never silently starts over and loses every group's offsets.
  *
- * Writes replace the file atomically (temp file, fsync, rename, fsync of the directory).
+ * Writes replace the file atomically (durable/replace.ts: temp file, fdatasync, rename, fsync of
+ * the directory).
  * Calls on one store run one at a time, in order. The document is kept in memory after the
  * first read and load() answers from it; each commit refreshes it from disk (see below).
  *
@@ -29,10 +30,10 @@
 import {readFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
+import {replaceFile} from '../../durable/replace.js'
 import {MetaError} from '../../protocol/errors.js'
 import {offsetKey, type OffsetEntry, type OffsetStore} from '../offset-store.js'
 import type {Partition} from '../types.js'
-import {replaceFileAtomically} from './atomic-file.js'
 import {
   UNKNOWN_MSG_ID,
   checkEntries,
@@ -153,7 +154,7 @@ export class FileOffsetStore implements OffsetStore {
 
   private async write(document: Document): Promise<void> {
     try {
-      await replaceFileAtomically(this.path, formatOffsetFile(document))
+      await replaceFile(this.path, formatOffsetFile(document))
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? 'DISK_FULL' : 'STORAGE_ERROR'
       throw new MetaError(code, `cannot write offset file "${this.path}": ${(error as Error).message}`, {cause: error})

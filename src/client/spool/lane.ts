@@ -9,8 +9,8 @@ import type {SendResult} from '../types.js'
 import {leftoverSpools, mergeSpool, sendsTo} from './dirs.js'
 import type {SpoolEntry, SpoolRecord} from './format.js'
 import {Queue} from './queue.js'
-import type {Spool} from './spool.js'
-import type {SpoolingProducerOptions} from './types.js'
+import type {Spool, SpoolOpened} from './spool.js'
+import type {SpoolingProducerEvents, SpoolingProducerOptions} from './types.js'
 
 /** First and largest wait before a probe during an outage (ms). */
 export const PROBE_BACKOFF_MIN_MS = 50
@@ -86,7 +86,13 @@ export function newLane(topic: string, spooledResult: Lane['spooledResult']): La
   }
 }
 
-type Emit = (event: string, ...args: unknown[]) => void
+/** The events a lane reports: some of the producer's, and 'merged' (a leftover spool taken into the lane's). */
+interface LaneEvents extends Pick<SpoolingProducerEvents, 'elsewhere' | 'unavailable' | 'lost'> {
+  merged: [dir: string, opened: SpoolOpened]
+}
+
+export type LaneEmit = <K extends keyof LaneEvents>(event: K, ...args: LaneEvents[K]) => void
+type Emit = LaneEmit
 
 /**
  * Open the spools an earlier run left for a topic and this destination (the first one, the
@@ -103,7 +109,7 @@ export function openLeftovers(root: string, topic: string, options: SpoolingProd
       try {
         spool = open(dir)
       } catch (error) {
-        emit('unavailable', topic, dir, error)
+        emit('unavailable', topic, dir, error as MetaError)
       }
       continue
     }

@@ -1,66 +1,48 @@
 /**
- * The lock of a spool: a `lock` file holding the pid of the process that has it open. A lock
- * whose process is gone is taken over.
+ * The lock of a spool: a `lock` file naming the process that has the spool open, a PID lock
+ * file (durable/pid-lock.ts: a lock whose process is gone, a zombie or a reused pid, is taken
+ * over; a second open in this process is refused). A lock holding only a pid, as older
+ * versions write it, is read too.
  */
-import {readFileSync, unlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {acquirePidLock, isPidLockHeld, readPidLock, type PidLock} from '../../durable/pid-lock.js'
+import {PRIVATE_FILE_MODE} from '../../durable/private-file.js'
 import {MetaError} from '../../protocol/errors.js'
 import {LOCK_FILE} from './format.js'
 
-/** Take the spool's lock file; a lock left by a dead process is taken over. */
+/** The locks of the spools this process has open, by directory. */
+const held = new Map<string, PidLock>()
+
+/** Take the spool's lock file; a lock left by a process that is gone is taken over. Throws DATA_DIR_LOCKED, or the file system's error. */
 export function lock(dir: string): void {
-  const file = join(dir, LOCK_FILE)
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, `${process.pid}\n`, {flag: 'wx', mode: 0o600})
-      return
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        // A full disk can leave the file created and empty: it must not look like a lock.
-        try {
-          if (lockOwner(dir) === undefined) unlinkSync(file)
-        } catch {}
-        throw error
-      }
-    }
-    const owner = lockOwner(dir)
-    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
-      throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} is in use by process ${owner}`, {cause: owner})
-    }
-    try {
-      unlinkSync(file)
-    } catch {}
+  let result
+  try {
+    result = acquirePidLock(join(dir, LOCK_FILE), {mode: PRIVATE_FILE_MODE})
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== undefined) throw error
+    throw new MetaError('DATA_DIR_LOCKED', `spool ${dir}: ${(error as Error).message}`, {cause: error})
   }
-  throw new MetaError('DATA_DIR_LOCKED', `spool ${dir}: cannot take its lock file`)
+  if (result.holder !== undefined) throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} is in use by process ${result.holder.pid}`, {cause: result.holder.pid})
+  held.set(dir, result.lock)
 }
 
 export function unlock(dir: string): void {
+  const lock = held.get(dir)
+  held.delete(dir)
   try {
-    if (lockOwner(dir) === process.pid) unlinkSync(join(dir, LOCK_FILE))
-  } catch {}
+    lock?.release()
+  } catch {
+    // A lock that cannot be read back is left for the next open to take over.
+  }
 }
 
-/** The pid in a spool's lock file, if any. */
-function lockOwner(dir: string): number | undefined {
+/** The pid of the live process (this one included) that holds the spool, if any. */
+export function heldBy(dir: string): number | undefined {
+  let holder
   try {
-    const pid = Number(readFileSync(join(dir, LOCK_FILE), 'utf8').trim())
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
+    holder = readPidLock(join(dir, LOCK_FILE))
   } catch {
     return undefined
   }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-/** The live process other than this one that holds the spool, if any. */
-export function heldBy(dir: string): number | undefined {
-  const owner = lockOwner(dir)
-  return owner !== undefined && owner !== process.pid && isAlive(owner) ? owner : undefined
+  return holder !== undefined && isPidLockHeld(holder) ? holder.pid : undefined
 }

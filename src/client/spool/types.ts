@@ -1,6 +1,36 @@
-/** What a SpoolingProducer is given, and what it counts. */
+/** What a SpoolingProducer is given, what it tells (its events), and what it counts. */
+import type {MetaError} from '../../protocol/errors.js'
 import type {Producer, SendCallback} from '../producer.js'
 import type {SpoolDestination} from './destination.js'
+import type {SpoolOpened} from './spool.js'
+
+/**
+ * The events of a SpoolingProducer, by name, with their arguments: `producer.on('outage',
+ * (topic, error) => …)` is checked against this map (a typed EventEmitter), so a misspelt
+ * event or a listener of the wrong arguments does not compile (docs/architecture.md#client-events).
+ */
+export interface SpoolingProducerEvents {
+  /** A topic's sends failed: its messages go to its spool until a broker takes them again. */
+  outage: [topic: string, error: MetaError]
+  /** A broker takes the topic's messages again; `backlog` records of the spool are still to send. */
+  recovered: [topic: string, backlog: number]
+  /** The spool could not be written (a full disk): input pauses, nothing is lost; `held` is what waits in memory. */
+  stalled: [topic: string, dir: string, error: NodeJS.ErrnoException, held: {records: number; bytes: number}, pending: number]
+  /** The stalled spool can be written again: input resumes. */
+  writable: [topic: string]
+  /** At close, `count` records could not be written to the spool (kept nowhere). */
+  lost: [topic: string, dir: string, count: number, error: NodeJS.ErrnoException]
+  /** A spool was opened: what recovery found (damage, adoption, a retarget). */
+  opened: [topic: string, dir: string, opened: SpoolOpened]
+  /** A spool left for another destination, left alone. */
+  elsewhere: [topic: string, dir: string, destination: SpoolDestination | undefined]
+  /** A leftover spool that could not be opened (in use, unreadable). */
+  unavailable: [topic: string, dir: string, error: MetaError]
+  /** A topic was given up (past maxOutageMs); flush() and close() reject with it too. */
+  error: [error: MetaError]
+  /** send() may be called again after it returned false. */
+  drain: []
+}
 
 export interface SpoolingProducerOptions {
   /**

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import type {GroupDeleteResult} from '../../cli/admin/group-delete.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {adminFlags, groupArg} from '../../cli/client-flags.js'
+import {adminFlags, groupArg, groupNameFlag} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
@@ -26,12 +26,13 @@ An unknown group is an error (exit 1).`
 
   static override flags = {
     ...adminFlags,
+    group: groupNameFlag,
     execute: Flags.boolean({summary: 'Delete (without it, only what would be deleted is printed).'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }
 
   async run(): Promise<GroupDeleteResult | undefined> {
-    const group = await this.groupOf(this.args.group)
+    const group = await this.groupOf(this.argOrFlag('group'))
     usageErrors(() => validateGroupName(group))
     const json = this.jsonEnabled()
     const {runGroupDelete} = await import('../../cli/admin/group-delete.js')

@@ -1,6 +1,6 @@
 import type {GroupDetail} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {adminFlags, groupArg} from '../../cli/client-flags.js'
+import {adminFlags, groupArg, groupNameFlag} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateGroupName} from '../../protocol/names.js'
 
@@ -25,10 +25,11 @@ Offsets are byte positions, as in MetaQ. An unknown group (no members and no com
 
   static override flags = {
     ...adminFlags,
+    group: groupNameFlag,
   }
 
   async run(): Promise<GroupDetail | undefined> {
-    const group = await this.groupOf(this.args.group)
+    const group = await this.groupOf(this.argOrFlag('group'))
     usageErrors(() => validateGroupName(group))
     const {groupDetail} = await import('../../cli/admin/views.js')
     const detail = await this.withGroupAdmin((admin) => groupDetail(admin, group))

@@ -1,21 +1,21 @@
-import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
 import {resolveSeekFlags} from '../../cli/admin/seek-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {allowMissingTopicFlag} from '../../cli/admin/topic-check-flag.js'
-import {adminFlags, groupArg} from '../../cli/client-flags.js'
+import {offsetMoveFlags} from '../../cli/admin/move-flags.js'
+import {groupArg} from '../../cli/client-flags.js'
 
 export default class GroupSeek extends ClientCommand<typeof GroupSeek> {
   static override summary = "Move a group's committed offsets, in rpk's words (a dry run unless --execute)."
 
-  static override description = `The same operation as 'meta offset reset', with rpk's flags: --to start (the log start), --to end (the log end), --to <time> (the first message stored at or after a Unix time in seconds or milliseconds, or an ISO 8601 time), or --to-file F (topic,partition,offset CSV, as 'meta offset reset --export' writes it).
+  static override description = `The same operation as 'meta offset reset', with the same flags and the same dry-run rule; rpk's spellings: --to start (the log start), --to end (the log end), --to <time> (the first message stored at or after a point in time: @-1h, @2026-12-01T10:00:00Z, @<Unix ms>, or a bare Unix time in seconds or milliseconds, or an ISO 8601 time), or --to-file F (topic,partition,offset CSV, as --export writes it). Kafka's --to-earliest, --to-offset, --shift-by, --to-datetime, --by-duration and --from-file work too.
 
-Without --topic, every topic the group has committed offsets for. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), unless --allow-missing-topic. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it). For byte offsets and message counts use 'meta offset reset --to-offset / --shift-by'.`
+GROUP or -g names the group. Without --topic, every topic the group has committed offsets for (offset reset asks for --all-topics instead). A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), unless --allow-missing-topic. Nothing changes without --execute; --execute refuses while the group has live members (--force overrides) and asks for confirmation on a terminal (--yes skips it).`
 
   static override examples = [
     {description: 'Preview moving group billing to the start of everything it reads', command: '<%= config.bin %> <%= command.id %> billing --to start'},
     {description: 'Skip to the end of topic orders', command: '<%= config.bin %> <%= command.id %> billing --to end -t orders --execute'},
-    {description: 'Replay from a point in time', command: '<%= config.bin %> <%= command.id %> billing --to 2026-12-01T10:00:00Z --execute'},
+    {description: 'Replay from a point in time', command: '<%= config.bin %> <%= command.id %> billing --to @2026-12-01T10:00:00Z --execute'},
+    {description: 'Replay the last hour', command: '<%= config.bin %> <%= command.id %> billing --to @-1h --execute'},
     {description: 'Restore saved offsets', command: '<%= config.bin %> <%= command.id %> billing --to-file billing.csv --execute'},
   ]
 
@@ -25,27 +25,12 @@ Without --topic, every topic the group has committed offsets for. A topic the br
     group: groupArg,
   }
 
-  static override flags = {
-    ...adminFlags,
-    to: Flags.string({summary: 'start, end, a Unix time (s or ms) or an ISO 8601 time.', helpValue: 'start|end|<time>'}),
-    'to-file': Flags.string({summary: 'Offsets from a topic,partition,offset CSV file (- = stdin).', helpValue: '<file>'}),
-    topic: Flags.string({
-      char: 't',
-      summary: 'Only this topic, optionally with partitions: orders, orders:0,2. Repeatable (default: every topic the group has offsets for).',
-      multiple: true,
-      helpValue: '<topic>[:<partitions>]',
-    }),
-    execute: Flags.boolean({summary: 'Commit the new offsets (without it, only the plan is printed).'}),
-    export: Flags.boolean({summary: 'Print the plan as topic,partition,offset CSV.'}),
-    'allow-missing-topic': allowMissingTopicFlag,
-    force: Flags.boolean({summary: 'Move offsets even while the group has live members.'}),
-    yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
-  }
+  static override flags = offsetMoveFlags
 
   async run(): Promise<ResetResult | undefined> {
     const {flags} = this
     const json = this.jsonEnabled()
-    const group = await this.groupOf(this.args.group)
+    const group = await this.groupOf(this.argOrFlag('group'))
     const request = resolveSeekFlags({...flags, group, json})
     const {offsetsFileOf, runReset} = await import('../../cli/admin/reset-run.js')
     const lines = await offsetsFileOf(request)

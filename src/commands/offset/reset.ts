@@ -1,16 +1,14 @@
-import {Flags} from '@oclif/core'
 import type {ResetResult} from '../../cli/admin/reset-run.js'
-import {resolveResetFlags} from '../../cli/admin/reset-options.js'
+import {offsetMoveFlags} from '../../cli/admin/move-flags.js'
+import {resolveSeekFlags} from '../../cli/admin/seek-options.js'
 import {ClientCommand} from '../../cli/client-command.js'
-import {allowMissingTopicFlag} from '../../cli/admin/topic-check-flag.js'
-import {adminFlags} from '../../cli/client-flags.js'
 
 export type {ResetResult} from '../../cli/admin/reset-run.js'
 
 export default class OffsetReset extends ClientCommand<typeof OffsetReset> {
   static override summary = "Reset a consumer group's committed offsets (a dry run unless --execute)."
 
-  static override description = `Computes new committed offsets for a group and prints the plan (GROUP TOPIC PARTITION CURRENT NEW). Nothing changes unless --execute is given.
+  static override description = `Computes new committed offsets for a group and prints the plan (GROUP TOPIC PARTITION CURRENT NEW). Nothing changes unless --execute is given. 'meta group seek' is the same operation with the same flags (rpk's --to and --to-file work here too).
 
 Scope: --topic T (every partition of T), --topic T:0,2 or T:0-3 (some partitions; repeatable), or --all-topics (every topic the group has committed offsets for). --from-file takes its scope from the file. A topic the broker (or cluster) does not have is an error naming the close topic names (exit 1), so a typo commits nothing; --allow-missing-topic goes ahead on purpose.
 
@@ -20,8 +18,8 @@ Strategies (exactly one):
 --to-current: the committed offsets, unchanged (with --export: a backup)
 --to-offset N: byte offset N, clamped to the log; inside a message: the next
 --shift-by ±N: N messages forward, or back (-N), from the committed offset
---to-datetime T: the first message stored at or after time T
---by-duration D: the first message of the last D: 30m, 1h, 2d, PT1H, P1DT2H
+--to-datetime T: the first message stored at or after time T (also @-1h, @<ISO time>, @<Unix ms>)
+--by-duration D: the first message of the last D: 30m, 1h, 2d, PT1H, P1DT2H (also @-1h)
 --from-file CSV: topic,partition,offset lines as --export writes (- = stdin)
 
 Times: 2026-12-01T10:00:00Z and 2026-12-01T12:00:00+02:00 are exact; without a zone (2026-12-01T10:00, 2026-12-01 10:00:00, 2026-12-01) a time is local to this machine (the TZ environment variable).
@@ -47,41 +45,13 @@ Safety: --execute refuses while the group has live members, because they keep th
 
   static override enableJsonFlag = true
 
-  static override flags = {
-    ...adminFlags,
-    group: Flags.string({char: 'g', summary: "Consumer group whose offsets to reset (default: the profile's group).", helpGroup: 'SCOPE'}),
-    topic: Flags.string({
-      char: 't',
-      summary: 'Topic, optionally with partitions: orders, orders:0,2, orders:0-3. Repeatable.',
-      multiple: true,
-      helpValue: '<topic>[:<partitions>]',
-      helpGroup: 'SCOPE',
-    }),
-    'all-topics': Flags.boolean({summary: 'Every topic the group has committed offsets for.', helpGroup: 'SCOPE'}),
-    'to-earliest': Flags.boolean({summary: 'Reset to the log start.', helpGroup: 'STRATEGY'}),
-    'to-latest': Flags.boolean({summary: 'Reset to the log end.', helpGroup: 'STRATEGY'}),
-    'to-current': Flags.boolean({summary: 'Keep the committed offsets (use with --export).', helpGroup: 'STRATEGY'}),
-    'to-offset': Flags.string({summary: 'Reset to byte offset N (clamped; moved to the next message boundary).', helpValue: '<N>', helpGroup: 'STRATEGY'}),
-    'shift-by': Flags.string({
-      summary: 'Move N messages from the committed offset: negative = back.',
-      helpValue: '<±N>',
-      helpGroup: 'STRATEGY',
-    }),
-    'to-datetime': Flags.string({summary: 'Reset to the first message at or after an ISO 8601 time (local without a zone).', helpValue: '<time>', helpGroup: 'STRATEGY'}),
-    'by-duration': Flags.string({summary: 'Reset to the first message of the last duration (30m, 1h, PT1H).', helpValue: '<duration>', helpGroup: 'STRATEGY'}),
-    'from-file': Flags.string({summary: 'Reset to the offsets of a topic,partition,offset CSV file (- = stdin).', helpValue: '<file>', helpGroup: 'STRATEGY'}),
-    execute: Flags.boolean({summary: 'Commit the new offsets (without it, only the plan is printed).'}),
-    export: Flags.boolean({summary: 'Print the plan as topic,partition,offset CSV (what --from-file reads).'}),
-    'allow-missing-topic': allowMissingTopicFlag,
-    force: Flags.boolean({summary: 'Reset even while the group has live members.'}),
-    yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
-  }
+  static override flags = offsetMoveFlags
 
   async run(): Promise<ResetResult | undefined> {
     const {flags} = this
     const json = this.jsonEnabled()
     const group = await this.groupOf(flags.group)
-    const request = resolveResetFlags({...flags, group, json})
+    const request = resolveSeekFlags({...flags, group, json}, Date.now(), 'reset')
     const {offsetsFileOf, runReset} = await import('../../cli/admin/reset-run.js')
     const lines = await offsetsFileOf(request)
     const result = await this.withGroupAdmin((admin, target) =>

@@ -18,6 +18,7 @@ export default class SpoolDrop extends BaseCommand<typeof SpoolDrop> {
   static override args = {topic: Args.string({description: 'Topics whose spools to drop (default: all).'})}
 
   static override flags = {
+    topic: Flags.string({char: 't', summary: 'A topic whose spool to drop (the same as a TOPIC argument). Repeatable.', multiple: true, helpValue: '<topic>'}),
     spool: spoolDirFlag,
     execute: Flags.boolean({summary: 'Delete (without it, only what would be deleted is printed).'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
@@ -26,7 +27,7 @@ export default class SpoolDrop extends BaseCommand<typeof SpoolDrop> {
   async run(): Promise<SpoolDropResult | undefined> {
     const [{defaultSpoolRoot}, {dropSpools}] = await Promise.all([import('../../client/spool/index.js'), import('../../cli/spool-admin.js')])
     const json = this.jsonEnabled()
-    const result = await dropSpools(this.flags.spool ?? defaultSpoolRoot(), this.positional, {execute: this.flags.execute, yes: this.flags.yes, json})
+    const result = await dropSpools(this.flags.spool ?? defaultSpoolRoot(), [...this.positional, ...(this.flags.topic ?? [])], {execute: this.flags.execute, yes: this.flags.yes, json})
     return json ? result : undefined
   }
 }

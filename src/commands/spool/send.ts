@@ -28,6 +28,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
 
   static override flags = {
     ...connectionFlags,
+    topic: Flags.string({char: 't', summary: 'A topic whose spool to send (the same as a TOPIC argument). Repeatable.', multiple: true, helpValue: '<topic>'}),
     spool: spoolDirFlag,
     'max-outage': maxOutageFlag('Give up (exit 1, spool kept) when the broker is away this long (1s..30d; default: wait as long as it takes).'),
     'ack-timeout': ackTimeoutFlag,
@@ -40,6 +41,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
       import('../../cli/spool-admin.js'),
       import('../../cli/format.js'),
     ])
+    const named = [...this.positional, ...(this.flags.topic ?? [])]
     const target = await this.target()
     const json = this.jsonEnabled()
     const root = this.flags.spool ?? defaultSpoolRoot()
@@ -47,7 +49,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
     if (this.flags.retarget && !explicit) this.error('--retarget needs -b or --zk: the destination the spools go to instead of their own', {exit: 2})
     const result = await sendSpools({
       root,
-      topics: this.positional,
+      topics: named,
       target: {broker: target.broker, zk: target.zk, zkRoot: target.zkRoot},
       explicit,
       retarget: this.flags.retarget,
@@ -56,7 +58,7 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
       spoolFlag: this.flags.spool === undefined ? '' : ` --spool ${root}`,
       notify: (line) => process.stderr.write(`${line}\n`),
     })
-    const waitingNamed = result.waiting.some((w) => this.positional.includes(w.topic))
+    const waitingNamed = result.waiting.some((w) => named.includes(w.topic))
     if (!json) {
       const topics = Object.entries(result.sent)
       const total = topics.reduce((n, [, c]) => n + c, 0)

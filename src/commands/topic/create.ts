@@ -22,7 +22,7 @@ In a cluster give --zk with --broker-id: a topic is created on one broker.`
   static override flags = topicChangeFlags
 
   async run(): Promise<TopicAnswer[] | undefined> {
-    const {topic} = this.args
+    const topic = this.requiredArgOrFlag('topic')
     const settings = usageErrors(() => {
       checkTarget(topic, this.flags)
       return settingsOf(this.flags)

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {ClientCommand} from '../../cli/client-command.js'
-import {adminFlags} from '../../cli/client-flags.js'
+import {adminFlags, topicNameFlag} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {brokerIdFlag, checkTarget, type TopicAnswer} from '../../cli/admin/topic-admin.js'
 
@@ -21,18 +21,19 @@ In a cluster give --zk with --broker-id: a topic is deleted on one broker.`
   static override enableJsonFlag = true
 
   static override args = {
-    topic: Args.string({description: 'Topic name.', required: true}),
+    topic: Args.string({description: 'Topic name (or -t/--topic).'}),
   }
 
   static override flags = {
     ...adminFlags,
+    topic: topicNameFlag,
     'broker-id': brokerIdFlag,
     execute: Flags.boolean({summary: 'Delete (without it, only what would be deleted is printed).'}),
     yes: Flags.boolean({char: 'y', summary: 'Do not ask for confirmation on a terminal.'}),
   }
 
   async run(): Promise<TopicAnswer[] | undefined> {
-    const {topic} = this.args
+    const topic = this.requiredArgOrFlag('topic')
     usageErrors(() => checkTarget(topic, this.flags))
     const {runTopicDelete} = await import('../../cli/admin/topic-admin.js')
     const answers = await runTopicDelete(this.adminContext(), topic, this.flags, this.jsonEnabled())

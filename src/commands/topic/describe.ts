@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import type {PartitionDetail, TopicDetail} from '../../cli/admin/views.js'
 import {ClientCommand} from '../../cli/client-command.js'
 import type {AdminClient} from '../../client/admin.js'
-import {adminFlags} from '../../cli/client-flags.js'
+import {adminFlags, topicNameFlag} from '../../cli/client-flags.js'
 import {usageErrors} from '../../cli/usage.js'
 import {validateTopicName} from '../../protocol/names.js'
 
@@ -34,16 +34,17 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
   static override enableJsonFlag = true
 
   static override args = {
-    topic: Args.string({description: 'Topic name.', required: true}),
+    topic: Args.string({description: 'Topic name (or -t/--topic).'}),
   }
 
   static override flags = {
     ...adminFlags,
+    topic: topicNameFlag,
     partition: Flags.integer({char: 'p', summary: 'One partition in detail, with the groups that read it.', min: 0}),
   }
 
   async run(): Promise<(TopicDetail & {overlay?: Record<string, string>}) | PartitionDetail | undefined> {
-    const topic = this.args.topic
+    const topic = this.requiredArgOrFlag('topic')
     usageErrors(() => validateTopicName(topic))
     const views = await import('../../cli/admin/views.js')
     const target = await this.target()
