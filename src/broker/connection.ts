@@ -40,7 +40,7 @@ import type {PrincipalQuota} from './auth/quota.js'
 const REQUEST_OVERHEAD_BYTES = 256
 /** The first byte of a TLS record carrying a handshake (a ClientHello): MetaQ's text commands never start with it. */
 const TLS_HANDSHAKE_RECORD = 0x16
-const NOT_TLS_ANSWER = 'error this port does not speak TLS\r\n'
+const NOT_TLS_ANSWER = Buffer.from('error this port does not speak TLS\r\n')
 /** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
 export const CLOSE_DEADLINE_MS = 5000
 /**
