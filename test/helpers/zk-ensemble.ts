@@ -115,7 +115,7 @@ export async function startZkEnsemble(t: Cleanup, options: ZkEnsembleOptions = {
 async function tryStart(t: Cleanup, options: ZkEnsembleOptions): Promise<ZkEnsemble> {
   const dir = await tmpDir(t, 'meta-zk-ensemble-')
   const tick = options.tickTime ?? 500
-  const ports = []
+  const ports: Array<{client: number; quorum: number; election: number}> = []
   for (let i = 0; i < SERVERS; i++) ports.push({client: await probeFreePort(), quorum: await probeFreePort(), election: await probeFreePort()})
   // proxies[from][to]: what server `from` dials to reach server `to`'s quorum and election ports.
   const proxies: Array<Array<{quorum: FaultProxy; election: FaultProxy} | undefined>> = []
