@@ -45,3 +45,6 @@ export function parseHistory(text: string): HistoryEvent[] {
   }
   return events
 }
+
+/** An event before the recorder stamps its time. */
+export type UntimedEvent = HistoryEvent extends infer E ? (E extends HistoryEvent ? Omit<E, 't'> : never) : never
