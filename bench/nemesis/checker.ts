@@ -210,7 +210,7 @@ export function summary(report: CheckReport): string {
     `duplicate message ids: ${counts.duplicateIds}`,
     `committed offsets gone back: ${counts.offsetRegressions} (documented cases: ${report.documentedRegressions})`,
     `split-brain windows: ${counts.splitBrain}`,
-    `unavailable windows: ${report.unavailable.windows.length}, p50 ${report.unavailable.p50} ms, p99 ${report.unavailable.p99} ms, max ${report.unavailable.max} ms`,
+    `unavailable windows: ${report.unavailable.windows.length}, p50 ${Math.round(report.unavailable.p50)} ms, p99 ${Math.round(report.unavailable.p99)} ms, max ${Math.round(report.unavailable.max)} ms`,
   ]
   for (const name of ['lost', 'unexpected', 'divergent', 'orderViolations', 'duplicateIds', 'offsetRegressions', 'splitBrain'] as const) {
     for (const example of report[name]) lines.push(`  ${name}: ${example}`)
