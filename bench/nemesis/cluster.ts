@@ -22,6 +22,10 @@ export interface BrokerProc {
   brokerId: number
   role: Role
   port: number
+  /** The address it registers in ZooKeeper. */
+  url(): string
+  /** Start it next time as a sync slave (an old master whose sync slave took over). */
+  becomeSyncSlave(slaveId: number): void
   zkRoute: ZkRoute
   alive(): boolean
   paused: boolean
@@ -77,8 +81,9 @@ async function brokerProc(
   const zkRoute = await spec.ensemble.route(t)
   let child: ChildProcess | undefined
   let port = 0
+  let roleArgs = spec.args
   const start = async (): Promise<void> => {
-    const args = [BIN, 'serve', '-c', spec.ini, '-d', dataDir, '--zk', zkRoute.connect, '--port', String(port), '--log-format', 'json', ...spec.args]
+    const args = [BIN, 'serve', '-c', spec.ini, '-d', dataDir, '--zk', zkRoute.connect, '--port', String(port), '--log-format', 'json', ...roleArgs]
     const started = spawn(process.execPath, args, {stdio: ['ignore', 'ignore', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
     child = started
     let stderr = ''
@@ -110,6 +115,11 @@ async function brokerProc(
     name: spec.name,
     brokerId: spec.brokerId,
     role: spec.role,
+    url: () => `meta://127.0.0.1:${port}`,
+    becomeSyncSlave(slaveId) {
+      roleArgs = ['--sync-slave', '--slave-id', String(slaveId), '--failover', '--failover-grace', '1s']
+      proc.role = 'sync-slave'
+    },
     get port() {
       return port
     },

@@ -11,7 +11,8 @@
  *
  * Load: producers discovering the brokers in ZooKeeper, several puts in flight each, and a
  * consumer group committing offsets. Faults, each for a random 1–8 s: kill -9 and restart of
- * a slave; SIGSTOP/SIGCONT of a slave (longer than the lease); the ZooKeeper leader killed and
+ * a master or a slave (a master whose sync slave took over meanwhile returns as its sync
+ * slave); SIGSTOP/SIGCONT of either (longer than the lease); the ZooKeeper leader killed and
  * restarted; one ZooKeeper server cut from the others; a broker cut from ZooKeeper (black
  * hole) or its link slowed or made lossy; a master cut from its sync slave.
  */
@@ -23,7 +24,8 @@ import {performance} from 'node:perf_hooks'
 import {createConsumer, createGroupConsumer, createProducer} from '../../src/client/index.js'
 import {rng} from '../../test/helpers/random.js'
 import {check, summary, type CheckReport} from './checker.js'
-import {startCluster, type NemesisCluster} from './cluster.js'
+import {startCluster, type BrokerProc, type NemesisCluster} from './cluster.js'
+import {zkRead} from '../../test/helpers/zookeeper.js'
 import type {UntimedEvent} from './history.js'
 
 export const DURATION_FLOOR_MS = 10_000
@@ -55,10 +57,50 @@ interface Fault {
   undo(): Promise<void> | void
 }
 
-function faults(cluster: NemesisCluster, pick: <T>(list: readonly T[]) => T): Fault[] {
+/**
+ * After a fault on a master: when its sync slave has taken over (holds ids/<id>/master), the
+ * old master comes back as the new master's sync slave, on its data (as an operator would).
+ */
+async function reconcile(cluster: NemesisCluster, old: BrokerProc, log: (line: string) => void): Promise<void> {
+  // No quorum (another fault): ask again later; meanwhile the broker runs in its old role.
+  const holder = await cluster.ensemble
+    .client()
+    .then((zk) => zkRead(zk, `${cluster.root}/brokers/ids/${old.brokerId}/master`))
+    .catch(() => undefined)
+  const successor = cluster.brokers.find((b) => b !== old && b.brokerId === old.brokerId && b.role === 'sync-slave' && b.url() === holder)
+  if (successor === undefined) {
+    if (!old.alive()) await old.start()
+    return
+  }
+  log(`${successor.name} took over broker id ${old.brokerId}: ${old.name} returns as its sync slave`)
+  await old.kill()
+  successor.role = 'master'
+  old.becomeSyncSlave(++slaveIds)
+  await old.start()
+}
+let slaveIds = 10
+
+function faults(cluster: NemesisCluster, pick: <T>(list: readonly T[]) => T, log: (line: string) => void): Fault[] {
   const slaves = cluster.brokers.filter((b) => b.role !== 'master')
+  const masters = cluster.brokers.filter((b) => b.role === 'master')
   const all = cluster.brokers
   const list: Array<() => Fault> = [
+    () => {
+      const b = pick(masters)
+      return {name: 'kill -9 a master and restart it', target: b.name, apply: () => b.kill(), undo: () => reconcile(cluster, b, log)}
+    },
+    () => {
+      const b = pick(masters)
+      return {
+        name: 'SIGSTOP/SIGCONT a master',
+        target: b.name,
+        apply: () => b.pause(),
+        undo: async () => {
+          b.resume()
+          await reconcile(cluster, b, log)
+        },
+      }
+    },
     () => {
       const b = pick(slaves)
       return {name: 'kill -9 and restart', target: b.name, apply: () => b.kill(), undo: () => b.start()}
@@ -157,7 +199,7 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
     const end = performance.now() + options.durationMs
     let faultId = 0
     while (performance.now() < end) {
-      const active = faults(cluster, pick)
+      const active = faults(cluster, pick, log)
       const chosen = [pick(active), ...(random() < 0.3 ? [pick(active)] : [])]
       const applied: Array<{fault: Fault; id: number}> = []
       for (const fault of chosen) {
@@ -165,7 +207,7 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
         record({type: 'fault', phase: 'start', fault: fault.name, target: fault.target, id})
         log(`fault ${id}: ${fault.name} (${fault.target})`)
         try {
-          await fault.apply()
+          await bounded(fault.apply(), `applying fault ${id}`)
           applied.push({fault, id})
         } catch (error) {
           log(`fault ${id} could not be applied: ${(error as Error).message}`)
@@ -174,7 +216,7 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
       await sleep(1000 + random() * 7000)
       for (const {fault, id} of applied.reverse()) {
         try {
-          await fault.undo()
+          await bounded(fault.undo(), `undoing fault ${id}`)
         } catch (error) {
           log(`fault ${id} could not be undone: ${(error as Error).message}`)
         }
@@ -183,6 +225,8 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
       await sleep(500 + random() * 2500)
     }
     // Healed: let the cluster settle, then stop the load and read everything back.
+    for (const node of cluster.ensemble.nodes) if (!node.running()) await bounded(node.start(), `restarting zk${node.id}`).catch((e: Error) => log(e.message))
+    for (const b of cluster.brokers) if (!b.alive()) await bounded(b.start(), `restarting ${b.name}`).catch((e: Error) => log(e.message))
     await cluster.ensemble.waitForQuorum({timeoutMs: 60_000})
     await sleep(5000)
     stop = true
@@ -210,6 +254,15 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
   const {readFile} = await import('node:fs/promises')
   const {parseHistory} = await import('./history.js')
   return check(parseHistory(await readFile(options.historyFile, 'utf8')))
+}
+
+/** A fault step that hangs (a server that does not come back) fails the step, not the run. */
+function bounded(step: Promise<void> | void, what: string, ms = 90_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no end within ${ms / 1000} s`)), ms)
+  })
+  return Promise.race([Promise.resolve(step), late]).finally(() => clearTimeout(timer))
 }
 
 function sleep(ms: number): Promise<void> {
