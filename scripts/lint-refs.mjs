@@ -23,9 +23,7 @@
  *   project stays allowed (`kcat #33`, `nodejs/node#123`, `KAFKA-1234`). Say what the code or
  *   test does and why, in the present; the history is in git.
  *
- * Exempt by name: this file (it spells the patterns it looks for) and docs/benchmarks.md,
- * which is being restructured into one table per benchmark (its diary of passes goes to git
- * history); remove that exemption once it is.
+ * Exempt by name: this file (it spells the patterns it looks for).
  *
  * `node scripts/lint-refs.mjs [--root DIR]` (DIR defaults to the repository; the tests run it
  * on small trees of their own).
@@ -40,9 +38,6 @@ const root = rootArg >= 0 ? resolve(process.argv[rootArg + 1]) : fileURLToPath(n
 /** Files this lint does not read, by path from the root (see the header for why). */
 const EXEMPT = new Set([
   'scripts/lint-refs.mjs',
-  // Being restructured into current figures (one table per benchmark, the method once); its
-  // history moves to git. Remove this line when that lands.
-  'docs/benchmarks.md',
 ])
 const SCANNED_DIRS = ['src', 'test', 'bench', 'scripts', 'docs']
 const SCANNED_FILES = ['README.md']

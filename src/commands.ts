@@ -8,7 +8,7 @@
  * Each command is loaded only when it runs: oclif reads every command's flags and help from
  * the manifest the build writes (scripts/build-cli.mjs). Command files import only flag
  * definitions and light helpers at the top and the rest inside run(), so starting one command
- * never loads what another needs (docs/benchmarks.md, startup).
+ * never loads what another needs (docs/benchmarks.md#start-up).
  */
 import type {Command} from '@oclif/core'
 

@@ -13,7 +13,7 @@
  * pino's JSON shape (`{"level":30,"time":…,"ns":"broker","port":8123,"msg":"…"}`, numeric
  * levels), which log tooling reads. It is written here rather than with pino because a CLI
  * that starts in a pipeline cannot spend the ~20–40 ms pino and its worker-thread transport
- * take to load (docs/benchmarks.md, startup); nothing is logged per message above trace, so
+ * take to load (docs/benchmarks.md#start-up); nothing is logged per message above trace, so
  * pino's throughput is not needed.
  */
 import {writeSync} from 'node:fs'

@@ -8,7 +8,7 @@
  * (up to 32 MiB) and then serves these sizes from its heap, reused without faults. Which
  * block that happens to be decided meta's throughput: the one-file bundle freed its own
  * 4.8 MB source text early, the split bundle reads no file that large, and `meta bench
- * produce --embedded` ran at half the speed (docs/benchmarks.md, start-up). So meta frees
+ * produce --embedded` ran at half the speed (docs/benchmarks.md#start-up). So meta frees
  * one block of {@link RAISE_TO_BYTES} on purpose: malloc'd uninitialised, never touched (no
  * page is faulted in), freed by V8's first minor collection.
  *

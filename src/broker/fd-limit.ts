@@ -43,7 +43,7 @@ export const CONNECTION_HEADROOM_FDS = 16
  * Descriptors the message store may keep open (segment, index and directory files, closed
  * least recently used first beyond it): three quarters of the limit after {@link RESERVED_FDS},
  * so that with a large limit 10,000 partitions keep their segment files open instead of
- * reopening one for nearly every put (docs/benchmarks.md: open + close were a third of the
+ * reopening one for nearly every put (docs/benchmarks.md#many-partitions: open + close were a third of the
  * broker's CPU with puts spread over 10,000 partitions and a 1,024-file budget), and with a
  * small one (256: 144 files) any number of partitions still opens, only slower. Connections
  * get the rest ({@link connectionCap}). An unknown limit (not Linux) keeps `fallback`.

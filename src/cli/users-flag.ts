@@ -14,8 +14,8 @@ export const usersFileFlag = Flags.string({
 })
 
 export const userNameArg = Args.string({description: 'User name.', required: true})
-export const rightArg = Args.string({description: 'put, get, group, admin or replicate.', required: true})
-export const patternArg = Args.string({description: "Topic pattern (put, get), group pattern (group), or '*' (admin, replicate); '*' matches any characters.", required: true})
+export const rightArg = Args.string({description: 'put, get, group, admin, replicate or tx.', required: true})
+export const patternArg = Args.string({description: "Topic pattern (put, get), group pattern (group), or '*' (admin, replicate, tx); '*' matches any characters.", required: true})
 
 /** Limits as `meta user list` shows them: `connections 10, produce 10 MiB/s`, or `no limits`. */
 export function formatLimits(limits: {connections?: number; groups?: number; partitions?: number; produceByteRate?: number; fetchByteRate?: number}): string {

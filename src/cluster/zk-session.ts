@@ -7,7 +7,7 @@
  * Watches are one-shot, as in ZooKeeper: the callers set them again when they fire.
  *
  * node-zookeeper-client is loaded by connect(), not when this module is: a command that
- * never talks to ZooKeeper does not pay for it at start (docs/benchmarks.md, startup).
+ * never talks to ZooKeeper does not pay for it at start (docs/benchmarks.md#start-up).
  *
  * ZooKeeper ACLs (docs/security.md#zookeeper): with `auth` (default: $META_ZK_AUTH),
  * `user:password`, the session authenticates with the digest scheme (again on every new

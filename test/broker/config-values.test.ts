@@ -113,3 +113,12 @@ describe('evaluateIntegerExpression()', () => {
     }
   })
 })
+
+describe('caps on open transactions', () => {
+  it('take 1..1000000 and refuse anything else naming the range', () => {
+    for (const key of ['maxOpenTransactionsPerConnection', 'maxOpenTransactionsPerPrincipal']) {
+      assert.equal((parseServerIni(`[system]\n${key}=5\n`).system as unknown as Record<string, number>)[key], 5)
+      for (const bad of ['0', '-1', '1000001']) rejects(key, bad, 'expected an integer from 1 to 1000000')
+    }
+  })
+})

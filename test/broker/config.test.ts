@@ -175,6 +175,8 @@ describe('parseServerIni()', () => {
       connectionAuthTimeoutMs: 10_000,
       maxConnectionsPerAddress: 4096,
       maxUnauthenticatedConnectionsPerAddress: 1024,
+      maxOpenTransactionsPerConnection: 2000,
+      maxOpenTransactionsPerPrincipal: 10_000,
       syncSlave: false,
       syncSlaveAddress: '',
       syncSlaveFromZk: false,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import {readdirSync, unlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {createConsumer, type Message} from '../../src/client/index.js'
-import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
+import {scaledMs, tmpDir, uniqueName, waitFor} from '../helpers/index.js'
 import {collect, exited, runCli, spawnBroker, spawnCli} from '../helpers/process.js'
 import {tcpForwarder, tcpValve} from '../helpers/tcp-relay.js'
 import {fillUp, mountTmpfs} from '../helpers/tmpfs.js'
@@ -125,7 +125,10 @@ describe('a spool on a disk that fills up', () => {
     const valve = await tcpValve(t, {host: '127.0.0.1', port: broker.port})
     valve.closeAfter(1024 * 1024)
     forwarder.pointAt(valve.port)
-    const failed = await runCli(['spool', 'send', '--spool', spool, '--max-outage', '1s', '--ack-timeout', '1s', '--json'], {timeoutMs: 60_000})
+    // The acknowledgement timeout grows with the machine's load: an answer that comes late would
+    // leave a stored message in doubt, which the next run rightly sends again.
+    const ackTimeout = `${scaledMs(2000)}ms`
+    const failed = await runCli(['spool', 'send', '--spool', spool, '--max-outage', '1s', '--ack-timeout', ackTimeout, '--json'], {timeoutMs: 60_000})
     assert.equal(failed.code, 1, failed.stderr)
     assertNoStack(failed.stderr)
     const first = JSON.parse(failed.stdout) as {sent: Record<string, number>; pending: number}

@@ -2,7 +2,7 @@
  * scripts/lint-refs.mjs, the reference check of `npm run lint`, run as a process on three
  * trees: test/fixtures/lint-refs/clean (every allowed form: heading anchors, a repeated
  * heading's `-1`, an explicit `<a name>`, links between Markdown files, public projects'
- * issues, a standard's section, an exempt docs/benchmarks.md, a fixtures folder) must pass;
+ * issues, a standard's section, a fixtures folder) must pass;
  * test/fixtures/lint-refs/broken holds one reference of each kind the lint refuses, and its
  * report must be exactly broken.expected, each line naming the file, the line, what is wrong
  * and what to write instead; and this repository itself must pass. The fixtures spell the

@@ -5,15 +5,17 @@
  *   get PATTERN        get, offset, seek, count, partitions on matching topics
  *   group PATTERN      group-join/heartbeat/leave/claim, offset-commit/fetch, group-describe/delete
  *   admin *            stats reset, config-reload, partitions-close/open, tx-list/tx-decide,
- *                      transaction recovery (XA recover), group-list
+ *                      group-list, topic-admin, and what tx gives
  *   replicate *        sync, sync-batch, sync-cut, replicate, slave-status
+ *   tx *               finishing and recovering other principals' transactions
  *
- * A pattern is a name where `*` matches any run of characters (`a-*`, `*`, `*-audit`).
- * `admin` and `replicate` are granted on `*` (they name no resource).
+ * check.ts's RIGHTS_TABLE says which command needs which right (docs/security.md's table is
+ * checked against it). A pattern is a name where `*` matches any run of characters (`a-*`,
+ * `*`, `*-audit`). `admin`, `replicate` and `tx` are granted on `*` (they name no resource).
  */
 import {MetaError} from '../../protocol/errors.js'
 
-export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate'] as const
+export const RIGHTS = ['put', 'get', 'group', 'admin', 'replicate', 'tx'] as const
 export type Right = (typeof RIGHTS)[number]
 
 export interface Grant {

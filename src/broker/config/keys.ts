@@ -121,6 +121,9 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   int('connectionAuthTimeoutMs', 'connectionAuthTimeoutMs', 0, INT_MAX, 'extension'),
   // Connections per client address (broker/listener.ts AddressCounts).
   int('maxConnectionsPerAddress', 'maxConnectionsPerAddress', 1, 1_000_000, 'extension'),
+  // Open transactions per connection and per principal (broker/tx/manager.ts).
+  int('maxOpenTransactionsPerConnection', 'maxOpenTransactionsPerConnection', 1, 1_000_000, 'extension'),
+  int('maxOpenTransactionsPerPrincipal', 'maxOpenTransactionsPerPrincipal', 1, 1_000_000, 'extension'),
   int('maxUnauthenticatedConnectionsPerAddress', 'maxUnauthenticatedConnectionsPerAddress', 1, 1_000_000, 'extension'),
   // Synchronous replication (MetaQ's samsa master / gregor slave, set by -F property files
   // there; broker/replication/sync-*.ts). The timeouts keep samsa_master.properties' names.
@@ -218,6 +221,8 @@ export function defaultSystemConfig(): SystemConfig {
     connectionAuthTimeoutMs: 10_000,
     maxConnectionsPerAddress: 4096,
     maxUnauthenticatedConnectionsPerAddress: 1024,
+    maxOpenTransactionsPerConnection: 2000,
+    maxOpenTransactionsPerPrincipal: 10_000,
     syncSlave: false,
     syncSlaveAddress: '',
     syncSlaveFromZk: false,

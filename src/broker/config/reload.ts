@@ -16,7 +16,7 @@ import {readIni} from './ini-reader.js'
 import {formatValue, SYSTEM_KEYS, TOPIC_FIELDS, TOPIC_KEYS, ZOOKEEPER_KEYS, type KeySpec} from './keys.js'
 import type {BrokerConfig, SystemConfig, TopicConfig, TopicSettings} from './types.js'
 
-/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind), the bounds on topic creation, and the limits per address (for new connections and at the next sweep). */
+/** [system] fields a reload applies: the per-topic defaults, except dataPath (data would stay behind), the bounds on topic creation, the limits per address (for new connections and at the next sweep) and on open transactions (from the next BEGIN). */
 export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = [
   ...TOPIC_FIELDS.filter((field) => field !== 'dataPath'),
   'autoCreateTopics',
@@ -24,6 +24,8 @@ export const RELOADABLE_SYSTEM_FIELDS: readonly (keyof SystemConfig)[] = [
   'connectionAuthTimeoutMs',
   'maxConnectionsPerAddress',
   'maxUnauthenticatedConnectionsPerAddress',
+  'maxOpenTransactionsPerConnection',
+  'maxOpenTransactionsPerPrincipal',
 ]
 
 /** One difference between the running config and the file (the wire report's type, protocol/commands/broker-admin.ts). */

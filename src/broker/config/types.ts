@@ -102,6 +102,10 @@ export interface SystemConfig {
   maxConnectionsPerAddress: number
   /** meta extension: with access control, connections not logged in one client address may hold at once; more are refused. */
   maxUnauthenticatedConnectionsPerAddress: number
+  /** meta extension: transactions one connection may hold open at once; a BEGIN past it is refused. */
+  maxOpenTransactionsPerConnection: number
+  /** meta extension: with access control, transactions one principal (a user; all anonymous connections together) may hold open at once. */
+  maxOpenTransactionsPerPrincipal: number
   /** Synchronous replication: this broker is a sync slave (MetaQ's gregor): serves `sync`, refuses puts, no ZooKeeper. */
   syncSlave: boolean
   /** Synchronous replication: `host:port` of this broker's sync slave (MetaQ samsa's `slave`); '' = not a sync master. */

@@ -6,6 +6,11 @@
  * PREPARE → 200 with the vote (0 XA_OK, 3 XA_RDONLY); RECOVER → 200 with the keys joined by
  * `\r\n`; END → no answer; errors → 500 `XAException:code=<n>,msg=<text>`. A transactional
  * put answers `<msgId> <partition> -1` (the offset is known at commit).
+ *
+ * With access control (docs/security.md#transactions) a transaction belongs to the principal
+ * that began it: anyone else's END, PREPARE, COMMIT_*, ROLLBACK, FORGET, tx-commit or
+ * transactional put is refused 403 unless it holds `tx` (or `admin`); RECOVER lists what the
+ * caller may finish; a tx-commit reply names only topics the caller may read or write.
  */
 import {checksum} from '../../protocol/crc.js'
 import {NO_CHECKSUM, type PutCommand} from '../../protocol/commands/put.js'
@@ -14,12 +19,17 @@ import type {TransactionCommand} from '../../protocol/commands/transaction.js'
 import {formatTxCommitReply, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from '../../protocol/commands/tx-admin.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {checkRecordBatch, RECORD_HEADER_BYTES, writeRecordHeader} from '../../protocol/message-set.js'
+import {mayFinishTransaction, recoverScope, transactionOwner} from '../auth/check.js'
+import {ANONYMOUS_PRINCIPAL, type TxCaller} from '../tx/manager.js'
+import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
 import type {BrokerContext} from '../context.js'
 import {formatPrepareVote, formatRecoverReply, XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
 import {failPut, recordsHeld, topicRefusal, wrongPartition} from './put.js'
 
 export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: TransactionCommand): void {
+  // A command on another principal's transaction is refused (403), END included.
+  if (frame.txType !== 'BEGIN' && frame.txType !== 'RECOVER' && !mayAct(ctx, conn, frame, frame.txKey)) return
   // END is one-way (MetaQ never answers it) and changes nothing.
   if (frame.txType === 'END') return
   const {opaque} = frame
@@ -27,12 +37,15 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
   try {
     switch (frame.txType) {
       case 'BEGIN':
-        tx.begin(conn.id, frame.txKey, frame.timeoutSeconds)
+        tx.begin(caller(ctx, conn), frame.txKey, frame.timeoutSeconds)
         conn.sendResult(Status.OK, opaque)
         return
-      case 'RECOVER':
-        conn.sendResult(Status.OK, opaque, formatRecoverReply(tx.recoverKeys(frame.uniqueQualifier)))
+      case 'RECOVER': {
+        const scope = ctx.access === undefined ? {visible: undefined} : recoverScope(ctx.access, conn, frame)
+        if (scope === undefined) return
+        conn.sendResult(Status.OK, opaque, formatRecoverReply(tx.recoverKeys(frame.uniqueQualifier, scope.visible)))
         return
+      }
       case 'FORGET':
         tx.forget(frame.txKey)
         conn.sendResult(Status.OK, opaque)
@@ -55,14 +68,39 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
 
 /** tx-commit (meta extension): COMMIT_ONE_PHASE answering where each partition's batch went. */
 export function handleTxCommit(ctx: BrokerContext, conn: Connection, frame: TxCommitCommand): void {
+  if (!mayAct(ctx, conn, frame, frame.txKey)) return
   let work: Promise<string>
   try {
     refuseCommitWhenFenced(ctx)
-    work = ctx.tx.commit(conn.id, frame.txKey, true).then(formatTxCommitReply)
+    work = ctx.tx.commit(conn.id, frame.txKey, true).then((batches) => formatTxCommitReply(readable(ctx, conn, batches)))
   } catch (error) {
     work = Promise.reject(error)
   }
   answerLater(conn, frame.opaque, work)
+}
+
+/** Who begins a transaction on this connection: with access control, its owner and the principal its caps count. */
+function caller(ctx: BrokerContext, conn: Connection): TxCaller {
+  if (ctx.access === undefined) return {connId: conn.id}
+  return {connId: conn.id, owner: transactionOwner(conn), principal: conn.user ?? ANONYMOUS_PRINCIPAL}
+}
+
+/**
+ * With access control: whether the connection may act on the transaction `txKey` names (its
+ * own, or it holds `tx` or `admin`); else answered 403. One not known is left to the
+ * transaction manager (XAER_NOTA, as for its owner).
+ */
+function mayAct(ctx: BrokerContext, conn: Connection, frame: RequestFrame, txKey: string): boolean {
+  if (ctx.access === undefined) return true
+  const found = ctx.tx.ownerOf(conn.id, txKey)
+  return found === undefined || mayFinishTransaction(ctx.access, conn, frame, txKey, found.owner)
+}
+
+/** The batches of a commit whose topic the caller may read or write (all without access control). */
+function readable<T extends {topic: string}>(ctx: BrokerContext, conn: Connection, batches: T[]): T[] {
+  if (ctx.access === undefined) return batches
+  const rights = ctx.access.rightsOf(conn.user)
+  return batches.filter((b) => rights.allows('get', b.topic) || rights.allows('put', b.topic))
 }
 
 /** tx-list (meta extension): prepared XA transactions and heuristic outcomes, as JSON. */
@@ -121,7 +159,7 @@ export function handleTransactionalPut(ctx: BrokerContext, conn: Connection, fra
   const record = Buffer.allocUnsafe(RECORD_HEADER_BYTES + frame.body.length)
   writeRecordHeader(record, 0, frame.body.length, crc, id, frame.flag)
   frame.body.copy(record, RECORD_HEADER_BYTES)
-  if (!intoTransaction(ctx, conn, frame.txKey!, frame.topic, partition, record, 1, frame.opaque)) return
+  if (!intoTransaction(ctx, conn, frame, frame.txKey!, frame.topic, partition, record, 1, frame.opaque)) return
   conn.sendPutResult(frame.opaque, id, partition, -1)
 }
 
@@ -150,7 +188,7 @@ export function handleTransactionalPutBatch(ctx: BrokerContext, conn: Connection
     if (id !== prev + 1n) runs += ` ${i}:${id}`
     prev = id
   }
-  if (!intoTransaction(ctx, conn, frame.txKey!, frame.topic, partition, records, frame.count, frame.opaque)) return
+  if (!intoTransaction(ctx, conn, frame, frame.txKey!, frame.topic, partition, records, frame.count, frame.opaque)) return
   conn.sendResult(Status.OK, frame.opaque, `${partition} -1 ${runs}`)
 }
 
@@ -178,7 +216,11 @@ function checkTarget(ctx: BrokerContext, conn: Connection, topicName: string, pa
   return partition
 }
 
-function intoTransaction(ctx: BrokerContext, conn: Connection, txKey: string, topic: string, partition: number, records: Buffer, count: number, opaque: number): boolean {
+function intoTransaction(ctx: BrokerContext, conn: Connection, frame: RequestFrame, txKey: string, topic: string, partition: number, records: Buffer, count: number, opaque: number): boolean {
+  if (!mayAct(ctx, conn, frame, txKey)) {
+    ctx.counters.putFailed += count
+    return false
+  }
   try {
     ctx.tx.put(conn.id, txKey, topic, partition, records, count)
     return true

@@ -16,10 +16,18 @@
  * fdatasync at a time (group commit). A new file is started when the current one reaches
  * `maxFileBytes`; the old one is fdatasynced first.
  *
- * Checkpoint: JSON `{"file":F,"offset":O,"heuristic":[[key,state],…]}` written to a new
- * `checkpoint.<n>` (write, fdatasync, rename): replay starts at (F, O), the first record of the
- * oldest transaction still open; redo files before F are deleted, and only the newest
- * `maxCheckpoints` checkpoint files are kept.
+ * Checkpoint: JSON `{"version":2,"file":F,"offset":O,"heuristic":[[key,state,owner?],…]}`
+ * written to a new `checkpoint.<n>` (write, fdatasync, rename): replay starts at (F, O), the
+ * first record of the oldest transaction still open; redo files before F are deleted, and only
+ * the newest `maxCheckpoints` checkpoint files are kept.
+ *
+ * Versions: 2 records who owns a transaction (docs/security.md#transactions): `o` (a user name,
+ * or `#<connection id>` for an anonymous connection) in the head of a transaction's first MSG
+ * record, of its PREPARE record, and of COMMIT and ROLLBACK records with a heuristic outcome,
+ * and as a heuristic outcome's third element in a checkpoint. Version 1 (no `version` in the
+ * checkpoint, no `o` anywhere) is read as it is: its transactions have no owner, so with
+ * access control only a holder of `tx` or `admin` may finish them. Records are appended in
+ * version 2 from the first write on; a version 1 reader ignores the new fields.
  */
 import {closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync} from 'node:fs'
 import assert from 'node:assert'
@@ -29,15 +37,15 @@ import {MetaError} from '../../protocol/errors.js'
 import type {Logger} from '../../log.js'
 
 export const RecordType = {
-  /** Messages put into a transaction: head {k, t, p, n}, body n stored records. */
+  /** Messages put into a transaction: head {k, t, p, n, o?} (o: on its first), body n stored records. */
   MSG: 1,
-  /** XA prepare: head {k}. */
+  /** XA prepare: head {k, o?}. */
   PREPARE: 2,
-  /** Commit decided: head {k, parts, h?}; written (and synced) before the append. */
+  /** Commit decided: head {k, parts, h?, o?}; written (and synced) before the append. */
   COMMIT: 3,
   /** The commit's append completed: head {k}. */
   DONE: 4,
-  /** Rolled back: head {k, h?}. */
+  /** Rolled back: head {k, h?, o?}. */
   ROLLBACK: 5,
   /** A heuristic outcome forgotten: head {k}. */
   FORGET: 6,
@@ -58,9 +66,16 @@ export interface JournalPosition {
   offset: number
 }
 
+/** The journal's format version (see above); checkpoints without one are version 1. */
+const JOURNAL_VERSION = 2
+
+/** A heuristic outcome kept until FORGET: [key, state], and its owner from version 2 on. */
+type HeuristicEntry = [string, number] | [string, number, string]
+
 export interface CheckpointData extends JournalPosition {
-  /** Heuristic outcomes kept until FORGET: [key, state]. */
-  heuristic: Array<[string, number]>
+  /** Absent: version 1. */
+  version?: number
+  heuristic: HeuristicEntry[]
 }
 
 interface JournalOptions {
@@ -125,10 +140,15 @@ export class TxJournal {
       try {
         const data = JSON.parse(readFileSync(join(dir, `checkpoint.${n}`), 'utf8')) as CheckpointData
         if (Number.isInteger(data.file) && Number.isInteger(data.offset) && Array.isArray(data.heuristic)) {
+          if ((data.version ?? 1) > JOURNAL_VERSION) {
+            throw new MetaError('STORAGE_ERROR', `transaction checkpoint ${join(dir, `checkpoint.${n}`)} is of journal version ${data.version}; this meta reads versions 1..${JOURNAL_VERSION}: run a newer meta`)
+          }
+          if ((data.version ?? 1) < JOURNAL_VERSION) log.info('reading a transaction journal of version 1 (no transaction owners); it is written in version 2 from now on', {checkpoint: `checkpoint.${n}`})
           checkpoint = data
           break
         }
       } catch (error) {
+        if (error instanceof MetaError) throw error
         log.warn('ignoring an unreadable transaction checkpoint', {file: `checkpoint.${n}`, error: (error as Error).message})
       }
     }
@@ -240,12 +260,12 @@ export class TxJournal {
    * Write a checkpoint: replay starts at `from` from now on. Deletes the redo files before it
    * and the checkpoint files beyond maxCheckpoints.
    */
-  checkpoint(from: JournalPosition, heuristic: Array<[string, number]>): void {
+  checkpoint(from: JournalPosition, heuristic: HeuristicEntry[]): void {
     if (this.closed) return
     const {dir, maxCheckpoints, log} = this.options
     this.checkpointNumber += 1
     const name = `checkpoint.${this.checkpointNumber}`
-    const data: CheckpointData = {file: from.file, offset: from.offset, heuristic}
+    const data: CheckpointData = {version: JOURNAL_VERSION, file: from.file, offset: from.offset, heuristic}
     // The redo files it refers to must be on disk before it is.
     fdatasyncSync(this.fd)
     const tmp = join(dir, `${name}.tmp`)

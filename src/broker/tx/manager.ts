@@ -19,6 +19,7 @@ import type {BrokerConfig} from '../config/index.js'
 import type {TxListEntry} from '../../protocol/commands/tx-admin.js'
 import {RecordType, TxJournal, type JournalPosition} from './journal.js'
 import {appendBatch, recoverJournal} from './recovery.js'
+import {OpenTransactions, type TxCaller} from './owners.js'
 import {
   HEURISTIC_COMMITTED,
   HEURISTIC_COMPLETED,
@@ -36,6 +37,7 @@ import {
 import {parseTxKey, XA_OK, XA_RDONLY, XaError, XAER_INVAL, XAER_NOTA, XAER_PROTO, XAER_RMERR, type TxKey} from '../../protocol/xa.js'
 
 export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost} from './types.js'
+export {ANONYMOUS_PRINCIPAL, type TxCaller} from './owners.js'
 
 /**
  * Most bytes of records all open transactions may hold in memory together (they are also in
@@ -48,6 +50,9 @@ export class TransactionManager {
   private readonly local = new Map<number, Map<string, Tx>>()
   private readonly xa = new Map<string, Tx>()
   private readonly heuristic = new Map<string, number>()
+  /** The owner of each heuristic outcome that has one (its transaction's; it may FORGET it). */
+  private readonly heuristicOwners = new Map<string, string>()
+  private readonly open: OpenTransactions
   /** Commits journaled whose DONE is not written yet: their records stay pinned for recovery. */
   private readonly committing = new Set<Tx>()
   /** Commits journaled whose append failed: retried at the next start (their records stay pinned). */
@@ -63,7 +68,9 @@ export class TransactionManager {
     private readonly host: TxHost,
     private readonly journal: TxJournal,
     private readonly maxHeldBytes: number,
-  ) {}
+  ) {
+    this.open = new OpenTransactions(host.log)
+  }
 
   /**
    * Open the journal under `<dataLogPath>/transactions/` and recover from it (before the
@@ -83,11 +90,13 @@ export class TransactionManager {
     const manager = new TransactionManager(host, journal, options.maxHeldBytes ?? MAX_HELD_BYTES)
     holder.manager = manager
     try {
-      const {heuristic, prepared} = await recoverJournal(host, journal, records, checkpoint)
+      const {heuristic, heuristicOwners, prepared} = await recoverJournal(host, journal, records, checkpoint)
       for (const [key, state] of heuristic) manager.heuristic.set(key, state)
+      for (const [key, owner] of heuristicOwners) manager.heuristicOwners.set(key, owner)
       for (const tx of prepared) {
         manager.heldBytes += tx.bytes
         manager.xa.set(tx.key.key, tx)
+        manager.open.add(tx)
       }
       manager.checkpoint()
     } catch (error) {
@@ -102,12 +111,18 @@ export class TransactionManager {
     return this.host.config().system
   }
 
-  /** BEGIN: a no-op for a transaction that exists. */
-  begin(connId: number, keyText: string, timeoutSeconds: number): void {
+  /**
+   * BEGIN: a no-op for a transaction that exists. `caller` (a connection id, or with access
+   * control its owner and principal) is who owns it and whose caps it counts against.
+   */
+  begin(caller: number | TxCaller, keyText: string, timeoutSeconds: number): void {
+    const who: TxCaller = typeof caller === 'number' ? {connId: caller} : caller
+    const connId = who.connId
     const key = parseTxKey(keyText)
     if (key.kind === 'xa' && this.heuristic.has(key.key)) throw heuristicError(key.key, this.heuristic.get(key.key)!)
     const existing = this.find(connId, key)
     if (existing !== undefined) return
+    this.open.admit(who, this.system)
     const seconds = Math.min(Math.max(0, timeoutSeconds), this.system.maxTxTimeoutSeconds)
     if (seconds > 0 && this.timers >= this.system.maxTxTimeoutTimerCapacity) {
       throw new XaError(
@@ -115,7 +130,20 @@ export class TransactionManager {
         `too many transactions with a timeout: maxTxTimeoutTimerCapacity is ${this.system.maxTxTimeoutTimerCapacity}`,
       )
     }
-    const tx: Tx = {key, bytes: 0, connId: key.kind === 'local' ? connId : undefined, state: 'START', parts: new Map(), first: undefined, beganAtMs: Date.now(), timer: undefined}
+    const tx: Tx = {
+      key,
+      bytes: 0,
+      connId: key.kind === 'local' ? connId : undefined,
+      beganOn: connId,
+      owner: who.owner,
+      principal: who.principal,
+      state: 'START',
+      parts: new Map(),
+      first: undefined,
+      beganAtMs: Date.now(),
+      timer: undefined,
+    }
+    this.open.add(tx)
     if (key.kind === 'local') {
       let map = this.local.get(connId)
       if (map === undefined) this.local.set(connId, (map = new Map()))
@@ -147,7 +175,10 @@ export class TransactionManager {
         `open transactions hold ${this.heldBytes} bytes; this put of ${records.length} bytes would pass the limit of ${this.maxHeldBytes}: commit or roll back first (smaller transactions)`,
       )
     }
-    const at = this.journal.write(RecordType.MSG, {k: tx.key.key, t: topic, p: partition, n: count}, records)
+    // The first record of a transaction names its owner, so that it survives a restart.
+    const head: Record<string, unknown> = {k: tx.key.key, t: topic, p: partition, n: count}
+    if (tx.first === undefined && tx.owner !== undefined) head.o = tx.owner
+    const at = this.journal.write(RecordType.MSG, head, records)
     tx.first ??= at
     tx.state = 'IN_USE'
     const id = partKey(topic, partition)
@@ -170,7 +201,7 @@ export class TransactionManager {
       return XA_RDONLY
     }
     if (tx.state !== 'IN_USE') throw new XaError(XAER_PROTO, `cannot prepare transaction "${keyText}" in state ${tx.state}`)
-    this.journal.write(RecordType.PREPARE, {k: tx.key.key})
+    this.journal.write(RecordType.PREPARE, tx.owner === undefined ? {k: tx.key.key} : {k: tx.key.key, o: tx.owner})
     tx.state = 'PREPARED'
     this.clearTimer(tx)
     await this.journal.sync()
@@ -201,11 +232,14 @@ export class TransactionManager {
     await this.doRollback(tx, undefined)
   }
 
-  /** RECOVER: prepared XA transactions and heuristic outcomes, of `qualifier`'s resource manager when given. */
-  recoverKeys(qualifier: string | undefined): string[] {
+  /**
+   * RECOVER: prepared XA transactions and heuristic outcomes, of `qualifier`'s resource manager
+   * when given; only those whose owner `visible` accepts when it is given (access control).
+   */
+  recoverKeys(qualifier: string | undefined, visible?: (owner: string | undefined) => boolean): string[] {
     const keys: string[] = []
-    for (const tx of this.xa.values()) if (tx.state === 'PREPARED') keys.push(tx.key.key)
-    keys.push(...this.heuristic.keys())
+    for (const tx of this.xa.values()) if (tx.state === 'PREPARED' && (visible === undefined || visible(tx.owner))) keys.push(tx.key.key)
+    for (const key of this.heuristic.keys()) if (visible === undefined || visible(this.heuristicOwners.get(key))) keys.push(key)
     if (qualifier === undefined || qualifier === '') return keys
     return keys.filter((k) => k.split(':')[4] === qualifier)
   }
@@ -215,6 +249,7 @@ export class TransactionManager {
     const key = parseTxKey(keyText)
     if (this.heuristic.has(key.key)) {
       this.heuristic.delete(key.key)
+      this.heuristicOwners.delete(key.key)
       this.journal.write(RecordType.FORGET, {k: key.key})
       return
     }
@@ -243,7 +278,7 @@ export class TransactionManager {
         await this.doCommit(tx, HEURISTIC_COMMITTED)
       } catch (error) {
         // Decided but not appended (completed at the next start): the outcome is hazardous until then.
-        if (this.unfinished.has(tx)) this.heuristic.set(key.key, HEURISTIC_COMPLETED)
+        if (this.unfinished.has(tx)) this.setHeuristic(tx, HEURISTIC_COMPLETED)
         throw error
       }
       this.host.counters.txCommit += 1
@@ -262,6 +297,24 @@ export class TransactionManager {
     return out
   }
 
+  /**
+   * Whether the transaction `keyText` names for this connection exists (open, or a heuristic
+   * outcome), and its owner (undefined: none recorded). The transaction handlers check it
+   * before letting anyone but its owner finish it (docs/security.md#transactions).
+   */
+  ownerOf(connId: number, keyText: string): {owner: string | undefined} | undefined {
+    let key: TxKey
+    try {
+      key = parseTxKey(keyText)
+    } catch {
+      return undefined
+    }
+    const tx = this.find(connId, key)
+    if (tx !== undefined) return {owner: tx.owner}
+    if (key.kind === 'xa' && this.heuristic.has(key.key)) return {owner: this.heuristicOwners.get(key.key)}
+    return undefined
+  }
+
   /** Open transactions (stats). */
   get openCount(): number {
     let n = this.xa.size
@@ -274,11 +327,13 @@ export class TransactionManager {
    * it), so they are rolled back now instead of waiting for a timeout or restart.
    */
   connectionClosed(connId: number): void {
-    const map = this.local.get(connId)
-    if (map === undefined) return
-    for (const tx of [...map.values()]) {
-      if (tx.state === 'COMMITTING') continue
+    const rollBack = (tx: Tx) =>
       this.doRollback(tx, undefined).catch((error: Error) => this.host.log.warn('rolling back a transaction of a closed connection failed', {tx: tx.key.key, error: error.message}))
+    for (const tx of [...(this.local.get(connId)?.values() ?? [])]) if (tx.state !== 'COMMITTING') rollBack(tx)
+    // An anonymous connection's XA transactions are its own (with access control): once it is
+    // gone no one but a holder of `tx` could finish them, so the unprepared ones end with it.
+    for (const tx of this.open.begunOn(connId)) {
+      if (tx.key.kind === 'xa' && tx.owner === `#${connId}` && (tx.state === 'START' || tx.state === 'IN_USE')) rollBack(tx)
     }
   }
 
@@ -293,7 +348,13 @@ export class TransactionManager {
     for (const map of this.local.values()) for (const tx of map.values()) consider(tx)
     for (const tx of this.committing) consider(tx)
     for (const tx of this.unfinished) consider(tx)
-    this.journal.checkpoint(from, [...this.heuristic])
+    this.journal.checkpoint(
+      from,
+      [...this.heuristic].map(([key, state]) => {
+        const owner = this.heuristicOwners.get(key)
+        return owner === undefined ? [key, state] : [key, state, owner]
+      }),
+    )
   }
 
   /** Redo files on disk (tests, stats). */
@@ -305,6 +366,7 @@ export class TransactionManager {
     if (this.closed) return
     clearInterval(this.checkpointTimer)
     clearInterval(this.flushTimer)
+    this.open.flushExpiries()
     for (const tx of this.allOpen()) this.clearTimer(tx)
     try {
       this.checkpoint()
@@ -358,6 +420,7 @@ export class TransactionManager {
   /** Forget an open transaction (committed, rolled back). */
   private finish(tx: Tx): void {
     this.clearTimer(tx)
+    this.open.remove(tx)
     this.heldBytes -= tx.bytes
     tx.bytes = 0
     if (tx.key.kind === 'xa') {
@@ -382,18 +445,25 @@ export class TransactionManager {
     tx.timer = undefined
     this.timers -= 1
     if (tx.state !== 'START' && tx.state !== 'IN_USE') return
-    this.host.log.info('transaction timed out: rolled back', {tx: tx.key.key})
+    this.open.expiredOne(tx)
     this.doRollback(tx, undefined).catch((error: Error) => this.host.log.warn('rolling back a timed-out transaction failed', {tx: tx.key.key, error: error.message}))
+  }
+
+  private setHeuristic(tx: Tx, state: number): void {
+    this.heuristic.set(tx.key.key, state)
+    if (tx.owner !== undefined) this.heuristicOwners.set(tx.key.key, tx.owner)
   }
 
   private async doRollback(tx: Tx, heuristic: number | undefined): Promise<void> {
     const journaled = tx.first !== undefined
     this.finish(tx)
     this.host.counters.txRollback += 1
-    if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
+    if (heuristic !== undefined) this.setHeuristic(tx, heuristic)
     // Nothing of a transaction that never took a message is in the journal.
     if (!journaled && heuristic === undefined) return
-    this.journal.write(RecordType.ROLLBACK, heuristic === undefined ? {k: tx.key.key} : {k: tx.key.key, h: heuristic})
+    const head: Record<string, unknown> = heuristic === undefined ? {k: tx.key.key} : {k: tx.key.key, h: heuristic}
+    if (heuristic !== undefined && tx.owner !== undefined) head.o = tx.owner
+    this.journal.write(RecordType.ROLLBACK, head)
     await this.syncAtCommit().catch((error: Error) => {
       throw new XaError(XAER_RMERR, error.message)
     })
@@ -410,7 +480,7 @@ export class TransactionManager {
     if (tx.parts.size === 0) {
       // Nothing to append: nothing to journal.
       this.finish(tx)
-      if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
+      if (heuristic !== undefined) this.setHeuristic(tx, heuristic)
       return []
     }
     const batches: Array<{log: PartitionLog; records: Buffer; part: CommitPart}> = []
@@ -425,6 +495,7 @@ export class TransactionManager {
     try {
       const head: Record<string, unknown> = {k: tx.key.key, parts: batches.map((b) => b.part)}
       if (heuristic !== undefined) head.h = heuristic
+      if (heuristic !== undefined && tx.owner !== undefined) head.o = tx.owner
       this.journal.write(RecordType.COMMIT, head)
       await this.syncAtCommit()
     } catch (error) {
@@ -436,7 +507,7 @@ export class TransactionManager {
     // record is written a checkpoint must not move past its records.
     this.finish(tx)
     this.committing.add(tx)
-    if (heuristic !== undefined) this.heuristic.set(tx.key.key, heuristic)
+    if (heuristic !== undefined) this.setHeuristic(tx, heuristic)
     try {
       placed = await Promise.all(
         batches.map(async (b) => ({topic: b.part.t, partition: b.part.p, offset: await appendBatch(b.log, b.records, b.part.n), count: b.part.n})),

@@ -23,9 +23,10 @@ import {partKey, type CommitPart, type Tx, type TxHost} from './types.js'
 /** Most bytes one read of the log takes while looking for a commit's batch. */
 const SEARCH_READ_BYTES = 1024 * 1024
 
-/** What recovery leaves to the manager: heuristic outcomes and the prepared XA transactions. */
+/** What recovery leaves to the manager: heuristic outcomes (and their owners) and the prepared XA transactions. */
 interface Recovered {
   heuristic: Map<string, number>
+  heuristicOwners: Map<string, string>
   prepared: Tx[]
 }
 
@@ -39,8 +40,13 @@ interface Replayed {
  * (writing DONE or ROLLBACK records, then one fdatasync) and return what stays open.
  */
 export async function recoverJournal(host: TxHost, journal: TxJournal, records: JournalRecord[], checkpoint: CheckpointData | undefined): Promise<Recovered> {
-  const heuristic = new Map<string, number>(checkpoint?.heuristic ?? [])
-  const txs = replay(records, heuristic, host.log)
+  const heuristic = new Map<string, number>()
+  const heuristicOwners = new Map<string, string>()
+  for (const [key, state, owner] of checkpoint?.heuristic ?? []) {
+    heuristic.set(key, state)
+    if (typeof owner === 'string') heuristicOwners.set(key, restartedOwner(owner))
+  }
+  const txs = replay(records, heuristic, heuristicOwners, host.log)
   let completed = 0
   let rolledBack = 0
   const prepared: Tx[] = []
@@ -51,6 +57,7 @@ export async function recoverJournal(host: TxHost, journal: TxJournal, records: 
       completed += 1
     } else if (tx.state === 'PREPARED' && tx.key.kind === 'xa') {
       tx.connId = undefined
+      tx.principal = tx.owner === undefined || tx.owner.startsWith('#') ? undefined : tx.owner
       for (const part of tx.parts.values()) tx.bytes += part.bytes
       prepared.push(tx)
     } else {
@@ -62,11 +69,19 @@ export async function recoverJournal(host: TxHost, journal: TxJournal, records: 
     await journal.sync()
     host.log.info('transaction journal recovered', {records: records.length, completed, rolledBack, prepared: prepared.length, heuristic: heuristic.size})
   }
-  return {heuristic, prepared}
+  return {heuristic, heuristicOwners, prepared}
+}
+
+/**
+ * An owner as it stands after a restart: an anonymous connection's (`#<id>`) is gone, and
+ * connection ids start over, so it becomes `#`, which no connection is.
+ */
+function restartedOwner(owner: string): string {
+  return owner.startsWith('#') ? '#' : owner
 }
 
 /** The transactions `records` leave open, by key, in the order they began. */
-function replay(records: JournalRecord[], heuristic: Map<string, number>, log: Logger): Map<string, Replayed> {
+function replay(records: JournalRecord[], heuristic: Map<string, number>, heuristicOwners: Map<string, string>, log: Logger): Map<string, Replayed> {
   const txs = new Map<string, Replayed>()
   for (const record of records) {
     const k = String(record.head.k)
@@ -88,9 +103,10 @@ function replay(records: JournalRecord[], heuristic: Map<string, number>, log: L
       }
       case RecordType.PREPARE:
         if (entry !== undefined) entry.tx.state = 'PREPARED'
+        if (entry !== undefined && typeof record.head.o === 'string') entry.tx.owner = restartedOwner(record.head.o)
         break
       case RecordType.COMMIT:
-        if (record.head.h !== undefined) heuristic.set(k, Number(record.head.h))
+        if (record.head.h !== undefined) setHeuristic(heuristic, heuristicOwners, k, record.head)
         if (entry !== undefined && Array.isArray(record.head.parts)) {
           entry.tx.state = 'COMMITTING'
           entry.commit = record.head.parts as CommitPart[]
@@ -102,17 +118,24 @@ function replay(records: JournalRecord[], heuristic: Map<string, number>, log: L
         txs.delete(k)
         break
       case RecordType.ROLLBACK:
-        if (record.head.h !== undefined) heuristic.set(k, Number(record.head.h))
+        if (record.head.h !== undefined) setHeuristic(heuristic, heuristicOwners, k, record.head)
         txs.delete(k)
         break
       case RecordType.FORGET:
         heuristic.delete(k)
+        heuristicOwners.delete(k)
         break
       default:
         log.warn('journal: skipping a record of unknown type', {type: record.type})
     }
   }
   return txs
+}
+
+function setHeuristic(heuristic: Map<string, number>, owners: Map<string, string>, k: string, head: Record<string, unknown>): void {
+  heuristic.set(k, Number(head.h))
+  if (typeof head.o === 'string') owners.set(k, restartedOwner(head.o))
+  else owners.delete(k)
 }
 
 /** The transaction a MSG record of a key not seen yet begins; undefined when the key is invalid. */
@@ -125,7 +148,8 @@ function begin(record: JournalRecord, k: string, log: Logger): Replayed | undefi
     return undefined
   }
   const first = {file: record.file, offset: record.offset}
-  return {tx: {key, bytes: 0, connId: -1, state: 'IN_USE', parts: new Map(), first, beganAtMs: Date.now(), timer: undefined}}
+  const owner = typeof record.head.o === 'string' ? restartedOwner(record.head.o) : undefined
+  return {tx: {key, bytes: 0, connId: -1, beganOn: -1, owner, principal: undefined, state: 'IN_USE', parts: new Map(), first, beganAtMs: Date.now(), timer: undefined}}
 }
 
 /**

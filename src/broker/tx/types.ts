@@ -40,6 +40,16 @@ export interface Tx {
   bytes: number
   /** The connection a local transaction belongs to (undefined: XA). */
   connId: number | undefined
+  /** The connection that began it (-1: recovered at start); its open transactions count against maxOpenTransactionsPerConnection. */
+  beganOn: number
+  /**
+   * Who may finish it besides holders of `tx` or `admin` (docs/security.md#transactions): a user
+   * name, or `#<connection id>` for an anonymous connection (`#` after a restart: nobody);
+   * undefined on a broker without access control, or a transaction journaled without an owner.
+   */
+  owner: string | undefined
+  /** The principal its opening counts against (maxOpenTransactionsPerPrincipal); undefined without access control. */
+  principal: string | undefined
   state: TxState
   parts: Map<string, TxPart>
   /** The journal position of its first record (pins the redo file). */

@@ -4,7 +4,7 @@ import {patternArg, rightArg, userNameArg, usersFileFlag} from '../../cli/users-
 export default class UserGrant extends BaseCommand<typeof UserGrant> {
   static override summary = 'Give a user a right on a topic or group pattern.'
 
-  static override description = `Rights: put and get (topics matching PATTERN), group (consumer groups matching PATTERN: offsets, membership, seek/reset/delete), admin and replicate (PATTERN '*'). A running broker applies it after meta reload or SIGHUP.`
+  static override description = `Rights: put and get (topics matching PATTERN), group (consumer groups matching PATTERN: offsets, membership, seek/reset/delete), admin, replicate and tx (PATTERN '*'; tx: finish and recover other principals' transactions). A running broker applies it after meta reload or SIGHUP.`
 
   static override examples = [
     {description: "Let alice produce to and consume from topics starting with 'a-'", command: "<%= config.bin %> <%= command.id %> alice put 'a-*' --users conf/users.json && <%= config.bin %> <%= command.id %> alice get 'a-*' --users conf/users.json"},
