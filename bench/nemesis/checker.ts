@@ -100,7 +100,9 @@ export function check(events: readonly HistoryEvent[]): CheckReport {
   const byProducer = new Map<string, Array<Of<'ok'>>>()
   for (const a of acked) {
     const k = `${a.process} ${partitionKey(a.topic, a.partition)}`
-    byProducer.set(k, [...(byProducer.get(k) ?? []), a])
+    const list = byProducer.get(k)
+    if (list === undefined) byProducer.set(k, [a])
+    else list.push(a)
   }
   for (const list of byProducer.values()) {
     list.sort((x, y) => x.t - y.t)
@@ -169,16 +171,19 @@ export function check(events: readonly HistoryEvent[]): CheckReport {
     list.push({invoked: inv.t, outcome: o.type, answered: o.t})
     putsByPartition.set(k, list)
   }
-  for (const f of faults.filter((x) => x.phase === 'start')) {
+  for (const list of putsByPartition.values()) list.sort((x, y) => x.invoked - y.invoked)
+  const starts = faults.filter((x) => x.phase === 'start').sort((x, y) => x.t - y.t)
+  starts.forEach((f, i) => {
+    // Only a failure before the next fault counts for this one.
+    const next = starts[i + 1]?.t ?? Number.POSITIVE_INFINITY
     for (const [k, list] of putsByPartition) {
-      const failed = list.filter((p) => p.outcome !== 'ok' && p.invoked >= f.t).sort((x, y) => x.invoked - y.invoked)[0]
-      // Only a failure before the next fault counts for this one.
-      const next = faults.find((x) => x.phase === 'start' && x.t > f.t)
-      if (failed === undefined || (next !== undefined && failed.invoked >= next.t)) continue
-      const back = list.filter((p) => p.outcome === 'ok' && p.invoked >= failed.invoked).sort((x, y) => x.answered - y.answered)[0]
-      if (back !== undefined) windows.push({fault: f.fault, target: f.target, partition: k, ms: back.answered - failed.invoked})
+      const failed = list.find((p) => p.outcome !== 'ok' && p.invoked >= f.t)
+      if (failed === undefined || failed.invoked >= next) continue
+      let back: number | undefined
+      for (const p of list) if (p.outcome === 'ok' && p.invoked >= failed.invoked && (back === undefined || p.answered < back)) back = p.answered
+      if (back !== undefined) windows.push({fault: f.fault, target: f.target, partition: k, ms: back - failed.invoked})
     }
-  }
+  })
   const sorted = windows.map((w) => w.ms).sort((a, b) => a - b)
 
   const report: CheckReport = {

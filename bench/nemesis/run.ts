@@ -233,13 +233,20 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
     for (const p of producers) await Promise.all(p.loops)
     for (const p of producers) await p.producer.close()
     await group.stop()
+    // The drain ends at the partitions' ends, and at the latest after 3 minutes (a partition
+    // whose end it cannot reach: what it did not read then counts as lost).
     const drain = createConsumer({zk, zkRoot: cluster.root, topics: [topic], stopAtEnd: true})
+    const drainDeadline = setTimeout(() => {
+      log('drain: stopped after 3 minutes')
+      void drain.stop()
+    }, 180_000)
     for await (const batch of drain.batches()) {
       for (const m of batch.messages) {
         const key = m.data.toString()
         if (key !== 'seed') record({type: 'read', key, reader: 'drain', topic, partition: m.brokerId * 1000 + m.partition, offset: m.offset, id: String(m.id), final: true})
       }
     }
+    clearTimeout(drainDeadline)
   } finally {
     for (const fn of cleanups.reverse()) {
       try {
