@@ -38,8 +38,9 @@ import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
-import {effectiveTls, type ClientTlsOptions} from './tls.js'
+import {effectiveTls, SPEAKS_TLS, speaksTls, type ClientTlsOptions} from './tls.js'
 import {netTransport, tlsTransport, type Dial, type Transport} from './transport.js'
+import {connectionError} from './connection-errors.js'
 
 export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
   /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
@@ -143,6 +144,8 @@ export class BrokerConnection extends EventEmitter {
   private readonly tls: ClientTlsOptions | undefined
   /** Opens the transport of each connection attempt. */
   private readonly dial: Dial
+  /** Plain TCP dialled here (no TLS, no transport of the caller's): a silent close may mean a TLS port. */
+  private readonly plainTcp: boolean
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
@@ -166,6 +169,7 @@ export class BrokerConnection extends EventEmitter {
     this.tls = options.transport === undefined ? effectiveTls(options.tls) : undefined
     this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
     this.dial = options.transport ?? (this.tls === undefined ? netTransport(options.host, options.port) : tlsTransport(options.host, options.port, this.tls))
+    this.plainTcp = options.transport === undefined && this.tls === undefined
     this.options = {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -311,6 +315,7 @@ export class BrokerConnection extends EventEmitter {
     this.room = undefined
     // Events of a replaced transport (a reconnect meanwhile) are ignored.
     let connectTimer: NodeJS.Timeout | undefined
+    let answered = false
     const transport: Transport = this.dial({
       connect: () => {
         clearTimeout(connectTimer)
@@ -319,18 +324,31 @@ export class BrokerConnection extends EventEmitter {
         else this.authenticate(transport, this.credentials)
       },
       data: (chunk) => {
+        answered = true
         if (this.transport === transport) this.onData(chunk)
       },
       readBuffer: () => this.nextReadBuffer(),
       read: (bytes, buf) => {
+        answered = true
         if (this.transport === transport) this.onRead(bytes, buf)
       },
       error: (err: NodeJS.ErrnoException) => {
+        // The user reads the error in words; OpenSSL's own text is for the debug log.
+        if (!(err instanceof MetaError)) this.log.debug('socket error', {code: err.code, error: err.message})
         if (this.transport === transport) this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
       },
       close: () => {
         clearTimeout(connectTimer)
-        if (this.transport === transport) this.onSocketClosed()
+        if (this.transport !== transport) return
+        // Plain TCP closed before any answer: a TLS port hangs up on plain traffic; ask it.
+        if (this.plainTcp && !this.capabilitiesKnown && this.state !== 'closed' && this.lastError === undefined && !answered) {
+          void speaksTls(this.address.host, this.address.port, this.options.connectTimeoutMs).then((tls) => {
+            if (tls) this.lastError = new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: ${SPEAKS_TLS}`)
+            if (this.transport === transport) this.onSocketClosed()
+          })
+          return
+        }
+        this.onSocketClosed()
       },
     })
     this.transport = transport
@@ -369,7 +387,8 @@ export class BrokerConnection extends EventEmitter {
           }
           return void transport.destroy(err)
         }
-        this.log.error('login refused', {user: credentials.user, error: err.message})
+        // The caller hears UNAUTHORIZED (the CLI prints it as its one error line).
+        this.log.debug('login refused', {user: credentials.user, error: err.message})
         this.settleConnectWaiters(err)
         this.failAll(err)
         this.close()
@@ -583,20 +602,4 @@ export function resultText(frame: ResponseFrame): string {
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
-}
-
-/** A socket error as one clear line: `cannot reach broker 127.0.0.1:8123: connection refused`. */
-export function connectionError(name: string, err: NodeJS.ErrnoException): MetaError {
-  const reasons: Record<string, string> = {
-    ECONNREFUSED: 'connection refused',
-    ECONNRESET: 'connection reset',
-    ETIMEDOUT: 'connection timed out',
-    EHOSTUNREACH: 'host unreachable',
-    ENETUNREACH: 'network unreachable',
-    ENOTFOUND: 'host not found',
-    EAI_AGAIN: 'host name lookup failed',
-    EPIPE: 'connection closed',
-  }
-  const reason = (err.code && reasons[err.code]) ?? err.message
-  return new MetaError('CONNECTION_FAILED', `cannot reach broker ${name}: ${reason}`, {cause: err})
 }
