@@ -46,7 +46,7 @@ export {MysqlOffsetStore, DEFAULT_OFFSET_TABLE, type MysqlOffsetStoreOptions} fr
 export {assign, defaultAssignment, consistentAssignment, type AssignmentStrategy} from './assignment.js'
 export * from './admin.js'
 export {QueuedIterator} from './queued-iterator.js'
-export {SpoolingProducer, DEFAULT_SPOOL_IN_FLIGHT, MAX_OUTAGE_FLOOR_MS, MAX_OUTAGE_CEILING_MS} from './spooling-producer.js'
+export {SpoolingProducer, DEFAULT_SPOOL_IN_FLIGHT, MAX_OUTAGE_FLOOR_MS, MAX_OUTAGE_CEILING_MS} from './spool/spooling-producer.js'
 export type {SpoolingProducerEvents, SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
 export {createSpoolingProducer, type SpoolingProducerConfig} from './spool/create.js'
 export * from './spool/index.js'
