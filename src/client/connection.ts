@@ -31,7 +31,7 @@ import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {MetaError} from '../protocol/errors.js'
 import {encodeStats} from '../protocol/commands/stats.js'
-import {CAPABILITIES_ITEM, NO_CAPABILITIES, parseCapabilities, type BrokerCapabilities} from '../protocol/stats-body.js'
+import {CAPABILITIES_ITEM, NO_CAPABILITIES, parseCapabilities, type BrokerCapabilities} from '../protocol/meta-stats-body.js'
 import {encodeVersion} from '../protocol/commands/version.js'
 import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
@@ -83,7 +83,7 @@ export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
 /** A connection that retries refused logins logs the refusal at most this often (ms). */
 const LOGIN_REFUSED_LOG_MS = 60_000
 
-export type {BrokerCapabilities} from '../protocol/stats-body.js'
+export type {BrokerCapabilities} from '../protocol/meta-stats-body.js'
 
 /** Default deadline of a connection attempt, and of the broker's answer to the first request. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
