@@ -46,6 +46,11 @@ export class ClusterRegistration {
     private readonly log: Logger,
   ) {}
 
+  /** The length of the lease on the broker id (zk-lease.ts); undefined without one. */
+  get leaseMs(): number | undefined {
+    return this.lease?.lengthMs
+  }
+
   /** Connect, check the broker id is free, and register. */
   static async start(options: {
     config: BrokerConfig
@@ -62,7 +67,7 @@ export class ClusterRegistration {
     /** After a session expiry, another live broker holds this broker id (BrokerRegistry). */
     onIdTaken?: (other: string) => void
     /** Hold the broker id under a lease (zk-lease.ts): a broker whose id can fail over. */
-    lease?: {onLost: (reason: string) => void; onHeld: () => void}
+    lease?: {onLost: (reason: string, takenBy?: string) => void; onHeld: () => void; onExtended?: (endsAtMs: number) => void}
   }): Promise<ClusterRegistration> {
     const {config, topics, url, log} = options
     const zk = config.zookeeper
@@ -109,6 +114,7 @@ export class ClusterRegistration {
         session,
         masterPath: new ZkPaths(zk.zkRoot).master(config.system.brokerId),
         sessionTimeoutMs: zk.zkSessionTimeoutMs,
+        leaseMs: config.system.failoverLeaseMs,
         log,
         ...options.lease,
       })

@@ -38,6 +38,9 @@ import type {PrincipalQuota} from './auth/quota.js'
 
 /** What a request in flight costs besides its data (frame, closure, timer): an estimate. */
 const REQUEST_OVERHEAD_BYTES = 256
+/** The first byte of a TLS record carrying a handshake (a ClientHello): MetaQ's text commands never start with it. */
+const TLS_HANDSHAKE_RECORD = 0x16
+const NOT_TLS_ANSWER = Buffer.from('error this port does not speak TLS\r\n')
 /** How long a closing connection may take to answer what it decoded and hand over its last bytes. */
 export const CLOSE_DEADLINE_MS = 5000
 /**
@@ -157,6 +160,8 @@ export class Connection {
   /** Work waiting for the connection to drop below its limit. */
   private deferred: Array<() => void> = []
   private readPaused = false
+  /** No byte has arrived yet (the first ones tell a TLS client on the plain port). */
+  private firstData = true
   /** No more requests are decoded (draining or closing). */
   private stopped = false
   /** Close as soon as no request is in flight. */
@@ -395,6 +400,18 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.stopped) return
+    if (this.firstData) {
+      this.firstData = false
+      // A TLS ClientHello (record type 22) on this plain port: answer in plain text and hang up
+      // at once, so the client's TLS layer fails on a non-TLS record (it says "drop --tls")
+      // instead of waiting for a handshake that never comes.
+      if (chunk[0] === TLS_HANDSHAKE_RECORD) {
+        this.log.debug('TLS handshake on a plain port; closing', {remote: this.remote})
+        this.socket.write(NOT_TLS_ANSWER)
+        this.close()
+        return
+      }
+    }
     this.decoder.push(chunk)
     this.pump()
   }

@@ -1,6 +1,7 @@
 /**
  * What every command handler may use: the broker's shared state, wired once by Broker.
  */
+import {performance} from 'node:perf_hooks'
 import type {MessageIdGenerator} from '../protocol/message-id.js'
 import type {Logger} from '../log.js'
 import type {MessageStore} from '../storage/index.js'
@@ -16,7 +17,7 @@ import type {TopicOverlay} from './topic-overlay.js'
 import type {TransactionManager} from './tx/manager.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 import type {SyncMaster} from './replication/sync-master.js'
-import type {MetaError} from '../protocol/errors.js'
+import {MetaError} from '../protocol/errors.js'
 import type {SlaveStatusReport} from '../protocol/commands/replication.js'
 import type {AccessControl} from './auth/access.js'
 import type {ClusterRegistration} from './cluster-registration.js'
@@ -74,6 +75,16 @@ export interface BrokerContext {
    * failover): every put is refused with this error (put.ts).
    */
   fenced?: MetaError
+  /**
+   * Set while this broker's lease on its id has run out (replication/lease.ts): puts are
+   * refused unless a sync slave takes them ({@link putRefusal}).
+   */
+  leaseLapsed?: MetaError
+  /**
+   * When the lease on the id ends (performance.now() ms), checked by every put as well as by
+   * the lease's timer (a put read in the same turn as the timer's due time is refused too).
+   */
+  leaseEndsAtMs?: number
   /** Set when this synchronous slave won a failover (replication/promotion.ts): it is a master from then on. */
   promoted?: boolean
   /** Re-read server.ini and apply it (or, with dryRun, only report); rejects with CONFIG_INVALID when refused. */
@@ -93,4 +104,21 @@ export interface BrokerContext {
 /** This broker serves as a synchronous slave (syncSlave=true, and not promoted by a failover). */
 export function isSyncSlave(ctx: BrokerContext): boolean {
   return ctx.config.system.syncSlave && ctx.promoted !== true
+}
+
+/**
+ * Why every put is refused now, before its topic is looked at: the id was taken (fenced), or
+ * the lease on it ran out and no sync slave is connected. A master whose sync slave is
+ * connected keeps acknowledging puts while ZooKeeper is unreachable: each put is acknowledged
+ * only once that slave stored it, and a slave that promoted itself refuses `sync`
+ * (docs/invariants.md#puts).
+ */
+export function putRefusal(ctx: BrokerContext): MetaError | undefined {
+  if (ctx.fenced !== undefined) return ctx.fenced
+  if (ctx.sync?.connected === true) return undefined
+  if (ctx.leaseLapsed !== undefined) return ctx.leaseLapsed
+  if (ctx.leaseEndsAtMs !== undefined && performance.now() >= ctx.leaseEndsAtMs) {
+    return new MetaError('SERVICE_UNAVAILABLE', `broker id ${ctx.config.system.brokerId}: not accepting puts: the lease on the id has run out and ZooKeeper has not renewed it yet; try another partition or broker`)
+  }
+  return undefined
 }

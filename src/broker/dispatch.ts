@@ -7,7 +7,7 @@
 import {oversizeBodyBytes} from '../protocol/decoder.js'
 import type {RequestFrame} from '../protocol/frames.js'
 import type {Connection} from './connection.js'
-import {isSyncSlave, type BrokerContext} from './context.js'
+import {isSyncSlave, putRefusal, type BrokerContext} from './context.js'
 import {handleAccessReload, handleAuthFinish, handleAuthStart, permitted} from './auth/index.js'
 import {admitGroup, admitPut} from './auth/limits.js'
 import {handleConfigReload, handlePartitionsState} from './handlers/admin.js'
@@ -125,7 +125,7 @@ function dispatchPut(ctx: BrokerContext, conn: Connection, frame: PutRequest): v
   }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition)
   // An asynchronous slave refuses every put, transactional ones included (handlePut says so).
-  if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePut(ctx, conn, frame)
+  if (frame.txKey === null || ctx.replica !== undefined || putRefusal(ctx) !== undefined) return handlePut(ctx, conn, frame)
   if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, 1, SYNC_TRANSACTIONS_REFUSED)
   return handleTransactionalPut(ctx, conn, frame)
 }
@@ -137,7 +137,7 @@ function dispatchPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchR
     return
   }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count))
-  if (frame.txKey === null || ctx.replica !== undefined || ctx.fenced !== undefined) return handlePutBatch(ctx, conn, frame)
+  if (frame.txKey === null || ctx.replica !== undefined || putRefusal(ctx) !== undefined) return handlePutBatch(ctx, conn, frame)
   if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)
   return handleTransactionalPutBatch(ctx, conn, frame)
 }

@@ -12,6 +12,7 @@ import {Command, Flags, Errors, type Interfaces} from '@oclif/core'
 import {createLogger, LOG_LEVELS, type Logger, type LogLevel} from '../log.js'
 import {isMetaError} from '../protocol/errors.js'
 import {Interrupted, signalExitCode} from './signals.js'
+import {securityHint} from './security-hints.js'
 
 type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
@@ -105,7 +106,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     } else {
       const debug = this.flags?.['log-level'] === 'debug' || this.flags?.['log-level'] === 'trace'
       const lines = [`error [${code}]: ${message}`]
-      const hint = usage?.hint ?? (err as {hint?: string}).hint
+      const hint = usage?.hint ?? (err as {hint?: string}).hint ?? securityHint(err)
       if (hint !== undefined) lines.push(`hint: ${hint}`)
       if (usage !== undefined && !usage.oneLine) lines.push(`see: meta ${this.id?.replaceAll(':', ' ') ?? ''} --help`)
       if (debug && err.stack) lines.push(err.stack)

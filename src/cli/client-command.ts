@@ -20,7 +20,7 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
   override async init(): Promise<void> {
     await super.init()
     const {tls, ca, cert, key} = this.connectionFlags()
-    if (tls !== true && ca === undefined && cert === undefined) return
+    if (tls !== true && ca === undefined && cert === undefined && key === undefined) return
     const {loadClientTlsFiles, setDefaultClientTls} = await import('../client/tls.js')
     const options = usageErrors(() => loadClientTlsFiles({ca, cert, key}))
     setDefaultClientTls(tls === true, options)
@@ -36,7 +36,8 @@ export abstract class ClientCommand<T extends typeof Command> extends BaseComman
         const fromProfile = given === undefined || given === ''
         const user = fromProfile ? target.user : given
         if (user !== undefined) {
-          const password = await clientPassword(user, fromProfile ? target.passwordFile : undefined)
+          const file = this.connectionFlags()['password-file'] ?? (fromProfile ? target.passwordFile : undefined)
+          const password = await clientPassword(user, file)
           const {setDefaultCredentials} = await import('../client/index.js')
           setDefaultCredentials({user, password})
         }

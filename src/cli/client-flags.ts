@@ -6,7 +6,8 @@
  *   --zk CONNECT             a ZooKeeper connect string: cluster mode ($META_ZK)
  *   --zk-root PATH           the cluster's root znode (default /meta)
  *   --profile NAME           a saved connection profile ($META_PROFILE; meta profile …)
- *   --user NAME              log in as this user ($META_USER; password: $META_PASSWORD or a prompt)
+ *   --user NAME              log in as this user ($META_USER; password: $META_PASSWORD, else
+ *   --password-file FILE     ($META_PASSWORD_FILE), else the profile's file, else a prompt on /dev/tty)
  *   --timeout DURATION       the deadline of each request: always a duration with a unit
  *   --tls, --ca FILE         dial the broker's TLS port, verified with this CA ($META_TLS, $META_CA)
  *   --cert FILE, --key FILE  a client certificate and its key (mutual TLS; $META_CERT, $META_KEY)
@@ -54,10 +55,23 @@ export const profileFlag = Flags.string({
 
 /** Log in as a user of the broker's users file (no short form: -u is tail's --unbuffered). */
 export const userFlag = Flags.string({
-  summary: 'Log in as this user (SCRAM-SHA-256); the password comes from $META_PASSWORD, else a prompt.',
-  description: 'Also read from $META_USER. The password is never a flag (it would show in ps).',
+  summary: 'Log in as this user (SCRAM-SHA-256); the password comes from $META_PASSWORD, else --password-file, else a prompt on the terminal.',
+  description: 'Also read from $META_USER. The password is never a flag (it would show in ps); the prompt reads the controlling terminal (/dev/tty), so it works with a pipe on stdin.',
   env: 'META_USER',
   helpGroup: 'CONNECTION',
+})
+
+/** With --user: a file whose first line is the password, readable by its owner only (src/cli/password-prompt.ts). */
+export const passwordFileFlag = Flags.string({
+  summary: "With --user: a file whose first line is the user's password (mode 0600 or stricter); $META_PASSWORD wins over it.",
+  env: 'META_PASSWORD_FILE',
+  helpGroup: 'CONNECTION',
+  helpValue: '<file>',
+  parse: async (input) => {
+    const {checkPasswordFile} = await import('./password-prompt.js')
+    checkPasswordFile(input)
+    return input
+  },
 })
 
 interface DurationFlagOptions {
@@ -168,14 +182,12 @@ export const tlsFlags = {
     env: 'META_CERT',
     helpGroup: 'CONNECTION',
     helpValue: '<file>',
-    dependsOn: ['key'],
   }),
   key: Flags.string({
     summary: "PEM file of the client certificate's private key; with --cert.",
     env: 'META_KEY',
     helpGroup: 'CONNECTION',
     helpValue: '<file>',
-    dependsOn: ['cert'],
   }),
 }
 
@@ -186,6 +198,7 @@ export const connectionFlags = {
   'zk-root': zkRootFlag,
   profile: profileFlag,
   user: userFlag,
+  'password-file': passwordFileFlag,
   ...tlsFlags,
 }
 
@@ -205,6 +218,7 @@ export interface ConnectionFlagValues {
   'zk-root'?: string
   profile?: string
   user?: string
+  'password-file'?: string
   tls?: boolean
   ca?: string
   cert?: string

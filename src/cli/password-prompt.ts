@@ -1,27 +1,46 @@
 /**
- * Passwords for the CLI: `$META_PASSWORD`, else the profile's password file (owner-only), else
- * a prompt on the terminal that does not echo, else (no terminal) a usage error. Never a flag:
- * a password in the arguments shows in `ps`.
+ * Passwords for the CLI: `$META_PASSWORD`, else a password file (`--password-file`,
+ * `$META_PASSWORD_FILE`, else the profile's; owner-only), else a prompt on the controlling
+ * terminal that does not echo, else (no terminal) a usage error. Never a flag: a password in the
+ * arguments shows in `ps`.
  */
-import {readFileSync, statSync} from 'node:fs'
+import {closeSync, constants, openSync, readFileSync, statSync, writeSync} from 'node:fs'
+import {isatty, ReadStream} from 'node:tty'
 import {exposedMode} from '../durable/private-file.js'
 import {MetaError} from '../protocol/errors.js'
 
 /** Longest password read, in characters. */
 export const PASSWORD_LENGTH_MAX = 1024
 
-/** Read one line from the terminal without echoing it (raw mode); Ctrl-C aborts. */
-export function promptHidden(question: string): Promise<string> {
-  const stdin = process.stdin
-  if (!stdin.isTTY) return Promise.reject(MetaError.invalidArgument('no terminal to ask for a password: set $META_PASSWORD'))
-  process.stderr.write(question)
+/** Said when a password is needed and no terminal can be asked. */
+const NO_TERMINAL = 'no terminal to ask for a password: set $META_PASSWORD, or give --password-file FILE ($META_PASSWORD_FILE)'
+
+/**
+ * Read one line from the controlling terminal (/dev/tty) without echoing it (raw mode), whatever
+ * stdin is, as ssh and psql do: `echo hi | meta send --user alice` still asks on the terminal.
+ * The question goes to the terminal too. Ctrl-C aborts. No controlling terminal (a service, a
+ * pipeline under cron): INVALID_ARGUMENT naming $META_PASSWORD and --password-file.
+ */
+export async function promptHidden(question: string): Promise<string> {
+  let fd: number
+  try {
+    fd = openSync('/dev/tty', constants.O_RDWR | constants.O_NOCTTY)
+  } catch {
+    throw MetaError.invalidArgument(NO_TERMINAL)
+  }
+  if (!isatty(fd)) {
+    closeSync(fd)
+    throw MetaError.invalidArgument(NO_TERMINAL)
+  }
+  const terminal = new ReadStream(fd)
+  writeSync(fd, question)
   return new Promise((resolve, reject) => {
     let text = ''
     const done = (error?: Error) => {
-      stdin.off('data', onData)
-      stdin.setRawMode(false)
-      stdin.pause()
-      process.stderr.write('\n')
+      terminal.off('data', onData)
+      terminal.setRawMode(false)
+      writeSync(fd, '\r\n')
+      terminal.destroy() // closes fd
       if (error) reject(error)
       else resolve(text)
     }
@@ -33,9 +52,8 @@ export function promptHidden(question: string): Promise<string> {
         else if (text.length < PASSWORD_LENGTH_MAX) text += ch
       }
     }
-    stdin.setRawMode(true)
-    stdin.resume()
-    stdin.on('data', onData)
+    terminal.setRawMode(true)
+    terminal.on('data', onData)
   })
 }
 
@@ -63,7 +81,7 @@ function readPasswordFile(path: string): string {
   return line
 }
 
-/** The password of `user` for a client command: $META_PASSWORD, else the profile's password file, else a prompt. */
+/** The password of `user` for a client command: $META_PASSWORD, else the password file (the flag's, else the profile's), else a prompt. */
 export async function clientPassword(user: string, passwordFile?: string): Promise<string> {
   const fromEnv = process.env.META_PASSWORD
   if (fromEnv !== undefined) return fromEnv

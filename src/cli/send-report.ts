@@ -9,7 +9,7 @@ import type {SendSummary} from './send-session.js'
 export function formatSendSummary(s: SendSummary): string {
   const seconds = s.elapsedMs / 1000
   const rate = seconds > 0 ? s.sent / seconds : 0
-  let line = `sent ${formatCount(s.sent)} message${s.sent === 1 ? '' : 's'} (${formatBytes(s.bytes)}) in ${formatElapsed(s.elapsedMs)}, ${formatCount(rate)} msg/s`
+  let line = `sent ${formatCount(s.sent)} message${s.sent === 1 ? '' : 's'} (${formatBytes(s.bytes)}) in ${formatElapsed(s.elapsedMs)}, ${formatRate(rate)} msg/s`
   const extras: string[] = []
   if (s.failed > 0) extras.push(`${formatCount(s.failed)} failed`)
   if (s.skipped > 0) extras.push(`${formatCount(s.skipped)} skipped`)
@@ -22,6 +22,16 @@ export function formatSendSummary(s: SendSummary): string {
   if (extras.length > 0) line += `; ${extras.join(', ')}`
   if (s.transactions !== undefined) line += `; ${formatTransactions(s)}`
   return s.interrupted ? `interrupted: ${line}` : line
+}
+
+/**
+ * A rate that reads right at any speed: whole numbers with thousands separators from 100 up,
+ * two significant digits below (`0.22 msg/s` for a slow run, not `0`).
+ */
+export function formatRate(perSecond: number): string {
+  if (!Number.isFinite(perSecond) || perSecond <= 0) return '0'
+  if (perSecond >= 99.5) return formatCount(perSecond)
+  return String(Number(perSecond.toPrecision(2)))
 }
 
 /** `committed in 1 transaction to partitions 0 (50,000), 1 (50,000)` / `rolled back 1 transaction (1,234 messages): nothing of it is stored`. */

@@ -25,6 +25,7 @@ import type {
 } from '../client/admin.js'
 import {statsMap} from '../client/admin.js'
 import {OutputSink} from './output-sink.js'
+import {watchStdoutReader} from './reader-watch.js'
 import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
@@ -369,6 +370,8 @@ export async function watchStats(admin: AdminClient, options: WatchOptions): Pro
     wake?.()
   }
   sink.onClosed = stop
+  // Between two snapshots nothing is written: the reader leaving is noticed without a write.
+  const reader = options.stdout === undefined ? watchStdoutReader(stop) : undefined
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   try {
@@ -390,6 +393,7 @@ export async function watchStats(admin: AdminClient, options: WatchOptions): Pro
     }
     await sink.flush()
   } finally {
+    reader?.dispose()
     sink.dispose()
     process.off('SIGINT', stop)
     process.off('SIGTERM', stop)

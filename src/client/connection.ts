@@ -39,8 +39,9 @@ import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
 import {connectionSettings, credentialsOf, LOGIN_REFUSED_LOG_MS, type ConnectionOptions, type ConnectionSettings} from './connection-options.js'
-import {effectiveTls, type ClientTlsOptions} from './tls.js'
+import {effectiveTls, SPEAKS_TLS, speaksTls, type ClientTlsOptions} from './tls.js'
 import {netTransport, tlsTransport, type Dial, type Transport} from './transport.js'
+import {connectionError, resultText} from './connection-errors.js'
 
 export type {BrokerCapabilities} from '../protocol/meta-stats-body.js'
 
@@ -89,6 +90,8 @@ export class BrokerConnection extends EventEmitter {
   private readonly tls: ClientTlsOptions | undefined
   /** Opens the transport of each connection attempt. */
   private readonly dial: Dial
+  /** Plain TCP dialled here (no TLS, no transport of the caller's): a silent close may mean a TLS port. */
+  private readonly plainTcp: boolean
   private readonly log: Logger
   private readonly pending: PendingTable
   private out = new OutputBuffer()
@@ -112,6 +115,7 @@ export class BrokerConnection extends EventEmitter {
     this.tls = options.transport === undefined ? effectiveTls(options.tls) : undefined
     this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
     this.dial = options.transport ?? (this.tls === undefined ? netTransport(options.host, options.port) : tlsTransport(options.host, options.port, this.tls))
+    this.plainTcp = options.transport === undefined && this.tls === undefined
     this.options = connectionSettings(options)
     this.log = (options.logger ?? silentLogger).child('connection', {broker: formatBrokerAddress(this.address)})
     this.retryRefusedLogin = options.retryRefusedLogin === true
@@ -248,6 +252,7 @@ export class BrokerConnection extends EventEmitter {
     this.room = undefined
     // Events of a replaced transport (a reconnect meanwhile) are ignored.
     let connectTimer: NodeJS.Timeout | undefined
+    let answered = false
     const transport: Transport = this.dial({
       connect: () => {
         clearTimeout(connectTimer)
@@ -256,18 +261,31 @@ export class BrokerConnection extends EventEmitter {
         else this.authenticate(transport, this.credentials)
       },
       data: (chunk) => {
+        answered = true
         if (this.transport === transport) this.onData(chunk)
       },
       readBuffer: () => this.nextReadBuffer(),
       read: (bytes, buf) => {
+        answered = true
         if (this.transport === transport) this.onRead(bytes, buf)
       },
       error: (err: NodeJS.ErrnoException) => {
+        // The user reads the error in words; OpenSSL's own text is for the debug log.
+        if (!(err instanceof MetaError)) this.log.debug('socket error', {code: err.code, error: err.message})
         if (this.transport === transport) this.lastError = err instanceof MetaError ? err : connectionError(this.name, err)
       },
       close: () => {
         clearTimeout(connectTimer)
-        if (this.transport === transport) this.onSocketClosed()
+        if (this.transport !== transport) return
+        // Plain TCP closed before any answer: a TLS port hangs up on plain traffic; ask it.
+        if (this.plainTcp && !this.capabilitiesKnown && this.state !== 'closed' && this.lastError === undefined && !answered) {
+          void speaksTls(this.address.host, this.address.port, this.options.connectTimeoutMs).then((tls) => {
+            if (tls) this.lastError = new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: ${SPEAKS_TLS}`)
+            if (this.transport === transport) this.onSocketClosed()
+          })
+          return
+        }
+        this.onSocketClosed()
       },
     })
     this.transport = transport
@@ -306,7 +324,8 @@ export class BrokerConnection extends EventEmitter {
           }
           return void transport.destroy(err)
         }
-        this.log.error('login refused', {user: credentials.user, error: err.message})
+        // The caller hears UNAUTHORIZED (the CLI prints it as its one error line).
+        this.log.debug('login refused', {user: credentials.user, error: err.message})
         this.settleConnectWaiters(err)
         this.failAll(err)
         this.close()
@@ -510,30 +529,6 @@ export class BrokerConnection extends EventEmitter {
   }
 }
 
-/** The text of a 200 result, or the broker's error as a MetaError. */
-export function resultText(frame: ResponseFrame): string {
-  if (frame.type !== 'result') throw new MetaError('DECODE_ERROR', `expected a result response, got ${frame.type}`)
-  const body = frame.body.toString('utf8')
-  if (frame.code !== 200) throw MetaError.fromWire(frame.code, body)
-  return body
-}
-
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
-}
-
-/** A socket error as one clear line: `cannot reach broker 127.0.0.1:8123: connection refused`. */
-export function connectionError(name: string, err: NodeJS.ErrnoException): MetaError {
-  const reasons: Record<string, string> = {
-    ECONNREFUSED: 'connection refused',
-    ECONNRESET: 'connection reset',
-    ETIMEDOUT: 'connection timed out',
-    EHOSTUNREACH: 'host unreachable',
-    ENETUNREACH: 'network unreachable',
-    ENOTFOUND: 'host not found',
-    EAI_AGAIN: 'host name lookup failed',
-    EPIPE: 'connection closed',
-  }
-  const reason = (err.code && reasons[err.code]) ?? err.message
-  return new MetaError('CONNECTION_FAILED', `cannot reach broker ${name}: ${reason}`, {cause: err})
 }

@@ -5,8 +5,9 @@
  */
 export * from './address.js'
 export * from './types.js'
-export {BrokerConnection, resultText, connectionError, type BrokerCapabilities} from './connection.js'
+export {BrokerConnection, type BrokerCapabilities} from './connection.js'
 export {setDefaultCredentials, type ConnectionOptions} from './connection-options.js'
+export {connectionError, resultText} from './connection-errors.js'
 export type {Credentials} from './authenticate.js'
 export * from './partition-selector.js'
 export {StandaloneTopology, createTopology, type Topology, type StandaloneTopologyOptions} from './topology.js'

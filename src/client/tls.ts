@@ -10,7 +10,9 @@
  * `--tls-ca` requires one).
  */
 import {readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {isIP} from 'node:net'
+import type * as Tls from 'node:tls'
 import type {ConnectionOptions as TlsConnectOptions} from 'node:tls'
 import {MetaError} from '../protocol/errors.js'
 
@@ -83,4 +85,61 @@ export function tlsConnectOptions(host: string, port: number, tls: ClientTlsOpti
     ...(tls.cert === undefined ? {} : {cert: tls.cert}),
     ...(tls.key === undefined ? {} : {key: tls.key}),
   }
+}
+
+/**
+ * A TLS failure in words, with what to type (docs/security.md#clients); undefined for an error
+ * that is not TLS's. OpenSSL's own text never reaches the user: the connection logs it at debug.
+ */
+export function tlsFailureReason(err: NodeJS.ErrnoException): string | undefined {
+  const code = err.code ?? ''
+  const known = TLS_REASONS[code]
+  if (known !== undefined) return known
+  if (/ALERT_(CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE)$/.test(code)) return TLS_REASONS.ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED
+  if (/ALERT_(UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|DECRYPT_ERROR|UNSUPPORTED_CERTIFICATE)$/.test(code)) {
+    return 'the broker refused the client certificate (--cert): it is not signed by the CA the broker trusts (its --tls-ca), or --key is not its key'
+  }
+  if (/ALERT_CERTIFICATE_(EXPIRED|REVOKED)$/.test(code)) return 'the broker refused the client certificate (--cert): it has expired or was revoked; use a current one'
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `the TLS handshake failed (${code}; --log-level debug shows the details)`
+  return undefined
+}
+
+const NOT_TLS = "this port does not speak TLS: drop --tls (or dial the broker's TLS port, its --tls-port)"
+const TLS_REASONS: Record<string, string> = {
+  ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the broker requires a client certificate: pass --cert FILE --key FILE (one signed by the CA of its --tls-ca)',
+  ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
+  ERR_TLS_CERT_ALTNAME_INVALID: "the broker's certificate does not name the host dialled: dial a name or address it lists (its subjectAltName), or have it reissued for this one",
+  CERT_HAS_EXPIRED: "the broker's certificate has expired: the broker needs a renewed one (meta reload picks it up)",
+  CERT_NOT_YET_VALID: "the broker's certificate is not valid yet: check this machine's clock, or the certificate's dates",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the broker's certificate is self-signed and not trusted here: pass it (or the CA that signed it) with --ca FILE",
+  SELF_SIGNED_CERT_IN_CHAIN: "the broker's certificate is signed by a CA not trusted here: pass that CA with --ca FILE",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the broker's certificate is signed by a CA not trusted here: pass that CA with --ca FILE",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the broker's certificate is signed by a CA not trusted here: pass that CA with --ca FILE",
+  CERT_SIGNATURE_FAILURE: "the broker's certificate does not verify against --ca: pass the CA that signed it",
+}
+
+/** What a plain connection closed before any answer hears when the port speaks TLS. */
+export const SPEAKS_TLS = 'this port speaks TLS: add --tls (and --ca FILE unless the system store trusts its certificate)'
+
+/**
+ * Does host:port speak TLS? A handshake is tried without verifying anything; true when the
+ * other end answered in TLS (a finished handshake or a TLS alert), false for anything else or
+ * no answer within timeoutMs. Asked once a plain connection closed before any answer.
+ */
+export function speaksTls(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  const tls = createRequire(import.meta.url)('node:tls') as typeof Tls
+  return new Promise((resolve) => {
+    const socket = tls.connect({host, port, rejectUnauthorized: false, ...(isIP(host) === 0 ? {servername: host} : {})})
+    const done = (answer: boolean) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(answer)
+    }
+    const timer = setTimeout(() => done(false), timeoutMs)
+    timer.unref()
+    socket.once('secureConnect', () => done(true))
+    socket.once('error', (err: NodeJS.ErrnoException) => done(/^ERR_SSL_.*ALERT/.test(err.code ?? '')))
+    socket.once('close', () => done(false))
+  })
 }

@@ -7,6 +7,7 @@ import {usageErrors} from '../cli/usage.js'
 import {resolveSpoolOptions, spoolFlags} from '../cli/send-spool.js'
 import {followExitCode, followFlags, resolveFollowOptions} from '../cli/follow/flags.js'
 import {validateTopicName} from '../protocol/names.js'
+import type {LogLevel} from '../log.js'
 
 export default class Send extends ClientCommand<typeof Send> {
   static override summary = 'Send messages: one per stdin line, or one per file.'
@@ -43,6 +44,9 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
   ]
 
   static override strict = false
+  // Its status lines say what an outage does (docs/cli.md#output-errors-exit-statuses); the
+  // library's warnings about the same events come with --log-level warn.
+  protected static override defaultLogLevel: LogLevel = 'error'
   static override enableJsonFlag = true
   static override usage = '<%= command.id %> -t TOPIC [FLAGS] [FILE...]'
 

@@ -120,7 +120,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       })
     }
     const target = await this.target()
-    const [{TailSession}, {trapSignals}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js')])
+    const [{TailSession}, {trapSignals}, {watchStdoutReader}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js'), import('../cli/reader-watch.js')])
     const session = new TailSession({
       ...this.sessionOptions(target),
       ...values,
@@ -129,9 +129,12 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       () => session.stop('signal'),
       () => process.stderr.write('% interrupted again: exiting without flushing\n'),
     )
+    // `meta tail | head -1`: the reader leaving ends the tail at once, with nothing to write.
+    const reader = watchStdoutReader(() => session.stop('closed'))
     try {
       await session.run()
     } finally {
+      reader.dispose()
       signals.dispose()
     }
   }
@@ -163,15 +166,17 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
     })
     const target = await this.target()
-    const [{PatternTail}, {trapSignals}] = await Promise.all([import('../cli/tail-pattern.js'), import('../cli/signals.js')])
+    const [{PatternTail}, {trapSignals}, {watchStdoutReader}] = await Promise.all([import('../cli/tail-pattern.js'), import('../cli/signals.js'), import('../cli/reader-watch.js')])
     const tail = usageErrors(() => new PatternTail({...this.sessionOptions(target), ...values}))
     const signals = trapSignals(
       () => tail.stop('signal'),
       () => process.stderr.write('% interrupted again: exiting without flushing\n'),
     )
+    const reader = watchStdoutReader(() => tail.stop('closed'))
     try {
       await tail.run()
     } finally {
+      reader.dispose()
       signals.dispose()
     }
   }

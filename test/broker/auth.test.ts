@@ -201,7 +201,8 @@ describe('access control', () => {
     assert.equal(added.code, 0, added.stderr)
     assert.equal((await runCli(['user', 'grant', 'alice', 'put', 'a-*', '--users', path])).code, 0)
     const listed = await runCli(['user', 'list', '--users', path])
-    assert.match(listed.stdout, /^alice\tput a-\*$/m)
+    assert.match(listed.stdout, /^ *USER +RIGHTS +LIMITS$/m)
+    assert.match(listed.stdout, /^ *alice +put a-\* +-$/m)
     const broker = await spawnBroker(t, ['--users', path, '-d', join(dir, 'data')])
     const env = {META_PASSWORD: PASSWORD}
     const sent = await runCli(['send', '-b', `127.0.0.1:${broker.port}`, '--user', 'alice', '-t', 'a-1'], {input: 'hello\n', env})

@@ -188,6 +188,8 @@ describe('parseServerIni()', () => {
       maxPartitions: 20_000,
       failover: false,
       failoverGraceMs: 10_000,
+      failoverLeaseMs: 0,
+      minSyncSlaves: 1,
     })
     assert.equal('hostName' in config.system, false)
     assert.equal('appClassPath' in config.system, false)

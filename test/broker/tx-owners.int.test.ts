@@ -285,7 +285,7 @@ describe('transactions belong to their principal', () => {
     const users = join(await tmpDir(t, 'meta-tx-cli-'), 'users.json')
     assert.equal((await runCli(['user', 'add', 'tm', '--users', users], {input: `${PASSWORD}\n`})).code, 0)
     assert.equal((await runCli(['user', 'grant', 'tm', 'tx', '*', '--users', users])).code, 0)
-    assert.match((await runCli(['user', 'list', '--users', users])).stdout, /^tm\ttx \*/m)
+    assert.match((await runCli(['user', 'list', '--users', users])).stdout, /^ *tm +tx \*/m)
     const wrong = await runCli(['user', 'grant', 'tm', 'tx', 'a-*', '--users', users])
     assert.notEqual(wrong.code, 0)
     assert.match(wrong.stderr, /invalid pattern "a-\*" for the tx right: it is granted on '\*'/)

@@ -8,6 +8,7 @@ import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
 import {SendTally} from '../../src/cli/send-tally.js'
 import {RATE_BURST_MS, TokenBucket} from '../../src/cli/send-rate.js'
+import {formatRate} from '../../src/cli/send-report.js'
 
 describe('SendTally', () => {
   it('acknowledged() counts messages, bytes and the first and last offset of each partition', () => {
@@ -47,5 +48,17 @@ describe('TokenBucket', () => {
     let passed = 0
     while (bucket.take(60_000) === 0) passed++
     assert.equal(passed, (1000 * RATE_BURST_MS) / 1000)
+  })
+})
+
+describe('formatRate (the summary of meta send)', () => {
+  it('reads right at any speed: two significant digits below 100 msg/s, whole numbers with separators above', () => {
+    assert.equal(formatRate(6 / 27.4), '0.22')
+    assert.equal(formatRate(0.0012), '0.0012')
+    assert.equal(formatRate(5.55), '5.5')
+    assert.equal(formatRate(32.4), '32')
+    assert.equal(formatRate(99.7), '100')
+    assert.equal(formatRate(24_390.2), '24,390')
+    assert.equal(formatRate(0), '0')
   })
 })

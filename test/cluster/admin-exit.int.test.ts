@@ -56,7 +56,7 @@ describe('meta admin commands with --zk and a live group member', () => {
     assert.match(describeGroup.stdout, new RegExp(`${group}_`), 'the live member is listed')
     const list = await run(['group', 'list', '--json'])
     assert.equal(list.code, 0, list.stderr)
-    assert.ok((JSON.parse(list.stdout) as Array<{group: string; members: number}>).some((g) => g.group === group && g.members === 1))
+    assert.ok((JSON.parse(list.stdout) as Array<{group: string; memberCount: number}>).some((g) => g.group === group && g.memberCount === 1))
     const topicDescribe = await run(['topic', 'describe', topic, '-p', '1'])
     assert.equal(topicDescribe.code, 0, topicDescribe.stderr)
     assert.match(topicDescribe.stdout, /PARTITION\s+1 \(broker 0, partition 1\)/)

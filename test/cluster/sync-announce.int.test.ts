@@ -123,7 +123,10 @@ describe('a master takes its sync slave from ZooKeeper (syncSlaveFromZk)', () =>
     assert.ok(readFileSync(String(cutLine.file)).equals(tail), 'the cut file holds exactly the unacknowledged tail')
     assert.equal(String(cutLine.file), join(partitionDir, readdirSync(partitionDir).find((n) => n.includes('.meta.cut-'))!))
     assert.deepEqual(await ends(rejoined.port), await ends(promoted.port))
-    assert.deepEqual(JSON.parse((await zkRead(client, `${root}/meta_sync_slave/0`))!), {url: rejoined.url, inSyncWith: promoted.url})
+    // A promoted broker holds its id under a lease and publishes its length for a takeover (link-failover.ts).
+    const announced = JSON.parse((await zkRead(client, `${root}/meta_sync_slave/0`))!) as {url: string; inSyncWith: string; leaseMs: number}
+    assert.deepEqual({url: announced.url, inSyncWith: announced.inSyncWith}, {url: rejoined.url, inSyncWith: promoted.url})
+    assert.ok(Number.isSafeInteger(announced.leaseMs) && announced.leaseMs > 0, `leaseMs ${announced.leaseMs}`)
   })
 
   it('a slave holding a tail its configured (--sync-slave-address) master lacks cuts it, and the master, which had refused the partition, compares again', async (t) => {

@@ -46,6 +46,12 @@ describe('meta partitions move|delete', () => {
     assert.equal(deleted.stderr, `1 partition directory of topic "orders" in "${dataPath}" deleted\n`)
     assert.deepEqual(await dirs(dataPath), ['orders-2'])
 
+    // Nothing in the range: said in words on stderr, no bare table header on stdout.
+    const empty = await runCli(['partitions', 'delete', '-d', dataPath, '-t', 'orders', '--start', '5', '--end', '6'])
+    assert.equal(empty.code, 0, empty.stderr)
+    assert.equal(empty.stdout, '')
+    assert.equal(empty.stderr, `nothing to delete: topic "orders" has no partition directory in 5..6 in "${dataPath}"\n`)
+
     const usage = await runCli(['partitions', 'delete', '-d', dataPath, '-t', 'orders', '--start', '3'])
     assert.equal(usage.code, 2)
     assert.match(usage.stderr, /^error \[USAGE\]: '--start' and '--end' are required\n/)

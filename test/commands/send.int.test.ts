@@ -178,4 +178,21 @@ describe('meta send', () => {
     assert.match(result.stderr, /^interrupted: sent 100 messages /m)
     assert.equal((await exited(child)).code, 130)
   })
+
+  it('a slow run says its rate with significant digits (0.5 msg/s, not 0 msg/s)', async (t) => {
+    const broker = await startTestBroker(t)
+    const child = spawnCli(['send', '-t', uniqueName('slow'), '-b', address(broker)])
+    const result = collect(child)
+    child.stdin!.write('a\n')
+    // The slowness is what is tested: the input stays open for two seconds.
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    child.stdin!.end()
+    const r = await result
+    assert.equal(r.code, 0, r.stderr)
+    const m = /^sent 1 message \(1 B\) in ([\d.]+) s, ([\d.,]+) msg\/s$/m.exec(r.stderr)
+    assert.ok(m, r.stderr)
+    const [seconds, rate] = [Number(m[1]), Number(m[2].replace(/,/g, ''))]
+    // Two significant digits of 1 / seconds (the elapsed time printed is itself rounded).
+    assert.ok(rate > 0 && Math.abs(rate - 1 / seconds) / (1 / seconds) < 0.1, `${rate} msg/s for 1 message in ${seconds} s`)
+  })
 })

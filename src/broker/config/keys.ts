@@ -140,6 +140,8 @@ export const SYSTEM_KEYS: readonly KeySpec<SystemField>[] = [
   // Failover of an asynchronous slave registered in ZooKeeper (broker/replication/failover.ts).
   of('failover', 'failover', 'bool', 'extension'),
   int('failoverGraceMs', 'failoverGraceMs', 0, INT_MAX, 'extension'),
+  int('failoverLeaseMs', 'failoverLeaseMs', 0, INT_MAX, 'extension'),
+  int('minSyncSlaves', 'minSyncSlaves', 0, 1, 'extension'),
 ]
 
 export const ZOOKEEPER_KEYS: readonly KeySpec<ZookeeperField>[] = [
@@ -234,6 +236,8 @@ export function defaultSystemConfig(): SystemConfig {
     maxPartitions: DEFAULT_MAX_PARTITIONS,
     failover: false,
     failoverGraceMs: 10_000,
+    failoverLeaseMs: 0,
+    minSyncSlaves: 1,
   }
 }
 

@@ -137,6 +137,18 @@ export interface SystemConfig {
   failover: boolean
   /** How long the master's `ids/<id>/master` node must stay gone before a failover slave promotes itself. */
   failoverGraceMs: number
+  /**
+   * The master's lease on its broker id (zk-lease.ts): 0 = half of zk.zkSessionTimeoutMs; else
+   * at least 100 ms and at most half the session timeout. A sync slave takes over this long
+   * after its master's link broke and the master node was replaced (link-failover.ts).
+   */
+  failoverLeaseMs: number
+  /**
+   * Sync slaves a master taking them from ZooKeeper needs to acknowledge puts (Kafka's
+   * min.insync.replicas − 1): 1 = refuse puts while none is connected and up to date; 0 =
+   * accept them on this broker alone meanwhile.
+   */
+  minSyncSlaves: number
 }
 
 export interface ZookeeperConfig {

@@ -17,13 +17,14 @@ import {validateTopicName} from '../../protocol/names.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {PartitionLog} from '../../storage/index.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {putRefusal, type BrokerContext} from '../context.js'
 import {BothSides, type SyncMaster} from '../replication/sync-master.js'
 
 export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutCommand): void {
   ctx.counters.cmdPut += 1
   if (ctx.replica !== undefined) return failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, ctx.replica.refusal())
-  if (ctx.fenced !== undefined) return failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, ctx.fenced)
+  const gate = putRefusal(ctx)
+  if (gate !== undefined) return failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, gate)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     ctx.counters.putFailed += 1
     conn.sendError('PARTITION_CLOSED', frame.opaque, `Partition[${ctx.config.system.brokerId}-${frame.partition}] has been closed`)
@@ -78,7 +79,7 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
   let offset = 0
   const startedAt = ctx.latency.put.sample() ? performance.now() : -1
   try {
-    if (sync !== undefined) {
+    if (sync?.connected === true) {
       replicatedPut(ctx, conn, sync, log, frame, messageIdOfHalves(idHigh, idLow), partition, crc)
       return
     }
@@ -150,7 +151,8 @@ export function handleOversize(ctx: BrokerContext, conn: Connection, frame: Requ
  */
 export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchCommand): void {
   if (ctx.replica !== undefined) return refuseBatch(ctx, conn, frame, frame.partition, ctx.replica.refusal())
-  if (ctx.fenced !== undefined) return refuseBatch(ctx, conn, frame, frame.partition, ctx.fenced)
+  const gate = putRefusal(ctx)
+  if (gate !== undefined) return refuseBatch(ctx, conn, frame, frame.partition, gate)
   if (ctx.topics.isClosed(frame.topic, frame.partition)) {
     const held = recordsHeld(frame.body, frame.count)
     ctx.counters.cmdPut += held
@@ -210,7 +212,7 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
     conn.endRequest(bodyBytes)
   }
   try {
-    if (sync === undefined) {
+    if (sync?.connected !== true) {
       offset = log.appendRecords(body, count, (err) => answer(err, err !== null))
     } else {
       // Synchronous replication: acknowledged once both the local append and the slave have it.

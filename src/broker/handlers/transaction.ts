@@ -23,7 +23,7 @@ import {mayFinishTransaction, recoverScope, transactionOwner} from '../auth/chec
 import {ANONYMOUS_PRINCIPAL, type TxCaller} from '../tx/manager.js'
 import type {RequestFrame} from '../../protocol/frames.js'
 import type {Connection} from '../connection.js'
-import type {BrokerContext} from '../context.js'
+import {putRefusal, type BrokerContext} from '../context.js'
 import {formatPrepareVote, formatRecoverReply, XaError, XAER_RMERR, XA_RETRY} from '../../protocol/xa.js'
 import {failPut, recordsHeld, topicRefusal, wrongPartition} from './put.js'
 
@@ -125,7 +125,8 @@ export function handleTxDecide(ctx: BrokerContext, conn: Connection, frame: TxDe
  * the id ran out) refuses it with XA_RETRY; the transaction stays as it was.
  */
 function refuseCommitWhenFenced(ctx: BrokerContext): void {
-  if (ctx.fenced !== undefined) throw new XaError(XA_RETRY, ctx.fenced.message)
+  const refusal = putRefusal(ctx)
+  if (refusal !== undefined) throw new XaError(XA_RETRY, refusal.message)
 }
 
 function answerLater(conn: Connection, opaque: number, work: Promise<string>): void {

@@ -10,6 +10,7 @@ import type {BrokerContext} from '../context.js'
 import type {ReloadSource} from '../reload.js'
 import type {TopicOverlay} from '../topic-overlay.js'
 import type {FailoverWatch} from './failover.js'
+import type {LinkFailoverWatch} from './link-failover.js'
 import type {Replicator} from './replicator.js'
 import type {SlaveRegistration} from './slave-registration.js'
 import type {SyncSlaveAnnouncer, SyncSlaveWatch} from './sync-announce.js'
@@ -42,6 +43,8 @@ export interface RoleState {
   slaveRegistration: SlaveRegistration | undefined
   /** Set when this broker is a slave in ZooKeeper mode with failover on. */
   failover: FailoverWatch | undefined
+  /** Set when this broker is a sync slave in ZooKeeper with failover on: the sync link's watch. */
+  linkFailover: LinkFailoverWatch | undefined
   /** A sync slave in ZooKeeper: announces itself to its master (sync-announce.ts). */
   syncAnnouncer: SyncSlaveAnnouncer | undefined
   /** A master taking its sync slave from ZooKeeper: the watch on the announce node. */

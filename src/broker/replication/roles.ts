@@ -26,14 +26,15 @@ import {brokerUrl} from '../listener.js'
 import {FailoverWatch} from './failover.js'
 import {cutDivergentTail, masterBytesOver} from './fork-point.js'
 import {fence, leasePutGate} from './lease.js'
-import {promote} from './promotion.js'
+import {LinkFailoverWatch} from './link-failover.js'
+import {promote, promoteOnLinkLoss} from './promotion.js'
 import {recoverOffsets} from './recover-offset.js'
 import {Replicator, type SlaveOptions} from './replicator.js'
 import type {RoleHost, RoleState} from './role-state.js'
 import {SlaveRegistration} from './slave-registration.js'
 import {sameEndpoint, SyncSlaveAnnouncer, SyncSlaveWatch} from './sync-announce.js'
 import {SyncMaster} from './sync-master.js'
-import {dropSyncPeers} from './sync-slave.js'
+import {dropSyncPeers, hasMasterLink} from './sync-slave.js'
 
 /**
  * How a role error names each setting. The broker names server.ini's keys (the defaults);
@@ -48,6 +49,9 @@ export interface RoleSettingNames {
   zk: string
   failover: string
 }
+
+/** The shortest lease on a broker id (failoverLeaseMs): renewed every half of it. */
+const FAILOVER_LEASE_MIN_MS = 100
 
 const KEY_NAMES: RoleSettingNames = {
   syncSlave: 'syncSlave=true',
@@ -92,6 +96,11 @@ export function validateRoles(config: BrokerConfig, slave: SlaveRole | undefined
   if (!syncSlave && slave !== undefined && !inZk && slave.master === undefined) {
     refuse(`a slave needs its master: ${n.slaveOf}, or ZooKeeper (${n.zk}) to find the master registered under its brokerId`)
   }
+  const {failoverLeaseMs} = config.system
+  const halfSession = Math.floor(config.zookeeper.zkSessionTimeoutMs / 2)
+  if (failoverLeaseMs !== 0 && (failoverLeaseMs < FAILOVER_LEASE_MIN_MS || failoverLeaseMs > halfSession)) {
+    refuse(`failoverLeaseMs ${failoverLeaseMs}: expected 0 (half zk.zkSessionTimeoutMs) or ${FAILOVER_LEASE_MIN_MS} to ${halfSession} ms (half zk.zkSessionTimeoutMs ${config.zookeeper.zkSessionTimeoutMs}): the lease must end before ZooKeeper can expire the session`)
+  }
   if (failover && !inZk) {
     refuse(`${n.failover} needs ZooKeeper (${n.zk}): a slave registered there fails over, a master there holds its id under a lease`)
   }
@@ -103,6 +112,7 @@ export class Roles implements RoleState {
   replicator: Replicator | undefined
   slaveRegistration: SlaveRegistration | undefined
   failover: FailoverWatch | undefined
+  linkFailover: LinkFailoverWatch | undefined
   syncAnnouncer: SyncSlaveAnnouncer | undefined
   syncWatch: SyncSlaveWatch | undefined
   lastMasterUrl: string | undefined
@@ -164,7 +174,11 @@ export class Roles implements RoleState {
    */
   private async startSyncSlaveInZk(slave: SlaveOptions): Promise<void> {
     const {host, config} = this
-    if (config.system.failover) this.failover = new FailoverWatch(config.system.failoverGraceMs, () => promote(this), host.log.child('failover'))
+    if (config.system.failover) {
+      this.failover = new FailoverWatch(config.system.failoverGraceMs, () => promote(this), host.log.child('failover'))
+      const ctx = host.context
+      this.linkFailover = new LinkFailoverWatch(config.system.failoverGraceMs, () => hasMasterLink(ctx.connections()), () => promoteOnLinkLoss(this), host.log.child('failover'))
+    }
     let master: string | undefined
     const registration = await this.registerSlave(slave.slaveId, (m) => {
       master = m === undefined ? undefined : brokerUrl(m)
@@ -206,7 +220,7 @@ export class Roles implements RoleState {
       topicsWithData: ctx.store.topics(),
       log: host.log.child('cluster'),
       onIdTaken: (other) => fence(ctx, host.log, other),
-      lease: config.system.failover ? leasePutGate(ctx) : undefined,
+      lease: config.system.failover ? leasePutGate(ctx, host.log) : undefined,
       beforeRegister: config.system.recoverOffset
         ? async (session, paths) => {
             await recoverOffsets({session, paths, brokerId: config.system.brokerId, store: ctx.store, log: host.log.child('recover-offset')})
@@ -299,6 +313,7 @@ export class Roles implements RoleState {
       log: this.host.log.child('sync'),
       onSlave: follow ? (address) => sync?.setSlave(address) : undefined,
       isReadySlave: async (address) => sync !== undefined && sync.connected && (await sameEndpoint(sync.slaveAddress, address)),
+      leaseMs: () => this.cluster?.leaseMs,
     })
     this.syncWatch.start()
   }
@@ -353,6 +368,7 @@ export class Roles implements RoleState {
     this.syncWatch?.stop()
     await this.syncAnnouncer?.withdraw().catch(() => undefined)
     this.failover?.stop()
+    this.linkFailover?.stop()
     await this.cluster?.stop()
     await this.slaveRegistration?.stop()
     await this.replicator?.stop()
@@ -363,6 +379,7 @@ export class Roles implements RoleState {
     this.syncWatch?.stop()
     this.host.context.sync?.close()
     this.failover?.stop()
+    this.linkFailover?.stop()
     await this.slaveRegistration?.stop()
     await this.replicator?.stop()
   }

@@ -105,12 +105,32 @@ export class SlaveRegistration {
    * watch is no longer followed) and its session, which owns the master node, is handed over.
    */
   async claimMaster(): Promise<ZkSession | undefined> {
+    return this.claim(async (master) => (await this.session.exists(master)) === undefined && (await this.session.create(master, this.options.url, CreateMode.EPHEMERAL)))
+  }
+
+  /**
+   * Failover on a broken sync link (link-failover.ts): take `ids/<brokerId>/master` over from
+   * the master at `from` while its session may still live: the node is replaced (removed at the
+   * version read and created with this broker's URL, one multi), so no renewal of that master's
+   * lease succeeds after it. Undefined (nothing changed) when the node names another broker or
+   * changed meanwhile; a node already gone is created as {@link claimMaster} does.
+   */
+  async takeOverMaster(from: string): Promise<ZkSession | undefined> {
+    return this.claim(async (master) => {
+      const stat = await this.session.exists(master)
+      if (stat === undefined) return this.session.create(master, this.options.url, CreateMode.EPHEMERAL)
+      if (stat.ephemeralOwner.toString('hex') === this.session.sessionId) return true
+      if ((await this.session.getString(master)) !== from) return false
+      return this.session.replace(master, this.options.url, CreateMode.EPHEMERAL, stat.version)
+    })
+  }
+
+  /** Win the master node with `win`; then stop registering as a slave and hand the session over. */
+  private async claim(win: (masterPath: string) => Promise<boolean>): Promise<ZkSession | undefined> {
     let claimed = false
     await this.serial(async () => {
       if (this.stopped) return
-      const master = this.paths.master(this.options.brokerId)
-      if ((await this.session.exists(master)) !== undefined) return
-      if (!(await this.session.create(master, this.options.url, CreateMode.EPHEMERAL))) return
+      if (!(await win(this.paths.master(this.options.brokerId)))) return
       claimed = true
       this.stopped = true
       if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)

@@ -4,7 +4,8 @@
  * rule 5c).
  *
  * The node: `<root>/meta_sync_slave/<brokerId>`, ephemeral, owned by the sync slave's session,
- * JSON `{"url":"meta://host:port","inSyncWith":"meta://host:port"|""}`. It lives outside
+ * JSON `{"url":"meta://host:port","inSyncWith":"meta://host:port"|"","leaseMs":N}` (`leaseMs`:
+ * the length of the lease of the master named in `inSyncWith`, zk-lease.ts, when it has one). It lives outside
  * MetaQ's `brokers/` and `consumers/` trees, which are all MetaQ's clients and tools read
  * (a child of `brokers/ids/<id>` would be listed by MetaQ's PHP consumer as a broker role),
  * so no MetaQ client can mistake it for anything. Being one ephemeral node per broker id, it
@@ -35,6 +36,8 @@ interface SyncAnnouncement {
   url: string
   /** The master that brought it up to date (its URL), '' until one did. */
   inSyncWith: string
+  /** That master's lease on its broker id (ms), when it holds one: how long a takeover waits (link-failover.ts). */
+  leaseMs?: number
 }
 
 /** `<root>/meta_sync_slave/<brokerId>`. */
@@ -43,7 +46,7 @@ function syncSlavePath(paths: ZkPaths, brokerId: number): string {
 }
 
 function encodeAnnouncement(a: SyncAnnouncement): string {
-  return JSON.stringify({url: a.url, inSyncWith: a.inSyncWith})
+  return JSON.stringify(a.leaseMs === undefined ? {url: a.url, inSyncWith: a.inSyncWith} : {url: a.url, inSyncWith: a.inSyncWith, leaseMs: a.leaseMs})
 }
 
 /** The node's data, or undefined when it is not an announcement. */
@@ -52,7 +55,8 @@ function parseAnnouncement(text: string | undefined): SyncAnnouncement | undefin
   try {
     const value = JSON.parse(text) as Partial<SyncAnnouncement>
     if (typeof value.url !== 'string') return undefined
-    return {url: value.url, inSyncWith: typeof value.inSyncWith === 'string' ? value.inSyncWith : ''}
+    const leaseMs = Number.isSafeInteger(value.leaseMs) && value.leaseMs! > 0 ? value.leaseMs : undefined
+    return {url: value.url, inSyncWith: typeof value.inSyncWith === 'string' ? value.inSyncWith : '', leaseMs}
   } catch {
     return undefined
   }
@@ -107,10 +111,24 @@ export class SyncSlaveAnnouncer {
    * node and `master` brought it up to date.
    */
   async inSyncWith(master: string): Promise<boolean> {
+    return (await this.ownAnnouncement(master)) !== undefined
+  }
+
+  /**
+   * The lease `master` holds on its id (ms), as it published it when it marked this slave up
+   * to date; undefined when this slave may not take over from it (see inSyncWith) or it
+   * published none.
+   */
+  async masterLeaseMs(master: string): Promise<number | undefined> {
+    return (await this.ownAnnouncement(master))?.leaseMs
+  }
+
+  /** This slave's node, when it holds it and `master` brought it up to date. */
+  private async ownAnnouncement(master: string): Promise<SyncAnnouncement | undefined> {
     const stat = await this.options.session.exists(this.path)
-    if (stat === undefined || stat.ephemeralOwner.toString('hex') !== this.options.session.sessionId) return false
+    if (stat === undefined || stat.ephemeralOwner.toString('hex') !== this.options.session.sessionId) return undefined
     const node = parseAnnouncement(await this.options.session.getString(this.path))
-    return node !== undefined && node.url === this.options.url && node.inSyncWith === master
+    return node !== undefined && node.url === this.options.url && node.inSyncWith === master ? node : undefined
   }
 
   /** Promoted (or stopping): remove the node and announce no more. */
@@ -193,6 +211,8 @@ interface WatchOptions {
   onSlave?(address: string | undefined): void
   /** Is the slave at `host:port` the one this master forwards to, and up to date now? */
   isReadySlave(address: string): Promise<boolean>
+  /** This master's lease on its id (ms), published in the node for a takeover (none: no lease). */
+  leaseMs?(): number | undefined
 }
 
 /**
@@ -258,8 +278,9 @@ export class SyncSlaveWatch {
       if (this.options.onSlave !== undefined) throw new Error(`the sync slave announced in ZooKeeper is no longer ${address}`)
       return
     }
-    if (node.inSyncWith === url) return
-    await session.setData(this.path, encodeAnnouncement({url: node.url, inSyncWith: url}))
+    const leaseMs = this.options.leaseMs?.()
+    if (node.inSyncWith === url && node.leaseMs === leaseMs) return
+    await session.setData(this.path, encodeAnnouncement({url: node.url, inSyncWith: url, leaseMs}))
     this.options.log.info('recorded in ZooKeeper that the sync slave is up to date (it may take over from this master)', {slave: node.url, node: this.path})
   }
 
@@ -286,7 +307,7 @@ export class SyncSlaveWatch {
             this.options.onSlave(slave)
           }
           // Announced again (e.g. after its session ended) while this master keeps it up to date.
-          if (slave !== undefined && node?.inSyncWith !== this.options.url) {
+          if (slave !== undefined && (node?.inSyncWith !== this.options.url || node.leaseMs !== this.options.leaseMs?.())) {
             this.options
               .isReadySlave(slave)
               .then((ready) => (ready && !this.stopped ? this.markInSync(slave) : undefined))

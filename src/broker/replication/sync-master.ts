@@ -7,7 +7,9 @@
  * replicateBatch).
  *
  * - Slave not connected (or a partition of it being brought up to date): the put is refused
- *   before anything is appended, with MetaQ's 500 "Slave is disconnected" (SLAVE_DISCONNECTED).
+ *   before anything is appended, with MetaQ's 500 "Slave is disconnected" (SLAVE_DISCONNECTED);
+ *   with `minSyncSlaves=0`, a put while no slave is connected is acknowledged by this broker
+ *   alone (not forwarded; the slave's catch-up brings it over when it connects).
  * - A meta slave gets `sync-batch` frames (one per append: a put or a whole put-batch) carrying
  *   the master's offset and segment start, so its log stays byte-identical. When it answers
  *   that its log ends elsewhere (a put it missed when a connection dropped mid-flight), or
@@ -198,6 +200,9 @@ export class SyncMaster {
   refusal(log: PartitionLog | undefined): MetaError | undefined {
     let why: MetaError | undefined
     const link = this.link
+    // minSyncSlaves=0: with no slave connected and up to date, this broker takes puts alone
+    // (put.ts forwards only over a ready link; the slave's catch-up sends them later).
+    if (link?.ready !== true && this.system.minSyncSlaves === 0) return undefined
     if (link === undefined) why = disconnected(`no sync slave has announced itself in ZooKeeper for broker id ${this.fromZk?.brokerId ?? '?'} (meta_sync_slave/${this.fromZk?.brokerId ?? '?'}); puts are refused until one is up to date`)
     else if (!link.ready) why = disconnected(`the master has no working connection to its sync slave ${link.address}`)
     else if (log === undefined) return undefined

@@ -65,6 +65,14 @@ export function refuseSyncSlavePut(ctx: BrokerContext, conn: Connection, topic: 
 
 /** Connections a master sent sync-batch on (its link to this slave). */
 const syncPeers = new WeakSet<Connection>()
+/** Connections a master sent `sync` or `sync-batch` on (its link, in either form). */
+const masterLinks = new WeakSet<Connection>()
+
+/** Is a master's sync link to this slave open (link-failover.ts)? */
+export function hasMasterLink(connections: Iterable<Connection>): boolean {
+  for (const conn of connections) if (masterLinks.has(conn)) return true
+  return false
+}
 
 /**
  * Close every master link to this slave (after its log was cut): the master reconnects and
@@ -87,6 +95,7 @@ export function handleSync(ctx: BrokerContext, conn: Connection, frame: SyncComm
     conn.sendError('SERVICE_UNAVAILABLE', frame.opaque, 'this broker is not a synchronous slave; sync is not served')
     return
   }
+  masterLinks.add(conn)
   const log = slaveLog(ctx, frame.topic, frame.partition)
   if (log instanceof MetaError) {
     failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, log)
@@ -120,6 +129,7 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
     return
   }
   syncPeers.add(conn)
+  masterLinks.add(conn)
   if (frame.overlay === true) {
     handleSyncOverlay(ctx, conn, frame)
     return

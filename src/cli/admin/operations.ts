@@ -118,6 +118,8 @@ function renderPartitionsState(answers: ReadonlyArray<BrokerAnswer<PartitionsSta
 
 /** `meta partitions move|delete`: the plan, one row per directory. */
 export function renderPartitionPlan(plan: PartitionPlan): string {
+  // Nothing to list: planSummary says so in words, not a bare header.
+  if (plan.steps.length === 0) return ''
   const rows = plan.steps.map((s) => [
     s.action,
     s.from,
@@ -135,7 +137,7 @@ export function renderPartitionPlan(plan: PartitionPlan): string {
 /** The last line on stderr after a plan. */
 export function planSummary(plan: PartitionPlan, executed: boolean): string {
   const n = plan.steps.length
-  if (n === 0) return `nothing to do: topic "${plan.topic}" has no partition directory in ${plan.start}..${plan.end} in "${plan.dataDir}"\n`
+  if (n === 0) return `nothing to ${plan.action === 'move' ? 'move' : 'delete'}: topic "${plan.topic}" has no partition directory in ${plan.start}..${plan.end} in "${plan.dataDir}"\n`
   const dirs = `${n} partition director${n === 1 ? 'y' : 'ies'} of topic "${plan.topic}" in "${plan.dataDir}"`
   const missing = plan.missing.length === 0 ? '' : `; no directory for partition${plan.missing.length === 1 ? '' : 's'} ${compactRange(plan.missing)}`
   const what = plan.action === 'move' ? `moved by ${plan.offset! > 0 ? '+' : ''}${plan.offset}` : 'deleted'

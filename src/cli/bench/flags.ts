@@ -4,7 +4,7 @@
  */
 import {Flags} from '@oclif/core'
 import {MetaError} from '../../protocol/errors.js'
-import {brokerFlag, durationFlag, profileFlag, tlsFlags, userFlag} from '../client-flags.js'
+import {brokerFlag, durationFlag, passwordFileFlag, profileFlag, tlsFlags, userFlag} from '../client-flags.js'
 
 const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3}
 
@@ -24,6 +24,7 @@ export const benchFlags = {
   ...tlsFlags,
   profile: profileFlag,
   user: userFlag,
+  'password-file': passwordFileFlag,
   embedded: Flags.boolean({
     summary: 'Start a throwaway broker (meta serve on a free port, temp data dir) in a child process; stop it afterwards.',
     helpGroup: 'BROKER',
