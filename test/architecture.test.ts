@@ -31,6 +31,9 @@ const ALLOWED: Record<string, string[]> = {
   commands: ['http', 'cli', 'protocol', 'client', 'broker', 'cluster', 'storage', 'log.ts', 'package-info.ts'],
 }
 
+/** Longest a file in src/ may be: past it, a file holds more than one thing to read at once. */
+const MAX_FILE_LINES = 600
+
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
@@ -116,6 +119,14 @@ describe('module boundaries', () => {
       }
     }
     assert.deepEqual(violations, [])
+  })
+
+  it('no file in src/ is over 600 lines (docs/architecture.md#modules-and-the-direction-of-dependencies)', () => {
+    const long = files(SRC)
+      .map((file) => ({file: relative(SRC, file), lines: readFileSync(file, 'utf8').split('\n').length - 1}))
+      .filter(({lines}) => lines > MAX_FILE_LINES)
+      .map(({file, lines}) => `${file}: ${lines} lines (at most ${MAX_FILE_LINES})`)
+    assert.deepEqual(long, [])
   })
 
   it('src/durable imports node built-ins only, so every module may use it', () => {

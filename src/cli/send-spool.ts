@@ -1,12 +1,12 @@
 /**
  * `meta send`'s disk spool: the flags, what they resolve to, and the spooling producer the
- * session sends through (client/spooling-producer.ts; the library's own code, not a second
+ * session sends through (client/spool/spooling-producer.ts; the library's own code, not a second
  * implementation). The session sends through it unless --no-spool or --transaction.
  */
 import type {SendCallback} from '../client/producer-options.js'
 import {Flags} from '@oclif/core'
 import {defaultSpoolRoot, DEFAULT_SPOOL_MAX_BYTES, SPOOL_MAX_BYTES_CEILING, SPOOL_MAX_BYTES_FLOOR, type SpoolDestination} from '../client/spool/index.js'
-import {SpoolingProducer, MAX_OUTAGE_CEILING_MS, MAX_OUTAGE_FLOOR_MS} from '../client/spooling-producer.js'
+import {SpoolingProducer, MAX_OUTAGE_CEILING_MS, MAX_OUTAGE_FLOOR_MS} from '../client/spool/spooling-producer.js'
 import type {Producer} from '../client/producer.js'
 import {MetaError} from '../protocol/errors.js'
 import {parseSize} from './bench/flags.js'

@@ -203,7 +203,7 @@ async function sendGroup(destination: SpoolDestination, topics: string[], option
   const [{createTopology}, {createProducer}, {SpoolingProducer}, {noticeSpoolEvents}] = await Promise.all([
     import('../client/topology.js'),
     import('../client/producer.js'),
-    import('../client/spooling-producer.js'),
+    import('../client/spool/spooling-producer.js'),
     import('./spool-notices.js'),
   ])
   const where = 'broker' in destination ? {broker: destination.broker} : {zk: destination.zk, zkRoot: destination.zkRoot}

@@ -1,12 +1,12 @@
 /**
  * What `meta send` and `meta spool send` say on stderr about their spools: outages, a disk
  * that cannot be written, damage found and skipped, spools that wait for another destination.
- * Each is said once, as the SpoolingProducer reports it (client/spooling-producer.ts events).
+ * Each is said once, as the SpoolingProducer reports it (client/spool/spooling-producer.ts events).
  */
 import {describeDestination, destinationFlags, type DamagedRange, type SpoolDestination, type SpoolOpened} from '../client/spool/index.js'
 import {inspectSpool, pendingSize} from '../client/spool/recover.js'
 import {describeSystemError} from '../client/spool/spool.js'
-import type {SpoolingProducer} from '../client/spooling-producer.js'
+import type {SpoolingProducer} from '../client/spool/spooling-producer.js'
 import type {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount} from './format.js'
 

@@ -28,7 +28,9 @@ import {
 } from '../protocol/commands/broker-admin.js'
 import {encodeTopicAdmin, type TopicAdminAction, type TopicAdminReply, type TopicAdminRequest} from '../protocol/commands/topic-admin.js'
 import {parseBrokerAddress} from './address.js'
-import {BrokerConnection, DEFAULT_CONNECT_TIMEOUT_MS, resultText} from './connection.js'
+import {BrokerConnection} from './connection.js'
+import {resultText} from './connection-errors.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS} from './connection-options.js'
 import {TAIL_OFFSET} from './consumer.js'
 import {
   DAMAGE_ITEM,

@@ -1,7 +1,9 @@
 /**
  * A socket error of a connection to a broker as one line that says what happened, and for TLS
- * what to type (src/client/tls.ts): never OpenSSL's own text.
+ * what to type (src/client/tls.ts): never OpenSSL's own text; and the broker's error in a
+ * result reply as a MetaError.
  */
+import type {ResponseFrame} from '../protocol/frames.js'
 import {MetaError} from '../protocol/errors.js'
 import {tlsFailureReason} from './tls.js'
 
@@ -19,4 +21,12 @@ export function connectionError(name: string, err: NodeJS.ErrnoException): MetaE
   }
   const reason = (err.code && reasons[err.code]) ?? tlsFailureReason(err) ?? err.message
   return new MetaError('CONNECTION_FAILED', `cannot reach broker ${name}: ${reason}`, {cause: err})
+}
+
+/** The text of a 200 result, or the broker's error as a MetaError. */
+export function resultText(frame: ResponseFrame): string {
+  if (frame.type !== 'result') throw new MetaError('DECODE_ERROR', `expected a result response, got ${frame.type}`)
+  const body = frame.body.toString('utf8')
+  if (frame.code !== 200) throw MetaError.fromWire(frame.code, body)
+  return body
 }

@@ -31,63 +31,20 @@ import {createResponseDecoder, type ResponseFrame} from '../protocol/frames.js'
 import type {FrameDecoder} from '../protocol/decoder.js'
 import {MetaError} from '../protocol/errors.js'
 import {encodeStats} from '../protocol/commands/stats.js'
-import {CAPABILITIES_ITEM, NO_CAPABILITIES, parseCapabilities, type BrokerCapabilities} from '../protocol/stats-body.js'
+import {CAPABILITIES_ITEM, NO_CAPABILITIES, parseCapabilities, type BrokerCapabilities} from '../protocol/meta-stats-body.js'
 import {encodeVersion} from '../protocol/commands/version.js'
 import {silentLogger, type Logger} from '../log.js'
 import {formatBrokerAddress, type BrokerAddress} from './address.js'
 import {reportCallbackError} from './callbacks.js'
 import {PendingTable, type ResponseCallback} from './pending.js'
 import {scramLogin, type Credentials} from './authenticate.js'
+import {connectionSettings, credentialsOf, LOGIN_REFUSED_LOG_MS, type ConnectionOptions, type ConnectionSettings} from './connection-options.js'
 import {effectiveTls, SPEAKS_TLS, speaksTls, type ClientTlsOptions} from './tls.js'
 import {netTransport, tlsTransport, type Dial, type Transport} from './transport.js'
-import {connectionError} from './connection-errors.js'
+import {connectionError, resultText} from './connection-errors.js'
 
-export interface ConnectionOptions extends Omit<BrokerAddress, 'tls'> {
-  /** Default deadline of a request, in ms (MetaQ: 3000 for put, 10000 for get). */
-  requestTimeoutMs?: number
-  /** Give up a connection attempt after this long. */
-  connectTimeoutMs?: number
-  /** Reconnect after a lost connection (default true). */
-  reconnect?: boolean
-  reconnectInitialDelayMs?: number
-  reconnectMaxDelayMs?: number
-  /** Send `version` after this long without traffic (default 10000; 0 = never). */
-  heartbeatIntervalMs?: number
-  /** Most requests in flight at once (a power of two; default 16384). */
-  maxInFlight?: number
-  /** Largest response body accepted (default 64 MiB). */
-  maxResponseBytes?: number
-  /**
-   * Dial the broker's TLS port (src/client/tls.ts): options (CA, client certificate), true for
-   * the process default's, false for plain TCP even under the CLI's --tls. Left out: TLS for a
-   * `meta+tls://` address or when the process default is enabled.
-   */
-  tls?: ClientTlsOptions | boolean
-  logger?: Logger
-  /** Log in as this user (SCRAM-SHA-256) after every connect, before any other request. */
-  user?: string
-  /** The user's password (never sent: SCRAM proves it). */
-  password?: string
-  /**
-   * A refused login is retried with the reconnect back-off instead of closing the connection
-   * for good (a replication link: the operator may fix the users file and reload). Logged at
-   * most once per {@link LOGIN_REFUSED_LOG_MS}.
-   */
-  retryRefusedLogin?: boolean
-  /**
-   * Reach the broker through this transport instead of dialling host:port (an in-process pair,
-   * in-process.ts; `tls` is then ignored, host:port only names the broker in messages).
-   */
-  transport?: Dial
-}
+export type {BrokerCapabilities} from '../protocol/meta-stats-body.js'
 
-/** A connection that retries refused logins logs the refusal at most this often (ms). */
-const LOGIN_REFUSED_LOG_MS = 60_000
-
-export type {BrokerCapabilities} from '../protocol/stats-body.js'
-
-/** Default deadline of a connection attempt, and of the broker's answer to the first request. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
 const HEARTBEAT_FAILURES_MAX = 3
 const TIMEOUT_SCAN_MS = 100
 /**
@@ -119,23 +76,12 @@ const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
  */
 const bodies = new BufferPool()
 
-let processCredentials: Credentials | undefined
-
-/**
- * The login every connection of this process makes unless its options name a user: the CLI
- * sets it once from --user / $META_USER and the password, so every client a command builds
- * (producer, consumer, admin, cluster lookups) logs in without threading it through each.
- */
-export function setDefaultCredentials(credentials: Credentials | undefined): void {
-  processCredentials = credentials
-}
-
 export class BrokerConnection extends EventEmitter {
   readonly address: BrokerAddress
   capabilities: BrokerCapabilities = NO_CAPABILITIES
   /** False from connecting until the broker's answer to `stats meta-capabilities` (or its failure). */
   private capabilitiesKnown = false
-  private readonly options: Required<Omit<ConnectionOptions, 'host' | 'port' | 'logger' | 'user' | 'password' | 'tls' | 'retryRefusedLogin' | 'transport'>>
+  private readonly options: ConnectionSettings
   private readonly retryRefusedLogin: boolean
   /** When a refused login was last logged (retryRefusedLogin), 0: never. */
   private loginRefusedLoggedMs = 0
@@ -170,19 +116,10 @@ export class BrokerConnection extends EventEmitter {
     this.address = {host: options.host, port: options.port, ...(this.tls === undefined ? {} : {tls: true})}
     this.dial = options.transport ?? (this.tls === undefined ? netTransport(options.host, options.port) : tlsTransport(options.host, options.port, this.tls))
     this.plainTcp = options.transport === undefined && this.tls === undefined
-    this.options = {
-      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
-      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      reconnect: options.reconnect ?? true,
-      reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 100,
-      reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5_000,
-      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 10_000,
-      maxInFlight: options.maxInFlight ?? 16384,
-      maxResponseBytes: options.maxResponseBytes ?? 64 * 1024 * 1024,
-    }
+    this.options = connectionSettings(options)
     this.log = (options.logger ?? silentLogger).child('connection', {broker: formatBrokerAddress(this.address)})
     this.retryRefusedLogin = options.retryRefusedLogin === true
-    this.credentials = options.user === undefined ? processCredentials : {user: options.user, password: options.password ?? ''}
+    this.credentials = credentialsOf(options)
     this.pending = new PendingTable(this.options.maxInFlight)
     this.decoder = this.newDecoder()
     this.reconnectDelayMs = this.options.reconnectInitialDelayMs
@@ -590,14 +527,6 @@ export class BrokerConnection extends EventEmitter {
     this.lastTrafficMs = Date.now()
     this.transport.write(this.out.take())
   }
-}
-
-/** The text of a 200 result, or the broker's error as a MetaError. */
-export function resultText(frame: ResponseFrame): string {
-  if (frame.type !== 'result') throw new MetaError('DECODE_ERROR', `expected a result response, got ${frame.type}`)
-  const body = frame.body.toString('utf8')
-  if (frame.code !== 200) throw MetaError.fromWire(frame.code, body)
-  return body
 }
 
 function formatMs(ms: number): string {

@@ -19,7 +19,8 @@ import {
 } from '../protocol/commands/group.js'
 import {MetaError, isMetaError} from '../protocol/errors.js'
 import type {Logger} from '../log.js'
-import {resultText, type BrokerConnection} from './connection.js'
+import type {BrokerConnection} from './connection.js'
+import {resultText} from './connection-errors.js'
 import type {Partition} from './types.js'
 
 /** A snapshot of a group as every member sees it. */

@@ -8,7 +8,7 @@
  */
 import {MetaError} from '../protocol/errors.js'
 import {decodeCommittedOffsets, encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
-import {resultText} from './connection.js'
+import {resultText} from './connection-errors.js'
 import type {Topology} from './topology.js'
 import type {Partition} from './types.js'
 

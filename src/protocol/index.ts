@@ -45,6 +45,7 @@ export * from './commands/put-batch.js'
 export * from './commands/broker-admin.js'
 export * from './commands/topic-admin.js'
 export * from './stats-body.js'
+export * from './meta-stats-body.js'
 
 /** The version string `version` answers with: MetaQ's, so clients that check it are happy. */
 export const PROTOCOL_VERSION = '1.4.6.2'

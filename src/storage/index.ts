@@ -7,12 +7,11 @@ export {
   MessageStore,
   DEFAULT_MAX_OPEN_FILES,
   DEFAULT_TAIL_CACHE_BYTES,
-  quarantineError,
   type CutResult,
   type MessageStoreOptions,
-  type QuarantinedPartition,
   type StoreHealth,
 } from './message-store.js'
+export {quarantineError, type QuarantinedPartition} from './quarantine.js'
 export type {DamagedRange} from './damage.js'
 export {PartitionLog} from './partition-log.js'
 export {readBuffers} from './read-buffers.js'

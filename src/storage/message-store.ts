@@ -19,7 +19,9 @@ import {mkdirSync, renameSync, type Dirent} from 'node:fs'
 import {readdir} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 import {silentLogger, type Logger} from '../log.js'
-import {MetaError, type ErrorCode} from '../protocol/errors.js'
+import {MetaError} from '../protocol/errors.js'
+import {forEachLimited} from './each-limited.js'
+import {quarantineError, repairCommand, type QuarantinedPartition} from './quarantine.js'
 import type {StorageDamageStats} from '../protocol/stats-body.js'
 import type {StoreContext} from './context.js'
 import {cutSegmentFiles} from './cut.js'
@@ -91,18 +93,6 @@ export interface CutResult {
   bytes: number
   /** The file keeping the cut bytes; undefined when nothing was cut. */
   file: string | undefined
-}
-
-export interface QuarantinedPartition {
-  topic: string
-  partition: number
-  /** Its directory (or directories, when found under two data paths). */
-  dirs: string[]
-  /** The data path to give `meta repair -d`. */
-  dataPath: string
-  /** Why, naming the files (the STORAGE_CORRUPT or STORAGE_ERROR message). */
-  reason: string
-  code: ErrorCode
 }
 
 /** Damage facts of the whole store: the stats lines' type (protocol/stats-body.ts), declared once. */
@@ -524,21 +514,6 @@ export class MessageStore {
   }
 }
 
-/** The `meta repair` command line that checks a quarantined partition. */
-function repairCommand(q: QuarantinedPartition): string {
-  return `meta repair -d ${q.dataPath} -t ${q.topic} -p ${q.partition}`
-}
-
-/** The error for a put (or partition creation) into a quarantined partition. */
-export function quarantineError(q: QuarantinedPartition): MetaError {
-  return new MetaError(
-    'PARTITION_QUARANTINED',
-    `partition "${q.topic}-${q.partition}" is quarantined: ${q.reason}; ` +
-      `check and repair it offline with "${repairCommand(q)}", then restart the broker`,
-    {details: {topic: q.topic, partition: q.partition, dirs: q.dirs}},
-  )
-}
-
 /** Subdirectories of `root`; none when it does not exist yet. */
 async function listDirectories(root: string): Promise<Dirent[]> {
   try {
@@ -547,27 +522,6 @@ async function listDirectories(root: string): Promise<Dirent[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw ioError(error, 'list', root)
   }
-}
-
-/** Run `fn` over `items`, at most `limit` at a time; stops starting new ones after a failure. */
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0
-  let failed = false
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      const item = items[next]
-      next += 1
-      try {
-        await fn(item)
-      } catch (error) {
-        failed = true
-        throw error
-      }
-    }
-  }
-  const results = await Promise.allSettled(Array.from({length: Math.min(limit, items.length)}, worker))
-  const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected')
-  if (rejected !== undefined) throw rejected.reason
 }
 
 /** Names become directory names: refuse what would escape or confuse the layout. */

@@ -10,7 +10,7 @@ import {EventEmitter} from 'node:events'
 import {describe, it} from 'node:test'
 import {Consumer, type ConsumerEvents} from '../../src/client/consumer.js'
 import {Producer} from '../../src/client/producer.js'
-import {SpoolingProducer} from '../../src/client/spooling-producer.js'
+import {SpoolingProducer} from '../../src/client/spool/spooling-producer.js'
 import type {ReadFromEvent} from '../../src/client/types.js'
 import {MetaError} from '../../src/protocol/errors.js'
 

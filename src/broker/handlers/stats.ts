@@ -23,14 +23,8 @@ import {RECORD_HEADER_BYTES} from '../../protocol/message-set.js'
 import type {StatsCommand} from '../../protocol/commands/stats.js'
 import {Status} from '../../protocol/errors.js'
 import {
-  CAPABILITIES_ITEM,
-  CONNECTIONS_ITEM,
   DAMAGE_ITEM,
   REALTIME_ITEMS,
-  SYNC_ITEM,
-  encodeSyncStats,
-  encodeCapabilities,
-  encodeConnectionsStats,
   encodeDamageStats,
   encodeOffsetsStats,
   encodePartitionsStats,
@@ -47,6 +41,14 @@ import {
   type SystemStats,
   type TopicStats,
 } from '../../protocol/stats-body.js'
+import {
+  CAPABILITIES_ITEM,
+  CONNECTIONS_ITEM,
+  SYNC_ITEM,
+  encodeSyncStats,
+  encodeCapabilities,
+  encodeConnectionsStats,
+} from '../../protocol/meta-stats-body.js'
 import type {PartitionInfo} from '../../storage/index.js'
 import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'

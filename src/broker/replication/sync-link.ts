@@ -19,7 +19,7 @@ import type {FrameDecoder} from '../../protocol/decoder.js'
 import {MetaError, Status} from '../../protocol/errors.js'
 import {createResponseDecoder, type ResponseFrame} from '../../protocol/frames.js'
 import {OutputBuffer} from '../../protocol/output-buffer.js'
-import {CAPABILITIES_ITEM, parseCapabilities} from '../../protocol/stats-body.js'
+import {CAPABILITIES_ITEM, parseCapabilities} from '../../protocol/meta-stats-body.js'
 
 /** An idle link sends a `version` heartbeat this often. */
 const HEARTBEAT_MS = 10_000

@@ -4,7 +4,7 @@
  */
 import {DEFAULT_BROKER} from '../address.js'
 import {createProducer, type ProducerOptions} from '../producer.js'
-import {SpoolingProducer} from '../spooling-producer.js'
+import {SpoolingProducer} from './spooling-producer.js'
 import {spoolDestination} from './destination.js'
 import type {SpoolingProducerOptions} from './types.js'
 

@@ -26,25 +26,15 @@
  *   `retarget`); one written before spools recorded one is adopted.
  */
 import {EventEmitter} from 'node:events'
-import {closeSync, constants, fstatSync, ftruncateSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
+import {closeSync, constants, ftruncateSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {MetaError} from '../../protocol/errors.js'
-import {describeDestination, encodeDestination, readDestinationFile, sameDestination, type SpoolDestination} from './destination.js'
-import {
-  DESTINATION_FILE,
-  encodeRecord,
-  LEGACY_POSITION_TEMP_FILE,
-  parseRecord,
-  POSITION_FILE,
-  QUARANTINE_DIR,
-  quarantineName,
-  segmentName,
-  type SpoolEntry,
-  type SpoolRecord,
-} from './format.js'
+import {describeDestination, encodeDestination, sameDestination, type SpoolDestination} from './destination.js'
+import {DESTINATION_FILE, encodeRecord, LEGACY_POSITION_TEMP_FILE, parseRecord, POSITION_FILE, segmentName, type SpoolEntry, type SpoolRecord} from './format.js'
 import {lock, unlock} from './lock.js'
 import {PositionFile} from './position-file.js'
-import {scanSpool, segmentStarts, type DamagedRange, type SegmentFile} from './recover.js'
+import {segmentStarts, type DamagedRange} from './recover.js'
+import {recordedDestination, recoverFiles, type Segment} from './reopen.js'
 import {readAt} from './scan.js'
 
 /** Default bound of a spool: 1 GiB of unacknowledged records. */
@@ -90,13 +80,6 @@ export interface SpoolOpened {
 interface SpoolStall {
   error: NodeJS.ErrnoException
   sinceMs: number
-}
-
-interface Segment {
-  start: number
-  fd: number
-  /** Bytes written to the file. */
-  size: number
 }
 
 /** A write cut short: its bytes go to the same offsets on the next attempt. */
@@ -492,61 +475,16 @@ export class Spool extends EventEmitter {
     return 0
   }
 
-  /** Load the position, check every record after it, quarantine damage, cut a torn tail. */
+  /** Load the position, check every record after it, quarantine damage, cut a torn tail (reopen.ts). */
   private recover(): Omit<SpoolOpened, 'adopted' | 'retargetedFrom'> {
-    const files: SegmentFile[] = []
-    for (const start of segmentStarts(this.dir)) {
-      const name = segmentName(start)
-      const fd = openSync(join(this.dir, name), constants.O_RDWR)
-      files.push({start, name, fd, size: fstatSync(fd).size})
-      this.segments.push({start, fd, size: files.at(-1)!.size})
-    }
-    const scan = scanSpool(this.dir, files)
-    // Segments before the one holding the position are leftovers of a save cut short.
-    for (const stale of scan.stale) {
-      closeSync(stale.fd)
-      unlinkSync(join(this.dir, stale.name))
-    }
-    this.segments = this.segments.filter((s) => !scan.stale.some((f) => f.start === s.start))
-    const last = this.segments.at(-1)
-    let tornBytes = 0
-    if (scan.torn !== undefined && last !== undefined) {
-      tornBytes = scan.torn.bytes
-      ftruncateSync(last.fd, scan.torn.from)
-      last.size = scan.torn.from
-    }
-    for (const range of scan.damaged) this.quarantine(range)
-    // Damage at the very end of the last segment: its positions are written again.
-    const tail = scan.damaged.at(-1)
-    let end = scan.end
-    if (last !== undefined && tail !== undefined && tail.end === scan.end && tail.to === last.size && tail.segment === segmentName(last.start) && tail.to > tail.from) {
-      ftruncateSync(last.fd, tail.from)
-      last.size = tail.from
-      end = tail.position
-    }
-    this.holes = scan.damaged.filter((d) => d.end > d.position && d.position < end).map((d) => ({position: d.position, end: d.end}))
-    this.pendingCount = scan.records
-    this.ackedPosition = scan.position
-    this.appendEnd = this.writtenEnd = end
+    const files = recoverFiles(this.dir, this.segments)
+    this.holes = files.holes
+    this.pendingCount = files.records
+    this.ackedPosition = files.position
+    this.appendEnd = this.writtenEnd = files.end
     this.advance()
-    if (this.ackedPosition !== scan.position || scan.positionState === 'damaged') this.savedPosition = -1
-    else this.savedPosition = scan.position
-    try {
-      unlinkSync(join(this.dir, LEGACY_POSITION_TEMP_FILE))
-    } catch {}
-    return {damaged: scan.damaged, tornBytes, positionDamaged: scan.positionState === 'damaged'}
-  }
-
-  /** Copy a damaged range's bytes to the quarantine directory. */
-  private quarantine(range: DamagedRange): void {
-    if (range.to <= range.from) return
-    const segment = this.segments.find((s) => segmentName(s.start) === range.segment)
-    if (segment === undefined) return
-    const dir = join(this.dir, QUARANTINE_DIR)
-    mkdirSync(dir, {recursive: true, mode: 0o700})
-    const path = join(dir, quarantineName(range.segment, range.from, range.to))
-    writeFileSync(path, readAt(segment.fd, range.from, range.to - range.from), {mode: 0o600})
-    range.quarantine = path
+    this.savedPosition = this.ackedPosition !== files.position || files.positionDamaged ? -1 : files.position
+    return {damaged: files.damaged, tornBytes: files.tornBytes, positionDamaged: files.positionDamaged}
   }
 
   private closeFiles(): void {
@@ -567,16 +505,6 @@ export class Spool extends EventEmitter {
 function asStorageError(dir: string, error: unknown): MetaError {
   if (error instanceof MetaError) return error
   return new MetaError('STORAGE_ERROR', `cannot open the spool ${dir}: ${describeSystemError(error as NodeJS.ErrnoException)}`, {cause: error})
-}
-
-/** The destination a spool records; with `retarget` one that cannot be read counts as none. */
-function recordedDestination(dir: string, retarget: boolean): SpoolDestination | undefined {
-  try {
-    return readDestinationFile(join(dir, DESTINATION_FILE))
-  } catch (error) {
-    if (retarget) return undefined
-    throw new MetaError('STORAGE_CORRUPT', `cannot read the destination of the spool ${dir} (${(error as Error).message}): send it with --retarget to name one`, {cause: error})
-  }
 }
 
 /** `no space left on device (ENOSPC)`. */

@@ -47,21 +47,19 @@
  */
 import {Buffer} from 'node:buffer'
 import {EventEmitter} from 'node:events'
-import {isMetaError, MetaError} from '../protocol/errors.js'
-import type {Producer, SendCallback, SendOptions} from './producer.js'
-import type {SendResult} from './types.js'
-import {defaultSpoolRoot, processSpoolDir, Spool, topicSpoolDir, type SpoolEntry, type SpoolRecord} from './spool/index.js'
-import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane, type LaneEmit} from './spool/lane.js'
-import {describeSystemError} from './spool/spool.js'
-import {Queue} from './spool/queue.js'
-import type {SpoolingProducerEvents, SpoolingProducerOptions, SpoolingStats} from './spool/types.js'
+import {isMetaError, MetaError} from '../../protocol/errors.js'
+import type {Producer, SendCallback, SendOptions} from '../producer.js'
+import type {SendResult} from '../types.js'
+import {defaultSpoolRoot, processSpoolDir, topicSpoolDir} from './dirs.js'
+import type {SpoolEntry, SpoolRecord} from './format.js'
+import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane, type LaneEmit} from './lane.js'
+import {failUnwritten, forgetReadState, keepInMemory, keptText, nextRecord} from './lane-read.js'
+import {Queue} from './queue.js'
+import {Spool} from './spool.js'
+import type {SpoolingProducerEvents, SpoolingProducerOptions, SpoolingStats} from './types.js'
 
 /** Default most records sent from a spool and not yet acknowledged, per topic. */
 export const DEFAULT_SPOOL_IN_FLIGHT = 4096
-/** Records appended and not yet sent kept in memory too (bytes, with RECORD_HEAP_BYTES each), so a drain does not read the disk. */
-const MEMORY_TAIL_BYTES = 16 * 1024 * 1024
-/** What a record kept in memory costs beyond its bytes (its object and payload Buffer), counted against MEMORY_TAIL_BYTES. */
-const RECORD_HEAP_BYTES = 160
 /**
  * While a spool is being drained, input pauses once this many bytes are stored and not yet
  * sent: the spool grows only during an outage.
@@ -300,10 +298,7 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     lane.callbacks.set(position, callback)
     if (this.options.onStored !== undefined) lane.unstored.push(callback)
     this.counts.spooled += 1
-    if (lane.memoryBytes < MEMORY_TAIL_BYTES) {
-      lane.memory.push(record)
-      lane.memoryBytes += record.end - record.position + RECORD_HEAP_BYTES
-    }
+    keepInMemory(lane, record)
     this.scheduleFlush()
     return record
   }
@@ -347,29 +342,6 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     })
   }
 
-  /** The next spool record to send at the cursor, from memory or from the disk. */
-  private next(lane: Lane): SpoolRecord | undefined {
-    const spool = lane.spool!
-    for (;;) {
-      for (let head = lane.memory.peek(); head !== undefined && head.position < lane.cursor; head = lane.memory.peek()) {
-        lane.memoryBytes -= head.end - head.position + RECORD_HEAP_BYTES
-        lane.memory.shift()
-      }
-      for (let head = lane.readAhead.peek(); head !== undefined && head.position < lane.cursor; head = lane.readAhead.peek()) lane.readAhead.shift()
-      let record = lane.memory.peek()?.position === lane.cursor ? lane.memory.peek() : lane.readAhead.peek()
-      if (record === undefined || record.position !== lane.cursor) {
-        if (lane.cursor >= spool.end) return undefined
-        lane.readAhead = new Queue(spool.read(lane.cursor))
-        record = lane.readAhead.peek()
-        if (record === undefined) return undefined
-      }
-      // Only what the spool file holds is sent (its position never passes what is written).
-      if (record.end > spool.written && (!spool.flush() || record.end > spool.written)) return undefined
-      lane.cursor = record.end
-      if (!spool.isAcked(record.position)) return record
-    }
-  }
-
   /**
    * Refill the window on the next turn, after every acknowledgement of the current socket read
    * is counted: the sends then go out together (the producer batches what one turn sends).
@@ -388,16 +360,14 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     if (lane.state !== 'sending' && lane.state !== 'probing') return
     const window = lane.state === 'probing' ? 1 : this.maxInFlight
     while (lane.inFlight < window) {
-      const record = this.next(lane)
+      const record = nextRecord(lane)
       if (record === undefined) break
       this.dispatch(lane, record)
     }
     if (lane.state === 'sending' && lane.cursor >= lane.spool!.end) {
       // Every spool record is out: new messages go direct again (behind those still in flight).
       lane.state = 'direct'
-      lane.memory = new Queue()
-      lane.memoryBytes = 0
-      lane.readAhead = new Queue()
+      forgetReadState(lane)
     }
     if (this.waitingRoom) this.onRoom()
   }
@@ -474,7 +444,7 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     if (lane.state !== 'outage' || lane.inFlight > 0 || lane.spooledInFlight > 0 || lane.timer !== undefined) return
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - lane.outageSinceMs >= maxOutage) {
-      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${this.keptText(lane)}`))
+      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`))
       return
     }
     lane.timer = setTimeout(() => {
@@ -485,15 +455,6 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     lane.backoffMs = Math.min(lane.backoffMs * 2, PROBE_BACKOFF_MAX_MS)
   }
 
-  /** `1,000 messages kept in DIR` (and how many could not be written, if any). */
-  private keptText(lane: Lane): string {
-    const spool = lane.spool!
-    const written = spool.flush()
-    const held = spool.held.records
-    const kept = `${spool.pending - held} messages kept in ${spool.dir}`
-    return written ? kept : `${kept}; ${held} more could not be written to it (${describeSystemError(spool.stalled!.error)}) and are not kept`
-  }
-
   private giveUp(lane: Lane, error: MetaError): void {
     lane.state = 'failed'
     if (lane.stallTimer !== undefined) clearTimeout(lane.stallTimer)
@@ -501,17 +462,7 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     this.failure ??= error
     for (const waiter of this.flushWaiters.splice(0)) waiter.reject(error)
     this.emit('error', error)
-    const spool = lane.spool
-    if (spool !== undefined && spool.held.records > 0 && !spool.flush()) {
-      // Never written: their callbacks say so (a reader of a file reads them again), none vanishes.
-      const lost = new MetaError('STORAGE_ERROR', `not kept: the spool ${spool.dir} could not be written (${describeSystemError(spool.stalled!.error)})`)
-      for (const position of spool.discardHeld()) {
-        const callback = lane.callbacks.get(position)
-        lane.callbacks.delete(position)
-        callback?.({success: false, topic: lane.topic, partition: -1, brokerId: -1, offset: -1, id: undefined, error: lost, errorMessage: lost.message})
-      }
-      lane.unstored = []
-    }
+    failUnwritten(lane)
     // A writer waiting for room must not wait forever.
     this.waitingRoom = false
     this.emit('drain')
@@ -528,7 +479,7 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     }
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - stall.sinceMs >= maxOutage) {
-      const error = new MetaError('STORAGE_ERROR', `gave up after the spool could not be written for ${Math.round((Date.now() - stall.sinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${this.keptText(lane)}`)
+      const error = new MetaError('STORAGE_ERROR', `gave up after the spool could not be written for ${Math.round((Date.now() - stall.sinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`)
       this.giveUp(lane, error)
       return
     }
