@@ -35,7 +35,6 @@ import {
 } from './types.js'
 import {parseTxKey, XA_OK, XA_RDONLY, XaError, XAER_INVAL, XAER_NOTA, XAER_PROTO, XAER_RMERR, type TxKey} from '../../protocol/xa.js'
 
-export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost} from './types.js'
 
 /**
  * Most bytes of records all open transactions may hold in memory together (they are also in
