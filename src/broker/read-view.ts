@@ -20,7 +20,7 @@ import type {TopicRegistry} from './topics.js'
 
 // The rights the HTTP server checks before a request's body is read, or where it makes no
 // broker request, and what a principal may see: the broker's own (nothing here changes the broker).
-export {ALL_RIGHTS, NO_RIGHTS, type Right, type RightSet} from './auth/rights.js'
+export {ALL_RIGHTS, type Right, type RightSet} from './auth/rights.js'
 export {SEES_ALL, visibilityOf, type Visibility} from './auth/visibility.js'
 export {checkUserName} from './auth/users-file.js'
 export type {BoundPrincipal} from './connection.js'

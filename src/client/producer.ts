@@ -57,7 +57,6 @@ import type {Partition, SendResult} from './types.js'
 import {newSessionId, Transaction, type TransactionInfo, type TransactionSummary, type TxItem} from './transaction.js'
 
 export type {ProducerOptions, SendOptions, SendCallback, BeginTransactionOptions} from './producer-options.js'
-export {DEFAULT_MAX_QUEUED_BYTES} from './producer-options.js'
 
 const RETRY_DELAY_MS = 100
 

@@ -12,7 +12,6 @@ test('a chunk exports its functions and classes as plain properties and its othe
   const source = 'export function twice(x){return 2*x}\nexport class Box{}\nexport let count=1\nexport function bump(){count++}\n'
   const wrapped: string = await commonJsChunk(source)
   const module = {exports: {} as Record<string, unknown>}
-  // eslint-disable-next-line no-eval
   ;(0, eval)(wrapped)(module.exports, () => undefined, module, 'chunk.cjs', '.')
   const exports = module.exports as {twice: (x: number) => number; bump: () => void; count: number}
   const names = Object.keys(exports).sort()
@@ -32,7 +31,6 @@ test('a chunk of our own sources (plainValues) exports its constants as plain pr
   const wrapped: string = await commonJsChunk(source, {plainValues: true})
   const module = {exports: {} as Record<string, unknown>}
   const first = module.exports
-  // eslint-disable-next-line no-eval
   ;(0, eval)(wrapped)(module.exports, () => undefined, module, 'chunk.cjs', '.')
   const exports = module.exports as {LIMIT: number; EMPTY: object; later: number | undefined; init: () => void}
   assert.notEqual(exports, first, 'a fresh object, built with its final properties')

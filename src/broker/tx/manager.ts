@@ -36,7 +36,6 @@ import {
 } from './types.js'
 import {parseTxKey, XA_OK, XA_RDONLY, XaError, XAER_INVAL, XAER_NOTA, XAER_PROTO, XAER_RMERR, type TxKey} from '../../protocol/xa.js'
 
-export {HEURISTIC_COMMITTED, HEURISTIC_COMPLETED, HEURISTIC_ROLLED_BACK, type CommittedBatch, type TxHost} from './types.js'
 export {ANONYMOUS_PRINCIPAL, type TxCaller} from './owners.js'
 
 /**

@@ -3,8 +3,4 @@
  * windowed progress lines and percentile summaries. The commands in src/commands/bench/
  * are thin wrappers; bench/all.ts runs the standard set through the built CLI.
  */
-export {benchFlags, parseSize} from './flags.js'
-export {runBench, renderSummary} from './command.js'
-export {startEmbeddedBroker, type EmbeddedBroker, type FlushPolicy} from './embedded.js'
-export {LatencyHistogram, type LatencyPercentiles} from './histogram.js'
-export type {BenchMode, BenchRunOptions, BenchSummary} from './types.js'
+export type {BenchSummary} from './types.js'

@@ -10,7 +10,7 @@ import {parsePartitionDirName} from '../layout.js'
 import {checkPartition, type PartitionReport} from './check.js'
 
 export {applyRepairs} from './apply.js'
-export {actionJson, checkPartition, describeAction, type Finding, type PartitionReport, type RepairAction} from './check.js'
+export {actionJson, describeAction, type Finding, type PartitionReport, type RepairAction} from './check.js'
 
 export interface RepairScope {
   dataPath: string
