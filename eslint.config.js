@@ -21,7 +21,9 @@ export default tseslint.config(
         'error',
         {
           // node:test's describe/it/test return promises the runner itself awaits.
-          allowForKnownSafeCalls: [{from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach']}],
+          allowForKnownSafeCalls: [
+            {from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach']},
+          ],
         },
       ],
       '@typescript-eslint/no-misused-promises': 'error',

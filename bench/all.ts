@@ -39,9 +39,18 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   {name: 'plain put 100 B, threshold flush', args: ['bench', 'produce', '--embedded', '--size', '100', ...PLAIN, '--count', `${PLAIN_COUNT}`]},
-  {name: 'plain put 100 B, group commit', args: ['bench', 'produce', '--embedded', '--size', '100', '--flush', 'group-commit', ...PLAIN, '--count', `${PLAIN_COUNT}`]},
-  {name: 'plain put 1 KiB, threshold flush', args: ['bench', 'produce', '--embedded', '--size', '1KiB', ...PLAIN, '--count', `${Math.ceil(PLAIN_COUNT * 0.3)}`]},
-  {name: 'plain put 1 KiB, group commit', args: ['bench', 'produce', '--embedded', '--size', '1KiB', '--flush', 'group-commit', ...PLAIN, '--count', `${Math.ceil(PLAIN_COUNT * 0.3)}`]},
+  {
+    name: 'plain put 100 B, group commit',
+    args: ['bench', 'produce', '--embedded', '--size', '100', '--flush', 'group-commit', ...PLAIN, '--count', `${PLAIN_COUNT}`],
+  },
+  {
+    name: 'plain put 1 KiB, threshold flush',
+    args: ['bench', 'produce', '--embedded', '--size', '1KiB', ...PLAIN, '--count', `${Math.ceil(PLAIN_COUNT * 0.3)}`],
+  },
+  {
+    name: 'plain put 1 KiB, group commit',
+    args: ['bench', 'produce', '--embedded', '--size', '1KiB', '--flush', 'group-commit', ...PLAIN, '--count', `${Math.ceil(PLAIN_COUNT * 0.3)}`],
+  },
   {name: 'produce 100 B, threshold flush', args: ['bench', 'produce', '--embedded', '--size', '100', '--duration', `${SECONDS}s`]},
   {name: 'produce 100 B, group commit', args: ['bench', 'produce', '--embedded', '--size', '100', '--flush', 'group-commit', '--duration', `${SECONDS}s`]},
   {name: 'produce 1 KiB, threshold flush', args: ['bench', 'produce', '--embedded', '--size', '1KiB', '--duration', `${SECONDS}s`]},
@@ -70,7 +79,9 @@ function ms(value: number | undefined): string {
 
 const [load1] = loadavg()
 if (load1 > 0.7) process.stderr.write(`warning: load average ${load1.toFixed(2)}: other processes use the CPU, figures will be low\n`)
-const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(' ')
+const loadAtStart = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')
 
 const rows: string[] = []
 for (const scenario of SCENARIOS) {
@@ -109,7 +120,9 @@ process.stdout.write(
     `|---|---|---:|---:|---|---:|---:|---:|---:|---:|${REPEAT > 1 ? '---|' : ''}`,
     ...rows,
     '',
-    `load average at start ${loadAtStart}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `load average at start ${loadAtStart}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     '',
   ].join('\n'),
 )

@@ -67,7 +67,22 @@ async function measure(s: Scenario): Promise<{ir: number; perMessage: number}> {
   const out = join(dir, 'callgrind.out')
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, ...(process.env.CG_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), BIN, 'serve', '--port', '0', '--data-dir', join(dir, 'data'), '--log-format', 'json', ...(s.groupCommit ? ['--group-commit'] : [])],
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}.%p`,
+      process.execPath,
+      ...(process.env.CG_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+      BIN,
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'data'),
+      '--log-format',
+      'json',
+      ...(s.groupCommit ? ['--group-commit'] : []),
+    ],
     {stdio: ['ignore', 'ignore', 'pipe']},
   )
   let stderr = ''
@@ -115,7 +130,9 @@ async function measure(s: Scenario): Promise<{ir: number; perMessage: number}> {
   }
 }
 
-process.stdout.write(`\n| Scenario (broker under callgrind, ${COUNT.toLocaleString('en-US')} messages after ${WARMUP.toLocaleString('en-US')} of warm-up) | Ir per message |\n|---|---:|\n`)
+process.stdout.write(
+  `\n| Scenario (broker under callgrind, ${COUNT.toLocaleString('en-US')} messages after ${WARMUP.toLocaleString('en-US')} of warm-up) | Ir per message |\n|---|---:|\n`,
+)
 for (const s of SCENARIOS) {
   if (ONLY !== undefined && !ONLY.split(',').includes(s.name)) continue
   const r = await measure(s)

@@ -65,7 +65,9 @@ export interface GeneratorRun {
 /** Send `total` puts (a multiple of the pipeline's) to host:port; throws unless every ack was `result 200` for its opaque. */
 export function runGenerator(address: string, pipeline: Pipeline, total: number): GeneratorRun {
   const colon = address.lastIndexOf(':')
-  const r = spawnSync(buildGenerator(), [address.slice(0, colon), address.slice(colon + 1), pipeline.file, String(pipeline.puts), String(total)], {encoding: 'utf8'})
+  const r = spawnSync(buildGenerator(), [address.slice(0, colon), address.slice(colon + 1), pipeline.file, String(pipeline.puts), String(total)], {
+    encoding: 'utf8',
+  })
   if (r.status !== 0) throw new Error(`put-generator failed (${r.status}): ${r.stderr}`)
   const j = JSON.parse(r.stdout) as {messages: number; ns: number; cpuUs: number}
   if (j.messages !== total) throw new Error(`put-generator counted ${j.messages} acks of ${total}`)
@@ -79,7 +81,8 @@ export async function readBackPipeline(broker: string, pipeline: Pipeline, total
   try {
     for await (const batch of consumer.batches()) {
       for (const m of batch.messages) {
-        if (m.partition !== 0 || k >= total) throw new Error(`read back more than the ${total} messages acknowledged (offset ${m.offset} of partition ${m.partition})`)
+        if (m.partition !== 0 || k >= total)
+          throw new Error(`read back more than the ${total} messages acknowledged (offset ${m.offset} of partition ${m.partition})`)
         if (!m.data.equals(pipeline.payloads[k % pipeline.puts])) throw new Error(`message ${k} (offset ${m.offset}) is not what was sent`)
         k++
       }

@@ -160,12 +160,16 @@ function table(title: string, rows: Map<string, number>): void {
   const sorted = [...rows].sort((a, b) => b[1] - a[1]).slice(0, top)
   for (const [name, cost] of sorted) {
     const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name
-    process.stdout.write(`| \`${shown.replaceAll('|', '\\|')}\` | ${Math.round(cost / per).toLocaleString('en-US')} | ${((100 * cost) / total).toFixed(1)} % |\n`)
+    process.stdout.write(
+      `| \`${shown.replaceAll('|', '\\|')}\` | ${Math.round(cost / per).toLocaleString('en-US')} | ${((100 * cost) / total).toFixed(1)} % |\n`,
+    )
   }
 }
 
 process.stdout.on('error', () => process.exit(0)) // a closed pipe (| head)
-process.stdout.write(`${total.toLocaleString('en-US')} Ir in all, ${Math.round(total / per).toLocaleString('en-US')} per message (per ${per.toLocaleString('en-US')})\n`)
+process.stdout.write(
+  `${total.toLocaleString('en-US')} Ir in all, ${Math.round(total / per).toLocaleString('en-US')} per message (per ${per.toLocaleString('en-US')})\n`,
+)
 table('Function (self)', self)
 table('Function (inclusive)', inclusive)
 if (callersOf !== undefined) table(`Caller → callee (calls into "${callersOf}", inclusive)`, callers)

@@ -149,7 +149,9 @@ async function sendPairs(broker: EmbeddedBroker, meta: string): Promise<CliRow[]
     for (let pair = 1; pair <= SEND_PAIRS; pair++) {
       for (const side of pair % 2 === 1 ? sides : [...sides].reverse()) {
         const command = `seq 1 ${LINES} | meta send -t ${PAIRS_TOPIC}${side.flag}`
-        const run = await measured(broker, () => timed(`seq 1 ${LINES} | ${meta} send -b ${broker.address} -t ${PAIRS_TOPIC} -q${side.flag}`, undefined, {META_STATE_DIR: state}))
+        const run = await measured(broker, () =>
+          timed(`seq 1 ${LINES} | ${meta} send -b ${broker.address} -t ${PAIRS_TOPIC} -q${side.flag}`, undefined, {META_STATE_DIR: state}),
+        )
         const r = row(`${side.label} (pair ${pair}, load ${loadavg()[0].toFixed(2)})`, command, run.t, run.brokerMs)
         side.runs.push(r)
         rows.push(r)
@@ -180,7 +182,10 @@ async function followRuns(broker: EmbeddedBroker): Promise<CliRow[]> {
   if (FOLLOW_RUNS === 0) return []
   const dir = mkdtempSync(join(tmpdir(), 'meta-cli-bench-follow-'))
   const file = join(dir, 'lines.log')
-  const builds = [{label: 'this build', bin: BIN, runs: [] as CliRow[]}, ...(BASE_BIN === undefined ? [] : [{label: 'base build', bin: BASE_BIN, runs: [] as CliRow[]}])]
+  const builds = [
+    {label: 'this build', bin: BIN, runs: [] as CliRow[]},
+    ...(BASE_BIN === undefined ? [] : [{label: 'base build', bin: BASE_BIN, runs: [] as CliRow[]}]),
+  ]
   const rows: CliRow[] = []
   try {
     await new Promise<void>((resolve, reject) => {
@@ -193,7 +198,9 @@ async function followRuns(broker: EmbeddedBroker): Promise<CliRow[]> {
         const state = join(dir, `state-${build.label.replace(' ', '-')}-${run}`)
         const meta = `'${process.execPath}' '${build.bin}'`
         const command = `meta send -t follow --follow --from-beginning -c ${LINES} lines.log`
-        const t = await measured(broker, () => timed(`${meta} send -b ${broker.address} -t follow -q --follow --from-beginning -c ${LINES} '${file}'`, undefined, {META_STATE_DIR: state}))
+        const t = await measured(broker, () =>
+          timed(`${meta} send -b ${broker.address} -t follow -q --follow --from-beginning -c ${LINES} '${file}'`, undefined, {META_STATE_DIR: state}),
+        )
         const r = row(`CLI send --follow, ${build.label} (run ${run}, load ${loadavg()[0].toFixed(2)})`, command, t.t, t.brokerMs)
         build.runs.push(r)
         rows.push(r)
@@ -259,16 +266,25 @@ export async function runCliThroughput(): Promise<CliRow[]> {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [load1] = loadavg()
-  process.stderr.write(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}${load1 > 0.7 ? ': other processes use the CPU, figures will be low' : ''}\n`)
+  process.stderr.write(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}${load1 > 0.7 ? ': other processes use the CPU, figures will be low' : ''}\n`,
+  )
   const rows = await runCliThroughput()
   process.stdout.write(
     [
       '',
       '| Scenario | Command | lines/s | s (with start) | CLI µs/line | broker µs/line |',
       '|---|---|---:|---:|---:|---:|',
-      ...rows.map((r) => `| ${r.name} | \`${r.command.replaceAll('|', '\\|')}\` | ${r.linesPerSec.toLocaleString('en-US')} | ${r.seconds.toFixed(2)} | ${r.cliUsPerLine.toFixed(2)} | ${r.brokerUsPerLine?.toFixed(2) ?? '–'} |`),
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | \`${r.command.replaceAll('|', '\\|')}\` | ${r.linesPerSec.toLocaleString('en-US')} | ${r.seconds.toFixed(2)} | ${r.cliUsPerLine.toFixed(2)} | ${r.brokerUsPerLine?.toFixed(2) ?? '–'} |`,
+      ),
       '',
-      `targets: tail -e ≥ 1,000,000 lines/s, tail -J ≥ 500,000, in every run; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+      `targets: tail -e ≥ 1,000,000 lines/s, tail -J ≥ 500,000, in every run; load average at the end ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
       '',
     ].join('\n'),
   )

@@ -52,7 +52,9 @@ for (let round = 0; round < ROUNDS; round++) {
         const before = broker.cpuMs()!
         const f0 = minflt(broker.pid)
         const s0 = sysMs(broker.pid)
-        const perf = process.env.PERF_DIR ? spawn('perf', ['record', '-F', '1999', '-p', String(broker.pid), '-o', `${process.env.PERF_DIR}/run${r + 1}.data`], {stdio: 'ignore'}) : undefined
+        const perf = process.env.PERF_DIR
+          ? spawn('perf', ['record', '-F', '1999', '-p', String(broker.pid), '-o', `${process.env.PERF_DIR}/run${r + 1}.data`], {stdio: 'ignore'})
+          : undefined
         if (perf) await new Promise((ok) => setTimeout(ok, 300))
         const run = runGenerator(broker.address, pipeline, COUNT)
         if (perf) {
@@ -68,6 +70,8 @@ for (let round = 0; round < ROUNDS; round++) {
     } finally {
       await broker.stop()
     }
-    console.log(`${bundle || 'default'} | start cpu ${start.toFixed(0)} ms | µs/put ${us.join(' ')} | sys ${sys.join(' ')} | faults ${faults.join(' ')} | run1 ${Math.round((COUNT * 1000) / ms0)}/s | load ${loadavg()[0].toFixed(1)}`)
+    console.log(
+      `${bundle || 'default'} | start cpu ${start.toFixed(0)} ms | µs/put ${us.join(' ')} | sys ${sys.join(' ')} | faults ${faults.join(' ')} | run1 ${Math.round((COUNT * 1000) / ms0)}/s | load ${loadavg()[0].toFixed(1)}`,
+    )
   }
 }

@@ -30,7 +30,10 @@ const PER_ADDRESS = Number(process.env.RSS_PER_ADDRESS ?? 1000)
 const IDLE_S = Number(process.env.RSS_IDLE_S ?? 30)
 const EXTRA_ARGS = (process.env.RSS_BROKER_ARGS ?? '').split(' ').filter((a) => a !== '')
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function rssMiB(pid: number): number {
@@ -90,7 +93,10 @@ addUser(users, 'root', 'root-password-1')
 grantRight(users, 'root', 'admin', '*')
 // Hold the flood for the measurement: no login timeout (the default, 10 s, would close it).
 writeFileSync(join(dir, 'server.ini'), '[system]\nconnectionAuthTimeoutMs=0\nmaxUnauthenticatedConnectionsPerAddress=1000000\n')
-const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-d', join(dir, 'data'), '--users', users, '-c', join(dir, 'server.ini'), ...EXTRA_ARGS], {stdio: ['ignore', 'ignore', 'pipe'], cwd: process.env.RSS_CWD ?? process.cwd()})
+const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-d', join(dir, 'data'), '--users', users, '-c', join(dir, 'server.ini'), ...EXTRA_ARGS], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+  cwd: process.env.RSS_CWD ?? process.cwd(),
+})
 let stderr = ''
 const port = await new Promise<number>((resolve, reject) => {
   child.stderr!.on('data', (chunk: Buffer) => {
@@ -138,7 +144,19 @@ if (process.env.RSS_SMAPS === '1') {
   }
   const byName = new Map<string, number>()
   for (const [kb, n] of maps) byName.set(n, (byName.get(n) ?? 0) + kb)
-  process.stdout.write(`${[...byName].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([n, kb]) => `${n} ${(kb / 1024).toFixed(1)} MiB`).join(', ')}; largest anonymous: ${maps.filter(([, n]) => n === '[anon]').map(([kb]) => kb).sort((a, b) => b - a).slice(0, 8).map((kb) => (kb / 1024).toFixed(1)).join(' ')} MiB\n`)
+  process.stdout.write(
+    `${[...byName]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([n, kb]) => `${n} ${(kb / 1024).toFixed(1)} MiB`)
+      .join(', ')}; largest anonymous: ${maps
+      .filter(([, n]) => n === '[anon]')
+      .map(([kb]) => kb)
+      .sort((a, b) => b - a)
+      .slice(0, 8)
+      .map((kb) => (kb / 1024).toFixed(1))
+      .join(' ')} MiB\n`,
+  )
 }
 const http = /HTTP server .* at (http:\/\/\S+)/.exec(stderr)?.[1]
 let heap = ''
@@ -150,7 +168,13 @@ if (http !== undefined) {
 }
 child.kill('SIGTERM')
 await new Promise((resolve) => child.once('exit', resolve))
-if (process.env.RSS_GREP !== undefined) process.stdout.write(stderr.split('\n').filter((line) => line.includes(process.env.RSS_GREP!)).join('\n') + '\n')
+if (process.env.RSS_GREP !== undefined)
+  process.stdout.write(
+    stderr
+      .split('\n')
+      .filter((line) => line.includes(process.env.RSS_GREP!))
+      .join('\n') + '\n',
+  )
 rmSync(dir, {recursive: true, force: true})
 process.stdout.write(
   `${MODE}, ${COUNT.toLocaleString('en-US')} connections (${loadTime} s), node ${process.version}${EXTRA_ARGS.length > 0 ? `, broker args ${EXTRA_ARGS.join(' ')}` : ''}\n` +

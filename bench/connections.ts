@@ -25,13 +25,22 @@ const REPEAT = Math.max(1, Number(process.env.CONN_REPEAT ?? 1))
 const WINDOW = Number(process.env.CONN_WINDOW ?? 1000)
 const PLAIN = process.env.CONN_PUT !== 'batch'
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 async function once(connections: number, run: number): Promise<RunSummary & {load: string}> {
   const broker = await startEmbeddedBroker({self: [BIN], flush: 'threshold'})
   const before = load()
   try {
-    const s = await verifiedPuts(broker, {topic: `conn-${connections}-${run}-${Date.now().toString(36)}`, count: COUNT, connections, maxInFlight: WINDOW, plainPut: PLAIN})
+    const s = await verifiedPuts(broker, {
+      topic: `conn-${connections}-${run}-${Date.now().toString(36)}`,
+      count: COUNT,
+      connections,
+      maxInFlight: WINDOW,
+      plainPut: PLAIN,
+    })
     return {...s, load: `${before} → ${load()}`}
   } finally {
     await broker.stop()

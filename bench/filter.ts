@@ -23,7 +23,9 @@ const EXPRESSION = "level = 'error'"
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url))
 
 function brokerWrittenBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/io`, 'utf8').split('\n').find((l) => l.startsWith('wchar:'))
+  const line = readFileSync(`/proc/${pid}/io`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('wchar:'))
   return Number(line?.split(/\s+/)[1])
 }
 
@@ -67,7 +69,11 @@ async function main(): Promise<void> {
       for (const r of await Promise.all(sends)) if (!r.success) throw new Error(r.errorMessage)
     }
     await producer.close()
-    console.log(`${MESSAGES} messages (${Buffer.byteLength(body(1))} bytes of JSON each), 1% matching ${JSON.stringify(EXPRESSION)}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    console.log(
+      `${MESSAGES} messages (${Buffer.byteLength(body(1))} bytes of JSON each), 1% matching ${JSON.stringify(EXPRESSION)}; load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
     const runs: Run[] = []
     for (let r = 0; r < RUNS; r++) {
       for (const brokerSide of [true, false]) {
@@ -80,9 +86,15 @@ async function main(): Promise<void> {
     for (const mode of ['broker-side filter', 'client-side filter']) {
       const mine = runs.filter((r) => r.mode === mode)
       if (mine.some((r) => r.matches !== expected)) throw new Error(`${mode}: expected ${expected} matches, got ${mine.map((r) => r.matches).join(', ')}`)
-      console.log(`${mode}: median ${median(mine.map((r) => r.seconds)).toFixed(2)} s, ${(median(mine.map((r) => r.wireBytes)) / 1e6).toFixed(1)} MB on the wire (${RUNS} runs)`)
+      console.log(
+        `${mode}: median ${median(mine.map((r) => r.seconds)).toFixed(2)} s, ${(median(mine.map((r) => r.wireBytes)) / 1e6).toFixed(1)} MB on the wire (${RUNS} runs)`,
+      )
     }
-    console.log(`load after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    console.log(
+      `load after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
   } finally {
     await broker.stop()
   }

@@ -33,7 +33,9 @@ function rssMb(pid: number): number {
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'meta-fuzz-'))
-const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', ...EXTRA], {stdio: ['ignore', 'ignore', 'pipe']})
+const child = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-format', 'json', ...EXTRA], {
+  stdio: ['ignore', 'ignore', 'pipe'],
+})
 process.once('exit', () => child.kill('SIGKILL'))
 let logLines = 0
 let logBytes = 0
@@ -68,7 +70,9 @@ const startRss = rssMb(child.pid!)
 let maxRss = startRss
 const startedAt = Date.now()
 let last = {sent: 0, atMs: startedAt}
-process.stderr.write(`seed ${SEED}: ${COMMANDS} frames over ${CONNECTIONS} connections, at most ${SECONDS} s; broker pid ${child.pid}, RSS ${startRss.toFixed(0)} MB\n`)
+process.stderr.write(
+  `seed ${SEED}: ${COMMANDS} frames over ${CONNECTIONS} connections, at most ${SECONDS} s; broker pid ${child.pid}, RSS ${startRss.toFixed(0)} MB\n`,
+)
 const result = await fuzzBroker({
   port,
   seed: SEED,
@@ -96,7 +100,10 @@ const alive = child.exitCode === null
 let held = ''
 try {
   const raw = execFileSync(process.execPath, [BIN, 'stats', '--raw', '-b', `127.0.0.1:${port}`], {encoding: 'utf8', timeout: 60_000})
-  held = raw.split('\n').filter((l) => /^(tx_|curr_connections |topics |cmd_put |put_failed )/.test(l)).join(', ')
+  held = raw
+    .split('\n')
+    .filter((l) => /^(tx_|curr_connections |topics |cmd_put |put_failed )/.test(l))
+    .join(', ')
 } catch (error) {
   held = `stats failed: ${(error as Error).message.split('\n')[0]}`
 }
@@ -108,8 +115,13 @@ process.stdout.write(
     `RSS ${startRss.toFixed(0)} → ${rssMb(child.pid!).toFixed(0)} MB (max ${maxRss.toFixed(0)} MB); ${partitions()} partitions; ${logLines} log lines (${(logBytes / 1e6).toFixed(2)} MB)`,
     `broker stats: ${held}`,
     'log lines by message:',
-    ...[...byMessage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([msg, n]) => `  ${n}  ${msg}`),
-    `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    ...[...byMessage]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([msg, n]) => `  ${n}  ${msg}`),
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     '',
   ].join('\n'),
 )

@@ -18,13 +18,22 @@ import {RawClient, rawLogin} from '../test/helpers/raw-client.js'
 const CONNECTIONS = Number(process.env.GUESS_CONNECTIONS ?? 60)
 const SECONDS = Number(process.env.GUESS_SECONDS ?? 60)
 const PASSWORD = 'the-right-password-1'
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 const dir = mkdtempSync(join(tmpdir(), 'meta-guess-'))
 const users = join(dir, 'users.json')
 addUser(users, 'root', PASSWORD)
 grantRight(users, 'root', 'admin', '*')
-const broker = await startBroker({usersFile: users, config: (await import('../src/broker/index.js')).applyOverrides((await import('../src/broker/index.js')).defaultBrokerConfig(), {serverPort: 0, dataPath: join(dir, 'data')})})
+const broker = await startBroker({
+  usersFile: users,
+  config: (await import('../src/broker/index.js')).applyOverrides((await import('../src/broker/index.js')).defaultBrokerConfig(), {
+    serverPort: 0,
+    dataPath: join(dir, 'data'),
+  }),
+})
 const cleanup: Array<() => void> = []
 const scope = {after: (fn: () => unknown) => void cleanup.push(() => void fn())}
 const loadBefore = load()

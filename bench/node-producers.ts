@@ -33,7 +33,10 @@ if (!(SIZE >= 8 && SIZE <= 1 << 20)) throw new Error(`invalid NODE_PRODUCERS_SIZ
 if (!(WINDOW >= 1 && WINDOW <= 100_000)) throw new Error(`invalid NODE_PRODUCERS_WINDOW ${WINDOW}: expected 1 to 100000`)
 if (!(ROUNDS >= 1 && ROUNDS <= 20)) throw new Error(`invalid NODE_PRODUCERS_ROUNDS ${ROUNDS}: expected 1 to 20`)
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -82,10 +85,14 @@ async function startServer(command: string, args: (port: number, dir: string) =>
 
 /** msg/s of `meta bench produce --embedded` (a fresh broker each run). */
 function metaRun(): number {
-  const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--embedded', '--size', String(SIZE), '--count', String(COUNT), '--max-in-flight', String(WINDOW), '--quiet', '--json'], {
-    encoding: 'utf8',
-    env: {...process.env, NO_COLOR: '1'},
-  })
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'bench', 'produce', '--embedded', '--size', String(SIZE), '--count', String(COUNT), '--max-in-flight', String(WINDOW), '--quiet', '--json'],
+    {
+      encoding: 'utf8',
+      env: {...process.env, NO_COLOR: '1'},
+    },
+  )
   if (r.status !== 0) throw new Error(`meta bench failed: ${r.stderr}`)
   return JSON.parse(r.stdout).msgsPerSec
 }
@@ -124,7 +131,22 @@ async function slidingWindow(send: () => Promise<unknown>): Promise<number> {
 }
 
 async function redisRun(shape: 'pipelines' | 'window'): Promise<number> {
-  const server = await startServer('redis-server', (port, dir) => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--daemonize', 'no'])
+  const server = await startServer('redis-server', (port, dir) => [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+  ])
   const redis = new Redis({port: server.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, enableAutoPipelining: shape === 'window'})
   try {
     await redis.connect()
@@ -171,7 +193,9 @@ for (let round = 1; round <= ROUNDS; round++) {
   runs.meta.push(meta)
   runs.redis.push(Math.max(...redis))
   runs.nats.push(Math.max(...nats))
-  lines.push(`round ${round}: meta ${fmt(meta)}; redis pipelines ${fmt(redis[0])}, window ${fmt(redis[1])}; nats window ${fmt(nats[0])}, batches ${fmt(nats[1])} (load ${load()})`)
+  lines.push(
+    `round ${round}: meta ${fmt(meta)}; redis pipelines ${fmt(redis[0])}, window ${fmt(redis[1])}; nats window ${fmt(nats[0])}, batches ${fmt(nats[1])} (load ${load()})`,
+  )
   process.stderr.write(`${lines.at(-1)}\n`)
 }
 const [meta, redis, nats] = [median(runs.meta), median(runs.redis), median(runs.nats)]

@@ -22,7 +22,10 @@ const BATCH = 256 * 1024
 const BATCHES = Math.floor((TOTAL_MB * 1024 * 1024) / BATCH)
 const TICK_US = 1e6 / 100 // USER_HZ
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 /** utime + stime of the main thread, µs (clock-tick resolution). */
 function mainThreadCpuUs(): number {

@@ -91,7 +91,9 @@ for (const m of measured) {
 process.stdout.write(
   [
     '',
-    `idle partitions (one 100 B message each), node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `idle partitions (one 100 B message each), node ${process.version}, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     '',
     '| Partitions | RSS, created by puts | per 1,000 | RSS after a restart | per 1,000 |',
     '|---:|---:|---:|---:|---:|',

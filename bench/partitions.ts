@@ -34,7 +34,10 @@ const PARTITIONS = Number(process.env.PART_COUNT ?? 10_000)
 const MESSAGES = Number(process.env.PART_MESSAGES ?? 1_000_000)
 const TOPIC = 'parts'
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 /** VmRSS and VmHWM of a process in MB (Linux /proc). */
 function rss(pid: number): string {
@@ -91,7 +94,9 @@ try {
   const again = await start(PARTITIONS, dataDir)
   try {
     restartSeconds = again.seconds
-    lines.push(`restart (same data dir, ${fmt(PARTITIONS)} partitions of ${fmt(Math.floor(MESSAGES / PARTITIONS))}+ messages): ${again.seconds.toFixed(2)} s spawn → listening (load ${before}), ${rss(again.broker.pid)}`)
+    lines.push(
+      `restart (same data dir, ${fmt(PARTITIONS)} partitions of ${fmt(Math.floor(MESSAGES / PARTITIONS))}+ messages): ${again.seconds.toFixed(2)} s spawn → listening (load ${before}), ${rss(again.broker.pid)}`,
+    )
     // 4. one round over the recovered partitions
     before = load()
     const round = await puts(again.broker, PARTITIONS * 10)

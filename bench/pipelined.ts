@@ -94,7 +94,10 @@ async function plainPuts(broker: EmbeddedBroker, bytes: number, window: number):
       else failed += 1
       finish()
     })
-    wire.closed.then(() => resolve(), () => resolve())
+    wire.closed.then(
+      () => resolve(),
+      () => resolve(),
+    )
   })
   const cpu0 = broker.cpuMs()
   const t0 = performance.now()
@@ -171,7 +174,10 @@ async function fetchWindow(broker: EmbeddedBroker, window: number): Promise<stri
       if (!stopping) get()
       else finish()
     })
-    wire.closed.then(() => resolve(), () => resolve())
+    wire.closed.then(
+      () => resolve(),
+      () => resolve(),
+    )
   })
   const cpu0 = broker.cpuMs()
   const t0 = performance.now()

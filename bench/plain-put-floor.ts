@@ -55,7 +55,10 @@ const RUNS = Number(process.env.FLOOR_RUNS ?? 1)
  * the put path; meta's cold rate is still printed in row g's notes. FLOOR_WARMUP=0: cold.
  */
 const WARMUP = Number(process.env.FLOOR_WARMUP ?? 1_000_000)
-for (const [name, value] of [['FLOOR_COUNT', COUNT], ['FLOOR_WARMUP', WARMUP]] as const) {
+for (const [name, value] of [
+  ['FLOOR_COUNT', COUNT],
+  ['FLOOR_WARMUP', WARMUP],
+] as const) {
   if (!Number.isInteger(value) || value < 0 || value % 1000 !== 0 || (name === 'FLOOR_COUNT' && value === 0)) {
     throw new Error(`invalid ${name} "${process.env[name]}": expected a multiple of 1000 (the generator re-sends one pipeline of 1000 puts)`)
   }
@@ -242,10 +245,14 @@ async function rowB(): Promise<Row> {
 }
 
 function metaBench(args: string[]): {msgsPerSec: number; cpu: {clientUsPerMsg: number; brokerUsPerMsg: number | null}; verify: {messages: number} | null} {
-  const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--plain-put', '--max-in-flight', String(WINDOW), '--size', String(SIZE), '--count', String(COUNT), '--quiet', '--json', ...args], {
-    encoding: 'utf8',
-    env: {...process.env, NO_COLOR: '1'},
-  })
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'bench', 'produce', '--plain-put', '--max-in-flight', String(WINDOW), '--size', String(SIZE), '--count', String(COUNT), '--quiet', '--json', ...args],
+    {
+      encoding: 'utf8',
+      env: {...process.env, NO_COLOR: '1'},
+    },
+  )
   if (r.status !== 0) throw new Error(`meta bench produce ${args.join(' ')} failed: ${r.stderr}`)
   return JSON.parse(r.stdout)
 }
@@ -290,7 +297,9 @@ function warmUp(address: string, topic: string): number | undefined {
 }
 
 const warmNote = (cold: number | undefined) =>
-  WARMUP <= 0 ? 'cold (no warm-up)' : `after ${WARMUP.toLocaleString('en-US')} warm-up puts${cold === undefined ? '' : ` (the first ${COUNT.toLocaleString('en-US')} of them, cold: ${cold.toLocaleString('en-US')}/s)`}`
+  WARMUP <= 0
+    ? 'cold (no warm-up)'
+    : `after ${WARMUP.toLocaleString('en-US')} warm-up puts${cold === undefined ? '' : ` (the first ${COUNT.toLocaleString('en-US')} of them, cold: ${cold.toLocaleString('en-US')}/s)`}`
 
 async function rowG(): Promise<Row> {
   const pipeline = writePipeline(`floor-c-${process.pid}-${FLUSH}`, SIZE, WINDOW)
@@ -350,9 +359,14 @@ async function rowRedis(): Promise<Row> {
 }
 
 const us = (v: number | null) => (v === null ? '–' : v.toFixed(2))
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')
 if (ONLY.includes('g') || ONLY.includes('e')) buildGenerator()
-process.stdout.write(`plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, ${WINDOW} in flight, one loopback connection; ${WARMUP > 0 ? `${WARMUP.toLocaleString('en-US')} warm-up puts first (rows g, e, Redis)` : 'no warm-up'}; load average ${load()}\n\n`)
+process.stdout.write(
+  `plain put ${SIZE} B, ${COUNT.toLocaleString('en-US')} messages, ${WINDOW} in flight, one loopback connection; ${WARMUP > 0 ? `${WARMUP.toLocaleString('en-US')} warm-up puts first (rows g, e, Redis)` : 'no warm-up'}; load average ${load()}\n\n`,
+)
 process.stdout.write('| Run | Pair | msg/s | client µs/msg | server µs/msg | notes | load (1 min) |\n|---|---|---:|---:|---:|---|---:|\n')
 const ratios: string[] = []
 for (let run = 1; run <= RUNS; run++) {
@@ -376,7 +390,9 @@ for (let run = 1; run <= RUNS; run++) {
       const before = loadavg()[0].toFixed(2)
       const row = await fn()
       if (key === 'g') meta = row.msgsPerSec
-      process.stdout.write(`| ${run} | ${row.name} | ${row.msgsPerSec.toLocaleString('en-US')} | ${us(row.clientUs)} | ${us(row.serverUs)} | ${row.note} | ${before} |\n`)
+      process.stdout.write(
+        `| ${run} | ${row.name} | ${row.msgsPerSec.toLocaleString('en-US')} | ${us(row.clientUs)} | ${us(row.serverUs)} | ${row.note} | ${before} |\n`,
+      )
     }
     if (meta !== undefined && lastRedis !== undefined) {
       const r: XaddResult = lastRedis

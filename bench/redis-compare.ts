@@ -25,17 +25,44 @@ const COUNT = Number(process.env.REDIS_COUNT ?? 1_000_000)
 const BROKER_NODE_OPTIONS = process.env.BROKER_NODE_OPTIONS
 
 function metaPlain(flush: 'threshold' | 'group-commit', size: number, count: number): {msgsPerSec: number; brokerUs: number | null; readBack: number} {
-  const r = spawnSync(process.execPath, [BIN, 'bench', 'produce', '--embedded', '--plain-put', '--max-in-flight', '1000', '--verify', '--flush', flush, '--size', String(size), '--count', String(count), '--quiet', '--json', ...(BROKER_NODE_OPTIONS ? [`--broker-node-options=${BROKER_NODE_OPTIONS}`] : [])], {encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
+  const r = spawnSync(
+    process.execPath,
+    [
+      BIN,
+      'bench',
+      'produce',
+      '--embedded',
+      '--plain-put',
+      '--max-in-flight',
+      '1000',
+      '--verify',
+      '--flush',
+      flush,
+      '--size',
+      String(size),
+      '--count',
+      String(count),
+      '--quiet',
+      '--json',
+      ...(BROKER_NODE_OPTIONS ? [`--broker-node-options=${BROKER_NODE_OPTIONS}`] : []),
+    ],
+    {encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}},
+  )
   if (r.status !== 0) throw new Error(`meta bench failed: ${r.stderr}`)
   const s = JSON.parse(r.stdout)
   return {msgsPerSec: s.msgsPerSec, brokerUs: s.cpu.brokerUsPerMsg, readBack: s.verify.msgsPerSec}
 }
 
 const rows: string[] = []
-const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(' ')
+const loadAtStart = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')
 for (const size of [100, 1024]) {
   const count = size === 100 ? COUNT : Math.ceil(COUNT * 0.3)
-  for (const [flush, fsync] of [['threshold', 'everysec'], ['group-commit', 'always']] as const) {
+  for (const [flush, fsync] of [
+    ['threshold', 'everysec'],
+    ['group-commit', 'always'],
+  ] as const) {
     process.stderr.write(`${size} B: meta ${flush} vs redis ${fsync}\n`)
     const meta = metaPlain(flush, size, count)
     const redis = await redisXadd(fsync, size, count)
@@ -45,5 +72,15 @@ for (const size of [100, 1024]) {
   }
 }
 process.stdout.write(
-  ['', `| Size | Pair | meta msg/s | Redis msg/s (redis-benchmark) | meta / Redis |`, '|---|---|---|---|---:|', ...rows, '', `broker node options: ${BROKER_NODE_OPTIONS ?? '(none)'}; load average at start ${loadAtStart}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`, ''].join('\n'),
+  [
+    '',
+    `| Size | Pair | meta msg/s | Redis msg/s (redis-benchmark) | meta / Redis |`,
+    '|---|---|---|---|---:|',
+    ...rows,
+    '',
+    `broker node options: ${BROKER_NODE_OPTIONS ?? '(none)'}; load average at start ${loadAtStart}, at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+    '',
+  ].join('\n'),
 )

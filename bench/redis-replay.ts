@@ -38,12 +38,16 @@ const XRANGE_COUNTS = (process.env.REPLAY_XRANGE_COUNT ?? '1000,10000').split(',
 const whole = (value: number, min: number, max: number) => Number.isInteger(value) && value >= min && value <= max
 if (!whole(COUNT, 1000, 100_000_000)) throw new Error(`invalid REPLAY_COUNT "${process.env.REPLAY_COUNT}": expected a whole number from 1000 to 100000000`)
 if (!whole(REPEAT, 1, 100)) throw new Error(`invalid REPLAY_REPEAT "${process.env.REPLAY_REPEAT}": expected a whole number from 1 to 100`)
-if (!XRANGE_COUNTS.every((n) => whole(n, 1, 1_000_000))) throw new Error(`invalid REPLAY_XRANGE_COUNT "${process.env.REPLAY_XRANGE_COUNT}": expected whole numbers from 1 to 1000000, comma-separated`)
+if (!XRANGE_COUNTS.every((n) => whole(n, 1, 1_000_000)))
+  throw new Error(`invalid REPLAY_XRANGE_COUNT "${process.env.REPLAY_XRANGE_COUNT}": expected whole numbers from 1 to 1000000, comma-separated`)
 const SIZE = Number(process.env.REPLAY_SIZE ?? 100)
 if (!(SIZE >= 8 && SIZE <= 1 << 20)) throw new Error(`invalid REPLAY_SIZE ${SIZE}: expected 8 to 1048576 bytes`)
 const KEY = 'replay'
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 function freePort(): Promise<number> {

@@ -58,7 +58,11 @@ const TIME = '/usr/bin/time'
 export async function redisXadd(fsync: 'everysec' | 'always', size: number, count: number, warmup = 0): Promise<XaddResult> {
   const dir = mkdtempSync(join(tmpdir(), 'meta-redis-'))
   const port = await freePort()
-  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync, '--save', '', '--daemonize', 'no'], {stdio: 'ignore'})
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', fsync, '--save', '', '--daemonize', 'no'],
+    {stdio: 'ignore'},
+  )
   try {
     for (let i = 0; i < 100; i++) {
       if (spawnSync('redis-cli', ['-p', String(port), 'ping'], {encoding: 'utf8'}).stdout?.trim() === 'PONG') break
@@ -66,11 +70,17 @@ export async function redisXadd(fsync: 'everysec' | 'always', size: number, coun
     }
     const payload = 'x'.repeat(size)
     if (warmup > 0) {
-      const r = spawnSync('redis-benchmark', ['-p', String(port), '-c', '1', '-P', '1000', '-n', String(warmup), '-q', 'XADD', 'warmup', '*', 'f', payload], {encoding: 'utf8', maxBuffer: 1 << 24})
+      const r = spawnSync('redis-benchmark', ['-p', String(port), '-c', '1', '-P', '1000', '-n', String(warmup), '-q', 'XADD', 'warmup', '*', 'f', payload], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 24,
+      })
       if (r.status !== 0) throw new Error(`redis-benchmark warm-up failed: ${r.stderr}`)
     }
     const runs: XaddRun[] = []
-    for (const [c, p] of [[1, 1000], [50, 16]]) {
+    for (const [c, p] of [
+      [1, 1000],
+      [50, 16],
+    ]) {
       const args = ['-p', String(port), '-c', String(c), '-P', String(p), '-n', String(count), '-q', 'XADD', `s${c}`, '*', 'f', payload]
       const timed = existsSync(TIME)
       const serverBefore = processCpuMs(server.pid!)

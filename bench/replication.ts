@@ -53,11 +53,19 @@ async function main(): Promise<void> {
     children.push(slave.child)
     const m = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
     const s = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: slave.port}))
-    console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${MESSAGES} messages of 100 B, sampled every ${SAMPLE_MS} ms`)
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; ${MESSAGES} messages of 100 B, sampled every ${SAMPLE_MS} ms`,
+    )
 
-    const producer = spawn(process.execPath, [BIN, 'bench', 'produce', '-b', `127.0.0.1:${master.port}`, '--topic', 'lag', '--count', String(MESSAGES), '--size', '100B'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const producer = spawn(
+      process.execPath,
+      [BIN, 'bench', 'produce', '-b', `127.0.0.1:${master.port}`, '--topic', 'lag', '--count', String(MESSAGES), '--size', '100B'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     let produced = ''
     producer.stdout!.setEncoding('utf8').on('data', (d: string) => (produced += d))
     const done = new Promise<void>((resolve) => producer.on('exit', () => resolve()))

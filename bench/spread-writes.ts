@@ -21,7 +21,10 @@ const FILES = (process.env.SPREAD_FILES ?? '1,100,1000,10000').split(',').map(Nu
 const WRITES = Number(process.env.SPREAD_WRITES ?? 400_000)
 const SIZE = Number(process.env.SPREAD_SIZE ?? 130)
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 function run(files: number): {wallUs: number; userUs: number; systemUs: number} {
   const dir = mkdtempSync(join(tmpdir(), 'meta-spread-'))
@@ -50,6 +53,8 @@ console.log('| files | wall µs/append | user µs | system µs | appends/s |')
 console.log('|---:|---:|---:|---:|---:|')
 for (const files of FILES) {
   const r = run(files)
-  console.log(`| ${files.toLocaleString('en-US')} | ${r.wallUs.toFixed(2)} | ${r.userUs.toFixed(2)} | ${r.systemUs.toFixed(2)} | ${Math.round(1e6 / r.wallUs).toLocaleString('en-US')} |`)
+  console.log(
+    `| ${files.toLocaleString('en-US')} | ${r.wallUs.toFixed(2)} | ${r.userUs.toFixed(2)} | ${r.systemUs.toFixed(2)} | ${Math.round(1e6 / r.wallUs).toLocaleString('en-US')} |`,
+  )
 }
 console.log(`load after: ${load()}`)

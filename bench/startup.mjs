@@ -37,7 +37,11 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 
 /** Instructions the command runs (valgrind's callgrind "Collected"), or undefined. */
 function instructions(command, args, input) {
-  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', command, ...args], {input, encoding: 'utf8', env: {...process.env, NO_COLOR: '1'}})
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', command, ...args], {
+    input,
+    encoding: 'utf8',
+    env: {...process.env, NO_COLOR: '1'},
+  })
   const m = /Collected : (\d+)/.exec(r.stderr ?? '')
   return m ? Number(m[1]) : undefined
 }
@@ -111,7 +115,9 @@ try {
     process.stderr.write(`\rround ${round + 1}/${ROUNDS}`)
   }
   process.stderr.write('\n')
-  const load = loadavg().map((x) => x.toFixed(1)).join(' ')
+  const load = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
   console.log(`Node ${process.version}, ${ROUNDS} rounds, load average ${load} at the end\n`)
   const withCpu = times[0].every((t) => t.cpu !== undefined)
   console.log(`| command | wall: median | min – max | minus \`node -e 0\` |${withCpu ? ' CPU: median | minus `node -e 0` |' : ''}`)
@@ -130,11 +136,13 @@ try {
     delete process.env.STARTUP_MEASURE
     if (counts.every((n) => n !== undefined)) {
       console.log('\nInstructions run (valgrind --tool=callgrind, one run each), and that count scaled to the median wall time of `node -e 0` above:\n')
-      console.log('| command | instructions | × `node -e 0` | ≈ wall at this machine\'s `node -e 0` speed |')
+      console.log("| command | instructions | × `node -e 0` | ≈ wall at this machine's `node -e 0` speed |")
       console.log('|---|---:|---:|---:|')
       for (let i = 0; i < cases.length; i++) {
         const ratio = counts[i] / counts[0]
-        console.log(`| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(times[0].map((t) => t.wall)))} (${i === 0 ? '—' : signed((ratio - 1) * median(times[0].map((t) => t.wall)))}) |`)
+        console.log(
+          `| ${cases[i].name} | ${(counts[i] / 1e6).toFixed(0)} M | ${ratio.toFixed(2)} | ${ms(ratio * median(times[0].map((t) => t.wall)))} (${i === 0 ? '—' : signed((ratio - 1) * median(times[0].map((t) => t.wall)))}) |`,
+        )
       }
     } else {
       console.log('\n(valgrind not found: no instruction counts)')

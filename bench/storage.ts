@@ -182,13 +182,7 @@ function mb(bytes: number): string {
 
 function printTable(rows: Row[]): void {
   const header = ['scenario', 'payload', 'msgs/s', 'MB/s', 'notes']
-  const cells = rows.map((r) => [
-    r.scenario,
-    r.record,
-    Math.round(r.msgsPerSec).toLocaleString('en-US'),
-    r.mbPerSec.toFixed(1),
-    r.note,
-  ])
+  const cells = rows.map((r) => [r.scenario, r.record, Math.round(r.msgsPerSec).toLocaleString('en-US'), r.mbPerSec.toFixed(1), r.note])
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
   const line = (c: string[]): string => c.map((v, i) => (i === 2 || i === 3 ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join('  ')
   console.log(line(header))

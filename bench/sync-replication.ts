@@ -41,7 +41,10 @@ interface Serve {
 
 async function serve(args: string[]): Promise<Serve> {
   const dir = await mkdtemp(join(tmpdir(), 'meta-bench-sync-'))
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-d', dir, '--log-format', 'json', ...args], {stdio: ['ignore', 'ignore', 'pipe'], env: ENV})
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '-d', dir, '--log-format', 'json', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: ENV,
+  })
   process.once('exit', () => child.kill('SIGKILL'))
   let stderr = ''
   const address = await new Promise<string>((resolve, reject) => {
@@ -173,7 +176,9 @@ for (const flush of ['threshold', 'group-commit'] as const) {
         const rate = f.messages / f.seconds
         const us = (ms: number) => ((ms * 1000) / f.messages).toFixed(2)
         const lat = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(2))
-        rows.push(`| ${load.name} | ${flush} | ${replicated ? 'sync slave' : 'none'} | ${Math.round(rate).toLocaleString('en-US')} | ${(1e6 / rate).toFixed(2)} | ${lat(f.p50)} / ${lat(f.p99)} | ${us(cpu[0])} | ${slave ? us(cpu[1]) : '–'} |`)
+        rows.push(
+          `| ${load.name} | ${flush} | ${replicated ? 'sync slave' : 'none'} | ${Math.round(rate).toLocaleString('en-US')} | ${(1e6 / rate).toFixed(2)} | ${lat(f.p50)} / ${lat(f.p99)} | ${us(cpu[0])} | ${slave ? us(cpu[1]) : '–'} |`,
+        )
         process.stderr.write(`${name}: ${Math.round(rate)} msg/s\n`)
       } finally {
         await stop(master)

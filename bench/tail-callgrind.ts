@@ -28,13 +28,30 @@ const NODE_OPTIONS = process.env.TCG_NODE_OPTIONS?.split(' ').filter(Boolean) ??
 const broker = await startEmbeddedBroker({self: [SELF], flush: 'threshold'})
 try {
   execSync(`seq 1 ${LINES} | "${process.execPath}" "${SELF}" send -q -t x -b ${broker.address}`, {stdio: ['ignore', 'ignore', 'inherit']})
-  process.stdout.write(`\n| \`meta tail -t x -o beginning …\`, ${LINES.toLocaleString('en-US')} lines, under callgrind (${BIN}) | Ir total | Ir per line |\n|---|---:|---:|\n`)
+  process.stdout.write(
+    `\n| \`meta tail -t x -o beginning …\`, ${LINES.toLocaleString('en-US')} lines, under callgrind (${BIN}) | Ir total | Ir per line |\n|---|---:|---:|\n`,
+  )
   for (const variant of VARIANTS) {
     const dir = mkdtempSync(join(tmpdir(), 'meta-tcg-'))
     try {
       const r = spawnSync(
         'valgrind',
-        ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, ...NODE_OPTIONS, BIN, 'tail', '-t', 'x', '-b', broker.address, '-o', 'beginning', '-q', ...variant.split(' ')],
+        [
+          '--tool=callgrind',
+          `--callgrind-out-file=${join(dir, 'cg.%p')}`,
+          process.execPath,
+          ...NODE_OPTIONS,
+          BIN,
+          'tail',
+          '-t',
+          'x',
+          '-b',
+          broker.address,
+          '-o',
+          'beginning',
+          '-q',
+          ...variant.split(' '),
+        ],
         {encoding: 'latin1', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe']},
       )
       if (r.status !== 0) throw new Error(`meta tail ${variant} under callgrind failed (${r.status}): ${r.stderr.slice(-800)}`)
@@ -50,7 +67,11 @@ try {
       rmSync(dir, {recursive: true, force: true})
     }
   }
-  process.stdout.write(`\nload average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (instruction counts do not depend on it)\n`)
+  process.stdout.write(
+    `\nload average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (instruction counts do not depend on it)\n`,
+  )
 } finally {
   await broker.stop()
 }

@@ -190,7 +190,12 @@ async function makeCodeCaches(outdir) {
       broker.once('exit', (code) => reject(new Error(`the warm-up broker exited (${code}): ${log}`)))
     })
     const b = `127.0.0.1:${port}`
-    for (const args of [['send', '-t', 'warm-up', '-b', b], ['tail', '-t', 'warm-up', '-e', '-o', 'beginning', '-b', b], ['stats', '-b', b], ['send', '--help']]) {
+    for (const args of [
+      ['send', '-t', 'warm-up', '-b', b],
+      ['tail', '-t', 'warm-up', '-e', '-o', 'beginning', '-b', b],
+      ['stats', '-b', b],
+      ['send', '--help'],
+    ]) {
       // Only send reads stdin: oclif reads a missing argument from a piped stdin (stats' item).
       const send = args[0] === 'send' && args[1] !== '--help'
       const child = meta(args, [send ? 'pipe' : 'ignore', 'ignore', 'pipe'])

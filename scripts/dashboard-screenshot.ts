@@ -19,7 +19,9 @@ const out = process.argv[2] ?? join(root, 'docs', 'dashboard.png')
 const seconds = Number(process.argv[3] ?? 60)
 const dir = await mkdtemp(join(tmpdir(), 'meta-screenshot-'))
 const ini = '[system]\nnumPartitions=4\n[topic=orders]\n[topic=payments]\n[topic=audit-log]\nnumPartitions=8\n'
-const broker = await startBroker({config: applyOverrides(parseServerIni(ini, {path: join(dir, 'server.ini')}), {listenHost: '127.0.0.1', serverPort: 0, dataPath: dir})})
+const broker = await startBroker({
+  config: applyOverrides(parseServerIni(ini, {path: join(dir, 'server.ini')}), {listenHost: '127.0.0.1', serverPort: 0, dataPath: dir}),
+})
 const http = await startHttpServer({broker, port: 0, assetRoot: root})
 const address = `127.0.0.1:${broker.port}`
 const producer = createProducer({broker: address})

@@ -36,9 +36,7 @@ const rootArg = process.argv.indexOf('--root')
 const root = rootArg >= 0 ? resolve(process.argv[rootArg + 1]) : fileURLToPath(new URL('..', import.meta.url))
 
 /** Files this lint does not read, by path from the root (see the header for why). */
-const EXEMPT = new Set([
-  'scripts/lint-refs.mjs',
-])
+const EXEMPT = new Set(['scripts/lint-refs.mjs'])
 const SCANNED_DIRS = ['src', 'test', 'bench', 'scripts', 'docs']
 const SCANNED_FILES = ['README.md']
 const TEXT = /\.(ts|mts|cts|js|mjs|cjs|md|sh|c|txt)$/
@@ -224,7 +222,15 @@ function report(file, text, index, what, instead) {
 /** A file and anchor a reference names: missing file or missing anchor → finding. */
 function checkTarget(file, text, index, shown, path, anchor) {
   if (!existsSync(path)) {
-    report(file, text, index, `"${shown}" names a file that does not exist`, `name a file of docs/ (${readdirSync(join(root, 'docs')).filter((n) => n.endsWith('.md')).join(', ')})`)
+    report(
+      file,
+      text,
+      index,
+      `"${shown}" names a file that does not exist`,
+      `name a file of docs/ (${readdirSync(join(root, 'docs'))
+        .filter((n) => n.endsWith('.md'))
+        .join(', ')})`,
+    )
     return
   }
   if (anchor === undefined || anchor === '') return
@@ -234,9 +240,52 @@ function checkTarget(file, text, index, shown, path, anchor) {
 }
 
 const PROJECT_STOPWORDS = new Set([
-  'see', 'in', 'and', 'or', 'of', 'from', 'to', 'at', 'on', 'for', 'the', 'a', 'an', 'our', 'this', 'that', 'with', 'by',
-  'issue', 'issues', 'task', 'tasks', 'ticket', 'tickets', 'item', 'items', 'pr', 'pull', 'bug', 'fixes', 'fix', 'fixed',
-  'closes', 'close', 'closed', 'resolves', 'resolved', 'refs', 're', 'cf', 'per', 'as', 'under', 'after', 'before', 'since',
+  'see',
+  'in',
+  'and',
+  'or',
+  'of',
+  'from',
+  'to',
+  'at',
+  'on',
+  'for',
+  'the',
+  'a',
+  'an',
+  'our',
+  'this',
+  'that',
+  'with',
+  'by',
+  'issue',
+  'issues',
+  'task',
+  'tasks',
+  'ticket',
+  'tickets',
+  'item',
+  'items',
+  'pr',
+  'pull',
+  'bug',
+  'fixes',
+  'fix',
+  'fixed',
+  'closes',
+  'close',
+  'closed',
+  'resolves',
+  'resolved',
+  'refs',
+  're',
+  'cf',
+  'per',
+  'as',
+  'under',
+  'after',
+  'before',
+  'since',
 ])
 
 function lintFile(path) {
@@ -246,7 +295,13 @@ function lintFile(path) {
 
   // Documents outside the repository.
   for (const m of text.matchAll(/(\.\.\/)+shared\b|\/work\/shared\b/g)) {
-    report(file, text, m.index, `"${m[0]}" is outside the repository`, 'state the fact here, or cite the docs/ section that states it (e.g. docs/protocol.md#put)')
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" is outside the repository`,
+      'state the fact here, or cite the docs/ section that states it (e.g. docs/protocol.md#put)',
+    )
   }
   for (const m of text.matchAll(/(?:\bspec\s*)?§\s*(\d+(?:\.\d+)*)|\bAppendix\s+(A(?:\.\d+)*)/g)) {
     const before = text.slice(Math.max(0, m.index - 16), m.index)
@@ -254,26 +309,56 @@ function lintFile(path) {
     if (/\bDESIGN(\.md)?\s*$/.test(before)) continue
     const section = m[1] ?? m[2]
     const where = SPEC_SECTIONS.get(section) ?? SPEC_SECTIONS.get(section.split('.').slice(0, 2).join('.')) ?? SPEC_SECTIONS.get(section.split('.')[0])
-    report(file, text, m.index, `"${m[0]}" cites a section number of a document this repository does not have`, `cite ${where ?? 'the docs/protocol.md section that describes it'} instead`)
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" cites a section number of a document this repository does not have`,
+      `cite ${where ?? 'the docs/protocol.md section that describes it'} instead`,
+    )
   }
   for (const m of text.matchAll(/\bDESIGN(?:\.md|\s*§\s*(\d+(?:\.\d+)*))/g)) {
     const where = m[1] === undefined ? undefined : (DESIGN_SECTIONS.get(m[1]) ?? DESIGN_SECTIONS.get(m[1].split('.')[0]))
-    report(file, text, m.index, `"${m[0]}" cites the design notes, which are not in this repository`, `cite ${where ?? 'the docs/ section that states the rule (docs/protocol.md, docs/invariants.md, docs/architecture.md)'} instead`)
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" cites the design notes, which are not in this repository`,
+      `cite ${where ?? 'the docs/ section that states the rule (docs/protocol.md, docs/invariants.md, docs/architecture.md)'} instead`,
+    )
   }
   for (const m of text.matchAll(/\bSTYLE(?:\.md|\s+\d+(?:\/\d+)*)/g)) {
     report(file, text, m.index, `"${m[0]}" cites a style rule by number`, 'state the rule in the comment itself, or cite docs/architecture.md#conventions')
   }
   for (const m of text.matchAll(/\bTOOLCHAIN(?:\.md|\s+P\d+)/g)) {
-    report(file, text, m.index, `"${m[0]}" cites a toolchain pitfall by number`, 'state the pitfall in the comment itself (the tool, its version and what goes wrong)')
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" cites a toolchain pitfall by number`,
+      'state the pitfall in the comment itself (the tool, its version and what goes wrong)',
+    )
   }
   for (const m of text.matchAll(/\bPERFORMANCE\.md(?:\s*[A-Z]\.\d+)?|\bCLI\.md\b/g)) {
-    report(file, text, m.index, `"${m[0]}" is not in this repository`, 'state the reason in the comment itself, or cite the docs/ file that has it (docs/benchmarks.md, docs/cli.md)')
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" is not in this repository`,
+      'state the reason in the comment itself, or cite the docs/ file that has it (docs/benchmarks.md, docs/cli.md)',
+    )
   }
 
   // Tracker references.
   for (const m of text.matchAll(/\b(issues?|tasks?|tickets?|PR|pull request)(?:\s+#?|\s*#)\d+\b/gi)) {
     if (/^pr$/i.test(m[1]) && m[1] !== 'PR') continue
-    report(file, text, m.index, `"${m[0]}" refers to a tracker entry`, 'say what the code or test does and why, in the present (the history is in git); a public project\'s issue is written with its name, e.g. "kcat #33"')
+    report(
+      file,
+      text,
+      m.index,
+      `"${m[0]}" refers to a tracker entry`,
+      'say what the code or test does and why, in the present (the history is in git); a public project\'s issue is written with its name, e.g. "kcat #33"',
+    )
   }
   for (const m of text.matchAll(/(^|[\s([{,;:])#(\d+)\b(\s+items?\b)?/g)) {
     const index = m.index + m[1].length
@@ -281,7 +366,13 @@ function lintFile(path) {
     const word = /([\w./@-]+)\s?$/.exec(before)?.[1]
     const project = word !== undefined && /[a-z]/i.test(word) && !PROJECT_STOPWORDS.has(word.toLowerCase()) && m[3] === undefined
     if (project) continue
-    report(file, text, index, `"#${m[2]}${m[3] ?? ''}" refers to a tracker entry`, 'say what it is about instead; a public project\'s issue is written with its name, e.g. "kcat #33"')
+    report(
+      file,
+      text,
+      index,
+      `"#${m[2]}${m[3] ?? ''}" refers to a tracker entry`,
+      'say what it is about instead; a public project\'s issue is written with its name, e.g. "kcat #33"',
+    )
   }
   const passes = [/\b(?:third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d+(?:st|nd|rd|th))\s+pass\b|\bperf\d+\b/gi, /\bPass\s+\d+\b/g]
   for (const m of passes.flatMap((pattern) => [...text.matchAll(pattern)])) {

@@ -70,7 +70,8 @@ export async function packageExecutable(out) {
     for (const file of await filesUnder(join(root, 'assets'))) assets[relative(join(root, 'assets'), file).split(sep).join('/')] = file
     // The chunks and their code caches (src/sea.ts loads them), made by this Node binary,
     // which is the one the executable is made of.
-    for (const name of await readdir(outdir)) if (/^[\w-]+\.cjs(\.v[\d.]+\.cache)?$/.test(name) && name !== 'meta.cjs') assets[`bundle/${name}`] = join(outdir, name)
+    for (const name of await readdir(outdir))
+      if (/^[\w-]+\.cjs(\.v[\d.]+\.cache)?$/.test(name) && name !== 'meta.cjs') assets[`bundle/${name}`] = join(outdir, name)
     const blob = join(work, 'sea-prep.blob')
     const config = join(work, 'sea-config.json')
     await writeFile(config, JSON.stringify({main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets}))
@@ -92,5 +93,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const out = resolve(at >= 0 ? process.argv[at + 1] : join(root, 'build', 'meta'))
   await mkdir(dirname(out), {recursive: true})
   const {bytes} = await packageExecutable(out)
-  process.stderr.write(`wrote ${relative(process.cwd(), out) || out} (${(bytes / 1024 / 1024).toFixed(0)} MiB): a single executable; try ${relative(process.cwd(), out)} --version\n`)
+  process.stderr.write(
+    `wrote ${relative(process.cwd(), out) || out} (${(bytes / 1024 / 1024).toFixed(0)} MiB): a single executable; try ${relative(process.cwd(), out)} --version\n`,
+  )
 }

@@ -40,16 +40,7 @@ const scale = fixedScale > 0 ? fixedScale : Math.min(10, Math.max(1, loadavg()[0
 const fileTimeoutMs = Math.round(600_000 * scale)
 const result = spawnSync(
   process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    `--test-timeout=${fileTimeoutMs}`,
-    '--test-reporter=spec',
-    ...passThrough,
-    ...files,
-  ],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${fileTimeoutMs}`, '--test-reporter=spec', ...passThrough, ...files],
   {stdio: 'inherit', cwd: root, env: {...process.env, NO_COLOR: process.env.NO_COLOR ?? '1'}},
 )
 process.exit(result.status ?? 1)

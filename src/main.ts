@@ -131,8 +131,15 @@ function commandOf(argv: readonly string[]): string | undefined {
 
 /** Flags every connecting command takes, with whether they take a value. */
 const GLOBAL_FLAGS = new Map([
-  ['-b', true], ['--broker', true], ['--zk', true], ['--zk-root', true], ['--profile', true],
-  ['--log-level', true], ['--log-format', true], ['--color', false], ['--no-color', false],
+  ['-b', true],
+  ['--broker', true],
+  ['--zk', true],
+  ['--zk-root', true],
+  ['--profile', true],
+  ['--log-level', true],
+  ['--log-format', true],
+  ['--color', false],
+  ['--no-color', false],
 ])
 
 /**

@@ -100,7 +100,12 @@ describe('module boundaries', () => {
   })
 
   it('the cycle check finds a cycle', () => {
-    const graph = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]])
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ])
     assert.deepEqual(cycles(graph), [['a.ts', 'b.ts', 'c.ts']])
   })
 

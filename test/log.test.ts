@@ -15,11 +15,17 @@ describe('Logger.limited()', () => {
     const intervalMs = 300
     for (let i = 0; i < 50; i++) {
       // Two children of one family share the count of a kind.
-      logger.child(i % 2 === 0 ? 'a' : 'b').limited('bad-request', {burstLines: 3, intervalMs}).warn('bad request', {i})
+      logger
+        .child(i % 2 === 0 ? 'a' : 'b')
+        .limited('bad-request', {burstLines: 3, intervalMs})
+        .warn('bad request', {i})
     }
     logger.limited('other').warn('another kind')
     const startedAt = Date.now()
-    assert.deepEqual(lines.map((l) => l.i ?? l.msg), [0, 1, 2, 'another kind'])
+    assert.deepEqual(
+      lines.map((l) => l.i ?? l.msg),
+      [0, 1, 2, 'another kind'],
+    )
     const report = await waitFor(() => lines.find((l) => l.dropped !== undefined), {timeoutMs: 10_000, what: 'the dropped-count line'})
     assert.ok(Date.now() - startedAt >= intervalMs - 50, 'reported once the interval ended')
     assert.equal(report.dropped, 47)

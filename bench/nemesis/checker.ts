@@ -111,7 +111,9 @@ export function check(events: readonly HistoryEvent[]): CheckReport {
       const invokedAfter = (invokes.get(after.key)?.t ?? 0) > before.t
       const position = (a: Of<'ok'>) => seen.get(a.key)?.offset ?? a.offset
       if (invokedAfter && position(after) <= position(before)) {
-        orderViolations.push(`${before.key} then ${after.key} in ${partitionKey(after.topic, after.partition)}: stored at ${position(before)} and ${position(after)}`)
+        orderViolations.push(
+          `${before.key} then ${after.key} in ${partitionKey(after.topic, after.partition)}: stored at ${position(before)} and ${position(after)}`,
+        )
       }
     }
   }
@@ -155,7 +157,9 @@ export function check(events: readonly HistoryEvent[]): CheckReport {
     for (let i = 3; i < runs.length; i++) {
       const [a1, b1, a2, b2] = runs.slice(i - 3, i + 1) as [(typeof runs)[number], (typeof runs)[number], (typeof runs)[number], (typeof runs)[number]]
       if (a1.server === a2.server && b1.server === b2.server && a1.server !== b1.server) {
-        splitBrain.push(`${k}: ${a1.server} and ${b1.server} both acknowledged between t=${b1.first.answered} and t=${b2.first.invoked} (${a2.first.key} by ${a2.server} between ${b1.last.key} and ${b2.first.key})`)
+        splitBrain.push(
+          `${k}: ${a1.server} and ${b1.server} both acknowledged between t=${b1.first.answered} and t=${b2.first.invoked} (${a2.first.key} by ${a2.server} between ${b1.last.key} and ${b2.first.key})`,
+        )
       }
     }
   }
@@ -198,7 +202,15 @@ export function check(events: readonly HistoryEvent[]): CheckReport {
     documentedRegressions,
     splitBrain: splitBrain.slice(0, EXAMPLES),
     unavailable: {windows, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? 0},
-    counts: {lost: lost.length, unexpected: unexpected.length, divergent: divergent.length, orderViolations: orderViolations.length, duplicateIds: duplicateIds.length, offsetRegressions: offsetRegressions.length, splitBrain: splitBrain.length},
+    counts: {
+      lost: lost.length,
+      unexpected: unexpected.length,
+      divergent: divergent.length,
+      orderViolations: orderViolations.length,
+      duplicateIds: duplicateIds.length,
+      offsetRegressions: offsetRegressions.length,
+      splitBrain: splitBrain.length,
+    },
     ok: lost.length === 0 && splitBrain.length === 0 && divergent.length === 0,
   }
   return report

@@ -60,11 +60,23 @@ export async function startCluster(t: Cleanup, options: ClusterOptions): Promise
     await writeFile(ini, `[system]\nbrokerId=${id}\nnumPartitions=2\n[zookeeper]\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`)
     const link = await faultProxy(t, 1, {random: options.random})
     syncLinks.set(id, link)
-    const sync = await brokerProc(t, options, {name: `b${id}-sync`, brokerId: id, role: 'sync-slave', ini, ensemble,
-      args: ['--sync-slave', '--slave-id', '1', '--failover', '--failover-grace', '1s']})
+    const sync = await brokerProc(t, options, {
+      name: `b${id}-sync`,
+      brokerId: id,
+      role: 'sync-slave',
+      ini,
+      ensemble,
+      args: ['--sync-slave', '--slave-id', '1', '--failover', '--failover-grace', '1s'],
+    })
     link.target = sync.port
-    await brokerProc(t, options, {name: `b${id}-master`, brokerId: id, role: 'master', ini, ensemble,
-      args: ['--sync-slave-address', `127.0.0.1:${link.port}`, '--failover']}).then((b) => brokers.push(b))
+    await brokerProc(t, options, {
+      name: `b${id}-master`,
+      brokerId: id,
+      role: 'master',
+      ini,
+      ensemble,
+      args: ['--sync-slave-address', `127.0.0.1:${link.port}`, '--failover'],
+    }).then((b) => brokers.push(b))
     brokers.push(sync)
     brokers.push(await brokerProc(t, options, {name: `b${id}-async`, brokerId: id, role: 'async-slave', ini, ensemble, args: ['--slave-id', '2']}))
   }

@@ -123,7 +123,12 @@ function faults(cluster: NemesisCluster, pick: <T>(list: readonly T[]) => T, log
     },
     () => {
       const id = 1 + Math.floor(pick([0, 1, 2]))
-      return {name: 'cut a ZooKeeper server from the others', target: `zk${id}`, apply: () => cluster.ensemble.isolate(id), undo: () => cluster.ensemble.healPeers()}
+      return {
+        name: 'cut a ZooKeeper server from the others',
+        target: `zk${id}`,
+        apply: () => cluster.ensemble.isolate(id),
+        undo: () => cluster.ensemble.healPeers(),
+      }
     },
     () => {
       const b = pick(all)
@@ -131,7 +136,12 @@ function faults(cluster: NemesisCluster, pick: <T>(list: readonly T[]) => T, log
     },
     () => {
       const b = pick(all)
-      return {name: 'slow and lossy broker-ZooKeeper link', target: b.name, apply: () => (b.zkRoute.slow(200), b.zkRoute.lossy(0.02)), undo: () => b.zkRoute.heal()}
+      return {
+        name: 'slow and lossy broker-ZooKeeper link',
+        target: b.name,
+        apply: () => (b.zkRoute.slow(200), b.zkRoute.lossy(0.02)),
+        undo: () => b.zkRoute.heal(),
+      }
     },
     () => {
       const id = pick([...cluster.syncLinks.keys()])
@@ -190,7 +200,8 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
       .run({
         eachMessage: (m) => {
           const key = m.data.toString()
-          if (key !== 'seed') record({type: 'read', key, reader: 'group', topic, partition: m.brokerId * 1000 + m.partition, offset: m.offset, id: String(m.id)})
+          if (key !== 'seed')
+            record({type: 'read', key, reader: 'group', topic, partition: m.brokerId * 1000 + m.partition, offset: m.offset, id: String(m.id)})
         },
       })
       .catch((error: Error) => log(`group consumer: ${error.message}`))
@@ -243,7 +254,8 @@ export async function runNemesis(options: NemesisOptions): Promise<CheckReport> 
     for await (const batch of drain.batches()) {
       for (const m of batch.messages) {
         const key = m.data.toString()
-        if (key !== 'seed') record({type: 'read', key, reader: 'drain', topic, partition: m.brokerId * 1000 + m.partition, offset: m.offset, id: String(m.id), final: true})
+        if (key !== 'seed')
+          record({type: 'read', key, reader: 'drain', topic, partition: m.brokerId * 1000 + m.partition, offset: m.offset, id: String(m.id), final: true})
       }
     }
     clearTimeout(drainDeadline)
@@ -295,6 +307,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const historyFile = flag('--history') ?? join(tmpdir(), `meta-nemesis-${seed}.jsonl`)
   const report = await runNemesis({durationMs, seed, historyFile})
-  process.stdout.write(`${summary(report)}\nseed ${seed}, history ${historyFile}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`)
+  process.stdout.write(
+    `${summary(report)}\nseed ${seed}, history ${historyFile}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  )
   process.exit(report.ok ? 0 : 1)
 }

@@ -4,7 +4,14 @@
 'use strict'
 function off() {
   const noop = () => {}
-  const make = (namespace) => Object.assign(() => {}, {enabled: false, namespace, extend: (sub, delimiter = ':') => make(`${namespace}${delimiter}${sub}`), log: noop, destroy: () => true})
+  const make = (namespace) =>
+    Object.assign(() => {}, {
+      enabled: false,
+      namespace,
+      extend: (sub, delimiter = ':') => make(`${namespace}${delimiter}${sub}`),
+      log: noop,
+      destroy: () => true,
+    })
   return Object.assign(make, {enable: noop, disable: () => '', enabled: () => false, names: [], skips: [], formatters: {}, humanize: (ms) => `${ms}ms`})
 }
 module.exports = process.env.DEBUG ? require('../../node_modules/debug/src/node.js') : off()

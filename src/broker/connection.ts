@@ -503,7 +503,9 @@ export class Connection {
 
   private rejectInput(error: unknown): void {
     if (isMetaError(error, 'DECODE_ERROR') || isMetaError(error, 'FRAME_TOO_LARGE')) {
-      this.log.limited('bad-request').warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
+      this.log
+        .limited('bad-request')
+        .warn('bad request; closing connection after answering the requests before it', {remote: this.remote, error: error.message})
     } else {
       this.log.limited('handler-failed').error('request handler failed; closing connection', {remote: this.remote, error: String(error)})
     }
@@ -529,10 +531,13 @@ export class Connection {
     this.chunks = []
     this.chunkBytes = 0
     // The last write's callback runs when the socket has taken every chunk before it too.
-    const done = written.length === 0 ? this.afterWrite : () => {
-      this.afterWrite()
-      for (const f of written) f()
-    }
+    const done =
+      written.length === 0
+        ? this.afterWrite
+        : () => {
+            this.afterWrite()
+            for (const f of written) f()
+          }
     if (chunks.length === 1) {
       this.socket.write(chunks[0], done)
     } else {

@@ -118,7 +118,10 @@ export function putRefusal(ctx: BrokerContext): MetaError | undefined {
   if (ctx.sync?.connected === true) return undefined
   if (ctx.leaseLapsed !== undefined) return ctx.leaseLapsed
   if (ctx.leaseEndsAtMs !== undefined && performance.now() >= ctx.leaseEndsAtMs) {
-    return new MetaError('SERVICE_UNAVAILABLE', `broker id ${ctx.config.system.brokerId}: not accepting puts: the lease on the id has run out and ZooKeeper has not renewed it yet; try another partition or broker`)
+    return new MetaError(
+      'SERVICE_UNAVAILABLE',
+      `broker id ${ctx.config.system.brokerId}: not accepting puts: the lease on the id has run out and ZooKeeper has not renewed it yet; try another partition or broker`,
+    )
   }
   return undefined
 }

@@ -138,7 +138,8 @@ function dispatchPutBatch(ctx: BrokerContext, conn: Connection, frame: PutBatchR
   }
   if (isSyncSlave(ctx)) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count))
   if (frame.txKey === null || ctx.replica !== undefined || putRefusal(ctx) !== undefined) return handlePutBatch(ctx, conn, frame)
-  if (ctx.sync !== undefined) return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)
+  if (ctx.sync !== undefined)
+    return refuseSyncSlavePut(ctx, conn, frame.topic, frame.opaque, frame.partition, recordsHeld(frame.body, frame.count), SYNC_TRANSACTIONS_REFUSED)
   return handleTransactionalPutBatch(ctx, conn, frame)
 }
 

@@ -7,13 +7,7 @@
  */
 export {Broker, startBroker, publishedHost, type BrokerOptions} from './broker.js'
 export * from './config/index.js'
-export {
-  planMovePartitions,
-  planDeletePartitions,
-  applyPartitionPlan,
-  type PartitionPlan,
-  type PartitionStep,
-} from '../storage/partition-admin.js'
+export {planMovePartitions, planDeletePartitions, applyPartitionPlan, type PartitionPlan, type PartitionStep} from '../storage/partition-admin.js'
 export type {ReloadSource} from './reload.js'
 export type {RetentionResult} from './retention.js'
 export {Replicator, type MasterLink, type SlaveOptions} from './replication/replicator.js'

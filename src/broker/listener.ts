@@ -190,7 +190,9 @@ export class Listener {
   stopAccepting(): void {
     clearInterval(this.sweeper)
     this.serverClosed ??= Promise.all(
-      [this.tlsOnly ? undefined : this.server, this.tls?.server].map((server) => (server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined)),
+      [this.tlsOnly ? undefined : this.server, this.tls?.server].map((server) =>
+        server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined,
+      ),
     ).then(() => undefined)
     for (const conn of this.connections) conn.stopReading()
   }
@@ -257,7 +259,12 @@ export class Listener {
     // A certificate maps to a user only through a name a users file may hold (never a reserved
     // name such as meta:http, never a name with control or bidirectional characters).
     if (certUser !== undefined && !isUserName(certUser)) {
-      this.options.log.limited('certificate-name').warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {remote: conn.remote, name: quoteName(certUser)})
+      this.options.log
+        .limited('certificate-name')
+        .warn('refusing a connection: its client certificate names no possible user (1..64 of letters, digits, _ . @ -)', {
+          remote: conn.remote,
+          name: quoteName(certUser),
+        })
       this.options.certificateRefused(certUser, socket.remoteAddress ?? conn.remote)
       socket.destroy()
       return
@@ -327,7 +334,12 @@ export class Listener {
     if (cap > 0 && cap !== Number.POSITIVE_INFINITY && this.connections.size < cap / 2) return
     const open = openFileCount()
     if (open === undefined) return
-    this.server.maxConnections = connectionCap(limit, open - this.connections.size, storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES), this.options.storeOpenFiles())
+    this.server.maxConnections = connectionCap(
+      limit,
+      open - this.connections.size,
+      storeFileBudget(limit, DEFAULT_MAX_OPEN_FILES),
+      this.options.storeOpenFiles(),
+    )
     // One cap for both ports: the TLS server's own count is of its connections only, so it is
     // given what the plain one leaves.
     if (this.tls !== undefined) this.tls.server.maxConnections = this.server.maxConnections
@@ -341,13 +353,16 @@ export class Listener {
     }
     const now = Date.now()
     if (now - this.refused.loggedAtMs < REFUSAL_WARNING_INTERVAL_MS && reason !== undefined) return
-    this.options.log.warn('refusing new connections: file descriptors nearly exhausted; existing connections are served. Raise the limit (ulimit -n, LimitNOFILE)', {
-      limit: this.fdLimit,
-      connections: this.connections.size,
-      maxConnections: this.server.maxConnections,
-      refused: this.refused.count,
-      reason: this.refused.lastReason,
-    })
+    this.options.log.warn(
+      'refusing new connections: file descriptors nearly exhausted; existing connections are served. Raise the limit (ulimit -n, LimitNOFILE)',
+      {
+        limit: this.fdLimit,
+        connections: this.connections.size,
+        maxConnections: this.server.maxConnections,
+        refused: this.refused.count,
+        reason: this.refused.lastReason,
+      },
+    )
     this.refused.count = 0
     this.refused.loggedAtMs = now
   }
@@ -366,7 +381,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number, w
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
   switch (error.code) {
     case 'EADDRINUSE':
-      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with ${what}`, {cause: error})
+      return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: the port is already in use (another broker?); choose another with ${what}`, {
+        cause: error,
+      })
     case 'EACCES':
       return new MetaError('CONFIG_INVALID', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
     case 'EADDRNOTAVAIL':

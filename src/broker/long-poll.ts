@@ -45,10 +45,13 @@ export class LongPollRegistry {
       this.waiting.set(key, set)
     }
     const waiter: Waiter = {conn, frame, timer: undefined as unknown as NodeJS.Timeout}
-    waiter.timer = setTimeout(() => {
-      this.remove(key, waiter)
-      this.expire(waiter)
-    }, Math.min(frame.maxWaitMs, MAX_POLL_WAIT_MS))
+    waiter.timer = setTimeout(
+      () => {
+        this.remove(key, waiter)
+        this.expire(waiter)
+      },
+      Math.min(frame.maxWaitMs, MAX_POLL_WAIT_MS),
+    )
     set.add(waiter)
     this.count += 1
   }

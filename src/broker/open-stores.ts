@@ -43,7 +43,15 @@ export async function openStores(config: BrokerConfig, options: OpenOptions, log
   const locks = lockDataDirs(roots.includes(config.system.dataLogPath) ? roots : [...roots, config.system.dataLogPath], log)
   const latency: BrokerLatencies = {put: new LatencyHistogram(PUT_LATENCY_SAMPLE_EVERY), fsync: new LatencyHistogram()}
   const counters: BrokerCounters = {
-    cmdPut: 0, cmdGet: 0, cmdOffset: 0, txBegin: 0, txXaBegin: 0, txCommit: 0, txRollback: 0, getMiss: 0, putFailed: 0,
+    cmdPut: 0,
+    cmdGet: 0,
+    cmdOffset: 0,
+    txBegin: 0,
+    txXaBegin: 0,
+    txCommit: 0,
+    txRollback: 0,
+    getMiss: 0,
+    putFailed: 0,
   }
   const closers: Array<() => Promise<void>> = []
   try {
@@ -140,7 +148,10 @@ export function warnAboutHiddenPartitions(config: BrokerConfig, store: MessageSt
   for (const topic of store.topics()) {
     const resolved = resolveTopic(config, topic)
     if (resolved === undefined) continue
-    const beyond = store.list().filter((l) => l.topic === topic && l.partition >= resolved.numPartitions).map((l) => l.partition)
+    const beyond = store
+      .list()
+      .filter((l) => l.topic === topic && l.partition >= resolved.numPartitions)
+      .map((l) => l.partition)
     if (beyond.length === 0) continue
     log.warn('partitions beyond numPartitions hold data: they stay readable, but producers and consumer groups no longer see them', {
       topic,

@@ -138,8 +138,7 @@ function noteCountChange(changes: ConfigChange[], topic: string, from: number, t
       ? `topic "${topic}": ${range(from, to - 1)} added`
       : `topic "${topic}": ${range(to, from - 1)} no longer accepted (${to === from - 1 ? 'it holds' : 'they hold'} no data)`
   const change =
-    changes.find((c) => c.section === `topic=${topic}` && c.key === 'numPartitions') ??
-    changes.find((c) => c.section === 'system' && c.key === 'numPartitions')
+    changes.find((c) => c.section === `topic=${topic}` && c.key === 'numPartitions') ?? changes.find((c) => c.section === 'system' && c.key === 'numPartitions')
   if (change === undefined) return
   change.note = change.note === undefined ? note : `${change.note}; ${note}`
 }

@@ -66,7 +66,10 @@ export class RetentionScheduler {
     }
     for (const expression of wanted) {
       if (this.jobs.has(expression)) continue
-      this.jobs.set(expression, scheduleQuartz(expression, () => this.enqueue(() => this.runCron(expression))))
+      this.jobs.set(
+        expression,
+        scheduleQuartz(expression, () => this.enqueue(() => this.runCron(expression))),
+      )
     }
     this.log.debug('retention scheduled', {deleteWhen: [...wanted]})
   }

@@ -14,7 +14,6 @@ export type BrokerCounters = Pick<
   'cmdPut' | 'cmdGet' | 'cmdOffset' | 'txBegin' | 'txXaBegin' | 'txCommit' | 'txRollback' | 'getMiss' | 'putFailed'
 >
 
-
 /** Count and summed value of one realtime item since the last reset. */
 class RealtimeCell {
   count = 0
@@ -80,7 +79,7 @@ export const STATS_HELP_LINES: ReadonlyArray<[string, string]> = [
   ['damage', 'Returns quarantined partitions and damaged ranges (meta).'],
   ['config', "Returns broker's config file content."],
   ['reset', 'Resets realtime statistics.'],
-  ['meta-principals', 'Returns each user\'s connections, groups, partitions, bytes and limits (meta; an admin sees all users, others themselves).'],
+  ['meta-principals', "Returns each user's connections, groups, partitions, bytes and limits (meta; an admin sees all users, others themselves)."],
   ['meta-connections', 'Returns each connection: requests in flight, bytes pending, whether it is read, idle time (meta).'],
   ['<topic>', 'Returns statistics of one topic.'],
 ]

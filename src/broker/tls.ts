@@ -46,7 +46,11 @@ export function checkTlsSettings(system: TlsSettings): void {
  * that is not the certificate's; `warn` is told of a certificate that expires within
  * {@link EXPIRY_WARNING_DAYS} days.
  */
-export function tlsContextOptions(system: TlsSettings, warn: (message: string, fields: Record<string, unknown>) => void, nowMs = Date.now()): SecureContextOptions {
+export function tlsContextOptions(
+  system: TlsSettings,
+  warn: (message: string, fields: Record<string, unknown>) => void,
+  nowMs = Date.now(),
+): SecureContextOptions {
   const read = (key: string, path: string | undefined) => {
     if (path === undefined) return undefined
     try {
@@ -70,7 +74,14 @@ const EXPIRY_WARNING_DAYS = 14
 const DAY_MS = 86_400_000
 
 /** The broker's certificate (the first of the chain) is valid now and `key` is its key; else CONFIG_INVALID saying which. */
-function checkCertificate(certPem: Buffer, keyPem: Buffer, certPath: string, keyPath: string, warn: (message: string, fields: Record<string, unknown>) => void, nowMs: number): void {
+function checkCertificate(
+  certPem: Buffer,
+  keyPem: Buffer,
+  certPath: string,
+  keyPath: string,
+  warn: (message: string, fields: Record<string, unknown>) => void,
+  nowMs: number,
+): void {
   let cert: X509Certificate
   try {
     cert = new X509Certificate(certPem)
@@ -79,7 +90,11 @@ function checkCertificate(certPem: Buffer, keyPem: Buffer, certPath: string, key
   }
   const from = Date.parse(cert.validFrom)
   const to = Date.parse(cert.validTo)
-  if (nowMs < from) throw new MetaError('CONFIG_INVALID', `tlsCert ${certPath} is not valid yet: valid from ${new Date(from).toISOString()} (check the clock, or the certificate)`)
+  if (nowMs < from)
+    throw new MetaError(
+      'CONFIG_INVALID',
+      `tlsCert ${certPath} is not valid yet: valid from ${new Date(from).toISOString()} (check the clock, or the certificate)`,
+    )
   if (nowMs > to) throw new MetaError('CONFIG_INVALID', `tlsCert ${certPath} expired on ${new Date(to).toISOString()}: renew it`)
   let matches: boolean
   try {
@@ -89,7 +104,11 @@ function checkCertificate(certPem: Buffer, keyPem: Buffer, certPath: string, key
   }
   if (!matches) throw new MetaError('CONFIG_INVALID', `tlsKey ${keyPath} is not the key of tlsCert ${certPath}: give the key the certificate was made for`)
   const days = (to - nowMs) / DAY_MS
-  if (days < EXPIRY_WARNING_DAYS) warn(`TLS certificate expires in ${Math.floor(days)} days: renew it (meta reload or SIGHUP picks the new files up)`, {tlsCert: certPath, validTo: new Date(to).toISOString()})
+  if (days < EXPIRY_WARNING_DAYS)
+    warn(`TLS certificate expires in ${Math.floor(days)} days: renew it (meta reload or SIGHUP picks the new files up)`, {
+      tlsCert: certPath,
+      validTo: new Date(to).toISOString(),
+    })
 }
 
 /** The CN of the verified peer certificate, if the client presented one. */

@@ -26,7 +26,8 @@ const TOPIC_DELETES_FORMAT: StateFormat<Map<string, PendingDelete>> = {
     if (typeof topics !== 'object' || topics === null) throw new Error('expected {"version": 1, "topics": {…}}')
     const pending = new Map<string, PendingDelete>()
     for (const [topic, steps] of Object.entries(topics as Record<string, Partial<PendingDelete>>)) {
-      if (typeof steps?.local !== 'boolean' || typeof steps.zookeeper !== 'boolean') throw new Error(`topic "${topic}": expected {"local": boolean, "zookeeper": boolean}`)
+      if (typeof steps?.local !== 'boolean' || typeof steps.zookeeper !== 'boolean')
+        throw new Error(`topic "${topic}": expected {"local": boolean, "zookeeper": boolean}`)
       pending.set(topic, {local: steps.local, zookeeper: steps.zookeeper})
     }
     return pending
@@ -47,7 +48,8 @@ export class TopicDeletions {
   /** Read the intents kept in `dataPath` (none: empty). Throws STORAGE_CORRUPT naming the file when it is not ours. */
   static open(dataPath: string): TopicDeletions {
     const path = join(dataPath, STATE_DIR_NAME, TOPIC_DELETES_FILE_NAME)
-    const pending = readState(path, TOPIC_DELETES_FORMAT, 'a topic-deletes file', 'removing forgets deletes a restart would finish') ?? new Map<string, PendingDelete>()
+    const pending =
+      readState(path, TOPIC_DELETES_FORMAT, 'a topic-deletes file', 'removing forgets deletes a restart would finish') ?? new Map<string, PendingDelete>()
     return new TopicDeletions(path, pending)
   }
 

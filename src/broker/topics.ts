@@ -86,7 +86,10 @@ export class TopicRegistry {
     const {autoCreateTopics, maxPartitions} = this.config.system
     const name = topic.topic
     if (this.deleting.size > 0 && this.deleting.has(name)) {
-      return new MetaError('SERVICE_UNAVAILABLE', `cannot create partition ${partition} of topic "${name}": the topic is being deleted; try again once the delete is done`)
+      return new MetaError(
+        'SERVICE_UNAVAILABLE',
+        `cannot create partition ${partition} of topic "${name}": the topic is being deleted; try again once the delete is done`,
+      )
     }
     if (!autoCreateTopics && !this.config.topics.some((t) => t.pattern === name) && !topicExists(store, topic)) {
       return new MetaError(

@@ -103,7 +103,10 @@ export class ZkLease {
     session.exists(masterPath).then(
       async (stat) => {
         const owner = stat?.ephemeralOwner.toString('hex')
-        const takenBy = owner !== undefined && owner !== session.sessionId ? ((await session.getString(masterPath).catch(() => undefined)) ?? `session 0x${owner}`) : undefined
+        const takenBy =
+          owner !== undefined && owner !== session.sessionId
+            ? ((await session.getString(masterPath).catch(() => undefined)) ?? `session 0x${owner}`)
+            : undefined
         if (this.stopped || this.asking !== question) return
         this.asking = 0
         if (owner !== undefined && owner === session.sessionId) this.extend(sentAt)
@@ -137,7 +140,10 @@ export class ZkLease {
   private lose(reason: string, takenBy?: string): void {
     if (this.stopped || (!this.held && takenBy === undefined)) return
     this.held = false
-    this.options.log.error('lease on the broker id lost: refusing puts until ZooKeeper confirms this broker still holds it', {node: this.options.masterPath, reason})
+    this.options.log.error('lease on the broker id lost: refusing puts until ZooKeeper confirms this broker still holds it', {
+      node: this.options.masterPath,
+      reason,
+    })
     this.options.onLost(reason, takenBy)
   }
 }

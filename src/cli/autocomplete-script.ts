@@ -29,9 +29,11 @@ export function autocompleteScript(Script: ScriptClass, Create: CreateClass): Co
 
     override async run(): Promise<unknown> {
       const {args} = await this.parse({args: Script.args} as never)
-      const shell = ((args as {shell?: string}).shell) ?? this.config.shell
+      const shell = (args as {shell?: string}).shell ?? this.config.shell
       const setup =
-        shell === 'powershell' ? join(this.autocompleteCacheDir, 'functions', 'powershell', `${this.cliBin}.ps1`) : join(this.autocompleteCacheDir, `${shell}_setup`)
+        shell === 'powershell'
+          ? join(this.autocompleteCacheDir, 'functions', 'powershell', `${this.cliBin}.ps1`)
+          : join(this.autocompleteCacheDir, `${shell}_setup`)
       if (!existsSync(setup)) await new Create([], this.config).run()
       return super.run()
     }

@@ -138,7 +138,13 @@ async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeo
   if (err.constructor.name === 'NonExistentFlagsError' && Array.isArray(flags)) return unknownFlags(flags, command)
   if (err.oclif?.exit !== 2) return undefined
   const failed = /^The following errors? occurred:\n([\s\S]*)$/.exec(text)
-  const reasons = failed === null ? [text] : failed[1].split('\n').map((r) => r.trim()).filter(Boolean)
+  const reasons =
+    failed === null
+      ? [text]
+      : failed[1]
+          .split('\n')
+          .map((r) => r.trim())
+          .filter(Boolean)
   const missing = reasons.map((r) => /^Missing required flag (\S+)$/.exec(r)?.[1]).filter((f): f is string => f !== undefined)
   if (missing.length > 0 && missing.length === reasons.length) {
     return {message: `missing ${missing.map((f) => flagName(f, command)).join(', ')}${example(command)}`, oneLine: true}
@@ -147,7 +153,13 @@ async function usageError(err: Error & {oclif?: {exit?: number}}, command: typeo
   const args = /^Missing (\d+) required args?:\n(\S+)/.exec(text)
   if (args !== null) return {message: `missing argument ${args[2].toUpperCase()}${example(command)}`, oneLine: true}
   const unexpected = /^Unexpected arguments?: (.*)$/.exec(text)
-  if (unexpected !== null) return {message: `unexpected argument${unexpected[1].includes(',') ? 's' : ''} ${unexpected[1].split(', ').map((a) => `"${a}"`).join(', ')}`}
+  if (unexpected !== null)
+    return {
+      message: `unexpected argument${unexpected[1].includes(',') ? 's' : ''} ${unexpected[1]
+        .split(', ')
+        .map((a) => `"${a}"`)
+        .join(', ')}`,
+    }
   return {message: reasons.map((r) => oclifWords(r.replace(/\.$/, ''))).join('; ')}
 }
 

@@ -56,7 +56,8 @@ export const profileFlag = Flags.string({
 /** Log in as a user of the broker's users file (no short form: -u is tail's --unbuffered). */
 export const userFlag = Flags.string({
   summary: 'Log in as this user (SCRAM-SHA-256); the password comes from $META_PASSWORD, else --password-file, else a prompt on the terminal.',
-  description: 'Also read from $META_USER. The password is never a flag (it would show in ps); the prompt reads the controlling terminal (/dev/tty), so it works with a pipe on stdin.',
+  description:
+    'Also read from $META_USER. The password is never a flag (it would show in ps); the prompt reads the controlling terminal (/dev/tty), so it works with a pipe on stdin.',
   env: 'META_USER',
   helpGroup: 'CONNECTION',
 })
@@ -117,7 +118,9 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
       if (legacyUnit !== undefined && /^\d+(\.\d+)?$/.test(input.trim())) {
         ms = parseDurationMs(`${input.trim()}${legacyUnit}`, name)
         if (ms >= minMs && ms <= maxMs) {
-          process.stderr.write(`warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`)
+          process.stderr.write(
+            `warning: ${name} ${input} without a unit is deprecated: read as ${input}${legacyUnit}; write ${name} ${input.trim()}${legacyUnit}\n`,
+          )
         }
       } else {
         ms = parseDurationMs(input, name)
@@ -125,7 +128,9 @@ export function durationFlag(options: DurationFlagOptions): Interfaces.OptionFla
       if (allowZero && ms === 0) return 0 // `0s`, `0ms`: zero in any unit
       if (ms < minMs || ms > maxMs) {
         const zero = allowZero ? ' (or 0 for none)' : ''
-        throw MetaError.invalidArgument(`invalid ${name} "${input.trim()}": expected a duration from ${formatDurationFlag(minMs)} to ${formatDurationFlag(maxMs)}${zero}`)
+        throw MetaError.invalidArgument(
+          `invalid ${name} "${input.trim()}": expected a duration from ${formatDurationFlag(minMs)} to ${formatDurationFlag(maxMs)}${zero}`,
+        )
       }
       return ms
     },
@@ -231,4 +236,8 @@ export interface ConnectionFlagValues {
  * BaseCommand.argOrFlag reads the one given.
  */
 export const topicNameFlag = Flags.string({char: 't', summary: 'Topic name (the same as the TOPIC argument).', helpValue: '<topic>'})
-export const groupNameFlag = Flags.string({char: 'g', summary: "Consumer group (the same as the GROUP argument; default: the profile's group).", helpValue: '<group>'})
+export const groupNameFlag = Flags.string({
+  char: 'g',
+  summary: "Consumer group (the same as the GROUP argument; default: the profile's group).",
+  helpValue: '<group>',
+})

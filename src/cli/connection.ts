@@ -58,7 +58,10 @@ async function select(flags: ConnectionFlagValues, given: ReadonlySet<string>, c
   if (given.has('zk') || flags.zk !== undefined) return {zk: flags.zk, zkRoot: flags['zk-root'], ...meta}
   if (flags.broker !== undefined) return {broker: flags.broker, ...meta}
   // The profile's address is used: its TLS settings go with it.
-  const tls = profile === undefined || (profile.tls === undefined && profile.ca === undefined && profile.cert === undefined) ? {} : {tls: {tls: profile.tls, ca: profile.ca, cert: profile.cert, key: profile.key}}
+  const tls =
+    profile === undefined || (profile.tls === undefined && profile.ca === undefined && profile.cert === undefined)
+      ? {}
+      : {tls: {tls: profile.tls, ca: profile.ca, cert: profile.cert, key: profile.key}}
   if (profile?.zk !== undefined) return {zk: profile.zk, zkRoot: flags['zk-root'] ?? profile.zkRoot, ...meta, ...tls}
   return {broker: profile?.broker ?? DEFAULT_BROKER, ...meta, ...tls}
 }

@@ -17,19 +17,37 @@ export function renderTable(head: string[], rows: Cell[][], options: {align?: Ar
     // cli-table3 reads colAligns[x] for every cell: it must be an array.
     colAligns: options.align ?? head.map(() => 'left' as const),
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-      bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' ',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: ' ',
     },
   })
   for (const row of rows) table.push(row.map((c) => (c === null || c === undefined ? '-' : String(c))))
-  return table.toString().split('\n').map((line) => line.trimEnd()).join('\n')
+  return table
+    .toString()
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
 }
 
 /** Key/value lines without a header (a record shown vertically): keys bold on a colour terminal. */
 export function renderRows(rows: Cell[][]): string {
   const width = Math.max(...rows.map((r) => String(r[0]).length))
-  return rows.map(([key, value]) => ` ${chalk.bold(String(key).padEnd(width))}   ${value === null || value === undefined ? '-' : String(value)}`.trimEnd()).join('\n')
+  return rows
+    .map(([key, value]) => ` ${chalk.bold(String(key).padEnd(width))}   ${value === null || value === undefined ? '-' : String(value)}`.trimEnd())
+    .join('\n')
 }
 
 export {formatBytes, formatCount, formatDuration} from './format.js'

@@ -77,7 +77,8 @@ export function checkPasswordFile(path: string): void {
 function readPasswordFile(path: string): string {
   checkPasswordFile(path)
   const line = readFileSync(path, 'utf8').split(/\r?\n/)[0]
-  if (line === '' || line.length > PASSWORD_LENGTH_MAX) throw MetaError.invalidArgument(`password file ${path}: expected a password of 1..${PASSWORD_LENGTH_MAX} characters on its first line`)
+  if (line === '' || line.length > PASSWORD_LENGTH_MAX)
+    throw MetaError.invalidArgument(`password file ${path}: expected a password of 1..${PASSWORD_LENGTH_MAX} characters on its first line`)
   return line
 }
 

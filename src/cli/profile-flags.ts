@@ -40,6 +40,16 @@ export const profileSettingFlags = {
   }),
   tls: Flags.boolean({summary: "Connect to the profile's broker or cluster over TLS (--tls)."}),
   ca: Flags.string({summary: "PEM file of the CA that signed the brokers' certificates (--ca).", helpValue: '<file>', parse: async (input) => resolve(input)}),
-  cert: Flags.string({summary: 'PEM file of a client certificate (--cert); with --key.', helpValue: '<file>', dependsOn: ['key'], parse: async (input) => resolve(input)}),
-  key: Flags.string({summary: "PEM file of the client certificate's private key (--key); with --cert.", helpValue: '<file>', dependsOn: ['cert'], parse: async (input) => resolve(input)}),
+  cert: Flags.string({
+    summary: 'PEM file of a client certificate (--cert); with --key.',
+    helpValue: '<file>',
+    dependsOn: ['key'],
+    parse: async (input) => resolve(input),
+  }),
+  key: Flags.string({
+    summary: "PEM file of the client certificate's private key (--key); with --cert.",
+    helpValue: '<file>',
+    dependsOn: ['cert'],
+    parse: async (input) => resolve(input),
+  }),
 }

@@ -111,7 +111,9 @@ export async function loadProfile(configDir: string, flag: string | undefined): 
   if (profile === undefined) {
     const known = Object.keys(file.profiles).sort()
     const source = flag !== undefined ? '--profile' : process.env.META_PROFILE ? '$META_PROFILE' : `the current profile in ${profilesPath(configDir)}`
-    throw MetaError.invalidArgument(`unknown profile "${name}" (from ${source}): ${known.length === 0 ? 'no profiles exist; create one with meta profile create' : `known profiles: ${known.join(', ')}`}`)
+    throw MetaError.invalidArgument(
+      `unknown profile "${name}" (from ${source}): ${known.length === 0 ? 'no profiles exist; create one with meta profile create' : `known profiles: ${known.join(', ')}`}`,
+    )
   }
   return {name, profile}
 }

@@ -114,7 +114,7 @@ export class SendInput implements RecordInput {
     return new Promise((resolve, reject) => {
       let settled = false
       const splitter = new RecordSplitter({
-        delimiter: this.options.envelopes ? NEWLINE : this.options.delimiter ?? NEWLINE,
+        delimiter: this.options.envelopes ? NEWLINE : (this.options.delimiter ?? NEWLINE),
         maxRecordBytes: this.options.maxRecordBytes,
         onRecord: (record, size, index) => this.handler.record(record, size, source, index, false),
         onDone: () => settle(),

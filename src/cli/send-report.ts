@@ -16,9 +16,13 @@ export function formatSendSummary(s: SendSummary): string {
   if (s.unacknowledged > 0) extras.push(`${formatCount(s.unacknowledged)} unacknowledged`)
   if (s.empty > 0) extras.push(`${formatCount(s.empty)} empty ignored`)
   if (s.spool !== undefined && s.spool.spooled > 0) extras.push(`${formatCount(s.spool.spooled)} written to the spool during an outage`)
-  if (s.spool !== undefined && s.spool.resent > 0) extras.push(`${formatCount(s.spool.resent)} sent from the spool${s.spool.leftover > 0 ? ` (${formatCount(s.spool.leftover)} left by an earlier run)` : ''}`)
+  if (s.spool !== undefined && s.spool.resent > 0)
+    extras.push(`${formatCount(s.spool.resent)} sent from the spool${s.spool.leftover > 0 ? ` (${formatCount(s.spool.leftover)} left by an earlier run)` : ''}`)
   if (s.spool !== undefined && s.unacknowledged > 0) extras.push(`kept in ${s.spool.dir} for the next run`)
-  if (s.spool !== undefined && s.spool.damaged > 0) extras.push(`${formatCount(s.spool.damaged)} damaged range${s.spool.damaged === 1 ? '' : 's'} of the spool skipped (${formatBytes(s.spool.damagedBytes)}, kept in quarantine)`)
+  if (s.spool !== undefined && s.spool.damaged > 0)
+    extras.push(
+      `${formatCount(s.spool.damaged)} damaged range${s.spool.damaged === 1 ? '' : 's'} of the spool skipped (${formatBytes(s.spool.damagedBytes)}, kept in quarantine)`,
+    )
   if (extras.length > 0) line += `; ${extras.join(', ')}`
   if (s.transactions !== undefined) line += `; ${formatTransactions(s)}`
   return s.interrupted ? `interrupted: ${line}` : line
@@ -40,7 +44,9 @@ function formatTransactions(s: SendSummary): string {
   const parts: string[] = []
   if (tx.committed > 0) {
     const where = Object.entries(s.partitions).map(([p, v]) => `${p} (${formatCount(v.count)})`)
-    parts.push(`committed in ${formatCount(tx.committed)} transaction${tx.committed === 1 ? '' : 's'} to partition${where.length === 1 ? '' : 's'} ${where.join(', ')}`)
+    parts.push(
+      `committed in ${formatCount(tx.committed)} transaction${tx.committed === 1 ? '' : 's'} to partition${where.length === 1 ? '' : 's'} ${where.join(', ')}`,
+    )
   }
   if (tx.rolledBack > 0) {
     parts.push(
@@ -52,5 +58,7 @@ function formatTransactions(s: SendSummary): string {
 
 /** 0 only when every message read was acknowledged (empty records do not count) and no damaged range of a spool was skipped. */
 export function sendExitCode(s: SendSummary): number {
-  return s.failed > 0 || s.skipped > 0 || s.unacknowledged > 0 || s.error !== undefined || (s.transactions?.rolledBack ?? 0) > 0 || (s.spool?.damaged ?? 0) > 0 ? 1 : 0
+  return s.failed > 0 || s.skipped > 0 || s.unacknowledged > 0 || s.error !== undefined || (s.transactions?.rolledBack ?? 0) > 0 || (s.spool?.damaged ?? 0) > 0
+    ? 1
+    : 0
 }

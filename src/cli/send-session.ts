@@ -170,7 +170,10 @@ export class SendSession {
     this.input =
       options.follow === undefined
         ? new SendInput({files: options.files ?? [], envelopes, delimiter, maxRecordBytes, stdin: options.stdin}, handler)
-        : new FollowInput({...options.follow, delimiter: (envelopes ? undefined : delimiter) ?? Buffer.from('\n'), maxRecordBytes, report: options.report}, handler)
+        : new FollowInput(
+            {...options.follow, delimiter: (envelopes ? undefined : delimiter) ?? Buffer.from('\n'), maxRecordBytes, report: options.report},
+            handler,
+          )
     this.producer = createProducer({
       topology,
       maxInFlight: options.maxInFlight ?? 4096,
@@ -232,9 +235,7 @@ export class SendSession {
         const wanted = options.partition
         // Partition numbers count the topic's partitions in MetaQ's order (the broker's own in standalone mode).
         if (wanted !== undefined && wanted >= 0 && partitions.length > 0 && wanted >= partitions.length) {
-          throw MetaError.invalidArgument(
-            `invalid partition "${wanted}" for topic "${options.topic}": expected 0..${partitions.length - 1}`,
-          )
+          throw MetaError.invalidArgument(`invalid partition "${wanted}" for topic "${options.topic}": expected 0..${partitions.length - 1}`)
         }
       }
       return new SendSession(options, topology, conn.capabilities.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
@@ -418,7 +419,8 @@ export class SendSession {
     const error = result.error ?? new MetaError('INTERNAL', result.errorMessage ?? 'send failed')
     this.problems.report({where: source.label(index), code: error.code, message: `send failed: ${error.message}`})
     if (error.code === 'STORAGE_ERROR') return // a spool could not keep it: a followed file reads it again
-    if (!isConnectionLoss(error)) source.done?.(index) // refused for good: sending it again would not help
+    if (!isConnectionLoss(error))
+      source.done?.(index) // refused for good: sending it again would not help
     else if (this.stopReason === undefined) {
       this.fatal = new MetaError(error.code, `giving up: ${error.message}`, {cause: error})
       this.stop('connection')

@@ -30,7 +30,8 @@ export interface SendSpoolOptions {
   dirGiven?: boolean
 }
 
-const SPOOL_DIR_SUMMARY = 'Spool directory, one directory per topic below it (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
+const SPOOL_DIR_SUMMARY =
+  'Spool directory, one directory per topic below it (default $META_STATE_DIR/spool, else $XDG_STATE_HOME/meta/spool, else ~/.local/state/meta/spool).'
 
 /**
  * The spool is on by default, and costs nothing while the broker takes messages: only the
@@ -53,7 +54,10 @@ export const spoolFlags = {
     helpValue: '<size>',
     helpGroup: 'SPOOL',
   }),
-  'max-outage': maxOutageFlag('Give up (exit 1, spool kept) when the broker is away this long, also at start (1s..30d; default: wait as long as it takes; a broker never reached since start fails at once).', 'SPOOL'),
+  'max-outage': maxOutageFlag(
+    'Give up (exit 1, spool kept) when the broker is away this long, also at start (1s..30d; default: wait as long as it takes; a broker never reached since start fails at once).',
+    'SPOOL',
+  ),
 }
 
 /** `--max-outage`, bounded as the spooling producer bounds it (MAX_OUTAGE_FLOOR_MS..MAX_OUTAGE_CEILING_MS). */
@@ -70,11 +74,19 @@ interface SpoolFlagValues {
 }
 
 /** What the spool flags ask for; undefined = no spool (--no-spool, or -T). Throws INVALID_ARGUMENT. */
-export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: string) => void, env: NodeJS.ProcessEnv = process.env): SendSpoolOptions | undefined {
+export function resolveSpoolOptions(
+  flags: SpoolFlagValues,
+  notify: (line: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): SendSpoolOptions | undefined {
   const off = flags['no-spool'] === true ? '--no-spool' : flags.transaction === true ? '--transaction' : undefined
   if (off !== undefined) {
     if (flags.spool !== undefined) {
-      throw MetaError.invalidArgument(off === '--no-spool' ? '--spool DIR and --no-spool: expected one of them' : '--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them')
+      throw MetaError.invalidArgument(
+        off === '--no-spool'
+          ? '--spool DIR and --no-spool: expected one of them'
+          : '--spool cannot go with --transaction: a transaction is sent whole or not at all, expected one of them',
+      )
     }
     for (const name of ['spool-max', 'max-outage'] as const) {
       if (flags[name] !== undefined) throw MetaError.invalidArgument(`--${name} applies to the spool: expected no ${off} with it`)
@@ -83,14 +95,21 @@ export function resolveSpoolOptions(flags: SpoolFlagValues, notify: (line: strin
   }
   const maxBytes = flags['spool-max'] === undefined ? DEFAULT_SPOOL_MAX_BYTES : parseSize(flags['spool-max'])
   if (maxBytes < SPOOL_MAX_BYTES_FLOOR || maxBytes > SPOOL_MAX_BYTES_CEILING) {
-    throw MetaError.invalidArgument(`invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`)
+    throw MetaError.invalidArgument(
+      `invalid --spool-max "${flags['spool-max']}": expected ${formatBytes(SPOOL_MAX_BYTES_FLOOR)}..${formatBytes(SPOOL_MAX_BYTES_CEILING)}`,
+    )
   }
   // --max-outage's bounds are checked by its flag parser (MAX_OUTAGE_FLOOR_MS..MAX_OUTAGE_CEILING_MS).
   return {dir: flags.spool ?? defaultSpoolRoot(env), dirGiven: flags.spool !== undefined, maxBytes, maxOutageMs: flags['max-outage'], notify}
 }
 
 /** The sender of a spooling `meta send`, saying on stderr what happens to its spools (spool-notices.ts). */
-export function createSendSpooler(producer: Producer, options: SendSpoolOptions, maxInFlight: number | undefined, onStored?: (callback: SendCallback) => void): SpoolingProducer {
+export function createSendSpooler(
+  producer: Producer,
+  options: SendSpoolOptions,
+  maxInFlight: number | undefined,
+  onStored?: (callback: SendCallback) => void,
+): SpoolingProducer {
   const {dir, maxBytes, maxOutageMs, destination, retarget} = options
   const spooler = new SpoolingProducer({producer, spoolDir: dir, maxBytes, maxOutageMs, maxInFlight, onStored, destination, retarget})
   noticeSpoolEvents(spooler, {notify: options.notify, destination, maxOutageMs, spoolFlag: options.dirGiven === true ? ` --spool ${dir}` : ''})

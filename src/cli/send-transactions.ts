@@ -101,7 +101,11 @@ export class SendTransactions {
       await this.host.producer.rollback()
     } catch (error) {
       // Unanswered: the broker rolls it back when the connection closes or the transaction times out.
-      this.host.problems.report({where: 'transaction', code: isMetaError(error) ? error.code : 'ERROR', message: `rollback failed: ${(error as Error).message}`})
+      this.host.problems.report({
+        where: 'transaction',
+        code: isMetaError(error) ? error.code : 'ERROR',
+        message: `rollback failed: ${(error as Error).message}`,
+      })
     }
     this.dropPending()
   }

@@ -5,7 +5,16 @@
  * send` holds is counted as far as it is written).
  */
 import {rmSync} from 'node:fs'
-import {describeDestination, listSpools, sameDestination, spoolDestination, SPOOL_MAX_BYTES_CEILING, type SpoolDestination, type SpoolListing, type SpoolOpened} from '../client/spool/index.js'
+import {
+  describeDestination,
+  listSpools,
+  sameDestination,
+  spoolDestination,
+  SPOOL_MAX_BYTES_CEILING,
+  type SpoolDestination,
+  type SpoolListing,
+  type SpoolOpened,
+} from '../client/spool/index.js'
 import {MetaError} from '../protocol/errors.js'
 import {confirmOnTty, declined} from './admin/confirm.js'
 import {formatBytes, formatCount} from './format.js'
@@ -91,7 +100,8 @@ export function renderSpools(root: string, spools: SpoolInfo[]): string {
 /** `1 range (27 B)`, `54 B quarantined`, or `-`. */
 function damageCell(s: SpoolInfo): string {
   const parts: string[] = []
-  if (s.damaged.length > 0) parts.push(`${s.damaged.length} range${s.damaged.length === 1 ? '' : 's'} (${formatBytes(s.damaged.reduce((n, d) => n + d.bytes, 0))})`)
+  if (s.damaged.length > 0)
+    parts.push(`${s.damaged.length} range${s.damaged.length === 1 ? '' : 's'} (${formatBytes(s.damaged.reduce((n, d) => n + d.bytes, 0))})`)
   if (s.quarantined.length > 0) parts.push(`${formatBytes(s.quarantined.reduce((n, q) => n + q.bytes, 0))} quarantined`)
   return parts.length === 0 ? '-' : parts.join(', ')
 }
@@ -109,7 +119,8 @@ export async function dropSpools(root: string, topics: string[], options: {execu
   }
   const spools = spoolInfos(root, topics)
   const missing = topics.filter((t) => !spools.some((s) => s.topic === t))
-  if (missing.length > 0) throw new MetaError('NOT_FOUND', `no spool for topic${missing.length === 1 ? '' : 's'} ${missing.map((t) => `"${t}"`).join(', ')} in ${root}`)
+  if (missing.length > 0)
+    throw new MetaError('NOT_FOUND', `no spool for topic${missing.length === 1 ? '' : 's'} ${missing.map((t) => `"${t}"`).join(', ')} in ${root}`)
   const busy = spools.find((s) => s.inUseBy !== null)
   if (busy !== undefined) throw new MetaError('DATA_DIR_LOCKED', `the spool of topic "${busy.topic}" is in use by process ${busy.inUseBy}: stop it first`)
   if (!options.json) process.stdout.write(renderSpools(root, spools))
@@ -162,9 +173,11 @@ interface SpoolSendOptions {
 export async function sendSpools(options: SpoolSendOptions): Promise<SpoolSendResult> {
   const spools = spoolInfos(options.root, options.topics).filter((s) => s.messages > 0 || s.damaged.length > 0 || s.inUseBy !== null)
   const busy = spools.find((s) => s.inUseBy !== null)
-  if (busy !== undefined) throw new MetaError('DATA_DIR_LOCKED', `the spool of topic "${busy.topic}" is in use by process ${busy.inUseBy}: it is being sent already`)
+  if (busy !== undefined)
+    throw new MetaError('DATA_DIR_LOCKED', `the spool of topic "${busy.topic}" is in use by process ${busy.inUseBy}: it is being sent already`)
   const missing = options.topics.filter((t) => !spools.some((s) => s.topic === t))
-  if (missing.length > 0) throw new MetaError('NOT_FOUND', `no spool for topic${missing.length === 1 ? '' : 's'} ${missing.map((t) => `"${t}"`).join(', ')} in ${options.root}`)
+  if (missing.length > 0)
+    throw new MetaError('NOT_FOUND', `no spool for topic${missing.length === 1 ? '' : 's'} ${missing.map((t) => `"${t}"`).join(', ')} in ${options.root}`)
   const target = spoolDestination(options.target)!
   const result: SpoolSendResult = {sent: {}, pending: 0, skipped: [], waiting: []}
   // Spools that record no destination go with the target's group, which runs first: they are adopted by it.
@@ -190,7 +203,8 @@ export async function sendSpools(options: SpoolSendOptions): Promise<SpoolSendRe
       await sendGroup(group.destination, [...group.topics], options, result)
     } catch (error) {
       const e = error as MetaError
-      if (groups.filter((g) => g.topics.size > 0).length > 1) options.notify(`% cannot send the spools for ${describeDestination(group.destination)}: ${e.message}`)
+      if (groups.filter((g) => g.topics.size > 0).length > 1)
+        options.notify(`% cannot send the spools for ${describeDestination(group.destination)}: ${e.message}`)
       result.error ??= {code: e.code ?? 'ERROR', message: e.message}
       for (const s of spools) if (group.topics.has(s.topic)) result.pending += s.messages
     }
@@ -212,11 +226,28 @@ async function sendGroup(destination: SpoolDestination, topics: string[], option
     // A broker never reached fails at once, as `meta send` does, unless --max-outage.
     if (options.maxOutageMs === undefined) await topology.connection(topology.brokerIds()[0] ?? 0)
     const producer = createProducer({topology, sendTimeoutMs: options.ackTimeoutMs})
-    const spooler = new SpoolingProducer({producer, spoolDir: options.root, maxBytes: SPOOL_MAX_BYTES_CEILING, maxOutageMs: options.maxOutageMs, destination, retarget: options.retarget})
+    const spooler = new SpoolingProducer({
+      producer,
+      spoolDir: options.root,
+      maxBytes: SPOOL_MAX_BYTES_CEILING,
+      maxOutageMs: options.maxOutageMs,
+      destination,
+      retarget: options.retarget,
+    })
     // The spools of other destinations are other groups' (or were named above).
     noticeSpoolEvents(spooler, {notify: options.notify, destination, maxOutageMs: options.maxOutageMs, spoolFlag: options.spoolFlag, elsewhere: false})
     spooler.on('opened', (topic: string, dir: string, opened: SpoolOpened) => {
-      for (const d of opened.damaged) result.skipped.push({topic, dir, segment: d.segment, from: d.from, to: d.to, bytes: damagedBytes(d), reason: d.reason, quarantine: d.quarantine ?? null})
+      for (const d of opened.damaged)
+        result.skipped.push({
+          topic,
+          dir,
+          segment: d.segment,
+          from: d.from,
+          to: d.to,
+          bytes: damagedBytes(d),
+          reason: d.reason,
+          quarantine: d.quarantine ?? null,
+        })
     })
     spooler.on('unavailable', (_topic: string, _dir: string, e: MetaError) => void (result.error ??= {code: e.code ?? 'ERROR', message: e.message}))
     spooler.on('error', () => {}) // flush() rejects with it

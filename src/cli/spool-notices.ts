@@ -67,13 +67,18 @@ function openedLines(topic: string, dir: string, opened: SpoolOpened, destinatio
       `% the spool ${dir} of topic ${topic} is damaged: skipped ${ranges(opened.damaged.length)} (${formatBytes(bytes)}): ${shown.join('; ')}${more}; every whole record is sent; the damaged bytes are kept in ${dir}/quarantine`,
     )
   }
-  if (opened.tornBytes > 0) lines.push(`% the spool ${dir} of topic ${topic} ended in an incomplete record (${formatBytes(opened.tornBytes)}, a write cut short): cut off`)
+  if (opened.tornBytes > 0)
+    lines.push(`% the spool ${dir} of topic ${topic} ended in an incomplete record (${formatBytes(opened.tornBytes)}, a write cut short): cut off`)
   if (opened.positionDamaged) lines.push(`% the position file of the spool ${dir} is damaged: its records are sent from its start (some may be sent twice)`)
   if (opened.adopted && destination !== undefined) {
-    lines.push(`% the spool ${dir} of topic ${topic} records no destination (an older meta wrote it): it is for ${describeDestination(destination)} from now on`)
+    lines.push(
+      `% the spool ${dir} of topic ${topic} records no destination (an older meta wrote it): it is for ${describeDestination(destination)} from now on`,
+    )
   }
   if (opened.retargetedFrom !== undefined && destination !== undefined) {
-    lines.push(`% the spool ${dir} of topic ${topic} was for ${describeDestination(opened.retargetedFrom)}: sent to ${describeDestination(destination)} (--retarget)`)
+    lines.push(
+      `% the spool ${dir} of topic ${topic} was for ${describeDestination(opened.retargetedFrom)}: sent to ${describeDestination(destination)} (--retarget)`,
+    )
   }
   return lines
 }
@@ -89,7 +94,12 @@ export function damagedBytes(d: DamagedRange): number {
 }
 
 /** One line about a spool left for another destination: which one, and the two ways to send it. */
-export function elsewhereLine(topic: string, dir: string, destination: SpoolDestination | undefined, options: {destination?: SpoolDestination; spoolFlag: string}): string {
+export function elsewhereLine(
+  topic: string,
+  dir: string,
+  destination: SpoolDestination | undefined,
+  options: {destination?: SpoolDestination; spoolFlag: string},
+): string {
   let count = ''
   try {
     const size = pendingSize(dir)
@@ -97,7 +107,8 @@ export function elsewhereLine(topic: string, dir: string, destination: SpoolDest
   } catch {} // unreadable: said without a count
   const here = options.destination === undefined ? '' : ` ${destinationFlags(options.destination)}`
   const retarget = `'meta spool send ${topic}${options.spoolFlag}${here} --retarget'`
-  if (destination === undefined) return `% the spool ${dir} of topic ${topic}${count} has a destination file that cannot be read: left alone; send it on purpose with ${retarget}`
+  if (destination === undefined)
+    return `% the spool ${dir} of topic ${topic}${count} has a destination file that cannot be read: left alone; send it on purpose with ${retarget}`
   const notHere = options.destination === undefined ? '' : `, not ${describeDestination(options.destination)}`
   return `% the spool ${dir} of topic ${topic}${count} waits for ${describeDestination(destination)}${notHere}: left alone; send it there with 'meta spool send ${topic}${options.spoolFlag}', or here on purpose with ${retarget}`
 }

@@ -13,16 +13,7 @@
  *   reset      one line saying the realtime counters were reset
  *   <topic>    a two-column table of the topic's stats and its realtime lines
  */
-import type {
-  AdminClient,
-  DamageStats,
-  PartitionStats,
-  RealtimeStatsResult,
-  RealtimeValue,
-  SingleTopicStats,
-  SystemStats,
-  TopicStats,
-} from '../client/admin.js'
+import type {AdminClient, DamageStats, PartitionStats, RealtimeStatsResult, RealtimeValue, SingleTopicStats, SystemStats, TopicStats} from '../client/admin.js'
 import {statsMap} from '../client/admin.js'
 import {OutputSink} from './output-sink.js'
 import {watchStdoutReader} from './reader-watch.js'
@@ -30,7 +21,19 @@ import {MetaError} from '../protocol/errors.js'
 import {formatBytes, formatCount, formatDuration, renderTable, type Cell} from './output.js'
 
 /** The items MetaQ (and meta) answer; anything else is taken as a topic name. */
-export const STATS_ITEMS = ['topics', 'offsets', 'partitions', 'damage', 'realtime', 'config', 'help', 'reset', 'meta-capabilities', 'meta-sync', 'meta-principals'] as const
+export const STATS_ITEMS = [
+  'topics',
+  'offsets',
+  'partitions',
+  'damage',
+  'realtime',
+  'config',
+  'help',
+  'reset',
+  'meta-capabilities',
+  'meta-sync',
+  'meta-principals',
+] as const
 
 interface HelpLine {
   item: string
@@ -64,7 +67,9 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
       // MetaQ's offsets item carries the two offsets only: an empty partition has the same shape.
       return {
         item: 'offsets',
-        stats: (await withEmpty(admin, await admin.offsets())).map(({topic, partition, minOffset, maxOffset}) => ({topic, partition, minOffset, maxOffset}) as PartitionStats),
+        stats: (await withEmpty(admin, await admin.offsets())).map(
+          ({topic, partition, minOffset, maxOffset}) => ({topic, partition, minOffset, maxOffset}) as PartitionStats,
+        ),
       }
     case 'partitions':
       return {item: 'partitions', stats: await withEmpty(admin, await admin.partitions())}
@@ -99,7 +104,11 @@ export async function fetchStats(admin: AdminClient, item: string | undefined, b
  */
 async function withEmpty(admin: AdminClient, rows: PartitionStats[]): Promise<PartitionStats[]> {
   const {withEmptyPartitions} = await import('./admin/views.js')
-  return withEmptyPartitions(admin, rows, (await admin.topics()).map((t) => t.topic))
+  return withEmptyPartitions(
+    admin,
+    rows,
+    (await admin.topics()).map((t) => t.topic),
+  )
 }
 
 /** `stats topics`: a topic without data (MetaQ's `*Empty*`) with the partitions it will have (meta brokers). */
@@ -114,11 +123,17 @@ async function unknownItem(admin: AdminClient, item: string, broker: string): Pr
   const {closeNames, quoteList, unknownTopicError} = await import('./suggest.js')
   const items = closeNames(item, STATS_ITEMS, 2)
   if (items.length > 0) {
-    const error = new MetaError('NOT_FOUND', `unknown stats item or topic "${item}" on broker ${broker}`, {details: {topic: item}}) as MetaError & {hint?: string}
+    const error = new MetaError('NOT_FOUND', `unknown stats item or topic "${item}" on broker ${broker}`, {details: {topic: item}}) as MetaError & {
+      hint?: string
+    }
     error.hint = `did you mean the item ${quoteList(items)}? (items: ${STATS_ITEMS.join(', ')}; anything else is a topic name)`
     return error
   }
-  return unknownTopicError(item, (await admin.topics()).map((t) => t.topic), `broker ${broker}`)
+  return unknownTopicError(
+    item,
+    (await admin.topics()).map((t) => t.topic),
+    `broker ${broker}`,
+  )
 }
 
 function parseHelp(body: string): HelpLine[] {
@@ -152,7 +167,11 @@ function renderBody(result: StatsResult, nowMs: number): string {
     case 'config':
       return result.stats.text
     case 'help':
-      return renderTable(['ITEM', 'DESCRIPTION'], result.stats.map((h) => [h.item, h.description]), {align: ['left', 'left']})
+      return renderTable(
+        ['ITEM', 'DESCRIPTION'],
+        result.stats.map((h) => [h.item, h.description]),
+        {align: ['left', 'left']},
+      )
     case 'reset':
       return 'realtime statistics reset'
     case 'topic':

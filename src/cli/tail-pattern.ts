@@ -50,14 +50,18 @@ export class PatternTail {
     }
     if (first.length > 0) this.start(first, o.offset)
     const names = o.patterns.map((p) => `"${p.text}"`).join(' or ')
-    o.status?.(`% reading ${first.length} topic${first.length === 1 ? '' : 's'} matching ${names}${first.length === 0 ? '' : `: ${first.join(', ')}`}; new ones are picked up every ${o.rescanMs ?? RESCAN_DEFAULT_MS} ms`)
+    o.status?.(
+      `% reading ${first.length} topic${first.length === 1 ? '' : 's'} matching ${names}${first.length === 0 ? '' : `: ${first.join(', ')}`}; new ones are picked up every ${o.rescanMs ?? RESCAN_DEFAULT_MS} ms`,
+    )
     while (!this.stopped) {
       await new Promise<void>((resolve) => {
         this.wake = resolve
         setTimeout(resolve, o.rescanMs ?? RESCAN_DEFAULT_MS).unref()
       })
       if (this.stopped) break
-      const fresh = (await this.list().catch((error: Error) => (o.status?.(`% cannot list topics (retrying): ${error.message}`), []))).filter((t) => !this.sessions.has(t))
+      const fresh = (await this.list().catch((error: Error) => (o.status?.(`% cannot list topics (retrying): ${error.message}`), []))).filter(
+        (t) => !this.sessions.has(t),
+      )
       if (fresh.length === 0) continue
       o.status?.(`% new topic${fresh.length === 1 ? '' : 's'} matching ${names}: ${fresh.join(', ')}`)
       // A topic that appeared after the start is read from its beginning (its first messages made it appear).

@@ -204,7 +204,10 @@ export class TailSession {
     if (o.exitAtEnd) {
       if (missing.length === 1) throw missing[0]
       const error = new MetaError('NOT_FOUND', missing.map((e) => e.message).join('; ')) as MetaError & {hint?: string}
-      error.hint = missing.map((e) => e.hint).filter(Boolean).join('; ')
+      error.hint = missing
+        .map((e) => e.hint)
+        .filter(Boolean)
+        .join('; ')
       throw error
     }
     for (const e of missing) o.status?.(`% ${e.message} (yet): waiting for it${e.hint === undefined ? '' : `; ${e.hint}`}`)
@@ -331,9 +334,13 @@ export class TailSession {
     const name = `${event.topic} [${o.zk === undefined ? event.partition : `${event.brokerId}-${event.partition}`}]`
     if (o.exitAtEnd && o.partitions !== undefined) {
       const where = o.zk === undefined ? `broker ${o.broker}` : `broker ${event.brokerId}`
-      const error = new MetaError('PARTITION_CLOSED', `partition ${event.partition} of topic "${event.topic}" is closed on ${where}: it cannot be read to its end`, {
-        details: {topic: event.topic, partition: event.partition},
-      }) as MetaError & {hint?: string}
+      const error = new MetaError(
+        'PARTITION_CLOSED',
+        `partition ${event.partition} of topic "${event.topic}" is closed on ${where}: it cannot be read to its end`,
+        {
+          details: {topic: event.topic, partition: event.partition},
+        },
+      ) as MetaError & {hint?: string}
       error.hint = `reopen it with: meta partitions open -t ${event.topic} --start ${event.partition} --end ${event.partition}, or leave it out of -p`
       this.failure ??= error
       this.stop('end')

@@ -15,11 +15,22 @@ export const usersFileFlag = Flags.string({
 
 export const userNameArg = Args.string({description: 'User name.', required: true})
 export const rightArg = Args.string({description: 'put, get, group, admin, replicate, tx or describe.', required: true})
-export const patternArg = Args.string({description: "Topic pattern (put, get), group pattern (group), topic and group pattern (describe), or '*' (admin, replicate, tx); '*' matches any characters.", required: true})
+export const patternArg = Args.string({
+  description:
+    "Topic pattern (put, get), group pattern (group), topic and group pattern (describe), or '*' (admin, replicate, tx); '*' matches any characters.",
+  required: true,
+})
 
 /** Limits as `meta user list` shows them: `connections 10, produce 10 MiB/s`, or `no limits`. */
 export function formatLimits(limits: {connections?: number; groups?: number; partitions?: number; produceByteRate?: number; fetchByteRate?: number}): string {
-  const size = (bytes: number) => (bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GiB` : bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} B`)
+  const size = (bytes: number) =>
+    bytes % 1024 ** 3 === 0
+      ? `${bytes / 1024 ** 3} GiB`
+      : bytes % 1024 ** 2 === 0
+        ? `${bytes / 1024 ** 2} MiB`
+        : bytes % 1024 === 0
+          ? `${bytes / 1024} KiB`
+          : `${bytes} B`
   const parts: string[] = []
   if (limits.connections !== undefined) parts.push(`connections ${limits.connections}`)
   if (limits.groups !== undefined) parts.push(`groups ${limits.groups}`)

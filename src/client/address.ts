@@ -18,7 +18,13 @@ export interface BrokerAddress {
 
 export function parseBrokerAddress(text: string): BrokerAddress {
   const tls = /^meta\+tls:\/\//i.test(text.trim())
-  const address = parseHostPort(text, text.trim().replace(/^meta(\+tls)?:\/\//i, '').replace(/\/$/, ''))
+  const address = parseHostPort(
+    text,
+    text
+      .trim()
+      .replace(/^meta(\+tls)?:\/\//i, '')
+      .replace(/\/$/, ''),
+  )
   return tls ? {...address, tls} : address
 }
 

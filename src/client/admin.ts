@@ -7,7 +7,15 @@
  */
 import {silentLogger, type Logger} from '../log.js'
 import {MetaError} from '../protocol/errors.js'
-import {decodeGroupDescription, decodeGroupSummaries, encodeGroupDelete, encodeGroupDescribe, encodeGroupList, type GroupDescription, type GroupSummary} from '../protocol/commands/group-admin.js'
+import {
+  decodeGroupDescription,
+  decodeGroupSummaries,
+  encodeGroupDelete,
+  encodeGroupDescribe,
+  encodeGroupList,
+  type GroupDescription,
+  type GroupSummary,
+} from '../protocol/commands/group-admin.js'
 import {decodeCommittedOffsets, encodeOffsetCommit, encodeOffsetFetch, type CommittedOffset} from '../protocol/commands/offsets.js'
 import {encodeCount, encodeSeek, type SeekMode} from '../protocol/commands/seek.js'
 import {encodeOffset} from '../protocol/commands/offset.js'
@@ -180,7 +188,10 @@ export class AdminClient {
   /** FORGET a heuristic outcome. */
   async forgetTransaction(xid: string): Promise<void> {
     this.requireTransactions('tx forget')
-    await this.transactionRequest((out, opaque) => encodeTransaction(out, {txKey: xid, sessionId: 'meta-tx', txType: 'FORGET', timeoutSeconds: 0, uniqueQualifier: undefined, opaque}), `forget of ${xid}`)
+    await this.transactionRequest(
+      (out, opaque) => encodeTransaction(out, {txKey: xid, sessionId: 'meta-tx', txType: 'FORGET', timeoutSeconds: 0, uniqueQualifier: undefined, opaque}),
+      `forget of ${xid}`,
+    )
   }
 
   private async transactionRequest(write: (out: OutputBuffer, opaque: number) => void, what: string): Promise<void> {
@@ -195,7 +206,10 @@ export class AdminClient {
 
   private requireTransactions(what: string): void {
     if (this.conn.capabilities.transactions !== true) {
-      throw new MetaError('UNSUPPORTED', `${what}: broker ${this.conn.name} does not serve meta's transaction administration (a MetaQ broker, or an older meta)`)
+      throw new MetaError(
+        'UNSUPPORTED',
+        `${what}: broker ${this.conn.name} does not serve meta's transaction administration (a MetaQ broker, or an older meta)`,
+      )
     }
   }
 
@@ -205,7 +219,10 @@ export class AdminClient {
    */
   async slaveStatus(): Promise<SlaveStatusReport> {
     if (!this.conn.capabilities.replicate) {
-      throw new MetaError('UNSUPPORTED', `${this.conn.name} does not serve slave-status: it is ${this.conn.capabilities.meta ? 'a meta broker without replication' : 'a MetaQ broker (its slaves report over JMX)'}`)
+      throw new MetaError(
+        'UNSUPPORTED',
+        `${this.conn.name} does not serve slave-status: it is ${this.conn.capabilities.meta ? 'a meta broker without replication' : 'a MetaQ broker (its slaves report over JMX)'}`,
+      )
     }
     return decodeSlaveStatus(await this.text((out, opaque) => encodeSlaveStatus(out, opaque)))
   }

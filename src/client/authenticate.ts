@@ -32,6 +32,9 @@ export async function scramLogin(credentials: Credentials, broker: string, send:
   const final = clientFinalMessage(credentials.password, first.bare, serverFirst, clientNonce)
   const serverFinal = okText(await send((out, opaque) => encodeAuthFinish(out, final.message, opaque)))
   if (!checkServerFinal(serverFinal, final.serverSignature)) {
-    throw new MetaError('UNAUTHORIZED', `broker ${broker} answered the login of user "${credentials.user}" with a wrong server signature: it does not hold that user's keys`)
+    throw new MetaError(
+      'UNAUTHORIZED',
+      `broker ${broker} answered the login of user "${credentials.user}" with a wrong server signature: it does not hold that user's keys`,
+    )
   }
 }

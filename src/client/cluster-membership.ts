@@ -83,15 +83,17 @@ export class ClusterMembership extends EventEmitter implements GroupMembership {
         stillBusy.push(p)
         deleted.push(
           new Promise<void>((resolve) => {
-            session.exists(path, () => resolve()).then(
-              (stat) => stat === undefined && resolve(),
-              (error: Error) => {
-                // Without the watch we cannot wait for the owner: try the claim again now
-                // (it fails the same way if ZooKeeper is unreachable, and the rebalance retries).
-                this.options.log.debug('cannot watch a partition owner', {path, error: error.message})
-                resolve()
-              },
-            )
+            session
+              .exists(path, () => resolve())
+              .then(
+                (stat) => stat === undefined && resolve(),
+                (error: Error) => {
+                  // Without the watch we cannot wait for the owner: try the claim again now
+                  // (it fails the same way if ZooKeeper is unreachable, and the rebalance retries).
+                  this.options.log.debug('cannot watch a partition owner', {path, error: error.message})
+                  resolve()
+                },
+              )
           }),
         )
       }

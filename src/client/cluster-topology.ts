@@ -132,7 +132,12 @@ export class ClusterTopology extends EventEmitter implements Topology {
       throw new MetaError('CONNECTION_FAILED', `broker ${brokerId} is not registered in ZooKeeper at ${this.options.zk}${this.paths.root}`)
     }
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'the cluster topology is closed')
-    const conn = new BrokerConnection({...this.options, ...address, tls: address.tls === true && this.options.tls === undefined ? true : this.options.tls, logger: this.options.logger})
+    const conn = new BrokerConnection({
+      ...this.options,
+      ...address,
+      tls: address.tls === true && this.options.tls === undefined ? true : this.options.tls,
+      logger: this.options.logger,
+    })
     this.connections.set(brokerId, conn)
     return conn
   }

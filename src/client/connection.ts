@@ -290,7 +290,12 @@ export class BrokerConnection extends EventEmitter {
     })
     this.transport = transport
     connectTimer = setTimeout(() => {
-      transport.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`))
+      transport.destroy(
+        new MetaError(
+          'CONNECTION_FAILED',
+          `cannot reach broker ${this.name}: no connection within ${formatMs(this.options.connectTimeoutMs)} (a host that drops packets, or a wrong address?)`,
+        ),
+      )
     }, this.options.connectTimeoutMs)
     connectTimer.unref()
   }
@@ -305,7 +310,10 @@ export class BrokerConnection extends EventEmitter {
     const send = (write: (out: OutputBuffer, opaque: number) => void) =>
       new Promise<ResponseFrame>((resolve, reject) => {
         const out = new OutputBuffer()
-        write(out, this.pending.add((err, frame) => (err === null ? resolve(frame!) : reject(err)), Date.now() + this.options.connectTimeoutMs))
+        write(
+          out,
+          this.pending.add((err, frame) => (err === null ? resolve(frame!) : reject(err)), Date.now() + this.options.connectTimeoutMs),
+        )
         transport.write(out.take())
       })
     scramLogin(credentials, this.name, send).then(
@@ -351,12 +359,14 @@ export class BrokerConnection extends EventEmitter {
         if (err !== null && this.state !== 'open') return
         if (err !== null) {
           transport?.destroy(
-            new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: it accepted the connection but did not answer within ${formatMs(this.options.connectTimeoutMs)} (is a meta or MetaQ broker listening there?)`),
+            new MetaError(
+              'CONNECTION_FAILED',
+              `cannot reach broker ${this.name}: it accepted the connection but did not answer within ${formatMs(this.options.connectTimeoutMs)} (is a meta or MetaQ broker listening there?)`,
+            ),
           )
           return
         }
-        this.capabilities =
-          frame?.type === 'result' && frame.code === 200 ? parseCapabilities(frame.body.toString('utf8')) : NO_CAPABILITIES
+        this.capabilities = frame?.type === 'result' && frame.code === 200 ? parseCapabilities(frame.body.toString('utf8')) : NO_CAPABILITIES
         this.capabilitiesKnown = true
         this.settleConnectWaiters(null)
         this.emit('connect')
@@ -445,9 +455,18 @@ export class BrokerConnection extends EventEmitter {
       } catch (error) {
         if (!this.capabilitiesKnown) {
           // The first answer is not this protocol: an HTTP server, a database, a typo'd port.
-          const head = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).toString('latin1').split(/\r?\n/, 1)[0].replace(/[^\x20-\x7e]/g, '?').slice(0, 40)
+          const head = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length)
+            .toString('latin1')
+            .split(/\r?\n/, 1)[0]
+            .replace(/[^\x20-\x7e]/g, '?')
+            .slice(0, 40)
           this.log.debug('not a broker', {error: (error as Error).message})
-          this.transport?.destroy(new MetaError('CONNECTION_FAILED', `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`))
+          this.transport?.destroy(
+            new MetaError(
+              'CONNECTION_FAILED',
+              `cannot reach broker ${this.name}: what answers there does not speak the MetaQ protocol (it said "${head}"; an HTTP server or another service?)`,
+            ),
+          )
           return
         }
         this.log.error('malformed response; dropping the connection', {error: (error as Error).message})

@@ -332,11 +332,13 @@ export abstract class ConsumerBase extends EventEmitter<ConsumerEvents> implemen
   }
 
   failed(fetcher: PartitionFetcher, err: MetaError): void {
-    this.fail(new MetaError(err.code, `cannot fetch ${fetcher.topic} partition ${fetcher.target.brokerId}-${fetcher.target.partition}: ${err.message}`, {
-      cause: err,
-      status: err.status,
-      details: {...err.details, topic: fetcher.topic, brokerId: fetcher.target.brokerId, partition: fetcher.target.partition, offset: fetcher.offset},
-    }))
+    this.fail(
+      new MetaError(err.code, `cannot fetch ${fetcher.topic} partition ${fetcher.target.brokerId}-${fetcher.target.partition}: ${err.message}`, {
+        cause: err,
+        status: err.status,
+        details: {...err.details, topic: fetcher.topic, brokerId: fetcher.target.brokerId, partition: fetcher.target.partition, offset: fetcher.offset},
+      }),
+    )
   }
 
   /**
@@ -546,9 +548,7 @@ function unreachable(error: MetaError): boolean {
 function describe(partitions: Partition[]): string {
   const numbers = partitions.map((p) => p.partition).sort((a, b) => a - b)
   if (numbers.length === 0) return 'no partitions'
-  return numbers.length > 1 && numbers.at(-1)! - numbers[0] === numbers.length - 1
-    ? `${numbers[0]}..${numbers.at(-1)}`
-    : numbers.join(', ')
+  return numbers.length > 1 && numbers.at(-1)! - numbers[0] === numbers.length - 1 ? `${numbers[0]}..${numbers.at(-1)}` : numbers.join(', ')
 }
 
 export function createConsumer(options: ConsumerOptions): Consumer {

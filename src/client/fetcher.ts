@@ -184,7 +184,9 @@ export class PartitionFetcher {
     const filter = this.settings.filter
     if (filter !== undefined && !this.conn.capabilities.filter) {
       this.inFlight = false
-      return this.onError(new MetaError('UNSUPPORTED', `broker ${this.conn.name} does not run filters (a MetaQ broker, or an older meta): consume without --filter`))
+      return this.onError(
+        new MetaError('UNSUPPORTED', `broker ${this.conn.name} does not run filters (a MetaQ broker, or an older meta): consume without --filter`),
+      )
     }
     const longPoll = this.conn.capabilities.longPoll && this.stopAt === undefined
     const maxWaitMs = longPoll ? this.settings.maxWaitMs : 0
@@ -359,7 +361,12 @@ export class PartitionFetcher {
     const needed = body.length >= 4 ? RECORD_HEADER_BYTES + body.readInt32BE(0) : this.maxSize * 2
     const grown = Math.min(Math.max(this.maxSize * 2, needed), this.settings.maxSizeLimitBytes)
     if (grown <= this.maxSize) {
-      this.onError(new MetaError('INVALID_MESSAGE', `message at offset ${this.offset} of ${this.key} needs ${needed} bytes, more than the limit of ${this.settings.maxSizeLimitBytes}`))
+      this.onError(
+        new MetaError(
+          'INVALID_MESSAGE',
+          `message at offset ${this.offset} of ${this.key} needs ${needed} bytes, more than the limit of ${this.settings.maxSizeLimitBytes}`,
+        ),
+      )
       return
     }
     this.settings.log.debug('growing fetch size', {partition: this.key, from: this.maxSize, to: grown})

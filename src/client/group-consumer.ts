@@ -324,7 +324,11 @@ export class GroupConsumer extends ConsumerBase {
     for (const [topic, list] of byTopic) {
       const committed = this.options.alwaysFromLatest
         ? new Map<string, {offset: number; msgId: string}>()
-        : await this.offsetStore.load(this.group, topic, list.map((p) => p.partition))
+        : await this.offsetStore.load(
+            this.group,
+            topic,
+            list.map((p) => p.partition),
+          )
       for (const p of list) {
         const key = partitionKey(topic, p.partition)
         const stored = committed.get(offsetKey(p.partition))
@@ -369,7 +373,10 @@ export class GroupConsumer extends ConsumerBase {
       } catch (error) {
         if (attempt >= maxRetries) {
           this.log.warn('giving up on a message after retries', {
-            group: this.group, topic: message.topic, partition: message.partition, offset: message.offset,
+            group: this.group,
+            topic: message.topic,
+            partition: message.partition,
+            offset: message.offset,
             error: (error as Error).message,
           })
           this.emit('messageFailed', {message, error})
@@ -378,8 +385,13 @@ export class GroupConsumer extends ConsumerBase {
         }
         const delayMs = Math.min(1000, 10 * 2 ** attempt)
         this.log.debug('handler failed; retrying the message', {
-          group: this.group, topic: message.topic, partition: message.partition, offset: message.offset,
-          attempt: attempt + 1, retryInMs: delayMs, error: (error as Error).message,
+          group: this.group,
+          topic: message.topic,
+          partition: message.partition,
+          offset: message.offset,
+          attempt: attempt + 1,
+          retryInMs: delayMs,
+          error: (error as Error).message,
         })
         await new Promise((resolve) => setTimeout(resolve, delayMs))
       }
@@ -424,4 +436,3 @@ export function broadcastGroupName(group: string): string {
 export function createGroupConsumer(options: GroupConsumerOptions): GroupConsumer {
   return new GroupConsumer(options)
 }
-

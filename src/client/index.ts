@@ -16,7 +16,15 @@ export {ClusterMembership, type ClusterMembershipOptions} from './cluster-member
 export {ZkOffsetStore} from './offset-stores/zk-offset-store.js'
 export {connectGroupAdmin, StandaloneGroupAdmin, type GroupOffsetsAdmin, type GroupAdminOptions, type PartitionBounds} from './group-admin.js'
 export {ZkGroupAdmin} from './zk-group-admin.js'
-export {Producer, createProducer, type ProducerEvents, type ProducerOptions, type SendOptions, type SendCallback, type BeginTransactionOptions} from './producer.js'
+export {
+  Producer,
+  createProducer,
+  type ProducerEvents,
+  type ProducerOptions,
+  type SendOptions,
+  type SendCallback,
+  type BeginTransactionOptions,
+} from './producer.js'
 export type {TransactionInfo, TransactionState, TransactionSummary} from './transaction.js'
 export {XaResource, createXaResource, type Xid, type XaResourceOptions} from './xa-resource.js'
 export {

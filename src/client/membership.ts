@@ -114,11 +114,7 @@ export class StandaloneMembership extends EventEmitter implements GroupMembershi
     if (this.leaving) return
     this.leaving = true
     try {
-      resultText(
-        await this.options.conn.requestAsync((out, opaque) =>
-          encodeGroupLeave(out, {group: this.options.group, memberId: this.memberId, opaque}),
-        ),
-      )
+      resultText(await this.options.conn.requestAsync((out, opaque) => encodeGroupLeave(out, {group: this.options.group, memberId: this.memberId, opaque})))
     } catch (error) {
       // Leaving is a courtesy: if it fails, the broker evicts us after the session timeout.
       this.options.log.warn('cannot leave the group; the broker evicts this member after its session timeout', {
@@ -198,7 +194,10 @@ function toView(view: GroupView): MembershipView {
   }
   const partitionsByTopic = new Map<string, Partition[]>()
   for (const [topic, count] of Object.entries(view.partitions)) {
-    partitionsByTopic.set(topic, Array.from({length: count}, (_, partition) => ({brokerId: view.brokerId, partition})))
+    partitionsByTopic.set(
+      topic,
+      Array.from({length: count}, (_, partition) => ({brokerId: view.brokerId, partition})),
+    )
   }
   return {generation: view.generation, membersByTopic, partitionsByTopic}
 }

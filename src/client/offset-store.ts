@@ -41,7 +41,10 @@ export class BrokerOffsetStore implements OffsetStore {
     for (const brokerId of new Set(partitions.map((p) => p.brokerId))) {
       const conn = await this.topology.connection(brokerId)
       if (!conn.capabilities.groups) {
-        throw new MetaError('SERVICE_UNAVAILABLE', `broker ${conn.name} cannot keep group offsets (not a meta broker); use a file, MySQL or ZooKeeper offset store`)
+        throw new MetaError(
+          'SERVICE_UNAVAILABLE',
+          `broker ${conn.name} cannot keep group offsets (not a meta broker); use a file, MySQL or ZooKeeper offset store`,
+        )
       }
       const frame = await conn.requestAsync((out, opaque) => encodeOffsetFetch(out, group, {topics: [topic]}, opaque))
       const offsets = decodeCommittedOffsets(resultText(frame), 'offset-fetch reply')

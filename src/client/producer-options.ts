@@ -75,4 +75,3 @@ export interface BeginTransactionOptions {
   /** Seconds after which the broker rolls the transaction back (capped by its maxTxTimeoutInSeconds); 0 = none. */
   timeoutSeconds?: number
 }
-

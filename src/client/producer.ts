@@ -127,12 +127,13 @@ export class Producer extends EventEmitter<ProducerEvents> {
     this.log = (options.logger ?? silentLogger).child('producer')
     this.ownsTopology = options.topology === undefined
     this.topology = options.topology ?? createTopology({...options, requestTimeoutMs: options.sendTimeoutMs, refreshMs: options.topologyRefreshMs})
-    this.selector =
-      typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
+    this.selector = typeof options.selector === 'function' ? options.selector : options.selector ? selectorByName(options.selector) : roundRobinSelector()
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     this.maxQueuedBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES
     if (!(this.maxInFlight >= 1) || !(this.maxQueuedBytes >= 1)) {
-      throw MetaError.invalidArgument(`invalid producer limits: maxInFlight ${this.maxInFlight}, maxQueuedBytes ${this.maxQueuedBytes}: expected positive numbers`)
+      throw MetaError.invalidArgument(
+        `invalid producer limits: maxInFlight ${this.maxInFlight}, maxQueuedBytes ${this.maxQueuedBytes}: expected positive numbers`,
+      )
     }
     this.sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
     this.retries = options.retries ?? DEFAULT_RETRIES
@@ -210,7 +211,11 @@ export class Producer extends EventEmitter<ProducerEvents> {
    * the first throw (the sends not taken stay kept).
    * @internal
    */
-  handOver<C>(topic: string, callback: (result: SendResult, context: C) => void, take: (payload: Uint8Array, attribute: string | undefined, partition: number, callback: SendCallback) => C): void {
+  handOver<C>(
+    topic: string,
+    callback: (result: SendResult, context: C) => void,
+    take: (payload: Uint8Array, attribute: string | undefined, partition: number, callback: SendCallback) => C,
+  ): void {
     this.kept.forEach(
       (task) => task.message.topic === topic,
       (task) => {
@@ -288,7 +293,8 @@ export class Producer extends EventEmitter<ProducerEvents> {
    */
   enterTransaction(key: string, timeoutSeconds: number): Transaction<SendTask> {
     if (this.closed) throw new MetaError('CONNECTION_CLOSED', 'producer is closed')
-    if (this.transaction !== undefined) throw new MetaError('TRANSACTION_ERROR', `transaction ${this.transaction.key} is still open: commit or roll it back first`)
+    if (this.transaction !== undefined)
+      throw new MetaError('TRANSACTION_ERROR', `transaction ${this.transaction.key} is still open: commit or roll it back first`)
     if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 0) {
       throw MetaError.invalidArgument(`invalid transaction timeout "${timeoutSeconds}": expected a whole number of seconds >= 0`)
     }
@@ -431,7 +437,12 @@ export class Producer extends EventEmitter<ProducerEvents> {
       this.retryOrFail(task, new MetaError('CONNECTION_FAILED', `no connection to broker ${target.brokerId}`))
       return
     }
-    if (this.batchPut && conn.capabilities.batchPut === true && target.partition >= 0 && RECORD_HEADER_BYTES + task.body.length <= this.batcher.maxBatchBytes(conn)) {
+    if (
+      this.batchPut &&
+      conn.capabilities.batchPut === true &&
+      target.partition >= 0 &&
+      RECORD_HEADER_BYTES + task.body.length <= this.batcher.maxBatchBytes(conn)
+    ) {
       this.batcher.add(conn, task.message.topic, target.partition, task)
       return
     }
@@ -468,7 +479,10 @@ export class Producer extends EventEmitter<ProducerEvents> {
       this.onRefused(task, frame!.code, frame!.body.toString('utf8'))
       return
     }
-    this.fail(task, new MetaError('DECODE_ERROR', `malformed put reply "${frame!.body.toString('latin1').slice(0, 80)}": expected "<msgId> <partition> <offset>"`))
+    this.fail(
+      task,
+      new MetaError('DECODE_ERROR', `malformed put reply "${frame!.body.toString('latin1').slice(0, 80)}": expected "<msgId> <partition> <offset>"`),
+    )
   }
 
   /** The broker answered a put (or its batch) with an error status. */
@@ -488,7 +502,8 @@ export class Producer extends EventEmitter<ProducerEvents> {
     // A closed partition (MetaQ's 403): a message the selector placed goes to another one.
     if (error.code === 'PARTITION_CLOSED') this.router.markClosed(task.message.topic, task.brokerId, task.partition)
     // A partition that cannot write (disk full, unavailable): a movable message goes to another one until it recovers.
-    else if (error.code === 'DISK_FULL' || error.code === 'SERVICE_UNAVAILABLE') this.router.markFailing(task.message.topic, task.brokerId, task.partition, error)
+    else if (error.code === 'DISK_FULL' || error.code === 'SERVICE_UNAVAILABLE')
+      this.router.markFailing(task.message.topic, task.brokerId, task.partition, error)
     this.retryOrFail(task, error)
   }
 

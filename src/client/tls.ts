@@ -99,7 +99,8 @@ export function tlsFailureReason(err: NodeJS.ErrnoException): string | undefined
   if (/ALERT_(UNKNOWN_CA|BAD_CERTIFICATE|CERTIFICATE_UNKNOWN|DECRYPT_ERROR|UNSUPPORTED_CERTIFICATE)$/.test(code)) {
     return 'the broker refused the client certificate (--cert): it is not signed by the CA the broker trusts (its --tls-ca), or --key is not its key'
   }
-  if (/ALERT_CERTIFICATE_(EXPIRED|REVOKED)$/.test(code)) return 'the broker refused the client certificate (--cert): it has expired or was revoked; use a current one'
+  if (/ALERT_CERTIFICATE_(EXPIRED|REVOKED)$/.test(code))
+    return 'the broker refused the client certificate (--cert): it has expired or was revoked; use a current one'
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `the TLS handshake failed (${code}; --log-level debug shows the details)`
   return undefined
 }
@@ -109,7 +110,8 @@ const TLS_REASONS: Record<string, string> = {
   ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED: 'the broker requires a client certificate: pass --cert FILE --key FILE (one signed by the CA of its --tls-ca)',
   ERR_SSL_WRONG_VERSION_NUMBER: NOT_TLS,
   ERR_SSL_PACKET_LENGTH_TOO_LONG: NOT_TLS,
-  ERR_TLS_CERT_ALTNAME_INVALID: "the broker's certificate does not name the host dialled: dial a name or address it lists (its subjectAltName), or have it reissued for this one",
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "the broker's certificate does not name the host dialled: dial a name or address it lists (its subjectAltName), or have it reissued for this one",
   CERT_HAS_EXPIRED: "the broker's certificate has expired: the broker needs a renewed one (meta reload picks it up)",
   CERT_NOT_YET_VALID: "the broker's certificate is not valid yet: check this machine's clock, or the certificate's dates",
   DEPTH_ZERO_SELF_SIGNED_CERT: "the broker's certificate is self-signed and not trusted here: pass it (or the CA that signed it) with --ca FILE",

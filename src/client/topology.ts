@@ -120,9 +120,7 @@ export class StandaloneTopology extends EventEmitter implements Topology {
   private partitionCount(topic: string): Promise<number> {
     let count = this.partitionCounts.get(topic)
     if (count === undefined) {
-      count = this.conn
-        .requestAsync((out, opaque) => encodePartitions(out, {topic, opaque}))
-        .then((frame) => Number(resultText(frame)))
+      count = this.conn.requestAsync((out, opaque) => encodePartitions(out, {topic, opaque})).then((frame) => Number(resultText(frame)))
       // Forget a failed lookup so the next send asks again; its caller gets the error from `count`.
       count.catch(() => this.partitionCounts.delete(topic))
       this.partitionCounts.set(topic, count)

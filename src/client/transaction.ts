@@ -129,7 +129,8 @@ export function transactionCommand(
 /** PREPARE's answer as a vote; DECODE_ERROR when it is neither XA_OK nor XA_RDONLY. */
 export function prepareVote(body: string, key: string): number {
   const vote = parsePrepareVote(body)
-  if (vote === undefined) throw new MetaError('DECODE_ERROR', `malformed PREPARE reply "${body.slice(0, 80)}" for ${key}: expected ${XA_OK} (XA_OK) or ${XA_RDONLY} (XA_RDONLY)`)
+  if (vote === undefined)
+    throw new MetaError('DECODE_ERROR', `malformed PREPARE reply "${body.slice(0, 80)}" for ${key}: expected ${XA_OK} (XA_OK) or ${XA_RDONLY} (XA_RDONLY)`)
   return vote
 }
 
@@ -251,11 +252,13 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
     this.stateNow = 'rolled-back'
     await this.chain
     if (this.conn === undefined) return
-    await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'ROLLBACK'}, this.host.commitTimeoutMs).catch((error: MetaError) => {
-      // Unknown on the broker (timed out, or its connection was lost): nothing was stored either.
-      if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === XAER_NOTA) return
-      throw error
-    })
+    await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'ROLLBACK'}, this.host.commitTimeoutMs).catch(
+      (error: MetaError) => {
+        // Unknown on the broker (timed out, or its connection was lost): nothing was stored either.
+        if (error.code === 'TRANSACTION_ERROR' && error.details?.xaCode === XAER_NOTA) return
+        throw error
+      },
+    )
   }
 
   /** XA: the broker it runs on and the connection (undefined until the first send). */
@@ -272,12 +275,18 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
   async prepare(): Promise<number> {
     this.checkOpen('prepare')
     await this.chain
-    if (this.failure !== undefined) throw new MetaError('TRANSACTION_ERROR', `transaction ${this.key} cannot be prepared: a send failed: ${this.failure.message}`, {details: {xaCode: XA_RBROLLBACK}})
+    if (this.failure !== undefined)
+      throw new MetaError('TRANSACTION_ERROR', `transaction ${this.key} cannot be prepared: a send failed: ${this.failure.message}`, {
+        details: {xaCode: XA_RBROLLBACK},
+      })
     if (this.conn === undefined) {
       this.stateNow = 'committed'
       return XA_RDONLY
     }
-    const vote = prepareVote(await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'PREPARE'}, this.host.commitTimeoutMs), this.key)
+    const vote = prepareVote(
+      await transactionCommand(this.conn, {txKey: this.key, sessionId: this.sessionId, txType: 'PREPARE'}, this.host.commitTimeoutMs),
+      this.key,
+    )
     if (vote === XA_RDONLY) this.stateNow = 'committed'
     return vote
   }
@@ -328,9 +337,11 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       if (this.conn === undefined) {
         this.brokerId = brokerId
         this.conn = conn
-        transactionCommand(conn, {txKey: this.key, sessionId: this.sessionId, txType: 'BEGIN', timeoutSeconds: this.timeoutSeconds}, this.host.sendTimeoutMs).catch(
-          (error: MetaError) => (this.failure ??= error),
-        )
+        transactionCommand(
+          conn,
+          {txKey: this.key, sessionId: this.sessionId, txType: 'BEGIN', timeoutSeconds: this.timeoutSeconds},
+          this.host.sendTimeoutMs,
+        ).catch((error: MetaError) => (this.failure ??= error))
       }
     }
     return partitions
@@ -344,7 +355,12 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
     } else if (item.pinned !== undefined) {
       const target = partitions[item.pinned]
       if (target === undefined || target.brokerId !== this.brokerId) {
-        this.fail(item, MetaError.invalidArgument(`partition ${item.pinned} of topic "${topic}" is not on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`))
+        this.fail(
+          item,
+          MetaError.invalidArgument(
+            `partition ${item.pinned} of topic "${topic}" is not on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`,
+          ),
+        )
         return
       }
       partition = target.partition
@@ -354,7 +370,12 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
     } else {
       const candidates = partitions.filter((p) => p.brokerId === this.brokerId)
       if (candidates.length === 0) {
-        this.fail(item, MetaError.invalidArgument(`topic "${topic}" has no partition on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`))
+        this.fail(
+          item,
+          MetaError.invalidArgument(
+            `topic "${topic}" has no partition on broker ${this.brokerId}, where transaction ${this.key} runs: all messages of a transaction go to one broker`,
+          ),
+        )
         return
       }
       partition = this.host.selector(topic, candidates, item.message).partition
@@ -391,7 +412,8 @@ export class Transaction<T extends TxItem = TxItem> implements TransactionInfo {
       const slot = `${item.message.topic}\0${outcome.partition}`
       const size = RECORD_HEADER_BYTES + item.body.length
       const count = this.counts.get(slot)
-      if (count === undefined) this.counts.set(slot, {topic: item.message.topic, partition: outcome.partition, messages: 1, recordBytes: size, lastRecordBytes: size})
+      if (count === undefined)
+        this.counts.set(slot, {topic: item.message.topic, partition: outcome.partition, messages: 1, recordBytes: size, lastRecordBytes: size})
       else {
         count.messages += 1
         count.recordBytes += size

@@ -156,12 +156,17 @@ export class XaResource {
         COMMAND_TIMEOUT_MS,
       )
       const listed = parseRecoverReply(body)
-      if (listed === undefined) throw new MetaError('DECODE_ERROR', `malformed RECOVER reply from broker ${brokerId}: "${body.slice(0, 80)}": expected XA transaction keys, one a line`)
+      if (listed === undefined)
+        throw new MetaError('DECODE_ERROR', `malformed RECOVER reply from broker ${brokerId}: "${body.slice(0, 80)}": expected XA transaction keys, one a line`)
       for (const {key, xid} of listed) {
         if (seen.has(key)) continue
         seen.add(key)
         this.recovered.set(key, brokerId)
-        out.push({formatId: xid.formatId, globalTransactionId: Buffer.from(xid.globalTransactionId, 'hex'), branchQualifier: Buffer.from(xid.branchQualifier, 'hex')})
+        out.push({
+          formatId: xid.formatId,
+          globalTransactionId: Buffer.from(xid.globalTransactionId, 'hex'),
+          branchQualifier: Buffer.from(xid.branchQualifier, 'hex'),
+        })
       }
     }
     return out

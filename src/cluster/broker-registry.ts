@@ -205,7 +205,10 @@ export class BrokerRegistry {
         // just expired: take it over, or it would vanish when that old session ends.
         log.info('replacing the registration of a previous run', {brokerId, url})
         const current = await session.exists(master)
-        const replaced = current === undefined ? await session.create(master, url, CreateMode.EPHEMERAL) : await session.replace(master, url, CreateMode.EPHEMERAL, current.version)
+        const replaced =
+          current === undefined
+            ? await session.create(master, url, CreateMode.EPHEMERAL)
+            : await session.replace(master, url, CreateMode.EPHEMERAL, current.version)
         if (!replaced) throw new MetaError('CLUSTER_ERROR', `cannot register ${master}`)
       }
     }
@@ -229,7 +232,10 @@ export class BrokerRegistry {
   private async waitForDeadRegistration(master: string, other: string): Promise<void> {
     const {session, brokerId, log} = this.options
     const refuse = (why: string) =>
-      new MetaError('CLUSTER_ERROR', `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master})${why}; give this broker another brokerId`)
+      new MetaError(
+        'CLUSTER_ERROR',
+        `broker id ${brokerId} is already registered in ZooKeeper by ${other} (${master})${why}; give this broker another brokerId`,
+      )
     const address = parseBrokerUrl(other)
     if (address === undefined || (await reachable(address.host, address.port))) {
       this.takenBy = other

@@ -177,9 +177,7 @@ export class ZkSession extends EventEmitter {
   /** A node's data as UTF-8 (MetaQ's string serializer), or undefined if it does not exist. */
   async getString(path: string, watcher?: Watcher): Promise<string | undefined> {
     try {
-      const data = await this.call<Buffer>((cb) =>
-        watcher ? this.client.getData(path, watcher, cb) : this.client.getData(path, cb),
-      )
+      const data = await this.call<Buffer>((cb) => (watcher ? this.client.getData(path, watcher, cb) : this.client.getData(path, cb)))
       return data === undefined || data === null ? '' : data.toString('utf8')
     } catch (error) {
       if (isNoNode(error)) return undefined
@@ -191,9 +189,7 @@ export class ZkSession extends EventEmitter {
   async children(path: string, watcher?: Watcher): Promise<string[]> {
     for (;;) {
       try {
-        const list = await this.call<string[]>((cb) =>
-          watcher ? this.client.getChildren(path, watcher, cb) : this.client.getChildren(path, cb),
-        )
+        const list = await this.call<string[]>((cb) => (watcher ? this.client.getChildren(path, watcher, cb) : this.client.getChildren(path, cb)))
         return [...list].sort()
       } catch (error) {
         if (!isNoNode(error)) throw error

@@ -5,7 +5,7 @@ import {connectionFlags, timeoutFlag} from '../cli/client-flags.js'
 import type {ReloadReport} from '../protocol/commands/broker-admin.js'
 
 export default class Reload extends ClientCommand<typeof Reload> {
-  static override summary = "Make a running broker re-read its server.ini and apply what changed."
+  static override summary = 'Make a running broker re-read its server.ini and apply what changed.'
 
   static override description = `The broker reads the file it was started with (meta serve -c FILE) and applies, without a restart: every [topic=…] section (new topics are accepted at once, removed ones refuse puts, changed flush, retention, partition count, acceptPublish/acceptSubscribe and stat settings take effect) and the [system] keys topics inherit. Retention jobs are rescheduled, ZooKeeper registration and master_config_checksum are updated. Anything else that changed (the port, dataPath, brokerId, [zookeeper], …) is listed as needing a restart and keeps its running value.
 

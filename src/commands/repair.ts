@@ -37,13 +37,16 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
   static override examples = [
     {description: 'Check a whole data directory (the broker is stopped)', command: '<%= config.bin %> <%= command.id %> -d ~/meta'},
     {description: 'Check and repair one partition', command: '<%= config.bin %> <%= command.id %> -d ~/meta -t orders -p 3 --execute'},
-    {description: 'From a script: repair without asking, report as JSON', command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta --execute --yes --json'},
+    {
+      description: 'From a script: repair without asking, report as JSON',
+      command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta --execute --yes --json',
+    },
   ]
 
   static override enableJsonFlag = true
 
   static override flags = {
-    'data-dir': Flags.directory({char: 'd', summary: 'The data directory to check (a broker\'s dataPath).', required: true}),
+    'data-dir': Flags.directory({char: 'd', summary: "The data directory to check (a broker's dataPath).", required: true}),
     topic: Flags.string({char: 't', summary: 'Only this topic.'}),
     partition: Flags.integer({char: 'p', summary: 'Only this partition (of --topic, or of every topic).', min: 0}),
     execute: Flags.boolean({summary: 'Make the repairs (without it, only the plan is printed).'}),
@@ -62,7 +65,10 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
     }
     checkDataDirFree(dataPath)
     const reports = await checkDataDir({dataPath, topic: flags.topic, partition: flags.partition})
-    if (reports.length === 0) note(`no partitions${flags.topic === undefined ? '' : ` of topic "${flags.topic}"`}${flags.partition === undefined ? '' : ` numbered ${flags.partition}`} in "${dataPath}"`)
+    if (reports.length === 0)
+      note(
+        `no partitions${flags.topic === undefined ? '' : ` of topic "${flags.topic}"`}${flags.partition === undefined ? '' : ` numbered ${flags.partition}`} in "${dataPath}"`,
+      )
     if (!json) process.stdout.write(renderFindings(reports, storage, renderTable))
     const actions = reports.reduce((n, r) => n + r.findings.filter((f) => f.action !== undefined).length, 0)
     const damaged = reports.filter((r) => r.findings.some((f) => f.damage))
@@ -104,7 +110,14 @@ It refuses while a broker (or another meta command) holds the directory (<data-d
 
 function renderFindings(reports: PartitionReport[], {describeAction}: Storage, renderTable: typeof import('../cli/output.js').renderTable): string {
   const rows = reports.flatMap((r) =>
-    r.findings.map((f) => [`${r.topic}-${r.partition}`, f.file, f.offset, f.bytes, `${f.kind}: ${f.detail}`, f.action === undefined ? '-' : describeAction(f.action)]),
+    r.findings.map((f) => [
+      `${r.topic}-${r.partition}`,
+      f.file,
+      f.offset,
+      f.bytes,
+      `${f.kind}: ${f.detail}`,
+      f.action === undefined ? '-' : describeAction(f.action),
+    ]),
   )
   if (rows.length === 0) return ''
   return `${renderTable(['PARTITION', 'FILE', 'OFFSET', 'BYTES', 'FOUND', 'REPAIR'], rows, {align: ['left', 'left', 'right', 'right', 'left', 'left']})}\n`
@@ -120,8 +133,6 @@ function reportJson(report: PartitionReport, {actionJson, describeAction}: Stora
     topic: report.topic,
     partition: report.partition,
     dir: report.dir,
-    findings: report.findings.map(({action, ...rest}) =>
-      action === undefined ? rest : {...rest, action: actionJson(action), repair: describeAction(action)},
-    ),
+    findings: report.findings.map(({action, ...rest}) => (action === undefined ? rest : {...rest, action: actionJson(action), repair: describeAction(action)})),
   }
 }

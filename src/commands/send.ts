@@ -29,17 +29,35 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
 
   static override examples = [
     {description: 'One message per line', command: 'seq 1 1000 | <%= config.bin %> <%= command.id %> -t orders'},
-    {description: 'Split an attribute (the key) off each line at the first ":"', command: `printf 'customer-42:{"total":10}\\n' | <%= config.bin %> <%= command.id %> -t orders -K :`},
+    {
+      description: 'Split an attribute (the key) off each line at the first ":"',
+      command: `printf 'customer-42:{"total":10}\\n' | <%= config.bin %> <%= command.id %> -t orders -K :`,
+    },
     {description: 'Keep each key on one partition, in order', command: '<%= config.bin %> <%= command.id %> -t orders -K : --partitioner hash < orders.txt'},
     {description: 'Binary-safe: NUL-separated records', command: `find . -name '*.json' -print0 | <%= config.bin %> <%= command.id %> -t files -D '\\0'`},
     {description: 'Each file is one message', command: '<%= config.bin %> <%= command.id %> -t images a.png b.png'},
-    {description: 'Copy a topic, attributes and binary payloads included', command: '<%= config.bin %> tail -t orders -e -J | <%= config.bin %> <%= command.id %> -J -t orders-copy'},
-    {description: 'At most 100 messages per second, each acknowledged before the next', command: '<%= config.bin %> <%= command.id %> -t orders --rate 100 --sync < events.txt'},
+    {
+      description: 'Copy a topic, attributes and binary payloads included',
+      command: '<%= config.bin %> tail -t orders -e -J | <%= config.bin %> <%= command.id %> -J -t orders-copy',
+    },
+    {
+      description: 'At most 100 messages per second, each acknowledged before the next',
+      command: '<%= config.bin %> <%= command.id %> -t orders --rate 100 --sync < events.txt',
+    },
     {description: 'A machine-readable summary', command: '<%= config.bin %> <%= command.id %> -t orders --json < events.txt'},
     {description: 'All of a file or nothing: one transaction', command: '<%= config.bin %> <%= command.id %> -t orders --transaction < batch.txt'},
-    {description: 'Follow log files as tail -F does (rotations; new files the glob matches later), continuing after a restart', command: "<%= config.bin %> <%= command.id %> -t app-logs --follow '/var/log/app/*.log'"},
-    {description: 'A large input committed every 10,000 messages', command: '<%= config.bin %> <%= command.id %> -t orders -T --transaction-size 10000 < big.txt'},
-    {description: 'Ride through broker restarts (the default), giving up after 10 minutes without a broker', command: 'tail -F app.log | <%= config.bin %> <%= command.id %> -t app-logs --max-outage 10m'},
+    {
+      description: 'Follow log files as tail -F does (rotations; new files the glob matches later), continuing after a restart',
+      command: "<%= config.bin %> <%= command.id %> -t app-logs --follow '/var/log/app/*.log'",
+    },
+    {
+      description: 'A large input committed every 10,000 messages',
+      command: '<%= config.bin %> <%= command.id %> -t orders -T --transaction-size 10000 < big.txt',
+    },
+    {
+      description: 'Ride through broker restarts (the default), giving up after 10 minutes without a broker',
+      command: 'tail -F app.log | <%= config.bin %> <%= command.id %> -t app-logs --max-outage 10m',
+    },
     {description: 'Fail fast instead of spooling', command: '<%= config.bin %> <%= command.id %> -t orders --no-spool < events.txt'},
   ]
 
@@ -133,14 +151,15 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       }
     })
     const target = await this.target()
-    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}, {spoolDestination}] = await Promise.all([
-      import('../cli/send-session.js'),
-      import('../cli/progress.js'),
-      import('../cli/send-report.js'),
-      import('../cli/signals.js'),
-      import('../cli/format.js'),
-      import('../client/spool/destination.js'),
-    ])
+    const [{SendSession}, {startProgress}, {formatSendSummary, sendExitCode}, {signalExitCode, trapSignals}, {formatCount}, {spoolDestination}] =
+      await Promise.all([
+        import('../cli/send-session.js'),
+        import('../cli/progress.js'),
+        import('../cli/send-report.js'),
+        import('../cli/signals.js'),
+        import('../cli/format.js'),
+        import('../client/spool/destination.js'),
+      ])
     const session = await SendSession.open({
       ...values,
       // The spools this send writes are for this destination; those left for another are left alone.
@@ -175,7 +194,8 @@ Exit status: 0 only if every message was acknowledged (with --transaction: and c
       () => process.stderr.write('\n% interrupted again: exiting without waiting\n'),
     )
     const progress = startProgress(
-      () => `sent ${formatCount(session.sent)} · ${formatCount(session.inFlight)} in flight · ${formatCount(session.sent / Math.max(session.elapsedMs / 1000, 0.001))} msg/s${session.spooled ? ` · ${formatCount(session.spooled)} in the spool` : ''}`,
+      () =>
+        `sent ${formatCount(session.sent)} · ${formatCount(session.inFlight)} in flight · ${formatCount(session.sent / Math.max(session.elapsedMs / 1000, 0.001))} msg/s${session.spooled ? ` · ${formatCount(session.spooled)} in the spool` : ''}`,
       {disabled: quiet || !flags.progress},
     )
     progressShown = progress.enabled

@@ -28,7 +28,10 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     {description: 'Zero-config standalone broker', command: '<%= config.bin %> <%= command.id %>'},
     {description: 'A throwaway broker on a random port', command: '<%= config.bin %> <%= command.id %> --port 0 --data-dir /tmp/meta-dev'},
     {description: 'Acknowledge puts only after fdatasync (group commit)', command: '<%= config.bin %> <%= command.id %> --group-commit'},
-    {description: 'With the web dashboard, /metrics and the HTTP put/get gateway on http://127.0.0.1:8080/', command: '<%= config.bin %> <%= command.id %> --http 8080'},
+    {
+      description: 'With the web dashboard, /metrics and the HTTP put/get gateway on http://127.0.0.1:8080/',
+      command: '<%= config.bin %> <%= command.id %> --http 8080',
+    },
     {description: 'Use a MetaQ server.ini', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini'},
     {description: 'Apply edits to server.ini as soon as it is saved', command: '<%= config.bin %> <%= command.id %> -c conf/server.ini --watch-config'},
     {description: 'A synchronous slave (start it first)', command: '<%= config.bin %> <%= command.id %> --sync-slave --port 8124 -d ~/meta-slave'},
@@ -67,7 +70,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     config: Flags.file({char: 'c', summary: 'MetaQ server.ini to load.', exists: true}),
     users: Flags.file({
       summary: 'Users file (meta user add): check every request against the rights of its connection.',
-      description: 'Connections that do not authenticate get server.ini\'s [security] anonymous rights (none unless set). Wins over [security] usersFile. SIGHUP and meta reload re-read it.',
+      description:
+        "Connections that do not authenticate get server.ini's [security] anonymous rights (none unless set). Wins over [security] usersFile. SIGHUP and meta reload re-read it.",
       exists: true,
     }),
     host: Flags.string({summary: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).'}),
@@ -76,9 +80,14 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     'data-dir': Flags.directory({char: 'd', summary: 'Where partition data lives (default $META_DATA_DIR, else ~/meta).'}),
     'broker-id': Flags.integer({summary: 'Broker id, 0..1023 (default 0).', min: 0, max: 1023}),
     partitions: Flags.integer({summary: 'Default partitions per topic (numPartitions; at most --max-partitions).', min: 1, max: 1_000_000}),
-    'max-partitions': Flags.integer({summary: 'Partitions this broker serves at most; a put that would create one more is refused (maxPartitions, default 20000).', min: 1, max: 1_000_000}),
+    'max-partitions': Flags.integer({
+      summary: 'Partitions this broker serves at most; a put that would create one more is refused (maxPartitions, default 20000).',
+      min: 1,
+      max: 1_000_000,
+    }),
     'auto-create-topics': Flags.boolean({
-      summary: 'A put creates a topic it names (autoCreateTopics, default true); --no-auto-create-topics: only topics named in server.ini or already in the data dir.',
+      summary:
+        'A put creates a topic it names (autoCreateTopics, default true); --no-auto-create-topics: only topics named in server.ini or already in the data dir.',
       allowNo: true,
     }),
     'unflush-threshold': Flags.integer({summary: 'fdatasync after this many messages; <= 0 = group commit.'}),
@@ -93,29 +102,35 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     }),
     'zk-root': Flags.string({summary: 'Root znode of the cluster (zk.zkRoot, default /meta).'}),
     http: Flags.integer({
-      summary: 'Serve the web dashboard, /metrics and MetaQ\'s HTTP put/get gateway on this port (0 = any free port).',
-      description: 'On the broker\'s listen address (--host). Overrides dashboardHttpPort; off unless this or dashboardHttpPort is set. docs/http.md describes the endpoints.',
+      summary: "Serve the web dashboard, /metrics and MetaQ's HTTP put/get gateway on this port (0 = any free port).",
+      description:
+        "On the broker's listen address (--host). Overrides dashboardHttpPort; off unless this or dashboardHttpPort is set. docs/http.md describes the endpoints.",
       min: 0,
       max: 65535,
     }),
     'tls-port': Flags.integer({
       summary: 'Also listen for TLS on this port (tlsPort; 0 = any free port): needs --tls-cert and --tls-key.',
-      description: "Plain traffic sent to it is refused (the handshake fails). With --http, the HTTP server serves https with the same certificate.",
+      description: 'Plain traffic sent to it is refused (the handshake fails). With --http, the HTTP server serves https with the same certificate.',
       min: 0,
       max: 65535,
     }),
     'tls-cert': Flags.string({summary: "PEM file of the broker's TLS certificate (tlsCert), chain included.", helpValue: '<file>'}),
     'tls-key': Flags.string({summary: 'PEM file of its private key (tlsKey).', helpValue: '<file>'}),
-    'tls-ca': Flags.string({summary: 'Require client certificates signed by this CA, PEM (tlsCa); the certificate\'s CN names the connection\'s user.', helpValue: '<file>'}),
+    'tls-ca': Flags.string({
+      summary: "Require client certificates signed by this CA, PEM (tlsCa); the certificate's CN names the connection's user.",
+      helpValue: '<file>',
+    }),
     'tls-only': Flags.boolean({summary: 'Listen on the TLS port only, no plain port (tlsOnly).'}),
     'http-token-file': Flags.file({
-      summary: 'File whose first line is the token the HTTP server\'s mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.',
-      description: 'Or $META_HTTP_TOKEN (the file wins). The file must be readable by its owner only (chmod 600). Without a token, mutating endpoints are open on a loopback address and refused on any other. Never on the command line: it would show in ps.',
+      summary: "File whose first line is the token the HTTP server's mutating endpoints (put, reload, skip) require: Authorization: Bearer <token>.",
+      description:
+        'Or $META_HTTP_TOKEN (the file wins). The file must be readable by its owner only (chmod 600). Without a token, mutating endpoints are open on a loopback address and refused on any other. Never on the command line: it would show in ps.',
       exists: true,
     }),
     'http-allow-host': Flags.string({
       summary: 'A host name the HTTP server answers to besides its listen address, localhost and loopback addresses (repeatable).',
-      description: 'Requests naming another host (the Host header) are answered 421: a web page cannot reach the server through a name of its own (DNS rebinding). docs/http.md#browsers-and-other-sites.',
+      description:
+        'Requests naming another host (the Host header) are answered 421: a web page cannot reach the server through a name of its own (DNS rebinding). docs/http.md#browsers-and-other-sites.',
       multiple: true,
       helpValue: '<name>',
     }),
@@ -128,38 +143,52 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     }),
     'allow-group-access': Flags.boolean({
       summary: "Create data directories 0750 and files 0640 (the owner's group may read them) instead of 0700 and 0600.",
-      description: 'For a backup or monitoring account in the broker\'s group. Files and directories that exist keep their modes.',
+      description: "For a backup or monitoring account in the broker's group. Files and directories that exist keep their modes.",
     }),
     'sync-slave': Flags.boolean({
-      summary: 'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts; out of ZooKeeper unless given --slave-id (then registered as that slave, and --failover applies).',
+      summary:
+        'Run as a synchronous slave (syncSlave): store what the master forwards, refuse puts; out of ZooKeeper unless given --slave-id (then registered as that slave, and --failover applies).',
       exclusive: ['sync-slave-address'],
     }),
     'sync-slave-address': Flags.string({
-      summary: 'HOST:PORT of this broker\'s synchronous slave (syncSlaveAddress): acknowledge a put only once the slave has it too.',
+      summary: "HOST:PORT of this broker's synchronous slave (syncSlaveAddress): acknowledge a put only once the slave has it too.",
       helpValue: 'HOST:PORT',
     }),
     'sync-slave-from-zk': Flags.boolean({
-      summary: 'A master in ZooKeeper that takes its synchronous slave from there (syncSlaveFromZk): the --sync-slave --slave-id N broker announced for its --broker-id; puts are refused until that slave is up to date.',
+      summary:
+        'A master in ZooKeeper that takes its synchronous slave from there (syncSlaveFromZk): the --sync-slave --slave-id N broker announced for its --broker-id; puts are refused until that slave is up to date.',
       exclusive: ['sync-slave', 'sync-slave-address'],
     }),
     'recover-offset': Flags.boolean({
-      summary: 'Promoting a former slave: before registering, rewrite consumer groups\' committed offsets for this broker id to this log\'s positions (recoverOffset).',
+      summary:
+        "Promoting a former slave: before registering, rewrite consumer groups' committed offsets for this broker id to this log's positions (recoverOffset).",
     }),
     'watch-config': Flags.boolean({summary: 'Reload the -c file whenever it changes (checked every second).', dependsOn: ['config']}),
-    'slave-id': Flags.integer({summary: 'Run as asynchronous slave number N (slaveId): of --slave-of, or with ZooKeeper of the master registered under --broker-id.', min: 0}),
+    'slave-id': Flags.integer({
+      summary: 'Run as asynchronous slave number N (slaveId): of --slave-of, or with ZooKeeper of the master registered under --broker-id.',
+      min: 0,
+    }),
     'slave-of': Flags.string({
       summary: "The master's HOST:PORT: replicate all its partitions, refuse puts.",
-      description: 'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
+      description:
+        'Needs a slaveId (--slave-id or --slave-config). Use the same --broker-id as the master. Without ZooKeeper only: with ZooKeeper (--zk, zk.zkConnect) the slave finds the master registered under its broker id.',
     }),
     failover: Flags.boolean({
-      summary: 'A slave in ZooKeeper (asynchronous, or --sync-slave with --slave-id): promote this broker to master when the master stays gone for the grace period (failover). A master in ZooKeeper: hold the broker id under a lease.',
-      description: 'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts. On a master (and on every promoted slave) --failover refuses puts whenever ZooKeeper has not confirmed for half the session timeout that this broker still holds its id, so a master cut off from ZooKeeper stops before a slave can take over.',
+      summary:
+        'A slave in ZooKeeper (asynchronous, or --sync-slave with --slave-id): promote this broker to master when the master stays gone for the grace period (failover). A master in ZooKeeper: hold the broker id under a lease.',
+      description:
+        'Exactly one slave of the broker id wins ids/<brokerId>/master (ZooKeeper decides); it rewrites committed offsets (recoverOffset), stops replicating, registers its topics and accepts puts. On a master (and on every promoted slave) --failover refuses puts whenever ZooKeeper has not confirmed for half the session timeout that this broker still holds its id, so a master cut off from ZooKeeper stops before a slave can take over.',
     }),
-    'failover-grace': durationFlag({summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).", allowZero: true}),
+    'failover-grace': durationFlag({
+      summary: "How long the master's ids/<id>/master node must stay gone before failover, e.g. 10s (failoverGraceMs).",
+      allowZero: true,
+    }),
     'slave-config': Flags.file({summary: "MetaQ's async_slave.properties (slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig).", exists: true}),
     'sync-master-config': Flags.file({
-      summary: "MetaQ's samsa_master.properties: run as synchronous master of its slave=HOST:PORT (with sendToSlaveTimeoutInMills, slaveContinuousFailureThreshold, checkSlaveIntervalInMills, recoverOffset).",
-      description: "MetaQ's -Fsamsa=FILE. Flags win over the file, the file over server.ini's [system] keys. callbackThreadCount, recoverParallel and recoverParallelHint are accepted and logged as ignored.",
+      summary:
+        "MetaQ's samsa_master.properties: run as synchronous master of its slave=HOST:PORT (with sendToSlaveTimeoutInMills, slaveContinuousFailureThreshold, checkSlaveIntervalInMills, recoverOffset).",
+      description:
+        "MetaQ's -Fsamsa=FILE. Flags win over the file, the file over server.ini's [system] keys. callbackThreadCount, recoverParallel and recoverParallelHint are accepted and logged as ignored.",
       exists: true,
       exclusive: ['sync-slave', 'sync-slave-config'],
     }),
@@ -175,7 +204,8 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
   async run(): Promise<void> {
     const flags = this.flags
     if (this.argv.includes('-p')) process.stderr.write("warning: 'meta serve -p' is deprecated: use --port ('-p' means a partition in every other command)\n")
-    if (flags['unflush-interval-ms'] !== undefined) process.stderr.write(`warning: --unflush-interval-ms is deprecated: use --unflush-interval ${flags['unflush-interval-ms']}ms\n`)
+    if (flags['unflush-interval-ms'] !== undefined)
+      process.stderr.write(`warning: --unflush-interval-ms is deprecated: use --unflush-interval ${flags['unflush-interval-ms']}ms\n`)
     const {applyOverrides, defaultBrokerConfig, loadServerIni, startBroker, validateRoles} = await import('../broker/index.js')
     const base: BrokerConfig = flags.config ? await loadServerIni(flags.config) : defaultBrokerConfig()
     const overrides: ConfigOverrides = {}
@@ -240,7 +270,15 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       try {
         const {startHttpServer} = await import('../http/server.js')
         const tls = config.system.tlsPort === undefined ? undefined : {cert: config.system.tlsCert!, key: config.system.tlsKey!}
-        http = await startHttpServer({broker, port: httpPort, token: httpToken, assetRoot: this.config.root, logger: this.logger, tls, allowHosts: flags['http-allow-host']})
+        http = await startHttpServer({
+          broker,
+          port: httpPort,
+          token: httpToken,
+          assetRoot: this.config.root,
+          logger: this.logger,
+          tls,
+          allowHosts: flags['http-allow-host'],
+        })
       } catch (error) {
         await broker.close()
         throw error
@@ -259,11 +297,13 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
         stopping = true
         this.logger.info(`${signal} received: stopping`)
         const closeHttp = http?.close().catch((error: Error) => this.logger.warn('HTTP server close failed', {error: error.message}))
-        Promise.resolve(closeHttp).then(() => broker.close()).then(resolve, (error: Error) => {
-          this.logger.error('shutdown failed', {error: error.message})
-          process.exitCode = 1
-          resolve()
-        })
+        Promise.resolve(closeHttp)
+          .then(() => broker.close())
+          .then(resolve, (error: Error) => {
+            this.logger.error('shutdown failed', {error: error.message})
+            process.exitCode = 1
+            resolve()
+          })
       }
       process.on('SIGINT', stop)
       process.on('SIGTERM', stop)
@@ -291,7 +331,12 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
       url: broker.url,
       ...(broker.tlsUrl === undefined ? {} : {tls: broker.tlsUrl}),
       dataPath: s.dataPath,
-      mode: slave !== undefined ? `slave ${slave.slaveId} of ${slave.master !== undefined ? `${slave.master.host}:${slave.master.port}` : `the master of broker ${s.brokerId} in ZooKeeper`}` : config.zookeeper.zkConnect ? 'cluster' : 'standalone',
+      mode:
+        slave !== undefined
+          ? `slave ${slave.slaveId} of ${slave.master !== undefined ? `${slave.master.host}:${slave.master.port}` : `the master of broker ${s.brokerId} in ZooKeeper`}`
+          : config.zookeeper.zkConnect
+            ? 'cluster'
+            : 'standalone',
       topics: config.acceptAnyTopic ? 'any' : config.topics.map((t) => t.pattern),
       ...(http ? {http: http.url} : {}),
       flush: s.unflushThreshold <= 0 ? 'group commit' : `every ${s.unflushThreshold} messages or ${s.unflushIntervalMs} ms`,
@@ -354,7 +399,10 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
    */
   private async httpToken(): Promise<string | undefined> {
     if (this.flags['http-token'] !== undefined) {
-      this.error('--http-token on the command line shows in ps to every user of the machine: put the token in $META_HTTP_TOKEN, or in a file only you can read given with --http-token-file FILE', {exit: 2})
+      this.error(
+        '--http-token on the command line shows in ps to every user of the machine: put the token in $META_HTTP_TOKEN, or in a file only you can read given with --http-token-file FILE',
+        {exit: 2},
+      )
     }
     const file = this.flags['http-token-file']
     if (file === undefined) {
@@ -379,10 +427,16 @@ The data directory is locked while the broker runs (<data-dir>/.meta.lock): a se
     const user = process.env.META_REPLICATION_USER
     const password = process.env.META_REPLICATION_PASSWORD
     if (user === undefined || user === '') {
-      if (password !== undefined && password !== '') this.error('$META_REPLICATION_PASSWORD is set but $META_REPLICATION_USER is not: set both (or neither: replication then connects anonymously)', {exit: 2})
+      if (password !== undefined && password !== '')
+        this.error('$META_REPLICATION_PASSWORD is set but $META_REPLICATION_USER is not: set both (or neither: replication then connects anonymously)', {
+          exit: 2,
+        })
       return undefined
     }
-    if (password === undefined || password === '') this.error(`$META_REPLICATION_USER is "${user}" but $META_REPLICATION_PASSWORD is not set: set the password there (never a flag: it would show in ps)`, {exit: 2})
+    if (password === undefined || password === '')
+      this.error(`$META_REPLICATION_USER is "${user}" but $META_REPLICATION_PASSWORD is not set: set the password there (never a flag: it would show in ps)`, {
+        exit: 2,
+      })
     return {user, password}
   }
 

@@ -14,7 +14,10 @@ Exit status: 0 healthy (the master answers, every partition replicates, none lag
 
   static override examples = [
     {description: 'Check the slave on port 8124', command: '<%= config.bin %> <%= command.id %> -b 127.0.0.1:8124'},
-    {description: 'In a script: fail when more than 10000 messages behind', command: '<%= config.bin %> <%= command.id %> -b 127.0.0.1:8124 --max-lag 10000 --json'},
+    {
+      description: 'In a script: fail when more than 10000 messages behind',
+      command: '<%= config.bin %> <%= command.id %> -b 127.0.0.1:8124 --max-lag 10000 --json',
+    },
     {description: 'Every slave of broker 0 in a cluster', command: '<%= config.bin %> <%= command.id %> --zk 127.0.0.1:2181 --broker-id 0'},
   ]
 

@@ -33,9 +33,18 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     {description: 'Wait at most 5 s for the next message', command: '<%= config.bin %> <%= command.id %> -t orders -o end -c 1 --timeout 5s'},
     {description: 'The last 100 messages of each partition', command: '<%= config.bin %> <%= command.id %> -t orders -o -100 -e'},
     {description: 'Everything from the last hour', command: '<%= config.bin %> <%= command.id %> -t orders -o @-1h -e'},
-    {description: 'Share the work with other members of group "billing"; resume where it left off', command: '<%= config.bin %> <%= command.id %> -t orders --group billing'},
-    {description: 'Every member gets every message (broadcast), offsets kept locally', command: '<%= config.bin %> <%= command.id %> -t config-updates --group cache --broadcast'},
-    {description: 'Only error messages of JSON bodies, selected by the broker', command: `<%= config.bin %> <%= command.id %> -t logs --filter "level = 'error' AND status >= 500"`},
+    {
+      description: 'Share the work with other members of group "billing"; resume where it left off',
+      command: '<%= config.bin %> <%= command.id %> -t orders --group billing',
+    },
+    {
+      description: 'Every member gets every message (broadcast), offsets kept locally',
+      command: '<%= config.bin %> <%= command.id %> -t config-updates --group cache --broadcast',
+    },
+    {
+      description: 'Only error messages of JSON bodies, selected by the broker',
+      command: `<%= config.bin %> <%= command.id %> -t logs --filter "level = 'error' AND status >= 500"`,
+    },
     {description: 'Only messages tagged TagA or TagB (their attribute)', command: `<%= config.bin %> <%= command.id %> -t orders --filter 'TagA || TagB'`},
     {description: 'Against a cluster', command: '<%= config.bin %> <%= command.id %> -t orders --zk 127.0.0.1:2181'},
   ]
@@ -51,7 +60,12 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
     }),
     'from-latest': Flags.boolean({summary: 'With --group: partitions the group never read start at the end, not the beginning.', dependsOn: ['group']}),
     'no-commit': Flags.boolean({summary: 'With --group: read without committing offsets (peek).', dependsOn: ['group']}),
-    'session-timeout': durationFlag({summary: 'With --group: how long the group waits for a vanished member (default 30s; 1s to 1h).', dependsOn: ['group'], minMs: 1000, maxMs: 3_600_000}),
+    'session-timeout': durationFlag({
+      summary: 'With --group: how long the group waits for a vanished member (default 30s; 1s to 1h).',
+      dependsOn: ['group'],
+      minMs: 1000,
+      maxMs: 3_600_000,
+    }),
     broadcast: Flags.boolean({summary: 'With --group: read every partition (MetaQ broadcast consumer); offsets in a local file.', dependsOn: ['group']}),
     'offsets-file': Flags.string({summary: "With --broadcast: the local offsets file (default ~/.meta_offsets, MetaQ's).", dependsOn: ['broadcast']}),
     topic: Flags.string({
@@ -65,7 +79,8 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       multiple: true,
     }),
     'rescan-interval': durationFlag({
-      summary: 'While following: how often topics (with a pattern) and partition counts are asked again, so partitions added later are read (default 5s, 100ms to 5m).',
+      summary:
+        'While following: how often topics (with a pattern) and partition counts are asked again, so partitions added later are read (default 5s, 100ms to 5m).',
       minMs: 100,
       maxMs: 300_000,
     }),
@@ -79,7 +94,7 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       char: 'o',
       summary: 'Where to start: beginning, end, stored, <byte offset>, -N, +N, @<time>, @-<duration>.',
       description:
-        'beginning (default) and end; stored: the group\'s committed offset (the default with --group); a byte offset; -N: the last N messages of each partition; +N: skip the first N; @2026-12-01T10:00:00Z or @<ms>: from the first message at or after that time; @-1h: from an hour ago.',
+        "beginning (default) and end; stored: the group's committed offset (the default with --group); a byte offset; -N: the last N messages of each partition; +N: skip the first N; @2026-12-01T10:00:00Z or @<ms>: from the first message at or after that time; @-1h: from an hour ago.",
     }),
     filter: Flags.string({
       summary: "Only messages matching this expression, selected on the broker: tags (TagA || TagB), JSON fields (level = 'error' AND status >= 500).",
@@ -120,7 +135,11 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       })
     }
     const target = await this.target()
-    const [{TailSession}, {trapSignals}, {watchStdoutReader}] = await Promise.all([import('../cli/tail-session.js'), import('../cli/signals.js'), import('../cli/reader-watch.js')])
+    const [{TailSession}, {trapSignals}, {watchStdoutReader}] = await Promise.all([
+      import('../cli/tail-session.js'),
+      import('../cli/signals.js'),
+      import('../cli/reader-watch.js'),
+    ])
     const session = new TailSession({
       ...this.sessionOptions(target),
       ...values,
@@ -148,8 +167,10 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
       const topics = given.filter((t) => !t.includes('*'))
       for (const topic of topics) validateTopicName(topic)
       if (flags.group !== undefined) validateGroupName(flags.group)
-      if (flags.partition !== undefined) throw MetaError.invalidArgument('-p with a topic pattern: expected whole topics (partition numbers differ between topics)')
-      if (flags.timeout !== undefined && !flags.exit) throw MetaError.invalidArgument('--timeout with a topic pattern needs -e (each topic would time out on its own)')
+      if (flags.partition !== undefined)
+        throw MetaError.invalidArgument('-p with a topic pattern: expected whole topics (partition numbers differ between topics)')
+      if (flags.timeout !== undefined && !flags.exit)
+        throw MetaError.invalidArgument('--timeout with a topic pattern needs -e (each topic would time out on its own)')
       const patterns = [
         ...given.filter((t) => t.includes('*')).map((glob) => compileTopicPattern({glob})),
         ...(flags['topic-pattern'] ?? []).map((regex) => compileTopicPattern({regex})),
@@ -162,11 +183,16 @@ Format tokens (-f): %s payload, %S payload size, %t topic, %p partition, %o offs
         output: flags.jsonl || flags.json ? ({kind: 'jsonl'} as const) : ({kind: 'format', formatter: compileFormat(flags.format ?? DEFAULT_FORMAT)} as const),
       }
     })
-    if (values.offset.kind === 'stored' && flags.group === undefined) usageErrors(() => {
-      throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
-    })
+    if (values.offset.kind === 'stored' && flags.group === undefined)
+      usageErrors(() => {
+        throw MetaError.invalidArgument('-o stored needs a consumer group: add --group <name>')
+      })
     const target = await this.target()
-    const [{PatternTail}, {trapSignals}, {watchStdoutReader}] = await Promise.all([import('../cli/tail-pattern.js'), import('../cli/signals.js'), import('../cli/reader-watch.js')])
+    const [{PatternTail}, {trapSignals}, {watchStdoutReader}] = await Promise.all([
+      import('../cli/tail-pattern.js'),
+      import('../cli/signals.js'),
+      import('../cli/reader-watch.js'),
+    ])
     const tail = usageErrors(() => new PatternTail({...this.sessionOptions(target), ...values}))
     const signals = trapSignals(
       () => tail.stop('signal'),

@@ -88,7 +88,10 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
 
   // One sample a second for every open stream, taken only while one is open.
   const listeners = new Set<(counters: Record<string, number>) => void>()
-  const withRates = (counters: Record<string, number>): Record<string, number> => ({...counters, ...(history.ratesAt(counters as unknown as CounterSample) as Record<string, number>)})
+  const withRates = (counters: Record<string, number>): Record<string, number> => ({
+    ...counters,
+    ...(history.ratesAt(counters as unknown as CounterSample) as Record<string, number>),
+  })
   let ticker: NodeJS.Timeout | undefined
   app.addHook('onClose', async () => clearInterval(ticker))
   app.get('/api/events', (req, reply) => {
@@ -117,7 +120,10 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
     const topics = (await (await ctx.admin(req)).topics())
       .filter((t) => t.topic.toLowerCase().includes(filter) && seen.topic(t.topic))
       .map((t) => ({...t, numPartitions: broker.topics.resolve(t.topic)?.numPartitions ?? null, putRate: history.topicRate(t.topic)}))
-    return paged(q, topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)))
+    return paged(
+      q,
+      topics.sort((a, b) => (a.topic < b.topic ? -1 : 1)),
+    )
   })
 
   app.get('/api/topics/:topic/partitions', async (req) => {
@@ -157,7 +163,10 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
     const {seen} = ctx.viewer(req)
     const admin = await groups(req)
     const list = (await admin.listGroups()).filter((g) => seen.group(g.group))
-    return paged(req.query as Query, list.sort((a, b) => (a.group < b.group ? -1 : 1)))
+    return paged(
+      req.query as Query,
+      list.sort((a, b) => (a.group < b.group ? -1 : 1)),
+    )
   })
 
   app.get('/api/groups/:group', async (req) => {
@@ -194,12 +203,20 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
     const committed = (await admin.fetchOffsets(group, [topic])).find((o) => o.partition === partition)
     if (committed === undefined) throw new HttpError(404, `group "${group}" has no committed offset for ${topic} partition ${partition}: nothing to skip`)
     if (body.offset !== undefined && Number(body.offset) !== committed.offset) {
-      throw new HttpError(409, `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`, 'CONFLICT')
+      throw new HttpError(
+        409,
+        `group "${group}" is at offset ${committed.offset} of ${topic} partition ${partition}, not ${String(body.offset)}: it moved; look again before skipping`,
+        'CONFLICT',
+      )
     }
     const {messages} = await readMessages(ctx, req, topic, partition, committed.offset, 1)
     const message = messages[0] as {offset: number; recordBytes: number; msgId: string} | undefined
     if (message === undefined || message.offset !== committed.offset) {
-      throw new HttpError(409, `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`, 'CONFLICT')
+      throw new HttpError(
+        409,
+        `no message starts at offset ${committed.offset} of ${topic} partition ${partition} (the group is at the end of the log, or the offset is not a message boundary): nothing to skip`,
+        'CONFLICT',
+      )
     }
     const next = {topic, partition, offset: message.offset + message.recordBytes, msgId: message.msgId}
     await admin.commitOffsets(group, [next])
@@ -250,7 +267,13 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
             const role = parseBrokerRole(child)
             if (role === undefined) return
             const key = `${role.brokerId}-${role.role}`
-            const row = placements.get(key) ?? {brokerId: role.brokerId, role: role.role === 'm' ? 'master' : 'slave', partitions: 0, publish: false, subscribe: false}
+            const row = placements.get(key) ?? {
+              brokerId: role.brokerId,
+              role: role.role === 'm' ? 'master' : 'slave',
+              partitions: 0,
+              publish: false,
+              subscribe: false,
+            }
             row.partitions = Math.max(row.partitions, numParts(json))
             row[kind] = true
             placements.set(key, row)
@@ -275,7 +298,8 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
       throw new HttpError(404, `unknown topic "${topic}": it is not configured and holds no data on this broker`)
     }
     const one = param(q, 'partition')
-    const partitions = one === undefined ? Array.from({length: resolved.numPartitions}, (_, p) => p) : [intParam(q, 'partition', {min: 0, max: resolved.numPartitions - 1})]
+    const partitions =
+      one === undefined ? Array.from({length: resolved.numPartitions}, (_, p) => p) : [intParam(q, 'partition', {min: 0, max: resolved.numPartitions - 1})]
     const offset = param(q, 'offset')
     const startAt = offset === undefined || offset === '' ? undefined : intParam(q, 'offset', {min: 0, max: Number.MAX_SAFE_INTEGER})
     sse(req, reply, (send) => {
@@ -290,7 +314,16 @@ export function registerApi(app: FastifyInstance, ctx: HttpContext, history: Cou
         while (!stopped) {
           const frame = await ctx.request(
             req,
-            (out, opaque) => encodeGet(out, {topic, group: 'meta-http-follow', partition, offset: position, maxSize: broker.config.system.maxTransferBytes, opaque, maxWaitMs: FOLLOW_WAIT_MS}),
+            (out, opaque) =>
+              encodeGet(out, {
+                topic,
+                group: 'meta-http-follow',
+                partition,
+                offset: position,
+                maxSize: broker.config.system.maxTransferBytes,
+                opaque,
+                maxWaitMs: FOLLOW_WAIT_MS,
+              }),
             FOLLOW_WAIT_MS + 30_000,
           )
           if (stopped) return
@@ -367,7 +400,14 @@ function partitionRow(broker: BrokerReadView, topic: string, partition: number, 
 }
 
 /** Up to `limit` whole messages from `from` (moved to the log start when below it). */
-async function readMessages(ctx: HttpContext, req: FastifyRequest, topic: string, partition: number, from: number, limit: number): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
+async function readMessages(
+  ctx: HttpContext,
+  req: FastifyRequest,
+  topic: string,
+  partition: number,
+  from: number,
+  limit: number,
+): Promise<{from: number; messages: Record<string, unknown>[]; nextOffset: number}> {
   let offset = from
   const messages: Record<string, unknown>[] = []
   const maxSize = ctx.broker.config.system.maxTransferBytes
@@ -456,7 +496,11 @@ async function slaveRow(slave: {slaveId: number; url: string}, ctx: HttpContext)
   const address = parseBrokerUrl(slave.url)
   if (address === undefined) return {name, url: slave.url, error: 'not a broker URL'}
   try {
-    const admin = await connectAdmin({broker: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`, timeoutMs: SLAVE_STATUS_TIMEOUT_MS, logger: ctx.log})
+    const admin = await connectAdmin({
+      broker: `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`,
+      timeoutMs: SLAVE_STATUS_TIMEOUT_MS,
+      logger: ctx.log,
+    })
     try {
       const report = await admin.slaveStatus()
       const health = slaveHealth(report, SLAVE_HEALTHY_MAX_LAG)

@@ -51,18 +51,31 @@ function tokenEquals(given: string, token: string): boolean {
 const failedLogin = (message: string) => new HttpError(401, message, 'UNAUTHORIZED')
 
 /** The principal of an HTTP request (see the module comment); throws 401/403 for a refused login. */
-export async function principalOf(req: FastifyRequest, access: NonNullable<BrokerReadView['access']>, options: {httpToken: string | undefined; basicAllowed: boolean}): Promise<HttpPrincipal> {
+export async function principalOf(
+  req: FastifyRequest,
+  access: NonNullable<BrokerReadView['access']>,
+  options: {httpToken: string | undefined; basicAllowed: boolean},
+): Promise<HttpPrincipal> {
   const header = req.headers.authorization ?? ''
   const bearer = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (req.headers['x-meta-token'] as string | undefined)
   const basic = header.startsWith('Basic ') ? header.slice('Basic '.length).trim() : undefined
   const address = req.socket.remoteAddress ?? req.ip
   const refused = (name: string) => (command: string, resource: string, why: string) => access.audit.refused(name, address, command, resource, why)
   if (basic === undefined && (bearer === undefined || bearer === '')) {
-    return {who: 'an anonymous HTTP request (no Authorization header)', rights: () => access.rightsOf(undefined), refused: refused('(anonymous)'), bound: {anonymous: true}}
+    return {
+      who: 'an anonymous HTTP request (no Authorization header)',
+      rights: () => access.rightsOf(undefined),
+      refused: refused('(anonymous)'),
+      bound: {anonymous: true},
+    }
   }
   if (basic !== undefined) {
     if (!options.basicAllowed) {
-      throw new HttpError(403, 'HTTP Basic auth sends the password in clear and this server is neither https nor on a loopback address: use https (the broker certificate, --tls-cert) or a token (meta user token)', 'ACCESS_DENIED')
+      throw new HttpError(
+        403,
+        'HTTP Basic auth sends the password in clear and this server is neither https nor on a loopback address: use https (the broker certificate, --tls-cert) or a token (meta user token)',
+        'ACCESS_DENIED',
+      )
     }
     const decoded = Buffer.from(basic, 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
@@ -75,7 +88,8 @@ export async function principalOf(req: FastifyRequest, access: NonNullable<Broke
     throw failedLogin('authentication failed')
   }
   const token = bearer as string
-  if (options.httpToken !== undefined && tokenEquals(token, options.httpToken)) return {who: 'the --http-token', rights: () => ALL_RIGHTS, bound: {operatorToken: true}}
+  if (options.httpToken !== undefined && tokenEquals(token, options.httpToken))
+    return {who: 'the --http-token', rights: () => ALL_RIGHTS, bound: {operatorToken: true}}
   const user = access.userOfToken(token)
   if (user !== undefined) return {who: `user "${user}"`, user, rights: () => access.rightsOf(user), refused: refused(user), bound: {user}}
   await access.login(address, '(HTTP token)', 'HTTP token', () => false)

@@ -33,7 +33,10 @@ const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a
 export function checkAllowHost(value: string): string {
   const name = normalize(value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value)
   if (isIP(name) === 0 && !HOST_NAME.test(name)) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid --http-allow-host ${JSON.stringify(value)}: expected a host name or an IP address, without a port or scheme (broker.example.com)`)
+    throw new MetaError(
+      'INVALID_ARGUMENT',
+      `invalid --http-allow-host ${JSON.stringify(value)}: expected a host name or an IP address, without a port or scheme (broker.example.com)`,
+    )
   }
   return name
 }
@@ -49,19 +52,31 @@ export function browserGuard(options: BrowserGuardOptions): (req: FastifyRequest
     if (host !== undefined) {
       const name = hostName(host)
       if (name === undefined || !answers(name)) {
-        throw new HttpError(421, `this server does not answer to the host ${JSON.stringify(host)} (Host header): it answers to ${[...allowed].join(', ')} and loopback addresses; start it with --http-allow-host NAME to add a name`, 'MISDIRECTED')
+        throw new HttpError(
+          421,
+          `this server does not answer to the host ${JSON.stringify(host)} (Host header): it answers to ${[...allowed].join(', ')} and loopback addresses; start it with --http-allow-host NAME to add a name`,
+          'MISDIRECTED',
+        )
       }
     }
     const origin = req.headers.origin
     if (origin !== undefined && (host === undefined || !sameOrigin(origin, `${options.scheme}://${host}`))) {
-      throw new HttpError(403, `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this server's (${options.scheme}://${host ?? '?'})`, 'FORBIDDEN')
+      throw new HttpError(
+        403,
+        `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this server's (${options.scheme}://${host ?? '?'})`,
+        'FORBIDDEN',
+      )
     }
     if (req.method === 'GET' || req.method === 'HEAD') return
     const h = req.headers
     const authorization = h.authorization ?? ''
     if (nonEmpty(h['x-meta-request']) || nonEmpty(h['x-meta-token']) || authorization.startsWith('Bearer ')) return
     if (origin === undefined && authorization === '' && h['content-type'] === undefined) return
-    throw new HttpError(403, `${req.method} ${req.url.split('?')[0]} changes the broker: send the header "X-Meta-Request: 1" (or the token as "X-Meta-Token" or "Authorization: Bearer"); Basic credentials alone are not enough, a browser sends them for any site`, 'FORBIDDEN')
+    throw new HttpError(
+      403,
+      `${req.method} ${req.url.split('?')[0]} changes the broker: send the header "X-Meta-Request: 1" (or the token as "X-Meta-Token" or "Authorization: Bearer"); Basic credentials alone are not enough, a browser sends them for any site`,
+      'FORBIDDEN',
+    )
   }
 }
 

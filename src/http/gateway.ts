@@ -71,7 +71,12 @@ export function registerGateway(app: FastifyInstance, ctx: HttpContext): void {
     )
     sendResult(req, reply, frame, () => {
       const put = parsePutReply(frame.body)
-      if (put === undefined) throw new HttpError(502, `malformed put reply "${frame.body.toString('latin1').slice(0, 80)}" from the broker: expected "<msgId> <partition> <offset>"`, 'DECODE_ERROR')
+      if (put === undefined)
+        throw new HttpError(
+          502,
+          `malformed put reply "${frame.body.toString('latin1').slice(0, 80)}" from the broker: expected "<msgId> <partition> <offset>"`,
+          'DECODE_ERROR',
+        )
       return {msgId: put.id.toString(), partition: put.partition, offset: put.offset}
     })
   }
@@ -156,5 +161,8 @@ export function wantsJson(req: FastifyRequest): boolean {
 }
 
 export function tooLarge(bytes: number | string, limit: number): HttpError {
-  return new HttpError(413, `body of ${bytes} bytes exceeds the limit of ${limit} bytes (the broker's largest message: maxTransferSize minus the 20-byte record header)`)
+  return new HttpError(
+    413,
+    `body of ${bytes} bytes exceeds the limit of ${limit} bytes (the broker's largest message: maxTransferSize minus the 20-byte record header)`,
+  )
 }

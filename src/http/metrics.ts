@@ -57,14 +57,26 @@ function brokerRegistry(broker: BrokerReadView): Registry {
         this.inc(value())
       },
     })
-  counter('meta_messages_put_total', 'Messages put, counted per message (a put-batch counts each); failed ones included (stats cmd_put).', () => ctx.counters.cmdPut)
+  counter(
+    'meta_messages_put_total',
+    'Messages put, counted per message (a put-batch counts each); failed ones included (stats cmd_put).',
+    () => ctx.counters.cmdPut,
+  )
   counter('meta_messages_put_failed_total', 'Messages whose put failed (stats put_failed).', () => ctx.counters.putFailed)
   counter('meta_get_requests_total', 'get requests (stats cmd_get).', () => ctx.counters.cmdGet)
   counter('meta_get_misses_total', 'get requests that found no message (stats get_miss).', () => ctx.counters.getMiss)
   counter('meta_offset_requests_total', 'offset requests (stats cmd_offset).', () => ctx.counters.cmdOffset)
   counter('meta_auth_failures_total', 'Failed logins, on the broker port and the HTTP server (stats auth_failures).', () => broker.access?.failures ?? 0)
-  counter('meta_access_denied_total', 'Requests refused for rights, on the broker port and the HTTP server (stats access_denied).', () => broker.access?.audit.refusals ?? 0)
-  counter('meta_connections_refused_total', 'Connections refused for their address\'s caps, maxConnectionsPerAddress and maxUnauthenticatedConnectionsPerAddress (stats connections_refused).', () => ctx.connectionsRefused())
+  counter(
+    'meta_access_denied_total',
+    'Requests refused for rights, on the broker port and the HTTP server (stats access_denied).',
+    () => broker.access?.audit.refusals ?? 0,
+  )
+  counter(
+    'meta_connections_refused_total',
+    "Connections refused for their address's caps, maxConnectionsPerAddress and maxUnauthenticatedConnectionsPerAddress (stats connections_refused).",
+    () => ctx.connectionsRefused(),
+  )
   counter('meta_received_bytes_total', 'Bytes received from clients over the MetaQ protocol.', () => broker.traffic().received)
   counter('meta_sent_bytes_total', 'Bytes sent to clients over the MetaQ protocol.', () => broker.traffic().sent)
   new Gauge({
@@ -101,7 +113,7 @@ function brokerRegistry(broker: BrokerReadView): Registry {
   partitionGauge('meta_partition_messages', 'Messages in the partition log.', (log) => log.info().messageCount)
   new Gauge({
     name: 'meta_group_lag_bytes',
-    help: 'Bytes from a consumer group\'s committed offset (or the log start, when below it) to the log end, per partition of this broker: groups whose offsets it stores, and in cluster mode the groups committed in ZooKeeper.',
+    help: "Bytes from a consumer group's committed offset (or the log start, when below it) to the log end, per partition of this broker: groups whose offsets it stores, and in cluster mode the groups committed in ZooKeeper.",
     labelNames: ['group', 'topic', 'partition'],
     registers: [registry],
     async collect() {
@@ -120,8 +132,13 @@ function brokerRegistry(broker: BrokerReadView): Registry {
   })
   principalMetrics(registry, broker.stats)
   replicationMetrics(registry, broker)
-  histogram(registry, 'meta_put_duration_seconds', 'Time from a put (or put-batch) being taken to its acknowledgement being ready: written, and fdatasynced under group commit. Sampled: one put request in 8 is timed.', ctx.latency.put)
-  histogram(registry, 'meta_fsync_duration_seconds', 'Duration of the partition logs\' fdatasync calls.', ctx.latency.fsync)
+  histogram(
+    registry,
+    'meta_put_duration_seconds',
+    'Time from a put (or put-batch) being taken to its acknowledgement being ready: written, and fdatasynced under group commit. Sampled: one put request in 8 is timed.',
+    ctx.latency.put,
+  )
+  histogram(registry, 'meta_fsync_duration_seconds', "Duration of the partition logs' fdatasync calls.", ctx.latency.fsync)
   return registry
 }
 
@@ -139,11 +156,11 @@ function principalMetrics(registry: Registry, stats: BrokerStatsView): void {
     else new Counter({name, help, labelNames: ['user'], registers: [registry], collect})
   }
   series('meta_principal_connections', 'Connections logged in as the user.', 'gauge', (p) => p.connections)
-  series('meta_principal_groups', 'Consumer groups whose names the user\'s group grants match (what its groups limit counts).', 'gauge', (p) => p.groups)
-  series('meta_principal_partitions', 'Partitions of topics the user\'s put grants match (what its partitions limit counts).', 'gauge', (p) => p.partitions)
-  series('meta_principal_produced_bytes_total', 'Bytes the user\'s puts brought (bodies).', 'counter', (p) => p.producedBytes)
-  series('meta_principal_fetched_bytes_total', 'Bytes the user\'s fetches took.', 'counter', (p) => p.fetchedBytes)
-  series('meta_principal_throttled_seconds_total', 'Time the user\'s connections were held for its byte rates.', 'counter', (p) => p.throttledMs / 1000)
+  series('meta_principal_groups', "Consumer groups whose names the user's group grants match (what its groups limit counts).", 'gauge', (p) => p.groups)
+  series('meta_principal_partitions', "Partitions of topics the user's put grants match (what its partitions limit counts).", 'gauge', (p) => p.partitions)
+  series('meta_principal_produced_bytes_total', "Bytes the user's puts brought (bodies).", 'counter', (p) => p.producedBytes)
+  series('meta_principal_fetched_bytes_total', "Bytes the user's fetches took.", 'counter', (p) => p.fetchedBytes)
+  series('meta_principal_throttled_seconds_total', "Time the user's connections were held for its byte rates.", 'counter', (p) => p.throttledMs / 1000)
 }
 
 /**
@@ -158,7 +175,7 @@ function replicationMetrics(registry: Registry, broker: BrokerReadView): void {
     })
   replicaGauge(
     'meta_replication_lag_bytes',
-    'Slave only: bytes the master holds past this slave\'s end of the partition, as of the master\'s last answer.',
+    "Slave only: bytes the master holds past this slave's end of the partition, as of the master's last answer.",
     (p) => (p.masterEnd >= 0 ? p.lagBytes : undefined),
   )
   replicaGauge(
@@ -202,7 +219,12 @@ async function zkGroupOffsets(broker: BrokerReadView, lag: (group: string, topic
 }
 
 /** A gauge with one series per topic and partition, read at each scrape (an undefined value: no series). */
-function partitionSeries(registry: Registry, name: string, help: string, series: () => Array<[topic: string, partition: number, value: number | undefined]>): void {
+function partitionSeries(
+  registry: Registry,
+  name: string,
+  help: string,
+  series: () => Array<[topic: string, partition: number, value: number | undefined]>,
+): void {
   new Gauge({
     name,
     help,

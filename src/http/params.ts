@@ -11,7 +11,15 @@ export class HttpError extends Error {
     readonly statusCode: number,
     message: string,
     /** Stable code, as in the broker's ` [code=X]` (docs/invariants.md). */
-    readonly code = statusCode === 400 ? 'INVALID_ARGUMENT' : statusCode === 401 ? 'UNAUTHORIZED' : statusCode === 403 ? 'FORBIDDEN' : statusCode === 404 ? 'NOT_FOUND' : 'FRAME_TOO_LARGE',
+    readonly code = statusCode === 400
+      ? 'INVALID_ARGUMENT'
+      : statusCode === 401
+        ? 'UNAUTHORIZED'
+        : statusCode === 403
+          ? 'FORBIDDEN'
+          : statusCode === 404
+            ? 'NOT_FOUND'
+            : 'FRAME_TOO_LARGE',
   ) {
     super(message)
   }

@@ -133,13 +133,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   })
   app.all(`${MISDIRECTED}/:command/:id`, async (req) => {
     const {command, id} = req.params as {command: string; id: string}
-    throw new HttpError(400, `broker id "${id}" in /${command}/${id} is not this broker's: this is broker ${broker.config.system.brokerId}, ask the broker with id ${id}`)
+    throw new HttpError(
+      400,
+      `broker id "${id}" in /${command}/${id} is not this broker's: this is broker ${broker.config.system.brokerId}, ask the broker with id ${id}`,
+    )
   })
-  const history = startCounterHistory(() => {
-    const traffic = broker.traffic()
-    const counters = broker.stats.counters
-    return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
-  }, () => topicMessageCounts(broker))
+  const history = startCounterHistory(
+    () => {
+      const traffic = broker.traffic()
+      const counters = broker.stats.counters
+      return {timeMs: Date.now(), cmdPut: counters.cmdPut, cmdGet: counters.cmdGet, receivedBytes: traffic.received, sentBytes: traffic.sent}
+    },
+    () => topicMessageCounts(broker),
+  )
   app.addHook('onClose', async () => history.stop())
   app.get('/api/history', async () => ({intervalMs: HISTORY_INTERVAL_MS, samples: history.samples()}))
   registerGateway(app, ctx)
@@ -158,7 +164,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const port = typeof address === 'object' && address !== null ? address.port : options.port
   const url = `${https === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}/`
   if (!loopback && token === undefined && access === undefined) {
-    log.warn('HTTP server on a non-loopback address without a token ($META_HTTP_TOKEN or --http-token-file): put, reload, skip and offset changes are refused', {host})
+    log.warn(
+      'HTTP server on a non-loopback address without a token ($META_HTTP_TOKEN or --http-token-file): put, reload, skip and offset changes are refused',
+      {host},
+    )
   }
   let closing: Promise<void> | undefined
   return {
@@ -177,7 +186,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 export function authorizeMutation(headers: FastifyRequest['headers'], token: string | undefined, host: string): void {
   if (token === undefined) {
     if (isLoopback(host)) return
-    throw new HttpError(403, `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token-file FILE or $META_HTTP_TOKEN to allow it`)
+    throw new HttpError(
+      403,
+      `this endpoint changes the broker and the HTTP server listens on ${host}, not a loopback address: start it with --http-token-file FILE or $META_HTTP_TOKEN to allow it`,
+    )
   }
   const header = headers.authorization ?? ''
   const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : (headers['x-meta-token'] as string | undefined)
@@ -187,7 +199,11 @@ export function authorizeMutation(headers: FastifyRequest['headers'], token: str
   if (a.length !== b.length || !timingSafeEqual(a, b)) throw new HttpError(401, 'wrong HTTP token')
 }
 
-function describeError(error: FastifyError | HttpError | MetaError, maxBodyBytes: number, req: FastifyRequest): {status: number; message: string; code: string} {
+function describeError(
+  error: FastifyError | HttpError | MetaError,
+  maxBodyBytes: number,
+  req: FastifyRequest,
+): {status: number; message: string; code: string} {
   if (error instanceof HttpError) return {status: error.statusCode, message: error.message, code: error.code}
   if (isMetaError(error)) {
     const status = error.code === 'CONNECTION_CLOSED' || error.code === 'CONNECTION_FAILED' ? 503 : errorStatus(error.code)
@@ -235,7 +251,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
   switch (error.code) {
     case 'EADDRINUSE':
-      return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: the port is already in use; choose another with --http or dashboardHttpPort`, {cause: error})
+      return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: the port is already in use; choose another with --http or dashboardHttpPort`, {
+        cause: error,
+      })
     case 'EACCES':
       return new MetaError('CONFIG_INVALID', `cannot serve HTTP on ${where}: permission denied (ports below 1024 need privileges)`, {cause: error})
     case 'EADDRNOTAVAIL':

@@ -56,7 +56,13 @@ export class BrokerSessions {
       return existing.conn
     }
     if (this.sessions.size >= MAX_CONNECTIONS && !this.evictOne()) {
-      return Promise.reject(new HttpError(503, `the HTTP server serves ${MAX_CONNECTIONS} principals at once, each with a request in flight: try again shortly`, 'SERVICE_UNAVAILABLE'))
+      return Promise.reject(
+        new HttpError(
+          503,
+          `the HTTP server serves ${MAX_CONNECTIONS} principals at once, each with a request in flight: try again shortly`,
+          'SERVICE_UNAVAILABLE',
+        ),
+      )
     }
     const session: Session = {conn: this.open(key, principal), ready: undefined, lastUsedMs: now}
     this.sessions.set(key, session)
@@ -78,7 +84,11 @@ export class BrokerSessions {
   close(): void {
     this.closed = true
     clearInterval(this.sweeper)
-    for (const session of this.sessions.values()) session.conn.then((conn) => conn.close(), () => undefined)
+    for (const session of this.sessions.values())
+      session.conn.then(
+        (conn) => conn.close(),
+        () => undefined,
+      )
     this.sessions.clear()
   }
 

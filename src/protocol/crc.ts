@@ -89,8 +89,14 @@ function crc32Range(buf: Uint8Array, start: number, end: number): number {
   for (; i < end8; i += 8) {
     const a = c ^ (buf[i] | (buf[i + 1] << 8) | (buf[i + 2] << 16) | (buf[i + 3] << 24))
     c =
-      t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
-      t[768 + buf[i + 4]] ^ t[512 + buf[i + 5]] ^ t[256 + buf[i + 6]] ^ t[buf[i + 7]]
+      t[1792 + (a & 0xff)] ^
+      t[1536 + ((a >>> 8) & 0xff)] ^
+      t[1280 + ((a >>> 16) & 0xff)] ^
+      t[1024 + (a >>> 24)] ^
+      t[768 + buf[i + 4]] ^
+      t[512 + buf[i + 5]] ^
+      t[256 + buf[i + 6]] ^
+      t[buf[i + 7]]
   }
   for (; i < end; i++) c = t[(c ^ buf[i]) & 0xff] ^ (c >>> 8)
   return ~c
@@ -106,8 +112,14 @@ function crc32RangeWords(buf: Uint8Array, words: DataView, start: number, end: n
     const a = c ^ words.getInt32(i, true)
     const b = words.getInt32(i + 4, true)
     c =
-      t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
-      t[768 + (b & 0xff)] ^ t[512 + ((b >>> 8) & 0xff)] ^ t[256 + ((b >>> 16) & 0xff)] ^ t[b >>> 24]
+      t[1792 + (a & 0xff)] ^
+      t[1536 + ((a >>> 8) & 0xff)] ^
+      t[1280 + ((a >>> 16) & 0xff)] ^
+      t[1024 + (a >>> 24)] ^
+      t[768 + (b & 0xff)] ^
+      t[512 + ((b >>> 8) & 0xff)] ^
+      t[256 + ((b >>> 16) & 0xff)] ^
+      t[b >>> 24]
   }
   for (; i < end; i++) c = t[(c ^ buf[i]) & 0xff] ^ (c >>> 8)
   return ~c

@@ -214,11 +214,9 @@ export class FrameDecoder<F extends object> {
     if (bodyLength > this.maxBodyBytes) {
       if (bodyLength > this.maxSkippedBodyBytes) {
         const name = buf.toString('latin1', start, eol).split(' ')[0]
-        throw new MetaError(
-          'FRAME_TOO_LARGE',
-          `"${name}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`,
-          {details: {bodyLength, maxBodyBytes: this.maxBodyBytes}},
-        )
+        throw new MetaError('FRAME_TOO_LARGE', `"${name}" body of ${bodyLength} bytes exceeds the limit of ${this.maxBodyBytes} bytes`, {
+          details: {bodyLength, maxBodyBytes: this.maxBodyBytes},
+        })
       }
       return this.skipBody(frame, bodyStart, bodyLength)
     }

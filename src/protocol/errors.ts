@@ -77,12 +77,32 @@ export const ERRORS = {
   UNKNOWN_MEMBER: {status: Status.NOT_FOUND, wireCode: 'UNKNOWN_MEMBER', retriable: true, message: 'unknown group member'},
   CLUSTER_ERROR: {retriable: true, message: 'cluster error'},
   ABORTED: {retriable: false, message: 'aborted'},
-  SLAVE_READ_ONLY: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SLAVE_READ_ONLY', retriable: false, message: 'this broker is a slave: it does not accept puts'},
+  SLAVE_READ_ONLY: {
+    status: Status.INTERNAL_SERVER_ERROR,
+    wireCode: 'SLAVE_READ_ONLY',
+    retriable: false,
+    message: 'this broker is a slave: it does not accept puts',
+  },
   SLAVE_DISCONNECTED: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SLAVE_DISCONNECTED', retriable: true, message: 'Slave is disconnected'},
-  SYNC_OFFSET_MISMATCH: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'SYNC_OFFSET_MISMATCH', retriable: true, message: "the sync slave's log does not end where the master's batch starts"},
+  SYNC_OFFSET_MISMATCH: {
+    status: Status.INTERNAL_SERVER_ERROR,
+    wireCode: 'SYNC_OFFSET_MISMATCH',
+    retriable: true,
+    message: "the sync slave's log does not end where the master's batch starts",
+  },
   NOT_A_SLAVE: {status: Status.NOT_FOUND, wireCode: 'NOT_A_SLAVE', retriable: false, message: 'this broker is not a slave'},
-  QUOTA_EXCEEDED: {status: Status.FORBIDDEN, wireCode: 'QUOTA_EXCEEDED', retriable: false, message: "the request would pass one of its user's limits (meta user limit)"},
-  PARTITION_LIMIT: {status: Status.INTERNAL_SERVER_ERROR, wireCode: 'PARTITION_LIMIT', retriable: false, message: 'the broker serves as many partitions as it may (maxPartitions)'},
+  QUOTA_EXCEEDED: {
+    status: Status.FORBIDDEN,
+    wireCode: 'QUOTA_EXCEEDED',
+    retriable: false,
+    message: "the request would pass one of its user's limits (meta user limit)",
+  },
+  PARTITION_LIMIT: {
+    status: Status.INTERNAL_SERVER_ERROR,
+    wireCode: 'PARTITION_LIMIT',
+    retriable: false,
+    message: 'the broker serves as many partitions as it may (maxPartitions)',
+  },
   DATA_DIR_LOCKED: {retriable: false, message: 'data directory is in use by another process'},
 } as const satisfies Record<string, CatalogueRow>
 

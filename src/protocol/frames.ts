@@ -21,15 +21,7 @@ import {EXTENSION_PARSERS, type ExtensionCommand} from './commands/extensions.js
 
 /** Every frame a client may send to a broker. */
 export type RequestFrame =
-  | PutCommand
-  | GetCommand
-  | OffsetCommand
-  | StatsCommand
-  | VersionCommand
-  | QuitCommand
-  | TransactionCommand
-  | SyncCommand
-  | ExtensionCommand
+  PutCommand | GetCommand | OffsetCommand | StatsCommand | VersionCommand | QuitCommand | TransactionCommand | SyncCommand | ExtensionCommand
 
 /** Every frame a broker sends back. */
 export type ResponseFrame = ResultResponse | ValueResponse

@@ -69,7 +69,10 @@ export function booleanOf(field: JsonField): boolean {
 export function integerOf(field: JsonField, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number {
   const value = field.value
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw invalidField(field, min === Number.MIN_SAFE_INTEGER ? 'an integer' : max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in ${min}..${max}`)
+    throw invalidField(
+      field,
+      min === Number.MIN_SAFE_INTEGER ? 'an integer' : max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer in ${min}..${max}`,
+    )
   }
   return value
 }

@@ -96,7 +96,6 @@ export function makeMessageId(ms: number, brokerId: number, sequence: number): b
   return BigInt.asIntN(64, (delta << 22n) | BigInt((brokerId << 12) | sequence))
 }
 
-
 /** The id whose big-endian int64 halves are `high` (signed int32) and `low` (uint32). */
 export function messageIdOfHalves(high: number, low: number): bigint {
   return (BigInt(high) << 32n) | BigInt(low >>> 0)

@@ -82,14 +82,7 @@ function attributeBlockProblem(buf: Uint8Array, start: number, end: number): str
 }
 
 /** Write a 20-byte record header at `pos`. `id` is written as a signed int64. */
-export function writeRecordHeader(
-  buf: Buffer,
-  pos: number,
-  length: number,
-  crc: number,
-  id: bigint,
-  flag: number,
-): void {
+export function writeRecordHeader(buf: Buffer, pos: number, length: number, crc: number, id: bigint, flag: number): void {
   buf.writeInt32BE(length, pos)
   buf.writeInt32BE(crc, pos + 4)
   buf.writeBigInt64BE(id, pos + 8)
@@ -216,7 +209,6 @@ export function decodeMessageSet(buf: Buffer, options: DecodeOptions = {}): Deco
   return error === undefined ? {messages, bytesConsumed} : {messages, bytesConsumed, error}
 }
 
-
 function invalidRecord(reason: string, offset: number): MetaError {
   return new MetaError('INVALID_MESSAGE', `${reason} at offset ${offset}`, {details: {offset}})
 }
@@ -264,8 +256,7 @@ export function checkRecordBatch(records: Buffer, count: number): void {
   if (end !== records.length || seen !== count || count === 0) {
     throw new MetaError(
       stop === 'bad-checksum' ? 'CHECKSUM_MISMATCH' : 'INVALID_ARGUMENT',
-      `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` +
-        `found ${seen} (${stop} at byte ${end})`,
+      `invalid record batch: expected ${count} whole records in ${records.length} bytes, ` + `found ${seen} (${stop} at byte ${end})`,
     )
   }
 }

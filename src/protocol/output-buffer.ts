@@ -113,13 +113,13 @@ export class OutputBuffer {
    * integer (|n| <= 2^53 - 1). Other numbers are written with String(n).
    */
   writeInt(n: number): void {
-    if ((n >>> 0) === n) {
+    if (n >>> 0 === n) {
       // The common case (lengths, partitions, offsets, positive opaques): uint32 arithmetic.
       this.ensure(10)
       this.length = writeUint32Digits(this.buf, this.length, n)
       return
     }
-    if (n < 0 && n >= -0xffffffff && ((-n) >>> 0) === -n) {
+    if (n < 0 && n >= -0xffffffff && -n >>> 0 === -n) {
       // Negative opaques (clients count up from -2^31).
       this.ensure(11)
       this.buf[this.length] = 0x2d
@@ -202,7 +202,7 @@ const MAX_INT_CHARS = 17
 
 /** The length of String(n) for an integer n (writeInt writes exactly that many bytes). */
 export function intTextLength(n: number): number {
-  if ((n >>> 0) === n) return uint32Digits(n)
+  if (n >>> 0 === n) return uint32Digits(n)
   if (!Number.isSafeInteger(n) || Object.is(n, -0)) return String(n).length
   return n < 0 ? 1 + decimalDigits(-n) : decimalDigits(n)
 }
@@ -315,7 +315,6 @@ export function uint32Digits(n: number): number {
   return n < 1000000 ? 6 : n < 10000000 ? 7 : n < 100000000 ? 8 : n < 1000000000 ? 9 : 10
 }
 
-
 /** Digits of a non-negative safe integer. */
 function decimalDigits(n: number): number {
   let digits = 1
@@ -356,7 +355,8 @@ export class DecimalText {
     const last = this.value
     if (n === last) return
     const step = n - last
-    if (step > -MAX_STEP && step < MAX_STEP && ((last >= 0 && n > 0) || (last < 0 && n < 0))) this.move(last < 0 ? -step : step) // the magnitude moves
+    if (step > -MAX_STEP && step < MAX_STEP && ((last >= 0 && n > 0) || (last < 0 && n < 0)))
+      this.move(last < 0 ? -step : step) // the magnitude moves
     else this.format(n)
     this.value = n
     this.high = Number.NaN

@@ -235,8 +235,17 @@ export function encodeTopicsStats(topics: readonly TopicStats[]): StatsLine[] {
     t.empty
       ? [t.topic, '*Empty*']
       : [
-          t.topic, 'partitions', t.partitions, 'message_count', t.messageCount, 'message_bytes', t.messageBytes,
-          'accept_publish', t.acceptPublish, 'accept_subscribe', t.acceptSubscribe,
+          t.topic,
+          'partitions',
+          t.partitions,
+          'message_count',
+          t.messageCount,
+          'message_bytes',
+          t.messageBytes,
+          'accept_publish',
+          t.acceptPublish,
+          'accept_subscribe',
+          t.acceptSubscribe,
         ],
   )
 }
@@ -299,13 +308,7 @@ const PARTITION_DETAIL_FIELDS: ReadonlyArray<readonly [string, keyof PartitionSt
 ]
 
 export function encodePartitionsStats(partitions: readonly PartitionStats[]): StatsLine[] {
-  return partitions.map((p) => [
-    p.topic,
-    p.partition,
-    ...PARTITION_DETAIL_FIELDS.flatMap(([key, field]) => [key, p[field] ?? 0]),
-    'closed',
-    p.closed ?? false,
-  ])
+  return partitions.map((p) => [p.topic, p.partition, ...PARTITION_DETAIL_FIELDS.flatMap(([key, field]) => [key, p[field] ?? 0]), 'closed', p.closed ?? false])
 }
 
 export function parsePartitionsStats(body: string): PartitionStats[] {

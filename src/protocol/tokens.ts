@@ -57,10 +57,7 @@ export function parseBigIntToken(token: string): bigint | undefined {
 
 /** A codec error naming the command, the field and the offending token. */
 export function badToken(command: string, field: string, token: string | undefined, expected: string): MetaError {
-  return new MetaError(
-    'DECODE_ERROR',
-    `invalid ${field} ${JSON.stringify(token ?? '')} in "${command}" command: expected ${expected}`,
-  )
+  return new MetaError('DECODE_ERROR', `invalid ${field} ${JSON.stringify(token ?? '')} in "${command}" command: expected ${expected}`)
 }
 
 /** Parse an int32 field or throw a codec error naming it. */
@@ -121,9 +118,6 @@ export function nameField(command: string, field: string, token: string | undefi
 
 export function tokenCount(command: string, tokens: string[], allowed: readonly number[]): void {
   if (!allowed.includes(tokens.length)) {
-    throw new MetaError(
-      'DECODE_ERROR',
-      `"${command}" command has ${tokens.length} tokens: expected ${allowed.join(' or ')}`,
-    )
+    throw new MetaError('DECODE_ERROR', `"${command}" command has ${tokens.length} tokens: expected ${allowed.join(' or ')}`)
   }
 }

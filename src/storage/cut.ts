@@ -45,7 +45,7 @@ export function cutSegmentFiles(dir: string, segments: readonly CutSegment[], of
       const path = join(dir, segmentFileName(segment.start))
       const fd = open(path, 'r')
       try {
-        for (let pos = Math.max(segment.start, offset); pos < segEnd; ) {
+        for (let pos = Math.max(segment.start, offset); pos < segEnd;) {
           const n = readSync(fd, buf, 0, Math.min(buf.length, segEnd - pos), pos - segment.start)
           if (n === 0) throw new Error(`${path} ends before its size ${segment.sizeBytes}`)
           writeAll(out, buf.subarray(0, n))
@@ -97,7 +97,7 @@ function open(path: string, flags: string): number {
 }
 
 function writeAll(fd: number, bytes: Buffer): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done)
+  for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done)
 }
 
 function remove(path: string): void {

@@ -116,13 +116,7 @@ function isAcknowledged(segment: Segment, hole: Hole): boolean {
  * Take the holes a scan of `segment` found: add each new one, count it, keep its bytes aside
  * and log it once with the file, offsets and reason.
  */
-export async function recordHoles(
-  ctx: StoreContext,
-  owner: PartitionRef,
-  segment: Segment,
-  holes: readonly Hole[],
-  source: DamageSource,
-): Promise<void> {
+export async function recordHoles(ctx: StoreContext, owner: PartitionRef, segment: Segment, holes: readonly Hole[], source: DamageSource): Promise<void> {
   for (const hole of holes) {
     if (!addHole(segment, hole)) continue
     ctx.damage.found += 1
@@ -175,7 +169,7 @@ export async function copyAside(ops: FileOps, fd: number, path: string, from: nu
     const out = await open(tmp, 'w')
     try {
       const buf = Buffer.allocUnsafe(Math.max(1, Math.min(SCAN_CHUNK_BYTES, to - from)))
-      for (let pos = from; pos < to; ) {
+      for (let pos = from; pos < to;) {
         const n = await readFully(ops, fd, buf, 0, Math.min(buf.length, to - pos), pos)
         if (n === 0) break
         if (!buf.subarray(0, n).equals(ZEROS.subarray(0, n))) {

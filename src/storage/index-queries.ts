@@ -145,11 +145,7 @@ async function seek(ctx: StoreContext, view: SegmentView, before: (e: IndexEntry
 }
 
 /** The last entry matching `before` (or the first entry) and the position of the next one. */
-async function bracket(
-  ctx: StoreContext,
-  view: SegmentView,
-  before: (e: IndexEntry) => boolean,
-): Promise<{from: IndexEntry; to: number}> {
+async function bracket(ctx: StoreContext, view: SegmentView, before: (e: IndexEntry) => boolean): Promise<{from: IndexEntry; to: number}> {
   let lo = 0
   let hi = view.entries - 1
   const entries = new Map<number, IndexEntry>()

@@ -22,17 +22,7 @@ import {scanSegment, type Hole} from './resync.js'
 import {readFully} from './scan.js'
 import type {Segment} from './segment.js'
 import {withFile} from './segment-io.js'
-import {
-  decodeEntry,
-  encodeEntries,
-  encodeHeader,
-  entryOffset,
-  IndexCursor,
-  isValidHeader,
-  markBroken,
-  recordTimestamp,
-  type IndexEntry,
-} from './side-index.js'
+import {decodeEntry, encodeEntries, encodeHeader, entryOffset, IndexCursor, isValidHeader, markBroken, recordTimestamp, type IndexEntry} from './side-index.js'
 
 /** Make the last segment's index hold exactly the entries of `built` (from the recovery scan). */
 export async function reconcileTailIndex(ctx: StoreContext, segment: Segment, built: IndexCursor): Promise<void> {
@@ -178,14 +168,11 @@ export async function scanSealed(
   pace?: (bytes: number) => Promise<void>,
 ): Promise<void> {
   const scan = await withFile(ctx, segment.file, 'read', (fd) =>
-    scanSegment(
-      ctx.ops,
-      fd,
-      from,
-      segment.size,
-      (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)),
-      {maxRecordBytes: ctx.maxRecordBytes, skip: segment.holes, pace},
-    ),
+    scanSegment(ctx.ops, fd, from, segment.size, (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)), {
+      maxRecordBytes: ctx.maxRecordBytes,
+      skip: segment.holes,
+      pace,
+    }),
   )
   const holes: Hole[] = scan.holes
   if (scan.tail !== undefined) holes.push({from: scan.tail.from, to: segment.size, reason: scan.tail.reason})

@@ -3,14 +3,7 @@
  * types, the file-operations seam and the offline check and repair of a data directory
  * (`meta repair`). Everything else in this folder is internal.
  */
-export {
-  MessageStore,
-  DEFAULT_MAX_OPEN_FILES,
-  DEFAULT_TAIL_CACHE_BYTES,
-  type CutResult,
-  type MessageStoreOptions,
-  type StoreHealth,
-} from './message-store.js'
+export {MessageStore, DEFAULT_MAX_OPEN_FILES, DEFAULT_TAIL_CACHE_BYTES, type CutResult, type MessageStoreOptions, type StoreHealth} from './message-store.js'
 export {quarantineError, type QuarantinedPartition} from './quarantine.js'
 export type {DamagedRange} from './damage.js'
 export {PartitionLog} from './partition-log.js'

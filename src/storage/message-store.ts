@@ -175,9 +175,7 @@ export class MessageStore {
 
   /** Partitions not served because their directory is damaged, sorted. */
   quarantined(): QuarantinedPartition[] {
-    return [...this.quarantine.values()].sort((a, b) =>
-      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
-    )
+    return [...this.quarantine.values()].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
   }
 
   /** Why (topic, partition) is quarantined, or undefined when it is not. */
@@ -307,9 +305,7 @@ export class MessageStore {
 
   /** Every log, sorted by topic then partition. */
   list(): PartitionLog[] {
-    return [...this.logs.values()].sort((a, b) =>
-      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
-    )
+    return [...this.logs.values()].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
   }
 
   /** Every topic with at least one partition, sorted. */

@@ -60,7 +60,10 @@ export class OffsetLog {
   /** Set while close() waits for an fdatasync in flight. */
   private finishClose: (() => void) | undefined
 
-  private constructor(dataPath: string, private readonly log: Logger) {
+  private constructor(
+    dataPath: string,
+    private readonly log: Logger,
+  ) {
     this.dir = join(dataPath, OFFSETS_DIR)
     this.path = join(this.dir, OFFSETS_FILE)
     mkdirSync(this.dir, {recursive: true})
@@ -175,7 +178,7 @@ export class OffsetLog {
     if (batch.length === 0) return batch
     const bytes = Buffer.concat(batch.map((p) => p.bytes))
     try {
-      for (let written = 0; written < bytes.length; ) written += writeSync(this.fd, bytes, written)
+      for (let written = 0; written < bytes.length;) written += writeSync(this.fd, bytes, written)
       this.size += bytes.length
     } catch (error) {
       // Leave no partial record: cut the file back to where this batch began.
@@ -261,7 +264,7 @@ export class OffsetLog {
     try {
       const fd = openSync(temp, 'w')
       try {
-        for (let written = 0; written < snapshot.length; ) written += writeSync(fd, snapshot, written)
+        for (let written = 0; written < snapshot.length;) written += writeSync(fd, snapshot, written)
         fsyncSync(fd)
       } finally {
         closeSync(fd)

@@ -98,7 +98,12 @@ export async function planDeletePartitions(options: RangeOptions): Promise<Parti
   const existing = await partitionsOf(dataDir, topic)
   const deleted = range(start, end).filter((p) => existing.has(p))
   const steps = await Promise.all(
-    deleted.map(async (p) => ({action: 'delete' as const, partition: p, from: partitionDirName(topic, p), ...(await contents(join(dataDir, partitionDirName(topic, p))))})),
+    deleted.map(async (p) => ({
+      action: 'delete' as const,
+      partition: p,
+      from: partitionDirName(topic, p),
+      ...(await contents(join(dataDir, partitionDirName(topic, p)))),
+    })),
   )
   return {dataDir, topic, action: 'delete', start, end, steps, missing: range(start, end).filter((p) => !existing.has(p))}
 }

@@ -27,8 +27,7 @@ export function repairCommand(q: QuarantinedPartition): string {
 export function quarantineError(q: QuarantinedPartition): MetaError {
   return new MetaError(
     'PARTITION_QUARANTINED',
-    `partition "${q.topic}-${q.partition}" is quarantined: ${q.reason}; ` +
-      `check and repair it offline with "${repairCommand(q)}", then restart the broker`,
+    `partition "${q.topic}-${q.partition}" is quarantined: ${q.reason}; ` + `check and repair it offline with "${repairCommand(q)}", then restart the broker`,
     {details: {topic: q.topic, partition: q.partition, dirs: q.dirs}},
   )
 }

@@ -143,7 +143,11 @@ function describeProblem(dir: string, problem: LayoutProblem): string {
 
 /** The files a problem concerns. */
 function problemFiles(problem: LayoutProblem): string[] {
-  return problem.kind === 'bad-segment-name' ? [problem.file] : problem.kind === 'duplicate-segment' ? [problem.file, problem.other] : [problem.before, problem.after]
+  return problem.kind === 'bad-segment-name'
+    ? [problem.file]
+    : problem.kind === 'duplicate-segment'
+      ? [problem.file, problem.other]
+      : [problem.before, problem.after]
 }
 
 interface RecoverOptions extends PartitionRef {
@@ -193,14 +197,9 @@ export async function recoverPartition(ctx: StoreContext, options: RecoverOption
 async function recoverTail(ctx: StoreContext, options: RecoverOptions, segment: Segment): Promise<IndexCursor> {
   const cursor = new IndexCursor()
   const scan: SegmentScan = await withFile(ctx, segment.file, 'recover', (fd) =>
-    scanSegment(
-      ctx.ops,
-      fd,
-      0,
-      segment.size,
-      (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)),
-      {maxRecordBytes: ctx.maxRecordBytes},
-    ),
+    scanSegment(ctx.ops, fd, 0, segment.size, (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)), {
+      maxRecordBytes: ctx.maxRecordBytes,
+    }),
   )
   await recordHoles(ctx, options, segment, scan.holes, 'recovery')
   if (scan.tail !== undefined) await truncateTail(ctx, options, segment, scan.tail)

@@ -117,13 +117,7 @@ export async function scanSegment(
  * The first position q in (from, to) where a confirmed run of valid records starts, or
  * undefined when there is none.
  */
-async function findResync(
-  ops: FileOps,
-  fd: number,
-  from: number,
-  to: number,
-  maxRecordBytes: number,
-): Promise<number | undefined> {
+async function findResync(ops: FileOps, fd: number, from: number, to: number, maxRecordBytes: number): Promise<number | undefined> {
   const maxLength = maxRecordBytes - RECORD_HEADER_BYTES
   const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES + 2 * RECORD_HEADER_BYTES)
   let base = from + 1
@@ -156,16 +150,7 @@ function plausibleHeader(buf: Buffer, i: number, length: number): boolean {
 }
 
 /** The header after a candidate ending at `next` looks like one (or the range ends there). */
-async function plausibleNext(
-  ops: FileOps,
-  fd: number,
-  buf: Buffer,
-  base: number,
-  got: number,
-  next: number,
-  to: number,
-  maxLength: number,
-): Promise<boolean> {
+async function plausibleNext(ops: FileOps, fd: number, buf: Buffer, base: number, got: number, next: number, to: number, maxLength: number): Promise<boolean> {
   if (to - next < RECORD_HEADER_BYTES) return true
   let header: Buffer
   let at: number

@@ -42,14 +42,7 @@ function isZeroHeader(chunk: Buffer, pos: number, length: number): boolean {
 }
 
 /** Read `length` bytes at `position` into `buf[offset..]`, looping over short reads. */
-export async function readFully(
-  ops: FileOps,
-  fd: number,
-  buf: Buffer,
-  offset: number,
-  length: number,
-  position: number,
-): Promise<number> {
+export async function readFully(ops: FileOps, fd: number, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
   let done = 0
   while (done < length) {
     const n = await ops.read(fd, buf, offset + done, length - done, position + done)

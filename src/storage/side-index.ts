@@ -22,13 +22,7 @@ import {messageIdTimestampAt} from '../protocol/message-id.js'
 import {putInt32BE} from '../protocol/output-buffer.js'
 import type {StoreContext} from './context.js'
 import {writeFullySync} from './file-ops.js'
-import {
-  INDEX_ENTRY_BYTES,
-  INDEX_HEADER_BYTES,
-  INDEX_INTERVAL_BYTES,
-  INDEX_MAGIC,
-  INDEX_VERSION,
-} from './layout.js'
+import {INDEX_ENTRY_BYTES, INDEX_HEADER_BYTES, INDEX_INTERVAL_BYTES, INDEX_MAGIC, INDEX_VERSION} from './layout.js'
 import type {Segment} from './segment.js'
 import {withFileSync} from './segment-io.js'
 
@@ -147,7 +141,10 @@ export function entryOffset(i: number): number {
 export function commitEntries(ctx: StoreContext, segment: Segment, cursor: IndexCursor): void {
   const out = cursor.out
   assert(cursor.count >= segment.messageCount, 'a segment never loses messages by an append')
-  assert(out.length === 0 || (out[0] > segment.lastEntryPos && out[out.length - 3] <= segment.size), 'new index entries lie after the last one and inside the segment')
+  assert(
+    out.length === 0 || (out[0] > segment.lastEntryPos && out[out.length - 3] <= segment.size),
+    'new index entries lie after the last one and inside the segment',
+  )
   cursor.out = []
   cursor.applyTo(segment)
   if (out.length === 0 || segment.indexState === 'broken') return

@@ -44,13 +44,7 @@ function firstBadRecord(data: Buffer, rel: number, segmentSize: number): number 
  * not a record boundary (a reader's misaligned offset is not damage: its own checks send it
  * to `offset`).
  */
-export async function damageBeforeServing(
-  ctx: StoreContext,
-  owner: PartitionRef,
-  segment: Segment,
-  offset: number,
-  data: Buffer,
-): Promise<boolean> {
+export async function damageBeforeServing(ctx: StoreContext, owner: PartitionRef, segment: Segment, offset: number, data: Buffer): Promise<boolean> {
   const rel = offset - segment.start
   const bad = firstBadRecord(data, rel, segment.size)
   if (bad < 0) return false
@@ -65,13 +59,7 @@ export async function damageBeforeServing(
  * returned, then answer past a hole holding `offset`, `offset` itself when it is a record
  * boundary, else the segment start (MetaQ's answer).
  */
-export async function checkOffsetIn(
-  ctx: StoreContext,
-  owner: PartitionRef,
-  segment: Segment,
-  offset: number,
-  windowBytes: number,
-): Promise<number> {
+export async function checkOffsetIn(ctx: StoreContext, owner: PartitionRef, segment: Segment, offset: number, windowBytes: number): Promise<number> {
   const rel = offset - segment.start
   const pastHole = (): number | undefined => {
     const hole = holeAt(segment.holes, rel)
@@ -88,14 +76,7 @@ export async function checkOffsetIn(
  * Walk `segment` from a known boundary at or before `rel` until the first record at or
  * after `until`, recording the holes it finds. Resolves whether `rel` is a record boundary.
  */
-async function locateDamage(
-  ctx: StoreContext,
-  owner: PartitionRef,
-  segment: Segment,
-  rel: number,
-  until: number,
-  source: DamageSource,
-): Promise<boolean> {
+async function locateDamage(ctx: StoreContext, owner: PartitionRef, segment: Segment, rel: number, until: number, source: DamageSource): Promise<boolean> {
   const start = await boundaryAtOrBefore(ctx, segment, rel)
   const size = segment.size
   let aligned = start === rel
@@ -145,12 +126,7 @@ async function recordVerifiesAt(ctx: StoreContext, segment: Segment, pos: number
  * The scrub of one sealed segment: check every record, record the holes, make the side
  * index match what was found, and mark the segment verified.
  */
-export async function verifySegment(
-  ctx: StoreContext,
-  owner: PartitionRef,
-  segment: Segment,
-  pace: (bytes: number) => Promise<void>,
-): Promise<void> {
+export async function verifySegment(ctx: StoreContext, owner: PartitionRef, segment: Segment, pace: (bytes: number) => Promise<void>): Promise<void> {
   const cursor = new IndexCursor()
   await scanSealed(ctx, owner, segment, 0, cursor, 'scrub', pace)
   const totals = encodeEntries([segment.size, cursor.count, cursor.maxTs])

@@ -25,7 +25,10 @@ function code(frame: ResponseFrame): number {
 }
 
 function auditLines(path: string): Array<Record<string, unknown>> {
-  return readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
 }
 
 describe('audit trail', () => {
@@ -59,11 +62,25 @@ describe('audit trail', () => {
     const lines = auditLines(audit)
     for (const line of lines) assert.match(String(line.time), /^\d{4}-\d\d-\d\dT/)
     const logins = lines.filter((e) => e.event === 'login')
-    assert.deepEqual(logins.map((e) => [e.principal, e.outcome]), [['alice', 'failure'], ['alice', 'success'], ['root', 'success']])
+    assert.deepEqual(
+      logins.map((e) => [e.principal, e.outcome]),
+      [
+        ['alice', 'failure'],
+        ['alice', 'success'],
+        ['root', 'success'],
+      ],
+    )
     assert.equal(logins[0].address, '127.0.0.1')
-    assert.equal(logins[2].replication, true, "root holds replicate: a replication login")
+    assert.equal(logins[2].replication, true, 'root holds replicate: a replication login')
     const refusals = lines.filter((e) => e.event === 'refused' && e.principal === 'alice')
-    assert.deepEqual(refusals.map((e) => [e.command, e.resource, e.count]), [['put', 'put b-1', 1], ['put', 'put b-1', 4]], 'the first at once, the other four as one line')
+    assert.deepEqual(
+      refusals.map((e) => [e.command, e.resource, e.count]),
+      [
+        ['put', 'put b-1', 1],
+        ['put', 'put b-1', 4],
+      ],
+      'the first at once, the other four as one line',
+    )
     assert.match(String(refusals[0].outcome), /user "alice" lacks the "put" right on topic "b-1"/)
     assert.ok(lines.some((e) => e.event === 'refused' && e.principal === '(anonymous)' && e.command === 'get'))
     const changes = lines.filter((e) => e.event === 'user-changed').map((e) => `${e.principal}: ${e.outcome}`)

@@ -34,22 +34,27 @@ describe('login throttle', () => {
     const checkedAt: number[] = []
     const answeredAt: number[] = []
     for (let i = 0; i < 60; i++) {
-      void throttle.attempt('10.0.0.1', 'root', () => {
-        checkedAt.push(Date.now())
-        return false
-      }).then(() => answeredAt.push(Date.now()))
+      void throttle
+        .attempt('10.0.0.1', 'root', () => {
+          checkedAt.push(Date.now())
+          return false
+        })
+        .then(() => answeredAt.push(Date.now()))
     }
     await clock.settle()
     assert.equal(checkedAt.length, 1, 'one guess checked at once, the others wait')
     await clock.advance(60_000)
     const gaps = checkedAt.slice(1).map((at, i) => at - checkedAt[i])
     assert.deepEqual(gaps.slice(0, 6), [100, 200, 400, 800, 1600, 3000])
-    assert.ok(gaps.slice(5).every((gap) => gap >= 3000), `gaps ${gaps}`)
+    assert.ok(
+      gaps.slice(5).every((gap) => gap >= 3000),
+      `gaps ${gaps}`,
+    )
     // 60 s of guessing: 6 to reach the 3 s delay, then one per 3 s.
     assert.ok(checkedAt.length <= 6 + 60_000 / 3000, `${checkedAt.length} guesses checked in 60 s`)
     assert.ok(checkedAt.length / 60 < 1, 'under 1 guess per second')
-    assert.equal(throttle.failures, checkedAt.length, "counted when checked")
-    assert.equal(answeredAt.length, checkedAt.length - 1, "the last one still waits out its delay")
+    assert.equal(throttle.failures, checkedAt.length, 'counted when checked')
+    assert.equal(answeredAt.length, checkedAt.length - 1, 'the last one still waits out its delay')
   })
 
   it('the right password after 50 failures from the same address succeeds, waiting at most the one guess being answered', async (t) => {
@@ -88,7 +93,10 @@ describe('login throttle', () => {
     }
     assert.equal(delays.length, 36)
     assert.deepEqual(delays.slice(0, 6), [100, 200, 400, 800, 1600, 3000])
-    assert.ok(delays.slice(5).every((d) => d === 3000), 'never reset by lowuser\'s successes')
+    assert.ok(
+      delays.slice(5).every((d) => d === 3000),
+      "never reset by lowuser's successes",
+    )
     // 36 guesses took at least 36 delays: 4 rounds of 9 cost 100+200+…+3000×31 ms.
   })
 
@@ -102,7 +110,10 @@ describe('login throttle', () => {
       await answer
     }
     // Spraying users: each is a first failure for its pair, but the address's delay grows.
-    assert.deepEqual(delays.map((d) => d.delayMs), [100, 100, 100, 200, 200, 200, 400, 400, 400, 800, 800, 800])
+    assert.deepEqual(
+      delays.map((d) => d.delayMs),
+      [100, 100, 100, 200, 200, 200, 400, 400, 400, 800, 800, 800],
+    )
     const other = throttle.attempt('10.0.0.2', 'user0', () => false)
     await clock.advance(200)
     await other
@@ -159,6 +170,9 @@ describe('login throttle', () => {
       await clock.advance(3000)
       await answer
     }
-    assert.deepEqual(log.entries.filter((e) => e.msg === 'failed login').map((e) => e.failuresInARow), [1, 2, 4, 8])
+    assert.deepEqual(
+      log.entries.filter((e) => e.msg === 'failed login').map((e) => e.failuresInARow),
+      [1, 2, 4, 8],
+    )
   })
 })

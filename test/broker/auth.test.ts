@@ -121,8 +121,12 @@ describe('access control', () => {
     const get = (opaque: number) => `get a-1 g 0 0 4096 ${opaque}\r\n`
     const before = await conn.requestAsync((out, opaque) => out.writeAscii(get(opaque)))
     assert.notEqual(code(before), 403)
-    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.port, user: 'alice', password: 'wrong', reconnect: false}), {code: 'UNAUTHORIZED'})
-    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.port, user: 'nobody', password: PASSWORD, reconnect: false}), {code: 'UNAUTHORIZED'})
+    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.port, user: 'alice', password: 'wrong', reconnect: false}), {
+      code: 'UNAUTHORIZED',
+    })
+    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.port, user: 'nobody', password: PASSWORD, reconnect: false}), {
+      code: 'UNAUTHORIZED',
+    })
 
     revokeRight(path, 'alice', 'get', 'a-*')
     const root = await BrokerConnection.connect({host: '127.0.0.1', port: broker.port, user: 'root', password: PASSWORD, reconnect: false})

@@ -120,7 +120,11 @@ describe('broker bad input', () => {
     const answers = [await client.next(), await client.next(), await client.next()].sort((a, b) => a.opaque - b.opaque)
     assert.deepEqual(
       answers.map((a) => [a.opaque, a.type === 'result' && a.code]),
-      [[1, 200], [2, 200], [3, 200]],
+      [
+        [1, 200],
+        [2, 200],
+        [3, 200],
+      ],
     )
     await client.waitClosed()
   })
@@ -134,7 +138,10 @@ describe('broker bad input', () => {
     const answers = [await client.next(), await client.next()].sort((a, b) => a.opaque - b.opaque)
     assert.deepEqual(
       answers.map((a) => [a.opaque, a.type === 'result' && a.code]),
-      [[1, 200], [2, 200]],
+      [
+        [1, 200],
+        [2, 200],
+      ],
     )
     assert.equal(client.closed, false)
   })

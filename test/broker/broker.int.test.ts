@@ -5,12 +5,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {
-  checksum,
-  decodeMessageSet,
-  encodeRecord,
-  type ResponseFrame,
-} from '../../src/protocol/index.js'
+import {checksum, decodeMessageSet, encodeRecord, type ResponseFrame} from '../../src/protocol/index.js'
 import {startTestBroker} from '../helpers/broker.js'
 import {RawClient, text} from '../helpers/raw-client.js'
 import {tmpDir, uniqueName, waitFor} from '../helpers/index.js'
@@ -44,8 +39,14 @@ describe('broker put/get', () => {
       putOk(await client.request(`put ${topic} 0 5 0 null 3\r\nhello`)),
       putOk(await client.request(`put ${topic} 0 5 0 -1 null 4\r\nhello`)),
     ]
-    assert.deepEqual(acks.map((a) => a.offset), [0, 25, 61, 86])
-    assert.ok(acks.every((a, i) => i === 0 || a.id > acks[i - 1].id), 'ids increase')
+    assert.deepEqual(
+      acks.map((a) => a.offset),
+      [0, 25, 61, 86],
+    )
+    assert.ok(
+      acks.every((a, i) => i === 0 || a.id > acks[i - 1].id),
+      'ids increase',
+    )
     const value = await client.request(`get ${topic} g 0 0 1048576 9\r\n`)
     assert.equal(value.type, 'value')
     assert.equal(value.opaque, 9)
@@ -98,8 +99,14 @@ describe('broker put/get', () => {
   it('refuses topics and partitions the config does not accept', async (t) => {
     const broker = await startTestBroker(t, {ini: '[system]\nnumPartitions=2\n[topic=orders]\n[topic=logs-*]\n'})
     const client = await RawClient.connect(t, broker.port)
-    assert.match(result(await client.request('put payments 0 1 0 -1 1\r\nx'), 500), /failed\.Detail:The server do not accept topic payments \[code=TOPIC_NOT_ACCEPTED\]$/)
-    assert.match(result(await client.request('put orders 2 1 0 -1 2\r\nx'), 500), /failed\.Detail:wrong partition 2: topic "orders" has partitions 0..1 \[code=INVALID_PARTITION\]$/)
+    assert.match(
+      result(await client.request('put payments 0 1 0 -1 1\r\nx'), 500),
+      /failed\.Detail:The server do not accept topic payments \[code=TOPIC_NOT_ACCEPTED\]$/,
+    )
+    assert.match(
+      result(await client.request('put orders 2 1 0 -1 2\r\nx'), 500),
+      /failed\.Detail:wrong partition 2: topic "orders" has partitions 0..1 \[code=INVALID_PARTITION\]$/,
+    )
     putOk(await client.request('put orders 1 1 0 -1 3\r\nx'))
     putOk(await client.request('put logs-web 0 1 0 -1 4\r\nx'))
   })
@@ -163,8 +170,14 @@ describe('broker put/get', () => {
     const value = await again.request(`get ${topic} g 0 0 1048576 1\r\n`)
     assert.ok(value.type === 'value')
     const {messages} = decodeMessageSet(value.body)
-    assert.deepEqual(messages.map((m) => m.id), acks.map((a) => a.id))
-    assert.deepEqual(messages.map((m) => m.data.toString()), acks.map((_, i) => `msg-${i}\r\n`))
+    assert.deepEqual(
+      messages.map((m) => m.id),
+      acks.map((a) => a.id),
+    )
+    assert.deepEqual(
+      messages.map((m) => m.data.toString()),
+      acks.map((_, i) => `msg-${i}\r\n`),
+    )
     const next = putOk(await again.request(`put ${topic} 0 1 0 -1 2\r\nx`))
     assert.equal(next.offset, messages.at(-1)!.offset + messages.at(-1)!.size)
   })
@@ -173,10 +186,7 @@ describe('broker put/get', () => {
 describe('broker start', () => {
   it('refuses a port in use with one clear line', async (t) => {
     const first = await startTestBroker(t)
-    await assert.rejects(
-      startTestBroker(t, {serverPort: first.port}),
-      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${first.port}: the port is already in use`),
-    )
+    await assert.rejects(startTestBroker(t, {serverPort: first.port}), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${first.port}: the port is already in use`))
   })
 })
 

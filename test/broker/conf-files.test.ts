@@ -31,7 +31,12 @@ describe('conf/', () => {
   })
 
   it("MetaQ's property files load as meta serve reads them", () => {
-    assert.deepEqual(loadSlaveProperties(join(CONF, 'async_slave.properties')), {slaveId: 1, slaveGroup: 'meta-slave-group', slaveMaxDelayInMills: 500, autoSyncMasterConfig: true})
+    assert.deepEqual(loadSlaveProperties(join(CONF, 'async_slave.properties')), {
+      slaveId: 1,
+      slaveGroup: 'meta-slave-group',
+      slaveMaxDelayInMills: 500,
+      autoSyncMasterConfig: true,
+    })
     const master = loadSyncMasterProperties(join(CONF, 'samsa_master.properties'))
     assert.deepEqual(master.ignored, [])
     assert.equal((master.settings as {syncSlaveAddress?: string}).syncSlaveAddress, '127.0.0.1:8124')

@@ -18,7 +18,13 @@ describe('docs/configuration.md', () => {
     for (const spec of [...SYSTEM_KEYS, ...ZOOKEEPER_KEYS]) {
       const row = doc.split('\n').find((line) => line.startsWith(`| \`${spec.key}\` |`)) ?? ''
       const expected = {extension: '**extension**', compat: 'compat', pending: 'pending', used: 'yes'}[spec.use]
-      assert.ok(row.split('|').map((cell) => cell.trim()).includes(expected), `${spec.key} should be marked ${expected}: ${row}`)
+      assert.ok(
+        row
+          .split('|')
+          .map((cell) => cell.trim())
+          .includes(expected),
+        `${spec.key} should be marked ${expected}: ${row}`,
+      )
     }
   })
 

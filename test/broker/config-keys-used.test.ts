@@ -35,7 +35,11 @@ describe('server.ini keys', () => {
   for (const spec of [...SYSTEM_KEYS, ...ZOOKEEPER_KEYS]) {
     if (spec.use === 'used' || spec.use === 'extension') {
       it(`${spec.key} (${spec.use}) is read outside the config module`, () => {
-        assert.notDeepEqual(readers(spec.field), [], `nothing outside src/broker/config reads "${spec.field}": implement it, or mark ${spec.key} compat or pending`)
+        assert.notDeepEqual(
+          readers(spec.field),
+          [],
+          `nothing outside src/broker/config reads "${spec.field}": implement it, or mark ${spec.key} compat or pending`,
+        )
       })
     } else {
       it(`${spec.key} (${spec.use}) is read nowhere and says why`, () => {

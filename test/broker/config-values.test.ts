@@ -7,11 +7,14 @@ import {evaluateIntegerExpression} from '../../src/broker/config/expression.js'
 const policy = (text: string) => parseServerIni(`[system]\ndeletePolicy=${text}\n`).system.deletePolicy
 const cron = (text: string) => parseServerIni(`[system]\ndeleteWhen=${text}\n`).system.deleteWhen
 const rejects = (key: string, value: string, message: string | RegExp) =>
-  assert.throws(() => parseServerIni(`[system]\n${key}=${value}\n`), (error: Error) => {
-    if (typeof message === 'string') assert.equal(error.message, `server.ini:2: [system] ${key} = ${JSON.stringify(value)}: ${message}`)
-    else assert.match(error.message, message)
-    return true
-  })
+  assert.throws(
+    () => parseServerIni(`[system]\n${key}=${value}\n`),
+    (error: Error) => {
+      if (typeof message === 'string') assert.equal(error.message, `server.ini:2: [system] ${key} = ${JSON.stringify(value)}: ${message}`)
+      else assert.match(error.message, message)
+      return true
+    },
+  )
 
 describe('deletePolicy', () => {
   it('parses delete and archive with s, m, h or no unit (hours)', () => {
@@ -25,9 +28,20 @@ describe('deletePolicy', () => {
   })
 
   it('refuses anything else, saying what the format is', () => {
-    const expected =
-      'expected "delete,<N>" or "archive,<N>[,true]" where N is a positive integer with an optional unit s, m or h (default hours)'
-    for (const bad of ['delete', 'delete,', 'delete,0', 'delete,-1', 'delete,1d', 'delete,1.5', 'delete,1,true', 'remove,1', 'Delete,1', 'archive,1,true,x', '']) {
+    const expected = 'expected "delete,<N>" or "archive,<N>[,true]" where N is a positive integer with an optional unit s, m or h (default hours)'
+    for (const bad of [
+      'delete',
+      'delete,',
+      'delete,0',
+      'delete,-1',
+      'delete,1d',
+      'delete,1.5',
+      'delete,1,true',
+      'remove,1',
+      'Delete,1',
+      'archive,1,true,x',
+      '',
+    ]) {
       rejects('deletePolicy', bad, expected)
     }
     rejects('deletePolicy', 'archive,1,yes', 'expected "archive,<N>,true" or "archive,<N>,false" (whether to zip the archived segment)')
@@ -62,7 +76,11 @@ describe('deleteWhen (Quartz cron)', () => {
   })
 
   it('refuses expressions Quartz refuses or that never fire', () => {
-    rejects('deleteWhen', '0 0 6 * *', 'expected a quartz cron expression (6 or 7 fields needed (seconds minutes hours day-of-month month day-of-week [year]), got 5)')
+    rejects(
+      'deleteWhen',
+      '0 0 6 * *',
+      'expected a quartz cron expression (6 or 7 fields needed (seconds minutes hours day-of-month month day-of-week [year]), got 5)',
+    )
     rejects('deleteWhen', '0 0 6 * * ? 2030 x', /6 or 7 fields needed .*got 8/)
     rejects('deleteWhen', '0 0 6 * * *', 'expected a quartz cron expression ("?" needed in exactly one of day-of-month and day-of-week)')
     rejects('deleteWhen', '0 0 6 ? * ?', /"\?" needed in exactly one/)

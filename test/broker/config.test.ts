@@ -272,7 +272,10 @@ describe('parseServerIni()', () => {
       ],
       'compatibility-only and pending keys are reported, one line each',
     )
-    assert.equal(config.warnings[0], '[system] appClassPath is ignored (accepted for compatibility with MetaQ): meta cannot load java classes (server-side consumer filters)')
+    assert.equal(
+      config.warnings[0],
+      '[system] appClassPath is ignored (accepted for compatibility with MetaQ): meta cannot load java classes (server-side consumer filters)',
+    )
   })
 
   it('treats a blank or absent zk.zkConnect as standalone, not an error', () => {
@@ -293,9 +296,7 @@ describe('parseServerIni()', () => {
   })
 
   it('reads "key: value", quoted values, continuation lines, CRLF, a BOM and comments as ini4j does', () => {
-    const config = parseServerIni(
-      '\uFEFF; comment\r\n# another\r\n[system]\r\n  numPartitions : 3\r\nhostName="host-a"\r\ndeleteWhen=0 0 6 \\\r\n  * * ?\r\n',
-    )
+    const config = parseServerIni('\uFEFF; comment\r\n# another\r\n[system]\r\n  numPartitions : 3\r\nhostName="host-a"\r\ndeleteWhen=0 0 6 \\\r\n  * * ?\r\n')
     assert.equal(config.system.numPartitions, 3)
     assert.equal(config.system.hostName, 'host-a')
     assert.equal(config.system.deleteWhen, '0 0 6 * * ?')
@@ -391,7 +392,10 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
     for (const [key, value, expected] of cases) {
       fail(`[system]\n${key}=${value}\n`, `server.ini:2: [system] ${key} = ${JSON.stringify(value)}: ${expected}`)
     }
-    fail('[zookeeper]\nzk.zkConnect=host:99999\n', 'server.ini:2: [zookeeper] zk.zkConnect = "host:99999": expected "host:port[,host:port…][/chroot]", got port 99999')
+    fail(
+      '[zookeeper]\nzk.zkConnect=host:99999\n',
+      'server.ini:2: [zookeeper] zk.zkConnect = "host:99999": expected "host:port[,host:port…][/chroot]", got port 99999',
+    )
     fail('[zookeeper]\nzk.zkConnect=a b:1\n', /zk\.zkConnect = "a b:1": expected "host:port/)
     fail('[zookeeper]\nzk.zkSessionTimeoutMs=0\n', 'server.ini:2: [zookeeper] zk.zkSessionTimeoutMs = "0": expected an integer >= 1')
     fail('[topic=t]\nnumPartitions=0\n', 'server.ini:2: [topic=t] numPartitions = "0": expected an integer from 1 to 1000000')
@@ -405,7 +409,8 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
     const file = parseServerIni('[system]\nnumPartitions=4\n')
     assert.throws(() => applyOverrides(file, {maxPartitions: 3}), {
       code: 'CONFIG_INVALID',
-      message: '[system] numPartitions = 4: expected at most maxPartitions (3), the partitions this broker serves in all; raise maxPartitions (meta serve --max-partitions) or lower numPartitions (--partitions)',
+      message:
+        '[system] numPartitions = 4: expected at most maxPartitions (3), the partitions this broker serves in all; raise maxPartitions (meta serve --max-partitions) or lower numPartitions (--partitions)',
     })
     assert.equal(applyOverrides(file, {maxPartitions: 30_000, numPartitions: 30_000}).system.numPartitions, 30_000)
   })
@@ -455,7 +460,10 @@ describe('parseServerIni() errors name the file, line, section, key and value', 
 
   it('refuses bad group filters', () => {
     fail('[topic=t]\ngroup.a b=com.x.F\n', 'server.ini:2: [topic=t] group.a b: invalid group "a b": must not contain a space')
-    fail('[topic=t]\ngroup.g=not a class\n', 'server.ini:2: [topic=t] group.g = "not a class": expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"')
+    fail(
+      '[topic=t]\ngroup.g=not a class\n',
+      'server.ini:2: [topic=t] group.g = "not a class": expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"',
+    )
     fail(
       "[topic=t]\ngroup.g=expr:level = 'error' AND\n",
       `server.ini:2: [topic=t] group.g: invalid filter "level = 'error' AND" at position 20: unexpected end of the expression: expected a tag, a comparison such as level = 'error', EXISTS or "("`,
@@ -511,7 +519,9 @@ describe('loadServerIni()', () => {
 })
 
 describe('resolveTopic()', () => {
-  const config = parseServerIni('[system]\nnumPartitions=2\nstat=true\n[topic=log-*]\nnumPartitions=9\n[topic=orders]\nnumPartitions=4\nstat=false\n[topic=*]\n')
+  const config = parseServerIni(
+    '[system]\nnumPartitions=2\nstat=true\n[topic=log-*]\nnumPartitions=9\n[topic=orders]\nnumPartitions=4\nstat=false\n[topic=*]\n',
+  )
 
   it('uses the section whose name equals the topic, even after a wildcard that matches', () => {
     const strict = parseServerIni('[topic=or*]\n[topic=orders]\nnumPartitions=4\n')
@@ -592,10 +602,16 @@ describe('applyOverrides()', () => {
   })
 
   it('validates as the file does and names the override', () => {
-    assert.throws(() => applyOverrides(file, {numPartitions: 0}), {code: 'CONFIG_INVALID', message: 'override numPartitions = 0: expected an integer from 1 to 1000000'})
+    assert.throws(() => applyOverrides(file, {numPartitions: 0}), {
+      code: 'CONFIG_INVALID',
+      message: 'override numPartitions = 0: expected an integer from 1 to 1000000',
+    })
     assert.throws(() => applyOverrides(file, {brokerId: 1.5}), {message: 'override brokerId = 1.5: expected an integer from 0 to 1023'})
     assert.throws(() => applyOverrides(file, {listenHost: 'a b'}), {message: 'override listenHost = "a b": expected a host name or an ip address'})
-    assert.throws(() => applyOverrides(file, {deleteWhen: '* * * * *'}), /override deleteWhen = "\* \* \* \* \*": expected a quartz cron expression \(6 or 7 fields needed/)
+    assert.throws(
+      () => applyOverrides(file, {deleteWhen: '* * * * *'}),
+      /override deleteWhen = "\* \* \* \* \*": expected a quartz cron expression \(6 or 7 fields needed/,
+    )
     assert.throws(() => applyOverrides(file, {deletePolicy: {action: 'delete', maxReservedMs: 1}}), /override deletePolicy = .*: expected \{action/)
     assert.throws(() => applyOverrides(file, {nope: 1} as never), {message: 'unknown override "nope"'})
   })
@@ -620,10 +636,19 @@ describe('applyOverrides()', () => {
 })
 
 describe('renderServerIni()', () => {
-  const settings = (config: BrokerConfig) => ({system: config.system, zookeeper: config.zookeeper, topics: config.topics, acceptAnyTopic: config.acceptAnyTopic})
+  const settings = (config: BrokerConfig) => ({
+    system: config.system,
+    zookeeper: config.zookeeper,
+    topics: config.topics,
+    acceptAnyTopic: config.acceptAnyTopic,
+  })
 
   it('round-trips through parseServerIni', () => {
-    for (const config of [parseServerIni(SAMPLE, {path: '/etc/meta/server.ini'}), defaultBrokerConfig(), applyOverrides(defaultBrokerConfig(), {hostName: 'h', zkConnect: 'zk:1'})]) {
+    for (const config of [
+      parseServerIni(SAMPLE, {path: '/etc/meta/server.ini'}),
+      defaultBrokerConfig(),
+      applyOverrides(defaultBrokerConfig(), {hostName: 'h', zkConnect: 'zk:1'}),
+    ]) {
       const text = renderServerIni(config)
       assert.deepEqual(settings(parseServerIni(text)), settings(config))
       assert.equal(renderServerIni(parseServerIni(text)), text)

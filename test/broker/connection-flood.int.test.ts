@@ -71,10 +71,13 @@ describe('connection floods', () => {
     assert.ok(held - before < FLOOD_GROWTH_MAX_MIB, `RSS ${before.toFixed(0)} → ${held.toFixed(0)} MiB under 3,000 connections`)
 
     for (const socket of sockets) socket.destroy()
-    const after = await waitFor(() => {
-      const now = rssMiB(pid)
-      return now - before < AFTER_GROWTH_MAX_MIB ? now : undefined
-    }, {timeoutMs: 60_000})
+    const after = await waitFor(
+      () => {
+        const now = rssMiB(pid)
+        return now - before < AFTER_GROWTH_MAX_MIB ? now : undefined
+      },
+      {timeoutMs: 60_000},
+    )
     t.diagnostic(`RSS MiB: ${before.toFixed(0)} at start, ${held.toFixed(0)} under 2,000 idle + 1,000 half-sent, ${after.toFixed(0)} after`)
   })
 })

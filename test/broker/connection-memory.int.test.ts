@@ -69,7 +69,10 @@ describe('connection memory bound', () => {
     const deadline = Date.now() + 60_000
     for (;;) {
       peak = Math.max(peak, rssMiB(pid))
-      assert.ok(peak - before <= PAUSED_GROWTH_MAX_MIB, `broker RSS grew by ${(peak - before).toFixed(0)} MiB (from ${before.toFixed(0)} MiB) for one client that does not read`)
+      assert.ok(
+        peak - before <= PAUSED_GROWTH_MAX_MIB,
+        `broker RSS grew by ${(peak - before).toFixed(0)} MiB (from ${before.toFixed(0)} MiB) for one client that does not read`,
+      )
       line = await connectionLine(admin, remote)
       if (line?.includes(' reading false')) break
       assert.ok(Date.now() < deadline, `timed out waiting for the broker to stop reading the flooding client (last line: ${line})`)

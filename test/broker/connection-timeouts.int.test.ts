@@ -77,7 +77,10 @@ describe('connection timeouts', () => {
     await waitFor(() => refused >= 50, {what: 'the broker to refuse connections beyond its descriptors', timeoutMs: 30_000})
     const warnings = await waitFor(
       () => {
-        const lines = proc.stderr().split('\n').filter((line) => /file descriptors/.test(line) && /"level":40/.test(line))
+        const lines = proc
+          .stderr()
+          .split('\n')
+          .filter((line) => /file descriptors/.test(line) && /"level":40/.test(line))
         return lines.length > 0 ? lines : undefined
       },
       {what: 'a warning about file descriptors in the broker log', timeoutMs: 30_000},

@@ -48,7 +48,7 @@ describe('meta serve process', () => {
     const reader = await RawClient.connect(t, broker.port)
     const stored = new Map<string, bigint>()
     for (const partition of [0, 1]) {
-      for (let offset = 0; ; ) {
+      for (let offset = 0; ;) {
         const frame = await reader.request(`get ${topic} g ${partition} ${offset} 1048576 1\r\n`)
         if (frame.type !== 'value') break
         const {messages, bytesConsumed, error} = decodeMessageSet(frame.body, {baseOffset: offset})

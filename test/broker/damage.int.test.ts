@@ -111,9 +111,22 @@ describe('broker and damaged data', () => {
     assert.equal(system.get('damaged_ranges'), '1')
     assert.equal(system.get('quarantined_partitions'), '0')
     const keys = [...system.keys()]
-    assert.deepEqual(keys.slice(keys.indexOf('config_checksum')), [
-      'config_checksum', 'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures', 'connections_refused', 'access_denied',
-    ], "meta's lines come after MetaQ's")
+    assert.deepEqual(
+      keys.slice(keys.indexOf('config_checksum')),
+      [
+        'config_checksum',
+        'quarantined_partitions',
+        'damaged_ranges',
+        'damaged_bytes',
+        'crc_failures',
+        'unverified_segments',
+        'scrubbed_bytes',
+        'auth_failures',
+        'connections_refused',
+        'access_denied',
+      ],
+      "meta's lines come after MetaQ's",
+    )
     const warnings = captured.find('warn', /damaged range/)
     assert.equal(warnings.length, 1)
     assert.equal(warnings[0].offset, offsets[2])
@@ -122,7 +135,7 @@ describe('broker and damaged data', () => {
     assert.match(text(detail), new RegExp(`^t 0 damaged_range offset ${offsets[2]} bytes 30 reason bad-length acknowledged false file .+\\.meta\\r$`, 'm'))
   })
 
-  it('damage after the scrub: a MetaQ client asking `offset` and meta\'s consumer both get past it', async (t) => {
+  it("damage after the scrub: a MetaQ client asking `offset` and meta's consumer both get past it", async (t) => {
     const dataPath = await tmpDir(t)
     const [offsets] = await writeAndStop(t, dataPath, [20])
     const broker = await startTestBroker(t, {dataPath, maxSegmentBytes: SEGMENT_BYTES})
@@ -148,7 +161,10 @@ describe('broker and damaged data', () => {
     consumer.on('error', (e: Error) => errors.push(e))
     const messages: Message[] = []
     for await (const m of consumer) messages.push(m)
-    assert.deepEqual(messages.map((m) => m.data.toString()), names(20, 5).filter((n) => n !== 'message-15'))
+    assert.deepEqual(
+      messages.map((m) => m.data.toString()),
+      names(20, 5).filter((n) => n !== 'message-15'),
+    )
     assert.deepEqual(errors, [])
   })
 
@@ -177,6 +193,9 @@ describe('broker and damaged data', () => {
     assert.equal((await stats(client)).get('quarantined_partitions'), '1')
     assert.match(text(await client.request('stats damage 6\r\n')), /^t 0 quarantined true code STORAGE_CORRUPT reason segments of .* are not contiguous/m)
     assert.equal(captured.find('error', /quarantined/).length, 1)
-    assert.ok(readdirSync(join(dataPath, 't-0')).every((n) => !n.endsWith('.damaged')), 'nothing was written into it')
+    assert.ok(
+      readdirSync(join(dataPath, 't-0')).every((n) => !n.endsWith('.damaged')),
+      'nothing was written into it',
+    )
   })
 })

@@ -33,7 +33,7 @@ function errorBody(frame: ResponseFrame, status: number, wireCode: string): stri
 }
 
 describe('error results on the wire', () => {
-  it('carry a stable code after MetaQ\'s text; fixed-meaning bodies stay exactly as MetaQ writes them', async (t) => {
+  it("carry a stable code after MetaQ's text; fixed-meaning bodies stay exactly as MetaQ writes them", async (t) => {
     const broker = await startTestBroker(t, {ini: INI})
     const client = await RawClient.connect(t, broker.port)
     const put = (line: string) => client.request(`${line}\r\nx`)
@@ -45,7 +45,10 @@ describe('error results on the wire', () => {
       `${prefix('orders-5')}wrong partition 5: topic "orders" has partitions 0..1`,
     )
     assert.match(errorBody(await put('put orders 0 1 0 7 3'), 500, 'CHECKSUM_MISMATCH'), /failed\.Detail:Checksum failure,expected \d+ but was 7$/)
-    assert.match(errorBody(await put('put orders 0 1 0 -1 TX:s:1 4'), 500, 'TRANSACTION_ERROR'), /transaction "TX:s:1" has not been started on this connection$/)
+    assert.match(
+      errorBody(await put('put orders 0 1 0 -1 TX:s:1 4'), 500, 'TRANSACTION_ERROR'),
+      /transaction "TX:s:1" has not been started on this connection$/,
+    )
     await broker.topics.close('orders', 1, 1)
     assert.equal(errorBody(await put('put orders 1 1 0 -1 5'), 403, 'PARTITION_CLOSED'), 'Partition[0-1] has been closed')
     assert.equal(errorBody(await client.request('get orders g 1 0 1024 6\r\n'), 403, 'PARTITION_CLOSED'), 'Partition[0-1] has been closed')

@@ -53,7 +53,13 @@ describe('broker under a small descriptor limit', () => {
     // New topics from 4 connections at once, past what the store may keep open.
     const writers = await Promise.all([0, 1, 2, 3].map(() => RawClient.connect(t, proc.port)))
     await Promise.all(
-      writers.map((writer, w) => putAll(writer, Array.from({length: 150}, (_, i) => `new${w}-${i}`), (topic) => `hello ${topic}`)),
+      writers.map((writer, w) =>
+        putAll(
+          writer,
+          Array.from({length: 150}, (_, i) => `new${w}-${i}`),
+          (topic) => `hello ${topic}`,
+        ),
+      ),
     )
     assert.doesNotMatch(proc.stderr(), /EMFILE/)
   })

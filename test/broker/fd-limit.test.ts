@@ -21,7 +21,10 @@ describe('file-descriptor budget', () => {
         for (const storeOpen of [0, Math.floor(budget / 2), budget]) {
           const cap = connectionCap(limit, base + storeOpen, budget, storeOpen)
           assert.ok(cap >= 1, `cap ${cap} for limit ${limit}`)
-          assert.ok(cap === 1 || base + budget + cap + CONNECTION_HEADROOM_FDS <= limit, `limit ${limit}, base ${base}: store ${budget} + connections ${cap} over the limit`)
+          assert.ok(
+            cap === 1 || base + budget + cap + CONNECTION_HEADROOM_FDS <= limit,
+            `limit ${limit}, base ${base}: store ${budget} + connections ${cap} over the limit`,
+          )
         }
       }
     }

@@ -47,7 +47,7 @@ function filtered(frame: ResponseFrame): {next: number; items: Array<[number, nu
   assert.equal(frame.type, 'value', `expected a value, got ${frame.type === 'result' ? `${frame.code} ${text(frame)}` : ''}`)
   const body = frame.body
   const items: Array<[number, number]> = []
-  for (let pos = 8; pos < body.length; ) {
+  for (let pos = 8; pos < body.length;) {
     const offset = Number(body.readBigInt64BE(pos))
     const {messages, bytesConsumed} = decodeMessageSet(body.subarray(pos + 8, pos + 8 + 20 + body.readInt32BE(pos + 8)), {baseOffset: offset})
     assert.equal(messages.length, 1)
@@ -70,7 +70,10 @@ describe('filtered get', () => {
     // 0..2 do not match: skipped with 301 to the first match.
     assert.equal(moved(await get(0, 1)), offsets[3])
     // 3 and 4 match: a value with exactly those records, at their own offsets.
-    assert.deepEqual(numbers(await get(offsets[3], 2), offsets[3]), [[offsets[3], 3], [offsets[4], 4]])
+    assert.deepEqual(numbers(await get(offsets[3], 2), offsets[3]), [
+      [offsets[3], 3],
+      [offsets[4], 4],
+    ])
     assert.equal(moved(await get(offsets[5], 3)), offsets[7])
     assert.deepEqual(numbers(await get(offsets[7], 4), offsets[7]), [[offsets[7], 7]])
     // Nothing in the rest of the slice matches: 301 to the end of what was scanned (the log's end).
@@ -105,7 +108,10 @@ describe('filtered get', () => {
     const raw = await RawClient.connect(t, f.broker.port)
     for (const group of ['legacy', 'other']) {
       const frame = await raw.request(`get ${topic} ${group} 0 0 1048576 1\r\n`)
-      assert.deepEqual(numbers(frame, 0).map(([, n]) => n), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+      assert.deepEqual(
+        numbers(frame, 0).map(([, n]) => n),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      )
     }
   })
 
@@ -120,10 +126,16 @@ describe('filtered get', () => {
     // Nothing in the slice matches: 301 past it.
     assert.equal(moved(await raw.request(`get ${topic} other 0 0 ${offsets[5]} 3 0 ${token}\r\n`)), offsets[5])
     // Group "errors" (level = 'error') and the sent tag filter (odd): only 3 and 7.
-    assert.deepEqual(filtered(await raw.request(`get ${topic} errors 0 0 1048576 4 0 ${encodeFilterToken('odd')}\r\n`)).items, [3, 7].map((n) => [offsets[n], n]))
+    assert.deepEqual(
+      filtered(await raw.request(`get ${topic} errors 0 0 1048576 4 0 ${encodeFilterToken('odd')}\r\n`)).items,
+      [3, 7].map((n) => [offsets[n], n]),
+    )
     const bad = await raw.request(`get ${topic} other 0 0 1048576 5 0 ${encodeFilterToken("level = 'x' AND")}\r\n`)
     assert.ok(bad.type === 'result' && bad.code === 400)
-    assert.match(text(bad), /^invalid filter "level = 'x' AND" at position 16: unexpected end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/)
+    assert.match(
+      text(bad),
+      /^invalid filter "level = 'x' AND" at position 16: unexpected end of the expression: expected a tag, a comparison.* \[code=INVALID_ARGUMENT\]$/,
+    )
     assert.match(text(await raw.request('stats meta-capabilities 6\r\n')), /\r\nfilter true\r\n/)
     // A token that is not percent-encoding is a malformed header: the connection closes.
     raw.send(`get ${topic} other 0 0 1048576 7 0 %zz\r\n`)
@@ -148,7 +160,10 @@ describe('filtered get', () => {
     t.after(() => small.stop())
     const again: number[] = []
     for await (const m of small) again.push(m.offset)
-    assert.deepEqual(again, [3, 4, 7, 9].map((n) => offsets[n]))
+    assert.deepEqual(
+      again,
+      [3, 4, 7, 9].map((n) => offsets[n]),
+    )
     assert.throws(() => createConsumer({broker: f.url, topics: [topic], filter: 'a ='}), /invalid filter "a =" at position 4/)
   })
 })

@@ -28,7 +28,13 @@ function refused(expression: string, pattern: RegExp): void {
 
 describe('filter expressions: parsing', () => {
   it('reads tags, comparisons, connectives, IN, EXISTS and parentheses into a tree', () => {
-    assert.deepEqual(parseFilter('TagA || TagB'), {kind: 'or', items: [{kind: 'tag', tag: 'TagA'}, {kind: 'tag', tag: 'TagB'}]})
+    assert.deepEqual(parseFilter('TagA || TagB'), {
+      kind: 'or',
+      items: [
+        {kind: 'tag', tag: 'TagA'},
+        {kind: 'tag', tag: 'TagB'},
+      ],
+    })
     assert.deepEqual(parseFilter("level = 'error' AND status >= 500"), {
       kind: 'and',
       items: [
@@ -39,12 +45,18 @@ describe('filter expressions: parsing', () => {
     assert.deepEqual(parseFilter('http.req.status <> -1.5e2'), {kind: 'compare', path: ['http', 'req', 'status'], op: '!=', value: -150})
     assert.deepEqual(parseFilter('NOT (a IN (1, "x", true, null)) and exists b.c'), {
       kind: 'and',
-      items: [{kind: 'not', item: {kind: 'in', path: ['a'], values: [1, 'x', true, null]}}, {kind: 'exists', path: ['b', 'c']}],
+      items: [
+        {kind: 'not', item: {kind: 'in', path: ['a'], values: [1, 'x', true, null]}},
+        {kind: 'exists', path: ['b', 'c']},
+      ],
     })
     assert.deepEqual(parseFilter('a not in (1)'), {kind: 'not', item: {kind: 'in', path: ['a'], values: [1]}})
     assert.deepEqual(parseFilter("'tag with spaces' && !Tag-B"), {
       kind: 'and',
-      items: [{kind: 'tag', tag: 'tag with spaces'}, {kind: 'not', item: {kind: 'tag', tag: 'Tag-B'}}],
+      items: [
+        {kind: 'tag', tag: 'tag with spaces'},
+        {kind: 'not', item: {kind: 'tag', tag: 'Tag-B'}},
+      ],
     })
     assert.deepEqual(parseFilter('items.0.id == 7'), {kind: 'compare', path: ['items', '0', 'id'], op: '=', value: 7})
     assert.deepEqual(parseFilter("s = 'it\\'s'"), {kind: 'compare', path: ['s'], op: '=', value: "it's"})
@@ -53,7 +65,7 @@ describe('filter expressions: parsing', () => {
   it('refuses bad expressions naming the position and what was expected', () => {
     refused('', /position 1: empty expression: expected a tag or a comparison/)
     refused("level = 'error' AND", /position 20: unexpected end of the expression: expected a tag, a comparison/)
-    refused("level = AND x", /position 9: unexpected "AND": expected a value/)
+    refused('level = AND x', /position 9: unexpected "AND": expected a value/)
     refused('(a = 1', /position 7: .*expected "\)" closing the "\(" at position 1/)
     refused('a = 1 b', /position 7: unexpected "b": expected AND, OR or the end/)
     refused("a = 'open", /position 5: unterminated string: expected a closing '/)

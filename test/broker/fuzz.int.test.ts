@@ -45,7 +45,9 @@ describe('protocol fuzz', () => {
       TIME_MS + 60_000,
       `the fuzzer to finish (seed ${SEED}): the broker stopped reading`,
     )
-    t.diagnostic(`seed ${SEED}: ${result.sent} frames sent, ${result.answered} answered to the end, ${result.connectionsOpened} connections, ${result.stalls} stalled, ${(result.elapsedMs / 1000).toFixed(1)} s, broker RSS max ${maxRss.toFixed(0)} MB`)
+    t.diagnostic(
+      `seed ${SEED}: ${result.sent} frames sent, ${result.answered} answered to the end, ${result.connectionsOpened} connections, ${result.stalls} stalled, ${(result.elapsedMs / 1000).toFixed(1)} s, broker RSS max ${maxRss.toFixed(0)} MB`,
+    )
     for (const burst of result.stalledBursts) t.diagnostic(`stalled after: ${JSON.stringify(burst.slice(0, 2000))}`)
     assert.ok(result.answered >= 1000, `only ${result.answered} of ${result.sent} frames answered (seed ${SEED})`)
     assert.equal(result.stalls, 0, `${result.stalls} connections neither answered nor closed by the broker after the fuzzer half-closed them (seed ${SEED})`)

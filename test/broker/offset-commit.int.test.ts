@@ -40,7 +40,14 @@ describe('offset-commit', () => {
     assert.equal(emptyPartition.type === 'result' && emptyPartition.code, 400, 'a partition with no data ends at 0')
 
     const mixed = await client.request(
-      commitFrame('g', [{topic, partition: 0, offset: end, msgId: '-1'}, {topic, partition: 0, offset: end + 1, msgId: '-1'}], 5),
+      commitFrame(
+        'g',
+        [
+          {topic, partition: 0, offset: end, msgId: '-1'},
+          {topic, partition: 0, offset: end + 1, msgId: '-1'},
+        ],
+        5,
+      ),
     )
     assert.equal(mixed.type === 'result' && mixed.code, 400, 'one bad entry refuses the whole commit')
     assert.deepEqual(await fetched(client, 'g'), [], 'nothing of a refused commit is stored')
@@ -48,13 +55,20 @@ describe('offset-commit', () => {
     const refusedTopic = await client.request(commitFrame('g', [{topic: 'bad/topic', partition: 0, offset: 0, msgId: '-1'}], 6))
     assert.equal(refusedTopic.type === 'result' && refusedTopic.code, 400)
 
-    for (const [partition, offset] of [[0, end], [0, 0], [1, 0]]) {
+    for (const [partition, offset] of [
+      [0, end],
+      [0, 0],
+      [1, 0],
+    ]) {
       const ok = await client.request(commitFrame('g', [{topic, partition, offset, msgId: '-1'}], 7))
       assert.equal(ok.type === 'result' && ok.code, 200, `partition ${partition} offset ${offset} is valid`)
     }
     assert.deepEqual(
       (await fetched(client, 'g')).map((o) => [o.partition, o.offset]),
-      [[0, 0], [1, 0]],
+      [
+        [0, 0],
+        [1, 0],
+      ],
     )
   })
 
@@ -62,7 +76,16 @@ describe('offset-commit', () => {
     const broker = await startTestBroker(t, {numPartitions: 1})
     const client = await RawClient.connect(t, broker.port)
     const topic = uniqueName()
-    const bad = await client.request(commitFrame('g', [{topic, partition: 0, offset: 0}, {topic, partition: 'x', offset: 0}], 1))
+    const bad = await client.request(
+      commitFrame(
+        'g',
+        [
+          {topic, partition: 0, offset: 0},
+          {topic, partition: 'x', offset: 0},
+        ],
+        1,
+      ),
+    )
     assert.equal(bad.type === 'result' && bad.code, 400)
     assert.equal(text(bad), 'invalid offset-commit body: "[1].partition" is "x": expected an integer >= 0 [code=BAD_REQUEST]')
     assert.deepEqual(await fetched(client, 'g'), [], 'nothing of a refused commit is stored')

@@ -88,7 +88,7 @@ describe('put-batch', () => {
     assert.deepEqual(counters(), {cmdPut: 1, putFailed: 1})
     // Two whole records claiming a million, to a partition the topic does not have (refused before the records are checked).
     const two = records([{data: 'a'}, {data: 'b'}])
-    assert.equal((await client.request(frame('f', 7, 1_000_000, two, 2)) as {code: number}).code, 500)
+    assert.equal(((await client.request(frame('f', 7, 1_000_000, two, 2))) as {code: number}).code, 500)
     assert.deepEqual(counters(), {cmdPut: 3, putFailed: 3})
     // A body over the limit is skipped unread: at most one record per 20-byte header it could hold.
     const oversize = await client.request(frame('f', 0, 2147483647, Buffer.alloc(2000), 3))
@@ -96,7 +96,7 @@ describe('put-batch', () => {
     assert.match(text(oversize), /exceeds the limit/)
     assert.deepEqual(counters(), {cmdPut: 103, putFailed: 103})
     // A stored batch counts its records.
-    assert.equal((await client.request(frame('f', 0, 2, two, 4)) as {code: number}).code, 200)
+    assert.equal(((await client.request(frame('f', 0, 2, two, 4))) as {code: number}).code, 200)
     assert.deepEqual(counters(), {cmdPut: 105, putFailed: 103})
     const stats = text(await client.request('stats  5\r\n'))
     assert.match(stats, /\r\ncmd_put 105\r\n/)
@@ -143,7 +143,10 @@ describe('put-batch', () => {
       producer.on('drain', pump)
       pump()
     })
-    assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      results.every((r) => r.success),
+      results.find((r) => !r.success)?.errorMessage,
+    )
     const consumer = createConsumer({broker: address, topics: ['orders'], stopAtEnd: true})
     const seen = new Map<string, {id: bigint; data: string; attribute: string | undefined}>()
     for await (const batch of consumer.batches()) {

@@ -84,8 +84,14 @@ describe('quotas per principal', () => {
     assert.equal(code(answer), 403)
     assert.match(text(answer), /user "bob" has 2 connections, its limit \(connections 2; meta user limit bob --connections\) \[code=QUOTA_EXCEEDED\]/)
     // Audited as a refusal, not counted as one for rights.
-    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
-    assert.ok(lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.command === 'auth' && String(e.outcome).includes('connections 2')), JSON.stringify(lines))
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    assert.ok(
+      lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.command === 'auth' && String(e.outcome).includes('connections 2')),
+      JSON.stringify(lines),
+    )
     assert.equal(broker.access!.audit.refusals, 0)
   })
 
@@ -131,7 +137,21 @@ describe('quotas per principal', () => {
 
   it('meta user limit sets, shows and removes limits; bad values name what is expected', async (t) => {
     const path = await tenantUsers(t)
-    const set = await runCli(['user', 'limit', 'bob', '--partitions', '50', '--groups', '20', '--produce-byte-rate', '10MiB', '--connections', '4', '--users', path])
+    const set = await runCli([
+      'user',
+      'limit',
+      'bob',
+      '--partitions',
+      '50',
+      '--groups',
+      '20',
+      '--produce-byte-rate',
+      '10MiB',
+      '--connections',
+      '4',
+      '--users',
+      path,
+    ])
     assert.equal(set.code, 0, set.stderr)
     const listed = await runCli(['user', 'list', '--users', path])
     assert.match(listed.stdout, /^ *bob +put bob-\*, get bob-\*, group bob-\* +connections 4, groups 20, partitions 50, produce 10 MiB\/s$/m)

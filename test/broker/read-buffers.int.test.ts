@@ -76,7 +76,11 @@ describe('gets from segment files with pooled read buffers', () => {
     const admin = await RawClient.connect(t, broker.port)
     const remote = `127.0.0.1:${client.socket.localPort}`
     await waitFor(
-      async () => text(await admin.request('stats meta-connections 1\r\n', 30_000)).split('\r\n').find((line) => line.startsWith(`${remote} `))?.includes(' reading false'),
+      async () =>
+        text(await admin.request('stats meta-connections 1\r\n', 30_000))
+          .split('\r\n')
+          .find((line) => line.startsWith(`${remote} `))
+          ?.includes(' reading false'),
       {what: 'the broker to stop reading the client at its memory bound', timeoutMs: 30_000, intervalMs: 50},
     )
     client.socket.resume()

@@ -37,7 +37,7 @@ describe('recoverOffset', () => {
   let client: zookeeper.Client
   zooKeeperForSuite((z, c) => ((zk = z), (client = c)))
 
-  it('rewrites this broker id\'s committed offsets to the position after their message, leaves others', async (t) => {
+  it("rewrites this broker id's committed offsets to the position after their message, leaves others", async (t) => {
     const root = `/${uniqueName('recover')}`
     const {dir, ids} = await dataWithThreeMessages(t)
     const moved = `${root}/consumers/g1/offsets/t/5-0`
@@ -70,7 +70,10 @@ describe('recoverOffset', () => {
     const {dir} = await dataWithThreeMessages(t)
     const past = `${root}/consumers/g1/offsets/t/5-0`
     await write(client, past, '12345-75')
-    const store = await MessageStore.open({dataPath: dir, topicConfig: () => ({dataPath: dir, unflushThreshold: 1000, unflushIntervalMs: 10_000, maxSegmentBytes: 1 << 20})})
+    const store = await MessageStore.open({
+      dataPath: dir,
+      topicConfig: () => ({dataPath: dir, unflushThreshold: 1000, unflushIntervalMs: 10_000, maxSegmentBytes: 1 << 20}),
+    })
     t.after(() => store.close())
     const session = await ZkSession.connect({connect: zk.connect, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000, logger: silentLogger})
     t.after(() => session.close())

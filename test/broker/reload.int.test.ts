@@ -59,7 +59,10 @@ describe('config reload', () => {
     const report = await b.broker.reload()
     assert.equal(report.applied, true)
     assert.deepEqual(report.topicsAdded, ['audit'])
-    assert.deepEqual(report.changes.map((c) => `${c.section} ${c.key} ${c.after}`), ['topic=audit (section) added'])
+    assert.deepEqual(
+      report.changes.map((c) => `${c.section} ${c.key} ${c.after}`),
+      ['topic=audit (section) added'],
+    )
     assert.notEqual(report.checksumAfter, checksumBefore)
 
     const sent = await producer.send('audit', 'now accepted', {partition: 1})
@@ -94,7 +97,10 @@ describe('config reload', () => {
     await writeFile(b.path, '[system]\nmaxPartitions=100\n[topic=orders]\nnumPartitions=101\n')
     await assert.rejects(b.broker.reload(), (error: unknown) => {
       assert.ok(isMetaError(error, 'CONFIG_INVALID'))
-      assert.equal(error.message, `${b.path}:3: [topic=orders] numPartitions = 101: expected at most maxPartitions (100), the partitions this broker serves in all; raise maxPartitions or lower numPartitions`)
+      assert.equal(
+        error.message,
+        `${b.path}:3: [topic=orders] numPartitions = 101: expected at most maxPartitions (100), the partitions this broker serves in all; raise maxPartitions or lower numPartitions`,
+      )
       return true
     })
     assert.equal(b.broker.topics.resolve('orders')?.numPartitions, 2)
@@ -113,17 +119,23 @@ describe('config reload', () => {
     assert.match(cli.stdout, /  ~ \[topic=orders\] numPartitions: 2 → 4 \(topic "orders": partitions 2\.\.3 added\)\n/)
 
     const used = new Set<number>()
-    await waitFor(async () => {
-      const r = await producer.send('orders', 'spread')
-      assert.ok(r.success, r.errorMessage)
-      used.add(r.partition)
-      return used.has(3)
-    }, {what: 'the producer to use partition 3', timeoutMs: 15_000})
+    await waitFor(
+      async () => {
+        const r = await producer.send('orders', 'spread')
+        assert.ok(r.success, r.errorMessage)
+        used.add(r.partition)
+        return used.has(3)
+      },
+      {what: 'the producer to use partition 3', timeoutMs: 15_000},
+    )
 
     await writeFile(b.path, '[system]\nnumPartitions=2\n[topic=orders]\nnumPartitions=3\n')
     await assert.rejects(b.broker.reload(), (error: unknown) => {
       assert.ok(isMetaError(error, 'CONFIG_INVALID'))
-      assert.match(error.message, new RegExp(`^${b.path.replace(/[.]/g, '\\.')}:4: \\[topic=orders\\] numPartitions = 3: partition 3 of topic "orders" holds data \\(\\d+ messages\\)`))
+      assert.match(
+        error.message,
+        new RegExp(`^${b.path.replace(/[.]/g, '\\.')}:4: \\[topic=orders\\] numPartitions = 3: partition 3 of topic "orders" holds data \\(\\d+ messages\\)`),
+      )
       assert.match(error.message, /the running configuration is unchanged$/)
       return true
     })
@@ -139,7 +151,10 @@ describe('config reload', () => {
     assert.equal(report.applied, false)
     assert.deepEqual(
       report.changes.map((c: {section: string; key: string; applied: boolean}) => [c.section, c.key, c.applied]),
-      [['system', 'deletePolicy', true], ['topic=orders', 'deletePolicy', true]],
+      [
+        ['system', 'deletePolicy', true],
+        ['topic=orders', 'deletePolicy', true],
+      ],
       'serverPort is overridden by the flags the broker started with, so it is not a change',
     )
     assert.equal(b.broker.config.system.deletePolicy.action, 'delete', 'a dry run applies nothing')
@@ -165,7 +180,7 @@ describe('closed partitions', () => {
     for (let i = 0; i < 6; i++) {
       const r = await producer.send('orders', `m${i}`)
       assert.ok(r.success, r.errorMessage)
-      assert.equal(r.partition, 0, "the producer sends to the open partition only")
+      assert.equal(r.partition, 0, 'the producer sends to the open partition only')
     }
 
     const restarted = await b.restart()
@@ -174,7 +189,10 @@ describe('closed partitions', () => {
     assert.ok(stillClosed.type === 'result' && stillClosed.code === 403, 'closed across the restart')
     const admin = await connectAdmin({broker: restarted.url})
     t.after(() => admin.close())
-    assert.deepEqual((await admin.partitions()).map((p) => [p.partition, p.closed]), [[0, false]])
+    assert.deepEqual(
+      (await admin.partitions()).map((p) => [p.partition, p.closed]),
+      [[0, false]],
+    )
 
     const open = await runCli(['partitions', 'open', '-t', 'orders', '-b', restarted.url, '--json'])
     assert.equal(open.code, 0, open.stderr)
@@ -189,7 +207,10 @@ describe('closed partitions', () => {
     // A topic the broker does not have is refused before anything is asked of it (a typo keeps no closed mark) …
     const missing = await runCli(['partitions', 'close', '-t', 'audit', '-b', restarted.url])
     assert.equal(missing.code, 1)
-    assert.equal(missing.stderr, `error [NOT_FOUND]: topic "audit" does not exist on broker ${restarted.url}\nhint: topics on broker ${restarted.url}: orders (--allow-missing-topic goes ahead anyway)\n`)
+    assert.equal(
+      missing.stderr,
+      `error [NOT_FOUND]: topic "audit" does not exist on broker ${restarted.url}\nhint: topics on broker ${restarted.url}: orders (--allow-missing-topic goes ahead anyway)\n`,
+    )
     // … and one it does not accept has a code of its own (a cluster skips such brokers by it).
     const unknown = await runCli(['partitions', 'close', '-t', 'audit', '--allow-missing-topic', '-b', restarted.url])
     assert.equal(unknown.code, 1)

@@ -102,7 +102,10 @@ describe('replication connections log in', () => {
     const masterStats = await RawClient.connect(t, master.port)
     const wrong = await spawnBroker(t, ['--slave-id', '2', '--slave-of', `127.0.0.1:${master.port}`, '-d', join(dir, 'wrong')], {env: replEnv(WRONG)})
     // The master counts each refused login; two or more: the slave retried after the first.
-    await waitFor(async () => ((await authFailures(masterStats)) >= 2 ? true : undefined), {timeoutMs: 30_000, what: 'the master to count repeated failed logins'})
+    await waitFor(async () => ((await authFailures(masterStats)) >= 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the master to count repeated failed logins',
+    })
     assert.equal(wrong.child.exitCode, null, 'a refused login does not stop the slave')
     assert.match(wrong.stderr(), /login refused; retrying with back-off/)
     assert.equal(wrong.stderr().match(/login refused; retrying/g)?.length, 1, 'the refusal is logged once, not at every retry')
@@ -114,7 +117,9 @@ describe('replication connections log in', () => {
   it('a synchronous master with replication credentials forwards puts to a slave whose anonymous connections have no rights', async (t) => {
     const {path, dir} = await usersFile(t)
     const slave = await spawnBroker(t, ['--sync-slave', '--users', path, '-d', join(dir, 'slave'), '--partitions', '1'])
-    const master = await spawnBroker(t, ['--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master'), '--partitions', '1'], {env: replEnv(PASSWORD)})
+    const master = await spawnBroker(t, ['--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master'), '--partitions', '1'], {
+      env: replEnv(PASSWORD),
+    })
     await waitFor(() => /sync slave connected/.test(master.stderr()) || undefined, {timeoutMs: 30_000, what: 'the master to log in to its sync slave'})
     const topic = uniqueName('sync-auth')
     const client = await RawClient.connect(t, master.port)
@@ -131,10 +136,18 @@ describe('replication connections log in', () => {
     const {path, dir} = await usersFile(t)
     const slave = await spawnBroker(t, ['--sync-slave', '--users', path, '-d', join(dir, 'slave'), '--partitions', '1'])
     const slaveStats = await RawClient.connect(t, slave.port)
-    const master = await spawnBroker(t, ['--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master'), '--partitions', '1'], {env: replEnv(WRONG)})
-    await waitFor(async () => ((await authFailures(slaveStats)) >= 2 ? true : undefined), {timeoutMs: 30_000, what: 'the slave to count repeated failed logins of its master'})
+    const master = await spawnBroker(t, ['--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master'), '--partitions', '1'], {
+      env: replEnv(WRONG),
+    })
+    await waitFor(async () => ((await authFailures(slaveStats)) >= 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the slave to count repeated failed logins of its master',
+    })
     assert.equal(master.child.exitCode, null, 'a refused login does not stop the master')
-    const refusals = master.stderr().split('\n').filter((line) => line.includes('sync slave unreachable') && line.includes('login refused'))
+    const refusals = master
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('sync slave unreachable') && line.includes('login refused'))
     assert.equal(refusals.length, 1, `the refusal is logged once, not at every retry: ${master.stderr()}`)
     assert.doesNotMatch(master.stderr(), new RegExp(WRONG))
     const client = await RawClient.connect(t, master.port)
@@ -145,7 +158,10 @@ describe('replication connections log in', () => {
 
   it('one replication variable without the other is a usage error', async (t) => {
     const dir = await tmpDir(t, 'meta-repl-env-')
-    const noPassword = await runCli(['serve', '--port', '0', '-d', join(dir, 'a')], {env: {META_REPLICATION_USER: 'repl', META_REPLICATION_PASSWORD: ''}, timeoutMs: 30_000})
+    const noPassword = await runCli(['serve', '--port', '0', '-d', join(dir, 'a')], {
+      env: {META_REPLICATION_USER: 'repl', META_REPLICATION_PASSWORD: ''},
+      timeoutMs: 30_000,
+    })
     assert.equal(noPassword.code, 2, noPassword.stderr)
     assert.match(noPassword.stderr, /\$META_REPLICATION_USER is "repl" but \$META_REPLICATION_PASSWORD is not set/)
     const noUser = await runCli(['serve', '--port', '0', '-d', join(dir, 'b')], {env: {META_REPLICATION_PASSWORD: PASSWORD}, timeoutMs: 30_000})

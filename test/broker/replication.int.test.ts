@@ -33,7 +33,10 @@ async function produce(t: Cleanup, broker: Broker, topic: string, count: number,
       sends.push(producer.send(topic, `message ${i} `.padEnd(100, 'x'), {partition: partitions[i % partitions.length]}))
     }
     const results = await Promise.all(sends)
-    assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      results.every((r) => r.success),
+      results.find((r) => !r.success)?.errorMessage,
+    )
   }
   await producer.close()
 }
@@ -54,7 +57,9 @@ async function caughtUp(master: Broker, slave: Broker): Promise<void> {
 function segmentFiles(broker: Broker): Map<string, Buffer> {
   const files = new Map<string, Buffer>()
   for (const log of broker.store.list()) {
-    for (const name of readdirSync(log.dir).filter((n) => n.endsWith('.meta')).sort()) {
+    for (const name of readdirSync(log.dir)
+      .filter((n) => n.endsWith('.meta'))
+      .sort()) {
       files.set(`${log.topic}-${log.partition}/${name}`, readFileSync(join(log.dir, name)))
     }
   }
@@ -63,11 +68,21 @@ function segmentFiles(broker: Broker): Map<string, Buffer> {
 
 /** Every segment of a partition directory, concatenated in offset order (they are contiguous). */
 function logBytes(dir: string): Buffer {
-  return Buffer.concat(readdirSync(dir).filter((n) => /^\d{20}\.meta$/.test(n)).sort().map((n) => readFileSync(join(dir, n))))
+  return Buffer.concat(
+    readdirSync(dir)
+      .filter((n) => /^\d{20}\.meta$/.test(n))
+      .sort()
+      .map((n) => readFileSync(join(dir, n))),
+  )
 }
 
 function firstSegmentStart(dir: string): number {
-  return Number(readdirSync(dir).filter((n) => /^\d{20}\.meta$/.test(n)).sort()[0].slice(0, 20))
+  return Number(
+    readdirSync(dir)
+      .filter((n) => /^\d{20}\.meta$/.test(n))
+      .sort()[0]
+      .slice(0, 20),
+  )
 }
 
 async function assertIdentical(master: Broker, slave: Broker): Promise<void> {
@@ -80,7 +95,7 @@ async function assertIdentical(master: Broker, slave: Broker): Promise<void> {
 }
 
 describe('asynchronous replication (standalone slave)', () => {
-  it('copies every partition byte for byte, with the master\'s segments, and refuses puts', async (t) => {
+  it("copies every partition byte for byte, with the master's segments, and refuses puts", async (t) => {
     const master = await startTestBroker(t, {maxSegmentBytes: 64 * 1024, numPartitions: 2})
     const topic = uniqueName('repl')
     await produce(t, master, topic, 4000)
@@ -115,7 +130,7 @@ describe('asynchronous replication (standalone slave)', () => {
     assert.equal(slave.config.system.maxSegmentBytes, 1024 * 1024 * 1024)
   })
 
-  it('resumes from its own end after a restart, and starts at the master\'s first offset', async (t) => {
+  it("resumes from its own end after a restart, and starts at the master's first offset", async (t) => {
     const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
     const topic = uniqueName('repl')
     await produce(t, master, topic, 2000, [0])
@@ -137,7 +152,7 @@ describe('asynchronous replication (standalone slave)', () => {
     await assertIdentical(master, again)
   })
 
-  it('sets its log aside and restarts at the master\'s start when retention passed its end', async (t) => {
+  it("sets its log aside and restarts at the master's start when retention passed its end", async (t) => {
     const master = await startTestBroker(t, {maxSegmentBytes: 32 * 1024})
     const topic = uniqueName('repl')
     await produce(t, master, topic, 1000, [0])
@@ -184,7 +199,11 @@ describe('asynchronous replication (standalone slave)', () => {
     for (const p of [0, 1]) {
       const dir = join(dataPath, `${topic}-${p}`)
       const cut = readdirSync(dir).filter((n) => /^\d{20}\.meta\.cut-\d+$/.test(n))
-      assert.deepEqual(cut.map((n) => Number(n.slice(0, 20))), [forks[p]], `partition ${p}: one cut file named by the fork offset: ${cut.join(', ')}`)
+      assert.deepEqual(
+        cut.map((n) => Number(n.slice(0, 20))),
+        [forks[p]],
+        `partition ${p}: one cut file named by the fork offset: ${cut.join(', ')}`,
+      )
       assert.ok(readFileSync(join(dir, cut[0])).equals(tails[p]), `partition ${p}: the cut file holds exactly the cut bytes`)
     }
     assert.ok(!readdirSync(join(dataPath, `${topic}-2`)).some((n) => n.includes('.cut-')), 'partition 2 only lagged: nothing cut')
@@ -226,14 +245,23 @@ describe('asynchronous replication (standalone slave)', () => {
     await caughtUp(master, slave)
     const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: slave.port}))
     t.after(() => admin.conn.close())
-    const report = await waitFor(async () => {
-      const r = await admin.slaveStatus()
-      return r.partitions.length === 2 && r.partitions.every((p) => p.lagBytes === 0 && p.masterEnd > 0) ? r : undefined
-    }, {what: 'slave-status to show both partitions caught up'})
+    const report = await waitFor(
+      async () => {
+        const r = await admin.slaveStatus()
+        return r.partitions.length === 2 && r.partitions.every((p) => p.lagBytes === 0 && p.masterEnd > 0) ? r : undefined
+      },
+      {what: 'slave-status to show both partitions caught up'},
+    )
     assert.equal(report.slaveId, 1)
     assert.equal(report.master, `127.0.0.1:${master.port}`)
     assert.equal(report.masterConnected, true)
-    assert.deepEqual(report.partitions.map((p) => [p.topic, p.partition, p.lagMessages, p.state]), [[topic, 0, 0, 'replicating'], [topic, 1, 0, 'replicating']])
+    assert.deepEqual(
+      report.partitions.map((p) => [p.topic, p.partition, p.lagMessages, p.state]),
+      [
+        [topic, 0, 0, 'replicating'],
+        [topic, 1, 0, 'replicating'],
+      ],
+    )
     const masterAdmin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: master.port}))
     t.after(() => masterAdmin.conn.close())
     await assert.rejects(masterAdmin.slaveStatus(), (error: unknown) => isMetaError(error, 'NOT_A_SLAVE') && /is not a slave/.test((error as Error).message))
@@ -244,6 +272,11 @@ describe('asynchronous replication (standalone slave)', () => {
     const admin = new AdminClient(await BrokerConnection.connect({host: '127.0.0.1', port: syncSlave.port}))
     t.after(() => admin.conn.close())
     assert.equal((await admin.systemStats()).slave, true)
-    await assert.rejects(admin.slaveStatus(), (error: unknown) => isMetaError(error, 'NOT_A_SLAVE') && /is not an asynchronous slave \(it is a synchronous slave: its master reports it in stats meta-sync\)/.test((error as Error).message))
+    await assert.rejects(
+      admin.slaveStatus(),
+      (error: unknown) =>
+        isMetaError(error, 'NOT_A_SLAVE') &&
+        /is not an asynchronous slave \(it is a synchronous slave: its master reports it in stats meta-sync\)/.test((error as Error).message),
+    )
   })
 })

@@ -66,7 +66,11 @@ describe('retention on a running broker', () => {
     const consumer = createConsumer({broker: `127.0.0.1:${broker.port}`, topics: [topic], stopAtEnd: true})
     const payloads: string[] = []
     for await (const batch of consumer.batches()) payloads.push(...batch.messages.map((m) => m.data.toString()))
-    assert.deepEqual(payloads, ['msg-08....', 'msg-09....', 'msg-10....', 'msg-11....', 'msg-12....', 'msg-13....', 'msg-14....', 'msg-15....'], 'the consumer starting at 0 follows the 301')
+    assert.deepEqual(
+      payloads,
+      ['msg-08....', 'msg-09....', 'msg-10....', 'msg-11....', 'msg-12....', 'msg-13....', 'msg-14....', 'msg-15....'],
+      'the consumer starting at 0 follows the 301',
+    )
 
     const offsets = await client.request('stats offsets 2\r\n')
     assert.match(text(offsets), new RegExp(`${topic} part 0 min_offset 240 max_offset 480`))

@@ -54,7 +54,8 @@ interface Target {
 type Encoder = (out: OutputBuffer, target: Target, opaque: number) => void
 
 function transaction(txType: TransactionType): Encoder {
-  return (out, {xid}, opaque) => encodeTransaction(out, {txKey: txType === 'RECOVER' ? 'null' : xid, sessionId: 'sess', txType, timeoutSeconds: 0, uniqueQualifier: undefined, opaque})
+  return (out, {xid}, opaque) =>
+    encodeTransaction(out, {txKey: txType === 'RECOVER' ? 'null' : xid, sessionId: 'sess', txType, timeoutSeconds: 0, uniqueQualifier: undefined, opaque})
 }
 
 const body = Buffer.from('payload')
@@ -75,7 +76,8 @@ const REQUESTS: Record<CommandName, Encoder> = {
   'group-join': (out, {topic, group}, opaque) => encodeGroupJoin(out, {group, memberId: 'm1', sessionTimeoutMs: 30_000, topics: [topic], opaque}),
   'group-heartbeat': (out, {group}, opaque) => encodeGroupHeartbeat(out, {group, memberId: 'm1', generation: 1, maxWaitMs: 0, opaque}),
   'group-leave': (out, {group}, opaque) => encodeGroupLeave(out, {group, memberId: 'm1', opaque}),
-  'group-claim': (out, {group}, opaque) => encodeGroupClaim(out, {group, memberId: 'm1', generation: 1, maxWaitMs: 0, opaque, request: {claim: [], release: []}}),
+  'group-claim': (out, {group}, opaque) =>
+    encodeGroupClaim(out, {group, memberId: 'm1', generation: 1, maxWaitMs: 0, opaque, request: {claim: [], release: []}}),
   'offset-commit': (out, {topic, group}, opaque) => encodeOffsetCommit(out, group, [{topic, partition: 0, offset: 0, msgId: '-1'}], opaque),
   'offset-fetch': (out, {group}, opaque) => encodeOffsetFetch(out, group, {}, opaque),
   'group-describe': (out, {group}, opaque) => encodeGroupDescribe(out, group, opaque),
@@ -99,7 +101,8 @@ const REQUESTS: Record<CommandName, Encoder> = {
   'group-list': (out, _target, opaque) => encodeGroupList(out, opaque),
   'topic-admin': (out, {topic}, opaque) => encodeTopicAdmin(out, 'show', topic, {}, opaque),
   sync: (out, {topic}, opaque) => encodeSync(out, {topic, partition: 0, flag: 0, msgId: 1n, checksum: checksum(body), opaque, body}),
-  'sync-batch': (out, {topic}, opaque) => encodeSyncBatch(out, {topic, partition: 0, offset: 0, segmentStart: 0, count: 1, opaque, body: encodeRecord(1n, 0, body)}),
+  'sync-batch': (out, {topic}, opaque) =>
+    encodeSyncBatch(out, {topic, partition: 0, offset: 0, segmentStart: 0, count: 1, opaque, body: encodeRecord(1n, 0, body)}),
   replicate: (out, {topic}, opaque) => encodeReplicate(out, {topic, partition: 0, offset: 0, maxSize: 4096, maxWaitMs: 0, opaque}),
   'slave-status': (out, _target, opaque) => encodeSlaveStatus(out, opaque),
   version: (out, _target, opaque) => encodeVersion(out, {opaque}),
@@ -142,7 +145,7 @@ function usersFile(dir: string): string {
 
 async function connect(t: Cleanup, port: number, user: string | undefined): Promise<RawClient> {
   const client = await RawClient.connect(t, port)
-  if (user !== undefined) assert.equal((await rawLogin(client, user, PASSWORD) as {code: number}).code, 200, `login of ${user}`)
+  if (user !== undefined) assert.equal(((await rawLogin(client, user, PASSWORD)) as {code: number}).code, 200, `login of ${user}`)
   return client
 }
 
@@ -173,7 +176,13 @@ describe('every wire command against its rights', () => {
       for (const attempt of CASES) {
         const outcome = expected(command, attempt)
         if (outcome === undefined) continue
-        const user = {anonymous: undefined, granted: 'granted', denied: 'denied', 'granted on another resource': 'granted', "another principal's transaction": 'stranger'}[attempt]
+        const user = {
+          anonymous: undefined,
+          granted: 'granted',
+          denied: 'denied',
+          'granted on another resource': 'granted',
+          "another principal's transaction": 'stranger',
+        }[attempt]
         const resource = attempt === 'granted on another resource' ? 'rb' : 'ra'
         let xid = `XID:1:${(xidSeq++).toString(16).padStart(6, '0')}:01:rm`
         if (attempt === "another principal's transaction") {

@@ -16,7 +16,11 @@ describe('docs/security.md rights table', () => {
     const to = doc.indexOf(END)
     assert.ok(from >= 0 && to > from, `docs/security.md lacks the generated section between\n${START}\nand\n${END}`)
     const expected = renderRightsTable()
-    assert.equal(doc.slice(from, to + END.length), expected, `docs/security.md's rights table differs from RIGHTS_TABLE; replace its section by:\n\n${expected}\n`)
+    assert.equal(
+      doc.slice(from, to + END.length),
+      expected,
+      `docs/security.md's rights table differs from RIGHTS_TABLE; replace its section by:\n\n${expected}\n`,
+    )
   })
 
   it('describes every right', () => {

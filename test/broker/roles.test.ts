@@ -17,7 +17,10 @@ const ZK = {zkConnect: '127.0.0.1:1'}
 const master = {host: '127.0.0.1', port: 8123}
 
 function refused(overrides: ConfigOverrides, slave: {slaveId: number; master?: unknown} | undefined, message: RegExp, names = {}): void {
-  assert.throws(() => validateRoles(config(overrides), slave, names), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && message.test((e as Error).message))
+  assert.throws(
+    () => validateRoles(config(overrides), slave, names),
+    (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && message.test((e as Error).message),
+  )
 }
 
 describe('validateRoles', () => {
@@ -37,8 +40,12 @@ describe('validateRoles', () => {
     }
   })
 
-  it('refuses each combination that does not, naming server.ini\'s keys', () => {
-    refused({syncSlave: true, syncSlaveAddress: '127.0.0.1:1'}, undefined, /^syncSlave=true and syncSlaveAddress "127\.0\.0\.1:1": a broker is either a synchronous slave or the master of one, not both$/)
+  it("refuses each combination that does not, naming server.ini's keys", () => {
+    refused(
+      {syncSlave: true, syncSlaveAddress: '127.0.0.1:1'},
+      undefined,
+      /^syncSlave=true and syncSlaveAddress "127\.0\.0\.1:1": a broker is either a synchronous slave or the master of one, not both$/,
+    )
     refused({syncSlaveFromZk: true}, undefined, /^syncSlaveFromZk=true is for a master in ZooKeeper \(zk\.zkConnect\)/)
     refused({...ZK, syncSlaveFromZk: true}, {slaveId: 1}, /^syncSlaveFromZk=true is for a master in ZooKeeper/)
     refused({syncSlave: true}, {slaveId: 1}, /^syncSlave=true takes a slaveId only with ZooKeeper \(zk\.zkConnect\)/)
@@ -50,7 +57,11 @@ describe('validateRoles', () => {
   })
 
   it('names the flags meta serve passes', () => {
-    refused({syncSlave: true}, {slaveId: 1}, /^--sync-slave takes --slave-id only with ZooKeeper \(--zk, zk\.zkConnect\)/, {syncSlave: '--sync-slave', slaveId: '--slave-id', zk: '--zk, zk.zkConnect'})
+    refused({syncSlave: true}, {slaveId: 1}, /^--sync-slave takes --slave-id only with ZooKeeper \(--zk, zk\.zkConnect\)/, {
+      syncSlave: '--sync-slave',
+      slaveId: '--slave-id',
+      zk: '--zk, zk.zkConnect',
+    })
     refused({failover: true}, undefined, /^--failover needs ZooKeeper \(--zk, zk\.zkConnect\)/, {failover: '--failover', zk: '--zk, zk.zkConnect'})
   })
 

@@ -37,12 +37,33 @@ function makePki(dir: string, clients: string[]): {ca: string; cert: string; key
     key(name)
     writeFileSync(join(dir, `${name}.ext`), ext)
     ssl('req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`)
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`)
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    )
   }
   sign('server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n')
   clients.forEach((cn, i) => sign(`client${i}`, cn, 'extendedKeyUsage=clientAuth\n'))
   const at = (file: string) => join(dir, file)
-  return {ca: at('ca.pem'), cert: at('server.pem'), key: at('server.key'), client: (cn) => ({cert: at(`client${clients.indexOf(cn)}.pem`), key: at(`client${clients.indexOf(cn)}.key`)})}
+  return {
+    ca: at('ca.pem'),
+    cert: at('server.pem'),
+    key: at('server.key'),
+    client: (cn) => ({cert: at(`client${clients.indexOf(cn)}.pem`), key: at(`client${clients.indexOf(cn)}.key`)}),
+  }
 }
 
 describe('safe defaults on disk and at start', () => {
@@ -58,7 +79,10 @@ describe('safe defaults on disk and at start', () => {
     chmodSync(users, 0o600)
     const pki = makePki(dir, [])
     chmodSync(pki.key, 0o640)
-    await assert.rejects(startTestBroker(t, {tlsPort: 0, tlsCert: pki.cert, tlsKey: pki.key}), /tlsKey .*server\.key has mode 640: group or others may read it; chmod 600/)
+    await assert.rejects(
+      startTestBroker(t, {tlsPort: 0, tlsCert: pki.cert, tlsKey: pki.key}),
+      /tlsKey .*server\.key has mode 640: group or others may read it; chmod 600/,
+    )
   })
 
   it('stops the start on a certificate that expired, is not valid yet, or is not its key’s; warns of one that expires within 14 days', async (t) => {
@@ -92,7 +116,13 @@ describe('safe defaults on disk and at start', () => {
     t.after(() => http.close())
     const attempt = (cn: string, request = 'version 1\r\n') =>
       new Promise<string>((resolve) => {
-        const socket = tlsConnect({host: '127.0.0.1', port: broker.tlsPort!, ca: readFileSync(pki.ca), cert: readFileSync(pki.client(cn).cert), key: readFileSync(pki.client(cn).key)})
+        const socket = tlsConnect({
+          host: '127.0.0.1',
+          port: broker.tlsPort!,
+          ca: readFileSync(pki.ca),
+          cert: readFileSync(pki.client(cn).cert),
+          key: readFileSync(pki.client(cn).key),
+        })
         let answer = ''
         socket.on('secureConnect', () => socket.write(request))
         socket.on('data', (d: Buffer) => (answer += d.toString()))
@@ -111,8 +141,14 @@ describe('safe defaults on disk and at start', () => {
     await assert.rejects(rawLogin(scram, 'meta:http', 'anything'), /invalid user name "meta:http"/)
     const basic = await fetch(`${http.url}api/groups`, {headers: {authorization: `Basic ${Buffer.from('meta:http:anything').toString('base64')}`}})
     assert.equal(basic.status, 401)
-    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
-    assert.ok(lines.some((e) => e.event === 'certificate-refused' && e.principal === 'meta:http'), JSON.stringify(lines))
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    assert.ok(
+      lines.some((e) => e.event === 'certificate-refused' && e.principal === 'meta:http'),
+      JSON.stringify(lines),
+    )
   })
 
   it('meta serve: data 0700/0600 (0750/0640 with --allow-group-access); the HTTP token from $META_HTTP_TOKEN or --http-token-file, never argv', async (t) => {
@@ -123,9 +159,16 @@ describe('safe defaults on disk and at start', () => {
     assert.equal(put.code, 0, put.stderr)
     broker.child.kill('SIGTERM')
     await waitFor(() => broker.child.exitCode !== null)
-    const modes = (path: string): number[] => [statSync(path).mode & 0o777, ...readdirSync(path, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? modes(join(path, e.name)) : [statSync(join(path, e.name)).mode & 0o777]))]
+    const modes = (path: string): number[] => [
+      statSync(path).mode & 0o777,
+      ...readdirSync(path, {withFileTypes: true}).flatMap((e) => (e.isDirectory() ? modes(join(path, e.name)) : [statSync(join(path, e.name)).mode & 0o777])),
+    ]
     const seen = new Set(modes(data))
-    assert.deepEqual([...seen].filter((m) => (m & 0o077) !== 0), [], `modes under the data dir: ${[...seen].map((m) => m.toString(8))}`)
+    assert.deepEqual(
+      [...seen].filter((m) => (m & 0o077) !== 0),
+      [],
+      `modes under the data dir: ${[...seen].map((m) => m.toString(8))}`,
+    )
     assert.ok(seen.has(0o700) && seen.has(0o600))
     const shared = join(dir, 'shared')
     const groupBroker = await spawnBroker(t, ['-d', shared, '--allow-group-access'])
@@ -135,7 +178,10 @@ describe('safe defaults on disk and at start', () => {
 
     const argv = await runCli(['serve', '--port', '0', '-d', join(dir, 'd2'), '--http', '0', '--http-token', 'secret-in-ps'])
     assert.equal(argv.code, 2)
-    assert.match(argv.stderr, /--http-token on the command line shows in ps .* \$META_HTTP_TOKEN, or in a file only you can read given with --http-token-file FILE/)
+    assert.match(
+      argv.stderr,
+      /--http-token on the command line shows in ps .* \$META_HTTP_TOKEN, or in a file only you can read given with --http-token-file FILE/,
+    )
     const tokenFile = join(dir, 'token')
     writeFileSync(tokenFile, 'secret-from-file\n', {mode: 0o644})
     const exposed = await runCli(['serve', '--port', '0', '-d', join(dir, 'd3'), '--http', '0', '--http-token-file', tokenFile])
@@ -143,10 +189,16 @@ describe('safe defaults on disk and at start', () => {
     assert.match(exposed.stderr, /--http-token-file .*token has mode 644: group or others may read it; chmod 600/)
     chmodSync(tokenFile, 0o600)
     const withFile = await spawnBroker(t, ['-d', join(dir, 'd4'), '--http', '0', '--http-token-file', tokenFile])
-    const url = /HTTP server .* at (http:\/\/\S+)/.exec(withFile.stderr())?.[1] ?? (await waitFor(() => /HTTP server .* at (http:\/\/[^"\s]+)/.exec(withFile.stderr())?.[1]))
+    const url =
+      /HTTP server .* at (http:\/\/\S+)/.exec(withFile.stderr())?.[1] ??
+      (await waitFor(() => /HTTP server .* at (http:\/\/[^"\s]+)/.exec(withFile.stderr())?.[1]))
     const refused = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {method: 'POST', body: 'hi', headers: {'x-meta-request': '1'}})
     assert.equal(refused.status, 401)
-    const allowed = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {method: 'POST', body: 'hi', headers: {authorization: 'Bearer secret-from-file'}})
+    const allowed = await fetch(new URL('put?topic=tok&partition=0&flag=0&length=2', url), {
+      method: 'POST',
+      body: 'hi',
+      headers: {authorization: 'Bearer secret-from-file'},
+    })
     assert.equal(allowed.status, 200)
   })
 })

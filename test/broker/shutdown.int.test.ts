@@ -96,7 +96,11 @@ describe('broker shutdown', () => {
       for (const [client, ids] of sent) {
         const last = ids.findLastIndex((id) => answered.has(id))
         const holes = ids.slice(0, last + 1).filter((id) => !answered.has(id))
-        assert.deepEqual(holes.map((id) => kinds.get(id)), [], `client ${clients.indexOf(client)}: requests left unanswered`)
+        assert.deepEqual(
+          holes.map((id) => kinds.get(id)),
+          [],
+          `client ${clients.indexOf(client)}: requests left unanswered`,
+        )
       }
 
       const again = await startTestBroker(t, {dataPath, unflushThreshold: threshold, numPartitions: 4})

@@ -9,7 +9,10 @@ import {RawClient, text} from '../helpers/raw-client.js'
 function lines(body: string): string[] {
   assert.ok(body.startsWith('STATS\r\n'), 'starts with STATS')
   assert.ok(body.endsWith('END\r\n'), 'ends with END')
-  return body.slice(7, -5).split('\r\n').filter((l) => l !== '')
+  return body
+    .slice(7, -5)
+    .split('\r\n')
+    .filter((l) => l !== '')
 }
 
 const INI = `[system]
@@ -23,19 +26,47 @@ stat=false
 `
 
 describe('broker stats', () => {
-  it('answers system stats with MetaQ keys in order, then meta\'s, also for `stats  <opaque>`', async (t) => {
+  it("answers system stats with MetaQ keys in order, then meta's, also for `stats  <opaque>`", async (t) => {
     const broker = await startTestBroker(t, {ini: INI})
     const client = await RawClient.connect(t, broker.port)
     await client.request('put orders 0 5 0 -1 1\r\nhello')
     const frame = await client.request('stats  42\r\n')
     assert.equal(frame.opaque, 42)
     const body = lines(text(frame))
-    assert.deepEqual(body.map((l) => l.split(' ')[0]), [
-      'pid', 'broker_id', 'port', 'uptime', 'version', 'slave', 'curr_connections', 'threads', 'cmd_put', 'cmd_get',
-      'cmd_offset', 'tx_begin', 'tx_xa_begin', 'tx_commit', 'tx_rollback', 'get_miss', 'put_failed', 'total_messages',
-      'topics', 'config_checksum',
-      'quarantined_partitions', 'damaged_ranges', 'damaged_bytes', 'crc_failures', 'unverified_segments', 'scrubbed_bytes', 'auth_failures', 'connections_refused', 'access_denied',
-    ])
+    assert.deepEqual(
+      body.map((l) => l.split(' ')[0]),
+      [
+        'pid',
+        'broker_id',
+        'port',
+        'uptime',
+        'version',
+        'slave',
+        'curr_connections',
+        'threads',
+        'cmd_put',
+        'cmd_get',
+        'cmd_offset',
+        'tx_begin',
+        'tx_xa_begin',
+        'tx_commit',
+        'tx_rollback',
+        'get_miss',
+        'put_failed',
+        'total_messages',
+        'topics',
+        'config_checksum',
+        'quarantined_partitions',
+        'damaged_ranges',
+        'damaged_bytes',
+        'crc_failures',
+        'unverified_segments',
+        'scrubbed_bytes',
+        'auth_failures',
+        'connections_refused',
+        'access_denied',
+      ],
+    )
     const map = Object.fromEntries(body.map((l) => l.split(' ')))
     assert.equal(map.broker_id, '3')
     assert.equal(map.port, String(broker.port))
@@ -76,9 +107,10 @@ describe('broker stats', () => {
     const client = await RawClient.connect(t, broker.port)
     await client.request('put quiet 0 1 0 -1 1\r\nx')
     let realtime = lines(text(await client.request('stats realtime 2\r\n')))
-    assert.deepEqual(realtime.map((l) => l.split(' ')[0]), [
-      'realtime_put', 'realtime_get', 'realtime_offset', 'realtime_get_miss', 'realtime_put_failed', 'realtime_message_size',
-    ])
+    assert.deepEqual(
+      realtime.map((l) => l.split(' ')[0]),
+      ['realtime_put', 'realtime_get', 'realtime_offset', 'realtime_get_miss', 'realtime_put_failed', 'realtime_message_size'],
+    )
     assert.equal(realtime[0], 'realtime_put null', 'stat=false topic not recorded')
     await client.request('put orders 0 5 0 -1 3\r\nhello')
     realtime = lines(text(await client.request('stats realtime 4\r\n')))

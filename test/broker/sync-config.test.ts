@@ -42,19 +42,43 @@ describe('samsa_master.properties', () => {
   it('accepts the thread-pool keys, checks their values and reports them as ignored', () => {
     const file = parseSyncMasterProperties('slave=h:1\ncallbackThreadCount=12\nrecoverParallel=false\nrecoverParallelHint=4\n')
     assert.deepEqual(file.settings, {syncSlaveAddress: 'h:1'})
-    assert.deepEqual(file.ignored.map((i) => [i.key, i.value]), [['callbackThreadCount', '12'], ['recoverParallel', 'false'], ['recoverParallelHint', '4']])
+    assert.deepEqual(
+      file.ignored.map((i) => [i.key, i.value]),
+      [
+        ['callbackThreadCount', '12'],
+        ['recoverParallel', 'false'],
+        ['recoverParallelHint', '4'],
+      ],
+    )
     for (const i of file.ignored) assert.match(i.why, /meta/)
-    assert.throws(() => parseSyncMasterProperties('callbackThreadCount=0', 's.properties'), refused('s.properties: invalid callbackThreadCount "0": expected an integer >= 1'))
-    assert.throws(() => parseSyncMasterProperties('recoverParallel=yes', 's.properties'), refused('s.properties: invalid recoverParallel "yes": expected true or false'))
+    assert.throws(
+      () => parseSyncMasterProperties('callbackThreadCount=0', 's.properties'),
+      refused('s.properties: invalid callbackThreadCount "0": expected an integer >= 1'),
+    )
+    assert.throws(
+      () => parseSyncMasterProperties('recoverParallel=yes', 's.properties'),
+      refused('s.properties: invalid recoverParallel "yes": expected true or false'),
+    )
   })
 
   it('refuses unknown keys and bad values, naming the file, key and value', () => {
-    assert.throws(() => parseSyncMasterProperties('slave=10.0.0.2', 'conf/samsa_master.properties'), refused('conf/samsa_master.properties: invalid slave "10.0.0.2": expected "host:port" with a port from 1 to 65535'))
-    assert.throws(() => parseSyncMasterProperties('sendToSlaveTimeoutInMills=0', 'm.properties'), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && /^m\.properties: invalid sendToSlaveTimeoutInMills "0": expected an integer/.test(e.message))
-    assert.throws(() => parseSyncMasterProperties('recoverOffset=maybe', 'm.properties'), refused('m.properties: invalid recoverOffset "maybe": expected true or false'))
+    assert.throws(
+      () => parseSyncMasterProperties('slave=10.0.0.2', 'conf/samsa_master.properties'),
+      refused('conf/samsa_master.properties: invalid slave "10.0.0.2": expected "host:port" with a port from 1 to 65535'),
+    )
+    assert.throws(
+      () => parseSyncMasterProperties('sendToSlaveTimeoutInMills=0', 'm.properties'),
+      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && /^m\.properties: invalid sendToSlaveTimeoutInMills "0": expected an integer/.test(e.message),
+    )
+    assert.throws(
+      () => parseSyncMasterProperties('recoverOffset=maybe', 'm.properties'),
+      refused('m.properties: invalid recoverOffset "maybe": expected true or false'),
+    )
     assert.throws(
       () => parseSyncMasterProperties('slaveAddress=h:1', 'm.properties'),
-      refused('m.properties: unknown key "slaveAddress": expected one of slave, sendToSlaveTimeoutInMills, slaveContinuousFailureThreshold, checkSlaveIntervalInMills, recoverOffset, callbackThreadCount, recoverParallel, recoverParallelHint'),
+      refused(
+        'm.properties: unknown key "slaveAddress": expected one of slave, sendToSlaveTimeoutInMills, slaveContinuousFailureThreshold, checkSlaveIntervalInMills, recoverOffset, callbackThreadCount, recoverParallel, recoverParallelHint',
+      ),
     )
   })
 
@@ -62,15 +86,28 @@ describe('samsa_master.properties', () => {
     const dir = await tmpDir(t, 'meta-sync-config-')
     const path = join(dir, 'samsa_master.properties')
     // "#同步复制的slave地址" in GBK, then the key.
-    writeFileSync(path, Buffer.concat([Buffer.from('#'), Buffer.from([0xcd, 0xac, 0xb2, 0xbd, 0xb8, 0xb4, 0xd6, 0xc6, 0xb5, 0xc4]), Buffer.from('slave\xb5\xd8\xd6\xb7\nslave=127.0.0.1:8124\n', 'latin1')]))
+    writeFileSync(
+      path,
+      Buffer.concat([
+        Buffer.from('#'),
+        Buffer.from([0xcd, 0xac, 0xb2, 0xbd, 0xb8, 0xb4, 0xd6, 0xc6, 0xb5, 0xc4]),
+        Buffer.from('slave\xb5\xd8\xd6\xb7\nslave=127.0.0.1:8124\n', 'latin1'),
+      ]),
+    )
     assert.deepEqual(loadSyncMasterProperties(path).settings, {syncSlaveAddress: '127.0.0.1:8124'})
     writeFileSync(path, Buffer.concat([Buffer.from('slave='), Buffer.from([0xd6, 0xf7, 0xbb, 0xfa]), Buffer.from(':8124\n')]))
-    assert.throws(() => loadSyncMasterProperties(path), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message.startsWith(`${path}: invalid slave "主机:8124": expected`))
+    assert.throws(
+      () => loadSyncMasterProperties(path),
+      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message.startsWith(`${path}: invalid slave "主机:8124": expected`),
+    )
     // async_slave.properties is read the same way.
     const slave = join(dir, 'async_slave.properties')
     writeFileSync(slave, Buffer.concat([Buffer.from('#'), Buffer.from([0xb4, 0xd3, 0xbb, 0xfa]), Buffer.from('\nslaveId=3\n')]))
     assert.deepEqual(loadSlaveProperties(slave), {slaveId: 3})
-    assert.throws(() => loadSyncMasterProperties(join(dir, 'missing.properties')), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message.startsWith(`cannot read sync master config "${join(dir, 'missing.properties')}"`))
+    assert.throws(
+      () => loadSyncMasterProperties(join(dir, 'missing.properties')),
+      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message.startsWith(`cannot read sync master config "${join(dir, 'missing.properties')}"`),
+    )
   })
 })
 
@@ -78,7 +115,10 @@ describe('gregor_slave.properties', () => {
   it('may be empty; MetaQ reads no key from it, so any key is reported as ignored', async (t) => {
     assert.deepEqual(parseSyncSlaveProperties(''), {settings: {}, ignored: []})
     assert.deepEqual(parseSyncSlaveProperties('# gregor\n').ignored, [])
-    assert.deepEqual(parseSyncSlaveProperties('foo = bar\n').ignored.map((i) => [i.key, i.value]), [['foo', 'bar']])
+    assert.deepEqual(
+      parseSyncSlaveProperties('foo = bar\n').ignored.map((i) => [i.key, i.value]),
+      [['foo', 'bar']],
+    )
     const dir = await tmpDir(t, 'meta-sync-config-')
     const path = join(dir, 'gregor_slave.properties')
     writeFileSync(path, '')

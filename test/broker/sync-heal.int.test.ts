@@ -79,11 +79,12 @@ async function assertHeals(t: Parameters<typeof RawClient.connect>[0], masterDir
   const ours = segmentFiles(masterDir, TOPIC)
   const theirs = segmentFiles(slaveDir, TOPIC)
   assert.deepEqual([...theirs.keys()], [...ours.keys()])
-  for (const [name, bytes] of ours) assert.ok(theirs.get(name)!.equals(bytes), `${name} differs: ${bytes.length} bytes on the master, ${theirs.get(name)!.length} on the slave`)
+  for (const [name, bytes] of ours)
+    assert.ok(theirs.get(name)!.equals(bytes), `${name} differs: ${bytes.length} bytes on the master, ${theirs.get(name)!.length} on the slave`)
 }
 
 describe('sync replication heals a slave ahead of its master', () => {
-  it('the slave\'s log longer than the master\'s (the master\'s an exact prefix): the slave cuts back to the master\'s end', async (t) => {
+  it("the slave's log longer than the master's (the master's an exact prefix): the slave cuts back to the master's end", async (t) => {
     const masterDir = await tmpDir(t, 'meta-heal-master-')
     const slaveDir = await tmpDir(t, 'meta-heal-slave-')
     const plain = await startTestBroker(t, {dataPath: masterDir})
@@ -95,10 +96,15 @@ describe('sync replication heals a slave ahead of its master', () => {
     const setup = await startTestBroker(t, {syncSlave: true, dataPath: slaveDir})
     await syncOnSlave(t, setup.port, bodies)
     await setup.close()
-    await assertHeals(t, masterDir, slaveDir, bodies.reduce((n, b) => n + 20 + b.length, 0))
+    await assertHeals(
+      t,
+      masterDir,
+      slaveDir,
+      bodies.reduce((n, b) => n + 20 + b.length, 0),
+    )
   })
 
-  it('the slave\'s end inside one of the master\'s records (another master run\'s records after the common part): cut at the fork point', async (t) => {
+  it("the slave's end inside one of the master's records (another master run's records after the common part): cut at the fork point", async (t) => {
     const masterDir = await tmpDir(t, 'meta-heal-master-')
     const slaveDir = await tmpDir(t, 'meta-heal-slave-')
     const plain = await startTestBroker(t, {dataPath: masterDir})
@@ -112,7 +118,7 @@ describe('sync replication heals a slave ahead of its master', () => {
     const again = await startTestBroker(t, {dataPath: masterDir})
     const [masterOwn] = await putAll(t, again.port, ['x'.repeat(50)])
     await again.close()
-    assert.equal(masterOwn, 2 * 28, 'the master\'s own record starts where the common part ends')
+    assert.equal(masterOwn, 2 * 28, "the master's own record starts where the common part ends")
     await assertHeals(t, masterDir, slaveDir, 60)
   })
 
@@ -138,7 +144,10 @@ describe('sync replication heals a slave ahead of its master', () => {
     const count = SCAN_CHUNK_BYTES / 1024 + 5
     const record = (i: number) => encodeRecord(BigInt(i + 1), 0, Buffer.from(`whole ${i}`.padEnd(1004, '.')))
     const whole = Buffer.concat(Array.from({length: count}, (_, i) => record(i)))
-    for (const [dir, bytes] of [[masterDir, Buffer.concat([whole, record(count).subarray(0, 7)])], [slaveDir, whole]] as const) {
+    for (const [dir, bytes] of [
+      [masterDir, Buffer.concat([whole, record(count).subarray(0, 7)])],
+      [slaveDir, whole],
+    ] as const) {
       await mkdir(join(dir, `${TOPIC}-0`))
       await writeFile(join(dir, `${TOPIC}-0`, '00000000000000000000.meta'), bytes)
     }
@@ -162,7 +171,8 @@ describe('sync replication heals a slave ahead of its master', () => {
     await slave.close()
     const ours = segmentFiles(masterDir, TOPIC)
     const theirs = segmentFiles(slaveDir, TOPIC)
-    for (const [name, bytes] of ours) assert.ok(theirs.get(name)?.equals(bytes), `${name}: ${bytes.length} bytes on the master, ${theirs.get(name)?.length} on the slave`)
+    for (const [name, bytes] of ours)
+      assert.ok(theirs.get(name)?.equals(bytes), `${name}: ${bytes.length} bytes on the master, ${theirs.get(name)?.length} on the slave`)
   })
 
   it('a fork point below what the slave confirmed to this master is refused with an alarm, and nothing is cut', async (t) => {
@@ -190,7 +200,10 @@ describe('sync replication heals a slave ahead of its master', () => {
       {timeoutMs: 20_000, intervalMs: 50, what: 'the partition to be refused'},
     )) as Result
     assert.match(text(refused), /cutting it there would be below \d+, the end of a batch the slave confirmed.*\[code=SYNC_OFFSET_MISMATCH\]$/)
-    assert.ok(masterLog.entries.some((l) => l.level === 50 && String(l.msg).startsWith('ALARM')), 'the master logged an alarm')
+    assert.ok(
+      masterLog.entries.some((l) => l.level === 50 && String(l.msg).startsWith('ALARM')),
+      'the master logged an alarm',
+    )
     const stats = parseSyncStats(text(await client.request('stats meta-sync 2\r\n')))
     assert.ok(stats.role === 'master' && stats.partitionsDiverged === 1 && stats.slaveConnected, JSON.stringify(stats))
     assert.deepEqual(await cutFiles(slaveDir), [], 'nothing was cut')

@@ -155,10 +155,15 @@ export async function runKillCycles(t: Cleanup & {diagnostic(message: string): v
   master.child.kill('SIGTERM')
   slave.child.kill('SIGTERM')
   await Promise.all([exited(master.child), exited(slave.child)])
-  const cuts = readdirSync(join(dir, 'slave')).filter((d) => d.startsWith(`${TOPIC}-`)).flatMap((d) => readdirSync(join(dir, 'slave', d)).filter((n) => n.includes('.meta.cut-')))
+  const cuts = readdirSync(join(dir, 'slave'))
+    .filter((d) => d.startsWith(`${TOPIC}-`))
+    .flatMap((d) => readdirSync(join(dir, 'slave', d)).filter((n) => n.includes('.meta.cut-')))
   t.diagnostic(`${cycles} kill -9 cycles, ${acked.size} acknowledged messages, slowest heal ${slowestHealMs} ms, ${cuts.length} slave tails cut`)
   assert.ok(acked.size > cycles * options.minAckedPerCycle, `load was applied: ${acked.size} acknowledged`)
-  for (const [side, path] of [['master', join(dir, 'master')], ['slave', join(dir, 'slave')]]) {
+  for (const [side, path] of [
+    ['master', join(dir, 'master')],
+    ['slave', join(dir, 'slave')],
+  ]) {
     const stored = payloads(path)
     const lost = [...acked].filter((b) => !stored.has(b))
     assert.deepEqual(lost.slice(0, 5), [], `${lost.length} acknowledged messages missing from the ${side}'s log`)
@@ -166,5 +171,6 @@ export async function runKillCycles(t: Cleanup & {diagnostic(message: string): v
   const ours = segmentFiles(join(dir, 'master'), TOPIC)
   const theirs = segmentFiles(join(dir, 'slave'), TOPIC)
   assert.deepEqual([...theirs.keys()], [...ours.keys()])
-  for (const [name, bytes] of ours) assert.ok(theirs.get(name)!.equals(bytes), `${name}: ${bytes.length} bytes on the master, ${theirs.get(name)!.length} on the slave`)
+  for (const [name, bytes] of ours)
+    assert.ok(theirs.get(name)!.equals(bytes), `${name}: ${bytes.length} bytes on the master, ${theirs.get(name)!.length} on the slave`)
 }

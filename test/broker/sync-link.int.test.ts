@@ -15,7 +15,7 @@ import {SyncLink} from '../../src/broker/replication/sync-link.js'
 import type {MetaError} from '../../src/protocol/errors.js'
 
 describe('sync link', () => {
-  it('an idle link sends heartbeats and outlives the slave\'s idle timeout', async (t) => {
+  it("an idle link sends heartbeats and outlives the slave's idle timeout", async (t) => {
     const slave = await startTestBroker(t, {syncSlave: true, connectionIdleTimeoutMs: 300})
     let connects = 0
     let drops = 0
@@ -60,12 +60,25 @@ describe('sync link', () => {
       silent.close()
     })
     const port = (silent.address() as {port: number}).port
-    const link = new SyncLink({host: '127.0.0.1', port, timeoutMs: 60_000, retryMs: 50, log: silentLogger, maxPending: 3, onConnected: async () => undefined, onDisconnected: () => undefined})
+    const link = new SyncLink({
+      host: '127.0.0.1',
+      port,
+      timeoutMs: 60_000,
+      retryMs: 50,
+      log: silentLogger,
+      maxPending: 3,
+      onConnected: async () => undefined,
+      onDisconnected: () => undefined,
+    })
     t.after(() => link.close())
     // The link's own capabilities request is the first one unanswered.
     await waitFor(() => received > 0, {what: 'the link to ask the slave its capabilities'})
     const answers: Array<MetaError | null> = []
-    for (let i = 0; i < 3; i++) link.request(() => undefined, (err) => answers.push(err))
+    for (let i = 0; i < 3; i++)
+      link.request(
+        () => undefined,
+        (err) => answers.push(err),
+      )
     assert.equal(answers.length, 1, 'two more were taken (3 unanswered), the third answered at once')
     assert.equal(answers[0]?.code, 'SLAVE_DISCONNECTED')
     assert.match(answers[0]!.message, /has 3 requests unanswered, the most the link holds \(3\)/)

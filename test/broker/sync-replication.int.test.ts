@@ -28,7 +28,6 @@ import {createRequestDecoder, type RequestFrame} from '../../src/protocol/frames
 import type {ResultResponse as Result} from '../../src/protocol/commands/result.js'
 import {createProducer, type SendResult} from '../../src/client/index.js'
 
-
 /** Every `.meta` segment under `dir` (partition dir/file name → bytes). */
 async function segments(dir: string): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>()
@@ -71,7 +70,10 @@ async function sendAll(broker: string, topic: string, total: number, label: stri
  * Stands in for a MetaQ 1.4 sync slave on the wire (a foreign system, not meta): answers stats
  * as MetaQ does for an unknown item, and sync like a put (or, with `answer` false, never).
  */
-async function fakeMetaqSlave(t: {after(fn: () => unknown): void}, answer: boolean): Promise<{port: number; syncs: Array<Extract<RequestFrame, {type: 'sync'}>>}> {
+async function fakeMetaqSlave(
+  t: {after(fn: () => unknown): void},
+  answer: boolean,
+): Promise<{port: number; syncs: Array<Extract<RequestFrame, {type: 'sync'}>>}> {
   const syncs: Array<Extract<RequestFrame, {type: 'sync'}>> = []
   const sockets: Socket[] = []
   const server = createServer((socket) => {
@@ -100,10 +102,11 @@ async function fakeMetaqSlave(t: {after(fn: () => unknown): void}, answer: boole
   return {port: (server.address() as {port: number}).port, syncs}
 }
 
-const SERVER_INI = (extra = '') => `[system]\nbrokerId=4\nnumPartitions=3\nunflushThreshold=0\nunflushInterval=1000\nmaxSegmentSize=8192\nmaxTransferSize=1048576\n${extra}\n[topic=orders]\n`
+const SERVER_INI = (extra = '') =>
+  `[system]\nbrokerId=4\nnumPartitions=3\nunflushThreshold=0\nunflushInterval=1000\nmaxSegmentSize=8192\nmaxTransferSize=1048576\n${extra}\n[topic=orders]\n`
 
 describe('synchronous replication', () => {
-  it('a sync slave stores MetaQ\'s sync with the master\'s id and flag, and refuses puts and transactions', async (t) => {
+  it("a sync slave stores MetaQ's sync with the master's id and flag, and refuses puts and transactions", async (t) => {
     const slave = await startTestBroker(t, {syncSlave: true})
     const client = await RawClient.connect(t, slave.port)
     assert.match(text(await client.request('stats meta-capabilities 1\r\n')), /\r\nsync_batch true\r\n/)
@@ -132,7 +135,10 @@ describe('synchronous replication', () => {
     assert.match(text(bad), /Checksum failure.*\[code=CHECKSUM_MISMATCH\]$/)
     const put = (await client.request('put orders 0 3 0 -1 6\r\nabc')) as Result
     assert.equal(put.code, 500)
-    assert.match(text(put), /^Put message to \[broker 'meta:\/\/127\.0\.0\.1:\d+'\] \[partition 'orders-0'\] failed\.Detail:this broker is a synchronous slave.*\[code=SLAVE_READ_ONLY\]$/)
+    assert.match(
+      text(put),
+      /^Put message to \[broker 'meta:\/\/127\.0\.0\.1:\d+'\] \[partition 'orders-0'\] failed\.Detail:this broker is a synchronous slave.*\[code=SLAVE_READ_ONLY\]$/,
+    )
     const record = encodeRecord(0n, 0, Buffer.from('x'), checksum(Buffer.from('x')))
     const batch = (await client.request(Buffer.concat([Buffer.from(`put-batch orders 0 1 ${record.length} 7\r\n`), record]))) as Result
     assert.match(text(batch), /\[code=SLAVE_READ_ONLY\]$/)
@@ -148,10 +154,13 @@ describe('synchronous replication', () => {
       (error: unknown) => isMetaError(error, 'CONFIG_INVALID') && /syncSlaveAddress = "slave-host": expected "host:port"/.test(error.message),
     )
     assert.throws(() => parseServerIni('[system]\nsyncSlaveAddress=h:70000\n'), /syncSlaveAddress.*h:70000.*port from 1 to 65535/s)
-    await assert.rejects(startTestBroker(t, {syncSlave: true, syncSlaveAddress: '127.0.0.1:1'}), (error: unknown) => isMetaError(error, 'CONFIG_INVALID') && /either a synchronous slave or the master of one/.test(error.message))
+    await assert.rejects(
+      startTestBroker(t, {syncSlave: true, syncSlaveAddress: '127.0.0.1:1'}),
+      (error: unknown) => isMetaError(error, 'CONFIG_INVALID') && /either a synchronous slave or the master of one/.test(error.message),
+    )
   })
 
-  it('a slave started as master (promotion by hand) issues ids above its master\'s, even from a clock behind', async (t) => {
+  it("a slave started as master (promotion by hand) issues ids above its master's, even from a clock behind", async (t) => {
     const dir = await tmpDir(t, 'meta-sync-promote-')
     const slave = await startTestBroker(t, {syncSlave: true, dataPath: dir, brokerId: 3})
     const raw = await RawClient.connect(t, slave.port)
@@ -185,7 +194,10 @@ describe('synchronous replication', () => {
     const master = await spawnBroker(t, ['-c', join(dir, 'master.ini'), '--sync-slave-address', `127.0.0.1:${slave.port}`])
     await waitFor(() => /sync slave connected/.test(master.stderr()), {timeoutMs: 20_000, what: 'the master to connect to its slave'})
     const results = await sendAll(`127.0.0.1:${master.port}`, 'orders', 3000, 'message')
-    assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      results.every((r) => r.success),
+      results.find((r) => !r.success)?.errorMessage,
+    )
     // Plain puts too (MetaQ's put command): one at a time, then 600 pipelined in one write,
     // which the master forwards coalesced per partition and turn (split at segment rolls).
     const client = await RawClient.connect(t, master.port)
@@ -214,7 +226,10 @@ describe('synchronous replication', () => {
     const master = await spawnBroker(t, ['-d', join(dir, 'master'), '--partitions', '2', '--sync-slave-address', `127.0.0.1:${slave.port}`])
     await waitFor(() => /sync slave connected/.test(master.stderr()), {timeoutMs: 20_000, what: 'the master to connect to its slave'})
     const before = await sendAll(`127.0.0.1:${master.port}`, 'events', 500, 'before')
-    assert.ok(before.every((r) => r.success), before.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      before.every((r) => r.success),
+      before.find((r) => !r.success)?.errorMessage,
+    )
 
     slave.child.kill('SIGKILL')
     await exited(slave.child)
@@ -228,15 +243,22 @@ describe('synchronous replication', () => {
     )) as Result
     assert.match(text(refused), /failed\.Detail:Slave is disconnected.*\[code=SLAVE_DISCONNECTED\]$/)
     const down = parseSyncStats(text(await client.request('stats meta-sync 3\r\n')))
-    assert.ok(down.role === 'master' && !down.slaveConnected && down.consecutiveFailures >= 1 && down.slaveAddress === `127.0.0.1:${slave.port}`, JSON.stringify(down))
+    assert.ok(
+      down.role === 'master' && !down.slaveConnected && down.consecutiveFailures >= 1 && down.slaveAddress === `127.0.0.1:${slave.port}`,
+      JSON.stringify(down),
+    )
     const during = await sendAll(`127.0.0.1:${master.port}`, 'events', 50, 'during')
-    assert.ok(during.every((r) => !r.success && /Slave is disconnected/.test(r.errorMessage ?? '')), during.find((r) => r.success) ? 'a put succeeded without its slave' : during[0].errorMessage)
+    assert.ok(
+      during.every((r) => !r.success && /Slave is disconnected/.test(r.errorMessage ?? '')),
+      during.find((r) => r.success) ? 'a put succeeded without its slave' : during[0].errorMessage,
+    )
 
     await spawnBroker(t, [...slaveArgs, '--port', String(slave.port)])
-    await waitFor(
-      async () => ((await client.request('put events 1 4 0 -1 2\r\nback')) as Result).code === 200,
-      {timeoutMs: 30_000, intervalMs: 50, what: 'puts to succeed once the slave is back'},
-    )
+    await waitFor(async () => ((await client.request('put events 1 4 0 -1 2\r\nback')) as Result).code === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'puts to succeed once the slave is back',
+    })
     assert.deepEqual(parseSyncStats(text(await client.request('stats meta-sync 4\r\n'))), {
       role: 'master',
       slaveAddress: `127.0.0.1:${slave.port}`,
@@ -248,7 +270,10 @@ describe('synchronous replication', () => {
       partitionsDiverged: 0,
     })
     const after = await sendAll(`127.0.0.1:${master.port}`, 'events', 500, 'after')
-    assert.ok(after.every((r) => r.success), after.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      after.every((r) => r.success),
+      after.find((r) => !r.success)?.errorMessage,
+    )
     master.child.kill('SIGTERM')
     await exited(master.child)
     await assertSameSegments(join(dir, 'master'), join(dir, 'slave'))
@@ -264,7 +289,10 @@ describe('synchronous replication', () => {
     const master = await startTestBroker(t, {dataPath: masterDir, numPartitions: 2, syncSlaveAddress: `127.0.0.1:${slave.port}`})
     await waitFor(() => master.stats.sync?.connected, {timeoutMs: 20_000, what: 'the slave to be brought up to date'})
     const more = await sendAll(`127.0.0.1:${master.port}`, 'history', 100, 'new')
-    assert.ok(more.every((r) => r.success), more.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      more.every((r) => r.success),
+      more.find((r) => !r.success)?.errorMessage,
+    )
     await master.close()
     await slave.close()
     await assertSameSegments(masterDir, slave.config.system.dataPath)
@@ -295,7 +323,7 @@ describe('synchronous replication', () => {
     assert.ok(stats.role === 'master' && stats.slaveConnected && stats.partitionsDiverged === 1, JSON.stringify(stats))
   })
 
-  it('a slave that does not list sync_batch (MetaQ\'s gregor) gets MetaQ\'s one-message sync', async (t) => {
+  it("a slave that does not list sync_batch (MetaQ's gregor) gets MetaQ's one-message sync", async (t) => {
     const {port, syncs} = await fakeMetaqSlave(t, true)
     const master = await startTestBroker(t, {syncSlaveAddress: `127.0.0.1:${port}`})
     await waitFor(() => master.stats.sync?.connected, {timeoutMs: 20_000, what: 'the master to connect'})
@@ -306,10 +334,16 @@ describe('synchronous replication', () => {
     assert.equal(partition, '0')
     assert.equal(offset, '0', 'the master answers with its own offset')
     assert.equal(syncs.length, 1)
-    assert.deepEqual([syncs[0].topic, syncs[0].partition, syncs[0].flag, String(syncs[0].msgId), syncs[0].checksum, syncs[0].body.toString()], ['orders', 0, 1, id, checksum(Buffer.from('hello')), 'hello'])
+    assert.deepEqual(
+      [syncs[0].topic, syncs[0].partition, syncs[0].flag, String(syncs[0].msgId), syncs[0].checksum, syncs[0].body.toString()],
+      ['orders', 0, 1, id, checksum(Buffer.from('hello')), 'hello'],
+    )
     // Transactions are refused on a sync master, and not advertised.
     assert.match(text(await client.request('stats meta-capabilities 5\r\n')), /\r\ntransactions false\r\n/)
-    assert.match(text(await client.request('transaction TX:s:1 s BEGIN 6\r\n')), /^XAException:code=-3,msg=transactions are not supported under synchronous replication/)
+    assert.match(
+      text(await client.request('transaction TX:s:1 s BEGIN 6\r\n')),
+      /^XAException:code=-3,msg=transactions are not supported under synchronous replication/,
+    )
     const txPut = (await client.request('put orders 0 1 0 -1 TX:s:1 7\r\nt')) as Result
     assert.equal(txPut.code, 500)
     assert.match(text(txPut), /not supported under synchronous replication.*\[code=UNSUPPORTED\]$/)
@@ -318,7 +352,10 @@ describe('synchronous replication', () => {
     const records = Buffer.concat(['a', 'b', 'c'].map((d) => encodeRecord(0n, 0, Buffer.from(d), checksum(Buffer.from(d)))))
     const batch = (await client.request(Buffer.concat([Buffer.from(`put-batch orders 0 3 ${records.length} 2\r\n`), records]))) as Result
     assert.equal(batch.code, 200, text(batch))
-    assert.deepEqual(syncs.slice(1).map((s) => s.body.toString()), ['a', 'b', 'c'])
+    assert.deepEqual(
+      syncs.slice(1).map((s) => s.body.toString()),
+      ['a', 'b', 'c'],
+    )
   })
 
   it('a slave that does not answer within sendToSlaveTimeoutInMills fails the put with SLAVE_DISCONNECTED, and the link starts over', async (t) => {
@@ -329,7 +366,10 @@ describe('synchronous replication', () => {
     const startedAt = Date.now()
     const reply = (await client.request('put orders 0 5 0 -1 1\r\nhello', 30_000)) as Result
     assert.equal(reply.code, 500)
-    assert.match(text(reply), /failed\.Detail:Slave is disconnected \(lost the sync slave 127\.0\.0\.1:\d+: the sync slave did not answer within 300 ms \(sendToSlaveTimeoutInMills\)\) \[code=SLAVE_DISCONNECTED\]$/)
+    assert.match(
+      text(reply),
+      /failed\.Detail:Slave is disconnected \(lost the sync slave 127\.0\.0\.1:\d+: the sync slave did not answer within 300 ms \(sendToSlaveTimeoutInMills\)\) \[code=SLAVE_DISCONNECTED\]$/,
+    )
     assert.ok(Date.now() - startedAt >= 300, 'not before the timeout')
     assert.equal(syncs.length, 1, 'the message was forwarded')
     // The master connects again (a new connection: the old one was dropped).

@@ -46,7 +46,23 @@ function makePki(dir: string): Pki {
     key(name)
     writeFileSync(join(dir, `${name}.ext`), ext)
     ssl('req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`)
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`)
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    )
   }
   const at = (file: string) => join(dir, file)
   return {ca: at('ca.pem'), serverCert: at('server.pem'), serverKey: at('server.key'), clientCert: at('client.pem'), clientKey: at('client.key')}
@@ -99,12 +115,18 @@ describe('TLS', () => {
     assert.equal(await plainVersion(broker.tlsPort), '')
     await waitFor(() => log.find('warn', /TLS handshake failed/).length > 0, {what: 'the handshake failure logged'})
     // meta's client told to dial plain there is disconnected; the plain port still answers plain.
-    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort, tls: false, connectTimeoutMs: 3000, reconnect: false}), (e) => isMetaError(e, 'CONNECTION_CLOSED') || isMetaError(e, 'CONNECTION_FAILED'))
+    await assert.rejects(
+      BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort, tls: false, connectTimeoutMs: 3000, reconnect: false}),
+      (e) => isMetaError(e, 'CONNECTION_CLOSED') || isMetaError(e, 'CONNECTION_FAILED'),
+    )
     const plain = await BrokerConnection.connect({host: '127.0.0.1', port: broker.port, reconnect: false})
     assert.match(await plain.version(), /\S/)
     plain.close()
     // Without the CA the broker's certificate is not trusted.
-    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort, tls: {}, reconnect: false}), (e) => isMetaError(e, 'CONNECTION_FAILED') && /certificate/i.test(e.message))
+    await assert.rejects(
+      BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort, tls: {}, reconnect: false}),
+      (e) => isMetaError(e, 'CONNECTION_FAILED') && /certificate/i.test(e.message),
+    )
   })
 
   it('--tls-only: no plain port; the one URL is meta+tls://', async (t) => {
@@ -121,7 +143,9 @@ describe('TLS', () => {
     const log = captureLogger('debug')
     const broker = await startTestBroker(t, {...tlsOf(), tlsPort: 0, tlsCa: pki.ca, logger: log.logger})
     const ca = readFileSync(pki.ca)
-    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort!, tls: {ca}, connectTimeoutMs: 3000, reconnect: false}), (e) => isMetaError(e, 'CONNECTION_FAILED'))
+    await assert.rejects(BrokerConnection.connect({host: '127.0.0.1', port: broker.tlsPort!, tls: {ca}, connectTimeoutMs: 3000, reconnect: false}), (e) =>
+      isMetaError(e, 'CONNECTION_FAILED'),
+    )
     const conn = await BrokerConnection.connect({
       host: '127.0.0.1',
       port: broker.tlsPort!,
@@ -130,7 +154,10 @@ describe('TLS', () => {
     })
     assert.match(await conn.version(), /\S/)
     conn.close()
-    assert.ok(log.find('debug', 'client connected').some((e) => e.certUser === 'alice'), 'the connection is user alice')
+    assert.ok(
+      log.find('debug', 'client connected').some((e) => e.certUser === 'alice'),
+      'the connection is user alice',
+    )
   })
 
   it("a client certificate's CN is the connection's user: its rights from the users file apply", async (t) => {
@@ -193,7 +220,21 @@ describe('TLS', () => {
     const env = {META_CONFIG_DIR: join(dir, 'config'), META_BROKER: '', META_PROFILE: ''}
     const pw = join(dir, 'carol.pw')
     writeFileSync(pw, `${password}\n`, {mode: 0o644})
-    const args = ['profile', 'create', 'secure', '-b', `127.0.0.1:${broker.tlsPort}`, '--tls', '--ca', pki.ca, '--user', 'carol', '--password-file', pw, '--use']
+    const args = [
+      'profile',
+      'create',
+      'secure',
+      '-b',
+      `127.0.0.1:${broker.tlsPort}`,
+      '--tls',
+      '--ca',
+      pki.ca,
+      '--user',
+      'carol',
+      '--password-file',
+      pw,
+      '--use',
+    ]
     const loose = await runCli(args, {env})
     assert.equal(loose.code, 2)
     assert.match(loose.stderr, /password file .*carol\.pw has mode 644: group and others may read it; chmod 600/)

@@ -28,20 +28,35 @@ describe('topic creation limits', () => {
   it('refuses the put that would create a partition past maxPartitions, and keeps serving the others', async (t) => {
     const broker = await startTestBroker(t, {maxPartitions: 3, numPartitions: 2})
     const client = await RawClient.connect(t, broker.port)
-    for (const [topic, partition] of [['a', 0], ['a', 1], ['b', 0]] as const) {
+    for (const [topic, partition] of [
+      ['a', 0],
+      ['a', 1],
+      ['b', 0],
+    ] as const) {
       assert.equal(answer(await client.request(put(topic, partition))).code, 200, `${topic}-${partition}`)
     }
     const refused = answer(await client.request(put('c')))
     assert.equal(refused.code, 500)
-    assert.match(refused.body, /failed\.Detail:cannot create partition 0 of topic "c": this broker serves 3 partitions, its limit \(maxPartitions=3\) \[code=PARTITION_LIMIT\]$/)
+    assert.match(
+      refused.body,
+      /failed\.Detail:cannot create partition 0 of topic "c": this broker serves 3 partitions, its limit \(maxPartitions=3\) \[code=PARTITION_LIMIT\]$/,
+    )
     assert.equal(MetaError.fromWire(500, refused.body).code, 'PARTITION_LIMIT')
     assert.equal(answer(await client.request(put('b', 1))).code, 500, 'a new partition of an existing topic counts too')
     const batch = encodeRecord(0n, 0, Buffer.from('r'))
     const batchAnswer = answer(await client.request(Buffer.concat([Buffer.from(`put-batch d 0 1 ${batch.length} ${opaque++}\r\n`), batch])))
     assert.match(batchAnswer.body, /\[code=PARTITION_LIMIT\]$/)
     assert.equal(answer(await client.request(`transaction TX:s:1 s BEGIN ${opaque++}\r\n`)).code, 200)
-    assert.match(answer(await client.request(`put e 0 1 0 TX:s:1 ${opaque++}\r\nx`)).body, /\[code=PARTITION_LIMIT\]$/, 'a transactional put is refused at the put, not at the commit')
-    for (const [topic, partition] of [['a', 0], ['a', 1], ['b', 0]] as const) {
+    assert.match(
+      answer(await client.request(`put e 0 1 0 TX:s:1 ${opaque++}\r\nx`)).body,
+      /\[code=PARTITION_LIMIT\]$/,
+      'a transactional put is refused at the put, not at the commit',
+    )
+    for (const [topic, partition] of [
+      ['a', 0],
+      ['a', 1],
+      ['b', 0],
+    ] as const) {
       assert.equal(answer(await client.request(put(topic, partition))).code, 200, `${topic}-${partition} still takes puts`)
     }
     assert.equal(broker.store.partitionCount, 3)
@@ -62,7 +77,10 @@ describe('topic creation limits', () => {
     assert.equal(answer(await client.request(put('existing'))).code, 200)
     assert.equal(answer(await client.request(put('existing', 1))).code, 200, 'an existing topic gets its other partitions')
     const refused = answer(await client.request(put('typo')))
-    assert.match(refused.body, /The server do not accept topic typo: it has no partition on this broker and autoCreateTopics=false \(name it in a \[topic=typo\] section\) \[code=TOPIC_NOT_ACCEPTED\]$/)
+    assert.match(
+      refused.body,
+      /The server do not accept topic typo: it has no partition on this broker and autoCreateTopics=false \(name it in a \[topic=typo\] section\) \[code=TOPIC_NOT_ACCEPTED\]$/,
+    )
     await client.socket.destroy()
     await broker.close()
     // [topic=*] accepts every name, but with autoCreateTopics=false it creates only the named ones.
@@ -81,7 +99,15 @@ describe('topic creation limits', () => {
   })
 
   it('meta serve --max-partitions and --no-auto-create-topics set them', async (t) => {
-    const proc = await spawnBroker(t, ['--data-dir', await tmpDir(t), '--max-partitions', '1', '--no-auto-create-topics', '-c', await iniWith(t, '[system]\n\n[topic=a]\n\n[topic=b]\n\n[topic=*]\n')])
+    const proc = await spawnBroker(t, [
+      '--data-dir',
+      await tmpDir(t),
+      '--max-partitions',
+      '1',
+      '--no-auto-create-topics',
+      '-c',
+      await iniWith(t, '[system]\n\n[topic=a]\n\n[topic=b]\n\n[topic=*]\n'),
+    ])
     const client = await RawClient.connect(t, proc.port)
     assert.match(answer(await client.request(put('x'))).body, /autoCreateTopics=false.*\[code=TOPIC_NOT_ACCEPTED\]$/)
     assert.equal(answer(await client.request(put('a'))).code, 200)

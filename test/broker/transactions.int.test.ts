@@ -32,7 +32,6 @@ async function ok(client: RawClient, request: string | Buffer): Promise<string> 
   return text(frame)
 }
 
-
 function code(frame: ResponseFrame): number {
   return (frame as ResponseFrame & {code: number}).code
 }
@@ -64,12 +63,17 @@ describe('local transactions', () => {
     assert.ok(existsSync(join(broker.config.system.dataLogPath, 'transactions')), 'the journal lives under dataLogPath')
   })
 
-  it('tx-commit (meta extension) commits and answers where each partition\'s batch went', async (t) => {
+  it("tx-commit (meta extension) commits and answers where each partition's batch went", async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 2})
     const client = await RawClient.connect(t, broker.port)
     const topic = uniqueName()
     await ok(client, tx('TX:s9:1', 's9', 'BEGIN'))
-    for (const [p, d] of [[0, 'a'], [1, 'b'], [0, 'c']] as const) await ok(client, put(topic, p, d, 'TX:s9:1'))
+    for (const [p, d] of [
+      [0, 'a'],
+      [1, 'b'],
+      [0, 'c'],
+    ] as const)
+      await ok(client, put(topic, p, d, 'TX:s9:1'))
     assert.equal(await ok(client, `tx-commit TX:s9:1 s9 ${opaque++}\r\n`), `${topic} 0 0 2\r\n${topic} 1 0 1`)
     await ok(client, tx('TX:s9:2', 's9', 'BEGIN'))
     await ok(client, put(topic, 0, 'd', 'TX:s9:2'))
@@ -150,7 +154,10 @@ describe('local transactions', () => {
     const reader = await RawClient.connect(t, second.port)
     assert.deepEqual(await readPartition(reader, topic, 0), ['a', 'b', 'c'])
     const files = readdirSync(join(dataPath, 'transactions'))
-    assert.ok(files.some((f) => f.startsWith('checkpoint.')), `a checkpoint is written: ${files.join(',')}`)
+    assert.ok(
+      files.some((f) => f.startsWith('checkpoint.')),
+      `a checkpoint is written: ${files.join(',')}`,
+    )
   })
 })
 
@@ -158,7 +165,10 @@ describe('local transactions', () => {
 function forgetDone(dataPath: string): void {
   const dir = join(dataPath, 'transactions')
   for (const name of readdirSync(dir)) if (name.startsWith('checkpoint.')) rmSync(join(dir, name))
-  const redo = readdirSync(dir).filter((n) => n.startsWith('redo.')).sort().pop()!
+  const redo = readdirSync(dir)
+    .filter((n) => n.startsWith('redo.'))
+    .sort()
+    .pop()!
   const data = readFileSync(join(dir, redo))
   let pos = 0
   let last = 0

@@ -38,7 +38,9 @@ describe('transactions across kill -9', () => {
       // First: what recovery brought back, and the prepared transactions of the last cycle.
       const admin = await RawClient.connect(t, proc.port)
       const stored = await verify(admin, topic, known, cycle)
-      const recovered = text(await admin.request(`transaction null s RECOVER ${opaque++}\r\n`, 20_000)).split('\r\n').filter((k) => k !== '')
+      const recovered = text(await admin.request(`transaction null s RECOVER ${opaque++}\r\n`, 20_000))
+        .split('\r\n')
+        .filter((k) => k !== '')
       for (const rec of known.values() as Iterable<TxRecord & {prepared?: boolean}>) {
         if (rec.expect !== 'either') continue
         const listed = rec.id.startsWith('x') && recovered.includes(xaKey(rec.id))
@@ -136,7 +138,7 @@ async function verify(client: RawClient, topic: string, known: Map<string, TxRec
   const sizes = new Map<string, number>()
   let opaque = 1_000_000 + cycle * 1000
   for (let partition = 0; partition < PARTITIONS; partition++) {
-    for (let offset = 0; ; ) {
+    for (let offset = 0; ;) {
       const frame = await client.request(`get ${topic} g ${partition} ${offset} 1048576 ${opaque++}\r\n`, 20_000)
       if (frame.type !== 'value') break
       const {messages, bytesConsumed, error} = decodeMessageSet(frame.body, {baseOffset: offset})

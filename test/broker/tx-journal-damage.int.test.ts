@@ -28,7 +28,7 @@ async function start(t: Cleanup, dataPath: string, logger?: Logger): Promise<Bro
 function recordsOf(path: string): Array<{at: number; length: number; type: number; head: Record<string, unknown>}> {
   const data = readFileSync(path)
   const out = []
-  for (let at = 0; at + 11 <= data.length; ) {
+  for (let at = 0; at + 11 <= data.length;) {
     const length = data.readInt32BE(at)
     const headLength = data.readUInt16BE(at + 9)
     out.push({at, length, type: data[at + 8], head: JSON.parse(data.toString('utf8', at + 11, at + 11 + headLength)) as Record<string, unknown>})
@@ -79,7 +79,9 @@ describe('transaction journal damage', () => {
     const captured = captureLogger('debug')
     const again = await start(t, dataPath, captured.logger)
     const d = await RawClient.connect(t, again.port)
-    const recovered = text(await d.request(`transaction null s RECOVER ${opaque++}\r\n`, 20_000)).split('\r\n').filter((k) => k !== '')
+    const recovered = text(await d.request(`transaction null s RECOVER ${opaque++}\r\n`, 20_000))
+      .split('\r\n')
+      .filter((k) => k !== '')
     assert.deepEqual(recovered.sort(), [after, before].sort(), 'both prepared transactions survive damage between them')
     const logged = captured.entries.find((l) => /transaction journal damaged/.test(String(l.msg)))
     assert.ok(logged !== undefined && logged.file === redo && logged.at === damaged.at && logged.bytes === 8 + damaged.length, JSON.stringify(logged))

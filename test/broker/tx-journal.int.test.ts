@@ -47,7 +47,9 @@ describe('transaction journal files', () => {
       await ok(`put ${topic} 0 ${payload.length} 0 -1 TX:s:${n} ${opaque++}\r\n${payload}`)
       await ok(`transaction TX:s:${n} s COMMIT_ONE_PHASE ${opaque++}\r\n`)
     }
-    await waitFor(() => files(dataPath, 'checkpoint.').length === 2 && files(dataPath, 'checkpoint.')[1] > 2, {what: 'checkpoints to be written and the oldest deleted'})
+    await waitFor(() => files(dataPath, 'checkpoint.').length === 2 && files(dataPath, 'checkpoint.')[1] > 2, {
+      what: 'checkpoints to be written and the oldest deleted',
+    })
     const redo = files(dataPath, 'redo.')
     assert.ok(redo.length > 2 && redo[redo.length - 1] - redo[0] + 1 === redo.length, `redo files rolled: ${redo.join(',')}`)
     assert.equal(redo[0], pinned, 'the file holding the prepared transaction is kept')

@@ -72,7 +72,7 @@ async function login(t: Cleanup, port: number, user: string): Promise<RawClient>
 const THROTTLE = {baseDelayMs: 5, maxDelayMs: 10}
 
 describe('transactions belong to their principal', () => {
-  it('refuses an anonymous ROLLBACK, another user\'s COMMIT_TWO_PHASE and tx-commit of an xid it did not begin; the owner and a tx holder finish them', async (t) => {
+  it("refuses an anonymous ROLLBACK, another user's COMMIT_TWO_PHASE and tx-commit of an xid it did not begin; the owner and a tx holder finish them", async (t) => {
     const dir = await tmpDir(t, 'meta-tx-owner-')
     const broker = await startTestBroker(t, {usersFile: usersFile(dir), loginThrottle: THROTTLE})
     const topic = `tx-alice-${uniqueName()}`
@@ -119,13 +119,20 @@ describe('transactions belong to their principal', () => {
     const dir = await tmpDir(t, 'meta-tx-recover-')
     const broker = await startTestBroker(t, {usersFile: usersFile(dir), loginThrottle: THROTTLE})
     const topic = `tx-alice-${uniqueName()}`
-    for (const [user, n] of [['alice', 10], ['bob', 11]] as const) {
+    for (const [user, n] of [
+      ['alice', 10],
+      ['bob', 11],
+    ] as const) {
       const c = await login(t, broker.port, user)
       assert.equal((await tx(c, xid(n), 'BEGIN')).code, 200)
       assert.equal((await put(c, topic, user, xid(n))).code, 200)
       assert.deepEqual(await tx(c, xid(n), 'PREPARE'), {code: 200, body: '0'})
     }
-    const recover = async (c: RawClient) => (await tx(c, 'null', 'RECOVER')).body.split('\r\n').filter((k) => k !== '').sort()
+    const recover = async (c: RawClient) =>
+      (await tx(c, 'null', 'RECOVER')).body
+        .split('\r\n')
+        .filter((k) => k !== '')
+        .sort()
     assert.deepEqual(await recover(await login(t, broker.port, 'alice')), [xid(10)])
     assert.deepEqual(await recover(await login(t, broker.port, 'bob')), [xid(11)])
     assert.deepEqual(await recover(await login(t, broker.port, 'tm')), [xid(10), xid(11)])
@@ -137,7 +144,7 @@ describe('transactions belong to their principal', () => {
     await assertRefused(anonymous, await tx(anonymous, 'null', 'RECOVER'))
   })
 
-  it('keeps the owner across a restart: the owner\'s new connection commits its prepared xid, another user cannot', async (t) => {
+  it("keeps the owner across a restart: the owner's new connection commits its prepared xid, another user cannot", async (t) => {
     const dir = await tmpDir(t, 'meta-tx-restart-')
     const users = usersFile(dir)
     const dataPath = join(dir, 'data')
@@ -165,7 +172,7 @@ describe('transactions belong to their principal', () => {
     assert.deepEqual(await readPartition(again, topic, 0), ['m20'])
   })
 
-  it('an anonymous connection\'s prepared xid: after a restart only a tx holder finishes it', async (t) => {
+  it("an anonymous connection's prepared xid: after a restart only a tx holder finishes it", async (t) => {
     const dir = await tmpDir(t, 'meta-tx-anon-restart-')
     const users = usersFile(dir)
     const dataPath = join(dir, 'data')
@@ -208,7 +215,10 @@ describe('transactions belong to their principal', () => {
     }
     const log = captureLogger('info')
     const second = await startTestBroker(t, {usersFile: users, dataPath, loginThrottle: THROTTLE, logger: log.logger})
-    assert.ok(log.entries.some((e) => /journal of version 1/.test(String(e.msg))), 'the old version is named in the log')
+    assert.ok(
+      log.entries.some((e) => /journal of version 1/.test(String(e.msg))),
+      'the old version is named in the log',
+    )
     const alice = await login(t, second.port, 'alice')
     const refused = await tx(alice, xid(70), 'COMMIT_TWO_PHASE')
     assert.match(refused.body, /transaction "XID:1:0046aa:01:rm1" has no recorded owner/)
@@ -218,7 +228,10 @@ describe('transactions belong to their principal', () => {
     assert.deepEqual(await tx(tm, xid(70), 'COMMIT_TWO_PHASE'), {code: 200, body: ''})
     await second.close()
     // A journal of a version this meta does not know is not guessed at.
-    const newest = readdirSync(txDir).filter((name) => /^checkpoint\.\d+$/.test(name)).sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1])).pop()!
+    const newest = readdirSync(txDir)
+      .filter((name) => /^checkpoint\.\d+$/.test(name))
+      .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))
+      .pop()!
     const data = JSON.parse(readFileSync(join(txDir, newest), 'utf8')) as Record<string, unknown>
     writeFileSync(join(txDir, newest), JSON.stringify({...data, version: 3}))
     await assert.rejects(startTestBroker(t, {dataPath}), /is of journal version 3; this meta reads versions 1\.\.2: run a newer meta/)
@@ -239,7 +252,10 @@ describe('transactions belong to their principal', () => {
       else refused ||= text(reply)
     }
     assert.equal(ok, 2000, 'maxOpenTransactionsPerConnection (2000) BEGINs succeed')
-    assert.match(refused, /^XAException:code=-3,msg=too many open transactions on this connection: it holds 2000, its limit \(maxOpenTransactionsPerConnection=2000\)/)
+    assert.match(
+      refused,
+      /^XAException:code=-3,msg=too many open transactions on this connection: it holds 2000, its limit \(maxOpenTransactionsPerConnection=2000\)/,
+    )
     const alice = await login(t, broker.port, 'alice')
     assert.deepEqual(await tx(alice, xid(40), 'BEGIN', ' 3600'), {code: 200, body: ''})
     // The attacker's transactions end with its connection (no one else could finish them).
@@ -273,11 +289,14 @@ describe('transactions belong to their principal', () => {
     for (let i = 0; i < 200; i++) requests.push(`transaction XID:1:${i.toString(16).padStart(6, '0')}ee:01:rm sess BEGIN 1 ${opaque++}\r\n`)
     c.send(requests.join(''))
     for (let i = 0; i < 200; i++) assert.equal(((await c.next(20_000)) as {code: number}).code, 200)
-    const lines = await waitFor(() => {
-      const found = log.entries.filter((e) => /timed out/.test(String(e.msg)))
-      const counted = found.reduce((n, e) => n + Number(e.count), 0)
-      return counted === 200 ? found : undefined
-    }, {timeoutMs: 30_000})
+    const lines = await waitFor(
+      () => {
+        const found = log.entries.filter((e) => /timed out/.test(String(e.msg)))
+        const counted = found.reduce((n, e) => n + Number(e.count), 0)
+        return counted === 200 ? found : undefined
+      },
+      {timeoutMs: 30_000},
+    )
     assert.ok(lines.length < 20, `${lines.length} lines for 200 expiries`)
   })
 
@@ -308,7 +327,10 @@ describe('transactions belong to their principal', () => {
     for (const n of [62, 63, 64]) assert.equal((await tx(owner, xid(n), 'BEGIN')).code, 200)
     assert.match((await tx(owner, xid(65), 'BEGIN')).body, /maxOpenTransactionsPerConnection=3\)/)
     const report = await broker.reload({text: '[system]\nmaxOpenTransactionsPerConnection=4\n'})
-    assert.ok(report.changes.some((c) => JSON.stringify(c).includes('maxOpenTransactionsPerConnection')), JSON.stringify(report.changes))
+    assert.ok(
+      report.changes.some((c) => JSON.stringify(c).includes('maxOpenTransactionsPerConnection')),
+      JSON.stringify(report.changes),
+    )
     assert.equal((await tx(owner, xid(65), 'BEGIN')).code, 200)
   })
 })

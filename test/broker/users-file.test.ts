@@ -30,11 +30,16 @@ describe('users file', () => {
     writeFileSync(path, JSON.stringify({version: 2, users: {}}), {mode: 0o600})
     assert.throws(
       () => readUsersFile(path),
-      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message === `users file ${path}: version 2 was written by a newer meta (this one reads up to version 1): upgrade meta`,
+      (e: unknown) =>
+        isMetaError(e, 'CONFIG_INVALID') &&
+        e.message === `users file ${path}: version 2 was written by a newer meta (this one reads up to version 1): upgrade meta`,
     )
     writeFileSync(path, JSON.stringify({version: 1, users: {}}))
     chmodSync(path, 0o640)
-    assert.throws(() => readUsersFile(path), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message === `users file ${path} has mode 640: group or others may read it; chmod 600 ${path}`)
+    assert.throws(
+      () => readUsersFile(path),
+      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message === `users file ${path} has mode 640: group or others may read it; chmod 600 ${path}`,
+    )
     chmodSync(path, 0o600)
     assert.deepEqual(Object.keys(readUsersFile(path).users), [])
   })

@@ -38,7 +38,6 @@ function xaCode(reply: {code: number; body: string}): number {
   return Number(match[1])
 }
 
-
 describe('XA transactions', () => {
   it('answer every XA error code of the state machine', async (t) => {
     const broker = await startTestBroker(t)
@@ -79,7 +78,11 @@ describe('XA transactions', () => {
     const broker = await startTestBroker(t)
     const c = await RawClient.connect(t, broker.port)
     const topic = uniqueName()
-    for (const [n, q] of [[1, 'rm1'], [2, 'rm1'], [3, 'rm2']] as const) {
+    for (const [n, q] of [
+      [1, 'rm1'],
+      [2, 'rm1'],
+      [3, 'rm2'],
+    ] as const) {
       await tx(c, xid(n, q), 'BEGIN', ' 30')
       await send(c, put(topic, `m${n}`, xid(n, q)))
       assert.equal((await tx(c, xid(n, q), 'PREPARE')).body, '0')

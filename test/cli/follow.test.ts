@@ -106,12 +106,18 @@ describe('Registry', () => {
   it('refuses a file that is not a registry, naming it', async (t) => {
     const path = join(await tmpDir(t), 'bad.json')
     writeFileSync(path, '{"files": 3}')
-    assert.throws(() => Registry.open(path), (e: Error & {code?: string}) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`"${path}" is not a registry`))
+    assert.throws(
+      () => Registry.open(path),
+      (e: Error & {code?: string}) => e.code === 'INVALID_ARGUMENT' && e.message.includes(`"${path}" is not a registry`),
+    )
     await Registry.open(`${path}.other`).close()
     writeFileSync(path, JSON.stringify({version: 2, files: [{path: '/a.log', dev: '1', ino: '2', offset: 0, fingerprint: {bytes: 4, sha256: 'abc'}}]}))
     assert.throws(() => Registry.open(path), /"\/a\.log": expected "fingerprint": \{"bytes": <count>, "sha256": "<64 hex digits>"\}/)
     writeFileSync(path, JSON.stringify({version: 3, files: []}))
-    assert.throws(() => Registry.open(path), /the registry ".*": version 3 was written by a newer meta \(this one reads up to version 2\): upgrade meta, or pass another --registry/)
+    assert.throws(
+      () => Registry.open(path),
+      /the registry ".*": version 3 was written by a newer meta \(this one reads up to version 2\): upgrade meta, or pass another --registry/,
+    )
     writeFileSync(path, JSON.stringify({version: 0, files: []}))
     assert.throws(() => Registry.open(path), /is not a registry of followed files \(unknown version 0: expected \{"version": 2, "files": \[…\]\}\)/)
   })
@@ -152,7 +158,10 @@ describe('resolveFollowOptions()', () => {
     const base: SendSummary = {sent: 3, failed: 0, skipped: 0, empty: 0, unacknowledged: 0, bytes: 3, elapsedMs: 1, interrupted: true, partitions: {}}
     assert.equal(followExitCode(base), 0)
     assert.equal(followExitCode({...base, unacknowledged: 2}), 1)
-    assert.equal(followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, damaged: 0, damagedBytes: 0, dir: '/s'}}), 0)
+    assert.equal(
+      followExitCode({...base, unacknowledged: 2, spool: {spooled: 2, resent: 0, leftover: 0, pending: 2, damaged: 0, damagedBytes: 0, dir: '/s'}}),
+      0,
+    )
     assert.equal(followExitCode({...base, skipped: 1}), 1)
     // A damaged range of the spool skipped is a loss the exit status reports, as without --follow.
     assert.equal(followExitCode({...base, spool: {spooled: 0, resent: 3, leftover: 3, pending: 0, damaged: 1, damagedBytes: 200, dir: '/s'}}), 1)

@@ -33,8 +33,18 @@ describe('compileFormat()', () => {
   })
 
   it('prints an empty attribute when there is none, and the default is payload + newline', () => {
-    assert.equal(compileFormat('[%a]').format(new MessageRecords([message('x')])).toString(), '[]')
-    assert.equal(compileFormat(DEFAULT_FORMAT).format(new MessageRecords([message('a'), message('b')])).toString(), 'a\nb\n')
+    assert.equal(
+      compileFormat('[%a]')
+        .format(new MessageRecords([message('x')]))
+        .toString(),
+      '[]',
+    )
+    assert.equal(
+      compileFormat(DEFAULT_FORMAT)
+        .format(new MessageRecords([message('a'), message('b')]))
+        .toString(),
+      'a\nb\n',
+    )
   })
 
   it('renders a batch into one buffer, binary payloads untouched, escapes as bytes', () => {
@@ -78,7 +88,14 @@ describe('JSON envelope', () => {
   })
 
   it('decodes what it encodes, byte for byte', () => {
-    const payloads = [Buffer.from([0xff, 0xfe, 0, 1, 2]), Buffer.from('plain'), Buffer.alloc(0), Buffer.from('\u2028é\u0000\ud83d\ude00'), Buffer.from([0xef, 0xbb, 0xbf, 0x41]), Buffer.from('tab\there "quoted" back\\slash \x7f')]
+    const payloads = [
+      Buffer.from([0xff, 0xfe, 0, 1, 2]),
+      Buffer.from('plain'),
+      Buffer.alloc(0),
+      Buffer.from('\u2028é\u0000\ud83d\ude00'),
+      Buffer.from([0xef, 0xbb, 0xbf, 0x41]),
+      Buffer.from('tab\there "quoted" back\\slash \x7f'),
+    ]
     for (const data of payloads) {
       for (const attribute of [undefined, '', 'ключ', 'a\nb']) {
         const m = message(data, {attribute})
@@ -97,7 +114,10 @@ describe('JSON envelope', () => {
     const batch = [message('a'), message(Buffer.of(0xff), {topic: 'other', attribute: 'x'}), message('"q"\\')]
     const lines = encodeEnvelopes(new MessageRecords(batch)).toString().split('\n')
     assert.equal(lines.pop(), '')
-    assert.deepEqual(lines.map((l) => JSON.parse(l)), batch.map(toEnvelope))
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l)),
+      batch.map(toEnvelope),
+    )
   })
 
   it('accepts minimal and hand-written envelopes', () => {

@@ -25,11 +25,19 @@ describe('profiles file', () => {
     writeFileSync(path, JSON.stringify({version: 2, profiles: {}}))
     await assert.rejects(
       readProfiles(dir),
-      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && e.message === `profiles file "${path}": version 2 was written by a newer meta (this one reads up to version 1): upgrade meta`,
+      (e: unknown) =>
+        isMetaError(e, 'INVALID_ARGUMENT') &&
+        e.message === `profiles file "${path}": version 2 was written by a newer meta (this one reads up to version 1): upgrade meta`,
     )
     writeFileSync(path, JSON.stringify({version: 1, profiles: []}))
-    await assert.rejects(readProfiles(dir), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && e.message === `invalid profiles file "${path}": expected "profiles": {…}; fix or delete it`)
+    await assert.rejects(
+      readProfiles(dir),
+      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && e.message === `invalid profiles file "${path}": expected "profiles": {…}; fix or delete it`,
+    )
     writeFileSync(path, '{"profiles": ')
-    await assert.rejects(readProfiles(dir), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && e.message.startsWith(`invalid profiles file "${path}": not JSON (`))
+    await assert.rejects(
+      readProfiles(dir),
+      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && e.message.startsWith(`invalid profiles file "${path}": not JSON (`),
+    )
   })
 })

@@ -18,7 +18,17 @@ function report(partitions: Array<Partial<SlaveStatusReport['partitions'][number
     masterConnected,
     running: true,
     nowMs: 10_000,
-    partitions: partitions.map((p, i) => ({topic: 't', partition: i, masterEnd: 100, slaveEnd: 100, lagBytes: 0, lagMessages: 0, lastFetchMs: 9_500, state: 'replicating', ...p})),
+    partitions: partitions.map((p, i) => ({
+      topic: 't',
+      partition: i,
+      masterEnd: 100,
+      slaveEnd: 100,
+      lagBytes: 0,
+      lagMessages: 0,
+      lastFetchMs: 9_500,
+      state: 'replicating',
+      ...p,
+    })),
   }
 }
 
@@ -29,12 +39,22 @@ describe('slave-status verdict', () => {
   })
 
   it('lagging beyond --max-lag names the worst partition', () => {
-    const health = slaveHealth(report([{lagMessages: 11, lagBytes: 1320}, {lagMessages: 50, lagBytes: 6000}]), 10)
-    assert.deepEqual(health, {healthy: false, problem: 'lagging: 2 partition(s) behind by more than --max-lag 10 messages (worst t-1: 50 messages, 6000 bytes)'})
+    const health = slaveHealth(
+      report([
+        {lagMessages: 11, lagBytes: 1320},
+        {lagMessages: 50, lagBytes: 6000},
+      ]),
+      10,
+    )
+    assert.deepEqual(health, {
+      healthy: false,
+      problem: 'lagging: 2 partition(s) behind by more than --max-lag 10 messages (worst t-1: 50 messages, 6000 bytes)',
+    })
     // When the master could not count messages, the byte lag stands in.
     assert.deepEqual(slaveHealth(report([{lagMessages: -1, lagBytes: 5000}]), 1000), {
       healthy: false,
-      problem: 'lagging: 1 partition(s) behind by more than --max-lag 1000 messages (worst t-0: 5000 bytes; the master did not count the messages, bytes stand in)',
+      problem:
+        'lagging: 1 partition(s) behind by more than --max-lag 1000 messages (worst t-0: 5000 bytes; the master did not count the messages, bytes stand in)',
     })
   })
 
@@ -46,7 +66,12 @@ describe('slave-status verdict', () => {
   it("renders MetaQ's lines, then the table", () => {
     const r = report([{}, {}])
     const text = renderSlaveStatus(r, slaveHealth(r, 0))
-    assert.ok(text.startsWith('Subscriber handler:running\nReplicate partitions:2\nReplicate topic partitions detail:\n    t:2\nReplicate requests:2\nReplicate runner:running\nReplicate status:yes\n'), text)
+    assert.ok(
+      text.startsWith(
+        'Subscriber handler:running\nReplicate partitions:2\nReplicate topic partitions detail:\n    t:2\nReplicate requests:2\nReplicate runner:running\nReplicate status:yes\n',
+      ),
+      text,
+    )
     assert.match(text, /t\s+1\s+100\s+100\s+0 B\s+0\s+0\.5s ago\s+replicating/)
   })
 })
@@ -61,14 +86,23 @@ describe('async_slave.properties', () => {
   })
 
   it('refuses unknown keys and bad values, naming them', () => {
-    assert.throws(() => parseSlaveProperties('slaveId=-1', 'a.properties'), (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message === 'a.properties: invalid slaveId "-1": expected an integer >= 0')
+    assert.throws(
+      () => parseSlaveProperties('slaveId=-1', 'a.properties'),
+      (e: unknown) => isMetaError(e, 'CONFIG_INVALID') && e.message === 'a.properties: invalid slaveId "-1": expected an integer >= 0',
+    )
     assert.throws(() => parseSlaveProperties('autoSyncMasterConfig=yes'), /invalid autoSyncMasterConfig "yes": expected true or false/)
-    assert.throws(() => parseSlaveProperties('slaveid=1'), /unknown key "slaveid": expected one of slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig/)
+    assert.throws(
+      () => parseSlaveProperties('slaveid=1'),
+      /unknown key "slaveid": expected one of slaveId, slaveGroup, slaveMaxDelayInMills, autoSyncMasterConfig/,
+    )
   })
 
   it('--slave-of takes HOST:PORT', () => {
     assert.deepEqual(parseMasterAddress('10.0.0.1:8123'), {host: '10.0.0.1', port: 8123})
     assert.deepEqual(parseMasterAddress('meta://[::1]:8123'), {host: '::1', port: 8123})
-    assert.throws(() => parseMasterAddress('10.0.0.1'), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /invalid --slave-of "10\.0\.0\.1": expected the master's HOST:PORT/.test(e.message))
+    assert.throws(
+      () => parseMasterAddress('10.0.0.1'),
+      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /invalid --slave-of "10\.0\.0\.1": expected the master's HOST:PORT/.test(e.message),
+    )
   })
 })

@@ -33,9 +33,30 @@ describe('the line about a spool left for another destination', () => {
 describe('meta spool list', () => {
   it('names ten damaged ranges of a spool in the table and counts the rest', async () => {
     const {renderSpools} = await import('../../src/cli/spool-admin.js')
-    const damaged = Array.from({length: 12}, (_, i) => ({segment: '00000000000000000000.spool', from: i * 100, to: i * 100 + 10, bytes: 10, reason: 'checksum mismatch'}))
-    const out = renderSpools('/s', [{topic: 't', dir: '/s/t', destination: {broker: '127.0.0.1:8123'}, destinationUnreadable: false, messages: 5, bytes: 100, inUseBy: null, damaged, quarantined: []}])
+    const damaged = Array.from({length: 12}, (_, i) => ({
+      segment: '00000000000000000000.spool',
+      from: i * 100,
+      to: i * 100 + 10,
+      bytes: 10,
+      reason: 'checksum mismatch',
+    }))
+    const out = renderSpools('/s', [
+      {
+        topic: 't',
+        dir: '/s/t',
+        destination: {broker: '127.0.0.1:8123'},
+        destinationUnreadable: false,
+        messages: 5,
+        bytes: 100,
+        inUseBy: null,
+        damaged,
+        quarantined: [],
+      },
+    ])
     assert.match(out, /^ t\s+5\s+100 B\s+broker 127\.0\.0\.1:8123\s+12 ranges \(120 B\)\s+-\s+\/s\/t\s*$/m)
-    assert.match(out, /^damaged ranges of \/s\/t: bytes 0-10 of 00000000000000000000\.spool \(checksum mismatch\);( [^;]+;){9} and 2 more \(--json lists them all\)$/m)
+    assert.match(
+      out,
+      /^damaged ranges of \/s\/t: bytes 0-10 of 00000000000000000000\.spool \(checksum mismatch\);( [^;]+;){9} and 2 more \(--json lists them all\)$/m,
+    )
   })
 })

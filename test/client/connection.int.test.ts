@@ -119,10 +119,13 @@ describe('BrokerConnection', () => {
     assert.equal(lost.success, false)
     assert.equal(lost.error?.retriable, true)
     const second = await startTestBroker(t, {dataPath, serverPort: port})
-    const after = await waitFor(async () => {
-      const r = await producer.send(topic, 'after')
-      return r.success ? r : undefined
-    }, {what: 'a send after the restart', timeoutMs: 15_000})
+    const after = await waitFor(
+      async () => {
+        const r = await producer.send(topic, 'after')
+        return r.success ? r : undefined
+      },
+      {what: 'a send after the restart', timeoutMs: 15_000},
+    )
     assert.equal(after.offset, 26, 'appended after the first message')
     assert.equal(second.port, port)
   })

@@ -49,9 +49,8 @@ describe('consumer errors', () => {
     const heard: Error[] = []
     consumer.on('error', (error: Error) => heard.push(error))
     const handled: string[] = []
-    await assert.rejects(
-      withDeadline(consumer.run({eachMessage: (m) => void handled.push(m.data.toString())}), 10_000, 'run() to end'),
-      (error: Error) => isMetaError(error, 'INVALID_PARTITION'),
+    await assert.rejects(withDeadline(consumer.run({eachMessage: (m) => void handled.push(m.data.toString())}), 10_000, 'run() to end'), (error: Error) =>
+      isMetaError(error, 'INVALID_PARTITION'),
     )
     assert.equal(heard.length, 1)
     assert.ok(isMetaError(heard[0], 'INVALID_PARTITION'))

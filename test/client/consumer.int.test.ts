@@ -17,7 +17,11 @@ describe('Consumer', () => {
     assert.equal(messages.length, 30)
     for (let p = 0; p < 3; p++) {
       const payloads = messages.filter((m) => m.partition === p).map((m) => m.data.toString())
-      assert.deepEqual(payloads, Array.from({length: 10}, (_, k) => `m${p + 3 * k}`), `partition ${p} in order`)
+      assert.deepEqual(
+        payloads,
+        Array.from({length: 10}, (_, k) => `m${p + 3 * k}`),
+        `partition ${p} in order`,
+      )
     }
   })
 
@@ -31,7 +35,10 @@ describe('Consumer', () => {
     const sent = await f.produce(5)
     assert.deepEqual(await f.readAll({from: 'latest'}), [])
     const fromThird = await f.readAll({from: sent[2].offset})
-    assert.deepEqual(fromThird.map((m) => m.data.toString()), ['m2', 'm3', 'm4'])
+    assert.deepEqual(
+      fromThird.map((m) => m.data.toString()),
+      ['m2', 'm3', 'm4'],
+    )
     assert.equal(fromThird[0].offset, sent[2].offset)
     assert.equal(fromThird[0].nextOffset, sent[3].offset)
     assert.equal(fromThird[0].id, sent[2].id)
@@ -42,7 +49,10 @@ describe('Consumer', () => {
     const f = await clientFixture(t)
     await f.producer.send(f.topic, 'only')
     const messages = await f.readAll({from: -100})
-    assert.deepEqual(messages.map((m) => m.data.toString()), ['only'])
+    assert.deepEqual(
+      messages.map((m) => m.data.toString()),
+      ['only'],
+    )
   })
 
   it('delivers a new message to an idle consumer through the long poll', async (t) => {
@@ -64,7 +74,10 @@ describe('Consumer', () => {
     await f.producer.send(f.topic, Buffer.alloc(200_000, 7))
     await f.producer.send(f.topic, 'after')
     const messages = await f.readAll({maxSizeBytes: 1024})
-    assert.deepEqual(messages.map((m) => m.data.length), [5, 200_000, 5])
+    assert.deepEqual(
+      messages.map((m) => m.data.length),
+      [5, 200_000, 5],
+    )
   })
 
   it('realigns after a CRC failure at a misaligned offset without redelivering', async (t) => {
@@ -73,7 +86,10 @@ describe('Consumer', () => {
     for (let i = 0; i < 4; i++) sent.push(await f.producer.send(f.topic, `message-${i}`))
     // Start 3 bytes into the second record: the bytes there do not form a valid record.
     const messages = await f.readAll({from: sent[1].offset + 3})
-    assert.deepEqual(messages.map((m) => m.data.toString()), ['message-2', 'message-3'])
+    assert.deepEqual(
+      messages.map((m) => m.data.toString()),
+      ['message-2', 'message-3'],
+    )
   })
 
   it('asks for the next records before handing a batch over, and holds the answer while paused', async (t) => {
@@ -84,7 +100,10 @@ describe('Consumer', () => {
     const iterator = consumer.batches()[Symbol.asyncIterator]()
     const gets = () => f.broker.stats.counters.cmdGet
     const first = await iterator.next()
-    assert.deepEqual(first.value.messages.map((m: {data: Buffer}) => m.data.toString()), ['m0', 'm1'])
+    assert.deepEqual(
+      first.value.messages.map((m: {data: Buffer}) => m.data.toString()),
+      ['m0', 'm1'],
+    )
     // The first batch went to the waiting reader, the second (m2, m3) fills the queue and
     // pauses the fetcher; the get for m4… went out before that batch was delivered (without
     // early gets there would be two), and its answer is held until the queue has room.
@@ -96,7 +115,11 @@ describe('Consumer', () => {
       if (next.done) break
       seen.push(...next.value.messages.map((m: {data: Buffer}) => m.data.toString()))
     }
-    assert.deepEqual(seen, Array.from({length: 20}, (_, i) => `m${i}`), 'every message once, in order')
+    assert.deepEqual(
+      seen,
+      Array.from({length: 20}, (_, i) => `m${i}`),
+      'every message once, in order',
+    )
   })
 
   it('refuses a partition the topic does not have', async (t) => {

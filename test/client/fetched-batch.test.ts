@@ -88,7 +88,13 @@ describe('FetchedBatch messages', () => {
       return word
     }
     // next, then (offset, record) for the 2nd and 4th records.
-    const body = Buffer.concat([offsetOf(5000), offsetOf(records[1].offset), set.subarray(records[1].offset - BASE, records[2].offset - BASE), offsetOf(records[3].offset), set.subarray(records[3].offset - BASE, records[4].offset - BASE)])
+    const body = Buffer.concat([
+      offsetOf(5000),
+      offsetOf(records[1].offset),
+      set.subarray(records[1].offset - BASE, records[2].offset - BASE),
+      offsetOf(records[3].offset),
+      set.subarray(records[3].offset - BASE, records[4].offset - BASE),
+    ])
     const first = 16
     const last = 16 + records[1].size + 8
     const span: RecordSpan = {baseOffset: undefined, first, last, count: 2}
@@ -107,7 +113,12 @@ describe('FetchedBatch messages', () => {
     assert.equal(format.format(fetched(set).records(3)).toString(), '1000 10 7 |first line\n1030 6 8 attr|second\n1064 0 9 |\n')
     assert.deepEqual(format.format(fetched(set).records()), format.format(new MessageRecords(plain(fetched(set).messages))))
     // Payloads on every path of the envelope: plain ASCII, UTF-8, to escape, not UTF-8.
-    const mixed = Buffer.concat([set, ...['héllo', 'a "quoted"\\ line\n', '\u0001'].map((t, i) => encodeRecord(BigInt(20 + i), 0, Buffer.from(t))), encodeRecord(30n, 0, Buffer.from([0xff, 0xfe, 0x41])), encodeRecord(-5n, 0, Buffer.from('negative id'))])
+    const mixed = Buffer.concat([
+      set,
+      ...['héllo', 'a "quoted"\\ line\n', '\u0001'].map((t, i) => encodeRecord(BigInt(20 + i), 0, Buffer.from(t))),
+      encodeRecord(30n, 0, Buffer.from([0xff, 0xfe, 0x41])),
+      encodeRecord(-5n, 0, Buffer.from('negative id')),
+    ])
     assert.deepEqual(encodeEnvelopes(fetched(mixed).records()), encodeEnvelopes(new MessageRecords(plain(fetched(mixed).messages))))
     assert.equal(
       encodeEnvelopes(fetched(mixed).records()).toString(),

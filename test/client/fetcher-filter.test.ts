@@ -16,8 +16,16 @@ describe('fetcher with a filter', () => {
       request: () => void requests++,
     } as unknown as BrokerConnection
     const settings: FetchSettings = {
-      group: 'g', maxSizeBytes: 1024, maxSizeLimitBytes: 1 << 20, maxWaitMs: 0, fetchTimeoutMs: 1000,
-      minDelayMs: 1, maxDelayMs: 10, verifyChecksum: true, filter: 'TagA', log: silentLogger,
+      group: 'g',
+      maxSizeBytes: 1024,
+      maxSizeLimitBytes: 1 << 20,
+      maxWaitMs: 0,
+      fetchTimeoutMs: 1000,
+      minDelayMs: 1,
+      maxDelayMs: 10,
+      verifyChecksum: true,
+      filter: 'TagA',
+      log: silentLogger,
     }
     const failures: MetaError[] = []
     const fetcher = new PartitionFetcher('t', {brokerId: 0, partition: 0}, conn, 0, settings, {

@@ -17,7 +17,10 @@ import {exited, spawnBroker} from '../helpers/process.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
 function owned(consumer: GroupConsumer): number[] {
-  return consumer.assignment().map((p) => p.partition.partition).sort((a, b) => a - b)
+  return consumer
+    .assignment()
+    .map((p) => p.partition.partition)
+    .sort((a, b) => a - b)
 }
 
 /** A member of a group on a broker of its own (the kill -9 test restarts its broker). */

@@ -51,7 +51,10 @@ describe('in-process pair', () => {
     let drained = false
     broker().on('drain', () => (drained = true))
     const reply = Buffer.from('result 200 0 1\r\n')
-    assert.equal(broker().write(reply, () => (written = true)), true)
+    assert.equal(
+      broker().write(reply, () => (written = true)),
+      true,
+    )
     await waitFor(() => written)
     assert.equal(received[0], reply)
     await new Promise((resolve) => setImmediate(resolve))
@@ -83,7 +86,10 @@ describe('in-process pair', () => {
     other.broker().on('end', () => (otherEnded = true))
     other.transport.destroy(new Error('gone'))
     await waitFor(() => otherEnded && other.events.includes('close'))
-    assert.deepEqual(other.events.filter((e) => e !== 'connect'), ['error gone', 'close'])
+    assert.deepEqual(
+      other.events.filter((e) => e !== 'connect'),
+      ['error gone', 'close'],
+    )
   })
 
   it('an accept that throws fails the dial with its error', async () => {

@@ -128,7 +128,11 @@ for (const seed of seeds({ci: 5, all: 30})) {
               removed.push(item)
             }
           })
-          assert.deepEqual(visited.map((item) => item.name), expected.map((item) => item.name), 'forEach visits the matching items in add order')
+          assert.deepEqual(
+            visited.map((item) => item.name),
+            expected.map((item) => item.name),
+            'forEach visits the matching items in add order',
+          )
           for (const item of removed) model.remove(item)
           gone.push(...removed)
         } else {
@@ -137,11 +141,21 @@ for (const seed of seeds({ci: 5, all: 30})) {
         assert.equal(ring.size, model.size, 'size')
         if (model.size < 300 || op === 'check' || i % 50 === 0) {
           const kept = model.inOrder()
-          assert.deepEqual(enumerate(ring), kept.map((item) => item.name), 'the kept items, in add order')
-          assert.ok(kept.every((item) => item.keptAt >= 0), 'a kept item knows its slot')
+          assert.deepEqual(
+            enumerate(ring),
+            kept.map((item) => item.name),
+            'the kept items, in add order',
+          )
+          assert.ok(
+            kept.every((item) => item.keptAt >= 0),
+            'a kept item knows its slot',
+          )
         }
         for (const item of gone.splice(0)) assert.equal(item.keptAt, -1, `removed item ${item.name} holds no slot`)
       }
-      assert.deepEqual(enumerate(ring), model.inOrder().map((item) => item.name))
+      assert.deepEqual(
+        enumerate(ring),
+        model.inOrder().map((item) => item.name),
+      )
     }))
 }

@@ -40,9 +40,16 @@ describe('KeptSends', () => {
       for (const item of items) if (item.name % 2 === 0) ring.remove(item)
       assert.equal(ring.size, 2500)
       const more = fill(ring, 5000, 3000)
-      assert.deepEqual(kept(ring), [...items.filter((item) => item.name % 2 === 1), ...more].map((item) => item.name), `first index ${first}`)
+      assert.deepEqual(
+        kept(ring),
+        [...items.filter((item) => item.name % 2 === 1), ...more].map((item) => item.name),
+        `first index ${first}`,
+      )
       for (const item of items) if (item.name % 2 === 1) ring.remove(item)
-      assert.deepEqual(kept(ring), more.map((item) => item.name))
+      assert.deepEqual(
+        kept(ring),
+        more.map((item) => item.name),
+      )
       assert.ok(items.every((item) => item.keptAt === -1))
     }
   })

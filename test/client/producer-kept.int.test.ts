@@ -11,7 +11,7 @@ import {uniqueName, waitFor} from '../helpers/index.js'
 import {tcpRelay} from '../helpers/tcp-relay.js'
 
 describe('Producer.sendKept', () => {
-  it('keeps sends until answered, in any order; handOver takes a topic\'s unanswered ones in send order', async (t) => {
+  it("keeps sends until answered, in any order; handOver takes a topic's unanswered ones in send order", async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 2})
     const relay = await tcpRelay(t, {host: '127.0.0.1', port: broker.port})
     const producer = createProducer({broker: `127.0.0.1:${relay.port}`, retries: 0})
@@ -63,13 +63,16 @@ describe('Producer.sendKept', () => {
     )
     assert.deepEqual(taken, ['e a-e p1', 'f a-f p0', 'g a-g p1'])
     assert.equal(producer.keptOf(topic), 0)
-    assert.equal(producer.keptCount, 1, 'the other topic\'s send stays kept')
+    assert.equal(producer.keptCount, 1, "the other topic's send stays kept")
 
     // Answers of handed-over sends go to handOver's callback, with the context take returned.
     relay.heal()
     await waitFor(() => handed.length === 3 && answered.includes('o'), {what: 'the answers after the heal'})
     assert.deepEqual(handed.map(([context, success]) => `${context} ${success}`).sort(), ['record 1 true', 'record 2 true', 'record 3 true'])
-    assert.deepEqual(answered.filter((name) => name === 'e' || name === 'f' || name === 'g'), [])
+    assert.deepEqual(
+      answered.filter((name) => name === 'e' || name === 'f' || name === 'g'),
+      [],
+    )
     await producer.flush()
     assert.ok(answered.includes('not kept'))
     assert.equal(producer.keptCount, 0)

@@ -34,8 +34,14 @@ describe('Producer limits and callbacks', () => {
     producer.sendCallback(f.topic, 'b', {}, (r) => results.push(r))
     producer.sendCallback(f.topic, 'c', {}, (r) => results.push(r))
     await withDeadline(producer.flush(), 10_000, 'every send to complete')
-    assert.deepEqual(results.map((r) => r.success), [true, true])
-    assert.deepEqual(reported.map((e) => e.message), ['bug in the application'])
+    assert.deepEqual(
+      results.map((r) => r.success),
+      [true, true],
+    )
+    assert.deepEqual(
+      reported.map((e) => e.message),
+      ['bug in the application'],
+    )
     assert.ok((await producer.send(f.topic, 'd')).success)
     assert.equal(disconnects, 0, 'the connection was not dropped')
   })
@@ -49,13 +55,19 @@ describe('Producer limits and callbacks', () => {
     let disconnects = 0
     conn.on('disconnect', () => (disconnects += 1))
     await new Promise<void>((resolve) => {
-      conn.request((out, opaque) => encodeVersion(out, {opaque}), () => {
-        resolve()
-        throw new Error('thrown by the caller')
-      })
+      conn.request(
+        (out, opaque) => encodeVersion(out, {opaque}),
+        () => {
+          resolve()
+          throw new Error('thrown by the caller')
+        },
+      )
     })
     assert.equal(await conn.version(), '1.4.6.2', 'the next request is answered on the same connection')
-    assert.deepEqual(reported.map((e) => e.message), ['thrown by the caller'])
+    assert.deepEqual(
+      reported.map((e) => e.message),
+      ['thrown by the caller'],
+    )
     assert.equal(disconnects, 0)
   })
 
@@ -89,7 +101,11 @@ describe('Producer limits and callbacks', () => {
     assert.ok(peak <= maxQueuedBytes, `peak ${peak} bytes in flight`)
     assert.ok(results.every((r) => r.success))
     const offsets = results.map((r) => r.offset)
-    assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), 'stored in the order sent')
+    assert.deepEqual(
+      offsets,
+      [...offsets].sort((a, b) => a - b),
+      'stored in the order sent',
+    )
     assert.equal(producer.queuedBytes, 0)
   })
 
@@ -113,7 +129,10 @@ describe('Producer limits and callbacks', () => {
     await startTestBroker(t, {numPartitions: 2, dataPath: await tmpDir(t), serverPort: port})
     const results: SendResult[] = []
     for (let i = 0; i < 8; i++) results.push(await producer.send(topic, `after-${i}`))
-    assert.deepEqual(results.filter((r) => !r.success).map((r) => r.error?.code), [])
+    assert.deepEqual(
+      results.filter((r) => !r.success).map((r) => r.error?.code),
+      [],
+    )
     assert.ok(results.every((r) => r.partition < 2))
     const pinned = await producer.send(topic, 'pinned', {partition: 3})
     assert.ok(!pinned.success && isMetaError(pinned.error, 'INVALID_ARGUMENT'), 'a partition the caller chose is not moved')

@@ -102,14 +102,20 @@ describe('Producer', () => {
     t.after(() => producer.close())
     const topic = uniqueName()
     const results = await sendMany(producer, topic, 20_000, (i) => `m${i}`)
-    assert.ok(results.every((r) => r.success), 'every send acknowledged')
+    assert.ok(
+      results.every((r) => r.success),
+      'every send acknowledged',
+    )
     assert.equal(producer.inFlight, 0)
     const counts = [0, 0, 0]
     for (const r of results) counts[r.partition] += 1
     assert.deepEqual(counts, [6667, 6667, 6666], 'round-robin over the 3 partitions')
     for (let p = 0; p < 3; p++) {
       const offsets = results.filter((r) => r.partition === p).map((r) => r.offset)
-      assert.ok(offsets.every((o, i) => i === 0 || o > offsets[i - 1]), `offsets increase in partition ${p}`)
+      assert.ok(
+        offsets.every((o, i) => i === 0 || o > offsets[i - 1]),
+        `offsets increase in partition ${p}`,
+      )
     }
   })
 
@@ -118,7 +124,13 @@ describe('Producer', () => {
     const producer = createProducer({broker: `127.0.0.1:${broker.port}`, selector: 'hash'})
     t.after(() => producer.close())
     const topic = uniqueName()
-    const results = await sendMany(producer, topic, 400, (i) => `m${i}`, (i) => `key-${i % 10}`)
+    const results = await sendMany(
+      producer,
+      topic,
+      400,
+      (i) => `m${i}`,
+      (i) => `key-${i % 10}`,
+    )
     for (let k = 0; k < 10; k++) {
       const partitions = new Set(results.filter((_, i) => i % 10 === k).map((r) => r.partition))
       assert.deepEqual([...partitions], [stringHash(`key-${k}`) % 4], `key-${k} always in one partition`)
@@ -174,6 +186,9 @@ describe('Producer', () => {
     const consumer = createConsumer({broker: `127.0.0.1:${broker.port}`, topics: [topic], stopAtEnd: true})
     const seen = []
     for await (const m of consumer) seen.push([m.data.toString(), m.attribute])
-    assert.deepEqual(seen, [['one', 'a1'], ['two', undefined]])
+    assert.deepEqual(seen, [
+      ['one', 'a1'],
+      ['two', undefined],
+    ])
   })
 })

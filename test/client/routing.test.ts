@@ -30,7 +30,8 @@ function setup(t: {mock: {method: typeof import('node:test').mock.method}}, mova
     failed: () => {},
     movable,
   })
-  const pick = (pinned?: number, attribute?: string) => (router.target({message: {topic: 't', payload: Buffer.from('x'), attribute}, pinned}, parts) as Partition).partition
+  const pick = (pinned?: number, attribute?: string) =>
+    (router.target({message: {topic: 't', payload: Buffer.from('x'), attribute}, pinned}, parts) as Partition).partition
   return {router, pick, advance: (ms: number) => (now += ms)}
 }
 

@@ -108,7 +108,10 @@ describe('closing a spool whose position cannot be written', () => {
       throw Object.assign(new Error('EIO: i/o error, write'), {code: 'EIO'})
     }
     const error = await closeSpool('topic', spool, () => {})
-    assert.match(error?.message ?? '', /^cannot save the position of the spool .*: i\/o error \(EIO\); messages acknowledged since it was last saved will be sent again$/)
+    assert.match(
+      error?.message ?? '',
+      /^cannot save the position of the spool .*: i\/o error \(EIO\); messages acknowledged since it was last saved will be sent again$/,
+    )
     assert.equal(existsSync(join(dir, 'lock')), false, 'the lock is released')
   })
 })
@@ -122,7 +125,10 @@ describe('a damaged spool', () => {
     const inspected = inspectSpool(dir)
     assert.equal(inspected.records, 99)
     assert.equal(inspected.torn, undefined)
-    assert.deepEqual(inspected.damaged.map((d) => [d.from, d.to]), [[1200, 1224]])
+    assert.deepEqual(
+      inspected.damaged.map((d) => [d.from, d.to]),
+      [[1200, 1224]],
+    )
     assert.match(inspected.damaged[0]!.reason, /runs past the end of its segment/)
     const spool = Spool.open(dir)
     assert.deepEqual(payloads(readAll(spool)), [...names(0, 50), ...names(51, 100)])
@@ -136,7 +142,10 @@ describe('a damaged spool', () => {
     data[data.length - 1]! ^= 0xff
     writeFileSync(file, data)
     let spool = Spool.open(dir)
-    assert.deepEqual(spool.opened.damaged.map((d) => [d.from, d.to, d.reason]), [[216, 240, 'checksum mismatch']])
+    assert.deepEqual(
+      spool.opened.damaged.map((d) => [d.from, d.to, d.reason]),
+      [[216, 240, 'checksum mismatch']],
+    )
     assert.equal(spool.opened.tornBytes, 0)
     assert.deepEqual(payloads(readAll(spool)), names(0, 9))
     spool.append(entry(10))
@@ -157,7 +166,10 @@ describe('a damaged spool', () => {
     data.fill(0, 5 * 24 + 4, 7 * 24 + 6) // records 5..7 touched (7: its length)
     writeFileSync(file, data)
     let spool = Spool.open(dir)
-    assert.deepEqual(spool.opened.damaged.map((d) => [d.from, d.to]), [[120, 192]])
+    assert.deepEqual(
+      spool.opened.damaged.map((d) => [d.from, d.to]),
+      [[120, 192]],
+    )
     const records = readAll(spool)
     assert.deepEqual(payloads(records), [...names(0, 5), ...names(8, 20)])
     for (const r of records) spool.ack(r.position, r.end)
@@ -183,10 +195,19 @@ describe('a damaged spool', () => {
     for (let at = offsets[10]! + 3; at < offsets[80]! - 5; at++) data[at] = Math.floor(random() * 256)
     writeFileSync(file, data)
     const again = Spool.open(dir)
-    assert.deepEqual(again.opened.damaged.map((d) => [d.from, d.to]), [[offsets[10], offsets[80]]])
+    assert.deepEqual(
+      again.opened.damaged.map((d) => [d.from, d.to]),
+      [[offsets[10], offsets[80]]],
+    )
     const read = readAll(again)
-    assert.deepEqual(read.map((r) => r.payload.subarray(0, 8).toString()), [...Array.from({length: 10}, (_, i) => i), ...Array.from({length: 20}, (_, i) => 80 + i)].map((i) => `big-${String(i).padStart(4, '0')}`))
-    assert.deepEqual(read.map((r) => r.partition), [...Array.from({length: 10}, (_, i) => i % 4), ...Array.from({length: 20}, (_, i) => (80 + i) % 4)])
+    assert.deepEqual(
+      read.map((r) => r.payload.subarray(0, 8).toString()),
+      [...Array.from({length: 10}, (_, i) => i), ...Array.from({length: 20}, (_, i) => 80 + i)].map((i) => `big-${String(i).padStart(4, '0')}`),
+    )
+    assert.deepEqual(
+      read.map((r) => r.partition),
+      [...Array.from({length: 10}, (_, i) => i % 4), ...Array.from({length: 20}, (_, i) => (80 + i) % 4)],
+    )
     again.close()
   })
 
@@ -197,7 +218,10 @@ describe('a damaged spool', () => {
     writeFileSync(join(dir, 'lock'), `${holder.pid}\n`)
     const inspected = inspectSpool(dir)
     assert.deepEqual([inspected.inUseBy, inspected.records, inspected.bytes], [holder.pid, 7, 7 * 24])
-    assert.throws(() => Spool.open(dir), (e: unknown) => isMetaError(e) && e.code === 'DATA_DIR_LOCKED')
+    assert.throws(
+      () => Spool.open(dir),
+      (e: unknown) => isMetaError(e) && e.code === 'DATA_DIR_LOCKED',
+    )
   })
 })
 
@@ -219,7 +243,10 @@ describe('spool destinations', () => {
     spool.append(entry(1))
     spool.close()
     assert.deepEqual(JSON.parse(readFileSync(join(dir, 'destination'), 'utf8')), {broker: '127.0.0.1:1001'})
-    assert.throws(() => Spool.open(dir, {destination: b}), /spool .* holds messages for broker 127\.0\.0\.1:1001, not ZooKeeper 127\.0\.0\.1:2181 \(root \/meta\)/)
+    assert.throws(
+      () => Spool.open(dir, {destination: b}),
+      /spool .* holds messages for broker 127\.0\.0\.1:1001, not ZooKeeper 127\.0\.0\.1:2181 \(root \/meta\)/,
+    )
     spool = Spool.open(dir, {destination: b, retarget: true})
     assert.deepEqual(spool.opened.retargetedFrom, a)
     spool.close()

@@ -102,7 +102,7 @@ function checkState(spool: Spool, model: Model): void {
   assert.deepEqual(
     {position: spool.position, end: spool.end, pending: spool.pending, pendingBytes: spool.pendingBytes, full: spool.full},
     {position: model.position, end: model.end, pending: model.pending, pendingBytes: model.pendingBytes, full: model.full},
-    'the spool\'s window is the model\'s',
+    "the spool's window is the model's",
   )
 }
 
@@ -200,7 +200,9 @@ async function run(t: {after(fn: () => unknown): void}, random: Random, steps: S
         const cut = random.int(1, last.end - last.position - 1)
         steps.step(torn ? `tear the record at ${last.position} after ${cut} bytes` : 'zeros after the last record')
         reopen(() => {
-          const starts = readdirSync(dir).map((name) => parseSegmentName(name)).filter((s): s is number => s !== undefined)
+          const starts = readdirSync(dir)
+            .map((name) => parseSegmentName(name))
+            .filter((s): s is number => s !== undefined)
           const start = Math.max(...starts.filter((s) => s <= last.position))
           const file = join(dir, readdirSync(dir).find((name) => parseSegmentName(name) === start) as string)
           if (torn) truncateSync(file, last.position - start + cut)
@@ -221,7 +223,11 @@ async function run(t: {after(fn: () => unknown): void}, random: Random, steps: S
     assert.equal(model.room - roomSeen, roomExpected, "'room' once, when an acknowledgement ends a full window")
     roomSeen = model.room
   }
-  checkRecords(spool.read(model.position, Number.MAX_SAFE_INTEGER), model.records.filter((r) => r.position >= model.position), 'everything from the position')
+  checkRecords(
+    spool.read(model.position, Number.MAX_SAFE_INTEGER),
+    model.records.filter((r) => r.position >= model.position),
+    'everything from the position',
+  )
   reopen()
   checkState(spool, model)
   spool.close()

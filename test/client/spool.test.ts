@@ -64,7 +64,10 @@ describe('Spool', () => {
 
     const again = Spool.open(dir)
     assert.equal(again.pending, 8)
-    assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()), [2, 3, 4, 5, 6, 7, 8, 9].map((i) => `line-${i}`))
+    assert.deepEqual(
+      again.read(again.position).map((r) => r.payload.toString()),
+      [2, 3, 4, 5, 6, 7, 8, 9].map((i) => `line-${i}`),
+    )
     again.close()
   })
 
@@ -82,9 +85,19 @@ describe('Spool', () => {
     const again = Spool.open(dir)
     assert.equal(again.pending, 4)
     assert.ok(again.opened.tornBytes > 0)
-    assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()), ['line-0', 'line-1', 'line-2', 'line-3'])
+    assert.deepEqual(
+      again.read(again.position).map((r) => r.payload.toString()),
+      ['line-0', 'line-1', 'line-2', 'line-3'],
+    )
     again.append(entry(9))
-    assert.deepEqual(again.read(again.position).map((r) => r.payload.toString()).at(-1), 'line-9', 'appends after the cut')
+    assert.deepEqual(
+      again
+        .read(again.position)
+        .map((r) => r.payload.toString())
+        .at(-1),
+      'line-9',
+      'appends after the cut',
+    )
     again.close()
   })
 
@@ -93,7 +106,10 @@ describe('Spool', () => {
     const spool = Spool.open(dir)
     for (let i = 0; i < 3; i++) spool.append(entry(i))
     spool.close()
-    const file = join(dir, readdirSync(dir).find((n) => n.endsWith('.spool'))!)
+    const file = join(
+      dir,
+      readdirSync(dir).find((n) => n.endsWith('.spool'))!,
+    )
     const data = readFileSync(file)
     data[data.length - 1] ^= 0xff // flip a payload byte of the last record
     writeFileSync(file, data)
@@ -141,10 +157,19 @@ describe('Spool', () => {
     const dir = join(await tmpDir(t), 'topic')
     const spool = Spool.open(dir)
     spool.append(entry(1))
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `
       import('${new URL('../../src/client/spool/index.ts', import.meta.url).pathname}').then(({Spool}) => {
         try { Spool.open(${JSON.stringify(dir)}) } catch (e) { console.log(e.code + ': ' + e.message) }
-      })`], {encoding: 'utf8'})
+      })`,
+      ],
+      {encoding: 'utf8'},
+    )
     assert.match(child.stdout, new RegExp(`DATA_DIR_LOCKED: spool .* is in use by process ${process.pid}`), child.stderr)
     spool.close()
     writeFileSync(join(dir, 'lock'), '999999999\n') // no such process
@@ -167,4 +192,3 @@ describe('Spool', () => {
     assert.match(stateDir({}), /\.local\/state\/meta$/)
   })
 })
-

@@ -33,7 +33,11 @@ function spooling(t: {after(fn: () => unknown): void}, port: number, spoolDir: s
 function assertOrdered(payloads: Map<number, string[]>): void {
   for (const [p, list] of payloads) {
     const numbers = list.map((s) => Number(s.split('-')[1]))
-    assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), `partition ${p} keeps input order`)
+    assert.deepEqual(
+      numbers,
+      [...numbers].sort((a, b) => a - b),
+      `partition ${p} keeps input order`,
+    )
   }
 }
 
@@ -162,7 +166,10 @@ describe('SpoolingProducer', () => {
     assert.equal(second.stats.leftover, 0)
     second.send(topic, 'new')
     await withDeadline(second.flush(), 20_000, 'flush')
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['new'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['new'],
+    )
   })
 
   it('onStored names a record only once the spool file holds it: never while the broker acknowledges direct', async (t) => {

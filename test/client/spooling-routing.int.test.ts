@@ -49,12 +49,19 @@ describe('createSpoolingProducer and a failing partition', () => {
         assert.ok(known === undefined || known === m.partition, `${key} never moves (m-${i} in ${m.partition}, before ${known})`)
         partitionOfKey.set(key, m.partition)
       }
-      assert.ok(whileFull.every((m) => m.partition === 1), 'nothing reached the full partition')
+      assert.ok(
+        whileFull.every((m) => m.partition === 1),
+        'nothing reached the full partition',
+      )
       assert.ok([...partitionOfKey.values()].includes(0), 'some messages belong to partition 0')
       for (const [p, list] of byPartition(messages)) {
         const seen = new Set<number>()
         const order = list.map((m) => Number(m.data.toString().slice(2))).filter((i) => !seen.has(i) && seen.add(i))
-        assert.deepEqual(order, [...order].sort((a, b) => a - b), `partition ${p} keeps send order`)
+        assert.deepEqual(
+          order,
+          [...order].sort((a, b) => a - b),
+          `partition ${p} keeps send order`,
+        )
       }
     })
   }

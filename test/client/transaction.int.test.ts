@@ -12,7 +12,6 @@ import {uniqueName} from '../helpers/index.js'
 import {createProducer} from '../../src/client/index.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 
-
 describe('producer transactions', () => {
   it('commit makes every message visible; sends resolve with id and partition, offset -1', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 2})
@@ -32,7 +31,13 @@ describe('producer transactions', () => {
     const summary = await producer.commit()
     assert.equal(summary.messages, 10)
     // Fresh partitions: each batch starts at 0; five 22-byte records end with one at 88.
-    assert.deepEqual(summary.partitions.map((p) => [p.partition, p.messages, p.firstOffset, p.lastOffset]), [[0, 5, 0, 88], [1, 5, 0, 88]])
+    assert.deepEqual(
+      summary.partitions.map((p) => [p.partition, p.messages, p.firstOffset, p.lastOffset]),
+      [
+        [0, 5, 0, 88],
+        [1, 5, 0, 88],
+      ],
+    )
     assert.deepEqual(await readPartition(reader, topic, 0), ['m0', 'm2', 'm4', 'm6', 'm8'])
     assert.deepEqual(await readPartition(reader, topic, 1), ['m1', 'm3', 'm5', 'm7', 'm9'])
     assert.equal(producer.currentTransaction, undefined)
@@ -75,6 +80,9 @@ describe('producer transactions', () => {
     assert.equal(r1.success, true, r1.errorMessage)
     assert.equal(r2.success, true, r2.errorMessage)
     assert.equal((await producer.commit()).messages, 2)
-    assert.deepEqual((await readPartition(reader, topic, 0)).map((m) => m.length), [big.length, 5])
+    assert.deepEqual(
+      (await readPartition(reader, topic, 0)).map((m) => m.length),
+      [big.length, 5],
+    )
   })
 })

@@ -28,7 +28,10 @@ describe('XaResource', () => {
     assert.equal(await xa.prepare(xid(1)), 0)
     assert.equal((await readAll(broker, topic)).length, 0, 'prepared is not visible')
     await xa.commit(xid(1), false)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['one'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['one'],
+    )
 
     await xa.start(xid(2))
     await xa.end(xid(2))
@@ -44,7 +47,10 @@ describe('XaResource', () => {
     await xa.end(xid(4))
     await xa.prepare(xid(4))
     await xa.rollback(xid(4))
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['one', 'three'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['one', 'three'],
+    )
     await assert.rejects(xa.commit(xid(4), false), (e) => isMetaError(e, 'TRANSACTION_ERROR') && e.details?.xaCode === -4)
   })
 
@@ -70,7 +76,10 @@ describe('XaResource', () => {
     assert.deepEqual(found.map((x) => xa2.key(x)).sort(), [xa2.key(xid(1)), xa2.key(xid(2))])
     await xa2.commit(xid(1), false)
     await xa2.rollback(xid(2))
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['m1'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['m1'],
+    )
     assert.deepEqual(await xa2.recover(), [])
   })
 })

@@ -38,7 +38,10 @@ describe('meta admin commands with --zk and a live group member', () => {
     member = spawnCli(['tail', '-t', topic, '--group', group, ...zkArgs()])
     scope.after(() => member.kill('SIGKILL'))
     member.stderr!.setEncoding('utf8').on('data', (d: string) => (memberStderr += d))
-    await waitFor(() => memberStderr.includes(`% group ${group}: assigned ${topic} [0-0], ${topic} [0-1]`), {what: `the member's assignment in: ${memberStderr}`, timeoutMs: DEADLINE_MS})
+    await waitFor(() => memberStderr.includes(`% group ${group}: assigned ${topic} [0-0], ${topic} [0-1]`), {
+      what: `the member's assignment in: ${memberStderr}`,
+      timeoutMs: DEADLINE_MS,
+    })
     // The member's first commits (past offset 0) are in ZooKeeper, so a reset to the earliest changes them.
     const committedPastZero = async (p: number) => /-[1-9]\d*$/.test((await zkRead(client, `${root}/consumers/${group}/offsets/${topic}/0-${p}`)) ?? '')
     await waitFor(async () => (await committedPastZero(0)) && (await committedPastZero(1)), {what: "the member's first commits", timeoutMs: DEADLINE_MS})

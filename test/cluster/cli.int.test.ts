@@ -13,7 +13,6 @@ import {collect, runCli, spawnCli} from '../helpers/process.js'
 import {startZooKeeper, type TestZooKeeper, zkRead} from '../helpers/zookeeper.js'
 import {suiteScope, uniqueName, waitFor} from '../helpers/index.js'
 
-
 describe('meta commands with --zk', () => {
   const scope = suiteScope()
   let zk: TestZooKeeper
@@ -49,7 +48,13 @@ describe('meta commands with --zk', () => {
     const stats = await runCli(['stats', ...zkArgs(), '--all', '--json'])
     assert.equal(stats.code, 0, stats.stderr)
     const blocks = JSON.parse(stats.stdout) as Array<{brokerId: number; stats: {port: number}}>
-    assert.deepEqual(blocks.map((b) => [b.brokerId, b.stats.port]), [[0, ports[0]], [1, ports[1]]])
+    assert.deepEqual(
+      blocks.map((b) => [b.brokerId, b.stats.port]),
+      [
+        [0, ports[0]],
+        [1, ports[1]],
+      ],
+    )
     const topics = await runCli(['topic', 'list', ...zkArgs(), '--json'])
     assert.equal(topics.code, 0, topics.stderr)
     const row = (JSON.parse(topics.stdout) as Array<{topic: string; partitionCount: number}>).find((t) => t.topic === topic)
@@ -76,7 +81,13 @@ describe('meta commands with --zk', () => {
     const describe = await runCli(['group', 'describe', group, ...zkArgs(), '--json'])
     assert.equal(describe.code, 0, describe.stderr)
     const detail = JSON.parse(describe.stdout) as {partitions: Array<{brokerId: number; committed: number | null}>}
-    assert.deepEqual(detail.partitions.map((p) => [p.brokerId, p.committed]), [[0, 0], [1, 0]])
+    assert.deepEqual(
+      detail.partitions.map((p) => [p.brokerId, p.committed]),
+      [
+        [0, 0],
+        [1, 0],
+      ],
+    )
   })
 
   it('a following plain tail reads a partition added on one broker (ZooKeeper tells it)', async () => {
@@ -93,7 +104,9 @@ describe('meta commands with --zk', () => {
       await waitFor(() => out.includes('before\n'), {timeoutMs: 30_000, what: 'the tail reading the first partition'})
       const altered = await runCli(['topic', 'alter', grown, '--partitions', '2', '--broker-id', '0', ...zkArgs()])
       assert.equal(altered.code, 0, altered.stderr)
-      await waitFor(async () => ((await zkRead(client, `${root}/brokers/topics-sub/${grown}/0-m`)) ?? '').includes('"numParts":2'), {what: 'partition 1 registered'})
+      await waitFor(async () => ((await zkRead(client, `${root}/brokers/topics-sub/${grown}/0-m`)) ?? '').includes('"numParts":2'), {
+        what: 'partition 1 registered',
+      })
       const producer = createProducer({broker: `127.0.0.1:${ports[0]}`})
       assert.ok((await producer.send(grown, 'in-the-new-partition', {partition: 1})).success)
       await producer.close()
@@ -125,11 +138,20 @@ describe('meta commands with --zk', () => {
 
   it('partitions close skips a broker that does not accept the topic (TOPIC_NOT_ACCEPTED), and closes it on the others', async () => {
     // Runs last: a third broker that accepts one other topic only joins the cluster.
-    await startTestBroker(scope, {ini: `[system]\nbrokerId=2\nnumPartitions=1\n[zookeeper]\nzk.zkRoot=${root}\n[topic=${uniqueName('other')}]\n`, zkConnect: zk.connect})
+    await startTestBroker(scope, {
+      ini: `[system]\nbrokerId=2\nnumPartitions=1\n[zookeeper]\nzk.zkRoot=${root}\n[topic=${uniqueName('other')}]\n`,
+      zkConnect: zk.connect,
+    })
     await waitFor(async () => (await zkRead(client, `${root}/brokers/ids/2/master`)) !== undefined, {what: 'broker 2 in ZooKeeper'})
     const closed = await runCli(['partitions', 'close', '-t', topic, ...zkArgs(), '--json'])
     assert.equal(closed.code, 0, closed.stderr)
-    assert.deepEqual((JSON.parse(closed.stdout) as Array<{brokerId: number; closed: number[]}>).map((a) => [a.brokerId, a.closed]), [[0, [0]], [1, [0]]])
+    assert.deepEqual(
+      (JSON.parse(closed.stdout) as Array<{brokerId: number; closed: number[]}>).map((a) => [a.brokerId, a.closed]),
+      [
+        [0, [0]],
+        [1, [0]],
+      ],
+    )
     const opened = await runCli(['partitions', 'open', '-t', topic, ...zkArgs(), '--json'])
     assert.equal(opened.code, 0, opened.stderr)
   })

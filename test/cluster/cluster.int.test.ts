@@ -24,12 +24,12 @@ import {exited, spawnBroker} from '../helpers/process.js'
 import {zooKeeperForSuite, type TestZooKeeper, zkRead, zkChildren, zkStat} from '../helpers/zookeeper.js'
 import {tmpDir, uniqueName, waitFor, type Cleanup} from '../helpers/index.js'
 
-
-
 async function cluster(t: Cleanup, zk: TestZooKeeper, root: string, count: number, partitions = 2): Promise<Broker[]> {
   const brokers: Broker[] = []
   for (let id = 0; id < count; id++) {
-    brokers.push(await startTestBroker(t, {ini: `[system]\nbrokerId=${id}\nnumPartitions=${partitions}\n[zookeeper]\nzk.zkRoot=${root}\n`, zkConnect: zk.connect}))
+    brokers.push(
+      await startTestBroker(t, {ini: `[system]\nbrokerId=${id}\nnumPartitions=${partitions}\n[zookeeper]\nzk.zkRoot=${root}\n`, zkConnect: zk.connect}),
+    )
   }
   return brokers
 }
@@ -120,7 +120,12 @@ describe('a cluster of brokers on ZooKeeper', () => {
       members.push(member)
       void member.run({eachMessage: (m: Message) => void seen.set(m.data.toString() + m.brokerId + m.partition, id)})
     }
-    const owned = (m: GroupConsumer) => m.assignment().map((p) => `${p.partition.brokerId}-${p.partition.partition}`).sort().join()
+    const owned = (m: GroupConsumer) =>
+      m
+        .assignment()
+        .map((p) => `${p.partition.brokerId}-${p.partition.partition}`)
+        .sort()
+        .join()
     // Partitions sorted as strings: 0-0 0-1 1-0 1-1; members sorted: a then b.
     await waitFor(() => owned(members[0]) === '0-0,0-1' && owned(members[1]) === '1-0,1-1', {what: 'a: broker 0, b: broker 1', timeoutMs: 20_000})
     await waitFor(() => seen.size === 22, {what: 'all 22 messages', timeoutMs: 20_000})
@@ -143,8 +148,19 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const dirs = [await tmpDir(t), await tmpDir(t)]
     // Port 0 at first; the restart takes the port the killed broker had (same address, as a restarted process).
     const args = (id: number, port = 0) => [
-      '--data-dir', dirs[id], '--broker-id', String(id), '--port', String(port), '--partitions', '2',
-      '--zk', zk.connect, '--zk-root', root, '--group-commit',
+      '--data-dir',
+      dirs[id],
+      '--broker-id',
+      String(id),
+      '--port',
+      String(port),
+      '--partitions',
+      '2',
+      '--zk',
+      zk.connect,
+      '--zk-root',
+      root,
+      '--group-commit',
     ]
     const procs = [await spawnBroker(t, args(0)), await spawnBroker(t, args(1))]
     for (const p of procs) await seed(p.port, topic, 'seed-' + p.port)
@@ -171,8 +187,14 @@ describe('a cluster of brokers on ZooKeeper', () => {
     // Its ZooKeeper session lives on for a while; producers must route around it meanwhile.
     const during: SendResult[] = []
     for (let i = 20; i < 40; i++) during.push(await send(i))
-    assert.ok(during.every((r) => r.success), 'every send while broker 1 is down succeeds')
-    assert.ok(during.every((r) => r.brokerId === 0), 'on broker 0')
+    assert.ok(
+      during.every((r) => r.success),
+      'every send while broker 1 is down succeeds',
+    )
+    assert.ok(
+      during.every((r) => r.brokerId === 0),
+      'on broker 0',
+    )
 
     procs[1] = await spawnBroker(t, args(1, procs[1].port))
     for (let i = 40; i < 60; i++) await send(i)
@@ -201,10 +223,13 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const idsNode = `${root}/consumers/${group}/ids/${group}_m`
     const before = (await zkStat(client, idsNode))!.ephemeralOwner.toString('hex')
     await zk.expireSession((await topology.session()).raw)
-    await waitFor(async () => {
-      const s = await zkStat(client, idsNode)
-      return s !== undefined && s.ephemeralOwner.toString('hex') !== before
-    }, {what: 'the member registered under a new session', timeoutMs: 20_000})
+    await waitFor(
+      async () => {
+        const s = await zkStat(client, idsNode)
+        return s !== undefined && s.ephemeralOwner.toString('hex') !== before
+      },
+      {what: 'the member registered under a new session', timeoutMs: 20_000},
+    )
     await waitFor(async () => (await zkRead(client, `${root}/consumers/${group}/owners/${topic}/0-0`)) === `${group}_m`, {
       what: 'the member to own its partition again',
     })
@@ -222,7 +247,11 @@ describe('a cluster of brokers on ZooKeeper', () => {
     const counts = [0, 0]
     for (const i of [0, 1]) {
       const c = createGroupConsumer({
-        zk: zk.connect, zkRoot: root, group: 'bcast', topics: [topic], broadcast: true,
+        zk: zk.connect,
+        zkRoot: root,
+        group: 'bcast',
+        topics: [topic],
+        broadcast: true,
         offsetStore: new FileOffsetStore({path: `${dir}/offsets-${i}.json`}),
       })
       t.after(() => c.stop())

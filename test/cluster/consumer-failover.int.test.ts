@@ -54,15 +54,21 @@ async function send(t: Cleanup, root: string, topic: string, from: number, to: n
   for (let i = from; i < to; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(bytes, '.')))
   const results = await Promise.all(sends)
   await producer.close()
-  assert.ok(results.every((r) => r.success && r.brokerId === 0), results.find((r) => !r.success)?.errorMessage)
+  assert.ok(
+    results.every((r) => r.success && r.brokerId === 0),
+    results.find((r) => !r.success)?.errorMessage,
+  )
 }
 
 /** Wait until the slave holds what the master holds and has registered `topic` for consumers. */
 async function caughtUp(pair: Pair, topic: string): Promise<void> {
-  await waitFor(async () => {
-    const [m, s] = [await ends(pair.master.port), await ends(pair.slave.port)]
-    return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-  }, {timeoutMs: 60_000, what: 'the slave to catch up'})
+  await waitFor(
+    async () => {
+      const [m, s] = [await ends(pair.master.port), await ends(pair.slave.port)]
+      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+    },
+    {timeoutMs: 60_000, what: 'the slave to catch up'},
+  )
   await waitFor(async () => ((await zkRead(client, `${pair.root}/brokers/topics-sub/${topic}/0-s1`)) !== undefined ? true : undefined), {
     timeoutMs: 30_000,
     what: 'the slave to register the topic for consumers',
@@ -133,7 +139,7 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     assert.equal(group.code, 0, group.stderr)
     assert.equal(new Set(group.stdout.split('\n').filter(Boolean)).size, total)
     assert.deepEqual(await committed(pair.root, 'g', topic), await logEnds(pair.slave.port, topic))
-    assert.equal(await zkRead(client, `${pair.root}/brokers/ids/0/master`), masterUrl, 'all of it before the master\'s session expired')
+    assert.equal(await zkRead(client, `${pair.root}/brokers/ids/0/master`), masterUrl, "all of it before the master's session expired")
   })
 
   it('a group consumer switches to the slave when the master is killed, keeps committing, and switches back when it restarts', async (t) => {
@@ -152,7 +158,7 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     const masterEnds = await logEnds(pair.master.port, topic)
     await waitFor(async () => (equalMaps(await committed(pair.root, 'lib', topic), masterEnds) ? true : undefined), {
       timeoutMs: 30_000,
-      what: 'the group to commit the master\'s ends',
+      what: "the group to commit the master's ends",
     })
 
     await killMaster(pair)
@@ -178,13 +184,16 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     const finalEnds = await logEnds(master.port, topic)
     await waitFor(async () => (equalMaps(await committed(pair.root, 'lib', topic), finalEnds) ? true : undefined), {
       timeoutMs: 30_000,
-      what: 'the group to commit the restarted master\'s ends',
+      what: "the group to commit the restarted master's ends",
     })
     await consumer.stop()
     await running
     const bodies = received.map((m) => m.data.toString())
     assert.equal(new Set(bodies).size, 150, 'every message')
-    assert.deepEqual(events.map((e) => e.slave), [true, false])
+    assert.deepEqual(
+      events.map((e) => e.slave),
+      [true, false],
+    )
   })
 
   it('a commit of a position read from the master is not refused while reading from a slave that lags behind it', async (t) => {
@@ -210,7 +219,10 @@ describe('consumers follow failover to an asynchronous slave (processes, ZooKeep
     pair.slave.child.kill('SIGCONT')
     await waitFor(() => (events.some((e) => e.slave) ? true : undefined), {timeoutMs: MASTER_SESSION_MS, what: 'the consumer to read from the slave'})
     const slaveEnds = await logEnds(pair.slave.port, topic)
-    assert.ok([...masterEnds].every(([k, v]) => (slaveEnds.get(k) ?? 0) < v), `the slave lags: ${[...slaveEnds]} below ${[...masterEnds]}`)
+    assert.ok(
+      [...masterEnds].every(([k, v]) => (slaveEnds.get(k) ?? 0) < v),
+      `the slave lags: ${[...slaveEnds]} below ${[...masterEnds]}`,
+    )
     // The group's position (read from the master) is past the slave's end, and is committed.
     await consumer.commit()
     assert.deepEqual(await committed(pair.root, 'lag', topic), masterEnds)

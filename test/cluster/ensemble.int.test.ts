@@ -58,9 +58,15 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     const producer = createProducer({zk: ensemble.connect, zkRoot: root})
     t.after(() => producer.close())
     const first = await sendSome(producer, topic, 'before', 8)
-    assert.ok(first.every((r) => r.success), first.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      first.every((r) => r.success),
+      first.find((r) => !r.success)?.errorMessage,
+    )
     const zk = await ensemble.client()
-    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 2, {what: 'the topic on both brokers', timeoutMs: 30_000})
+    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 2, {
+      what: 'the topic on both brokers',
+      timeoutMs: 30_000,
+    })
 
     const seen = new Set<string>()
     const member = createGroupConsumer({zk: ensemble.connect, zkRoot: root, group: uniqueName('g'), topics: [topic], commitIntervalMs: 100})
@@ -72,7 +78,11 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     await leader.stop()
     // Through the election (brokers and clients lose their server when it was theirs).
     const during = await sendSome(producer, topic, 'during', 20)
-    assert.deepEqual(during.filter((r) => !r.success).map((r) => r.errorMessage), [], 'every put during the election is acknowledged')
+    assert.deepEqual(
+      during.filter((r) => !r.success).map((r) => r.errorMessage),
+      [],
+      'every put during the election is acknowledged',
+    )
     await ensemble.waitForQuorum({excluding: [leader.id]})
     await waitFor(() => during.every((_, i) => seen.has(`during-${i}`)), {what: 'the group to read the puts made during the election', timeoutMs: 30_000})
 
@@ -83,7 +93,11 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     assert.ok(after.every((r) => r.success))
     assert.deepEqual(new Set(after.map((r) => r.brokerId)), new Set([0, 1]), 'the new producer finds both brokers')
     const all = await readAll(ensemble.connect, root, topic)
-    for (const [prefix, list] of [['before', first], ['during', during], ['after', after]] as const) {
+    for (const [prefix, list] of [
+      ['before', first],
+      ['during', during],
+      ['after', after],
+    ] as const) {
       list.forEach((_, i) => assert.ok(all.includes(`${prefix}-${i}`), `${prefix}-${i} read back`))
     }
     await leader.start()
@@ -99,7 +113,10 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     const first = await sendSome(producer, topic, 'before', 8)
     assert.ok(first.every((r) => r.success))
     const zk = await ensemble.client()
-    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 2, {what: 'the topic on both brokers', timeoutMs: 30_000})
+    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 2, {
+      what: 'the topic on both brokers',
+      timeoutMs: 30_000,
+    })
     const group = uniqueName('g')
     const one = createGroupConsumer({zk: ensemble.connect, zkRoot: root, group, topics: [topic], memberId: `${group}_a`, commitIntervalMs: 100})
     t.after(() => one.stop())
@@ -110,9 +127,16 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     // Two of three servers down: no quorum.
     const [x, y] = ensemble.nodes.filter((n) => n.running()).slice(0, 2) as [(typeof ensemble.nodes)[number], (typeof ensemble.nodes)[number]]
     await Promise.all([x.stop(), y.stop()])
-    await waitFor(async () => (await Promise.all(ensemble.nodes.map((n) => n.mode()))).every((m) => m === 'down'), {what: 'no server to serve', timeoutMs: 30_000})
+    await waitFor(async () => (await Promise.all(ensemble.nodes.map((n) => n.mode()))).every((m) => m === 'down'), {
+      what: 'no server to serve',
+      timeoutMs: 30_000,
+    })
     const during = await sendSome(producer, topic, 'during', 12)
-    assert.deepEqual(during.filter((r) => !r.success).map((r) => r.errorMessage), [], 'puts are acknowledged without a quorum')
+    assert.deepEqual(
+      during.filter((r) => !r.success).map((r) => r.errorMessage),
+      [],
+      'puts are acknowledged without a quorum',
+    )
     // A plain get straight from a broker (no ZooKeeper involved) returns them.
     const direct = createConsumer({broker: `127.0.0.1:${b0!.port}`, topics: [topic], stopAtEnd: true})
     const fromB0: string[] = []
@@ -130,7 +154,10 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     const later = createProducer({zk: ensemble.connect, zkRoot: root})
     t.after(() => later.close())
     const after = await sendSome(later, topic, 'after', 4)
-    assert.ok(after.every((r) => r.success), 'discovery works again')
+    assert.ok(
+      after.every((r) => r.success),
+      'discovery works again',
+    )
     const all = await readAll(ensemble.connect, root, topic)
     during.forEach((_, i) => assert.ok(all.includes(`during-${i}`), `during-${i} read back`))
   })
@@ -151,12 +178,22 @@ describe('meta on a 3-node ZooKeeper ensemble', () => {
     // Its session (4 s) expires on the servers: its ephemeral registration goes.
     await waitFor(async () => (await zkRead(zk, master)) === undefined, {what: 'the broker session to expire', timeoutMs: 60_000})
     const during = await sendSome(direct, topic, 'during', 10)
-    assert.deepEqual(during.filter((r) => !r.success).map((r) => r.errorMessage), [], 'its clients are still served')
+    assert.deepEqual(
+      during.filter((r) => !r.success).map((r) => r.errorMessage),
+      [],
+      'its clients are still served',
+    )
 
     route.heal()
     await waitFor(async () => (await zkRead(zk, master)) === `meta://127.0.0.1:${b0!.port}`, {what: 'the broker to register again', timeoutMs: 60_000})
-    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 1, {what: 'its topic registered again', timeoutMs: 60_000})
+    await waitFor(async () => (await zkChildren(zk, `${root}/brokers/topics-pub/${topic}`)).length === 1, {
+      what: 'its topic registered again',
+      timeoutMs: 60_000,
+    })
     const all = await readAll(ensemble.connect, root, topic)
-    assert.ok(['before', ...during.map((_, i) => `during-${i}`)].every((m) => all.includes(m)), 'a reader that finds it in ZooKeeper reads everything')
+    assert.ok(
+      ['before', ...during.map((_, i) => `during-${i}`)].every((m) => all.includes(m)),
+      'a reader that finds it in ZooKeeper reads everything',
+    )
   })
 })

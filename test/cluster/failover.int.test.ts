@@ -36,25 +36,34 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
   it('after the master is killed exactly one of two slaves promotes itself after the grace period and serves puts', async (t) => {
     const root = `/${uniqueName('meta')}`
     const dir = await tmpDir(t, 'meta-failover-')
-    const ini = (extra = '') => `[system]\nbrokerId=0\nnumPartitions=2\n${extra}[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`
+    const ini = (extra = '') =>
+      `[system]\nbrokerId=0\nnumPartitions=2\n${extra}[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`
     writeFileSync(join(dir, 'master.ini'), ini())
     writeFileSync(join(dir, 'slave.ini'), ini())
     const master = await spawnBroker(t, ['-c', join(dir, 'master.ini'), '-d', join(dir, 'm')])
     const slaves: BrokerProcess[] = []
     for (const n of [1, 2]) {
-      slaves.push(await spawnBroker(t, ['-c', join(dir, 'slave.ini'), '--slave-id', String(n), '--failover', '--failover-grace', '2s', '-d', join(dir, `s${n}`)]))
+      slaves.push(
+        await spawnBroker(t, ['-c', join(dir, 'slave.ini'), '--slave-id', String(n), '--failover', '--failover-grace', '2s', '-d', join(dir, `s${n}`)]),
+      )
     }
     const topic = uniqueName('failover')
     const first = await send(t, root, topic, 0, 1000)
-    assert.ok(first.every((r) => r.success), first.find((r) => !r.success)?.errorMessage)
-    await waitFor(async () => {
-      const m = await ends(master.port)
-      for (const s of slaves) {
-        const e = await ends(s.port)
-        if (m.size !== 2 || ![...m].every(([k, v]) => e.get(k) === v)) return undefined
-      }
-      return true
-    }, {timeoutMs: 60_000, what: 'both slaves to catch up'})
+    assert.ok(
+      first.every((r) => r.success),
+      first.find((r) => !r.success)?.errorMessage,
+    )
+    await waitFor(
+      async () => {
+        const m = await ends(master.port)
+        for (const s of slaves) {
+          const e = await ends(s.port)
+          if (m.size !== 2 || ![...m].every(([k, v]) => e.get(k) === v)) return undefined
+        }
+        return true
+      },
+      {timeoutMs: 60_000, what: 'both slaves to catch up'},
+    )
     // A consumer group reads the first 1000 from the master and commits its offsets on exit.
     const before = await runCli(['tail', '--zk', zk.connect, '--zk-root', root, '-t', topic, '--group', 'g', '-c', '1000', '-q'], {timeoutMs: 60_000})
     assert.equal(before.code, 0, before.stderr)
@@ -62,10 +71,13 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     master.child.kill('SIGKILL')
     await exited(master.child)
     const urls = slaves.map((s) => `meta://127.0.0.1:${s.port}`)
-    const newMaster = await waitFor(async () => {
-      const url = await zkRead(client, `${root}/brokers/ids/0/master`)
-      return url !== undefined && urls.includes(url) ? url : undefined
-    }, {timeoutMs: 60_000, what: 'a slave to win ids/0/master'})
+    const newMaster = await waitFor(
+      async () => {
+        const url = await zkRead(client, `${root}/brokers/ids/0/master`)
+        return url !== undefined && urls.includes(url) ? url : undefined
+      },
+      {timeoutMs: 60_000, what: 'a slave to win ids/0/master'},
+    )
     const promoted = slaves[urls.indexOf(newMaster)]
     const other = slaves[1 - urls.indexOf(newMaster)]
     await waitFor(async () => ((await zkChildren(client, `${root}/brokers/topics-pub/${topic}`)).includes('0-m') ? true : undefined), {
@@ -75,7 +87,10 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     // The other slave stays a slave (it follows the new master) and never registers as master.
     const children = await zkChildren(client, `${root}/brokers/ids/0`)
     const otherId = slaves.indexOf(other) + 1
-    assert.deepEqual(children.filter((c) => c.startsWith('slave')), [`slave${otherId}`])
+    assert.deepEqual(
+      children.filter((c) => c.startsWith('slave')),
+      [`slave${otherId}`],
+    )
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), newMaster)
     const otherStats = await runCli(['stats', '-b', `127.0.0.1:${other.port}`, '--json'], {timeoutMs: 60_000})
     assert.equal(otherStats.code, 0, otherStats.stderr)
@@ -84,7 +99,10 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     assert.equal(JSON.parse(promotedStats.stdout).slave, false)
 
     const second = await send(t, root, topic, 1000, 1500)
-    assert.ok(second.every((r) => r.success && r.brokerId === 0), second.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      second.every((r) => r.success && r.brokerId === 0),
+      second.find((r) => !r.success)?.errorMessage,
+    )
     const after = await runCli(['tail', '--zk', zk.connect, '--zk-root', root, '-t', topic, '--group', 'g', '-c', '500', '-q'], {timeoutMs: 60_000})
     assert.equal(after.code, 0, after.stderr)
     const read = [...before.stdout.split('\n'), ...after.stdout.split('\n')].filter(Boolean)
@@ -93,10 +111,13 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     assert.match(promoted.stderr(), /promoted; this broker is now the master/)
     assert.doesNotMatch(other.stderr(), /promoted; this broker is now the master/)
     // The other slave replicates the new master's new messages.
-    await waitFor(async () => {
-      const [m, s] = [await ends(promoted.port), await ends(other.port)]
-      return [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the other slave to follow the new master'})
+    await waitFor(
+      async () => {
+        const [m, s] = [await ends(promoted.port), await ends(other.port)]
+        return [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'the other slave to follow the new master'},
+    )
 
     // The old master started again as master finds the id taken by a live broker.
     const again = await runCli(['serve', '--port', '0', '-c', join(dir, 'master.ini'), '-d', join(dir, 'm')], {timeoutMs: 60_000})
@@ -105,10 +126,13 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), newMaster)
     // Started as a slave of the new master, it replicates it.
     const rejoined = await spawnBroker(t, ['-c', join(dir, 'master.ini'), '--slave-id', '3', '-d', join(dir, 'm')])
-    await waitFor(async () => {
-      const [m, s] = [await ends(promoted.port), await ends(rejoined.port)]
-      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the old master to replicate the new one'})
+    await waitFor(
+      async () => {
+        const [m, s] = [await ends(promoted.port), await ends(rejoined.port)]
+        return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'the old master to replicate the new one'},
+    )
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave3`), `meta://127.0.0.1:${rejoined.port}`)
   })
 
@@ -124,11 +148,20 @@ describe('failover of an asynchronous slave (processes, ZooKeeper)', () => {
     await waitFor(() => (/following the master/.test(slave.stderr()) ? true : undefined), {timeoutMs: 30_000, what: 'the slave to follow the master'})
     master.child.kill('SIGTERM') // a planned restart: the master node goes at once
     await exited(master.child)
-    await waitFor(() => (/promoting this slave if it stays gone/.test(slave.stderr()) ? true : undefined), {timeoutMs: 30_000, what: 'the slave to start its grace period'})
+    await waitFor(() => (/promoting this slave if it stays gone/.test(slave.stderr()) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the slave to start its grace period',
+    })
     const restarted = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '-d', join(dir, 'm')])
-    await waitFor(() => (/the master is registered again: no failover/.test(slave.stderr()) ? true : undefined), {timeoutMs: 30_000, what: 'the slave to cancel its failover'})
+    await waitFor(() => (/the master is registered again: no failover/.test(slave.stderr()) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the slave to cancel its failover',
+    })
     assert.equal(await zkRead(client, `${root}/brokers/ids/3/master`), `meta://127.0.0.1:${restarted.port}`)
-    assert.deepEqual((await zkChildren(client, `${root}/brokers/ids/3`)).filter((c) => c.startsWith('slave')), ['slave1'])
+    assert.deepEqual(
+      (await zkChildren(client, `${root}/brokers/ids/3`)).filter((c) => c.startsWith('slave')),
+      ['slave1'],
+    )
     assert.doesNotMatch(slave.stderr(), /won ids/)
   })
 

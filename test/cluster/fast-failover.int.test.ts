@@ -97,14 +97,20 @@ describe('fast failover of a sync pair (processes, ZooKeeper)', () => {
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       const masterUrl = `meta://127.0.0.1:${master.port}`
       const slaveUrl = `meta://127.0.0.1:${slave.port}`
-      await waitFor(() => inSync(root, slaveUrl, masterUrl), {timeoutMs: 60_000, what: `cycle ${cycle}: the master to mark its sync slave up to date with its lease`})
+      await waitFor(() => inSync(root, slaveUrl, masterUrl), {
+        timeoutMs: 60_000,
+        what: `cycle ${cycle}: the master to mark its sync slave up to date with its lease`,
+      })
       // Both hold the same log and the producer's puts go through the slave.
       const ackedBefore = acked.length
-      await waitFor(async () => {
-        if (acked.length < ackedBefore + 5) return undefined
-        const [m, s] = [await ends(master.port), await ends(slave.port)]
-        return m.size > 0 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-      }, {timeoutMs: 60_000, what: `cycle ${cycle}: acknowledged puts and the slave's log equal to the master's`})
+      await waitFor(
+        async () => {
+          if (acked.length < ackedBefore + 5) return undefined
+          const [m, s] = [await ends(master.port), await ends(slave.port)]
+          return m.size > 0 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+        },
+        {timeoutMs: 60_000, what: `cycle ${cycle}: acknowledged puts and the slave's log equal to the master's`},
+      )
 
       master.child.kill('SIGKILL')
       const killedAt = performance.now()
@@ -114,7 +120,11 @@ describe('fast failover of a sync pair (processes, ZooKeeper)', () => {
         intervalMs: 20,
         what: `cycle ${cycle}: the sync slave to accept puts`,
       })
-      const moved = await waitFor(() => (lastAckAt > killedAt ? lastAckAt : undefined), {timeoutMs: 60_000, intervalMs: 20, what: `cycle ${cycle}: the producer to be acknowledged by the new master`})
+      const moved = await waitFor(() => (lastAckAt > killedAt ? lastAckAt : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+        what: `cycle ${cycle}: the producer to be acknowledged by the new master`,
+      })
       toAccept.push(accepted - killedAt)
       toProducer.push(moved - killedAt)
       assert.equal(await zkRead(client, `${root}/brokers/ids/0/master`), slaveUrl)
@@ -148,7 +158,9 @@ describe('fast failover of a sync pair (processes, ZooKeeper)', () => {
 
     const sortedAccept = [...toAccept].sort((a, b) => a - b)
     const sortedProducer = [...toProducer].sort((a, b) => a - b)
-    const load = loadavg().map((l) => l.toFixed(1)).join(' ')
+    const load = loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')
     console.log(
       `fast failover over ${CYCLES} kill -9 cycles (load ${load}): slave accepts puts p50 ${Math.round(percentile(sortedAccept, 50))} ms max ${Math.round(sortedAccept.at(-1)!)} ms; producer acknowledged p50 ${Math.round(percentile(sortedProducer, 50))} ms max ${Math.round(sortedProducer.at(-1)!)} ms; ${acked.length} acknowledged, none lost`,
     )

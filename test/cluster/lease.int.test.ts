@@ -43,10 +43,11 @@ async function rawSession(t: Cleanup, port: number): Promise<(command: string) =
       resolve(answer)
     }
   })
-  return (command) => new Promise((resolve) => {
-    waiting = resolve
-    socket.write(command)
-  })
+  return (command) =>
+    new Promise((resolve) => {
+      waiting = resolve
+      socket.write(command)
+    })
 }
 
 /** One plain MetaQ put over a fresh connection: the answer's status and body. */
@@ -75,7 +76,10 @@ describe('the lease on a broker id (processes, ZooKeeper behind a relay)', () =>
     const dir = await tmpDir(t, 'meta-lease-')
     const [host, port] = zk.connect.split(':')
     const relay = await tcpRelay(t, {host: host!, port: Number(port)})
-    writeFileSync(join(dir, 'server.ini'), `[system]\nbrokerId=0\n[zookeeper]\nzk.zkConnect=127.0.0.1:${relay.port}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=8000\n`)
+    writeFileSync(
+      join(dir, 'server.ini'),
+      `[system]\nbrokerId=0\n[zookeeper]\nzk.zkConnect=127.0.0.1:${relay.port}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=8000\n`,
+    )
     const master = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--failover', '-d', join(dir, 'm')])
     const topic = uniqueName('lease')
     assert.equal((await rawPut(t, master.port, topic, 'before')).status, 200)
@@ -125,7 +129,10 @@ describe('the lease on a broker id (processes, ZooKeeper behind a relay)', () =>
 
     // The partition heals: the old master's session has expired and the id is taken.
     relay.heal()
-    await waitFor(() => (/fenced: refusing puts from now on/.test(master.stderr()) ? true : undefined), {timeoutMs: 60_000, what: 'the old master to find its id taken'})
+    await waitFor(() => (/fenced: refusing puts from now on/.test(master.stderr()) ? true : undefined), {
+      timeoutMs: 60_000,
+      what: 'the old master to find its id taken',
+    })
     const fenced = await rawPut(t, master.port, topic, 'old master again')
     assert.equal(fenced.status, 500, fenced.body)
     assert.match(fenced.body, /is now held in ZooKeeper by.*\[code=SLAVE_READ_ONLY\]/)

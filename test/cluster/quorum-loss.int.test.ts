@@ -71,26 +71,38 @@ describe('quorum loss and minSyncSlaves (processes, ZooKeeper)', () => {
       acked += 1
     }
     assert.ok(acked > 0)
-    await waitFor(() => (/lease on the broker id lost/.test(master.stderr()) ? true : undefined), {timeoutMs: 30_000, what: 'the master to log its lease lapsed'})
+    await waitFor(() => (/lease on the broker id lost/.test(master.stderr()) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the master to log its lease lapsed',
+    })
 
     // Without its sync slave it falls back to the lease's refusal (minSyncSlaves=0 would otherwise accept alone).
     slave.child.kill('SIGKILL')
     // (A put in flight as the link closes fails with SLAVE_DISCONNECTED; the next ones meet the lease.)
-    const refused = await waitFor(async () => {
-      const answer = await put(t, master.port, topic)
-      assert.notEqual(answer.code, 200, 'a put acknowledged with neither a sync slave nor a lease')
-      return /SLAVE_DISCONNECTED/.test(answer.body) ? undefined : answer
-    }, {timeoutMs: 30_000, what: 'puts refused by the lease once the sync slave is gone'})
+    const refused = await waitFor(
+      async () => {
+        const answer = await put(t, master.port, topic)
+        assert.notEqual(answer.code, 200, 'a put acknowledged with neither a sync slave nor a lease')
+        return /SLAVE_DISCONNECTED/.test(answer.body) ? undefined : answer
+      },
+      {timeoutMs: 30_000, what: 'puts refused by the lease once the sync slave is gone'},
+    )
     assert.match(refused.body, /not accepting puts.*ZooKeeper.*\[code=SERVICE_UNAVAILABLE\]/)
 
     // The quorum back: the session is still the master's, the lease holds again, puts are accepted alone.
     await zk.start()
     zkDown = false
-    await waitFor(async () => ((await put(t, master.port, topic)).code === 200 ? true : undefined), {timeoutMs: 60_000, what: 'puts accepted again with ZooKeeper back'})
+    await waitFor(async () => ((await put(t, master.port, topic)).code === 200 ? true : undefined), {
+      timeoutMs: 60_000,
+      what: 'puts accepted again with ZooKeeper back',
+    })
   })
 
   it('minSyncSlaves=1 (the default) refuses puts with no sync slave; minSyncSlaves=0 accepts them alone', async (t) => {
-    for (const [min, expected] of [['', 'refused'], ['minSyncSlaves=0\n', 'accepted']] as const) {
+    for (const [min, expected] of [
+      ['', 'refused'],
+      ['minSyncSlaves=0\n', 'accepted'],
+    ] as const) {
       const root = `/${uniqueName('meta')}`
       const dir = await tmpDir(t, 'meta-min-sync-')
       writeFileSync(join(dir, 'server.ini'), ini(root, `syncSlaveFromZk=true\n${min}`))

@@ -15,8 +15,6 @@ import {uniqueName, waitFor} from '../helpers/index.js'
 import {FaultFileOps} from '../helpers/fault-file-ops.js'
 import {CreateMode, ZkSession} from '../../src/cluster/zk-session.js'
 
-
-
 const INI = (root: string) => `[system]
 brokerId=7
 numPartitions=3
@@ -82,16 +80,26 @@ describe('broker registration in ZooKeeper', () => {
     const otherUrl = `meta://127.0.0.1:${other.port}`
     // What a slave's failover does while this broker's session is gone: the node is another's.
     await new Promise<void>((resolve, reject) => client.remove(master, -1, (error) => (error ? reject(error) : resolve())))
-    await new Promise<void>((resolve, reject) => client.create(master, Buffer.from(otherUrl), 1 /* EPHEMERAL */, (error) => (error ? reject(error) : resolve())))
+    await new Promise<void>((resolve, reject) =>
+      client.create(master, Buffer.from(otherUrl), 1 /* EPHEMERAL */, (error) => (error ? reject(error) : resolve())),
+    )
     await zk.expireSession(broker.cluster!.session.raw)
     const raw = await RawClient.connect(t, broker.port)
-    const refused = await waitFor(async () => {
-      const reply = await raw.request('put orders 0 1 0 -1 1\r\nx')
-      return reply.type === 'result' && reply.code === 500 ? reply : undefined
-    }, {what: 'the broker to refuse puts', timeoutMs: 30_000})
-    assert.match(text(refused), new RegExp(`broker id 7 is now held in ZooKeeper by ${otherUrl.replaceAll('.', '\\.')} .*no longer accepts puts; restart it as a slave of the new master \\[code=SLAVE_READ_ONLY\\]$`))
+    const refused = await waitFor(
+      async () => {
+        const reply = await raw.request('put orders 0 1 0 -1 1\r\nx')
+        return reply.type === 'result' && reply.code === 500 ? reply : undefined
+      },
+      {what: 'the broker to refuse puts', timeoutMs: 30_000},
+    )
+    assert.match(
+      text(refused),
+      new RegExp(
+        `broker id 7 is now held in ZooKeeper by ${otherUrl.replaceAll('.', '\\.')} .*no longer accepts puts; restart it as a slave of the new master \\[code=SLAVE_READ_ONLY\\]$`,
+      ),
+    )
     await broker.close()
-    assert.equal(await zkRead(client, master), otherUrl, 'its clean stop left the new master\'s node alone')
+    assert.equal(await zkRead(client, master), otherUrl, "its clean stop left the new master's node alone")
   })
 
   it('re-registers after its session expires, and after a ZooKeeper restart', async (t) => {
@@ -100,10 +108,13 @@ describe('broker registration in ZooKeeper', () => {
     const master = `${root}/brokers/ids/7/master`
     const first = (await zkStat(client, master))!.ephemeralOwner.toString('hex')
     await zk.expireSession(broker.cluster!.session.raw)
-    await waitFor(async () => {
-      const s = await zkStat(client, master)
-      return s !== undefined && s.ephemeralOwner.toString('hex') !== first
-    }, {what: 'the master node under a new session', timeoutMs: 20_000})
+    await waitFor(
+      async () => {
+        const s = await zkStat(client, master)
+        return s !== undefined && s.ephemeralOwner.toString('hex') !== first
+      },
+      {what: 'the master node under a new session', timeoutMs: 20_000},
+    )
     await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-pub/orders/7-m`)) === '{"numParts":4,"broker":"7-m"}', {
       what: 'topics re-registered under the new session',
     })
@@ -144,8 +155,12 @@ describe('broker registration in ZooKeeper', () => {
     t.after(() => next.close())
     await next.put(path, 'meta://127.0.0.1:2', CreateMode.EPHEMERAL)
     await waitFor(() => (seen.at(-1) === 'meta://127.0.0.1:2' ? true : undefined), {what: 'the reader to see the new registration'})
-    assert.deepEqual(seen.filter((v) => v !== 'meta://127.0.0.1:1' && v !== 'meta://127.0.0.1:2'), [], `every read found the node: ${seen.map((v) => v ?? '(missing)').join(', ')}`)
-    assert.equal((await reader.exists(path))!.ephemeralOwner.toString('hex'), next.sessionId, 'the node is the new session\'s')
+    assert.deepEqual(
+      seen.filter((v) => v !== 'meta://127.0.0.1:1' && v !== 'meta://127.0.0.1:2'),
+      [],
+      `every read found the node: ${seen.map((v) => v ?? '(missing)').join(', ')}`,
+    )
+    assert.equal((await reader.exists(path))!.ephemeralOwner.toString('hex'), next.sessionId, "the node is the new session's")
   })
 
   it('removes its nodes on a clean stop', async (t) => {

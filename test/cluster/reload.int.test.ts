@@ -54,17 +54,23 @@ describe('config reload in cluster mode', () => {
     assert.equal(broker.config.checksum, report.checksumAfter)
 
     const used = new Set<number>()
-    await waitFor(async () => {
-      const r = await producer.send('orders', 'spread')
-      assert.ok(r.success, r.errorMessage)
-      used.add(r.partition)
-      return used.has(3)
-    }, {what: 'the cluster producer to use partition 3', timeoutMs: 15_000})
+    await waitFor(
+      async () => {
+        const r = await producer.send('orders', 'spread')
+        assert.ok(r.success, r.errorMessage)
+        used.add(r.partition)
+        return used.has(3)
+      },
+      {what: 'the cluster producer to use partition 3', timeoutMs: 15_000},
+    )
 
     // The internal API a slave uses to apply its master's server.ini (text, not a path).
     const text = ini('[topic=orders]\nnumPartitions=4\n[topic=audit]\n')
     const applied = await broker.reload({text, path})
-    assert.deepEqual(applied.changes.map((c) => `${c.section} ${c.key} ${c.before} → ${c.after}`), ['topic=audit acceptPublish false → true'])
+    assert.deepEqual(
+      applied.changes.map((c) => `${c.section} ${c.key} ${c.before} → ${c.after}`),
+      ['topic=audit acceptPublish false → true'],
+    )
     await waitFor(async () => (await node('topics-pub', 'audit')) !== undefined, {what: 'audit back in topics-pub'})
   })
 })

@@ -52,14 +52,20 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
       const sends: Array<Promise<SendResult>> = []
       for (let i = round; i < round + 400; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(100, '.')))
       const results = await Promise.all(sends)
-      assert.ok(results.every((r) => r.success && r.brokerId === 0), results.find((r) => !r.success)?.errorMessage)
+      assert.ok(
+        results.every((r) => r.success && r.brokerId === 0),
+        results.find((r) => !r.success)?.errorMessage,
+      )
     }
     await producer.close()
 
-    await waitFor(async () => {
-      const [m, s] = [await ends(master.port), await ends(slave.port)]
-      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the slave to catch up'})
+    await waitFor(
+      async () => {
+        const [m, s] = [await ends(master.port), await ends(slave.port)]
+        return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'the slave to catch up'},
+    )
     const reference = segmentFiles(join(dir, 'm'), topic)
     const copy = segmentFiles(join(dir, 's'), topic)
     assert.ok(reference.size > 2)
@@ -68,7 +74,7 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
 
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), `meta://127.0.0.1:${slave.port}`)
     await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-sub/${topic}/0-s1`)) === '{"numParts":2,"broker":"0-s1"}' || undefined, {
-      what: 'the slave registered the topic with the master\'s partition count',
+      what: "the slave registered the topic with the master's partition count",
     })
     assert.equal(await zkRead(client, `${root}/brokers/topics/${topic}/0-s1`), '2')
     assert.deepEqual(await zkChildren(client, `${root}/brokers/topics-pub/${topic}`), ['0-m'])
@@ -80,7 +86,10 @@ describe('asynchronous slave in ZooKeeper mode (processes)', () => {
     assert.match(all.stdout, new RegExp(`^== slave 1 of broker 0 at 127\\.0\\.0\\.1:${slave.port}\nSubscriber handler:running\n`))
     const none = await runCli(['slave-status', '--zk', zk.connect, '--zk-root', root, '--broker-id', '5'], {timeoutMs: 60_000})
     assert.equal(none.code, 1)
-    assert.match(none.stderr, new RegExp(`^error \\[NOT_FOUND\\]: no slave registered in ZooKeeper at ${zk.connect.replaceAll('.', '\\.')}${root} for broker id 5\n$`))
+    assert.match(
+      none.stderr,
+      new RegExp(`^error \\[NOT_FOUND\\]: no slave registered in ZooKeeper at ${zk.connect.replaceAll('.', '\\.')}${root} for broker id 5\n$`),
+    )
 
     master.child.kill('SIGKILL')
     await exited(master.child)

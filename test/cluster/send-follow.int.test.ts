@@ -94,7 +94,11 @@ describe('meta send --follow with --zk', () => {
     assert.equal(brokers.size, 2, 'lines on both brokers')
     for (const id of brokers) {
       const numbers = messages.filter((m) => m.brokerId === id).map((m) => Number(m.data.toString().slice(5)))
-      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), `broker ${id} keeps the file's order`)
+      assert.deepEqual(
+        numbers,
+        [...numbers].sort((a, b) => a - b),
+        `broker ${id} keeps the file's order`,
+      )
     }
   })
 })

@@ -31,7 +31,18 @@ describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
     const dir = await tmpDir(t, 'meta-sync-failover-')
     const ini = `[system]\nbrokerId=0\nnumPartitions=2\n[zookeeper]\nzk.zkConnect=${zk.connect}\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`
     writeFileSync(join(dir, 'server.ini'), ini)
-    const slave = await spawnBroker(t, ['-c', join(dir, 'server.ini'), '--sync-slave', '--slave-id', '1', '--failover', '--failover-grace', '1s', '-d', join(dir, 's')])
+    const slave = await spawnBroker(t, [
+      '-c',
+      join(dir, 'server.ini'),
+      '--sync-slave',
+      '--slave-id',
+      '1',
+      '--failover',
+      '--failover-grace',
+      '1s',
+      '-d',
+      join(dir, 's'),
+    ])
     const slaveUrl = `meta://127.0.0.1:${slave.port}`
     assert.equal(await zkRead(client, `${root}/brokers/ids/0/slave1`), slaveUrl)
     // `localhost`, not the 127.0.0.1 the slave publishes: the master still marks it up to date
@@ -122,19 +133,25 @@ describe('failover of a synchronous slave (processes, ZooKeeper)', () => {
     const after = createProducer({zk: zk.connect, zkRoot: root, retries: 0})
     t.after(() => after.close())
     let next: SendResult | undefined
-    await waitFor(async () => {
-      const r = await after.send(topic, 'after failover')
-      if (r.success) next = r
-      return r.success ? true : undefined
-    }, {timeoutMs: 60_000, what: 'puts to be acknowledged again once the old master is the sync slave'})
+    await waitFor(
+      async () => {
+        const r = await after.send(topic, 'after failover')
+        if (r.success) next = r
+        return r.success ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'puts to be acknowledged again once the old master is the sync slave'},
+    )
     await after.close()
     assert.ok(next !== undefined && next.brokerId === 0, next?.errorMessage)
     const maxId = done.reduce((m, a) => (a.result.id! > m ? a.result.id! : m), 0n)
     assert.ok(next.id! > maxId)
-    await waitFor(async () => {
-      const [m, s] = [await ends(slave.port), await ends(rejoined.port)]
-      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the old master to hold what the promoted broker holds'})
+    await waitFor(
+      async () => {
+        const [m, s] = [await ends(slave.port), await ends(rejoined.port)]
+        return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'the old master to hold what the promoted broker holds'},
+    )
   })
 
   it('--sync-slave with --slave-id needs ZooKeeper', async (t) => {

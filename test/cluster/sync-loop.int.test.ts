@@ -50,7 +50,12 @@ interface Node {
 }
 
 /** Every message of a partition of the broker at `port`, by offset. */
-async function readPartition(t: Cleanup, port: number, topic: string, partition: number): Promise<{bytes: Buffer; byOffset: Map<number, {id: bigint; data: Buffer}>}> {
+async function readPartition(
+  t: Cleanup,
+  port: number,
+  topic: string,
+  partition: number,
+): Promise<{bytes: Buffer; byOffset: Map<number, {id: bigint; data: Buffer}>}> {
   const raw = await RawClient.connect(t, port)
   const parts: Buffer[] = []
   const byOffset = new Map<number, {id: bigint; data: Buffer}>()
@@ -136,7 +141,10 @@ describe('repeated failover under synchronous replication (processes, ZooKeeper)
         timeoutMs: 60_000,
         what: `${slave.name} to win ids/0/master (cycle ${cycle})`,
       })
-      await waitFor(() => ((survivor.stderr().match(PROMOTED) ?? []).length > before ? true : undefined), {timeoutMs: 30_000, what: `${slave.name}'s promotion (cycle ${cycle})`})
+      await waitFor(() => ((survivor.stderr().match(PROMOTED) ?? []).length > before ? true : undefined), {
+        timeoutMs: 30_000,
+        what: `${slave.name}'s promotion (cycle ${cycle})`,
+      })
       promotions.push({cycle, winner: slave.name})
       // The killed broker comes back as the sync slave of the promoted one, on its data dir.
       master.runs.push(await spawnBroker(t, slaveArgs(master), {timeoutMs: 60_000}))
@@ -146,7 +154,10 @@ describe('repeated failover under synchronous replication (processes, ZooKeeper)
     await producer.close()
 
     // Exactly one promotion per cycle, by the broker that was the slave; nobody was fenced.
-    assert.deepEqual(promotions.map((p) => p.winner), Array.from({length: CYCLES}, (_, i) => (i % 2 === 0 ? 'b' : 'a')))
+    assert.deepEqual(
+      promotions.map((p) => p.winner),
+      Array.from({length: CYCLES}, (_, i) => (i % 2 === 0 ? 'b' : 'a')),
+    )
     for (const node of [a, b]) {
       const count = node.runs.reduce((n, run) => n + (run.stderr().match(PROMOTED) ?? []).length, 0)
       assert.equal(count, promotions.filter((p) => p.winner === node.name).length, `${node.name} promoted once per cycle it won`)
@@ -160,10 +171,13 @@ describe('repeated failover under synchronous replication (processes, ZooKeeper)
     // The final slave holds what the final master holds.
     const masterPort = master.runs.at(-1)!.port
     const slavePort = slave.runs.at(-1)!.port
-    await waitFor(async () => {
-      const [m, s] = [await ends(masterPort), await ends(slavePort)]
-      return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
-    }, {timeoutMs: 60_000, what: 'the final slave to hold what the final master holds'})
+    await waitFor(
+      async () => {
+        const [m, s] = [await ends(masterPort), await ends(slavePort)]
+        return m.size === 2 && [...m].every(([k, v]) => s.get(k) === v) ? true : undefined
+      },
+      {timeoutMs: 60_000, what: 'the final slave to hold what the final master holds'},
+    )
 
     // Every acknowledged message is on both, at its offset, with its id, byte for byte, in send order.
     assert.ok(acked.length > CYCLES * 20)

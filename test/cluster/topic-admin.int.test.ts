@@ -66,7 +66,9 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     const created = await cli(['topic', 'create', 'audit', '--partitions', '3', '--broker-id', String(BROKER_ID)])
     assert.equal(created.code, 0, created.stderr)
     assert.match(created.stdout, new RegExp(`topic "audit" created on broker ${BROKER_ID}`))
-    await waitFor(async () => (await node('topics-pub', 'audit')) === `{"numParts":3,"broker":"${BROKER_ID}-m"}`, {what: 'audit in topics-pub with 3 partitions'})
+    await waitFor(async () => (await node('topics-pub', 'audit')) === `{"numParts":3,"broker":"${BROKER_ID}-m"}`, {
+      what: 'audit in topics-pub with 3 partitions',
+    })
     const altered = await cli(['topic', 'alter', 'audit', '--partitions', '4', '--broker-id', String(BROKER_ID)])
     assert.equal(altered.code, 0, altered.stderr)
     await waitFor(async () => (await node('topics-pub', 'audit')) === `{"numParts":4,"broker":"${BROKER_ID}-m"}`, {what: 'audit republished with 4 partitions'})
@@ -84,7 +86,10 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     await zkPut(client, `${offsets('g2', 'orders')}/${BROKER_ID}-0`, '-1-0')
     const admin = await connectAdmin({broker: url})
     t.after(() => admin.close())
-    await admin.commitOffsets('local', [{topic: 'audit', partition: 0, offset: 0}, {topic: 'orders', partition: 0, offset: 0}] as never)
+    await admin.commitOffsets('local', [
+      {topic: 'audit', partition: 0, offset: 0},
+      {topic: 'orders', partition: 0, offset: 0},
+    ] as never)
 
     const dry = await cli(['topic', 'delete', 'audit', '--broker-id', String(BROKER_ID)])
     assert.equal(dry.code, 0, dry.stderr)
@@ -102,7 +107,10 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     assert.equal(await node('topics-sub', 'audit'), undefined)
     assert.equal(await node('topics', 'audit'), undefined)
     assert.notEqual(await node('topics-pub', 'orders'), undefined, 'orders stays registered')
-    assert.deepEqual((await admin.fetchOffsets('local')).map((o) => o.topic), ['orders'])
+    assert.deepEqual(
+      (await admin.fetchOffsets('local')).map((o) => o.topic),
+      ['orders'],
+    )
   })
 
   it('delete unregisters a topic zero-config mode accepts; its next first put registers it again', async (t) => {
@@ -112,7 +120,9 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     await send(url, 'clicks', 0)
     await waitFor(async () => (await node()) !== undefined, {what: 'clicks registered at its first put'})
 
-    const done = await runCli(['topic', 'delete', 'clicks', '--execute', '--yes', '--zk', zk.connect, '--zk-root', root, '--broker-id', String(BROKER_ID)], {timeoutMs: DEADLINE_MS})
+    const done = await runCli(['topic', 'delete', 'clicks', '--execute', '--yes', '--zk', zk.connect, '--zk-root', root, '--broker-id', String(BROKER_ID)], {
+      timeoutMs: DEADLINE_MS,
+    })
     assert.equal(done.code, 0, done.stderr)
     assert.match(done.stderr, /note: this broker still accepts "clicks"/)
     assert.equal(await node(), undefined, 'unregistered by the delete')
@@ -140,8 +150,15 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     assert.deepEqual(await zkChildren(client, offsets), [`${BROKER_ID}-2`, '4-0'], 'killed before the ZooKeeper step')
 
     const again = await spawnBroker(t, args, {timeoutMs: DEADLINE_MS})
-    assert.deepEqual(readdirSync(dataPath).filter((n) => n.startsWith('audit-')), [], 'its data went before the broker listened')
-    await waitFor(async () => (await zkChildren(client, offsets)).join() === '4-0', {what: "this broker's offsets of audit removed in ZooKeeper", timeoutMs: DEADLINE_MS})
+    assert.deepEqual(
+      readdirSync(dataPath).filter((n) => n.startsWith('audit-')),
+      [],
+      'its data went before the broker listened',
+    )
+    await waitFor(async () => (await zkChildren(client, offsets)).join() === '4-0', {
+      what: "this broker's offsets of audit removed in ZooKeeper",
+      timeoutMs: DEADLINE_MS,
+    })
     const intent = join(dataPath, '__meta_state', 'topic-deletes.json')
     await waitFor(() => !('audit' in (JSON.parse(readFileSync(intent, 'utf8')) as {topics: object}).topics), {what: 'the intent withdrawn'})
     const describe = await runCli(['topic', 'describe', 'audit', '-b', `127.0.0.1:${again.port}`], {timeoutMs: DEADLINE_MS})
@@ -159,7 +176,10 @@ describe('meta topic create|alter|delete in cluster mode', () => {
     try {
       await assert.rejects(admin.topicAdmin('delete', 'kept', {execute: true}), (error: Error & {code?: string}) => {
         assert.equal(error.code, 'SERVICE_UNAVAILABLE', error.message)
-        assert.match(error.message, /^topic delete "kept": cannot (read|remove) its consumer offsets in ZooKeeper \(.+\): its data, configuration and group offsets on this broker are untouched; try again$/)
+        assert.match(
+          error.message,
+          /^topic delete "kept": cannot (read|remove) its consumer offsets in ZooKeeper \(.+\): its data, configuration and group offsets on this broker are untouched; try again$/,
+        )
         return true
       })
       assert.notEqual(broker.store.get('kept', 0), undefined, 'the data stays')

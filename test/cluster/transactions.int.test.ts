@@ -40,7 +40,10 @@ describe('transactions in a cluster', () => {
     await waitFor(async () => (await producer.send(topic, 'warm')).success, {what: 'the producer to see the cluster', timeoutMs: 30_000})
     producer.beginTransaction()
     const results = await Promise.all(Array.from({length: 8}, (_, i) => producer.send(topic, `tx${i}`)))
-    assert.ok(results.every((r) => r.success), results.map((r) => r.errorMessage).join(','))
+    assert.ok(
+      results.every((r) => r.success),
+      results.map((r) => r.errorMessage).join(','),
+    )
     const summary = await producer.commit()
     assert.equal(new Set(results.map((r) => r.brokerId)).size, 1, 'all on one broker')
     assert.equal(summary.brokerId, results[0].brokerId)

@@ -19,7 +19,11 @@ const NO_AUTH = -102
 
 function acl(client: zookeeper.Client, path: string): Promise<Array<{perms: number; scheme: string; id: string}>> {
   return new Promise((resolve, reject) =>
-    client.getACL(path, (err, acls) => (err ? reject(err) : resolve(acls.map((a) => ({perms: (a as unknown as {permission: number}).permission, scheme: a.id.scheme, id: a.id.id.split(':')[0]}))))),
+    client.getACL(path, (err, acls) =>
+      err
+        ? reject(err)
+        : resolve(acls.map((a) => ({perms: (a as unknown as {permission: number}).permission, scheme: a.id.scheme, id: a.id.id.split(':')[0]}))),
+    ),
   )
 }
 
@@ -52,7 +56,10 @@ describe('ZooKeeper ACLs', () => {
     assert.equal(await setData(client, master, 'meta://10.0.0.1:1'), NO_AUTH)
     const anonymous = await ZkSession.connect({connect: zk.connect, auth: ''})
     t.after(() => anonymous.close())
-    await assert.rejects(anonymous.put(`${root}/brokers/ids/0/intruder`, 'x'), (e: Error) => /NO_AUTH/i.test(e.message) || /NoAuth/i.test(String((e as {cause?: unknown}).cause)))
+    await assert.rejects(
+      anonymous.put(`${root}/brokers/ids/0/intruder`, 'x'),
+      (e: Error) => /NO_AUTH/i.test(e.message) || /NoAuth/i.test(String((e as {cause?: unknown}).cause)),
+    )
     // With them (another meta process of the cluster): allowed.
     const member = await ZkSession.connect({connect: zk.connect, auth: AUTH})
     t.after(() => member.close())
@@ -60,12 +67,19 @@ describe('ZooKeeper ACLs', () => {
     await member.remove(`${root}/brokers/ids/0/probe`)
 
     // meta's CLI reads the cluster with the same variable (or without it: reads are open).
-    const sent = await runCli(['send', '--zk', zk.connect, '--zk-root', root, '-t', 'acl-topic'], {input: 'hello\n', env: {META_ZK_AUTH: AUTH}, timeoutMs: 60_000})
+    const sent = await runCli(['send', '--zk', zk.connect, '--zk-root', root, '-t', 'acl-topic'], {
+      input: 'hello\n',
+      env: {META_ZK_AUTH: AUTH},
+      timeoutMs: 60_000,
+    })
     assert.equal(sent.code, 0, sent.stderr)
     assert.ok(!broker.stderr().includes('zk-secret'), 'the password is not logged')
   })
 
   it('refuses malformed credentials without echoing them', async () => {
-    await assert.rejects(ZkSession.connect({connect: '127.0.0.1:1', auth: 'no-colon-secret'}), (e: Error) => /expected "user:password"/.test(e.message) && !e.message.includes('no-colon-secret'))
+    await assert.rejects(
+      ZkSession.connect({connect: '127.0.0.1:1', auth: 'no-colon-secret'}),
+      (e: Error) => /expected "user:password"/.test(e.message) && !e.message.includes('no-colon-secret'),
+    )
   })
 })

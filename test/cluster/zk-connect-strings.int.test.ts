@@ -25,7 +25,10 @@ describe('multi-server ZooKeeper connect strings in every command with --zk', ()
   it('every command with --zk works with h1:p1,h2:p2,h3:p3 while the first server is down', async (t) => {
     const ensemble = await startZkEnsemble(t)
     const root = `/${uniqueName('meta')}`
-    const broker = await startTestBroker(t, {ini: `[system]\nbrokerId=0\nnumPartitions=2\n[zookeeper]\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`, zkConnect: ensemble.connect})
+    const broker = await startTestBroker(t, {
+      ini: `[system]\nbrokerId=0\nnumPartitions=2\n[zookeeper]\nzk.zkRoot=${root}\nzk.zkSessionTimeoutMs=4000\n`,
+      zkConnect: ensemble.connect,
+    })
     const topic = uniqueName('zkstr')
     const group = uniqueName('g')
     const producer = createProducer({zk: ensemble.connect, zkRoot: root})
@@ -85,7 +88,9 @@ describe('multi-server ZooKeeper connect strings in every command with --zk', ()
       'tx:rollback': {args: ['XID:1:6774:6271:1', '--yes'], expect: answered(/./)},
     }
     const surface = JSON.parse(await readFile(SURFACE, 'utf8')) as Record<string, {flags: Record<string, string>}>
-    const withZk = Object.keys(surface).filter((id) => surface[id]!.flags.zk !== undefined && id !== 'serve').sort()
+    const withZk = Object.keys(surface)
+      .filter((id) => surface[id]!.flags.zk !== undefined && id !== 'serve')
+      .sort()
     assert.deepEqual(Object.keys(rows).sort(), withZk, 'a row for every command with --zk')
 
     const failures: string[] = []
@@ -94,7 +99,9 @@ describe('multi-server ZooKeeper connect strings in every command with --zk', ()
       try {
         row.expect(result)
       } catch (error) {
-        failures.push(`meta ${id.replace(':', ' ')} ${row.args.join(' ')}: ${(error as Error).message.split('\n')[0]}\n  stdout: ${result.stdout.slice(0, 300)}\n  stderr: ${result.stderr.slice(0, 300)}`)
+        failures.push(
+          `meta ${id.replace(':', ' ')} ${row.args.join(' ')}: ${(error as Error).message.split('\n')[0]}\n  stdout: ${result.stdout.slice(0, 300)}\n  stderr: ${result.stderr.slice(0, 300)}`,
+        )
       }
     }
     assert.deepEqual(failures, [])
@@ -104,7 +111,10 @@ describe('multi-server ZooKeeper connect strings in every command with --zk', ()
     const dir = await tmpDir(t, 'meta-zkstr-serve-')
     const served = await spawnBroker(t, ['--zk', ensemble.connect, '--zk-root', root, '--broker-id', '1', '-d', dir])
     const zk = await ensemble.client()
-    await waitFor(async () => (await zkRead(zk, `${root}/brokers/ids/1/master`)) === `meta://127.0.0.1:${served.port}`, {what: 'meta serve --zk h1,h2,h3 to register', timeoutMs: 30_000})
+    await waitFor(async () => (await zkRead(zk, `${root}/brokers/ids/1/master`)) === `meta://127.0.0.1:${served.port}`, {
+      what: 'meta serve --zk h1,h2,h3 to register',
+      timeoutMs: 30_000,
+    })
     assert.ok(broker.port > 0)
   })
 })

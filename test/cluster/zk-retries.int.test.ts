@@ -77,7 +77,15 @@ describe('ZooKeeper work that fails is retried', () => {
     // Another broker's partitions appear, in a node nobody may read for now: the watch fires
     // and the re-read is refused.
     const node = `${root}/brokers/topics-pub/orders/9-m`
-    await call((cb) => client.create(node, Buffer.from('{"numParts":2,"broker":"9-m"}'), [new zookeeper.ACL(CREATE | DELETE | ADMIN, ANYONE)], zookeeper.CreateMode.PERSISTENT, cb))
+    await call((cb) =>
+      client.create(
+        node,
+        Buffer.from('{"numParts":2,"broker":"9-m"}'),
+        [new zookeeper.ACL(CREATE | DELETE | ADMIN, ANYONE)],
+        zookeeper.CreateMode.PERSISTENT,
+        cb,
+      ),
+    )
     await waitFor(() => lines.some((l) => String(l.msg).startsWith('cannot re-read partitions; retrying') && l.topic === 'orders'), {
       what: 'the failed re-read to be logged',
     })
@@ -89,7 +97,10 @@ describe('ZooKeeper work that fails is retried', () => {
       },
       {what: "broker 9's partitions once the re-read is allowed"},
     )
-    assert.deepEqual(partitions.map((p) => `${p.brokerId}-${p.partition}`), ['7-0', '7-1', '7-2', '7-3', '9-0', '9-1'])
+    assert.deepEqual(
+      partitions.map((p) => `${p.brokerId}-${p.partition}`),
+      ['7-0', '7-1', '7-2', '7-3', '9-0', '9-1'],
+    )
   })
 
   it('a group member registers again under a new session once ZooKeeper lets it', async (t) => {

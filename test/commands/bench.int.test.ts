@@ -8,8 +8,27 @@ import assert from 'node:assert/strict'
 import {runCli} from '../helpers/process.js'
 
 const SUMMARY_KEYS = [
-  'mode', 'broker', 'embedded', 'flush', 'topic', 'messageBytes', 'partitions', 'connections', 'maxInFlight', 'rate',
-  'messages', 'failed', 'unacknowledged', 'bytes', 'elapsedMs', 'msgsPerSec', 'mbPerSec', 'latency', 'cpu', 'put', 'verify',
+  'mode',
+  'broker',
+  'embedded',
+  'flush',
+  'topic',
+  'messageBytes',
+  'partitions',
+  'connections',
+  'maxInFlight',
+  'rate',
+  'messages',
+  'failed',
+  'unacknowledged',
+  'bytes',
+  'elapsedMs',
+  'msgsPerSec',
+  'mbPerSec',
+  'latency',
+  'cpu',
+  'put',
+  'verify',
 ].sort()
 const LATENCY_KEYS = ['kind', 'p50', 'p95', 'p99', 'p999', 'max', 'mean', 'count'].sort()
 
@@ -103,9 +122,15 @@ describe('meta bench', () => {
   it('meta bench tx --embedded reports committed transactions per second for each size', async () => {
     const r = await runCli(['bench', 'tx', '--embedded', '--json', '--quiet', '--duration', '300ms', '--per-tx', '1,5'], {timeoutMs: 60_000})
     assert.equal(r.code, 0, r.stderr)
-    const s = JSON.parse(r.stdout) as {embedded: boolean; runs: Array<{messagesPerTx: number; transactions: number; msgsPerSec: number; failed: number; latency: {p50: number}}>}
+    const s = JSON.parse(r.stdout) as {
+      embedded: boolean
+      runs: Array<{messagesPerTx: number; transactions: number; msgsPerSec: number; failed: number; latency: {p50: number}}>
+    }
     assert.equal(s.embedded, true)
-    assert.deepEqual(s.runs.map((run) => run.messagesPerTx), [1, 5])
+    assert.deepEqual(
+      s.runs.map((run) => run.messagesPerTx),
+      [1, 5],
+    )
     for (const run of s.runs) {
       assert.ok(run.transactions > 0, 'transactions were committed')
       assert.equal(run.failed, 0)

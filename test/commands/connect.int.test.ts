@@ -29,9 +29,16 @@ const DEADLINE_MS = 30_000
 
 describe('meta against wrong endpoints', () => {
   it('a listener that never answers: one line naming the address, exit 1 (send, tail, stats, bare port)', async (t) => {
-    const port = await listen(t, createServer(() => {}))
+    const port = await listen(
+      t,
+      createServer(() => {}),
+    )
     const line = `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: it accepted the connection but did not answer within 5 s (is a meta or MetaQ broker listening there?)\n`
-    for (const args of [['stats', '-b', String(port)], ['tail', '-t', 'orders', '-e', '-b', `127.0.0.1:${port}`], ['send', '-t', 'orders', '-b', `:${port}`]]) {
+    for (const args of [
+      ['stats', '-b', String(port)],
+      ['tail', '-t', 'orders', '-e', '-b', `127.0.0.1:${port}`],
+      ['send', '-t', 'orders', '-b', `:${port}`],
+    ]) {
       const r = await runCli(args, {input: 'hello\n', timeoutMs: DEADLINE_MS})
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`)
       assert.equal(r.stderr, line, args.join(' '))
@@ -40,8 +47,14 @@ describe('meta against wrong endpoints', () => {
   })
 
   it('an HTTP server: one line saying it does not speak the protocol, exit 1', async (t) => {
-    const port = await listen(t, createHttpServer((_request, response) => response.end('hello')))
-    for (const args of [['group', 'list'], ['tail', '-t', 'orders']]) {
+    const port = await listen(
+      t,
+      createHttpServer((_request, response) => response.end('hello')),
+    )
+    for (const args of [
+      ['group', 'list'],
+      ['tail', '-t', 'orders'],
+    ]) {
       const r = await runCli([...args, '-b', `127.0.0.1:${port}`], {timeoutMs: DEADLINE_MS})
       assert.equal(r.code, 1, r.stderr)
       assert.equal(
@@ -58,6 +71,9 @@ describe('meta against wrong endpoints', () => {
     assert.equal(r.stderr, `error [CONNECTION_FAILED]: cannot reach broker 127.0.0.1:${port}: connection refused\n`)
     const bad = await runCli(['topic', 'list', '-b', 'host:port'])
     assert.equal(bad.code, 2)
-    assert.equal(bad.stderr, 'error [USAGE]: invalid broker address "host:port": expected host:port (or a port alone for 127.0.0.1), e.g. 127.0.0.1:8123\nsee: meta topic list --help\n')
+    assert.equal(
+      bad.stderr,
+      'error [USAGE]: invalid broker address "host:port": expected host:port (or a port alone for 127.0.0.1), e.g. 127.0.0.1:8123\nsee: meta topic list --help\n',
+    )
   })
 })

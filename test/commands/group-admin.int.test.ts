@@ -70,19 +70,46 @@ describe('meta group delete', () => {
 describe('meta group seek', () => {
   it('--to start|end|<time> plans like offset reset; --execute commits; all topics by default', async (t) => {
     const f = await fixture(t)
-    const plan = async (args: string[]) => JSON.parse((await cli(['group', 'seek', f.group, '-b', f.url, ...args, '--json'])).stdout) as {strategy: string; executed: boolean; partitions: Array<{partition: number; new: number}>}
+    const plan = async (args: string[]) =>
+      JSON.parse((await cli(['group', 'seek', f.group, '-b', f.url, ...args, '--json'])).stdout) as {
+        strategy: string
+        executed: boolean
+        partitions: Array<{partition: number; new: number}>
+      }
     const start = await plan(['--to', 'start'])
     assert.equal(start.strategy, '--to start')
     assert.equal(start.executed, false)
-    assert.deepEqual(start.partitions.map((p) => [p.partition, p.new]), [[0, 0], [1, 0]])
+    assert.deepEqual(
+      start.partitions.map((p) => [p.partition, p.new]),
+      [
+        [0, 0],
+        [1, 0],
+      ],
+    )
     const end = await plan(['--to', 'end', '-t', `${f.topic}:1`, '--execute'])
     assert.equal(end.executed, true)
-    assert.deepEqual(end.partitions.map((p) => [p.partition, p.new]), [[1, 120]])
-    assert.deepEqual((await f.admin.fetchOffsets(f.group)).map((o) => [o.partition, o.offset]), [[0, 60], [1, 120]])
+    assert.deepEqual(
+      end.partitions.map((p) => [p.partition, p.new]),
+      [[1, 120]],
+    )
+    assert.deepEqual(
+      (await f.admin.fetchOffsets(f.group)).map((o) => [o.partition, o.offset]),
+      [
+        [0, 60],
+        [1, 120],
+      ],
+    )
     const future = await plan(['--to', String(Math.floor(Date.now() / 1000) + 3600)])
-    assert.deepEqual(future.partitions.map((p) => p.new), [120, 120], 'no message after the time: the log end')
+    assert.deepEqual(
+      future.partitions.map((p) => p.new),
+      [120, 120],
+      'no message after the time: the log end',
+    )
     const past = await plan(['--to', '2000-01-01T00:00:00Z'])
-    assert.deepEqual(past.partitions.map((p) => p.new), [0, 0])
+    assert.deepEqual(
+      past.partitions.map((p) => p.new),
+      [0, 0],
+    )
   })
 
   it('--to-file restores offsets; bad --to values are usage errors', async (t) => {

@@ -101,10 +101,13 @@ describe('meta group', () => {
     const member = createGroupConsumer({broker: f.url, group: f.group, topics: [f.topic], memberId: 'm-1', sessionTimeoutMs: 10_000})
     t.after(() => member.stop())
     void member.run({eachMessage: () => {}})
-    await waitFor(async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {memberCount: number}) => g.memberCount === 1), {
-      what: 'the member to join',
-      timeoutMs: 30_000,
-    })
+    await waitFor(
+      async () => JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout).some((g: {memberCount: number}) => g.memberCount === 1),
+      {
+        what: 'the member to join',
+        timeoutMs: 30_000,
+      },
+    )
 
     const r = await cli(['group', 'list', '-b', f.url])
     assert.equal(r.code, 0, r.stderr)
@@ -117,7 +120,10 @@ describe('meta group', () => {
     assert.deepEqual(byGroup.get(idle), [idle, '0', '0', f.topic])
 
     const json = JSON.parse((await cli(['group', 'list', '-b', f.url, '--json'])).stdout)
-    assert.deepEqual(json.find((g: {group: string}) => g.group === idle), {group: idle, generation: 0, memberCount: 0, topics: [f.topic]})
+    assert.deepEqual(
+      json.find((g: {group: string}) => g.group === idle),
+      {group: idle, generation: 0, memberCount: 0, topics: [f.topic]},
+    )
   })
 
   it('group describe shows the summary, members and per-partition lag with owners', async (t) => {
@@ -155,7 +161,10 @@ describe('meta group', () => {
     const r = await cli(['group', 'describe', f.group, '-b', f.url])
     assert.equal(r.code, 0, r.stderr)
     const [summary, members, partitions] = r.stdout.trim().split('\n\n').map(table)
-    assert.deepEqual(summary, [['GROUP', 'GENERATION', 'MEMBERS'], [f.group, String(detail.generation), '1']])
+    assert.deepEqual(summary, [
+      ['GROUP', 'GENERATION', 'MEMBERS'],
+      [f.group, String(detail.generation), '1'],
+    ])
     assert.deepEqual(members[0], ['MEMBER', 'HOST', 'IDLE', 'SESSION-TIMEOUT', 'TOPICS', 'PARTITIONS'])
     assert.equal(members[1][0], 'm-1')
     assert.match(members[1][1], /^127\.0\.0\.1:\d+$/)

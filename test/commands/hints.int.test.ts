@@ -21,7 +21,10 @@ describe('hints for a new user', () => {
     const r = await runCli(['stats', 'topcs', '-b', address(broker)], {timeoutMs: DEADLINE_MS})
     assert.equal(r.code, 1, r.stderr)
     assert.equal(r.stdout, '')
-    assert.match(r.stderr, new RegExp(`^error \\[NOT_FOUND\\]: unknown stats item or topic "topcs" on broker ${address(broker)}\\nhint: did you mean the item "topics"\\?`))
+    assert.match(
+      r.stderr,
+      new RegExp(`^error \\[NOT_FOUND\\]: unknown stats item or topic "topcs" on broker ${address(broker)}\\nhint: did you mean the item "topics"\\?`),
+    )
   })
 
   it('meta stats ordres: suggests the topic "orders"', async (t) => {

@@ -53,13 +53,21 @@ describe('admin commands on a topic the broker does not have', () => {
     assert.match(describe.stderr, /NOT_FOUND/)
 
     // A --from-file line naming it is refused the same way.
-    const fromFile = await runCli(['offset', 'reset', '--group', f.group, '--from-file', '-', '--execute', '-b', f.url], {input: `${f.topic},0,0\n${f.typo},0,0\n`})
+    const fromFile = await runCli(['offset', 'reset', '--group', f.group, '--from-file', '-', '--execute', '-b', f.url], {
+      input: `${f.topic},0,0\n${f.typo},0,0\n`,
+    })
     assertNotFound(fromFile, f.typo, f.topic, f.url)
     assert.deepEqual(await f.admin.fetchOffsets(f.group), [])
 
     const deliberate = await cli(['offset', 'reset', '--group', f.group, '--topic', f.typo, '--to-earliest', '--execute', '--allow-missing-topic', '-b', f.url])
     assert.equal(deliberate.code, 0, deliberate.stderr)
-    assert.deepEqual((await f.admin.fetchOffsets(f.group)).map((o) => [o.topic, o.partition, o.offset]), [[f.typo, 0, 0], [f.typo, 1, 0]])
+    assert.deepEqual(
+      (await f.admin.fetchOffsets(f.group)).map((o) => [o.topic, o.partition, o.offset]),
+      [
+        [f.typo, 0, 0],
+        [f.typo, 1, 0],
+      ],
+    )
     // Offsets now exist there: offset show lists them rather than calling the topic a typo.
     const show = await cli(['offset', 'show', '-g', f.group, '-t', f.typo, '-b', f.url, '--json'])
     assert.equal(show.code, 0, show.stderr)

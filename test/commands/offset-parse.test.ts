@@ -5,14 +5,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {
-  formatOffsetsCsv,
-  mergeTopicSpecs,
-  parseDateTimeMs,
-  parseLookbackMs,
-  parseOffsetsCsv,
-  parseTopicSpec,
-} from '../../src/cli/admin/parse.js'
+import {formatOffsetsCsv, mergeTopicSpecs, parseDateTimeMs, parseLookbackMs, parseOffsetsCsv, parseTopicSpec} from '../../src/cli/admin/parse.js'
 import {resolveResetFlags, UsageError, type ResetFlags} from '../../src/cli/admin/reset-options.js'
 
 function throwsMessage(fn: () => unknown, pattern: RegExp): void {
@@ -47,10 +40,7 @@ describe('parseTopicSpec()', () => {
   })
 
   it('mergeTopicSpecs() unions partitions per topic; a bare topic means all of them', () => {
-    assert.deepEqual(mergeTopicSpecs([parseTopicSpec('a:1'), parseTopicSpec('b'), parseTopicSpec('a:0,1')]), [
-      {topic: 'a', partitions: [0, 1]},
-      {topic: 'b'},
-    ])
+    assert.deepEqual(mergeTopicSpecs([parseTopicSpec('a:1'), parseTopicSpec('b'), parseTopicSpec('a:0,1')]), [{topic: 'a', partitions: [0, 1]}, {topic: 'b'}])
     assert.deepEqual(mergeTopicSpecs([parseTopicSpec('a:1'), parseTopicSpec('a')]), [{topic: 'a', partitions: undefined}])
   })
 })

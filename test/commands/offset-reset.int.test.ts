@@ -211,7 +211,10 @@ describe('meta offset reset', () => {
 
     const refused = await reset(f, ['-t', `${f.topic}:2`, '--to-earliest', '--execute'])
     assert.equal(refused.code, 1)
-    assert.match(refused.stderr, /error \[GROUP_ERROR\]: group "[^"]+" has 1 live member: "live-1" \(127\.0\.0\.1:\d+\); stop them before resetting its offsets/)
+    assert.match(
+      refused.stderr,
+      /error \[GROUP_ERROR\]: group "[^"]+" has 1 live member: "live-1" \(127\.0\.0\.1:\d+\); stop them before resetting its offsets/,
+    )
     assert.match(refused.stderr, /hint: .*'--force' resets anyway/)
     assert.deepEqual(await committed(f), before)
 

@@ -29,7 +29,10 @@ async function brokerWithAlice(t: Cleanup) {
 
 /** The payloads of a topic, read back with the CLI as alice. */
 async function readAsAlice(port: number, topic: string): Promise<string[]> {
-  const r = await runCli(['tail', '-t', topic, '-e', '-q', '-b', `127.0.0.1:${port}`, '--user', 'alice'], {env: {META_PASSWORD: PASSWORD}, timeoutMs: DEADLINE_MS})
+  const r = await runCli(['tail', '-t', topic, '-e', '-q', '-b', `127.0.0.1:${port}`, '--user', 'alice'], {
+    env: {META_PASSWORD: PASSWORD},
+    timeoutMs: DEADLINE_MS,
+  })
   assert.equal(r.code, 0, r.stderr)
   return r.stdout.split('\n').filter(Boolean)
 }
@@ -65,7 +68,11 @@ describe('the password of --user', () => {
   it('without a terminal: an error naming $META_PASSWORD and --password-file', async (t) => {
     const broker = await brokerWithAlice(t)
     // detached: a new session, so no controlling terminal even when the tests run in one.
-    const child = spawn(process.execPath, [BIN, 'send', '-t', uniqueName('tty'), '-b', address(broker), '--user', 'alice'], {env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true})
+    const child = spawn(process.execPath, [BIN, 'send', '-t', uniqueName('tty'), '-b', address(broker), '--user', 'alice'], {
+      env: cleanEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    })
     child.stdin.end('one\n')
     const r = await collect(child, DEADLINE_MS)
     assert.equal(r.code, 2, r.stderr)

@@ -37,7 +37,11 @@ describe('meta in a pipeline whose reader leaves early', () => {
     const broker = await startTestBroker(t)
     const topic = uniqueName('piped')
     const payload = 'x'.repeat(200)
-    await produce(broker, topic, Array.from({length: 3000}, () => ({payload})))
+    await produce(
+      broker,
+      topic,
+      Array.from({length: 3000}, () => ({payload})),
+    )
     const r = await pipeline(`$META tail -t ${topic} -e -b ${address(broker)} | head -1`)
     assert.equal(r.code, 0, `exit status ${r.code}: ${r.stderr}`)
     assert.equal(r.stdout, `${payload}\n`)

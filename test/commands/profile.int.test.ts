@@ -32,7 +32,11 @@ describe('meta profile', () => {
     const created = await meta(['profile', 'create', 'local', '-b', address(broker), '-g', 'billing'])
     assert.equal(created.code, 0, created.stderr)
     assert.equal(created.stderr, `saved profile "local" (current) in ${join(dir, 'profiles.json')}\n`)
-    assert.deepEqual(JSON.parse(await readFile(join(dir, 'profiles.json'), 'utf8')), {version: 1, current: 'local', profiles: {local: {broker: address(broker), group: 'billing'}}})
+    assert.deepEqual(JSON.parse(await readFile(join(dir, 'profiles.json'), 'utf8')), {
+      version: 1,
+      current: 'local',
+      profiles: {local: {broker: address(broker), group: 'billing'}},
+    })
 
     const tail = await meta(['tail', '-t', topic, '-e', '-q'])
     assert.equal(tail.code, 0, tail.stderr)

@@ -25,7 +25,10 @@ describe('partitions added by a reload', () => {
     const broker = await startBroker({config: applyOverrides(await loadServerIni(path), overrides), overrides})
     t.after(() => broker.close())
     const address = `127.0.0.1:${broker.port}`
-    await produce(broker, 'orders', [{payload: 'a', partition: 0}, {payload: 'b', partition: 1}])
+    await produce(broker, 'orders', [
+      {payload: 'a', partition: 0},
+      {payload: 'b', partition: 1},
+    ])
 
     await writeFile(path, '[system]\nnumPartitions=2\n[topic=orders]\nnumPartitions=3\ndeletePolicy=delete,1h\n[topic=quiet]\n')
     const reload = await runCli(['reload', '-b', address], {timeoutMs: DEADLINE_MS})
@@ -35,11 +38,21 @@ describe('partitions added by a reload', () => {
 
     const describeJson = await runCli(['topic', 'describe', 'orders', '--json', '-b', address], {timeoutMs: DEADLINE_MS})
     assert.equal(describeJson.code, 0, describeJson.stderr)
-    assert.deepEqual((JSON.parse(describeJson.stdout) as {partitions: Array<{partition: number}>}).partitions.map((p) => p.partition), [0, 1, 2])
+    assert.deepEqual(
+      (JSON.parse(describeJson.stdout) as {partitions: Array<{partition: number}>}).partitions.map((p) => p.partition),
+      [0, 1, 2],
+    )
 
     const offsets = await runCli(['stats', 'offsets', '--json', '-b', address], {timeoutMs: DEADLINE_MS})
     const rows = (JSON.parse(offsets.stdout) as Array<{topic: string; partition: number; maxOffset: number}>).filter((p) => p.topic === 'orders')
-    assert.deepEqual(rows.map((p) => [p.partition, p.maxOffset > 0]), [[0, true], [1, true], [2, false]])
+    assert.deepEqual(
+      rows.map((p) => [p.partition, p.maxOffset > 0]),
+      [
+        [0, true],
+        [1, true],
+        [2, false],
+      ],
+    )
     const table = await runCli(['stats', 'partitions', '-b', address], {timeoutMs: DEADLINE_MS})
     assert.match(table.stdout, /\n orders\s+2\s+0\s+0\s/)
 

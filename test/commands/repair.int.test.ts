@@ -22,7 +22,10 @@ const DEADLINE_MS = 60_000
 /** Partition t-0: 20 messages in segments of ~200 bytes (30-byte records); t-1: 3 messages. */
 async function writeData(t: Cleanup, dataPath: string): Promise<number[]> {
   const store = await openStore(t, dataPath, {maxSegmentBytes: 200})
-  const offsets = await putMany(store.getOrCreate('t', 0), Array.from({length: 20}, (_, i) => `message-${String(i).padStart(2, '0')}`))
+  const offsets = await putMany(
+    store.getOrCreate('t', 0),
+    Array.from({length: 20}, (_, i) => `message-${String(i).padStart(2, '0')}`),
+  )
   await putMany(store.getOrCreate('t', 1), ['a', 'b', 'c'])
   await store.close()
   return offsets
@@ -33,7 +36,11 @@ function segmentPath(dataPath: string, start: number): string {
 }
 
 function snapshot(dir: string): Map<string, Buffer> {
-  return new Map(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name))]))
+  return new Map(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [name, readFileSync(join(dir, name))]),
+  )
 }
 
 /** Damage t-0 in five ways; resolves with the indexes of the messages lost. */
@@ -45,7 +52,7 @@ function damageEverything(dataPath: string, offsets: number[]): number[] {
   writeFileSync(segmentPath(dataPath, 0), first)
   rmSync(segmentPath(dataPath, 210))
   writeFileSync(join(dir, 'junk.meta'), 'not a segment')
-  writeFileSync(join(dir, 'notes.txt'), 'an operator\'s notes')
+  writeFileSync(join(dir, 'notes.txt'), "an operator's notes")
   appendFileSync(segmentPath(dataPath, 420), Buffer.from('torn record'))
   return [3, 7, 8, 9, 10, 11, 12, 13]
 }
@@ -86,10 +93,20 @@ describe('meta repair', () => {
 
     const json = await runCli(['repair', '-d', dataPath, '--json'], {timeoutMs: DEADLINE_MS})
     assert.equal(json.code, 1)
-    const report = JSON.parse(json.stdout) as {clean: boolean; executed: boolean; partitions: Array<{topic: string; partition: number; findings: Array<{kind: string; damage: boolean}>}>}
+    const report = JSON.parse(json.stdout) as {
+      clean: boolean
+      executed: boolean
+      partitions: Array<{topic: string; partition: number; findings: Array<{kind: string; damage: boolean}>}>
+    }
     assert.equal(report.clean, false)
     assert.equal(report.executed, false)
-    assert.deepEqual(report.partitions.map((p) => [p.topic, p.partition]), [['t', 0], ['t', 1]])
+    assert.deepEqual(
+      report.partitions.map((p) => [p.topic, p.partition]),
+      [
+        ['t', 0],
+        ['t', 1],
+      ],
+    )
     assert.deepEqual(report.partitions[1].findings, [], 'the other partition is clean')
 
     const executed = await runCli(['repair', '-d', dataPath, '--execute'], {timeoutMs: DEADLINE_MS})

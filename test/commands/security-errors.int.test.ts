@@ -41,7 +41,23 @@ function makePki(dir: string): Pki {
     key(name)
     writeFileSync(join(dir, `${name}.ext`), ext)
     ssl('req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`)
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`)
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    )
     chmodSync(join(dir, `${name}.key`), 0o600)
   }
   const at = (file: string) => join(dir, file)
@@ -68,7 +84,10 @@ describe('TLS and login failures say what to type', () => {
     const broker = await startTestBroker(t, {tlsCert: pki.serverCert, tlsKey: pki.serverKey, tlsCa: pki.ca, tlsPort: 0})
     const target = ['-b', `127.0.0.1:${broker.tlsPort}`, '--tls', '--ca', pki.ca]
     const r = await runCli(['topic', 'list', ...target], {timeoutMs: DEADLINE_MS})
-    assertOneError(r, /^error \[CONNECTION_FAILED\]: cannot reach broker meta\+tls:\/\/127\.0\.0\.1:\d+: the broker requires a client certificate: pass --cert FILE --key FILE/)
+    assertOneError(
+      r,
+      /^error \[CONNECTION_FAILED\]: cannot reach broker meta\+tls:\/\/127\.0\.0\.1:\d+: the broker requires a client certificate: pass --cert FILE --key FILE/,
+    )
     const ok = await runCli(['topic', 'list', ...target, '--cert', pki.clientCert, '--key', pki.clientKey], {timeoutMs: DEADLINE_MS})
     assert.equal(ok.code, 0, ok.stderr)
   })
@@ -102,7 +121,10 @@ describe('TLS and login failures say what to type', () => {
     // decides, the bytes do. The times are the answers' (reported, not asserted tightly).
     const timed = async (options: Parameters<typeof BrokerConnection.connect>[0], expected: RegExp) => {
       const started = performance.now()
-      await assert.rejects(BrokerConnection.connect({...options, connectTimeoutMs: 60_000, reconnect: false}), (e) => isMetaError(e, 'CONNECTION_FAILED') && expected.test(e.message))
+      await assert.rejects(
+        BrokerConnection.connect({...options, connectTimeoutMs: 60_000, reconnect: false}),
+        (e) => isMetaError(e, 'CONNECTION_FAILED') && expected.test(e.message),
+      )
       return performance.now() - started
     }
     const plainMs = await timed({host: '127.0.0.1', port: broker.tlsPort!, tls: false}, /this port speaks TLS: add --tls/)
@@ -112,7 +134,10 @@ describe('TLS and login failures say what to type', () => {
   })
 
   it('--cert without --key (and --key alone): the usage error in the project style', async () => {
-    for (const flag of [['--cert', pki.clientCert], ['--key', pki.clientKey]]) {
+    for (const flag of [
+      ['--cert', pki.clientCert],
+      ['--key', pki.clientKey],
+    ]) {
       const r = await runCli(['topic', 'list', '-b', '127.0.0.1:1', '--tls', ...flag], {timeoutMs: DEADLINE_MS})
       assert.equal(r.code, 2, r.stderr)
       assert.match(r.stderr, /^error \[USAGE\]: --cert and --key go together: give the client certificate and its private key\n/)
@@ -129,11 +154,22 @@ describe('TLS and login failures say what to type', () => {
     const topic = uniqueName('secured')
     const anonymous = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`], {input: 'hi\n', timeoutMs: DEADLINE_MS, env: {META_PASSWORD: ''}})
     assert.equal(anonymous.code, 1, anonymous.stderr)
-    assert.match(anonymous.stderr, /^error \[ACCESS_DENIED\]: access denied: an anonymous connection .* lacks .*\nhint: the broker has users: log in with --user NAME \(password from \$META_PASSWORD, --password-file/)
-    const wrong = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--user', 'alice'], {input: 'hi\n', timeoutMs: DEADLINE_MS, env: {META_PASSWORD: 'wrong'}})
+    assert.match(
+      anonymous.stderr,
+      /^error \[ACCESS_DENIED\]: access denied: an anonymous connection .* lacks .*\nhint: the broker has users: log in with --user NAME \(password from \$META_PASSWORD, --password-file/,
+    )
+    const wrong = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--user', 'alice'], {
+      input: 'hi\n',
+      timeoutMs: DEADLINE_MS,
+      env: {META_PASSWORD: 'wrong'},
+    })
     assertOneError(wrong, /^error \[UNAUTHORIZED\]: /)
     assert.match(wrong.stderr, /\nhint: the user name or password is wrong: check --user and the password/)
-    const right = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--user', 'alice'], {input: 'hi\n', timeoutMs: DEADLINE_MS, env: {META_PASSWORD: 'alice-password-1'}})
+    const right = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${broker.port}`, '--user', 'alice'], {
+      input: 'hi\n',
+      timeoutMs: DEADLINE_MS,
+      env: {META_PASSWORD: 'alice-password-1'},
+    })
     assert.equal(right.code, 0, right.stderr)
   })
 })

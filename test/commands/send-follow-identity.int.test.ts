@@ -178,10 +178,26 @@ describe('meta send --follow: files known by inode and content', () => {
     const second = follow(t, broker, topic, state, [rewritten, regrown])
     const got = await stored(broker, topic, 90, 'both files again')
     const result = await stop(second)
-    assert.deepEqual(got.filter((p) => p.startsWith('new-a-')), range(1, 30, 'new-a-'))
-    assert.deepEqual(got.filter((p) => p.startsWith('new-b-')), range(1, 40, 'new-b-'))
-    assert.equal(got.length, 90, `nothing else: ${got.slice(20).filter((p) => !p.startsWith('new-')).join(' ')}`)
-    assert.match(result.stderr, new RegExp(`^% "${rewritten}" holds other content than when meta send stopped \\(replaced or rewritten\\): reading it from its start$`, 'm'))
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('new-a-')),
+      range(1, 30, 'new-a-'),
+    )
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('new-b-')),
+      range(1, 40, 'new-b-'),
+    )
+    assert.equal(
+      got.length,
+      90,
+      `nothing else: ${got
+        .slice(20)
+        .filter((p) => !p.startsWith('new-'))
+        .join(' ')}`,
+    )
+    assert.match(
+      result.stderr,
+      new RegExp(`^% "${rewritten}" holds other content than when meta send stopped \\(replaced or rewritten\\): reading it from its start$`, 'm'),
+    )
   })
 
   it('a registry of version 1 is read and written back as version 2 with fingerprints; a registered file gone while stopped is said', async (t) => {
@@ -211,10 +227,19 @@ describe('meta send --follow: files known by inode and content', () => {
     appendFileSync(log, lines(11, 12))
     await stored(broker, topic, 6, 'lines appended')
     const result = await stop(follower)
-    assert.match(result.stderr, new RegExp(`^% "${gone}" \\(inode 999999999\\) is gone: what was written to it after byte 42 before meta send started cannot be read$`, 'm'))
-    const saved = JSON.parse(readFileSync(registry, 'utf8')) as {version: number; files: Array<{path: string; offset: number; fingerprint?: {bytes: number; sha256: string}}>}
+    assert.match(
+      result.stderr,
+      new RegExp(`^% "${gone}" \\(inode 999999999\\) is gone: what was written to it after byte 42 before meta send started cannot be read$`, 'm'),
+    )
+    const saved = JSON.parse(readFileSync(registry, 'utf8')) as {
+      version: number
+      files: Array<{path: string; offset: number; fingerprint?: {bytes: number; sha256: string}}>
+    }
     assert.equal(saved.version, 2)
-    assert.deepEqual(saved.files.map((f) => [f.path, f.offset, f.fingerprint?.bytes]), [[log, lines(1, 12).length, lines(1, 12).length]])
+    assert.deepEqual(
+      saved.files.map((f) => [f.path, f.offset, f.fingerprint?.bytes]),
+      [[log, lines(1, 12).length, lines(1, 12).length]],
+    )
     assert.match(saved.files[0].fingerprint!.sha256, /^[0-9a-f]{64}$/)
   })
 })

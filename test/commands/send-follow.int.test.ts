@@ -24,7 +24,9 @@ interface Follower {
 
 /** `meta send -t topic --follow …` with the state directory `state`; killed after the test. */
 function follow(t: Cleanup, broker: Broker | string, topic: string, state: string, args: string[]): Follower {
-  const child = spawnCli(['send', '-t', topic, '-b', typeof broker === 'string' ? broker : address(broker), '--follow', '--follow-interval', '20ms', ...args], {META_STATE_DIR: state})
+  const child = spawnCli(['send', '-t', topic, '-b', typeof broker === 'string' ? broker : address(broker), '--follow', '--follow-interval', '20ms', ...args], {
+    META_STATE_DIR: state,
+  })
   let stderr = ''
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
   const done = collect(child, 120_000)
@@ -128,8 +130,14 @@ describe('meta send --follow', () => {
     const result = await stop(follower, 'SIGTERM')
     assert.equal(result.code, 0, result.stderr)
     const got = await payloads(broker, topic)
-    assert.deepEqual(got.filter((p) => p.startsWith('a-')), range(1, 7, 'a-'))
-    assert.deepEqual(got.filter((p) => p.startsWith('b-')), range(1, 4, 'b-'))
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('a-')),
+      range(1, 7, 'a-'),
+    )
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('b-')),
+      range(1, 4, 'b-'),
+    )
     assert.equal(got.length, 11, `nothing of c.txt: ${got.join(' ')}`)
   })
 
@@ -140,7 +148,10 @@ describe('meta send --follow', () => {
     const topic = uniqueName('notices')
     const glob = join(dir, '*.later')
     const follower = follow(t, broker, topic, state, [dir, glob])
-    const notices = [`% "${dir}" is a directory: not followed (a glob such as '${dir}/*.log' follows the files in it)\n`, `% no file matches "${glob}" yet: following the files that appear\n`]
+    const notices = [
+      `% "${dir}" is a directory: not followed (a glob such as '${dir}/*.log' follows the files in it)\n`,
+      `% no file matches "${glob}" yet: following the files that appear\n`,
+    ]
     await waitFor(() => notices.every((n) => follower.stderr().includes(n)), {timeoutMs: 20_000, what: `the notices, have: ${follower.stderr()}`})
     writeFileSync(join(dir, 'x.later'), lines(1, 3, 'x-'))
     assert.deepEqual(await stored(broker, topic, 3, 'x.later, created after the start'), range(1, 3, 'x-'))
@@ -290,7 +301,10 @@ describe('meta send --follow', () => {
     const topic = uniqueName('away')
     const first = follow(t, broker, topic, state, [rotated, truncated])
     await registered(state, topic, truncated)
-    await waitFor(() => first.stderr().includes(`% "${rotated}" does not exist (yet): following it once it appears\n`), {timeoutMs: 20_000, what: 'the notice for the missing file'})
+    await waitFor(() => first.stderr().includes(`% "${rotated}" does not exist (yet): following it once it appears\n`), {
+      timeoutMs: 20_000,
+      what: 'the notice for the missing file',
+    })
     writeFileSync(rotated, lines(1, 3, 'r-')) // appears after the start: read from its start
     appendFileSync(truncated, lines(21, 22, 't-'))
     await stored(broker, topic, 5, 'the new file and the lines appended')
@@ -301,8 +315,14 @@ describe('meta send --follow', () => {
     const second = follow(t, broker, topic, state, [rotated, truncated])
     const got = await stored(broker, topic, 9, 'the files changed while stopped')
     assert.equal((await stop(second, 'SIGTERM')).code, 0, second.stderr())
-    assert.deepEqual(got.filter((p) => p.startsWith('r-')), range(1, 5, 'r-'))
-    assert.deepEqual(got.filter((p) => p.startsWith('t-')), range(21, 24, 't-'))
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('r-')),
+      range(1, 5, 'r-'),
+    )
+    assert.deepEqual(
+      got.filter((p) => p.startsWith('t-')),
+      range(21, 24, 't-'),
+    )
   })
 
   it('usage: stdin, -T and no FILE are refused (exit 2); a registry in use is refused (exit 1)', async (t) => {
@@ -349,7 +369,11 @@ describe('meta send --follow', () => {
     const result = await stop(follower, 'SIGTERM')
     assert.equal(result.code, 0, result.stderr)
     const got = await payloads(broker, topic)
-    assert.deepEqual([...got].sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))), range(1, 90), 'each line once')
+    assert.deepEqual(
+      [...got].sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))),
+      range(1, 90),
+      'each line once',
+    )
     assert.deepEqual(got.slice(0, 80), range(1, 80), 'the old file to its end, then the new one')
   })
 })

@@ -32,7 +32,12 @@ function assertAllInOrder(messages: Message[], n: number): void {
     perPartition.set(m.partition, [...(perPartition.get(m.partition) ?? []), i])
   }
   for (let i = 1; i <= n; i++) assert.ok(seen.has(i), `line-${i} stored`)
-  for (const [p, list] of perPartition) assert.deepEqual(list, [...list].sort((a, b) => a - b), `partition ${p} keeps input order`)
+  for (const [p, list] of perPartition)
+    assert.deepEqual(
+      list,
+      [...list].sort((a, b) => a - b),
+      `partition ${p} keeps input order`,
+    )
 }
 
 async function stopBroker(broker: BrokerProcess, signal: NodeJS.Signals): Promise<void> {
@@ -103,13 +108,19 @@ describe('meta send with a spool', () => {
     child.stdin!.end()
     const result = await done
     assert.equal(result.code, 0, result.stderr)
-    const outageLines = result.stderr.match(new RegExp(`^% broker not taking messages of topic .*: keeping them in the spool ${join(state, 'spool', topic)} until it does$`, 'gm')) ?? []
+    const outageLines =
+      result.stderr.match(
+        new RegExp(`^% broker not taking messages of topic .*: keeping them in the spool ${join(state, 'spool', topic)} until it does$`, 'gm'),
+      ) ?? []
     const backLines = result.stderr.match(/^% broker is back: sending the spool of topic /gm) ?? []
     assert.equal(outageLines.length, 2, result.stderr)
     assert.equal(backLines.length, 2, result.stderr)
     // Status lines only: the library's own warnings (connection lost, …) stay below the default log level.
     assert.doesNotMatch(result.stderr, /WARN|connection lost/, result.stderr)
-    assert.match(result.stderr, new RegExp(`^sent ${total.toLocaleString('en-US')} messages .*written to the spool during an outage, [\\d,]+ sent from the spool`, 'm'))
+    assert.match(
+      result.stderr,
+      new RegExp(`^sent ${total.toLocaleString('en-US')} messages .*written to the spool during an outage, [\\d,]+ sent from the spool`, 'm'),
+    )
     assertAllInOrder(await readTopic(broker.port, topic), total)
     assert.deepEqual(readdirSync(join(state, 'spool')), [], 'the spool is gone once sent')
   })
@@ -269,7 +280,6 @@ describe('meta send with a spool', () => {
     assert.equal(result.code, 1, result.stderr)
     assert.match(result.stderr, /gave up after an outage of \d+ s \(max outage 1 s\): 3 messages kept in /)
     assert.match(spoolText(spool, topic), /a[\s\S]*b[\s\S]*c/)
-
   })
 
   it('with the default flags a broker never reached fails at once (a typo in -b must not hang) and nothing is spooled', async (t) => {

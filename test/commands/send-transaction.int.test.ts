@@ -44,7 +44,10 @@ describe('meta send --transaction', () => {
     const offsets = JSON.parse(json.stdout) as {partitions: Record<string, {first: number; last: number; count: number}>}
     // 10 records of 22 bytes (m0..m9) and 90 of 23 before: the batch starts at 2290.
     assert.deepEqual(offsets.partitions, {'0': {first: 2290, last: 2312, count: 2}})
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), [...input.trim().split('\n'), 'x1', 'x2'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      [...input.trim().split('\n'), 'x1', 'x2'],
+    )
     const usage = await runCli(['send', '-t', topic, '-b', address(broker), '--transaction-size', '30'], {input: 'x\n'})
     assert.equal(usage.code, 2, 'transaction-size needs --transaction')
   })

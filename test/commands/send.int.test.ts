@@ -29,7 +29,11 @@ describe('meta send', () => {
     assert.equal(partitions.size, 4, 'round-robin used every partition')
     for (const [p, list] of partitions) {
       const numbers = list.map((m) => Number(m.data.toString().slice(5)))
-      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), `partition ${p} keeps line order`)
+      assert.deepEqual(
+        numbers,
+        [...numbers].sort((a, b) => a - b),
+        `partition ${p} keeps line order`,
+      )
     }
   })
 
@@ -42,7 +46,13 @@ describe('meta send', () => {
     const messages = await readAll(broker, topic)
     assert.deepEqual(
       messages.map((m) => [m.partition, m.attribute, m.data.toString()]),
-      [[2, 'k1', 'v1'], [2, 'k2', 'a:b'], [2, undefined, 'nokey'], [2, '', 'empty-key'], [2, 'k3', '']],
+      [
+        [2, 'k1', 'v1'],
+        [2, 'k2', 'a:b'],
+        [2, undefined, 'nokey'],
+        [2, '', 'empty-key'],
+        [2, 'k3', ''],
+      ],
     )
   })
 
@@ -53,7 +63,10 @@ describe('meta send', () => {
     const result = await runCli(args, {input: 'a\nb\nc\nd\n'})
     assert.equal(result.code, 0, result.stderr)
     const messages = await readAll(broker, topic)
-    assert.deepEqual(messages.map((m) => m.data.toString()), ['a', 'b', 'c', 'd'])
+    assert.deepEqual(
+      messages.map((m) => m.data.toString()),
+      ['a', 'b', 'c', 'd'],
+    )
     assert.ok(messages.every((m) => m.attribute === 'fixed'))
     assert.equal(new Set(messages.map((m) => m.partition)).size, 1, 'one key, one partition')
   })
@@ -65,7 +78,10 @@ describe('meta send', () => {
     const input = Buffer.concat([records[0], Buffer.of(0), records[1], Buffer.of(0), records[2]])
     const result = await runCli(['send', '-t', topic, '-b', address(broker), '-D', '\\0', '-p', '0'], {input})
     assert.equal(result.code, 0, result.stderr)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data), records)
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data),
+      records,
+    )
   })
 
   it('sends each file argument as one message and never reads stdin', async (t) => {
@@ -82,7 +98,10 @@ describe('meta send', () => {
     child.stdin!.destroy()
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stderr, /^sent 2 messages/)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data), [Buffer.from('line 1\nline 2\n'), Buffer.from([0, 1, 2, 0xff, 0x0a])])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data),
+      [Buffer.from('line 1\nline 2\n'), Buffer.from([0, 1, 2, 0xff, 0x0a])],
+    )
 
     const missing = await runCli(['send', '-t', topic, '-b', address(broker), join(dir, 'nope')])
     assert.equal(missing.code, 1)
@@ -109,7 +128,10 @@ describe('meta send', () => {
       "line 4: message of 500000 bytes is larger than the broker's limit of 1004 bytes: skipped",
     ])
     assert.match(lines[2], /^sent 3 messages .*; 2 skipped$/)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['small-1', 'small-2', 'small-3'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['small-1', 'small-2', 'small-3'],
+    )
   })
 
   it('--oversize fail stops at the first line too large, after what came before it', async (t) => {
@@ -121,7 +143,10 @@ describe('meta send', () => {
     const lines = result.stderr.trimEnd().split('\n')
     assert.match(lines[0], /^sent 1 message .*; 1 skipped$/)
     assert.equal(lines[1], "error [INVALID_ARGUMENT]: line 2: message of 2000 bytes is larger than the broker's limit of 1004 bytes (--oversize fail: stopped)")
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['small-1'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['small-1'],
+    )
   })
 
   it('--json prints the summary object on stdout; -c stops after N messages', async (t) => {
@@ -147,7 +172,12 @@ describe('meta send', () => {
     const [a, b] = [uniqueName('env-a'), uniqueName('env-b')]
     const bad = Array.from({length: 7}, () => '{"payload":"no topic"}')
     // -p -1: the partitioner, not the envelope's partition 3 (the topics have one partition).
-    const input = [`{"topic":"${a}","partition":3,"payload":"1"}`, `{"topic":"${b}","payload":"/w==","encoding":"base64","attribute":"k"}`, 'oops', ...bad].join('\n')
+    const input = [
+      `{"topic":"${a}","partition":3,"payload":"1"}`,
+      `{"topic":"${b}","payload":"/w==","encoding":"base64","attribute":"k"}`,
+      'oops',
+      ...bad,
+    ].join('\n')
     const result = await runCli(['send', '-J', '-b', address(broker), '--json', '-p', '-1'], {input})
     assert.equal(result.code, 1)
     const problems = result.stderr.trimEnd().split('\n')

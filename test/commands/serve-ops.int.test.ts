@@ -22,7 +22,9 @@ describe('meta serve operations', () => {
     assert.equal(lines.length, 1, second.stderr)
     assert.match(
       lines[0],
-      new RegExp(`^error \\[DATA_DIR_LOCKED\\]: data directory "${dataPath}" is in use by meta serve, pid ${first.child.pid} listening on 127\\.0\\.0\\.1:${first.port}, since \\S+; stop that process first or use another data directory$`),
+      new RegExp(
+        `^error \\[DATA_DIR_LOCKED\\]: data directory "${dataPath}" is in use by meta serve, pid ${first.child.pid} listening on 127\\.0\\.0\\.1:${first.port}, since \\S+; stop that process first or use another data directory$`,
+      ),
     )
 
     first.child.kill('SIGKILL')

@@ -41,7 +41,10 @@ describe('meta serve --sync-master-config / --sync-slave-config', () => {
     const producer = createProducer({broker: `127.0.0.1:${master.port}`})
     t.after(() => producer.close())
     const results = await Promise.all(Array.from({length: 200}, (_, i) => producer.send(topic, `message ${i}`)))
-    assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+    assert.ok(
+      results.every((r) => r.success),
+      results.find((r) => !r.success)?.errorMessage,
+    )
     await producer.close()
 
     const client = await RawClient.connect(t, master.port)
@@ -69,13 +72,19 @@ describe('meta serve --sync-master-config / --sync-slave-config', () => {
     // The file names a port nothing listens on; --sync-slave-address wins.
     writeFileSync(samsa, 'slave=127.0.0.1:9\n')
     const master = await spawnBroker(t, ['--sync-master-config', samsa, '--sync-slave-address', `127.0.0.1:${slave.port}`, '-d', join(dir, 'master')])
-    await waitFor(() => new RegExp(`"slave":"127\\.0\\.0\\.1:${slave.port}"[^\\n]*"msg":"sync slave connected"`).test(master.stderr()), {timeoutMs: 20_000, what: 'the master to connect to the slave the flag names'})
+    await waitFor(() => new RegExp(`"slave":"127\\.0\\.0\\.1:${slave.port}"[^\\n]*"msg":"sync slave connected"`).test(master.stderr()), {
+      timeoutMs: 20_000,
+      what: 'the master to connect to the slave the flag names',
+    })
 
     const serve = (args: string[]) => runCli(['serve', '--port', '0', '-d', join(dir, 'refused'), ...args], {timeoutMs: 30_000})
     writeFileSync(samsa, 'slave=10.0.0.2\n')
     const bad = await serve(['--sync-master-config', samsa])
     assert.equal(bad.code, 2, bad.stderr)
-    assert.match(bad.stderr, new RegExp(`^error \\[USAGE\\]: ${samsa.replaceAll('.', '\\.')}: invalid slave "10\\.0\\.0\\.2": expected "host:port" with a port from 1 to 65535\\n`))
+    assert.match(
+      bad.stderr,
+      new RegExp(`^error \\[USAGE\\]: ${samsa.replaceAll('.', '\\.')}: invalid slave "10\\.0\\.0\\.2": expected "host:port" with a port from 1 to 65535\\n`),
+    )
     writeFileSync(samsa, 'slaveAddr=127.0.0.1:8124\n')
     const unknown = await serve(['--sync-master-config', samsa])
     assert.equal(unknown.code, 2, unknown.stderr)

@@ -33,10 +33,13 @@ async function ends(client: AdminClient): Promise<Map<string, string>> {
 async function caughtUp(t: Cleanup, masterPort: number, slavePort: number): Promise<void> {
   const m = await admin(t, masterPort)
   const s = await admin(t, slavePort)
-  await waitFor(async () => {
-    const [a, b] = [await ends(m), await ends(s)]
-    return a.size > 0 && [...a].every(([k, v]) => b.get(k) === v) ? true : undefined
-  }, {timeoutMs: 60_000, what: `the slave on ${slavePort} to catch up`})
+  await waitFor(
+    async () => {
+      const [a, b] = [await ends(m), await ends(s)]
+      return a.size > 0 && [...a].every(([k, v]) => b.get(k) === v) ? true : undefined
+    },
+    {timeoutMs: 60_000, what: `the slave on ${slavePort} to catch up`},
+  )
 }
 
 describe('meta serve --slave-of and meta slave-status (processes)', () => {
@@ -65,7 +68,10 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
       const sends: Array<Promise<SendResult>> = []
       for (let i = round; i < round + batch; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(100, '.')))
       const results = await Promise.all(sends)
-      assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+      assert.ok(
+        results.every((r) => r.success),
+        results.find((r) => !r.success)?.errorMessage,
+      )
     }
     await producer.close()
 
@@ -81,14 +87,20 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
 
     const healthy = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`], {timeoutMs: CLI_MS})
     assert.equal(healthy.code, 0, healthy.stderr)
-    assert.match(healthy.stdout, /^Subscriber handler:running\r?\nReplicate partitions:2\r?\nReplicate topic partitions detail:\r?\n {4}\S+:2\r?\nReplicate requests:2\r?\nReplicate runner:running\r?\nReplicate status:yes\r?\n/)
+    assert.match(
+      healthy.stdout,
+      /^Subscriber handler:running\r?\nReplicate partitions:2\r?\nReplicate topic partitions detail:\r?\n {4}\S+:2\r?\nReplicate requests:2\r?\nReplicate runner:running\r?\nReplicate status:yes\r?\n/,
+    )
     assert.match(healthy.stdout, new RegExp(`${topic}\\s+0\\s+(\\d+)\\s+\\1\\s+0 B\\s+0\\s+[\\d.]+s ago\\s+replicating`))
     const json = await runCli(['slave-status', '-b', `127.0.0.1:${s2.port}`, '--json'], {timeoutMs: CLI_MS})
     assert.equal(json.code, 0, json.stderr)
     const report = JSON.parse(json.stdout) as {healthy: boolean; slaveId: number; partitions: Array<{lagBytes: number}>}
     assert.equal(report.healthy, true)
     assert.equal(report.slaveId, 2)
-    assert.deepEqual(report.partitions.map((p) => p.lagBytes), [0, 0])
+    assert.deepEqual(
+      report.partitions.map((p) => p.lagBytes),
+      [0, 0],
+    )
 
     const notSlave = await runCli(['slave-status', '-b', `127.0.0.1:${master.port}`], {timeoutMs: CLI_MS})
     assert.equal(notSlave.code, 1)
@@ -102,10 +114,13 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
 
     master.child.kill('SIGKILL')
     await exited(master.child)
-    const gone = await waitFor(async () => {
-      const r = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`], {timeoutMs: CLI_MS})
-      return r.code === 1 ? r : undefined
-    }, {timeoutMs: scaledMs(30_000), what: 'slave-status to notice the master is gone'})
+    const gone = await waitFor(
+      async () => {
+        const r = await runCli(['slave-status', '-b', `127.0.0.1:${s1.port}`], {timeoutMs: CLI_MS})
+        return r.code === 1 ? r : undefined
+      },
+      {timeoutMs: scaledMs(30_000), what: 'slave-status to notice the master is gone'},
+    )
     assert.match(gone.stdout, /Replicate status:no/)
     assert.match(gone.stderr, /slave-status: not replicating: the master 127\.0\.0\.1:\d+ does not answer/)
 
@@ -131,30 +146,45 @@ describe('meta serve --slave-of and meta slave-status (processes)', () => {
       const sends: Array<Promise<SendResult>> = []
       for (let i = round; i < round + 200; i++) sends.push(producer.send(topic, `message ${i} `.padEnd(10_000, '.')))
       const results = await Promise.all(sends)
-      assert.ok(results.every((r) => r.success), results.find((r) => !r.success)?.errorMessage)
+      assert.ok(
+        results.every((r) => r.success),
+        results.find((r) => !r.success)?.errorMessage,
+      )
     }
     await producer.close()
     const link = await slowLink(t, {host: '127.0.0.1', port: master.port}, 256 * 1024)
     const slave = await spawnBroker(t, ['--slave-id', '1', '--slave-of', `127.0.0.1:${link.port}`, '-d', join(root, 'slave')])
-    const status = (): Promise<Awaited<ReturnType<typeof runCli>>> => runCli(['slave-status', '-b', `127.0.0.1:${slave.port}`, '--max-lag', '100'], {timeoutMs: CLI_MS})
+    const status = (): Promise<Awaited<ReturnType<typeof runCli>>> =>
+      runCli(['slave-status', '-b', `127.0.0.1:${slave.port}`, '--max-lag', '100'], {timeoutMs: CLI_MS})
 
     // Poll until the slave has its first answer for the partition (before, it reports nothing,
     // then the partition as waiting for the master's first answer).
-    const lagging = await waitFor(async () => {
-      const r = await status()
-      return new RegExp(`${topic}\\s+0\\s.*replicating`).test(r.stdout) ? r : undefined
-    }, {timeoutMs: 30_000, intervalMs: 200, what: 'the slave to report the partition replicating'})
+    const lagging = await waitFor(
+      async () => {
+        const r = await status()
+        return new RegExp(`${topic}\\s+0\\s.*replicating`).test(r.stdout) ? r : undefined
+      },
+      {timeoutMs: 30_000, intervalMs: 200, what: 'the slave to report the partition replicating'},
+    )
     assert.equal(lagging.code, 1, `${lagging.stdout}\n${lagging.stderr}`)
     assert.match(lagging.stdout, /Replicate status:no/)
     assert.match(lagging.stdout, /\(connected\)/)
-    assert.match(lagging.stderr, new RegExp(`^slave-status: lagging: 1 partition\\(s\\) behind by more than --max-lag 100 messages \\(worst ${topic}-0: (\\d+ messages, )?\\d+ bytes[^)]*\\)\\n$`))
+    assert.match(
+      lagging.stderr,
+      new RegExp(
+        `^slave-status: lagging: 1 partition\\(s\\) behind by more than --max-lag 100 messages \\(worst ${topic}-0: (\\d+ messages, )?\\d+ bytes[^)]*\\)\\n$`,
+      ),
+    )
 
     link.setRate(undefined)
     const caughtUpRow = new RegExp(`${topic}\\s+0\\s+(\\d+)\\s+\\1\\s+0 B\\s+0\\s`)
-    const healthy = await waitFor(async () => {
-      const r = await status()
-      return caughtUpRow.test(r.stdout) ? r : undefined
-    }, {timeoutMs: 60_000, intervalMs: 200, what: 'the slave to catch up once the link is fast'})
+    const healthy = await waitFor(
+      async () => {
+        const r = await status()
+        return caughtUpRow.test(r.stdout) ? r : undefined
+      },
+      {timeoutMs: 60_000, intervalMs: 200, what: 'the slave to catch up once the link is fast'},
+    )
     assert.equal(healthy.code, 0, healthy.stderr)
     assert.equal(healthy.stderr, '')
     assert.match(healthy.stdout, /Replicate status:yes/)

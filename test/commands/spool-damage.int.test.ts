@@ -29,7 +29,9 @@ async function leaveSpool(t: {after(fn: () => unknown): void}): Promise<{spool: 
   const spool = await tmpDir(t)
   const forwarder = await tcpForwarder(t) // nothing behind it yet
   const topic = uniqueName('sc')
-  const sent = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--max-outage', '1s'], {input: `${LINES.join('\n')}\n`})
+  const sent = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--max-outage', '1s'], {
+    input: `${LINES.join('\n')}\n`,
+  })
   assert.equal(sent.code, 1, sent.stderr)
   assert.match(sent.stderr, /1000 messages kept in /)
   const file = join(spool, topic, SEGMENT)
@@ -49,7 +51,10 @@ describe('a damaged spool', () => {
     const listed = await runCli(['spool', 'list', '--spool', spool, '--json'])
     assert.equal(listed.code, 0, listed.stderr)
     const {spools} = JSON.parse(listed.stdout) as {spools: Array<{messages: number; damaged: unknown[]}>}
-    assert.deepEqual(spools.map((s) => [s.messages, s.damaged]), [[999, [{segment: SEGMENT, from, to: from + RECORD_BYTES, bytes: RECORD_BYTES, reason: 'checksum mismatch'}]]])
+    assert.deepEqual(
+      spools.map((s) => [s.messages, s.damaged]),
+      [[999, [{segment: SEGMENT, from, to: from + RECORD_BYTES, bytes: RECORD_BYTES, reason: 'checksum mismatch'}]]],
+    )
     const table = await runCli(['spool', 'list', '--spool', spool])
     assert.match(table.stdout, new RegExp(`^ ${topic}\\s+999\\s+.*1 range \\(23 B\\)`, 'm'))
     assert.match(table.stdout, /^damaged ranges of \S+: bytes 11,500-11,523 of 00000000000000000000\.spool \(checksum mismatch\)$/m)
@@ -61,16 +66,28 @@ describe('a damaged spool', () => {
     const dir = join(spool, topic)
     assert.match(
       sent.stderr,
-      new RegExp(`^% the spool ${dir} of topic ${topic} is damaged: skipped 1 damaged range \\(23 B\\): bytes 11,500-11,523 of 00000000000000000000\\.spool \\(checksum mismatch\\); every whole record is sent; the damaged bytes are kept in ${dir}/quarantine$`, 'm'),
+      new RegExp(
+        `^% the spool ${dir} of topic ${topic} is damaged: skipped 1 damaged range \\(23 B\\): bytes 11,500-11,523 of 00000000000000000000\\.spool \\(checksum mismatch\\); every whole record is sent; the damaged bytes are kept in ${dir}/quarantine$`,
+        'm',
+      ),
     )
     assert.match(sent.stderr, new RegExp(`^sent 999 messages from ${topic} \\(999\\); skipped 1 damaged range \\(23 B, kept in quarantine\\)$`, 'm'))
-    assert.deepEqual(await readTopic(broker.port, topic), LINES.filter((_, i) => i !== 500), 'every whole record, in order')
+    assert.deepEqual(
+      await readTopic(broker.port, topic),
+      LINES.filter((_, i) => i !== 500),
+      'every whole record, in order',
+    )
     const quarantined = join(dir, 'quarantine', `${SEGMENT}.${from}-${from + RECORD_BYTES}.damaged`)
     assert.deepEqual(readFileSync(quarantined), damaged, 'the damaged bytes are kept')
 
     // Sent: what is left is the quarantine, listed, and nothing to send again.
-    const after = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{messages: number; damaged: unknown[]; quarantined: Array<{path: string; bytes: number}>}>}
-    assert.deepEqual(after.spools.map((s) => [s.messages, s.damaged, s.quarantined]), [[0, [], [{path: quarantined, bytes: RECORD_BYTES}]]])
+    const after = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {
+      spools: Array<{messages: number; damaged: unknown[]; quarantined: Array<{path: string; bytes: number}>}>
+    }
+    assert.deepEqual(
+      after.spools.map((s) => [s.messages, s.damaged, s.quarantined]),
+      [[0, [], [{path: quarantined, bytes: RECORD_BYTES}]]],
+    )
     const again = await runCli(['spool', 'send', '--spool', spool])
     assert.equal(again.code, 0, again.stderr)
     assert.match(again.stderr, /^no spools to send$/m)
@@ -103,7 +120,10 @@ describe('a damaged spool', () => {
     const {spool, topic, file, forwarder} = await leaveSpool(t)
     truncateSync(file, 1000 * RECORD_BYTES - 5)
     const listed = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{messages: number; damaged: unknown[]}>}
-    assert.deepEqual(listed.spools.map((s) => [s.messages, s.damaged]), [[999, []]])
+    assert.deepEqual(
+      listed.spools.map((s) => [s.messages, s.damaged]),
+      [[999, []]],
+    )
     const broker = await spawnBroker(t, ['-d', await tmpDir(t)])
     forwarder.pointAt(broker.port)
     const sent = await runCli(['spool', 'send', '--spool', spool])

@@ -55,7 +55,10 @@ describe('a spool belongs to one destination', () => {
     const {spools} = JSON.parse(listed.stdout) as {spools: Array<{dir: string; messages: number; destination: unknown}>}
     assert.deepEqual(
       spools.map((s) => [s.dir === join(spool, topic) ? 'own' : 'beside', s.messages, s.destination]),
-      [['own', 26, {broker: a}], ['beside', 3, {broker: b}]],
+      [
+        ['own', 26, {broker: a}],
+        ['beside', 3, {broker: b}],
+      ],
     )
     const table = await runCli(['spool', 'list', '--spool', spool])
     assert.match(table.stdout, new RegExp(`^ ${topic}\\s+26\\s+\\S+ \\S+\\s+broker ${a}\\s`, 'm'))
@@ -65,7 +68,10 @@ describe('a spool belongs to one destination', () => {
     toB.pointAt(brokerB2.port)
     const onlyB = await runCli(['spool', 'send', topic, '--spool', spool, '-b', b])
     assert.equal(onlyB.code, 1, onlyB.stderr)
-    assert.match(onlyB.stderr, new RegExp(`^% the spool ${join(spool, topic)} of topic ${topic} \\(26 messages\\) waits for broker ${a}, not broker ${b}: left alone`, 'm'))
+    assert.match(
+      onlyB.stderr,
+      new RegExp(`^% the spool ${join(spool, topic)} of topic ${topic} \\(26 messages\\) waits for broker ${a}, not broker ${b}: left alone`, 'm'),
+    )
     assert.match(onlyB.stderr, new RegExp(`^sent 3 messages from ${topic} \\(3\\); 1 spool left for another destination$`, 'm'))
     assert.deepEqual(await readTopic(brokerB2.port, topic), lines('b', 3))
 
@@ -92,7 +98,10 @@ describe('a spool belongs to one destination', () => {
     assert.match(needsTarget.stderr, /--retarget needs -b or --zk/)
     const moved = await runCli(['spool', 'send', '--spool', spool, '-b', here, '--retarget'])
     assert.equal(moved.code, 0, moved.stderr)
-    assert.match(moved.stderr, new RegExp(`^% the spool \\S+ of topic ${topic} was for broker 127\\.0\\.0\\.1:${away.port}: sent to broker ${here} \\(--retarget\\)$`, 'm'))
+    assert.match(
+      moved.stderr,
+      new RegExp(`^% the spool \\S+ of topic ${topic} was for broker 127\\.0\\.0\\.1:${away.port}: sent to broker ${here} \\(--retarget\\)$`, 'm'),
+    )
     assert.deepEqual(await readTopic(broker.port, topic), ['r1', 'r2'])
 
     // Written before spools recorded a destination (the library's Spool without one).
@@ -101,7 +110,10 @@ describe('a spool belongs to one destination', () => {
     for (const payload of ['l1', 'l2']) old.append({partition: -1, attribute: undefined, payload: Buffer.from(payload)})
     old.close()
     const listed = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{destination: unknown}>}
-    assert.deepEqual(listed.spools.map((s) => s.destination), [null])
+    assert.deepEqual(
+      listed.spools.map((s) => s.destination),
+      [null],
+    )
     const adopted = await runCli(['send', '-t', legacy, '-b', `localhost:${broker.port}`, '--spool', spool], {input: 'l3\n'})
     assert.equal(adopted.code, 0, adopted.stderr)
     assert.deepEqual(adopted.stderr.match(/^% the spool .*$/gm), [
@@ -127,12 +139,18 @@ describe('a spool belongs to one destination', () => {
     const kept = await runCli(['send', '-t', topic, ...cluster, '--spool', spool, '--max-outage', '1s'], {input: 'z2\nz3\n'})
     assert.equal(kept.code, 1, kept.stderr)
     const listed = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{messages: number; destination: unknown}>}
-    assert.deepEqual(listed.spools.map((s) => [s.messages, s.destination]), [[2, {zk: zk.connect, zkRoot: root}]])
+    assert.deepEqual(
+      listed.spools.map((s) => [s.messages, s.destination]),
+      [[2, {zk: zk.connect, zkRoot: root}]],
+    )
 
     const elsewhere = await runCli(['send', '-t', topic, '--zk', zk.connect, '--zk-root', other, '--spool', spool, '--max-outage', '1s'], {input: ''})
     assert.match(
       elsewhere.stderr,
-      new RegExp(`^% the spool \\S+ of topic ${topic} \\(2 messages\\) waits for ZooKeeper ${zk.connect} \\(root ${root}\\), not ZooKeeper ${zk.connect} \\(root ${other}\\): left alone; send it there with 'meta spool send ${topic} --spool ${spool}', or here on purpose with 'meta spool send ${topic} --spool ${spool} --zk ${zk.connect} --zk-root ${other} --retarget'$`, 'm'),
+      new RegExp(
+        `^% the spool \\S+ of topic ${topic} \\(2 messages\\) waits for ZooKeeper ${zk.connect} \\(root ${root}\\), not ZooKeeper ${zk.connect} \\(root ${other}\\): left alone; send it there with 'meta spool send ${topic} --spool ${spool}', or here on purpose with 'meta spool send ${topic} --spool ${spool} --zk ${zk.connect} --zk-root ${other} --retarget'$`,
+        'm',
+      ),
     )
     broker = await spawnBroker(t, serve)
     const sent = await runCli(['spool', 'send', '--spool', spool])

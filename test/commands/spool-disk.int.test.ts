@@ -52,7 +52,8 @@ describe('a spool on a disk that fills up', () => {
     const done = collect(child, 180_000)
     let stderr = ''
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
-    const STALLED = /^% cannot write the spool \S+ of topic \S+: no space left on device \(ENOSPC\); input paused, [\d,]+ messages kept in the spool and [\d,]+ messages? \([^)]+\) held in memory until it can be written$/gm
+    const STALLED =
+      /^% cannot write the spool \S+ of topic \S+: no space left on device \(ENOSPC\); input paused, [\d,]+ messages kept in the spool and [\d,]+ messages? \([^)]+\) held in memory until it can be written$/gm
     const RESUMED = /^% the spool of topic \S+ can be written again: input resumed$/gm
     const count = (re: RegExp) => (stderr.match(re) ?? []).length
 
@@ -110,14 +111,20 @@ describe('a spool on a disk that fills up', () => {
     assert.equal(gaveUp.code, 1, gaveUp.stderr)
     assertNoStack(gaveUp.stderr)
     assert.equal((gaveUp.stderr.match(/^% cannot write the spool /gm) ?? []).length, 1, gaveUp.stderr)
-    const gaveUpLine = /^error \[\w+\]: gave up after .*: ([\d,]+) messages kept in \S+; ([\d,]+) more could not be written to it \(no space left on device \(ENOSPC\)\) and are not kept$/m.exec(gaveUp.stderr)
+    const gaveUpLine =
+      /^error \[\w+\]: gave up after .*: ([\d,]+) messages kept in \S+; ([\d,]+) more could not be written to it \(no space left on device \(ENOSPC\)\) and are not kept$/m.exec(
+        gaveUp.stderr,
+      )
     assert.ok(gaveUpLine, gaveUp.stderr)
     const kept = Number(gaveUpLine[1]!.replaceAll(',', ''))
     // The lines not kept are named (the first of them in full), not dropped in silence.
     assert.match(gaveUp.stderr, new RegExp(`^line ${kept + 1}: send failed: not kept: the spool \\S+ could not be written`, 'm'))
 
     const listed = JSON.parse((await runCli(['spool', 'list', '--spool', spool, '--json'])).stdout) as {spools: Array<{messages: number}>}
-    assert.deepEqual(listed.spools.map((s) => s.messages), [kept])
+    assert.deepEqual(
+      listed.spools.map((s) => s.messages),
+      [kept],
+    )
 
     // A broker behind a valve that stops passing requests part way: what it stored is answered, the rest never reaches it.
     const data = await tmpDir(t)
@@ -133,16 +140,26 @@ describe('a spool on a disk that fills up', () => {
     assertNoStack(failed.stderr)
     const first = JSON.parse(failed.stdout) as {sent: Record<string, number>; pending: number}
     const sentFirst = first.sent[topic]!
-    assert.ok(sentFirst > 0 && sentFirst < kept, `failed midway: ${sentFirst} of ${kept} sent (${valve.passed()} bytes passed)\n${failed.stderr}\n${failed.stdout}`)
+    assert.ok(
+      sentFirst > 0 && sentFirst < kept,
+      `failed midway: ${sentFirst} of ${kept} sent (${valve.passed()} bytes passed)\n${failed.stderr}\n${failed.stdout}`,
+    )
     assert.equal(first.pending, kept - sentFirst)
-    assert.deepEqual(lineNumbers(await readTopic(broker.port, topic)), Array.from({length: sentFirst}, (_, i) => i + 1))
+    assert.deepEqual(
+      lineNumbers(await readTopic(broker.port, topic)),
+      Array.from({length: sentFirst}, (_, i) => i + 1),
+    )
 
     // Run again (to its own destination, the forwarder, now straight to the broker): only the rest is sent.
     forwarder.pointAt(broker.port)
     const again = await runCli(['spool', 'send', '--spool', spool], {timeoutMs: 60_000})
     assert.equal(again.code, 0, again.stderr)
     assert.match(again.stderr, new RegExp(`^sent ${(kept - sentFirst).toLocaleString('en-US')} messages from ${topic} `, 'm'))
-    assert.deepEqual(lineNumbers(await readTopic(broker.port, topic)), Array.from({length: kept}, (_, i) => i + 1), 'every kept line once, in order')
+    assert.deepEqual(
+      lineNumbers(await readTopic(broker.port, topic)),
+      Array.from({length: kept}, (_, i) => i + 1),
+      'every kept line once, in order',
+    )
     assert.deepEqual(readdirSync(spool), [])
   })
 
@@ -154,7 +171,13 @@ describe('a spool on a disk that fills up', () => {
     const result = await runCli(['send', '-t', topic, '-b', `127.0.0.1:${forwarder.port}`, '--spool', spool, '--max-outage', '1s'], {input: 'a\nb\n'})
     assert.equal(result.code, 1, result.stderr)
     assertNoStack(result.stderr)
-    assert.match(result.stderr, new RegExp(`^error \\[STORAGE_ERROR\\]: cannot keep messages of topic ${topic} in a spool under \\S+: cannot open the spool \\S+: no space left on device \\(ENOSPC\\)$`, 'm'))
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^error \\[STORAGE_ERROR\\]: cannot keep messages of topic ${topic} in a spool under \\S+: cannot open the spool \\S+: no space left on device \\(ENOSPC\\)$`,
+        'm',
+      ),
+    )
     assert.match(result.stderr, /^line 1: send failed: /m)
     assert.match(result.stderr, /^line 2: send failed: /m)
   })

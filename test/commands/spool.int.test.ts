@@ -28,14 +28,20 @@ describe('meta spool', () => {
     const listed = await runCli(['spool', 'list', '--spool-dir', root, '--json'])
     assert.equal(listed.code, 0, listed.stderr)
     const {spools} = JSON.parse(listed.stdout) as {spools: Array<{topic: string; messages: number; inUseBy: number | null}>}
-    assert.deepEqual(spools.map((s) => [s.topic, s.messages, s.inUseBy]), [[topic, 3, null]])
+    assert.deepEqual(
+      spools.map((s) => [s.topic, s.messages, s.inUseBy]),
+      [[topic, 3, null]],
+    )
     const table = await runCli(['spool', 'list', '--spool-dir', root])
     assert.match(table.stdout, new RegExp(`^ ${topic}\\s+3\\s+`, 'm'))
 
     const sent = await runCli(['spool', 'send', '--spool-dir', root, '-b', address(broker)])
     assert.equal(sent.code, 0, sent.stderr)
     assert.match(sent.stderr, new RegExp(`^sent 3 messages from ${topic} \\(3\\)$`, 'm'))
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['a', 'b', 'c'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['a', 'b', 'c'],
+    )
     assert.equal(existsSync(join(root, topic)), false)
     assert.match((await runCli(['spool', 'list', '--spool-dir', root])).stdout, /^no spools in /)
   })

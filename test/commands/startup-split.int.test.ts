@@ -21,7 +21,8 @@ const PROBE = fileURLToPath(new URL('../fixtures/chunk-probe.cjs', import.meta.u
 const CHUNKS: Record<string, string[]> = JSON.parse(readFileSync(fileURLToPath(new URL('../../dist/bundle/chunks.json', import.meta.url)), 'utf8'))
 
 /** Source files only a broker needs. */
-const SERVER_ONLY = /^(src\/(broker|storage|http)\/|node_modules\/(fastify|@fastify\/[^/]+|ajv|prom-client|croner|pino|mysql2|node-zookeeper-client|hdr-histogram-js)\/)/
+const SERVER_ONLY =
+  /^(src\/(broker|storage|http)\/|node_modules\/(fastify|@fastify\/[^/]+|ajv|prom-client|croner|pino|mysql2|node-zookeeper-client|hdr-histogram-js)\/)/
 
 interface Probed {
   /** Source files of the chunks compiled. */
@@ -31,7 +32,10 @@ interface Probed {
 
 async function probe(t: Cleanup, args: string[], input = ''): Promise<Probed & {stdout: string}> {
   const out = join(await tmpDir(t, 'meta-probe-'), 'probe.json')
-  const child = spawn(process.execPath, ['--require', PROBE, BIN, ...args], {env: {...process.env, NO_COLOR: '1', CHUNK_PROBE_OUT: out}, stdio: ['pipe', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, ['--require', PROBE, BIN, ...args], {
+    env: {...process.env, NO_COLOR: '1', CHUNK_PROBE_OUT: out},
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   child.stdin!.end(input)
   const r = await collect(child, 30_000)
   assert.equal(r.code, 0, `meta ${args.join(' ')}: ${r.stderr}`)
@@ -57,9 +61,20 @@ describe('what a command loads at start', () => {
     assert.equal(runs[1].stdout, 'hi\n')
     for (const [i, run] of runs.entries()) {
       const name = ['send', 'tail', 'stats'][i]
-      assert.ok(run.sources.some((s) => s.startsWith('src/client/')), `${name} loads the client`)
-      assert.deepEqual(run.sources.filter((s) => SERVER_ONLY.test(s)), [], `${name} loads no server code`)
-      assert.deepEqual(run.builtins.filter((m) => /^(child_process|dgram|zlib|worker_threads|http|https)$/.test(m)), [], `${name} loads none of these builtins`)
+      assert.ok(
+        run.sources.some((s) => s.startsWith('src/client/')),
+        `${name} loads the client`,
+      )
+      assert.deepEqual(
+        run.sources.filter((s) => SERVER_ONLY.test(s)),
+        [],
+        `${name} loads no server code`,
+      )
+      assert.deepEqual(
+        run.builtins.filter((m) => /^(child_process|dgram|zlib|worker_threads|http|https)$/.test(m)),
+        [],
+        `${name} loads none of these builtins`,
+      )
     }
   })
 
@@ -78,6 +93,10 @@ describe('what a command loads at start', () => {
     const r = await collect(child, 30_000)
     assert.equal(r.code, 0, log)
     const {sources} = read(out)
-    for (const prefix of ['src/broker/', 'src/storage/', 'src/http/', 'node_modules/fastify/']) assert.ok(sources.some((s) => s.startsWith(prefix)), `serve loads ${prefix}`)
+    for (const prefix of ['src/broker/', 'src/storage/', 'src/http/', 'node_modules/fastify/'])
+      assert.ok(
+        sources.some((s) => s.startsWith(prefix)),
+        `serve loads ${prefix}`,
+      )
   })
 })

@@ -37,7 +37,12 @@ describe('meta stats', () => {
     const {broker, address} = await brokerWithData(t)
     const r = await runCli(['stats', '-b', address])
     assert.equal(r.code, 0, r.stderr)
-    const rows = new Map(r.stdout.trim().split('\n').map((line) => line.trim().split(/\s{2,}/) as [string, string]))
+    const rows = new Map(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.trim().split(/\s{2,}/) as [string, string]),
+    )
     for (const key of ['pid', 'broker_id', 'port', 'uptime', 'version', 'cmd_put', 'total_messages', 'topics', 'config_checksum']) {
       assert.ok(rows.has(key), `row ${key} in:\n${r.stdout}`)
     }
@@ -59,15 +64,32 @@ describe('meta stats', () => {
     assert.ok(Array.isArray(topics))
     const orders = topics.find((x: {topic: string}) => x.topic === 'orders')
     assert.deepEqual(orders, {
-      topic: 'orders', empty: false, partitions: 2, messageCount: 3, messageBytes: 75, acceptPublish: true, acceptSubscribe: true,
+      topic: 'orders',
+      empty: false,
+      partitions: 2,
+      messageCount: 3,
+      messageBytes: 75,
+      acceptPublish: true,
+      acceptSubscribe: true,
     })
     assert.equal(topics.find((x: {topic: string}) => x.topic === 'quiet').empty, true)
 
     const partitions = JSON.parse((await runCli(['stats', 'partitions', '--json', '-b', address])).stdout)
     // A configured topic's partitions are listed before their first put, empty.
     assert.deepEqual(
-      partitions.map((p: {topic: string; partition: number; maxOffset: number; messageCount: number; segments: number}) => [p.topic, p.partition, p.maxOffset, p.messageCount, p.segments]),
-      [['orders', 0, 25, 1, 1], ['orders', 1, 50, 2, 1], ['quiet', 0, 0, 0, 0], ['quiet', 1, 0, 0, 0]],
+      partitions.map((p: {topic: string; partition: number; maxOffset: number; messageCount: number; segments: number}) => [
+        p.topic,
+        p.partition,
+        p.maxOffset,
+        p.messageCount,
+        p.segments,
+      ]),
+      [
+        ['orders', 0, 25, 1, 1],
+        ['orders', 1, 50, 2, 1],
+        ['quiet', 0, 0, 0, 0],
+        ['quiet', 1, 0, 0, 0],
+      ],
     )
 
     const offsets = JSON.parse((await runCli(['stats', 'offsets', '--json', '-b', address])).stdout)
@@ -94,7 +116,7 @@ describe('meta stats', () => {
     }
   })
 
-  it('meta stats meta-sync and meta-capabilities are meta\'s items, not topics', async (t) => {
+  it("meta stats meta-sync and meta-capabilities are meta's items, not topics", async (t) => {
     const {address} = await brokerWithData(t)
     const sync = await runCli(['stats', 'meta-sync', '-b', address])
     assert.equal(sync.code, 0, sync.stderr)

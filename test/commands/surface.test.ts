@@ -47,7 +47,16 @@ async function surface(): Promise<Surface> {
     const command = manifest.commands[id]
     const flags: Record<string, string> = {}
     for (const name of Object.keys(command.flags).sort()) {
-      const f = command.flags[name] as {char?: string; type: string; multiple?: boolean; hidden?: boolean; allowNo?: boolean; options?: string[]; charAliases?: string[]; aliases?: string[]}
+      const f = command.flags[name] as {
+        char?: string
+        type: string
+        multiple?: boolean
+        hidden?: boolean
+        allowNo?: boolean
+        options?: string[]
+        charAliases?: string[]
+        aliases?: string[]
+      }
       flags[name] = [
         f.char === undefined ? '' : `-${f.char}`,
         f.type,
@@ -57,9 +66,16 @@ async function surface(): Promise<Surface> {
         f.charAliases?.length ? `char-aliases=${f.charAliases.join(',')}` : '',
         f.aliases?.length ? `aliases=${f.aliases.join(',')}` : '',
         f.hidden ? 'hidden' : '',
-      ].filter(Boolean).join(' ')
+      ]
+        .filter(Boolean)
+        .join(' ')
     }
-    out[id] = {args: Object.keys(command.args ?? {}), flags, ...(command.aliases.length > 0 ? {aliases: command.aliases} : {}), ...(command.hidden ? {hidden: true} : {})}
+    out[id] = {
+      args: Object.keys(command.args ?? {}),
+      flags,
+      ...(command.aliases.length > 0 ? {aliases: command.aliases} : {}),
+      ...(command.hidden ? {hidden: true} : {}),
+    }
   }
   return out
 }
@@ -67,8 +83,12 @@ async function surface(): Promise<Surface> {
 describe('the command surface', () => {
   it('every command file under src/commands is registered in src/commands.ts, and only those', () => {
     const dir = join(ROOT, 'src', 'commands')
-    const fromFiles = files(dir).map((f) => relative(dir, f).replace(/\.ts$/, '').split('/').join(':')).sort()
-    const registered = Object.keys(COMMAND_LOADERS).filter((id) => id !== 'help' && !id.startsWith('autocomplete')).sort()
+    const fromFiles = files(dir)
+      .map((f) => relative(dir, f).replace(/\.ts$/, '').split('/').join(':'))
+      .sort()
+    const registered = Object.keys(COMMAND_LOADERS)
+      .filter((id) => id !== 'help' && !id.startsWith('autocomplete'))
+      .sort()
     assert.deepEqual(registered, fromFiles)
   })
 

@@ -28,7 +28,10 @@ describe('meta tail -e on closed partitions', () => {
   it('-p naming a closed partition: exit 1 naming topic and partition, no hang', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 3})
     const topic = uniqueName('closed')
-    await produce(broker, topic, [{payload: 'a', partition: 0}, {payload: 'b', partition: 1}])
+    await produce(broker, topic, [
+      {payload: 'a', partition: 0},
+      {payload: 'b', partition: 1},
+    ])
     await closePartition(broker.port, topic, 1)
     const r = await runCli(['tail', '-t', topic, '-p', '1', '-e', '-b', address(broker)], {timeoutMs: DEADLINE_MS})
     assert.equal(r.code, 1, r.stderr)
@@ -43,7 +46,11 @@ describe('meta tail -e on closed partitions', () => {
   it('a whole topic: reads the open partitions, says which is closed, exit 0', async (t) => {
     const broker = await startTestBroker(t, {numPartitions: 3})
     const topic = uniqueName('closed')
-    await produce(broker, topic, [{payload: 'a', partition: 0}, {payload: 'b', partition: 1}, {payload: 'c', partition: 2}])
+    await produce(broker, topic, [
+      {payload: 'a', partition: 0},
+      {payload: 'b', partition: 1},
+      {payload: 'c', partition: 2},
+    ])
     await closePartition(broker.port, topic, 1)
     const r = await runCli(['tail', '-t', topic, '-e', '-b', address(broker)], {timeoutMs: DEADLINE_MS})
     assert.equal(r.code, 0, r.stderr)

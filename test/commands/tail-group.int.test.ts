@@ -32,15 +32,41 @@ describe('meta tail --group', () => {
     })
     const admin = await connectAdmin({broker: url})
     t.after(() => admin.close())
-    const owners = async () => (await admin.describeGroup(group)).members.map((m) => m.owned.map((o) => o.partition).sort().join(','))
+    const owners = async () =>
+      (await admin.describeGroup(group)).members.map((m) =>
+        m.owned
+          .map((o) => o.partition)
+          .sort()
+          .join(','),
+      )
     await waitFor(async () => (await owners()).sort().join('|') === '0,1|2,3', {what: 'two members owning 2 partitions each', timeoutMs: 20_000})
 
-    await produce(url, topic, Array.from({length: 8}, (_, i) => `m${i}`), 4)
+    await produce(
+      url,
+      topic,
+      Array.from({length: 8}, (_, i) => `m${i}`),
+      4,
+    )
     await waitFor(() => outputs.join('').trim().split('\n').length === 8, {what: 'all 8 messages printed', timeoutMs: 10_000})
-    const partitionsOf = (text: string) => new Set(text.trim().split('\n').filter(Boolean).map((l) => l.split(' ')[0]))
+    const partitionsOf = (text: string) =>
+      new Set(
+        text
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split(' ')[0]),
+      )
     const [a, b] = outputs.map(partitionsOf)
     assert.equal([...a].filter((p) => b.has(p)).length, 0, 'no partition printed by both members')
-    assert.deepEqual(outputs.join('').trim().split('\n').map((l) => l.split(' ')[1]).sort(), Array.from({length: 8}, (_, i) => `m${i}`).sort())
+    assert.deepEqual(
+      outputs
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[1])
+        .sort(),
+      Array.from({length: 8}, (_, i) => `m${i}`).sort(),
+    )
 
     members[0].kill('SIGKILL')
     await exited(members[0])

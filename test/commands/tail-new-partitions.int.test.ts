@@ -60,7 +60,10 @@ describe('meta tail and partitions added while following', () => {
     const counts = await Promise.all(
       [2, 3, 4, 5].map(async (p) => (await runCli(['tail', '-t', topic, '-p', String(p), '-e', '-q', '-b', url])).stdout.split('\n').filter(Boolean).length),
     )
-    assert.ok(counts.every((n) => n > 0), `send used the new partitions 2..5: ${counts.join(', ')}`)
+    assert.ok(
+      counts.every((n) => n > 0),
+      `send used the new partitions 2..5: ${counts.join(', ')}`,
+    )
     await all(600, 'every line, the new partitions too')
 
     const expected = Array.from({length: 600}, (_, i) => `line-${i + 1}`).sort()

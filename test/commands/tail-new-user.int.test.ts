@@ -26,7 +26,10 @@ describe('meta tail: topics that do not exist', () => {
     assert.equal(r.stderr, `error [NOT_FOUND]: topic "ordres" does not exist on broker ${address(broker)}\nhint: did you mean "orders"?\n`)
     const none = await runCli(['tail', '-t', 'nosuchtopic', '-e', '-b', address(broker)], {timeoutMs: DEADLINE_MS})
     assert.equal(none.code, 1)
-    assert.equal(none.stderr, `error [NOT_FOUND]: topic "nosuchtopic" does not exist on broker ${address(broker)}\nhint: topics on broker ${address(broker)}: orders\n`)
+    assert.equal(
+      none.stderr,
+      `error [NOT_FOUND]: topic "nosuchtopic" does not exist on broker ${address(broker)}\nhint: topics on broker ${address(broker)}: orders\n`,
+    )
   })
 
   it('without -e: says so once on stderr and waits; prints the topic once it appears', async (t) => {
@@ -42,7 +45,10 @@ describe('meta tail: topics that do not exist', () => {
     const r = await done
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout, 'first\n')
-    assert.equal(r.stderr, `% topic "${topic}" does not exist on broker ${address(broker)} (yet): waiting for it; topics on broker ${address(broker)}: orders\n`)
+    assert.equal(
+      r.stderr,
+      `% topic "${topic}" does not exist on broker ${address(broker)} (yet): waiting for it; topics on broker ${address(broker)}: orders\n`,
+    )
   })
 })
 
@@ -80,8 +86,17 @@ describe('meta tail --json', () => {
     const jsonl = await runCli(['tail', '-t', topic, '-e', '-q', '-J', '-b', address(broker)], {timeoutMs: DEADLINE_MS})
     assert.equal(json.code, 0, json.stderr)
     assert.equal(json.stdout, jsonl.stdout)
-    const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as {payload: string; attribute: string | null; topic: string})
-    assert.deepEqual(lines.map((l) => [l.topic, l.payload, l.attribute]), [[topic, 'one', 'k'], [topic, 'two', null]])
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as {payload: string; attribute: string | null; topic: string})
+    assert.deepEqual(
+      lines.map((l) => [l.topic, l.payload, l.attribute]),
+      [
+        [topic, 'one', 'k'],
+        [topic, 'two', null],
+      ],
+    )
   })
 })
 
@@ -99,10 +114,16 @@ describe('meta tail --group: assignments on stderr', () => {
       return {child, out}
     }
     const a = spawnMember()
-    await waitFor(() => a.out.stderr.includes(`% group ${group}: assigned ${topic} [0], ${topic} [1]\n`), {what: `member A's first assignment in: ${a.out.stderr}`, timeoutMs: DEADLINE_MS})
+    await waitFor(() => a.out.stderr.includes(`% group ${group}: assigned ${topic} [0], ${topic} [1]\n`), {
+      what: `member A's first assignment in: ${a.out.stderr}`,
+      timeoutMs: DEADLINE_MS,
+    })
     const b = spawnMember()
     await waitFor(() => /% group \S+: assigned /.test(b.out.stderr), {what: `member B's assignment in: ${b.out.stderr}`, timeoutMs: DEADLINE_MS})
-    await waitFor(() => a.out.stderr.includes(`% group ${group} rebalanced: assigned`), {what: `member A's rebalance line in: ${a.out.stderr}`, timeoutMs: DEADLINE_MS})
+    await waitFor(() => a.out.stderr.includes(`% group ${group} rebalanced: assigned`), {
+      what: `member A's rebalance line in: ${a.out.stderr}`,
+      timeoutMs: DEADLINE_MS,
+    })
     const owned = (s: string) => /assigned (.*?)(?: \(revoked .*\))?\n(?![\s\S]*assigned)/.exec(s)?.[1]
     assert.deepEqual([owned(a.out.stderr), owned(b.out.stderr)].sort(), [`${topic} [0]`, `${topic} [1]`])
     assert.match(a.out.stderr, /rebalanced: assigned .* \(revoked .*\)\n/)
@@ -120,9 +141,14 @@ describe('meta tail --broadcast', () => {
     const broker = await startTestBroker(t, {numPartitions: 2})
     const topic = uniqueName('broadcast')
     const dir = await tmpDir(t)
-    await produce(broker, topic, [{payload: 'p0', partition: 0}, {payload: 'p1', partition: 1}])
+    await produce(broker, topic, [
+      {payload: 'p0', partition: 0},
+      {payload: 'p1', partition: 1},
+    ])
     const member = (n: number) =>
-      runCli(['tail', '-t', topic, '-b', address(broker), '--group', 'cache', '--broadcast', '--offsets-file', join(dir, `offsets-${n}.json`), '-e', '-q'], {timeoutMs: DEADLINE_MS})
+      runCli(['tail', '-t', topic, '-b', address(broker), '--group', 'cache', '--broadcast', '--offsets-file', join(dir, `offsets-${n}.json`), '-e', '-q'], {
+        timeoutMs: DEADLINE_MS,
+      })
     const [one, two] = await Promise.all([member(1), member(2)])
     for (const r of [one, two]) {
       assert.equal(r.code, 0, r.stderr)

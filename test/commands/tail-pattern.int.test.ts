@@ -30,7 +30,10 @@ describe('meta tail with topic patterns', () => {
     await produce(url, `other-${prefix}`, ['x'])
     const r = await runCli(['tail', '-t', `${prefix}-*`, '-e', '-J', '-q', '-b', url], {timeoutMs: 30_000})
     assert.equal(r.code, 0, r.stderr)
-    const records = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as {topic: string; payload: string})
+    const records = r.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as {topic: string; payload: string})
     assert.deepEqual(records.map((m) => `${m.topic}:${m.payload}`).sort(), [`${prefix}-a:a1`, `${prefix}-a:a2`, `${prefix}-b:b1`])
 
     const regex = await runCli(['tail', '--topic-pattern', `${prefix}-[b]|other-.*`, '-e', '-f', '%t %s\\n', '-q', '-b', url])

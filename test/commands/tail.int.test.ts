@@ -25,11 +25,20 @@ describe('meta tail', () => {
     assert.equal(result.code, 0, result.stderr)
     const lines = result.stdout.trimEnd().split('\n')
     assert.equal(lines.length, 305)
-    assert.deepEqual(lines.filter((l) => l.includes(' 0 ')), sent.slice(0, 300).map((m) => `${topic} 0 ${m.payload}`))
-    assert.deepEqual(lines.filter((l) => l.includes(' 2 ')), sent.slice(300).map((m) => `${topic} 2 ${m.payload}`))
+    assert.deepEqual(
+      lines.filter((l) => l.includes(' 0 ')),
+      sent.slice(0, 300).map((m) => `${topic} 0 ${m.payload}`),
+    )
+    assert.deepEqual(
+      lines.filter((l) => l.includes(' 2 ')),
+      sent.slice(300).map((m) => `${topic} 2 ${m.payload}`),
+    )
     const status = result.stderr.trimEnd().split('\n').sort()
     assert.equal(status.length, 8, 'one line per partition of both topics (4 each)')
-    assert.ok(status.every((l) => /^% Reached end of topic \S+ \[\d\] at offset \d+$/.test(l)), result.stderr)
+    assert.ok(
+      status.every((l) => /^% Reached end of topic \S+ \[\d\] at offset \d+$/.test(l)),
+      result.stderr,
+    )
     assert.ok(status.includes(`% Reached end of topic ${topic} [1] at offset 0`))
     assert.ok(status.includes(`% Reached end of topic ${empty} [3] at offset 0`))
     const all = await readAll(broker, topic)
@@ -41,7 +50,11 @@ describe('meta tail', () => {
   it('-c N exits after N messages; -q silences status lines; -u writes the same bytes', async (t) => {
     const broker = await startTestBroker(t)
     const topic = uniqueName('tail-c')
-    await produce(broker, topic, Array.from({length: 10}, (_, i) => ({payload: `m${i}`})))
+    await produce(
+      broker,
+      topic,
+      Array.from({length: 10}, (_, i) => ({payload: `m${i}`})),
+    )
     const result = await runCli(['tail', '-t', topic, '-b', address(broker), '-c', '3', '-q', '-u'])
     assert.equal(result.code, 0, result.stderr)
     assert.equal(result.stdout, 'm0\nm1\nm2\n')
@@ -69,7 +82,10 @@ describe('meta tail', () => {
     assert.equal(result.code, 0, result.stderr)
     const lines = result.stdout.trimEnd().split('\n')
     assert.equal(lines.length, 2)
-    assert.ok(lines.every((l) => l.startsWith('new-')), result.stdout)
+    assert.ok(
+      lines.every((l) => l.startsWith('new-')),
+      result.stdout,
+    )
   })
 
   it('-f renders every token', async (t) => {
@@ -99,7 +115,10 @@ describe('meta tail', () => {
     await produce(broker, source, sent)
     const tail = await runCli(['tail', '-t', source, '-b', address(broker), '-e', '-q', '-J'])
     assert.equal(tail.code, 0, tail.stderr)
-    const envelopes = tail.stdout.trimEnd().split('\n').map((l) => JSON.parse(l))
+    const envelopes = tail.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     assert.equal(envelopes.length, 5)
     const binary = envelopes.find((e) => e.attribute === 'bin')
     assert.deepEqual(
@@ -112,8 +131,7 @@ describe('meta tail', () => {
 
     const send = await runCli(['send', '-J', '-t', copy, '-b', address(broker)], {input: tail.stdout})
     assert.equal(send.code, 0, send.stderr)
-    const summarise = (messages: Awaited<ReturnType<typeof readAll>>) =>
-      messages.map((m) => [m.partition, m.attribute, m.data.toString('hex')]).sort()
+    const summarise = (messages: Awaited<ReturnType<typeof readAll>>) => messages.map((m) => [m.partition, m.attribute, m.data.toString('hex')]).sort()
     assert.deepEqual(summarise(await readAll(broker, copy)), summarise(await readAll(broker, source)))
   })
 

@@ -39,7 +39,7 @@ async function cli(args: string[]): Promise<string> {
   return r.stdout
 }
 
-describe('an asynchronous slave follows its master\'s online topics', () => {
+describe("an asynchronous slave follows its master's online topics", () => {
   it('serves a topic created online on the master, grows it with alter and drops it with delete', async (t) => {
     const master = await startTestBroker(t, {ini: MASTER_INI})
     const masterUrl = `127.0.0.1:${master.port}`
@@ -55,16 +55,25 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     const sent = await producer.send('audit', 'on partition two', {partition: 2})
     assert.ok(sent.success, sent.errorMessage)
 
-    await waitFor(async () => (await effective(slaveUrl, 'audit'))?.numPartitions === '3', {what: 'the slave to serve audit with 3 partitions', timeoutMs: DEADLINE_MS})
+    await waitFor(async () => (await effective(slaveUrl, 'audit'))?.numPartitions === '3', {
+      what: 'the slave to serve audit with 3 partitions',
+      timeoutMs: DEADLINE_MS,
+    })
     assert.equal((await effective(slaveUrl, 'audit'))?.unflushThreshold, '7')
     await waitFor(() => (slave.store.get('audit', 2)?.maxOffset ?? 0) > 0, {what: 'the slave to copy audit-2', timeoutMs: DEADLINE_MS})
     const described = JSON.parse(await cli(['topic', 'describe', 'audit', '--json', '-b', slaveUrl])) as {partitions: Array<{partition: number}>}
-    assert.deepEqual(described.partitions.map((p) => p.partition), [0, 1, 2])
+    assert.deepEqual(
+      described.partitions.map((p) => p.partition),
+      [0, 1, 2],
+    )
     const tail = await cli(['tail', '-t', 'audit', '-p', '2', '-o', 'beginning', '-e', '-b', slaveUrl])
     assert.match(tail, /on partition two/)
 
     await cli(['topic', 'alter', 'audit', '--partitions', '5', '-b', masterUrl])
-    await waitFor(async () => (await effective(slaveUrl, 'audit'))?.numPartitions === '5', {what: 'the slave to grow audit to 5 partitions', timeoutMs: DEADLINE_MS})
+    await waitFor(async () => (await effective(slaveUrl, 'audit'))?.numPartitions === '5', {
+      what: 'the slave to grow audit to 5 partitions',
+      timeoutMs: DEADLINE_MS,
+    })
     // Kept across a restart of the slave: it saved the master's overlay as its own.
     assert.ok(existsSync(join(slaveDir, '__meta_state', 'topic-overlay.json')))
 
@@ -100,7 +109,7 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     })
   })
 
-  it('a synchronous slave takes its master\'s overlay over the sync link: puts to a topic created online succeed, alter and delete follow', async (t) => {
+  it("a synchronous slave takes its master's overlay over the sync link: puts to a topic created online succeed, alter and delete follow", async (t) => {
     const slaveDir = await tmpDir(t, 'meta-sync-slave-')
     const slave = await startTestBroker(t, {ini: MASTER_INI, syncSlave: true, dataPath: slaveDir})
     const master = await startTestBroker(t, {ini: MASTER_INI, syncSlaveAddress: `127.0.0.1:${slave.port}`})
@@ -162,7 +171,10 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     await cli(['topic', 'create', 'wide', '--partitions', '3', '-b', syncUrl])
     const fresh = createProducer({broker: syncUrl})
     t.after(() => fresh.close())
-    await waitFor(async () => (await fresh.send('wide', 'on partition two', {partition: 2})).success, {what: 'the sync link to carry puts', timeoutMs: DEADLINE_MS})
+    await waitFor(async () => (await fresh.send('wide', 'on partition two', {partition: 2})).success, {
+      what: 'the sync link to carry puts',
+      timeoutMs: DEADLINE_MS,
+    })
     assert.ok((syncSlave.store.get('wide', 2)?.maxOffset ?? 0) > 0, 'the sync slave stores wide-2')
     await cli(['topic', 'delete', 'wide', '--execute', '-b', syncUrl])
     assert.equal(syncMaster.store.get('wide', 2), undefined)
@@ -185,7 +197,10 @@ describe('an asynchronous slave follows its master\'s online topics', () => {
     const master = await startTestBroker(t, {ini: MASTER_INI, dataPath: masterDir, syncSlaveAddress: `127.0.0.1:${slave.port}`})
     const producer = createProducer({broker: `127.0.0.1:${master.port}`})
     t.after(() => producer.close())
-    await waitFor(async () => (await producer.send('audit', 'with the slave', {partition: 1})).success, {what: 'the sync link to carry puts to audit', timeoutMs: DEADLINE_MS})
+    await waitFor(async () => (await producer.send('audit', 'with the slave', {partition: 1})).success, {
+      what: 'the sync link to carry puts to audit',
+      timeoutMs: DEADLINE_MS,
+    })
     // The catch-up copied the earlier message too: both are on the slave.
     assert.equal(slave.store.get('audit', 1)?.maxOffset, master.store.get('audit', 1)?.maxOffset)
     await slave.close()

@@ -26,7 +26,13 @@ async function assertRefused(url: string, topic: string, role: RegExp): Promise<
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`)
     const action = args[1]
     const name = args[2]
-    assert.match(r.stderr, new RegExp(`^error \\[SLAVE_READ_ONLY\\]: topic ${action} "${name}" refused: broker 0 is ${role.source} \\(role slave\\) and follows its master's topics; run meta topic ${action} on the master`), args.join(' '))
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error \\[SLAVE_READ_ONLY\\]: topic ${action} "${name}" refused: broker 0 is ${role.source} \\(role slave\\) and follows its master's topics; run meta topic ${action} on the master`,
+      ),
+      args.join(' '),
+    )
   }
   const admin = await connectAdmin({broker: url})
   try {

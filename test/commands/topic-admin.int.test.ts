@@ -53,7 +53,19 @@ async function send(url: string, topic: string, partition: number, body = 'hello
 describe('meta topic create|alter|delete', () => {
   it('creates a topic online with settings, grows it, and keeps it across a restart and a reload', async (t) => {
     const b = await startFromFile(t)
-    const created = await runCli(['topic', 'create', 'audit', '--partitions', '3', '--set', 'unflushThreshold=7', '--set', 'deletePolicy=delete,72h', '-b', b.url])
+    const created = await runCli([
+      'topic',
+      'create',
+      'audit',
+      '--partitions',
+      '3',
+      '--set',
+      'unflushThreshold=7',
+      '--set',
+      'deletePolicy=delete,72h',
+      '-b',
+      b.url,
+    ])
     assert.equal(created.code, 0, created.stderr)
     assert.match(created.stdout, /topic "audit" created on broker 0/)
     assert.match(created.stdout, /\* numPartitions=3/)
@@ -154,12 +166,19 @@ describe('meta topic create|alter|delete', () => {
     // Nothing was put yet: "a" holds 3 of the 4 all the same.
     const second = await ok(['topic', 'create', 'b', '--partitions', '2'])
     assert.equal(second.code, 1, second.stderr)
-    assert.match(second.stderr, /^error \[PARTITION_LIMIT\]: cannot give topic "b" 2 partitions: this broker would serve 5 partitions \(with files or configured\), past its limit of 4 \(maxPartitions\)$/m)
+    assert.match(
+      second.stderr,
+      /^error \[PARTITION_LIMIT\]: cannot give topic "b" 2 partitions: this broker would serve 5 partitions \(with files or configured\), past its limit of 4 \(maxPartitions\)$/m,
+    )
     assert.equal((await ok(['topic', 'alter', 'a', '--partitions', '4'])).code, 0)
     const grow = await ok(['topic', 'alter', 'a', '--partitions', '5'])
     assert.equal(grow.code, 1, grow.stderr)
     assert.match(grow.stderr, /cannot give topic "a" 5 partitions: this broker would serve 5 partitions/)
-    assert.deepEqual(b.broker.config.topics.map((section) => section.pattern), ['a'], 'no section for the refused "b"')
+    assert.deepEqual(
+      b.broker.config.topics.map((section) => section.pattern),
+      ['a'],
+      'no section for the refused "b"',
+    )
   })
 
   it('delete says why a deleted topic is still accepted: zero-config, or the wildcard section that takes it', async (t) => {
@@ -167,7 +186,10 @@ describe('meta topic create|alter|delete', () => {
     assert.equal((await send(any.url, 'clicks', 0)).success, true)
     const r = await runCli(['topic', 'delete', 'clicks', '--execute', '-b', any.url])
     assert.equal(r.code, 0, r.stderr)
-    assert.match(r.stderr, /^note: this broker still accepts "clicks" \(it accepts any topic \(zero-config: no \[topic=…\] section of its own\)\): a put creates it again, empty$/m)
+    assert.match(
+      r.stderr,
+      /^note: this broker still accepts "clicks" \(it accepts any topic \(zero-config: no \[topic=…\] section of its own\)\): a put creates it again, empty$/m,
+    )
     const wild = await startFromFile(t, '[system]\nnumPartitions=1\n[topic=logs-*]\n')
     assert.equal((await send(wild.url, 'logs-web', 0)).success, true)
     const w = await runCli(['topic', 'delete', 'logs-web', '--execute', '-b', wild.url])
@@ -216,7 +238,10 @@ describe('meta topic create|alter|delete', () => {
     const restarted = await startFromFile(t, INI, b.dataPath)
     const admin2 = await connectAdmin({broker: restarted.url})
     t.after(() => admin2.close())
-    assert.deepEqual((await admin2.fetchOffsets('billing')).map((o) => o.topic), ['orders'])
+    assert.deepEqual(
+      (await admin2.fetchOffsets('billing')).map((o) => o.topic),
+      ['orders'],
+    )
     assert.equal(restarted.broker.topics.resolve('gone'), undefined)
   })
 

@@ -47,7 +47,11 @@ async function fill(url: string, topic: string, group: string): Promise<void> {
 
 /** Nothing of `topic` left in `dataPath` (files) nor on the broker at `url` (what it answers). */
 async function assertGone(dataPath: string, url: string, topic: string, group: string): Promise<void> {
-  assert.deepEqual(readdirSync(dataPath).filter((n) => n.startsWith(`${topic}-`)), [], 'no partition directory')
+  assert.deepEqual(
+    readdirSync(dataPath).filter((n) => n.startsWith(`${topic}-`)),
+    [],
+    'no partition directory',
+  )
   const state = join(dataPath, '__meta_state')
   const aside = join(state, 'deleted-topics')
   assert.deepEqual(existsSync(aside) ? readdirSync(aside) : [], [], 'nothing left set aside')
@@ -60,7 +64,11 @@ async function assertGone(dataPath: string, url: string, topic: string, group: s
   assert.match(describe.stderr, /NOT_FOUND/)
   const offsets = await cli(['offset', 'show', '-g', group, '-b', url, '--json'])
   assert.equal(offsets.code, 0, offsets.stderr)
-  assert.deepEqual((JSON.parse(offsets.stdout) as {partitions: Array<{topic: string}>}).partitions.map((p) => p.topic), ['kept'], 'only the other topic keeps offsets')
+  assert.deepEqual(
+    (JSON.parse(offsets.stdout) as {partitions: Array<{topic: string}>}).partitions.map((p) => p.topic),
+    ['kept'],
+    'only the other topic keeps offsets',
+  )
 }
 
 describe('meta topic delete', () => {
@@ -95,10 +103,16 @@ describe('meta topic delete', () => {
     const done = await cli(['topic', 'delete', topic, '--execute', '-b', url])
     assert.equal(done.code, 0, done.stderr)
     assert.match(done.stderr, new RegExp(`note: server.ini still has a \\[topic=${topic}\\] section`))
-    assert.deepEqual(readdirSync(broker.config.system.dataPath).filter((n) => n.startsWith(`${topic}-`)), [])
+    assert.deepEqual(
+      readdirSync(broker.config.system.dataPath).filter((n) => n.startsWith(`${topic}-`)),
+      [],
+    )
     assert.deepEqual(broker.topics.closedPartitions(topic), [])
     const offsets = await cli(['offset', 'show', '-g', group, '-b', url, '--json'])
-    assert.deepEqual((JSON.parse(offsets.stdout) as {partitions: Array<{topic: string}>}).partitions.map((p) => p.topic), ['kept'])
+    assert.deepEqual(
+      (JSON.parse(offsets.stdout) as {partitions: Array<{topic: string}>}).partitions.map((p) => p.topic),
+      ['kept'],
+    )
   })
 
   for (const step of ['intent', 'set-aside', 'data', 'overlay']) {
@@ -132,6 +146,9 @@ describe('meta topic delete', () => {
     const state = join(dataPath, '__meta_state')
     await import('node:fs/promises').then((fs) => fs.mkdir(state, {recursive: true}))
     await writeFile(join(state, 'topic-deletes.json'), '{"version": 1, "topics": {"x": {"local": "yes"}}}')
-    await assert.rejects(spawnBroker(t as Cleanup, ['--data-dir', dataPath]), /is not a topic-deletes file \(topic "x": expected \{"local": boolean, "zookeeper": boolean\}\)/)
+    await assert.rejects(
+      spawnBroker(t as Cleanup, ['--data-dir', dataPath]),
+      /is not a topic-deletes file \(topic "x": expected \{"local": boolean, "zookeeper": boolean\}\)/,
+    )
   })
 })

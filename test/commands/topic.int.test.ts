@@ -107,14 +107,20 @@ describe('meta topic', () => {
       ['UNFLUSHED', detail[7][1]],
     ])
     assert.match(detail[8][1], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
-    assert.deepEqual(groups.map((row) => row.slice(0, 4)), [
-      ['GROUP', 'COMMITTED', 'LAG', 'LAG-BYTES'],
-      ['billing', '30', '2', '60'],
-    ])
+    assert.deepEqual(
+      groups.map((row) => row.slice(0, 4)),
+      [
+        ['GROUP', 'COMMITTED', 'LAG', 'LAG-BYTES'],
+        ['billing', '30', '2', '60'],
+      ],
+    )
     const json = JSON.parse((await runCli(['topic', 'describe', 'orders', '-p', '1', '-b', url, '--json'])).stdout)
     assert.equal(json.partition, 1)
     assert.equal(json.stats.maxOffset, 30)
-    assert.deepEqual(json.groups.map((g: Record<string, unknown>) => [g.group, g.committed, g.lagMessages, g.lagBytes]), [['audit', 0, 1, 30]])
+    assert.deepEqual(
+      json.groups.map((g: Record<string, unknown>) => [g.group, g.committed, g.lagMessages, g.lagBytes]),
+      [['audit', 0, 1, 30]],
+    )
     const bad = await runCli(['topic', 'describe', 'orders', '-p', '5', '-b', url])
     assert.equal(bad.code, 1)
     assert.equal(bad.stderr, 'error [INVALID_ARGUMENT]: invalid partition "5" for topic "orders": expected 0..1\n')
@@ -125,7 +131,10 @@ describe('meta topic', () => {
     const r = await runCli(['topic', 'describe', 'nope', '-b', url])
     assert.equal(r.code, 1)
     assert.equal(r.stdout, '')
-    assert.match(r.stderr, /^error \[NOT_FOUND\]: topic "nope" does not exist on broker 127\.0\.0\.1:\d+\nhint: topics on broker 127\.0\.0\.1:\d+: orders, quiet\n$/)
+    assert.match(
+      r.stderr,
+      /^error \[NOT_FOUND\]: topic "nope" does not exist on broker 127\.0\.0\.1:\d+\nhint: topics on broker 127\.0\.0\.1:\d+: orders, quiet\n$/,
+    )
     const close = await runCli(['topic', 'describe', 'ordrs', '-b', url])
     assert.equal(close.code, 1)
     assert.match(close.stderr, /^error \[NOT_FOUND\]: topic "ordrs" does not exist on broker 127\.0\.0\.1:\d+\nhint: did you mean "orders"\?\n$/)

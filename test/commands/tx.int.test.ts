@@ -36,9 +36,15 @@ describe('meta tx', () => {
     assert.equal(commit.stderr, `committed ${xid(1)}\n`)
     const rollback = await runCli(['tx', 'rollback', xid(2), ...b])
     assert.equal(rollback.code, 0, rollback.stderr)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['m1'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['m1'],
+    )
     const states = JSON.parse((await runCli(['tx', 'list', ...b, '--json'])).stdout) as Array<{key: string; state: string}>
-    assert.deepEqual(states.map((e) => [e.key, e.state]).sort(), [[xid(1), 'HEURISTIC_COMMITTED'], [xid(2), 'HEURISTIC_ROLLED_BACK']])
+    assert.deepEqual(states.map((e) => [e.key, e.state]).sort(), [
+      [xid(1), 'HEURISTIC_COMMITTED'],
+      [xid(2), 'HEURISTIC_ROLLED_BACK'],
+    ])
     // The transaction manager now learns the heuristic outcome.
     assert.match(text(await raw.request(`transaction ${xid(1)} s COMMIT_TWO_PHASE ${opaque++}\r\n`)), /^XAException:code=7,/)
 
@@ -70,11 +76,17 @@ describe('meta tx', () => {
     assert.equal(no.code, 1, no.stdout)
     assert.match(no.stdout, /was not confirmed: nothing was changed/)
     const stillPrepared = JSON.parse((await runCli(['tx', 'list', '-b', address(broker), '--json'])).stdout) as Array<{key: string; state: string}>
-    assert.deepEqual(stillPrepared.map((e) => [e.key, e.state]), [[xid(3), 'PREPARED']])
+    assert.deepEqual(
+      stillPrepared.map((e) => [e.key, e.state]),
+      [[xid(3), 'PREPARED']],
+    )
     assert.deepEqual(await readAll(broker, topic), [])
 
     const yes = await onTerminal('y\r')
     assert.equal(yes.code, 0, yes.stdout)
-    assert.deepEqual((await readAll(broker, topic)).map((m) => m.data.toString()), ['m3'])
+    assert.deepEqual(
+      (await readAll(broker, topic)).map((m) => m.data.toString()),
+      ['m3'],
+    )
   })
 })

@@ -64,7 +64,8 @@ describe('meta: typos, help and usage errors', () => {
     const help = await runCli(['help'])
     assert.equal(help.code, 0, help.stderr)
     assert.match(help.stdout, /^meta: a persistent, partitioned message broker/)
-    for (const command of ['send', 'tail', 'serve', 'stats', 'group', 'offset', 'topic', 'profile', 'bench']) assert.match(help.stdout, new RegExp(`\\n  ${command} `))
+    for (const command of ['send', 'tail', 'serve', 'stats', 'group', 'offset', 'topic', 'profile', 'bench'])
+      assert.match(help.stdout, new RegExp(`\\n  ${command} `))
     // A topic's line is its own summary (package.json oclif.topics), not one of its commands'.
     assert.match(help.stdout, /\n  spool +What meta send kept on disk while a broker was away/)
     const topic = await runCli(['help', 'group'])
@@ -133,7 +134,10 @@ describe('meta: one flag vocabulary, old spellings warn', () => {
     assert.equal(legacy.stderr, 'warning: --timeout 5000 without a unit is deprecated: read as 5000ms; write --timeout 5000ms\n')
     const bare = await runCli(['tail', '-t', 'x', '-b', address(broker), '--timeout', '5'])
     assert.equal(bare.code, 2)
-    assert.match(bare.stderr, /^error \[USAGE\]: invalid --timeout "5": expected a number with a unit, e\.g\. 500ms, 5s, 2m, 1h \(a unit is required: "5ms" or "5s"\?\)\n/)
+    assert.match(
+      bare.stderr,
+      /^error \[USAGE\]: invalid --timeout "5": expected a number with a unit, e\.g\. 500ms, 5s, 2m, 1h \(a unit is required: "5ms" or "5s"\?\)\n/,
+    )
   })
 })
 

@@ -128,7 +128,9 @@ describe('one vocabulary, through the CLI', () => {
       }
     }
     for (const [command, output] of Object.entries(outputs)) walk(output, command)
-    const mixed = [...shapes].filter(([, seen]) => seen.size > 1).map(([key, seen]) => `${key}: ${[...seen].map(([shape, where]) => `${shape} in ${where}`).join(', ')}`)
+    const mixed = [...shapes]
+      .filter(([, seen]) => seen.size > 1)
+      .map(([key, seen]) => `${key}: ${[...seen].map(([shape, where]) => `${shape} in ${where}`).join(', ')}`)
     assert.ok(shapes.get('members')?.has('array'), 'members is printed somewhere')
     assert.deepEqual(mixed, [])
   })

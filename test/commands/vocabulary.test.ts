@@ -20,7 +20,17 @@ interface ManifestFlag {
 /** Flag name → the one short form it has everywhere (null: none). */
 const VOCABULARY: Record<string, string | null> = {topic: 't', group: 'g', broker: 'b', partition: 'p', partitions: null}
 /** Names that would say one of those differently. */
-const OTHER_SPELLINGS = ['topics', 'topic-name', 'consumer-group', 'group-id', 'brokers', 'bootstrap-server', 'partition-id', 'num-partitions', 'partition-count']
+const OTHER_SPELLINGS = [
+  'topics',
+  'topic-name',
+  'consumer-group',
+  'group-id',
+  'brokers',
+  'bootstrap-server',
+  'partition-id',
+  'num-partitions',
+  'partition-count',
+]
 
 describe('one flag vocabulary across the CLI manifest', () => {
   it('-t/--topic, -g/--group, -b/--broker, -p/--partition and --partitions mean the same on every command', async () => {
@@ -33,15 +43,20 @@ describe('one flag vocabulary across the CLI manifest', () => {
         if (flag.name in VOCABULARY) {
           checked++
           const char = VOCABULARY[flag.name]
-          if ((flag.char ?? null) !== char) wrong.push(`${id}: --${flag.name} has ${flag.char === undefined ? 'no short form' : `-${flag.char}`}, expected ${char === null ? 'none' : `-${char}`}`)
+          if ((flag.char ?? null) !== char)
+            wrong.push(
+              `${id}: --${flag.name} has ${flag.char === undefined ? 'no short form' : `-${flag.char}`}, expected ${char === null ? 'none' : `-${char}`}`,
+            )
           if (flag.type !== 'option') wrong.push(`${id}: --${flag.name} takes no value`)
         }
         if (OTHER_SPELLINGS.includes(flag.name)) wrong.push(`${id}: --${flag.name} says what the vocabulary says otherwise`)
         const meaning = Object.entries(VOCABULARY).find(([, c]) => c !== null && c === flag.char)
-        if (meaning !== undefined && meaning[0] !== flag.name) wrong.push(`${id}: -${flag.char} is --${flag.name}, expected -${flag.char} to be --${meaning[0]}`)
+        if (meaning !== undefined && meaning[0] !== flag.name)
+          wrong.push(`${id}: -${flag.char} is --${flag.name}, expected -${flag.char} to be --${meaning[0]}`)
       }
       for (const name of ['topic', 'group']) {
-        if (name in (command.args ?? {}) && !(name in command.flags)) wrong.push(`${id}: the ${name.toUpperCase()} argument has no -${name[0]}/--${name} flag beside it`)
+        if (name in (command.args ?? {}) && !(name in command.flags))
+          wrong.push(`${id}: the ${name.toUpperCase()} argument has no -${name[0]}/--${name} flag beside it`)
       }
     }
     assert.ok(checked > 50, `the walk saw the vocabulary's flags (${checked})`)

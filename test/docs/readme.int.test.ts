@@ -68,7 +68,11 @@ function readmeLines(readme: string): {lines: Line[]; ini: string[]} {
       const text = raw.trim()
       if (text === '' || text.startsWith('#')) continue
       const hash = /\s{2,}#\s?/.exec(text)
-      lines.push({command: hash === null ? text : text.slice(0, hash.index).trim(), comment: hash === null ? '' : text.slice(hash.index + hash[0].length), section})
+      lines.push({
+        command: hash === null ? text : text.slice(0, hash.index).trim(),
+        comment: hash === null ? '' : text.slice(hash.index + hash[0].length),
+        section,
+      })
     }
   }
   return {lines, ini}
@@ -130,7 +134,11 @@ describe('README runs as written', () => {
       }
     }
     const substitute = (command: string): string => {
-      let out = command.replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`).replaceAll("'/var/log/app/", `'${dir}/var/log/app/`).replace(/(^|\s)\/tmp\//g, `$1${dir}/tmp/`).replace(/\| jq /g, '| jq --unbuffered ')
+      let out = command
+        .replaceAll('META_PASSWORD=…', `META_PASSWORD=${PASSWORD}`)
+        .replaceAll("'/var/log/app/", `'${dir}/var/log/app/`)
+        .replace(/(^|\s)\/tmp\//g, `$1${dir}/tmp/`)
+        .replace(/\| jq /g, '| jq --unbuffered ')
       if (broker !== undefined) out = out.replaceAll('127.0.0.1:8123', broker.address)
       if (broker?.http !== undefined) out = out.replaceAll('127.0.0.1:8080', broker.http)
       return out
@@ -150,7 +158,8 @@ describe('README runs as written', () => {
     const until = async (line: Line, run: ReturnType<typeof start>, ok: () => boolean | Promise<boolean>, what: string) => {
       await waitFor(
         async () => {
-          if (run.child.exitCode !== null) assert.fail(`"${line.command}" (${line.section}) exited ${run.child.exitCode} before ${what}:\n${run.out.stdout}${run.out.stderr}`)
+          if (run.child.exitCode !== null)
+            assert.fail(`"${line.command}" (${line.section}) exited ${run.child.exitCode} before ${what}:\n${run.out.stdout}${run.out.stderr}`)
           return ok()
         },
         {what: `"${line.command}": ${what}`, timeoutMs: 30_000},
@@ -170,7 +179,9 @@ describe('README runs as written', () => {
       if (/^meta serve\b/.test(command)) {
         if (broker !== undefined) await stop(broker.child)
         broker = undefined
-        let serve = substitute(command).replace(/--port \d+/, '--port 0').replace(/--http \d+/, '--http 0')
+        let serve = substitute(command)
+          .replace(/--port \d+/, '--port 0')
+          .replace(/--http \d+/, '--http 0')
         if (!serve.includes('--port ')) serve += ' --port 0'
         const run = start(serve)
         await until(line, run, () => /listening on 127\.0\.0\.1:\d+/.test(run.out.stderr), 'the broker listens')
@@ -185,7 +196,8 @@ describe('README runs as written', () => {
         await stop(broker.child) // offline: "broker stopped"
         broker = undefined
       }
-      const follows = (/^meta tail\b/.test(command) && !/\s-e\b/.test(command)) || /\btail -F\b/.test(command) || /--follow\b/.test(command) || /\bcurl -N\b/.test(command)
+      const follows =
+        (/^meta tail\b/.test(command) && !/\s-e\b/.test(command)) || /\btail -F\b/.test(command) || /--follow\b/.test(command) || /\bcurl -N\b/.test(command)
       if (!follows) {
         const run = start(substitute(command))
         const timeoutMs = scaledMs(/\bbench\b/.test(command) ? 180_000 : 60_000)
@@ -196,7 +208,12 @@ describe('README runs as written', () => {
         else assert.equal(run.child.exitCode, 0, said)
         const quoted = /(?:refused|prints):\s*`([^`]+)`/.exec(line.comment)?.[1]
         if (quoted !== undefined) {
-          const pattern = new RegExp(quoted.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*'))
+          const pattern = new RegExp(
+            quoted
+              .split('…')
+              .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+              .join('.*'),
+          )
           assert.match(run.out.stdout + run.out.stderr, pattern, `"${command}" prints what README quotes`)
           done.quoted++
         }
@@ -208,12 +225,21 @@ describe('README runs as written', () => {
         const assigned = (m: ReturnType<typeof start>) => /assigned (.*)\n/.exec(m.out.stderr)?.[1]
         for (const m of members) await until(line, m, () => assigned(m) !== undefined, 'a member is assigned partitions')
         // They split the partitions: once both are in, the latest assignments are disjoint and cover all.
-        const latest = (m: ReturnType<typeof start>) => [...m.out.stderr.matchAll(/assigned ([^(\n]*)/g)].at(-1)![1].split(',').map((p) => p.trim()).filter(Boolean)
+        const latest = (m: ReturnType<typeof start>) =>
+          [...m.out.stderr.matchAll(/assigned ([^(\n]*)/g)]
+            .at(-1)![1]
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean)
         await waitFor(() => latest(members[0]).length > 0 && latest(members[1]).length > 0 && latest(members[0]).length + latest(members[1]).length === 4, {
           what: 'the two members to split four partitions',
           timeoutMs: 60_000,
         })
-        assert.deepEqual(latest(members[0]).filter((p) => latest(members[1]).includes(p)), [], 'no partition owned twice')
+        assert.deepEqual(
+          latest(members[0]).filter((p) => latest(members[1]).includes(p)),
+          [],
+          'no partition owned twice',
+        )
         for (const m of members) await stop(m.child)
         done.split++
         done.lines++
@@ -234,8 +260,7 @@ describe('README runs as written', () => {
           },
           `topic ${topic} grows`,
         )
-      }
-      else if (/\bcurl -N\b/.test(command)) {
+      } else if (/\bcurl -N\b/.test(command)) {
         await until(
           line,
           run,

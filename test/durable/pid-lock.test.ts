@@ -55,7 +55,13 @@ function holderOf(path: string): PidLockInfo | undefined {
   return acquirePidLock(path).holder
 }
 
-const here = (pid: number, extra: Partial<PidLockInfo> = {}): PidLockInfo => ({pid, host: hostname(), startedAt: '2026-01-01T00:00:00.000Z', command: 'old', ...extra})
+const here = (pid: number, extra: Partial<PidLockInfo> = {}): PidLockInfo => ({
+  pid,
+  host: hostname(),
+  startedAt: '2026-01-01T00:00:00.000Z',
+  command: 'old',
+  ...extra,
+})
 
 describe('PID lock files', () => {
   it('a lock is created whole with pid, host, start time and procStart, refused to a live process, released only by its holder', async (t) => {

@@ -72,7 +72,7 @@ describe('replaceFile', () => {
     assert.deepEqual(readdirSync(dir), ['state.json'])
   })
 
-  it('removeStaleTemps() removes a dead writer\'s and this pid\'s leftover temp files, not a live writer\'s nor other files', async (t) => {
+  it("removeStaleTemps() removes a dead writer's and this pid's leftover temp files, not a live writer's nor other files", async (t) => {
     const dir = await tmpDir(t)
     const path = join(dir, 'state.json')
     const live = spawn('sleep', ['60'], {stdio: 'ignore'})

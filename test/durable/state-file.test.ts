@@ -44,7 +44,13 @@ describe('versioned state files', () => {
   it('migrates each known older version step by step, and says which version it read', async (t) => {
     const path = join(await tmpDir(t), 'state.json')
     writeFileSync(path, JSON.stringify({version: 1, list: 'a,b'}))
-    assert.deepEqual(readStateFile(path, FORMAT), {value: [{name: 'a', size: 0}, {name: 'b', size: 0}], version: 1})
+    assert.deepEqual(readStateFile(path, FORMAT), {
+      value: [
+        {name: 'a', size: 0},
+        {name: 'b', size: 0},
+      ],
+      version: 1,
+    })
     writeFileSync(path, JSON.stringify({version: 2, names: ['c']}))
     assert.deepEqual(readStateFile(path, FORMAT), {value: [{name: 'c', size: 0}], version: 2})
   })
@@ -60,8 +66,14 @@ describe('versioned state files', () => {
   it('refuses a newer version naming it, an unknown older one, and garbage, saying what was expected', async (t) => {
     const path = join(await tmpDir(t), 'state.json')
     writeFileSync(path, JSON.stringify({version: 4, items: []}))
-    assert.throws(() => readStateFile(path, FORMAT), refused(path, 'newer', 'version 4 was written by a newer meta (this one reads up to version 3): upgrade meta'))
-    assert.throws(() => readStateFile(path, FORMAT), (e: unknown) => e instanceof Error && e.message.startsWith(`"${path}": version 4 was written by a newer meta`))
+    assert.throws(
+      () => readStateFile(path, FORMAT),
+      refused(path, 'newer', 'version 4 was written by a newer meta (this one reads up to version 3): upgrade meta'),
+    )
+    assert.throws(
+      () => readStateFile(path, FORMAT),
+      (e: unknown) => e instanceof Error && e.message.startsWith(`"${path}": version 4 was written by a newer meta`),
+    )
     writeFileSync(path, JSON.stringify({version: 0, items: []}))
     assert.throws(() => readStateFile(path, FORMAT), refused(path, 'invalid', 'unknown version 0: expected {"version": 3, "items": […]}'))
     writeFileSync(path, JSON.stringify({version: '3', items: []}))

@@ -2,14 +2,7 @@
  * A real broker in this process, on an ephemeral loopback port, with its data in a fresh
  * temp dir; closed after the test. Also as an asynchronous slave of another (startAsyncSlave).
  */
-import {
-  applyOverrides,
-  defaultBrokerConfig,
-  parseServerIni,
-  startBroker,
-  type Broker,
-  type ConfigOverrides,
-} from '../../src/broker/index.js'
+import {applyOverrides, defaultBrokerConfig, parseServerIni, startBroker, type Broker, type ConfigOverrides} from '../../src/broker/index.js'
 import {BrokerConnection} from '../../src/client/connection.js'
 import {createLogger, type Logger} from '../../src/log.js'
 
@@ -42,7 +35,16 @@ export async function startTestBroker(t: Cleanup, options: TestBrokerOptions = {
   const base = ini === undefined ? defaultBrokerConfig() : parseServerIni(ini, {path: `${dataPath}/server.ini`})
   const config = applyOverrides(base, {listenHost: '127.0.0.1', serverPort: 0, ...overrides, dataPath})
   const level = process.env.META_TEST_LOG_LEVEL as 'debug' | undefined
-  const broker = await startBroker({config, fileOps, usersFile, slave, loginThrottle, auditLog, groupLimits, logger: logger ?? (level ? createLogger({level}) : undefined)})
+  const broker = await startBroker({
+    config,
+    fileOps,
+    usersFile,
+    slave,
+    loginThrottle,
+    auditLog,
+    groupLimits,
+    logger: logger ?? (level ? createLogger({level}) : undefined),
+  })
   t.after(() => broker.close())
   return broker
 }

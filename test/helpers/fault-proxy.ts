@@ -85,10 +85,13 @@ export async function faultProxy(t: Cleanup, target: number, options: {random?: 
   }
   const timers = new Set<NodeJS.Timeout>()
   const schedule = (pair: Pair, ms: number): void => {
-    const timer = setTimeout(() => {
-      timers.delete(timer)
-      pump(pair)
-    }, Math.max(0, ms))
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer)
+        pump(pair)
+      },
+      Math.max(0, ms),
+    )
     timers.add(timer)
   }
 

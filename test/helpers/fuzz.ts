@@ -48,10 +48,35 @@ type Random = () => number
 const MUTATION_RATES = [0.005, 0.005, 0.05, 0.9]
 
 const COMMANDS = [
-  'put', 'get', 'offset', 'stats', 'version', 'quit', 'transaction', 'sync', 'put-batch', 'partitions',
-  'group-join', 'group-heartbeat', 'group-leave', 'group-claim', 'offset-commit', 'offset-fetch',
-  'group-list', 'group-describe', 'group-delete', 'seek', 'count', 'config-reload', 'partitions-close',
-  'partitions-open', 'tx-commit', 'tx-list', 'tx-decide', 'replicate', 'slave-status',
+  'put',
+  'get',
+  'offset',
+  'stats',
+  'version',
+  'quit',
+  'transaction',
+  'sync',
+  'put-batch',
+  'partitions',
+  'group-join',
+  'group-heartbeat',
+  'group-leave',
+  'group-claim',
+  'offset-commit',
+  'offset-fetch',
+  'group-list',
+  'group-describe',
+  'group-delete',
+  'seek',
+  'count',
+  'config-reload',
+  'partitions-close',
+  'partitions-open',
+  'tx-commit',
+  'tx-list',
+  'tx-decide',
+  'replicate',
+  'slave-status',
 ]
 const STATS_ITEMS = ['', 'topics', 'offsets', 'realtime', 'config', 'meta-capabilities', 'meta-sync', 'groups', 'health', 'x']
 const TX_TYPES = ['BEGIN', 'END', 'PREPARE', 'COMMIT_ONE_PHASE', 'COMMIT_TWO_PHASE', 'ROLLBACK', 'RECOVER', 'FORGET']
@@ -62,18 +87,30 @@ const pick = <T>(r: Random, items: readonly T[]): T => items[int(r, items.length
 /** An odd value for a numeric or name token. */
 function oddToken(r: Random): string {
   switch (int(r, 12)) {
-    case 0: return '-1'
-    case 1: return '0'
-    case 2: return '2147483647'
-    case 3: return '-2147483648'
-    case 4: return '9223372036854775807'
-    case 5: return String(int(r, 1 << 30))
-    case 6: return 'x'.repeat(1 + int(r, 300))
-    case 7: return ''
-    case 8: return '1e9'
-    case 9: return 'ü€\u0000'
-    case 10: return String(-int(r, 100_000))
-    default: return `t${int(r, 1_000_000)}`
+    case 0:
+      return '-1'
+    case 1:
+      return '0'
+    case 2:
+      return '2147483647'
+    case 3:
+      return '-2147483648'
+    case 4:
+      return '9223372036854775807'
+    case 5:
+      return String(int(r, 1 << 30))
+    case 6:
+      return 'x'.repeat(1 + int(r, 300))
+    case 7:
+      return ''
+    case 8:
+      return '1e9'
+    case 9:
+      return 'ü€\u0000'
+    case 10:
+      return String(-int(r, 100_000))
+    default:
+      return `t${int(r, 1_000_000)}`
   }
 }
 
@@ -81,9 +118,12 @@ function oddToken(r: Random): string {
 function txKey(r: Random): string {
   const n = int(r, 5)
   switch (int(r, 3)) {
-    case 0: return `TX:fz:${n}`
-    case 1: return `XID:1:0${n}:0${n}:fz`
-    default: return `XID-${n}`
+    case 0:
+      return `TX:fz:${n}`
+    case 1:
+      return `XID:1:0${n}:0${n}:fz`
+    default:
+      return `XID-${n}`
   }
 }
 
@@ -114,7 +154,10 @@ function template(r: Random, topics: string[]): {tokens: string[]; body: Buffer}
       return {tokens: ['put', topic, partition, String(payload.length), String(int(r, 2)), ...sum, ...tx, opaque], body: payload}
     }
     case 'get':
-      return {tokens: ['get', topic, group, partition, String(int(r, 4096)), String(1 + int(r, 65_536)), opaque, ...(r() < 0.2 ? [String(int(r, 200))] : [])], body: none}
+      return {
+        tokens: ['get', topic, group, partition, String(int(r, 4096)), String(1 + int(r, 65_536)), opaque, ...(r() < 0.2 ? [String(int(r, 200))] : [])],
+        body: none,
+      }
     case 'offset':
       return {tokens: ['offset', topic, group, partition, String(int(r, 4096)), opaque], body: none}
     case 'stats':
@@ -160,7 +203,20 @@ function template(r: Random, topics: string[]): {tokens: string[]; body: Buffer}
     case 'group-delete':
       return {tokens: [command, group, opaque], body: none}
     case 'seek':
-      return {tokens: ['seek', topic, partition, ...pick(r, [['time', String(Date.now() - int(r, 10_000))], ['last', String(int(r, 100))], ['shift', String(int(r, 1000)), String(int(r, 20) - 10)]]), opaque], body: none}
+      return {
+        tokens: [
+          'seek',
+          topic,
+          partition,
+          ...pick(r, [
+            ['time', String(Date.now() - int(r, 10_000))],
+            ['last', String(int(r, 100))],
+            ['shift', String(int(r, 1000)), String(int(r, 20) - 10)],
+          ]),
+          opaque,
+        ],
+        body: none,
+      }
     case 'count':
       return {tokens: ['count', topic, partition, '0', String(int(r, 10_000)), opaque], body: none}
     case 'config-reload':
@@ -190,13 +246,26 @@ export function fuzzFrame(r: Random, topics: string[], mutationRate: number): Bu
   for (let m = 0; m < mutations; m++) {
     const i = int(r, tokens.length)
     switch (int(r, 7)) {
-      case 0: tokens[i] = oddToken(r); break
-      case 1: tokens.splice(i, 1); break
-      case 2: tokens.splice(i, 0, tokens[i] ?? 'x'); break
-      case 3: tokens[0] = pick(r, COMMANDS); break
-      case 4: tail = tail.subarray(0, int(r, tail.length + 1)); break
-      case 5: tail = Buffer.concat([tail, Buffer.from('\r\n')]); break
-      default: tokens[i] = `${tokens[i] ?? ''}${String.fromCharCode(int(r, 256))}`
+      case 0:
+        tokens[i] = oddToken(r)
+        break
+      case 1:
+        tokens.splice(i, 1)
+        break
+      case 2:
+        tokens.splice(i, 0, tokens[i] ?? 'x')
+        break
+      case 3:
+        tokens[0] = pick(r, COMMANDS)
+        break
+      case 4:
+        tail = tail.subarray(0, int(r, tail.length + 1))
+        break
+      case 5:
+        tail = Buffer.concat([tail, Buffer.from('\r\n')])
+        break
+      default:
+        tokens[i] = `${tokens[i] ?? ''}${String.fromCharCode(int(r, 256))}`
     }
   }
   const frame = Buffer.concat([Buffer.from(`${tokens.join(' ')}\r\n`), tail])

@@ -25,7 +25,7 @@ consumer.on('rebalance', (r: {assigned: Array<{partition: {partition: number}}>}
 process.on('SIGTERM', () => void consumer.stop())
 await consumer.run({
   eachMessage: (m) => {
-    print({event: "message", partition: m.partition, offset: m.offset, data: m.data.toString()})
+    print({event: 'message', partition: m.partition, offset: m.offset, data: m.data.toString()})
   },
 })
 print({event: 'stopped'})

@@ -38,9 +38,7 @@ export function captureLogger(level: LogLevel = 'debug'): CapturedLog {
     logger,
     entries,
     find(at, message) {
-      return entries.filter(
-        (e) => e.level === LEVELS[at] && (typeof message === 'string' ? e.msg === message : message.test(e.msg)),
-      )
+      return entries.filter((e) => e.level === LEVELS[at] && (typeof message === 'string' ? e.msg === message : message.test(e.msg)))
     },
   }
 }

@@ -126,7 +126,7 @@ let readOpaque = 2_000_000_000
 export async function readPartition(client: RawClient, topic: string, partition: number): Promise<string[]> {
   const {decodeMessageSet} = await import('../../src/protocol/message-set.js')
   const out: string[] = []
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const frame = await client.request(`get ${topic} g ${partition} ${offset} 1048576 ${readOpaque++}\r\n`, 20_000)
     if (frame.type !== 'value') return out
     const {messages, bytesConsumed} = decodeMessageSet(frame.body, {baseOffset: offset})

@@ -22,4 +22,3 @@ export function renderRightsTable(): string {
   const rows = Object.entries(RIGHTS_TABLE).map(([command, rule]) => `| \`${command}\` | ${needs(command as CommandName, rule)} |`)
   return [START, '', '| Command | Needs |', '|---|---|', ...rows, '', END].join('\n')
 }
-

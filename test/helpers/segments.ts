@@ -5,8 +5,12 @@ import {join} from 'node:path'
 /** Every `<topic>-<p>/<start>.meta` of `topic` under `dataPath` (relative path → bytes), sorted. */
 export function segmentFiles(dataPath: string, topic: string): Map<string, Buffer> {
   const files = new Map<string, Buffer>()
-  for (const dir of readdirSync(dataPath).filter((d) => d.startsWith(`${topic}-`)).sort()) {
-    for (const name of readdirSync(join(dataPath, dir)).filter((n) => n.endsWith('.meta')).sort()) {
+  for (const dir of readdirSync(dataPath)
+    .filter((d) => d.startsWith(`${topic}-`))
+    .sort()) {
+    for (const name of readdirSync(join(dataPath, dir))
+      .filter((n) => n.endsWith('.meta'))
+      .sort()) {
       files.set(`${dir}/${name}`, readFileSync(join(dataPath, dir, name)))
     }
   }

@@ -124,7 +124,10 @@ async function tryStart(t: Cleanup, options: ZkEnsembleOptions): Promise<ZkEnsem
     for (let to = 0; to < SERVERS; to++) {
       proxies[from]!.push(
         options.faults && from !== to
-          ? {quorum: await faultProxy(t, ports[to]!.quorum, {random: options.random}), election: await faultProxy(t, ports[to]!.election, {random: options.random})}
+          ? {
+              quorum: await faultProxy(t, ports[to]!.quorum, {random: options.random}),
+              election: await faultProxy(t, ports[to]!.election, {random: options.random}),
+            }
           : undefined,
       )
     }
@@ -172,8 +175,15 @@ async function tryStart(t: Cleanup, options: ZkEnsembleOptions): Promise<ZkEnsem
       const out = openSync(log, 'a')
       const started = startWatched(
         'java',
-        ['-Xmx192m', '-XX:+UseSerialGC', '-Dzookeeper.root.logger=INFO,CONSOLE', '-cp', ['/etc/zookeeper/conf', ...JARS].join(':'),
-          'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
+        [
+          '-Xmx192m',
+          '-XX:+UseSerialGC',
+          '-Dzookeeper.root.logger=INFO,CONSOLE',
+          '-cp',
+          ['/etc/zookeeper/conf', ...JARS].join(':'),
+          'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+          cfg,
+        ],
         out,
       )
       server = started
@@ -185,11 +195,18 @@ async function tryStart(t: Cleanup, options: ZkEnsembleOptions): Promise<ZkEnsem
         }
       })
       // Up when it answers on its client port with our data directory (not another test's server).
-      await waitFor(async () => {
-        if (exitedEarly) throw new Error(`ZooKeeper ${i + 1} exited (could not bind?)`)
-        return (await fourLetter(ports[i]!.client, 'conf')).includes(dataDir)
-      }, {what: `ZooKeeper ${i + 1} on 127.0.0.1:${ports[i]!.client}`, timeoutMs: 30_000, intervalMs: 50}).catch(async (error: Error) => {
-        const tail = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((l) => /ERROR|Exception|bind/i.test(l)).slice(-8).join('\n')
+      await waitFor(
+        async () => {
+          if (exitedEarly) throw new Error(`ZooKeeper ${i + 1} exited (could not bind?)`)
+          return (await fourLetter(ports[i]!.client, 'conf')).includes(dataDir)
+        },
+        {what: `ZooKeeper ${i + 1} on 127.0.0.1:${ports[i]!.client}`, timeoutMs: 30_000, intervalMs: 50},
+      ).catch(async (error: Error) => {
+        const tail = (await readFile(log, 'utf8').catch(() => ''))
+          .split('\n')
+          .filter((l) => /ERROR|Exception|bind/i.test(l))
+          .slice(-8)
+          .join('\n')
         throw new Error(`${error.message}${/BindException|Address already in use/.test(tail) ? ' (could not bind)' : ''}\n${tail}`)
       })
     }
@@ -218,20 +235,26 @@ async function tryStart(t: Cleanup, options: ZkEnsembleOptions): Promise<ZkEnsem
   const connect = ports.map((p) => `127.0.0.1:${p.client}`).join(',')
 
   const leader = async (timeoutMs = 30_000): Promise<ZkNode> =>
-    waitFor(async () => {
-      for (const node of nodes) if (node.running() && (await node.mode()) === 'leader') return node
-      return undefined
-    }, {what: 'a ZooKeeper leader', timeoutMs, intervalMs: 50})
+    waitFor(
+      async () => {
+        for (const node of nodes) if (node.running() && (await node.mode()) === 'leader') return node
+        return undefined
+      },
+      {what: 'a ZooKeeper leader', timeoutMs, intervalMs: 50},
+    )
 
   const ensemble: ZkEnsemble = {
     connect,
     nodes,
     leader,
     async waitForQuorum({timeoutMs = 30_000, excluding = []} = {}) {
-      await waitFor(async () => {
-        const modes = await Promise.all(nodes.filter((n) => !excluding.includes(n.id)).map((n) => n.mode()))
-        return modes.filter((m) => m === 'leader' || m === 'follower').length >= 2 && modes.includes('leader')
-      }, {what: 'a ZooKeeper quorum', timeoutMs, intervalMs: 50})
+      await waitFor(
+        async () => {
+          const modes = await Promise.all(nodes.filter((n) => !excluding.includes(n.id)).map((n) => n.mode()))
+          return modes.filter((m) => m === 'leader' || m === 'follower').length >= 2 && modes.includes('leader')
+        },
+        {what: 'a ZooKeeper quorum', timeoutMs, intervalMs: 50},
+      )
     },
     peerLink(a, b) {
       const forward = proxies[a - 1]![b - 1]

@@ -13,11 +13,7 @@ import {deadline, suiteScope, tmpDir, waitFor, withDeadline, type Cleanup} from 
 import {probeFreePort} from './ports.js'
 import {startWatched, type ServerProcess} from './watched.js'
 
-const JARS = [
-  '/usr/share/java/zookeeper.jar',
-  '/usr/share/java/slf4j-log4j12.jar',
-  '/usr/share/java/log4j-1.2.jar',
-]
+const JARS = ['/usr/share/java/zookeeper.jar', '/usr/share/java/slf4j-log4j12.jar', '/usr/share/java/log4j-1.2.jar']
 
 export interface TestZooKeeper {
   /** `127.0.0.1:<port>` */
@@ -57,9 +53,7 @@ export interface ZooKeeperOptions {
 export async function startZooKeeper(t: Cleanup, options: ZooKeeperOptions = {}): Promise<TestZooKeeper> {
   const missing = JARS.filter((jar) => !existsSync(jar))
   if (missing.length > 0) {
-    throw new Error(
-      `ZooKeeper is not installed (missing ${missing.join(', ')}): run "apt-get install -y zookeeper" or "bash scripts/provision.sh"`,
-    )
+    throw new Error(`ZooKeeper is not installed (missing ${missing.join(', ')}): run "apt-get install -y zookeeper" or "bash scripts/provision.sh"`)
   }
   const dir = await tmpDir(t, 'meta-zk-')
   let port = 0
@@ -68,23 +62,23 @@ export async function startZooKeeper(t: Cleanup, options: ZooKeeperOptions = {})
   const cfg = join(dir, 'zoo.cfg')
   const writeConfig = () =>
     writeFile(
-    cfg,
-    [
-      'tickTime=500',
-      'initLimit=10',
-      'syncLimit=5',
-      `dataDir=${join(dir, 'data')}`,
-      `clientPort=${port}`,
-      'clientPortAddress=127.0.0.1',
-      'maxClientCnxns=0',
-      'admin.enableServer=false',
-      '4lw.commands.whitelist=ruok,srvr,stat,conf',
-      'forceSync=no',
-      // Sessions may be as short as 2 ticks (1 s), so tests can expire them quickly.
-      'minSessionTimeout=1000',
-      ...(options.maxSessionTimeoutMs === undefined ? [] : [`maxSessionTimeout=${options.maxSessionTimeoutMs}`]),
-      '',
-    ].join('\n'),
+      cfg,
+      [
+        'tickTime=500',
+        'initLimit=10',
+        'syncLimit=5',
+        `dataDir=${join(dir, 'data')}`,
+        `clientPort=${port}`,
+        'clientPortAddress=127.0.0.1',
+        'maxClientCnxns=0',
+        'admin.enableServer=false',
+        '4lw.commands.whitelist=ruok,srvr,stat,conf',
+        'forceSync=no',
+        // Sessions may be as short as 2 ticks (1 s), so tests can expire them quickly.
+        'minSessionTimeout=1000',
+        ...(options.maxSessionTimeoutMs === undefined ? [] : [`maxSessionTimeout=${options.maxSessionTimeoutMs}`]),
+        '',
+      ].join('\n'),
     )
   let server: ServerProcess | undefined
   const clients: zookeeper.Client[] = []
@@ -100,8 +94,14 @@ export async function startZooKeeper(t: Cleanup, options: ZooKeeperOptions = {})
     const out = openSync(log, 'a')
     server = startWatched(
       'java',
-      ['-Xmx256m', '-Dzookeeper.root.logger=INFO,CONSOLE', '-cp', ['/etc/zookeeper/conf', ...JARS].join(':'),
-        'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
+      [
+        '-Xmx256m',
+        '-Dzookeeper.root.logger=INFO,CONSOLE',
+        '-cp',
+        ['/etc/zookeeper/conf', ...JARS].join(':'),
+        'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+        cfg,
+      ],
       out,
     )
     const started = server

@@ -19,7 +19,11 @@ const OP_TOKEN = 'operator-token-0123456789'
 const basic = (user: string, password: string) => ({authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`})
 
 async function put(url: string, topic: string, headers: Record<string, string> = {}): Promise<{status: number; body: {error?: string; code?: string}}> {
-  const res = await fetch(url + `/put?topic=${topic}&partition=0&length=2`, {method: 'POST', body: 'hi', headers: {accept: 'application/json', 'x-meta-request': '1', ...headers}})
+  const res = await fetch(url + `/put?topic=${topic}&partition=0&length=2`, {
+    method: 'POST',
+    body: 'hi',
+    headers: {accept: 'application/json', 'x-meta-request': '1', ...headers},
+  })
   return {status: res.status, body: (await res.json()) as {error?: string; code?: string}}
 }
 
@@ -73,7 +77,11 @@ describe('HTTP server with access control', () => {
   it('a wrong password is 401 with a Basic challenge, slowed and counted; per-user tokens; a revoke + reload applies', async (t) => {
     const {url, broker, users, log} = await setup(t)
     const u = url('')
-    const wrong = await fetch(u + '/put?topic=a-1&partition=0&length=2', {method: 'POST', body: 'hi', headers: {...basic('alice', 'nope'), 'x-meta-request': '1'}})
+    const wrong = await fetch(u + '/put?topic=a-1&partition=0&length=2', {
+      method: 'POST',
+      body: 'hi',
+      headers: {...basic('alice', 'nope'), 'x-meta-request': '1'},
+    })
     assert.equal(wrong.status, 401)
     assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic realm="meta"/)
     assert.equal((await put(u, 'a-1', {authorization: 'Bearer not-a-token'})).status, 401)

@@ -67,7 +67,10 @@ describe('browser guard', () => {
     assert.equal(checkAllowHost('[::1]'), '::1')
     assert.equal(checkAllowHost('Meta.Example.'), 'meta.example')
     for (const bad of ['http://x.example', 'x.example:80', '', 'a b', '*.example']) {
-      assert.throws(() => checkAllowHost(bad), new RegExp(`invalid --http-allow-host ${JSON.stringify(JSON.stringify(bad)).slice(1, -1).replace(/[.*]/g, '\\$&')}`))
+      assert.throws(
+        () => checkAllowHost(bad),
+        new RegExp(`invalid --http-allow-host ${JSON.stringify(JSON.stringify(bad)).slice(1, -1).replace(/[.*]/g, '\\$&')}`),
+      )
     }
   })
 })

@@ -91,7 +91,14 @@ describe('HTTP server and browsers on other sites', () => {
     assert.equal(page.status, 200)
     const app = await send(http.port, 'GET', '/ui/app.js', {host})
     assert.match(app.body, /'x-meta-request': '1'/, 'the dashboard sends the header with every API request')
-    const dashboard = {host, origin: `http://${host}`, 'x-meta-request': '1', 'content-type': 'application/json', accept: 'application/json', authorization: basic('root')}
+    const dashboard = {
+      host,
+      origin: `http://${host}`,
+      'x-meta-request': '1',
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: basic('root'),
+    }
     const reload = await send(http.port, 'POST', '/api/reload', dashboard, '{"dryRun":true}')
     // Reached the reload itself (the test broker's server.ini is not on disk): the guard let it through.
     assert.equal(reload.status, 400, reload.body)
@@ -113,7 +120,13 @@ describe('HTTP server and browsers on other sites', () => {
     assert.equal((await send(port, 'GET', '/metrics', {host: 'evil.example'})).status, 421)
     assert.equal((await send(port, 'GET', '/', {host: 'evil.example'})).status, 421)
     // A cross-site form POST (no credentials needed here: a loopback server without a token).
-    const form = await send(port, 'POST', '/put?topic=t1&partition=0&length=2', {host: `127.0.0.1:${port}`, origin: 'https://evil.example', 'content-type': 'text/plain'}, 'hi')
+    const form = await send(
+      port,
+      'POST',
+      '/put?topic=t1&partition=0&length=2',
+      {host: `127.0.0.1:${port}`, origin: 'https://evil.example', 'content-type': 'text/plain'},
+      'hi',
+    )
     assert.equal(form.status, 403, form.body)
     assert.equal((await send(port, 'GET', '/get?topic=t1&partition=0&offset=0', {host: `127.0.0.1:${port}`})).status, 200)
 

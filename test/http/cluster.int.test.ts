@@ -49,7 +49,10 @@ describe('dashboard API in cluster mode', () => {
       assert.equal(res.status, 200)
     }
     for (const id of [0, 1]) {
-      await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-sub/${topic}/${id}-m`)) !== undefined, {what: `broker ${id}'s topic in ZooKeeper`, timeoutMs: DEADLINE_MS})
+      await waitFor(async () => (await zkRead(client, `${root}/brokers/topics-sub/${topic}/${id}-m`)) !== undefined, {
+        what: `broker ${id}'s topic in ZooKeeper`,
+        timeoutMs: DEADLINE_MS,
+      })
     }
     // An asynchronous slave of broker 1 (a process, as operators run it), found through ZooKeeper.
     const dir = await tmpDir(scope, 'meta-http-slave-')
@@ -67,13 +70,25 @@ describe('dashboard API in cluster mode', () => {
       topics: Array<{topic: string; brokers: Array<{brokerId: number; role: string; partitions: number; publish: boolean}>}>
     }
     assert.equal(cluster.mode, 'cluster')
-    assert.deepEqual(cluster.brokers.map((b) => [b.id, b.self]), [[0, true], [1, false]])
+    assert.deepEqual(
+      cluster.brokers.map((b) => [b.id, b.self]),
+      [
+        [0, true],
+        [1, false],
+      ],
+    )
     assert.match(cluster.brokers[1].url, /^meta:\/\/127\.0\.0\.1:\d+$/)
     const placed = cluster.topics.find((t) => t.topic === topic)
     assert.ok(placed, `topic ${topic} in ${JSON.stringify(cluster.topics)}`)
     // (broker 1's slave registers the topic too, as role s1, once it replicates it: the next test)
     const masters = placed.brokers.filter((b) => b.role === 'master')
-    assert.deepEqual(masters.map((b) => [b.brokerId, b.role, b.partitions, b.publish]), [[0, 'master', 2, true], [1, 'master', 2, true]])
+    assert.deepEqual(
+      masters.map((b) => [b.brokerId, b.role, b.partitions, b.publish]),
+      [
+        [0, 'master', 2, true],
+        [1, 'master', 2, true],
+      ],
+    )
     const overview = (await (await fetch(url('/api/overview'))).json()) as {mode: string; zk: string}
     assert.equal(overview.mode, 'cluster')
     assert.equal(overview.zk, `${zk.connect}${root}`)
@@ -89,7 +104,7 @@ describe('dashboard API in cluster mode', () => {
         last = s
         return s?.healthy === true && s.lagMessages === 0 ? s : undefined
       },
-      {what: 'broker 1\'s slave1 caught up in the cluster view', timeoutMs: 60_000},
+      {what: "broker 1's slave1 caught up in the cluster view", timeoutMs: 60_000},
     ).catch((error: Error) => {
       throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`)
     })
@@ -111,14 +126,18 @@ describe('dashboard API in cluster mode', () => {
     const row = before.items.find((r) => r.brokerId === 0 && r.partition === 0)
     assert.ok(row, JSON.stringify(before))
     assert.deepEqual([row.committed, row.lagMessages], [0, 2])
-    const skip = await fetch(url('/api/groups/billing/skip'), {method: 'POST', body: JSON.stringify({topic, partition: 0, offset: 0}), headers: {'x-meta-request': '1'}})
+    const skip = await fetch(url('/api/groups/billing/skip'), {
+      method: 'POST',
+      body: JSON.stringify({topic, partition: 0, offset: 0}),
+      headers: {'x-meta-request': '1'},
+    })
     assert.equal(skip.status, 200, await skip.clone().text())
     const after = (await (await fetch(url('/api/groups/billing'))).json()) as Lag
     const moved = after.items.find((r) => r.brokerId === 0 && r.partition === 0)!
     assert.deepEqual([moved.committed, moved.lagMessages], [23, 1])
   })
 
-  it('/metrics lists the lag of groups committed in ZooKeeper for this broker\'s partitions', async () => {
+  it("/metrics lists the lag of groups committed in ZooKeeper for this broker's partitions", async () => {
     const admin = await connectGroupAdmin({zk: zk.connect, zkRoot: root})
     try {
       await admin.commitOffsets('metered', [{topic, partition: 0, offset: 0, msgId: '-1'}])

@@ -43,7 +43,11 @@ describe('dashboard in Chromium', () => {
 
   const put = async (topic: string, partition: number, body: string | Buffer) => {
     const bytes = Buffer.from(body)
-    const res = await fetch(fixture.url(`/put?topic=${topic}&partition=${partition}&flag=0&length=${bytes.length}`), {method: 'POST', body: new Uint8Array(bytes), headers: {'x-meta-request': '1'}})
+    const res = await fetch(fixture.url(`/put?topic=${topic}&partition=${partition}&flag=0&length=${bytes.length}`), {
+      method: 'POST',
+      body: new Uint8Array(bytes),
+      headers: {'x-meta-request': '1'},
+    })
     assert.equal(res.status, 200)
   }
   const shot = async (name: string) => {
@@ -105,10 +109,12 @@ describe('dashboard in Chromium', () => {
     assert.ok(samples >= 10, `the charts have ${samples} samples right after the page loaded`)
   })
 
-  it('topics: a table of every topic with counts; a topic\'s partitions paged (10,000 partitions)', async () => {
+  it("topics: a table of every topic with counts; a topic's partitions paged (10,000 partitions)", async () => {
     await page.click('#nav >> text=Topics')
     await page.waitForSelector('td >> text=orders')
-    const rows = (await page.evaluate(`[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))`)) as string[][]
+    const rows = (await page.evaluate(
+      `[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))`,
+    )) as string[][]
     const orders = rows.find((r) => r[0] === 'orders')!
     assert.deepEqual(orders.slice(1, 3), ['2', '17'])
     await shot('topics')
@@ -199,7 +205,9 @@ describe('dashboard in Chromium', () => {
     await page.setViewportSize({width: 1280, height: 860})
     await open('/groups/long-ids')
     await page.waitForSelector(`#members-table >> text=${LONG_MEMBER_ID.slice(0, 20)}`)
-    const overflow = (await page.evaluate(`(() => { const wrap = document.querySelector('#members-table .table-wrap'); return wrap.scrollWidth - wrap.clientWidth })()`)) as number
+    const overflow = (await page.evaluate(
+      `(() => { const wrap = document.querySelector('#members-table .table-wrap'); return wrap.scrollWidth - wrap.clientWidth })()`,
+    )) as number
     assert.ok(overflow <= 0, `the Members table is ${overflow}px wider than its panel`)
   })
 
@@ -228,7 +236,11 @@ describe('dashboard in Chromium', () => {
       await page.waitForFunction(`live.samples.filter((s) => !s.history && s.timeMs > ${warmMs}).length >= 8`, undefined, {timeout: scaledMs(90_000)})
       const rates = (await page.evaluate(`live.samples.filter((s) => s.timeMs > ${warmMs}).map((s) => s.putRate)`)) as number[]
       assert.ok(rates.length >= 8)
-      assert.deepEqual(rates.filter((r) => !(r > 0)), [], `put rates after warm-up: ${rates.map((r) => Math.round(r)).join(' ')}`)
+      assert.deepEqual(
+        rates.filter((r) => !(r > 0)),
+        [],
+        `put rates after warm-up: ${rates.map((r) => Math.round(r)).join(' ')}`,
+      )
       await shot('overview-steady')
 
       // A fresh load: the cards and the topics table have rates before any refresh.
@@ -237,7 +249,9 @@ describe('dashboard in Chromium', () => {
       assert.match((await page.textContent('#put-rate'))!, /msg\/s/)
       await page.goto(fixture.url('/?first=2#/topics'))
       await page.waitForSelector('#topics-table td >> text=steady')
-      const row = (await page.evaluate(`[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)).find((r) => r[0] === 'steady')`)) as string[]
+      const row = (await page.evaluate(
+        `[...document.querySelectorAll('#topics-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)).find((r) => r[0] === 'steady')`,
+      )) as string[]
       assert.match(row[4], /^[\d,.]+ (k )?msg\/s$/, `the first paint's put rate: ${row[4]}`)
       assert.notEqual(row[4], '0 msg/s')
     } finally {

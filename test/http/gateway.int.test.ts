@@ -27,7 +27,9 @@ describe('HTTP gateway (MetaQ /put, /get, /offset)', () => {
     assert.equal(partition, '1')
     assert.equal(offset, '0')
 
-    const second = await put(url(`/put?topic=orders&partition=1&flag=6&checksum=${checksum(Buffer.from('two'))}&length=3`), 'two', {'content-type': 'text/plain'})
+    const second = await put(url(`/put?topic=orders&partition=1&flag=6&checksum=${checksum(Buffer.from('two'))}&length=3`), 'two', {
+      'content-type': 'text/plain',
+    })
     assert.equal(second.status, 200)
     assert.equal((await second.text()).split(' ')[2], String(20 + payload.length))
 

@@ -66,7 +66,11 @@ describe('MetaQ Java HTTP client paths (/put/<brokerId>, /get/<brokerId>, /offse
     length.writeInt32BE(attribute.length)
     const payload = Buffer.concat([length, attribute, data])
     assert.equal(payload.length, 285)
-    const put = await raw(http.port, ['POST /put/0?topic=java-http&partition=0&flag=1&length=285 HTTP/1.1', ...CLIENT_HEADERS(http.port), 'Content-Length: 285'], payload)
+    const put = await raw(
+      http.port,
+      ['POST /put/0?topic=java-http&partition=0&flag=1&length=285 HTTP/1.1', ...CLIENT_HEADERS(http.port), 'Content-Length: 285'],
+      payload,
+    )
     assert.equal(put.status, 200, put.body.toString())
     const [, partition, offset] = put.body.toString().split(' ')
     assert.equal(partition, '0')
@@ -87,7 +91,11 @@ describe('MetaQ Java HTTP client paths (/put/<brokerId>, /get/<brokerId>, /offse
 
   it('refuses another broker id with a 400 naming both ids', async (t) => {
     const {http} = await httpFixture(t, {ini: '[system]\nbrokerId=0\n[topic=java-http]\n'})
-    const put = await raw(http.port, ['POST /put/3?topic=java-http&partition=0&flag=0&length=2 HTTP/1.1', ...CLIENT_HEADERS(http.port), 'Content-Length: 2'], Buffer.from('hi'))
+    const put = await raw(
+      http.port,
+      ['POST /put/3?topic=java-http&partition=0&flag=0&length=2 HTTP/1.1', ...CLIENT_HEADERS(http.port), 'Content-Length: 2'],
+      Buffer.from('hi'),
+    )
     assert.equal(put.status, 400)
     assert.match(put.body.toString(), /broker id "3" in \/put\/3 is not this broker's: this is broker 0/)
     const get = await raw(http.port, ['GET /get/7?topic=java-http&partition=0&offset=0&group=g&maxsize=4096 HTTP/1.1', ...CLIENT_HEADERS(http.port)])

@@ -67,7 +67,11 @@ describe('HTTP requests act as their principal', () => {
     assert.ok((await rootStats(broker.port, 'meta-connections')).includes('in-process:http'))
 
     // bob may read a-* but not put: 403 with the broker's own message, audited as bob's.
-    const refused = await fetch(url('/put?topic=a-1&partition=0&length=2'), {method: 'POST', body: 'hi', headers: {...change('bob'), accept: 'application/json'}})
+    const refused = await fetch(url('/put?topic=a-1&partition=0&length=2'), {
+      method: 'POST',
+      body: 'hi',
+      headers: {...change('bob'), accept: 'application/json'},
+    })
     assert.equal(refused.status, 403)
     const body = (await refused.json()) as {code: string; error: string}
     assert.equal(body.code, 'ACCESS_DENIED')
@@ -77,9 +81,18 @@ describe('HTTP requests act as their principal', () => {
     assert.equal(offset.status, 403)
     assert.match(((await offset.json()) as {error: string}).error, /access denied: user "bob" lacks the "get" right on topic "b-1"/)
     await waitFor(() => readFileSync(audit, 'utf8').includes('in-process:http'))
-    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
-    assert.ok(lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.command === 'offset' && e.address === 'in-process:http'), JSON.stringify(lines))
-    assert.ok(lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.resource === 'put a-1'), JSON.stringify(lines))
+    const lines = readFileSync(audit, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    assert.ok(
+      lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.command === 'offset' && e.address === 'in-process:http'),
+      JSON.stringify(lines),
+    )
+    assert.ok(
+      lines.some((e) => e.event === 'refused' && e.principal === 'bob' && e.resource === 'put a-1'),
+      JSON.stringify(lines),
+    )
     assert.ok(!lines.some((e) => String(e.principal).startsWith('meta:')), 'no internal user anywhere')
   })
 
@@ -93,7 +106,9 @@ describe('HTTP requests act as their principal', () => {
       assert.equal(put.status, 200, await put.clone().text())
     }
     for (const body of bodies) {
-      const got = await fetch(url(`/get?topic=a-big&partition=0&offset=${offset}&group=g&maxsize=${300 * 1024}`), {headers: {...basic('alice'), accept: 'application/json'}})
+      const got = await fetch(url(`/get?topic=a-big&partition=0&offset=${offset}&group=g&maxsize=${300 * 1024}`), {
+        headers: {...basic('alice'), accept: 'application/json'},
+      })
       assert.equal(got.status, 200)
       const json = (await got.json()) as {messages: Array<{payload: string}>; nextOffset: number}
       assert.ok(Buffer.from(json.messages[0].payload, 'base64').equals(body), `the message at ${offset} is the one put`)
@@ -160,9 +175,16 @@ describe('HTTP requests act as their principal', () => {
     })
     await assert.rejects(login, /auth-start on an in-process connection/)
     // Anonymous and bound: a put needs a right it has not.
-    const conn = await BrokerConnection.connect({transport: inProcessDial((socket) => broker.acceptInProcess(socket, {anonymous: true})), host: broker.host, port: broker.port, reconnect: false})
+    const conn = await BrokerConnection.connect({
+      transport: inProcessDial((socket) => broker.acceptInProcess(socket, {anonymous: true})),
+      host: broker.host,
+      port: broker.port,
+      reconnect: false,
+    })
     t.after(() => conn.close())
-    const frame = await conn.requestAsync((out, opaque) => encodePut(out, {topic: 'a-1', partition: 0, flag: 0, checksum: NO_CHECKSUM, txKey: null, opaque, body: Buffer.from('x')}))
+    const frame = await conn.requestAsync((out, opaque) =>
+      encodePut(out, {topic: 'a-1', partition: 0, flag: 0, checksum: NO_CHECKSUM, txKey: null, opaque, body: Buffer.from('x')}),
+    )
     assert.equal(frame.type === 'result' ? frame.code : 0, 403)
     assert.match(frame.body.toString(), /an anonymous connection \(not authenticated\) lacks the "put" right/)
   })

@@ -15,7 +15,7 @@ const HTTP = fileURLToPath(new URL('../../src/http', import.meta.url))
 /** What src/http may import from src/broker: the view, and the histogram's bucket bounds. */
 const ALLOWED = new Set(['../broker/read-view.js', '../broker/stats.js'])
 
-describe('the HTTP server\'s view of its broker', () => {
+describe("the HTTP server's view of its broker", () => {
   it('src/http imports nothing of src/broker but read-view.ts (and stats.ts constants)', () => {
     const offenders: string[] = []
     for (const name of readdirSync(HTTP).filter((n) => n.endsWith('.ts'))) {

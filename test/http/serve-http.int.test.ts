@@ -37,7 +37,7 @@ describe('meta serve --http', () => {
     const withPort = await spawnBroker(t, ['-c', ini])
     const url = httpUrl(withPort.stderr())
     const res = await waitFor(() => fetch(`${url}offset?topic=x&partition=0&offset=0`).catch(() => undefined))
-    assert.equal(res.status, 404, 'a partition that does not exist: MetaQ\'s 404')
+    assert.equal(res.status, 404, "a partition that does not exist: MetaQ's 404")
     withPort.child.kill('SIGTERM')
     await exited(withPort.child)
 
@@ -55,6 +55,9 @@ describe('meta serve --http', () => {
     const dir = await tmpDir(t)
     const result = await runCli(['serve', '--port', '0', '--http', String(port), '-d', dir])
     assert.equal(result.code, 1, result.stderr)
-    assert.match(result.stderr, new RegExp(`cannot serve HTTP on 127\\.0\\.0\\.1:${port}: the port is already in use; choose another with --http or dashboardHttpPort`))
+    assert.match(
+      result.stderr,
+      new RegExp(`cannot serve HTTP on 127\\.0\\.0\\.1:${port}: the port is already in use; choose another with --http or dashboardHttpPort`),
+    )
   })
 })

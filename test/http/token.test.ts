@@ -25,17 +25,35 @@ describe('HTTP token', () => {
   })
 
   it('opens mutations on loopback without a token and refuses them elsewhere, naming --http-token', () => {
-    assert.equal(status(() => authorizeMutation({}, undefined, '127.0.0.1')), 200)
-    assert.equal(status(() => authorizeMutation({}, undefined, '0.0.0.0')), 403)
+    assert.equal(
+      status(() => authorizeMutation({}, undefined, '127.0.0.1')),
+      200,
+    )
+    assert.equal(
+      status(() => authorizeMutation({}, undefined, '0.0.0.0')),
+      403,
+    )
     assert.throws(() => authorizeMutation({}, undefined, '0.0.0.0'), /listens on 0\.0\.0\.0, not a loopback address: start it with --http-token/)
   })
 
   it('needs the token whenever one is set, on any address', () => {
     for (const host of ['127.0.0.1', '0.0.0.0']) {
-      assert.equal(status(() => authorizeMutation({}, 't0k', host)), 401)
-      assert.equal(status(() => authorizeMutation({authorization: 'Bearer nope'}, 't0k', host)), 401)
-      assert.equal(status(() => authorizeMutation({authorization: 'Bearer t0k'}, 't0k', host)), 200)
-      assert.equal(status(() => authorizeMutation({'x-meta-token': 't0k'}, 't0k', host)), 200)
+      assert.equal(
+        status(() => authorizeMutation({}, 't0k', host)),
+        401,
+      )
+      assert.equal(
+        status(() => authorizeMutation({authorization: 'Bearer nope'}, 't0k', host)),
+        401,
+      )
+      assert.equal(
+        status(() => authorizeMutation({authorization: 'Bearer t0k'}, 't0k', host)),
+        200,
+      )
+      assert.equal(
+        status(() => authorizeMutation({'x-meta-token': 't0k'}, 't0k', host)),
+        200,
+      )
     }
   })
 })

@@ -39,7 +39,11 @@ async function setup(t: {after(fn: () => unknown): void}) {
   }
   const root = await connect('root')
   for (const topic of ['a1', 'b1']) {
-    const put = await fetch(fx.url(`/put?topic=${topic}&partition=0&length=2`), {method: 'POST', body: 'hi', headers: {...basic('root'), 'x-meta-request': '1'}})
+    const put = await fetch(fx.url(`/put?topic=${topic}&partition=0&length=2`), {
+      method: 'POST',
+      body: 'hi',
+      headers: {...basic('root'), 'x-meta-request': '1'},
+    })
     assert.equal(put.status, 200, await put.text())
   }
   await root.commitOffsets('ga1', [{topic: 'a1', partition: 0, offset: 0, msgId: '-1'}])
@@ -59,9 +63,18 @@ describe('what a principal may see', () => {
     const {url, connect, broker, root} = await setup(t)
     const reader = await connect('reader')
     // stats over the wire
-    assert.deepEqual((await reader.topics()).map((x) => x.topic), ['a1'])
-    assert.deepEqual((await reader.offsets()).map((x) => x.topic), ['a1'])
-    assert.deepEqual((await reader.partitions()).map((x) => x.topic), ['a1'])
+    assert.deepEqual(
+      (await reader.topics()).map((x) => x.topic),
+      ['a1'],
+    )
+    assert.deepEqual(
+      (await reader.offsets()).map((x) => x.topic),
+      ['a1'],
+    )
+    assert.deepEqual(
+      (await reader.partitions()).map((x) => x.topic),
+      ['a1'],
+    )
     assert.equal((await reader.topic('b1')).resultCode, 1, 'b1 answered as unknown')
     assert.equal((await reader.topic('a1')).resultCode, 0)
     assert.equal((await reader.raw('meta-connections')).match(/127\.0\.0\.1/g), null, 'no client address')
@@ -78,7 +91,10 @@ describe('what a principal may see', () => {
     // meta stats
     const cli = await runCli(['stats', 'topics', '--json', '-b', `127.0.0.1:${broker.port}`, '--user', 'reader'], {env: {META_PASSWORD: PASSWORD}})
     assert.equal(cli.code, 0, cli.stderr)
-    assert.deepEqual((JSON.parse(cli.stdout) as Array<{topic: string}>).map((x) => x.topic), ['a1'])
+    assert.deepEqual(
+      (JSON.parse(cli.stdout) as Array<{topic: string}>).map((x) => x.topic),
+      ['a1'],
+    )
 
     // /metrics
     const metrics = await get(url('/metrics'), 'reader')
@@ -88,18 +104,24 @@ describe('what a principal may see', () => {
     assert.match(metrics.text, /meta_group_lag_bytes\{group="ga1"/)
     assert.doesNotMatch(metrics.text, /group="gb1"/)
     assert.match(metrics.text, /meta_principal_connections\{user="reader"\}/)
-    assert.doesNotMatch(metrics.text, /user="root"/, 'another user\'s usage is an admin\'s to see')
+    assert.doesNotMatch(metrics.text, /user="root"/, "another user's usage is an admin's to see")
     assert.match(metrics.text, /meta_messages_put_total/, 'broker-wide counters stay')
 
     // the dashboard's API
     const topics = JSON.parse((await get(url('/api/topics'), 'reader')).text) as {items: Array<{topic: string}>}
-    assert.deepEqual(topics.items.map((x) => x.topic), ['a1'])
+    assert.deepEqual(
+      topics.items.map((x) => x.topic),
+      ['a1'],
+    )
     assert.equal((await get(url('/api/topics/b1/partitions'), 'reader')).status, 404)
     assert.equal((await get(url('/api/topics/a1/partitions'), 'reader')).status, 200)
     assert.equal((await get(url('/api/topics/b1/partitions/0/messages'), 'reader')).status, 404)
     assert.equal((await get(url('/api/topics/a1/partitions/0/messages'), 'reader')).status, 200)
     const groups = JSON.parse((await get(url('/api/groups'), 'reader')).text) as {items: Array<{group: string}>}
-    assert.deepEqual(groups.items.map((g) => g.group), ['ga-live', 'ga1'])
+    assert.deepEqual(
+      groups.items.map((g) => g.group),
+      ['ga-live', 'ga1'],
+    )
     const liveApi = JSON.parse((await get(url('/api/groups/ga-live'), 'reader')).text) as {members: Array<{host: string}>}
     assert.equal(liveApi.members[0].host, '')
     assert.equal((await get(url('/api/config'), 'reader')).status, 403)
@@ -123,7 +145,10 @@ describe('what a principal may see', () => {
     const rootMetrics = await get(url('/metrics'), 'root')
     assert.match(rootMetrics.text, /user="reader"/)
     const groups = JSON.parse((await get(url('/api/groups'), 'root')).text) as {items: Array<{group: string}>}
-    assert.deepEqual(groups.items.map((g) => g.group), ['ga-live', 'ga1', 'gb1'])
+    assert.deepEqual(
+      groups.items.map((g) => g.group),
+      ['ga-live', 'ga1', 'gb1'],
+    )
     const liveApi = JSON.parse((await get(url('/api/groups/ga-live'), 'root')).text) as {members: Array<{host: string}>}
     assert.match(liveApi.members[0].host, /^127\.0\.0\.1:\d+$/)
   })

@@ -15,7 +15,14 @@ const put = (key: string, partition: number, offset: number, server = 'b0', proc
   {t: ++clock, type: 'ok', key, process, topic: 'T', partition, offset, id, server},
 ]
 const read = (key: string, partition: number, offset: number, id = `id-${key}`): HistoryEvent => ({
-  t: ++clock, type: 'read', key, reader: 'c1', topic: 'T', partition, offset, id,
+  t: ++clock,
+  type: 'read',
+  key,
+  reader: 'c1',
+  topic: 'T',
+  partition,
+  offset,
+  id,
 })
 
 function clean(): HistoryEvent[] {
@@ -88,7 +95,16 @@ describe('nemesis checker', () => {
   })
 
   it('finds a committed offset that went back, and counts a documented one apart', () => {
-    const commit = (offset: number, documented?: string): HistoryEvent => ({t: ++clock, type: 'commit', group: 'g', reader: 'c1', topic: 'T', partition: 0, offset, ...(documented ? {documented} : {})})
+    const commit = (offset: number, documented?: string): HistoryEvent => ({
+      t: ++clock,
+      type: 'commit',
+      group: 'g',
+      reader: 'c1',
+      topic: 'T',
+      partition: 0,
+      offset,
+      ...(documented ? {documented} : {}),
+    })
     const report = check([...clean(), commit(10), commit(20), commit(5), commit(30), commit(0, 'async failover')])
     assert.equal(report.counts.offsetRegressions, 1)
     assert.match(report.offsetRegressions[0]!, /g T-0: 20 \(c1\) then 5/)
@@ -140,7 +156,10 @@ describe('nemesis checker', () => {
   })
 
   it('reads a history file, skipping only a last line cut short', () => {
-    const text = clean().map((e) => JSON.stringify(e)).join('\n') + '\n{"t":99,"type":"inv'
+    const text =
+      clean()
+        .map((e) => JSON.stringify(e))
+        .join('\n') + '\n{"t":99,"type":"inv'
     assert.equal(parseHistory(text).length, clean().length)
     assert.throws(() => parseHistory('{"t":1}\nnot json\n{"t":2}\n{"t":3}\n'), /history line 2 is not JSON/)
   })

@@ -34,7 +34,10 @@ describe('the packaged executable (npm run package)', () => {
   })
 
   it('packaging prints none of the expected postject warnings about .note sections', () => {
-    assert.deepEqual(warnings.filter((w) => /Can't find string offset for section name/.test(w)), [])
+    assert.deepEqual(
+      warnings.filter((w) => /Can't find string offset for section name/.test(w)),
+      [],
+    )
   })
   after(() => scope.run())
 
@@ -59,7 +62,11 @@ describe('the packaged executable (npm run package)', () => {
   })
 
   it('serves a broker, sends to it and tails from it, and serves the dashboard', async (t) => {
-    const broker = spawn(exe, ['serve', '--port', '0', '--http', '0', '-d', join(dir, 'data'), '--log-format', 'json'], {cwd: dir, env: {PATH: '/usr/bin:/bin', HOME: dir}, stdio: ['ignore', 'ignore', 'pipe']})
+    const broker = spawn(exe, ['serve', '--port', '0', '--http', '0', '-d', join(dir, 'data'), '--log-format', 'json'], {
+      cwd: dir,
+      env: {PATH: '/usr/bin:/bin', HOME: dir},
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     t.after(() => broker.kill('SIGKILL'))
     let log = ''
     broker.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d))

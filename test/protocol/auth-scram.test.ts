@@ -42,6 +42,9 @@ describe('SCRAM-SHA-256 (RFC 7677 example)', () => {
   it('auth-start names its mechanism; another one is a decode error naming it', () => {
     assert.deepEqual(parseAuthStart(['auth-start', 'SCRAM-SHA-256', '12', '7']).bodyLength, 12)
     assert.equal(parseAuthStart(['auth-start', 'PLAIN', '12', '7']).frame.mechanism, 'PLAIN')
-    assert.throws(() => parseAuthStart(['auth-start', 'DIGEST-MD5', '12', '7']), /invalid mechanism "DIGEST-MD5" in "auth-start" command: expected SCRAM-SHA-256 or PLAIN/)
+    assert.throws(
+      () => parseAuthStart(['auth-start', 'DIGEST-MD5', '12', '7']),
+      /invalid mechanism "DIGEST-MD5" in "auth-start" command: expected SCRAM-SHA-256 or PLAIN/,
+    )
   })
 })

@@ -25,8 +25,29 @@ function outcome(decoder: {push(b: Buffer): void; next(): object | undefined}, b
 }
 
 const NUMBERS = [
-  '0', '7', '-1', '-0', '+5', '007', '2147483647', '2147483648', '-2147483648', '-2147483649', '4294967295', '4294967296',
-  '123456789012345', '1234567890123456', '12345678901234567', '9223372036854775807', '', '1a', '--1', '-', ' ', 'null', 'TX:1',
+  '0',
+  '7',
+  '-1',
+  '-0',
+  '+5',
+  '007',
+  '2147483647',
+  '2147483648',
+  '-2147483648',
+  '-2147483649',
+  '4294967295',
+  '4294967296',
+  '123456789012345',
+  '1234567890123456',
+  '12345678901234567',
+  '9223372036854775807',
+  '',
+  '1a',
+  '--1',
+  '-',
+  ' ',
+  'null',
+  'TX:1',
 ]
 
 const VALID = ['0', '7', '-1', '42', '100', '2147483647', '-2147483648', '4294967295']
@@ -72,17 +93,56 @@ describe('byte parsers', () => {
   it('createRequestDecoder() decodes edge-case put headers like the token parser alone', () => {
     const tokensOnly = () => new FrameDecoder(new Map([['put', parsePut]]), {maxBodyBytes: 64})
     const lines = [
-      'put t 0 0 0 0 0', 'put t 0 1 0 0 0', 'put t -0 1 0 0 0', 'put t 00 1 0 0 0', 'put t 01 1 0 0 0', 'put t -01 1 0 0 0',
-      'put t 0 1 0 0', 'put t 0 1 0', 'put t', 'put', 'put ', 'put  t 0 1 0 0 0', 'put t  0 1 0 0 0', 'put t 0 1 0 0 0 ',
-      'put t 0 1 0 0  0', 'put t 0 2147483648 0 0 0', 'put t 0 99999999999 0 0 0', 'put t 0 -1 0 0 0', 'put t 0 1 0 0 4294967296',
-      'put t 0 1 0 0 -2147483649', 'put t 0 1 0 2147483648 1', 'put t 0 1 2147483648 0 1', 'put t 2147483648 1 0 0 1',
-      'put t 0 1 0 0 123456789012345', 'put t 0 1 0 0 1234567890123456', 'put t 0 1 0 0 +1', 'put t 0 1 0 0 1x',
-      'put t 0 1 0 0 -', 'put t 0 1 0 - 1', 'put t 0 1 0 TX:1 1', 'put t 0 1 0 7 TX:1 1', 'putt 0 1 0 0 0 0', 'pux t 0 1 0 0 0',
-      'put é 0 1 0 0 0', 'put t 0 1 0 0 0\x00', 'put t 0 1 0 0 7 8',
+      'put t 0 0 0 0 0',
+      'put t 0 1 0 0 0',
+      'put t -0 1 0 0 0',
+      'put t 00 1 0 0 0',
+      'put t 01 1 0 0 0',
+      'put t -01 1 0 0 0',
+      'put t 0 1 0 0',
+      'put t 0 1 0',
+      'put t',
+      'put',
+      'put ',
+      'put  t 0 1 0 0 0',
+      'put t  0 1 0 0 0',
+      'put t 0 1 0 0 0 ',
+      'put t 0 1 0 0  0',
+      'put t 0 2147483648 0 0 0',
+      'put t 0 99999999999 0 0 0',
+      'put t 0 -1 0 0 0',
+      'put t 0 1 0 0 4294967296',
+      'put t 0 1 0 0 -2147483649',
+      'put t 0 1 0 2147483648 1',
+      'put t 0 1 2147483648 0 1',
+      'put t 2147483648 1 0 0 1',
+      'put t 0 1 0 0 123456789012345',
+      'put t 0 1 0 0 1234567890123456',
+      'put t 0 1 0 0 +1',
+      'put t 0 1 0 0 1x',
+      'put t 0 1 0 0 -',
+      'put t 0 1 0 - 1',
+      'put t 0 1 0 TX:1 1',
+      'put t 0 1 0 7 TX:1 1',
+      'putt 0 1 0 0 0 0',
+      'pux t 0 1 0 0 0',
+      'put é 0 1 0 0 0',
+      'put t 0 1 0 0 0\x00',
+      'put t 0 1 0 0 7 8',
       // Bytes next to the digits (0x2a-0x2f share their high nibble with 0x3a-0x3f once 6 is added).
-      'put t 0 1 0 1-23 5', 'put t 0 1 0 12+3456 5', 'put t 0 1 0 1234/678 5', 'put t 0 1 0 5 1.234', 'put t 0 1 0 5 12345*78',
-      'put t 0 1 0 123:567 5', 'put t 0 1 0 5 1234567?', 'put t 0 1 0 -12,4 5', 'put t 0 1 0 5 -123456789012', 'put t 0 1 0 12345678901 5',
-      'put t 0 1 0 1234567890 4294967295', 'put t 0 1 0 -2147483648 -2147483648', 'put t 0 1 0 -2147483649 1',
+      'put t 0 1 0 1-23 5',
+      'put t 0 1 0 12+3456 5',
+      'put t 0 1 0 1234/678 5',
+      'put t 0 1 0 5 1.234',
+      'put t 0 1 0 5 12345*78',
+      'put t 0 1 0 123:567 5',
+      'put t 0 1 0 5 1234567?',
+      'put t 0 1 0 -12,4 5',
+      'put t 0 1 0 5 -123456789012',
+      'put t 0 1 0 12345678901 5',
+      'put t 0 1 0 1234567890 4294967295',
+      'put t 0 1 0 -2147483648 -2147483648',
+      'put t 0 1 0 -2147483649 1',
     ]
     for (const line of lines) {
       const bytes = Buffer.concat([Buffer.from(line, 'utf8'), Buffer.from('\r\nabcdefghij', 'latin1')])
@@ -101,12 +161,30 @@ describe('byte parsers', () => {
     const fields = ['orders', '0', '26', '0', '-1', '1']
     // Per field: values the byte parser reads, then values it leaves to the token parser.
     const choices = [
-      [['orders', 'order', 'ordersx', 'xrders', 't', 'bench-mx7jaz2d-26769', 'a'.repeat(150), 'é'], ['a b', '']],
-      [['0', '1', '7', '12', '-1', '2147483647'], ['01', '-0', '2147483648', 'x']],
-      [['0', '3', '10', '26', '64'], ['-0', '007', '65', '1a']],
-      [['0', '1', '-1', '123', '-2147483648'], ['2147483648', '0000000000001', '+1']],
-      [['-1', '0', '7', '-7', '2147483647', '-2147483648'], ['2147483648', '-2147483649', '123456789012345', '1234567890123456', '-', '1x', '']],
-      [['1', '10', '999', '1000', '-1', '-10', '4294967295'], ['4294967296', '123456789012345', '1234567890123456', '+1', '1 ', ' 1', '']],
+      [
+        ['orders', 'order', 'ordersx', 'xrders', 't', 'bench-mx7jaz2d-26769', 'a'.repeat(150), 'é'],
+        ['a b', ''],
+      ],
+      [
+        ['0', '1', '7', '12', '-1', '2147483647'],
+        ['01', '-0', '2147483648', 'x'],
+      ],
+      [
+        ['0', '3', '10', '26', '64'],
+        ['-0', '007', '65', '1a'],
+      ],
+      [
+        ['0', '1', '-1', '123', '-2147483648'],
+        ['2147483648', '0000000000001', '+1'],
+      ],
+      [
+        ['-1', '0', '7', '-7', '2147483647', '-2147483648'],
+        ['2147483648', '-2147483649', '123456789012345', '1234567890123456', '-', '1x', ''],
+      ],
+      [
+        ['1', '10', '999', '1000', '-1', '-10', '4294967295'],
+        ['4294967296', '123456789012345', '1234567890123456', '+1', '1 ', ' 1', ''],
+      ],
     ]
     let decoded = 0
     for (let run = 0; run < 200; run++) {
@@ -123,7 +201,7 @@ describe('byte parsers', () => {
       const chunked = (decoder: {push(b: Buffer): void; next(): object | undefined}): unknown => {
         const frames = []
         try {
-          for (let pos = 0; pos < bytes.length; ) {
+          for (let pos = 0; pos < bytes.length;) {
             const end = Math.min(bytes.length, pos + 1 + Math.floor(random() * 300))
             decoder.push(bytes.subarray(pos, end))
             pos = end
@@ -159,9 +237,14 @@ describe('byte parsers', () => {
     const decoder = createRequestDecoder()
     const frames = outcome(
       decoder,
-      Buffer.from('put abc 0 1 0 -1 1\r\nxput abd 0 1 0 -1 2\r\nyput abc 0 1 0 -1 3\r\nzput ab 0 1 0 -1 4\r\nwput abc 0 1 0 -1 5\r\nvput abcd 0 1 0 -1 6\r\nuput abc 0 1 0 -1 7\r\ntput abc 0 1 0 -1 8\r\ns'),
+      Buffer.from(
+        'put abc 0 1 0 -1 1\r\nxput abd 0 1 0 -1 2\r\nyput abc 0 1 0 -1 3\r\nzput ab 0 1 0 -1 4\r\nwput abc 0 1 0 -1 5\r\nvput abcd 0 1 0 -1 6\r\nuput abc 0 1 0 -1 7\r\ntput abc 0 1 0 -1 8\r\ns',
+      ),
     ) as {frames: Array<{topic: string}>}
-    assert.deepEqual(frames.frames.map((f) => f.topic), ['abc', 'abd', 'abc', 'ab', 'abc', 'abcd', 'abc', 'abc'])
+    assert.deepEqual(
+      frames.frames.map((f) => f.topic),
+      ['abc', 'abd', 'abc', 'ab', 'abc', 'abcd', 'abc', 'abc'],
+    )
   })
 
   it('writePut() writes what the template string wrote, for random int32s, topics and bodies, many puts in one buffer', () => {

@@ -71,8 +71,14 @@ describe('request decoder', () => {
   it('decodes the four put forms by token count and first character', () => {
     const [current] = requests(fixture('put'))
     assert.deepEqual(current, {
-      type: 'put', topic: 'meta-test', partition: 0, flag: 0, checksum: 907060870, txKey: null,
-      opaque: -2147483646, body: Buffer.from('hello'),
+      type: 'put',
+      topic: 'meta-test',
+      partition: 0,
+      flag: 0,
+      checksum: 907060870,
+      txKey: null,
+      opaque: -2147483646,
+      body: Buffer.from('hello'),
     })
     const [legacy] = requests(fixture('put-legacy'))
     assert.equal(legacy.type === 'put' && legacy.checksum, -1)
@@ -98,7 +104,13 @@ describe('request decoder', () => {
 
   it('decodes get, including Long.MAX_VALUE and the long-poll token', () => {
     assert.deepEqual(requests(fixture('get'))[0], {
-      type: 'get', topic: 'test', group: 'grp', partition: 0, offset: 0, maxSize: 1048576, opaque: -2147483646,
+      type: 'get',
+      topic: 'test',
+      group: 'grp',
+      partition: 0,
+      offset: 0,
+      maxSize: 1048576,
+      opaque: -2147483646,
       maxWaitMs: 0,
     })
     const [poll] = requests(fixture('get-long-poll'))
@@ -110,7 +122,12 @@ describe('request decoder', () => {
 
   it('decodes offset, stats (empty item, item, bare), version and quit', () => {
     assert.deepEqual(requests(fixture('offset'))[0], {
-      type: 'offset', topic: 'test', group: 'grp', partition: 0, offset: 10, opaque: -2147483645,
+      type: 'offset',
+      topic: 'test',
+      group: 'grp',
+      partition: 0,
+      offset: 10,
+      opaque: -2147483645,
     })
     assert.deepEqual(requests(fixture('stats-empty-item'))[0], {type: 'stats', item: '', opaque: 8})
     assert.deepEqual(requests(fixture('stats-topics'))[0], {type: 'stats', item: 'topics', opaque: 8})
@@ -123,8 +140,13 @@ describe('request decoder', () => {
 
   it('decodes transaction by token count', () => {
     assert.deepEqual(requests(fixture('transaction-begin'))[0], {
-      type: 'transaction', txKey: 'TX:sess:1', sessionId: 'sess', txType: 'BEGIN', timeoutSeconds: 30,
-      uniqueQualifier: undefined, opaque: 9,
+      type: 'transaction',
+      txKey: 'TX:sess:1',
+      sessionId: 'sess',
+      txType: 'BEGIN',
+      timeoutSeconds: 30,
+      uniqueQualifier: undefined,
+      opaque: 9,
     })
     const [xa] = requests(fixture('transaction-xa-prepare'))
     assert.ok(xa.type === 'transaction')
@@ -149,13 +171,16 @@ describe('request decoder', () => {
     const stream = Buffer.concat(REQUEST_FIXTURES.map(fixture))
     const whole = requests(stream)
     assert.equal(whole.length, REQUEST_FIXTURES.length)
-    const byByte = decodeAll(createRequestDecoder(), [...stream].map((b) => Buffer.from([b])))
+    const byByte = decodeAll(
+      createRequestDecoder(),
+      [...stream].map((b) => Buffer.from([b])),
+    )
     assert.deepEqual(byByte, whole)
     let seed = 42
     const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
     for (let round = 0; round < 50; round++) {
       const chunks: Buffer[] = []
-      for (let pos = 0; pos < stream.length; ) {
+      for (let pos = 0; pos < stream.length;) {
         const size = 1 + Math.floor(random() * 40)
         chunks.push(stream.subarray(pos, pos + size))
         pos += size
@@ -192,7 +217,10 @@ describe('request decoder', () => {
     it(`rejects ${JSON.stringify(input.trim())} with ${code}`, () => {
       const decoder = createRequestDecoder()
       decoder.push(Buffer.from(input))
-      assert.throws(() => decoder.next(), (err) => isMetaError(err, code as 'DECODE_ERROR') && err.message.includes(message))
+      assert.throws(
+        () => decoder.next(),
+        (err) => isMetaError(err, code as 'DECODE_ERROR') && err.message.includes(message),
+      )
     })
   }
 
@@ -201,7 +229,10 @@ describe('request decoder', () => {
     decoder.push(Buffer.alloc(4000, 0x61))
     assert.equal(decoder.next(), undefined)
     decoder.push(Buffer.alloc(200, 0x61))
-    assert.throws(() => decoder.next(), (err) => isMetaError(err, 'FRAME_TOO_LARGE'))
+    assert.throws(
+      () => decoder.next(),
+      (err) => isMetaError(err, 'FRAME_TOO_LARGE'),
+    )
   })
 
   it('refuses a body longer than the limit before buffering it', () => {
@@ -221,17 +252,16 @@ describe('request decoder', () => {
   })
 
   it('skips NUL bytes between commands (some MetaQ clients pad puts), in any chunking', () => {
-    const stream = Buffer.concat([
-      Buffer.from('\0\0put t 0 5 0 -1 1\r\nhello'),
-      Buffer.alloc(7),
-      Buffer.from('version 2\r\n\0'),
-    ])
+    const stream = Buffer.concat([Buffer.from('\0\0put t 0 5 0 -1 1\r\nhello'), Buffer.alloc(7), Buffer.from('version 2\r\n\0')])
     const whole = requests(stream)
     assert.deepEqual(
       whole.map((f) => f.type),
       ['put', 'version'],
     )
-    const byByte = decodeAll(createRequestDecoder(), [...stream].map((b) => Buffer.from([b])))
+    const byByte = decodeAll(
+      createRequestDecoder(),
+      [...stream].map((b) => Buffer.from([b])),
+    )
     assert.deepEqual(byByte, whole)
     const decoder = createRequestDecoder()
     decoder.push(Buffer.alloc(3))
@@ -242,7 +272,10 @@ describe('request decoder', () => {
   it('still refuses a NUL inside a header line', () => {
     const decoder = createRequestDecoder()
     decoder.push(Buffer.from('ver\0sion 1\r\n'))
-    assert.throws(() => decoder.next(), (err) => isMetaError(err, 'DECODE_ERROR'))
+    assert.throws(
+      () => decoder.next(),
+      (err) => isMetaError(err, 'DECODE_ERROR'),
+    )
   })
 
   it('skips the body of an oversize frame up to maxSkippedBodyBytes without buffering it', () => {
@@ -264,16 +297,23 @@ describe('request decoder', () => {
   })
 
   it('skips an oversize body that arrives in the same chunk as its header and the next frame', () => {
-    const frames = decodeAll(createRequestDecoder({maxBodyBytes: 4, maxSkippedBodyBytes: 16}), [
-      Buffer.from('put t 0 10 0 -1 1\r\n0123456789version 2\r\n'),
-    ])
-    assert.deepEqual(frames.map((f) => [f.type, oversizeBodyBytes(f)]), [['put', 10], ['version', undefined]])
+    const frames = decodeAll(createRequestDecoder({maxBodyBytes: 4, maxSkippedBodyBytes: 16}), [Buffer.from('put t 0 10 0 -1 1\r\n0123456789version 2\r\n')])
+    assert.deepEqual(
+      frames.map((f) => [f.type, oversizeBodyBytes(f)]),
+      [
+        ['put', 10],
+        ['version', undefined],
+      ],
+    )
   })
 
   it('refuses a body beyond maxSkippedBodyBytes', () => {
     const decoder = createRequestDecoder({maxBodyBytes: 1024, maxSkippedBodyBytes: 4096})
     decoder.push(Buffer.from('put t 0 4097 0 -1 1\r\n'))
-    assert.throws(() => decoder.next(), (err) => isMetaError(err, 'FRAME_TOO_LARGE'))
+    assert.throws(
+      () => decoder.next(),
+      (err) => isMetaError(err, 'FRAME_TOO_LARGE'),
+    )
   })
 
   it('counts a skipped body as a partial frame until it has passed', () => {
@@ -363,7 +403,10 @@ describe('response decoder', () => {
   it('yields identical frames byte by byte', () => {
     const stream = Buffer.concat(RESPONSE_FIXTURES.map(fixture))
     const whole = decodeAll(createResponseDecoder(), [stream])
-    const byByte = decodeAll(createResponseDecoder(), [...stream].map((b) => Buffer.from([b])))
+    const byByte = decodeAll(
+      createResponseDecoder(),
+      [...stream].map((b) => Buffer.from([b])),
+    )
     assert.deepEqual(byByte, whole)
   })
 })
@@ -372,34 +415,77 @@ describe('encoders', () => {
   it('reproduce the golden bytes', () => {
     const put = requests(fixture('put'))[0]
     assert.ok(put.type === 'put')
-    assert.deepEqual(encoded((o) => encodePut(o, put)), fixture('put'))
+    assert.deepEqual(
+      encoded((o) => encodePut(o, put)),
+      fixture('put'),
+    )
     const putTx = requests(fixture('put-transaction'))[0]
     assert.ok(putTx.type === 'put')
-    assert.deepEqual(encoded((o) => encodePut(o, putTx)), fixture('put-transaction'))
+    assert.deepEqual(
+      encoded((o) => encodePut(o, putTx)),
+      fixture('put-transaction'),
+    )
     const get = requests(fixture('get'))[0]
     assert.ok(get.type === 'get')
-    assert.deepEqual(encoded((o) => encodeGet(o, get)), fixture('get'))
+    assert.deepEqual(
+      encoded((o) => encodeGet(o, get)),
+      fixture('get'),
+    )
     assert.deepEqual(
       encoded((o) => encodeGet(o, {topic: 'test', group: 'grp', partition: 0, offset: Number.MAX_SAFE_INTEGER, maxSize: 1048576, opaque: 5, maxWaitMs: 1000})),
       fixture('get-long-poll'),
     )
-    assert.deepEqual(encoded((o) => encodeOffset(o, {topic: 'test', group: 'grp', partition: 0, offset: 10, opaque: -2147483645})), fixture('offset'))
-    assert.deepEqual(encoded((o) => encodeStats(o, {item: '', opaque: 8})), fixture('stats-empty-item'))
-    assert.deepEqual(encoded((o) => encodeStats(o, {item: 'topics', opaque: 8})), fixture('stats-topics'))
-    assert.deepEqual(encoded((o) => encodeVersion(o, {opaque: 7})), fixture('version'))
-    assert.deepEqual(encoded((o) => encodeQuit(o)), fixture('quit'))
+    assert.deepEqual(
+      encoded((o) => encodeOffset(o, {topic: 'test', group: 'grp', partition: 0, offset: 10, opaque: -2147483645})),
+      fixture('offset'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeStats(o, {item: '', opaque: 8})),
+      fixture('stats-empty-item'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeStats(o, {item: 'topics', opaque: 8})),
+      fixture('stats-topics'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeVersion(o, {opaque: 7})),
+      fixture('version'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeQuit(o)),
+      fixture('quit'),
+    )
     for (const name of ['transaction-begin', 'transaction-xa-prepare', 'transaction-recover']) {
       const tx = requests(fixture(name))[0]
       assert.ok(tx.type === 'transaction')
-      assert.deepEqual(encoded((o) => encodeTransaction(o, tx)), fixture(name), name)
+      assert.deepEqual(
+        encoded((o) => encodeTransaction(o, tx)),
+        fixture(name),
+        name,
+      )
     }
     const sync = requests(fixture('sync'))[0]
     assert.ok(sync.type === 'sync')
-    assert.deepEqual(encoded((o) => encodeSync(o, sync)), fixture('sync'))
-    assert.deepEqual(encoded((o) => encodeResult(o, 200, -2147483648, '4194316293 0 0')), fixture('result-put'))
-    assert.deepEqual(encoded((o) => encodeResult(o, 200, 7, Buffer.from('1.4.6.2'))), fixture('result-version'))
-    assert.deepEqual(encoded((o) => encodeResult(o, 404, 3)), fixture('result-not-found'))
-    assert.deepEqual(encoded((o) => encodeValue(o, -2147483646, fixture('record-hello'))), fixture('value'))
+    assert.deepEqual(
+      encoded((o) => encodeSync(o, sync)),
+      fixture('sync'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeResult(o, 200, -2147483648, '4194316293 0 0')),
+      fixture('result-put'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeResult(o, 200, 7, Buffer.from('1.4.6.2'))),
+      fixture('result-version'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeResult(o, 404, 3)),
+      fixture('result-not-found'),
+    )
+    assert.deepEqual(
+      encoded((o) => encodeValue(o, -2147483646, fixture('record-hello'))),
+      fixture('value'),
+    )
   })
 
   it('counts UTF-8 bytes in result bodies', () => {

@@ -14,8 +14,13 @@ describe('MetaError', () => {
 
   it('fromWire() maps each MetaQ status to one code', () => {
     const cases: Array<[number, string]> = [
-      [301, 'OFFSET_MOVED'], [400, 'BAD_REQUEST'], [403, 'PARTITION_CLOSED'], [404, 'NOT_FOUND'],
-      [500, 'INTERNAL'], [503, 'SERVICE_UNAVAILABLE'], [504, 'TIMEOUT'],
+      [301, 'OFFSET_MOVED'],
+      [400, 'BAD_REQUEST'],
+      [403, 'PARTITION_CLOSED'],
+      [404, 'NOT_FOUND'],
+      [500, 'INTERNAL'],
+      [503, 'SERVICE_UNAVAILABLE'],
+      [504, 'TIMEOUT'],
     ]
     for (const [status, code] of cases) {
       const err = MetaError.fromWire(status, 'text')
@@ -35,7 +40,7 @@ describe('MetaError', () => {
 
 describe('error codes in result bodies', () => {
   it('fromWire() reads the code marker back to the same MetaError, with the text as its message', () => {
-    const body = formatErrorBody('TOPIC_NOT_ACCEPTED', 'Put message to [broker \'meta://h:1\'] [partition \'t-0\'] failed.Detail:The server do not accept topic t')
+    const body = formatErrorBody('TOPIC_NOT_ACCEPTED', "Put message to [broker 'meta://h:1'] [partition 't-0'] failed.Detail:The server do not accept topic t")
     assert.equal(body, "Put message to [broker 'meta://h:1'] [partition 't-0'] failed.Detail:The server do not accept topic t [code=TOPIC_NOT_ACCEPTED]")
     const err = MetaError.fromWire(500, body)
     assert.equal(err.code, 'TOPIC_NOT_ACCEPTED')

@@ -33,9 +33,16 @@ describe('JSON body decoders', () => {
     assert.deepEqual(decodeClaimRequest(json({claim: []})), {claim: [], release: []}, 'release may be absent')
     const result = {granted: [{topic: 'a', partition: 0}], busy: [], generation: 2}
     assert.deepEqual(decodeClaimResult(json(result)), result)
-    const offsets = [{topic: 'a', partition: 0, offset: 25, msgId: '7205759403792793600', committedAtMs: 1700000000000}, {topic: 'b', partition: 2, offset: 0, msgId: '-1'}]
+    const offsets = [
+      {topic: 'a', partition: 0, offset: 25, msgId: '7205759403792793600', committedAtMs: 1700000000000},
+      {topic: 'b', partition: 2, offset: 0, msgId: '-1'},
+    ]
     assert.deepEqual(decodeCommittedOffsets(json(offsets)), offsets)
-    assert.deepEqual(decodeCommittedOffsets(json([{topic: 'a', partition: 0, offset: 1}])), [{topic: 'a', partition: 0, offset: 1, msgId: '-1'}], 'msgId absent: unknown')
+    assert.deepEqual(
+      decodeCommittedOffsets(json([{topic: 'a', partition: 0, offset: 1}])),
+      [{topic: 'a', partition: 0, offset: 1, msgId: '-1'}],
+      'msgId absent: unknown',
+    )
     assert.deepEqual(decodeOffsetFetchRequest(Buffer.alloc(0)), {})
     assert.deepEqual(decodeOffsetFetchRequest(json({topics: ['a']})), {topics: ['a']})
     const summaries = [{group: 'g', generation: 1, members: 2, topics: ['a']}]
@@ -81,21 +88,36 @@ describe('JSON body decoders', () => {
 
   it('refuse bodies of the wrong shape with DECODE_ERROR naming the body and the field', () => {
     refuses(() => decodeClaimRequest('{'), /^invalid group-claim body: not JSON/)
-    refuses(() => decodeClaimRequest(json({claim: [{topic: 'a', partition: -1}]})), /^invalid group-claim body: "claim\[0\]\.partition" is -1: expected an integer >= 0$/)
+    refuses(
+      () => decodeClaimRequest(json({claim: [{topic: 'a', partition: -1}]})),
+      /^invalid group-claim body: "claim\[0\]\.partition" is -1: expected an integer >= 0$/,
+    )
     refuses(() => decodeClaimRequest(json({release: []})), /"claim" is missing: expected an array/)
     refuses(() => decodeGroupView(json([])), /^invalid group view body: the body is \[\]: expected an object$/)
-    refuses(() => decodeGroupView(json({group: 'g', generation: 1, members: [{id: 1, topics: []}], partitions: {}, brokerId: 0})), /"members\[0\]\.id" is 1: expected a string/)
-    refuses(() => decodeCommittedOffsets(json([{topic: 'bad/topic', partition: 0, offset: 0}]), 'offset-commit'), /^invalid offset-commit body: "\[0\]\.topic" is "bad\/topic": expected a valid topic name$/)
+    refuses(
+      () => decodeGroupView(json({group: 'g', generation: 1, members: [{id: 1, topics: []}], partitions: {}, brokerId: 0})),
+      /"members\[0\]\.id" is 1: expected a string/,
+    )
+    refuses(
+      () => decodeCommittedOffsets(json([{topic: 'bad/topic', partition: 0, offset: 0}]), 'offset-commit'),
+      /^invalid offset-commit body: "\[0\]\.topic" is "bad\/topic": expected a valid topic name$/,
+    )
     refuses(() => decodeCommittedOffsets(json([{topic: 'a', partition: 0, offset: 1.5}])), /"\[0\]\.offset" is 1\.5/)
     refuses(() => decodeCommittedOffsets(json([{topic: 'a', partition: 0, offset: 1, msgId: 'x'}])), /"\[0\]\.msgId" is "x": expected a message id in decimal/)
     refuses(() => decodeOffsetFetchRequest(json({topics: 'a'})), /^invalid offset-fetch body: "topics" is "a": expected an array$/)
-    refuses(() => decodeTxList(json([{key: 'k', state: 'OPEN', messages: 0, bytes: 0, partitions: [], beganAtMs: 0}])), /"\[0\]\.state" is "OPEN": expected one of PREPARED/)
+    refuses(
+      () => decodeTxList(json([{key: 'k', state: 'OPEN', messages: 0, bytes: 0, partitions: [], beganAtMs: 0}])),
+      /"\[0\]\.state" is "OPEN": expected one of PREPARED/,
+    )
     refuses(() => decodeSlaveStatus(json({})), /^invalid slave-status reply body: "brokerId" is missing/)
     refuses(() => decodeReloadReport(json({source: 's', applied: 'yes'})), /"applied" is "yes": expected true or false/)
     refuses(() => decodePartitionsState(json({topic: 'a', brokerId: 0, changed: [-2], closed: []})), /"changed\[0\]" is -2/)
   })
 
   it('refuse a body over MAX_JSON_BODY_BYTES without parsing it', () => {
-    refuses(() => decodeTxList(Buffer.alloc(MAX_JSON_BODY_BYTES + 1, 0x20)), new RegExp(`^invalid tx-list reply body: ${MAX_JSON_BODY_BYTES + 1} bytes: expected at most ${MAX_JSON_BODY_BYTES}$`))
+    refuses(
+      () => decodeTxList(Buffer.alloc(MAX_JSON_BODY_BYTES + 1, 0x20)),
+      new RegExp(`^invalid tx-list reply body: ${MAX_JSON_BODY_BYTES + 1} bytes: expected at most ${MAX_JSON_BODY_BYTES}$`),
+    )
   })
 })

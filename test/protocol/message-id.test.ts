@@ -118,8 +118,19 @@ describe('message id halves (the broker put path, no bigint)', () => {
 
   it('writes the decimal text of every int64 exactly as BigInt#toString', () => {
     const edges: Array<[number, number]> = [
-      [0, 0], [0, 1], [0, 999_999], [0, 1_000_000], [0, 0xffffffff], [1, 0], [999_999, 0xffffffff], [1_000_000, 0],
-      [0x7fffffff, 0xffffffff], [-1, 0xffffffff], [-0x80000000, 0], [-1, 0], [232_831, 1_783_793_664],
+      [0, 0],
+      [0, 1],
+      [0, 999_999],
+      [0, 1_000_000],
+      [0, 0xffffffff],
+      [1, 0],
+      [999_999, 0xffffffff],
+      [1_000_000, 0],
+      [0x7fffffff, 0xffffffff],
+      [-1, 0xffffffff],
+      [-0x80000000, 0],
+      [-1, 0],
+      [232_831, 1_783_793_664],
     ]
     let seed = 12345
     const random = () => (seed = (seed * 1103515245 + 12345) >>> 0)
@@ -129,7 +140,12 @@ describe('message id halves (the broker put path, no bigint)', () => {
 
   it('encodePutResultOfHalves writes the same reply as encodePutResult', () => {
     const gen = new MessageIdGenerator(3)
-    for (const [partition, offset, opaque] of [[0, 0, -5], [7, 123_456_789, -2147483648], [1023, 2 ** 40 + 17, 4294967295], [99, 4294967295, 0]]) {
+    for (const [partition, offset, opaque] of [
+      [0, 0, -5],
+      [7, 123_456_789, -2147483648],
+      [1023, 2 ** 40 + 17, 4294967295],
+      [99, 4294967295, 0],
+    ]) {
       gen.nextHalves()
       const a = new OutputBuffer()
       const b = new OutputBuffer()
@@ -182,7 +198,13 @@ describe('message id halves (the broker put path, no bigint)', () => {
     }
     assert.equal(many.take().toString('latin1'), expected)
     // Short ids (a body under 10 bytes), partitions around 10.
-    for (const [low, partition, offset] of [[0, 0, 0], [5, 3, 7], [9, 9, 99], [12, 10, 5], [7, 123, 4294967296]]) {
+    for (const [low, partition, offset] of [
+      [0, 0, 0],
+      [5, 3, 7],
+      [9, 9, 99],
+      [12, 10, 5],
+      [7, 123, 4294967296],
+    ]) {
       const a = new OutputBuffer(8)
       const b = new OutputBuffer(8)
       encodePutResultOfHalves(a, 1, 0, low, partition, offset)
@@ -191,4 +213,3 @@ describe('message id halves (the broker put path, no bigint)', () => {
     }
   })
 })
-

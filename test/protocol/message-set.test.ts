@@ -5,14 +5,7 @@
  */
 import {describe, it} from 'node:test'
 import assert from 'node:assert/strict'
-import {
-  checksum,
-  decodeMessageSet,
-  decodePayload,
-  encodePayload,
-  encodeRecord,
-  scanRecords,
-} from '../../src/protocol/index.js'
+import {checksum, decodeMessageSet, decodePayload, encodePayload, encodeRecord, scanRecords} from '../../src/protocol/index.js'
 import {walkMessageSet, wholeRecordsEnd} from '../../src/protocol/message-set.js'
 import {fixture} from './fixtures.js'
 
@@ -106,7 +99,10 @@ describe('scanRecords()', () => {
   it('returns the end of the last valid record and why it stopped', () => {
     const set = Buffer.concat([fixture('record-hello'), fixture('record-attribute')])
     const seen: number[] = []
-    assert.deepEqual(scanRecords(set, 0, (pos) => seen.push(pos)), {end: 56, stop: 'end'})
+    assert.deepEqual(
+      scanRecords(set, 0, (pos) => seen.push(pos)),
+      {end: 56, stop: 'end'},
+    )
     assert.deepEqual(seen, [0, 25])
     assert.deepEqual(scanRecords(set.subarray(0, 40)), {end: 25, stop: 'partial'})
     const flipped = Buffer.from(set)

@@ -70,7 +70,10 @@ describe('validateTopicPattern()', () => {
 
   it('refuses the same unsafe names as topics', () => {
     for (const [name, reason] of UNSAFE) {
-      assert.throws(() => validateTopicPattern(name), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT') && reason.test(error.message))
+      assert.throws(
+        () => validateTopicPattern(name),
+        (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT') && reason.test(error.message),
+      )
     }
     assert.throws(() => validateTopicPattern('../*'), {message: 'invalid topic pattern "../*": must not contain "/"'})
   })

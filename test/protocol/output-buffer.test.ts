@@ -9,7 +9,34 @@ import {messageIdOfHalves, writeMessageIdDecimal} from '../../src/protocol/messa
 
 describe('OutputBuffer#writeInt', () => {
   it('writes String(n) and intTextLength(n) counts it', () => {
-    const values = [0, -0, 1, 9, 10, 99, 100, 101, 12345, 99999, 100000, 2147483647, 2147483648, 4294967295, 4294967296, -1, -10, -2147483648, -4294967295, -4294967296, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53, 1.5, NaN, Infinity]
+    const values = [
+      0,
+      -0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      101,
+      12345,
+      99999,
+      100000,
+      2147483647,
+      2147483648,
+      4294967295,
+      4294967296,
+      -1,
+      -10,
+      -2147483648,
+      -4294967295,
+      -4294967296,
+      2 ** 53 - 1,
+      -(2 ** 53 - 1),
+      2 ** 53,
+      1.5,
+      NaN,
+      Infinity,
+    ]
     let seed = 7
     for (let i = 0; i < 5000; i++) {
       seed = (seed * 1103515245 + 12345) >>> 0
@@ -54,8 +81,45 @@ describe('DecimalText', () => {
 
   it('is String(n) after every step: up, down, across zero and digit counts, and jumps', () => {
     const t = new DecimalText()
-    const walk = [0, 1, 9, 10, 99, 100, 999, 1000, 1001, 999, 100, 10, 9, 1, 0, -1, -9, -10, -1000, -999, -1, 5, 120, 240, 999_880, 1_000_000, 1_000_120,
-      2 ** 40, 2 ** 40 + 120, -2147483648, -2147483647, -2147483646, 4294967295, 4294967296, 2 ** 53 - 1, 2 ** 53 - 2, 7]
+    const walk = [
+      0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      999,
+      1000,
+      1001,
+      999,
+      100,
+      10,
+      9,
+      1,
+      0,
+      -1,
+      -9,
+      -10,
+      -1000,
+      -999,
+      -1,
+      5,
+      120,
+      240,
+      999_880,
+      1_000_000,
+      1_000_120,
+      2 ** 40,
+      2 ** 40 + 120,
+      -2147483648,
+      -2147483647,
+      -2147483646,
+      4294967295,
+      4294967296,
+      2 ** 53 - 1,
+      2 ** 53 - 2,
+      7,
+    ]
     let seed = 3
     let n = 0
     for (let i = 0; i < 20_000; i++) {
@@ -72,8 +136,25 @@ describe('DecimalText', () => {
 
   it('follows message ids by their halves, as BigInt#toString', () => {
     const t = new DecimalText()
-    const ids: Array<[number, number]> = [[0, 0], [0, 1], [0, 9], [0, 10], [232_831, 4_294_967_290], [232_831, 4_294_967_295], [232_832, 0], [232_832, 999_999],
-      [232_832, 1_000_000], [232_832, 1_000_500], [232_831, 5], [-1, 0xffffffff], [-1, 0xfffffff0], [-5, 3], [-5, 4], [0x7fffffff, 0xfffffff0], [0x7fffffff, 0xffffffff]]
+    const ids: Array<[number, number]> = [
+      [0, 0],
+      [0, 1],
+      [0, 9],
+      [0, 10],
+      [232_831, 4_294_967_290],
+      [232_831, 4_294_967_295],
+      [232_832, 0],
+      [232_832, 999_999],
+      [232_832, 1_000_000],
+      [232_832, 1_000_500],
+      [232_831, 5],
+      [-1, 0xffffffff],
+      [-1, 0xfffffff0],
+      [-5, 3],
+      [-5, 4],
+      [0x7fffffff, 0xfffffff0],
+      [0x7fffffff, 0xffffffff],
+    ]
     for (const [high, low] of ids) {
       t.setIdHalves(high, low, writeMessageIdDecimal)
       assert.equal(text(t), messageIdOfHalves(high, low).toString(), `${high} ${low}`)

@@ -49,7 +49,11 @@ describe('docs/protocol.md, Commands', () => {
       assert.equal(row.from, METAQ_COMMANDS.includes(name) ? 'MetaQ' : 'meta', `${name}: From`)
       assert.match(row.section, /\]\(#[a-z0-9-]+\)/, `${name}: a link to its section`)
     }
-    assert.deepEqual([...rows.keys()].filter((name) => !commands.includes(name)), [], 'rows for commands the decoder does not know')
+    assert.deepEqual(
+      [...rows.keys()].filter((name) => !commands.includes(name)),
+      [],
+      'rows for commands the decoder does not know',
+    )
   })
 
   it('names only commands the decoder knows (and the check can tell)', () => {

@@ -92,7 +92,24 @@ function modelFrame(f: Fields, checksum: number, opaque: number): PutCommand {
 }
 
 /** Endings after a prefix that the fast path must not read as a plain put. */
-const ODD_ENDINGS = ['1 2 3', '1', '+1 2', '1 +2', '1x 2', '1 2 ', '1  2', '12345678901 2', '1 4294967296', '1 123456789012345', 'TX:1 2', '7 TX:1 2', '7 null 2', '-1 -', '- 1', '1 2\u0000']
+const ODD_ENDINGS = [
+  '1 2 3',
+  '1',
+  '+1 2',
+  '1 +2',
+  '1x 2',
+  '1 2 ',
+  '1  2',
+  '12345678901 2',
+  '1 4294967296',
+  '1 123456789012345',
+  'TX:1 2',
+  '7 TX:1 2',
+  '7 null 2',
+  '-1 -',
+  '- 1',
+  '1 2\u0000',
+]
 
 /** The line as the token parser (the decoder's fallback) reads it: frame and body length, or the error's code. */
 function tokenParse(line: string): {frame: PutCommand; bodyLength: number} | {error: string} {
@@ -125,13 +142,20 @@ for (const seed of seeds({ci: 5, all: 30})) {
         else if (op === 'odd ending') ending = random.pick(ODD_ENDINGS)
         else if (op === 'odd prefix') {
           const text = prefixText(fields)
-          const odd = random.pick([text.replace(' ', '  '), text.replace(/ (\d)/, ' 0$1'), text.replace(/ (\d+) /, ' -0 '), text.replace('put', 'pux'), `${text.trimEnd()}x `])
+          const odd = random.pick([
+            text.replace(' ', '  '),
+            text.replace(/ (\d)/, ' 0$1'),
+            text.replace(/ (\d+) /, ' -0 '),
+            text.replace('put', 'pux'),
+            `${text.trimEnd()}x `,
+          ])
           ending = `${odd.slice(4)}1 2`
           fields = undefined
         }
         const checksum = int32(random)
         const opaque = random.chance(0.2) ? random.int(0, 4294967295) : int32(random)
-        const line = ending === undefined ? `${prefixText(fields!)}${checksum} ${opaque}` : fields === undefined ? `put ${ending}` : `${prefixText(fields)}${ending}`
+        const line =
+          ending === undefined ? `${prefixText(fields!)}${checksum} ${opaque}` : fields === undefined ? `put ${ending}` : `${prefixText(fields)}${ending}`
         const bytes = Buffer.from(`${line}\r\n`, 'utf8')
         const eolOffset = bytes.length - 2
         const place = random.pick(['fresh', 'inside', 'reused'] as const)

@@ -17,11 +17,14 @@ describe('PutReplyReader', () => {
     let id = 7205759403792793600n
     for (let i = 0; i < 20_000; i++) {
       const r = random()
-      if (r < 0.7) id += BigInt(Math.floor(random() * 3000)) // meta's ids step a little
+      if (r < 0.7)
+        id += BigInt(Math.floor(random() * 3000)) // meta's ids step a little
       else if (r < 0.8) id = BigInt(Math.floor(random() * 2 ** 31)) * BigInt(Math.floor(random() * 2 ** 32))
       else if (r < 0.85) id = -id
-      else if (r < 0.9) id = BigInt(Math.floor(random() * 1e9)) // no leading part
-      else if (r < 0.95) id = 999_999_999n + BigInt(Math.floor(random() * 3)) // across 10^9
+      else if (r < 0.9)
+        id = BigInt(Math.floor(random() * 1e9)) // no leading part
+      else if (r < 0.95)
+        id = 999_999_999n + BigInt(Math.floor(random() * 3)) // across 10^9
       else id = [0n, 9223372036854775807n, -9223372036854775808n, 1_000_000_000n][Math.floor(random() * 4)]
       const partition = Math.floor(random() * 100)
       const offset = random() < 0.5 ? Math.floor(random() * 2 ** 40) : Math.floor(random() * 1000)
@@ -35,7 +38,29 @@ describe('PutReplyReader', () => {
 
   it('refuses malformed bodies', () => {
     const reader = new PutReplyReader()
-    for (const text of ['', ' ', '1', '1 2', '1 2 ', '1  2 3', 'a 2 3', '1 2 3 4', '-', '- 2 3', '1 -2 3', '1 2 -3', '1 2 -0', '1 2 --1', '1 -1 -1', '1 2147483648 0', '1 2 9007199254740992', '1 2 12345678901234567', '12345678901234567890 0 0', '1 1234567890123456 0', '1 2 3\r\n']) {
+    for (const text of [
+      '',
+      ' ',
+      '1',
+      '1 2',
+      '1 2 ',
+      '1  2 3',
+      'a 2 3',
+      '1 2 3 4',
+      '-',
+      '- 2 3',
+      '1 -2 3',
+      '1 2 -3',
+      '1 2 -0',
+      '1 2 --1',
+      '1 -1 -1',
+      '1 2147483648 0',
+      '1 2 9007199254740992',
+      '1 2 12345678901234567',
+      '12345678901234567890 0 0',
+      '1 1234567890123456 0',
+      '1 2 3\r\n',
+    ]) {
       assert.equal(reader.read(Buffer.from(text)), false, JSON.stringify(text))
     }
   })

@@ -23,7 +23,10 @@ describe('MessageStore.cutTail', () => {
     assert.ok(log.info().segmentCount >= 4)
     const at = offsets[5] // inside a segment
     const result = await store.cutTail('orders', 0, at)
-    assert.deepEqual({from: result.from, to: result.to, messages: result.messages, bytes: result.bytes}, {from: at, to: before.length, messages: 7, bytes: before.length - at})
+    assert.deepEqual(
+      {from: result.from, to: result.to, messages: result.messages, bytes: result.bytes},
+      {from: at, to: before.length, messages: 7, bytes: before.length - at},
+    )
     const cut = store.get('orders', 0)!
     assert.notEqual(cut, log, 'the partition was opened again')
     assert.equal(cut.maxOffset, at)
@@ -34,7 +37,10 @@ describe('MessageStore.cutTail', () => {
     const names = files(pdir)
     assert.ok(names.includes(`${String(at).padStart(20, '0')}.meta.cut-${result.file!.split('.cut-')[1]}`))
     assert.deepEqual(classifyPartitionFile(result.file!.split('/').pop()!), {kind: 'cut', offset: at})
-    assert.ok(names.filter((n) => n.endsWith('.meta')).every((n) => Number(n.slice(0, 20)) < at), `no segment starts at or after the cut: ${names.join(' ')}`)
+    assert.ok(
+      names.filter((n) => n.endsWith('.meta')).every((n) => Number(n.slice(0, 20)) < at),
+      `no segment starts at or after the cut: ${names.join(' ')}`,
+    )
     // Appends go on from the cut; counts and seeks see the new records.
     const next = await putMany(cut, ['after cut'], 100n)
     assert.deepEqual(next, [at])
@@ -50,10 +56,18 @@ describe('MessageStore.cutTail', () => {
     const store = await openStore(t, dir, {maxSegmentBytes: 60})
     const log = store.getOrCreate('orders', 1)
     const offsets = await putMany(log, ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40), 'd'.repeat(40)])
-    const starts = files(join(dir, 'orders-1')).filter((n) => n.endsWith('.meta')).map((n) => Number(n.slice(0, 20)))
+    const starts = files(join(dir, 'orders-1'))
+      .filter((n) => n.endsWith('.meta'))
+      .map((n) => Number(n.slice(0, 20)))
     assert.ok(starts.length >= 2)
-    await assert.rejects(store.cutTail('orders', 1, offsets[1] + 3), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /not a record boundary/.test((e as Error).message))
-    await assert.rejects(store.cutTail('orders', 1, log.maxOffset + 1), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /expected a record boundary in \[0, /.test((e as Error).message))
+    await assert.rejects(
+      store.cutTail('orders', 1, offsets[1] + 3),
+      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /not a record boundary/.test((e as Error).message),
+    )
+    await assert.rejects(
+      store.cutTail('orders', 1, log.maxOffset + 1),
+      (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT') && /expected a record boundary in \[0, /.test((e as Error).message),
+    )
     await assert.rejects(store.cutTail('nope', 0, 0), (e: unknown) => isMetaError(e, 'INVALID_ARGUMENT'))
     const none = await store.cutTail('orders', 1, log.maxOffset)
     assert.equal(none.messages, 0)

@@ -26,7 +26,10 @@ function name20(offset: number, suffix: string): string {
 async function writeLog(t: Cleanup, dataPath: string, count: number, segmentBytes: number, partition = 0): Promise<number[]> {
   const store = await openStore(t, dataPath, {maxSegmentBytes: segmentBytes})
   const log = store.getOrCreate('t', partition)
-  const offsets = await putMany(log, Array.from({length: count}, (_, i) => `message-${String(i).padStart(2, '0')}`))
+  const offsets = await putMany(
+    log,
+    Array.from({length: count}, (_, i) => `message-${String(i).padStart(2, '0')}`),
+  )
   await store.close()
   return offsets
 }
@@ -205,8 +208,14 @@ describe('damage early in the last segment (item 3)', () => {
       // write → close → reopen → same state; the kept-aside file is not written twice.
       const again = await openStore(t, dataPath)
       const reopened = partitionOf(again)
-      assert.deepEqual((await consumeAll(reopened)).map((m) => m.text), [...expected(offsets, [1]).map((m) => m.text), 'after'])
-      assert.deepEqual(files(dir).filter((n) => n.endsWith('.damaged')), [name20(offsets[1], '.damaged')])
+      assert.deepEqual(
+        (await consumeAll(reopened)).map((m) => m.text),
+        [...expected(offsets, [1]).map((m) => m.text), 'after'],
+      )
+      assert.deepEqual(
+        files(dir).filter((n) => n.endsWith('.damaged')),
+        [name20(offsets[1], '.damaged')],
+      )
     })
   }
 
@@ -220,8 +229,14 @@ describe('damage early in the last segment (item 3)', () => {
     const store = await openStore(t, dataPath)
     const log = partitionOf(store)
     assert.deepEqual(await consumeAll(log), expected(offsets, [3, 4, 5]))
-    assert.deepEqual(log.damagedRanges().map((r) => [r.offset, r.bytes, r.reason]), [[offsets[3], offsets[6] - offsets[3], 'zero-fill']])
-    assert.deepEqual(files(join(dataPath, 't-0')).filter((n) => n.endsWith('.damaged')), [])
+    assert.deepEqual(
+      log.damagedRanges().map((r) => [r.offset, r.bytes, r.reason]),
+      [[offsets[3], offsets[6] - offsets[3], 'zero-fill']],
+    )
+    assert.deepEqual(
+      files(join(dataPath, 't-0')).filter((n) => n.endsWith('.damaged')),
+      [],
+    )
   })
 
   test('MessageStore.open() still truncates a torn tail, keeping the cut bytes aside', async (t) => {
@@ -257,11 +272,14 @@ describe('quarantine (items 4, 5, 12)', () => {
     assert.equal(quarantined[0].topic, 't')
     assert.equal(quarantined[0].partition, 0)
     assert.match(quarantined[0].reason, pattern)
-    assert.throws(() => store.getOrCreate('t', 0), (err: Error & {code?: string}) => {
-      assert.equal(err.code, 'PARTITION_QUARANTINED')
-      assert.match(err.message, /meta repair/)
-      return true
-    })
+    assert.throws(
+      () => store.getOrCreate('t', 0),
+      (err: Error & {code?: string}) => {
+        assert.equal(err.code, 'PARTITION_QUARANTINED')
+        assert.match(err.message, /meta repair/)
+        return true
+      },
+    )
     assert.deepEqual(files(dir), before, 'nothing is written into a quarantined partition')
     assert.equal(captured.find('error', /quarantined/).length, 1)
     assert.deepEqual((await consumeAll(partitionOf(store, 1))).length, 3, 'the other partition is served')
@@ -321,14 +339,7 @@ describe('quarantine (items 4, 5, 12)', () => {
     const dataPath = await tmpDir(t)
     await writeLog(t, dataPath, 3, 200)
     const dir = join(dataPath, 't-0')
-    for (const known of [
-      `${SEGMENT_0}.arc`,
-      `${SEGMENT_0}.zip`,
-      name20(7, '.damaged'),
-      name20(0, '.damage.json'),
-      'junk.meta.aside',
-      'x.tmp',
-    ]) {
+    for (const known of [`${SEGMENT_0}.arc`, `${SEGMENT_0}.zip`, name20(7, '.damaged'), name20(0, '.damage.json'), 'junk.meta.aside', 'x.tmp']) {
       writeFileSync(join(dir, known), known === name20(0, '.damage.json') ? '{"version":1,"ranges":[]}' : 'x')
     }
     writeFileSync(join(dir, 'notes.txt'), 'stray')

@@ -33,7 +33,8 @@ describe('data directory lock', () => {
       () => acquireDataDirLock(dir, {command: 'meta serve'}),
       (error: unknown) =>
         isMetaError(error, 'DATA_DIR_LOCKED') &&
-        error.message === `data directory "${dir}" is in use by meta serve, pid ${process.pid} listening on 127.0.0.1:8123, since ${info.startedAt}; stop that process first or use another data directory`,
+        error.message ===
+          `data directory "${dir}" is in use by meta serve, pid ${process.pid} listening on 127.0.0.1:8123, since ${info.startedAt}; stop that process first or use another data directory`,
     )
     assert.throws(() => checkDataDirFree(dir), /is in use by meta serve/)
     lock.release()

@@ -70,7 +70,10 @@ describe('I/O faults', () => {
     // one, and the write to that one fails.
     const failed = await codes([put(log, 'abcdefghij'), put(log, 'abcdefghij'), put(log, 'abcdefghij')])
     assert.deepEqual(failed, ['DISK_FULL', 'DISK_FULL', 'DISK_FULL'])
-    assert.deepEqual(files(join(dataPath, 't-0')).filter((f) => f.endsWith('.meta')), ['00000000000000000000.meta'])
+    assert.deepEqual(
+      files(join(dataPath, 't-0')).filter((f) => f.endsWith('.meta')),
+      ['00000000000000000000.meta'],
+    )
     assert.equal(log.info().segmentCount, 1)
     ops.failWrites = undefined
     assert.deepEqual(await putMany(log, ['abcdefghij', 'abcdefghij', 'abcdefghij']), [30, 60, 90])

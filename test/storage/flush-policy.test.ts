@@ -168,7 +168,10 @@ describe('flush policy reloaded while appends are unsynced', () => {
     assert.equal(log.info().unflushedCount, 2, 'and are still to be synced')
     ops.failSyncs = undefined
     assert.equal(await put(log, 'next'), 54, 'the next append takes the offset after them')
-    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['acked-0', 'acked-1', 'next'])
+    assert.deepEqual(
+      decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()),
+      ['acked-0', 'acked-1', 'next'],
+    )
     assert.equal(log.info().unflushedCount, 0)
   })
 
@@ -198,7 +201,17 @@ describe('flush policy reloaded while appends are unsynced', () => {
     assert.equal(answers.get('covered'), 0)
     assert.equal(log.maxOffset, 54)
     ops.failSyncs = undefined
-    await waitFor(() => log.flush().then(() => true, () => false), {what: 'a flush once fdatasync works'})
-    assert.deepEqual(decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()), ['covered', 'waiting'])
+    await waitFor(
+      () =>
+        log.flush().then(
+          () => true,
+          () => false,
+        ),
+      {what: 'a flush once fdatasync works'},
+    )
+    assert.deepEqual(
+      decodeMessageSet(await readAll(log)).messages.map((m) => m.data.toString()),
+      ['covered', 'waiting'],
+    )
   })
 })

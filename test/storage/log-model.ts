@@ -265,7 +265,11 @@ export function appendTurn(log: PartitionLog, model: LogModel, units: Message[][
 
 /** Every outcome of a turn is a success. */
 export function assertStored(outcomes: Array<string | null>): void {
-  assert.deepEqual(outcomes, outcomes.map(() => null), 'every append is stored')
+  assert.deepEqual(
+    outcomes,
+    outcomes.map(() => null),
+    'every append is stored',
+  )
 }
 
 /** info() and segmentInfos() agree with the model: bounds, counts, where segments start. */
@@ -274,7 +278,7 @@ export async function checkLayout(log: PartitionLog, model: LogModel): Promise<v
   assert.deepEqual(
     {minOffset: info.minOffset, maxOffset: info.maxOffset, messageCount: info.messageCount, segmentCount: info.segmentCount},
     {minOffset: model.minOffset, maxOffset: model.end, messageCount: model.records.length, segmentCount: model.segments.length},
-    'the log\'s bounds and counts are the model\'s',
+    "the log's bounds and counts are the model's",
   )
   const segments = await log.segmentInfos()
   assert.deepEqual(

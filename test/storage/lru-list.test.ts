@@ -77,6 +77,9 @@ describe('LruList', () => {
       }
       assert.equal(list.size, model.size)
     }
-    assert.deepEqual(order(list), [...model.keys()].map((e) => e.name))
+    assert.deepEqual(
+      order(list),
+      [...model.keys()].map((e) => e.name),
+    )
   })
 })

@@ -12,8 +12,10 @@ import {tmpDir, waitFor} from '../helpers/index.js'
 
 function commit(log: OffsetLog, group: string, offsets: Array<[string, number, number]>): Promise<void> {
   return new Promise((resolve, reject) =>
-    log.commit(group, offsets.map(([topic, partition, offset]) => ({topic, partition, offset, msgId: String(offset * 10)})), (err) =>
-      err ? reject(err) : resolve(),
+    log.commit(
+      group,
+      offsets.map(([topic, partition, offset]) => ({topic, partition, offset, msgId: String(offset * 10)})),
+      (err) => (err ? reject(err) : resolve()),
     ),
   )
 }
@@ -26,13 +28,19 @@ describe('OffsetLog', () => {
   it('keeps committed offsets across a reopen, later commits winning', async (t) => {
     const dir = await tmpDir(t)
     const log = OffsetLog.open(dir)
-    await commit(log, 'g1', [['orders', 0, 100], ['orders', 1, 200]])
+    await commit(log, 'g1', [
+      ['orders', 0, 100],
+      ['orders', 1, 200],
+    ])
     await commit(log, 'g1', [['orders', 0, 150]])
     await commit(log, 'g2', [['logs', 0, 7]])
     await log.close()
     const again = OffsetLog.open(dir)
     t.after(() => again.close())
-    assert.deepEqual(plain(again, 'g1'), [['orders', 0, 150, '1500'], ['orders', 1, 200, '2000']])
+    assert.deepEqual(plain(again, 'g1'), [
+      ['orders', 0, 150, '1500'],
+      ['orders', 1, 200, '2000'],
+    ])
     assert.deepEqual(plain(again, 'g2'), [['logs', 0, 7, '70']])
     assert.deepEqual(again.groupNames(), ['g1', 'g2'])
     assert.deepEqual(again.get('g1', ['logs']), [])
@@ -95,12 +103,16 @@ describe('OffsetLog', () => {
     const partitions = Array.from({length: 50}, (_, p) => p)
     let recordBytes = 0
     for (let round = 1; round <= 600; round++) {
-      await commit(log, 'busy', partitions.map((p): [string, number, number] => ['topic-with-a-long-name', p, round * 1000 + p]))
+      await commit(
+        log,
+        'busy',
+        partitions.map((p): [string, number, number] => ['topic-with-a-long-name', p, round * 1000 + p]),
+      )
       if (round === 1) recordBytes = statSync(path).size
     }
     const size = statSync(path).size
     assert.ok(recordBytes * 600 > 1024 * 1024, 'uncompacted, the log would pass the 1 MiB threshold')
-    assert.ok(size < recordBytes * 600 / 2, `compacted: ${size} bytes instead of ${recordBytes * 600}`)
+    assert.ok(size < (recordBytes * 600) / 2, `compacted: ${size} bytes instead of ${recordBytes * 600}`)
     assert.deepEqual(readdirSync(join(dir, OFFSETS_DIR)), [OFFSETS_FILE], 'no temp file left')
     await log.close()
     const again = OffsetLog.open(dir)

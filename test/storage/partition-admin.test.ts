@@ -9,11 +9,7 @@ import {existsSync} from 'node:fs'
 import {mkdir, readdir, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {describe, test} from 'node:test'
-import {
-  acquireDataDirLock,
-  loadClosedPartitions,
-  saveClosedPartitions,
-} from '../../src/storage/index.js'
+import {acquireDataDirLock, loadClosedPartitions, saveClosedPartitions} from '../../src/storage/index.js'
 import {applyPartitionPlan, planDeletePartitions, planMovePartitions} from '../../src/storage/partition-admin.js'
 import {isMetaError} from '../../src/protocol/errors.js'
 import {tmpDir} from '../helpers/index.js'
@@ -35,7 +31,10 @@ describe('partition admin', () => {
     const dir = await dataDir(t, [0, 1, 2])
     await saveClosedPartitions(dir, new Map([['orders', new Set([1, 7])]]))
     const plan = await planMovePartitions({dataDir: dir, topic: 'orders', start: 0, end: 3, offset: 2})
-    assert.deepEqual(plan.steps.map((s) => `${s.from}>${s.to}`), ['orders-2>orders-4', 'orders-1>orders-3', 'orders-0>orders-2'])
+    assert.deepEqual(
+      plan.steps.map((s) => `${s.from}>${s.to}`),
+      ['orders-2>orders-4', 'orders-1>orders-3', 'orders-0>orders-2'],
+    )
     assert.deepEqual(plan.missing, [3])
     assert.equal(plan.steps[0].segments, 1)
     assert.equal(plan.steps[0].sizeBytes, 'data of 2'.length)
@@ -49,18 +48,30 @@ describe('partition admin', () => {
 
   test('planMovePartitions() refuses a target outside the range that exists, and start + offset < 0', async (t) => {
     const dir = await dataDir(t, [0, 1, 5])
-    await assert.rejects(planMovePartitions({dataDir: dir, topic: 'orders', start: 0, end: 1, offset: 5}), /cannot move "orders-0" to "orders-5": that directory exists/)
+    await assert.rejects(
+      planMovePartitions({dataDir: dir, topic: 'orders', start: 0, end: 1, offset: 5}),
+      /cannot move "orders-0" to "orders-5": that directory exists/,
+    )
     await assert.rejects(planMovePartitions({dataDir: dir, topic: 'orders', start: 1, end: 1, offset: -2}), /partition 1 would become -1/)
-    await assert.rejects(planMovePartitions({dataDir: join(dir, 'nope'), topic: 'orders', start: 0, end: 1, offset: 1}), /invalid data directory ".*nope": no such directory/)
+    await assert.rejects(
+      planMovePartitions({dataDir: join(dir, 'nope'), topic: 'orders', start: 0, end: 1, offset: 1}),
+      /invalid data directory ".*nope": no such directory/,
+    )
   })
 
   test('planDeletePartitions() deletes only the range, and a live holder of the directory stops it', async (t) => {
     const dir = await dataDir(t, [0, 1, 2])
     await saveClosedPartitions(dir, new Map([['orders', new Set([0, 2])]]))
     const plan = await planDeletePartitions({dataDir: dir, topic: 'orders', start: 1, end: 2})
-    assert.deepEqual(plan.steps.map((s) => s.from), ['orders-1', 'orders-2'])
+    assert.deepEqual(
+      plan.steps.map((s) => s.from),
+      ['orders-1', 'orders-2'],
+    )
     const lock = acquireDataDirLock(dir, {command: 'meta serve', address: '127.0.0.1:8123'})
-    await assert.rejects(applyPartitionPlan(plan, 'meta partitions delete'), (error: unknown) => isMetaError(error, 'DATA_DIR_LOCKED') && /listening on 127\.0\.0\.1:8123/.test(error.message))
+    await assert.rejects(
+      applyPartitionPlan(plan, 'meta partitions delete'),
+      (error: unknown) => isMetaError(error, 'DATA_DIR_LOCKED') && /listening on 127\.0\.0\.1:8123/.test(error.message),
+    )
     await assert.rejects(planDeletePartitions({dataDir: dir, topic: 'orders', start: 1, end: 2}), /is in use by meta serve/)
     lock.release()
     await applyPartitionPlan(plan, 'meta partitions delete')

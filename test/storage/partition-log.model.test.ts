@@ -153,7 +153,11 @@ class Run {
       this.ops.failWrites = undefined
       this.ops.partialWriteBytes = 0
       const expected = code === 'ENOSPC' ? 'DISK_FULL' : 'STORAGE_ERROR'
-      assert.deepEqual(outcomes, outcomes.map(() => expected), 'a failed write fails its whole batch')
+      assert.deepEqual(
+        outcomes,
+        outcomes.map(() => expected),
+        'a failed write fails its whole batch',
+      )
       return checkLayout(this.log, model)
     }
     if (op === 'index write fails') {
@@ -184,7 +188,11 @@ class Run {
       for (const held of this.ops.heldSyncs.splice(0)) held.open()
       const outcomes = (await Promise.all(answers)).flat()
       if (this.groupCommit) {
-        assert.deepEqual(outcomes, outcomes.map(() => 'STORAGE_ERROR'), 'group commit fails the appends a failed fdatasync covered')
+        assert.deepEqual(
+          outcomes,
+          outcomes.map(() => 'STORAGE_ERROR'),
+          'group commit fails the appends a failed fdatasync covered',
+        )
         model.restore(checkpoint)
       } else {
         assertStored(outcomes)
@@ -193,7 +201,14 @@ class Run {
       this.ops.failSyncs = undefined
       // A flush() may still be failed by an fdatasync that began before the disk recovered
       // (the interval timer's): the next one succeeds.
-      await waitFor(() => this.log.flush().then(() => true, () => false), {what: 'a flush after the disk recovered'})
+      await waitFor(
+        () =>
+          this.log.flush().then(
+            () => true,
+            () => false,
+          ),
+        {what: 'a flush after the disk recovered'},
+      )
       assert.equal(this.log.info().unflushedCount, 0, 'the next fdatasync covers what the failed one did not')
       return checkLayout(this.log, model)
     }
@@ -219,12 +234,18 @@ class Run {
         const maxBytes = random.int(1, Math.max(1, model.end - model.minOffset))
         steps.step(`retention to ${maxBytes} bytes`)
         const outcome = await this.log.applyRetention({maxBytes}, random.pick(['delete', 'archive'] as const))
-        assert.deepEqual(outcome.removed.map((r) => r.start), model.retainBytes(maxBytes))
+        assert.deepEqual(
+          outcome.removed.map((r) => r.start),
+          model.retainBytes(maxBytes),
+        )
       } else {
         steps.step('retention by age: every sealed segment is old')
         const sealed = model.segments.slice(0, -1)
         const outcome = await this.log.applyRetention({maxAgeMs: 1000, nowMs: Date.now() + 3_600_000}, 'delete')
-        assert.deepEqual(outcome.removed.map((r) => [r.start, r.reason]), sealed.map((start) => [start, 'age']))
+        assert.deepEqual(
+          outcome.removed.map((r) => [r.start, r.reason]),
+          sealed.map((start) => [start, 'age']),
+        )
         model.removeSegmentsBefore(Number.MAX_SAFE_INTEGER)
       }
       return checkLayout(this.log, model)

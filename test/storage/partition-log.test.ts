@@ -70,13 +70,15 @@ describe('PartitionLog', () => {
     const store = await openStore(t, dir, {maxSegmentBytes: 100})
     const log = store.getOrCreate('roll', 0)
     // 30-byte records: a segment takes records until it holds >= 100 bytes (4 records = 120).
-    const offsets = await putMany(log, Array.from({length: 10}, (_, i) => `0123456789${i}`.slice(0, 10)))
+    const offsets = await putMany(
+      log,
+      Array.from({length: 10}, (_, i) => `0123456789${i}`.slice(0, 10)),
+    )
     assert.deepEqual(offsets, [0, 30, 60, 90, 120, 150, 180, 210, 240, 270])
-    assert.deepEqual(files(join(dir, 'roll-0')).filter((f) => f.endsWith('.meta')), [
-      '00000000000000000000.meta',
-      '00000000000000000120.meta',
-      '00000000000000000240.meta',
-    ])
+    assert.deepEqual(
+      files(join(dir, 'roll-0')).filter((f) => f.endsWith('.meta')),
+      ['00000000000000000000.meta', '00000000000000000120.meta', '00000000000000000240.meta'],
+    )
     const more = await putMany(log, ['abcdefghij'])
     assert.deepEqual(more, [300])
     assert.equal(log.info().segmentCount, 3)
@@ -91,7 +93,10 @@ describe('PartitionLog', () => {
   test('PartitionLog.read() never crosses a segment boundary', async (t) => {
     const store = await openStore(t, await tmpDir(t), {maxSegmentBytes: 100})
     const log = store.getOrCreate('roll', 0)
-    await putMany(log, Array.from({length: 6}, () => 'abcdefghij'))
+    await putMany(
+      log,
+      Array.from({length: 6}, () => 'abcdefghij'),
+    )
     const fromStart = await log.read(0, 1000)
     assert.equal(fromStart.kind, 'data')
     assert.equal(fromStart.kind === 'data' && fromStart.data.length, 120)
@@ -118,7 +123,10 @@ describe('PartitionLog', () => {
   test('PartitionLog.nearestOffset() answers the segment start, minOffset or maxOffset', async (t) => {
     const store = await openStore(t, await tmpDir(t), {maxSegmentBytes: 100})
     const log = store.getOrCreate('t', 0, 40)
-    await putMany(log, Array.from({length: 6}, () => 'abcdefghij'))
+    await putMany(
+      log,
+      Array.from({length: 6}, () => 'abcdefghij'),
+    )
     assert.equal(log.nearestOffset(0), 40)
     assert.equal(log.nearestOffset(40), 40)
     assert.equal(log.nearestOffset(100), 40)
@@ -150,7 +158,10 @@ describe('PartitionLog', () => {
     const before = await log.read(0, 1000)
     assert.equal(before.kind, 'data')
     const copy = Buffer.from(before.kind === 'data' ? before.data : Buffer.alloc(0))
-    await putMany(log, Array.from({length: 2000}, (_, i) => `message ${i}`))
+    await putMany(
+      log,
+      Array.from({length: 2000}, (_, i) => `message ${i}`),
+    )
     assert.deepEqual(before.kind === 'data' && before.data, copy)
     assert.equal(decodeMessageSet(await readAll(log)).messages.length, 2001)
   })
@@ -160,9 +171,12 @@ describe('PartitionLog', () => {
     const log = store.getOrCreate('t', 0)
     await store.close()
     await store.close()
-    assert.throws(() => log.append(1n, 0, Buffer.from('x'), 0, () => {}), (err: unknown) => {
-      return err instanceof MetaError && err.code === 'STORAGE_ERROR'
-    })
+    assert.throws(
+      () => log.append(1n, 0, Buffer.from('x'), 0, () => {}),
+      (err: unknown) => {
+        return err instanceof MetaError && err.code === 'STORAGE_ERROR'
+      },
+    )
     await assert.rejects(log.read(0, 10), {code: 'STORAGE_ERROR'})
     assert.throws(() => store.getOrCreate('u', 0), {code: 'STORAGE_ERROR'})
   })

@@ -39,7 +39,10 @@ describe('recovery', () => {
     const dataPath = await tmpDir(t)
     const store = await openStore(t, dataPath, {maxSegmentBytes: 64})
     const log = store.getOrCreate('orders-eu', 2)
-    await putMany(log, Array.from({length: 9}, (_, i) => `message ${i}`))
+    await putMany(
+      log,
+      Array.from({length: 9}, (_, i) => `message ${i}`),
+    )
     await log.flush()
     const before = {...log.info(), lastAppendMs: 0}
     const bytes = await readAll(log)
@@ -162,7 +165,7 @@ describe('recovery', () => {
     assert.deepEqual(await readAll(log), whole)
   })
 
-  test('MessageStore.open() rebuilds a sealed segment\'s missing index past a read chunk that ends on a record boundary', async (t) => {
+  test("MessageStore.open() rebuilds a sealed segment's missing index past a read chunk that ends on a record boundary", async (t) => {
     const dataPath = await tmpDir(t)
     const dir = join(dataPath, 'sealed-0')
     mkdirSync(dir)
@@ -174,7 +177,7 @@ describe('recovery', () => {
     const log = store.get('sealed', 0)
     assert.ok(log)
     assert.equal(log.info().messageCount, count + 1)
-    assert.equal(await log.shiftOffset(0, count), first.length, 'the sealed segment\'s records are all counted')
+    assert.equal(await log.shiftOffset(0, count), first.length, "the sealed segment's records are all counted")
   })
 
   test('MessageStore.open() ignores other files and directories and fills empty partitions', async (t) => {
@@ -214,6 +217,9 @@ describe('recovery', () => {
     mkdirSync(join(dataPath, 'moved-1'))
     const twice = await openStore(t, dataPath, {}, {extraDataPaths: [other]})
     assert.equal(twice.get('moved', 1), undefined)
-    assert.deepEqual(twice.quarantined().map((q) => [q.topic, q.partition, q.code, q.dirs.length]), [['moved', 1, 'STORAGE_CORRUPT', 2]])
+    assert.deepEqual(
+      twice.quarantined().map((q) => [q.topic, q.partition, q.code, q.dirs.length]),
+      [['moved', 1, 'STORAGE_CORRUPT', 2]],
+    )
   })
 })

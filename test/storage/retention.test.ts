@@ -19,7 +19,10 @@ describe('retention', () => {
     const store = await openStore(t, dataPath, {maxSegmentBytes: 100})
     const log = store.getOrCreate('r', 0)
     // 30-byte records, 4 per segment: segments start at 0, 120, 240; the last is active.
-    await putMany(log, Array.from({length: 10}, () => 'abcdefghij'))
+    await putMany(
+      log,
+      Array.from({length: 10}, () => 'abcdefghij'),
+    )
     const infos = await log.segmentInfos()
     assert.deepEqual(
       infos.map((i) => [i.start, i.sizeBytes, i.sealed]),
@@ -40,11 +43,7 @@ describe('retention', () => {
 
     assert.equal(await log.removeSegmentsBefore(Number.MAX_SAFE_INTEGER, 'archive'), 1, 'the active segment stays')
     const dir = join(dataPath, 'r-0')
-    assert.deepEqual(files(dir), [
-      '00000000000000000120.meta.arc',
-      '00000000000000000240.idx',
-      '00000000000000000240.meta',
-    ])
+    assert.deepEqual(files(dir), ['00000000000000000120.meta.arc', '00000000000000000240.idx', '00000000000000000240.meta'])
     await store.close()
 
     const reopened = await openStore(t, dataPath, {maxSegmentBytes: 100})
@@ -73,14 +72,21 @@ describe('retention', () => {
     const dataPath = await tmpDir(t)
     const store = await openStore(t, dataPath, {maxSegmentBytes: 100})
     const log = store.getOrCreate('z', 0)
-    await putMany(log, Array.from({length: 10}, (_, i) => `message-${i}`.padEnd(10, '.')))
+    await putMany(
+      log,
+      Array.from({length: 10}, (_, i) => `message-${i}`.padEnd(10, '.')),
+    )
     const dir = join(dataPath, 'z-0')
     const original = await readFile(join(dir, '00000000000000000000.meta'))
     const hourAgo = new Date(Date.now() - 3_600_000)
     await utimes(join(dir, '00000000000000000000.meta'), hourAgo, hourAgo)
 
     const outcome = await log.applyRetention({maxAgeMs: 60_000}, 'archive-zip')
-    assert.deepEqual(outcome.removed.map((r) => [r.start, r.reason]), [[0, 'age']], 'only the segment older than the age')
+    assert.deepEqual(
+      outcome.removed.map((r) => [r.start, r.reason]),
+      [[0, 'age']],
+      'only the segment older than the age',
+    )
     assert.equal(outcome.minOffset, 120)
     assert.deepEqual(files(dir), [
       '00000000000000000000.meta.zip',
@@ -97,7 +103,11 @@ describe('retention', () => {
     unzipTest(zip)
 
     const bySize = await log.applyRetention({maxBytes: 100}, 'delete')
-    assert.deepEqual(bySize.removed.map((r) => [r.start, r.reason]), [[120, 'size']], '180 bytes held, bound 100: the oldest sealed one goes')
+    assert.deepEqual(
+      bySize.removed.map((r) => [r.start, r.reason]),
+      [[120, 'size']],
+      '180 bytes held, bound 100: the oldest sealed one goes',
+    )
     assert.equal(log.minOffset, 240)
   })
 })

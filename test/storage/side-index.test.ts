@@ -90,7 +90,9 @@ async function reopen(t: Cleanup, dataPath: string): Promise<PartitionLog> {
 }
 
 function indexFiles(dir: string): Map<string, Buffer> {
-  const names = readdirSync(dir).filter((name) => name.endsWith('.idx')).sort()
+  const names = readdirSync(dir)
+    .filter((name) => name.endsWith('.idx'))
+    .sort()
   return new Map(names.map((name) => [name, readFileSync(join(dir, name))]))
 }
 
@@ -184,7 +186,7 @@ describe('side index', () => {
     await checkQueries(await reopen(t, dataPath), written)
   })
 
-  test('MessageStore.open() rebuilds a damaged sealed segment\'s index around the damage, and seeks skip it', async (t) => {
+  test("MessageStore.open() rebuilds a damaged sealed segment's index around the damage, and seeks skip it", async (t) => {
     const {dataPath, dir, written} = await closedDataset(t)
     const [index] = [...indexFiles(dir).keys()]
     rmSync(join(dir, index))
@@ -199,7 +201,10 @@ describe('side index', () => {
       log.damagedRanges().map((r) => [r.offset, r.bytes]),
       [[written[damaged].offset, written[damaged + 1].offset - written[damaged].offset]],
     )
-    await checkQueries(log, written.filter((_, i) => i !== damaged))
+    await checkQueries(
+      log,
+      written.filter((_, i) => i !== damaged),
+    )
   })
 
   test('PartitionLog removes the index with a segment a failed group commit rolled back', async (t) => {

@@ -160,7 +160,11 @@ async function checkFlushPolicy(f: Fixture, c: Combination): Promise<void> {
 /** The store kept to its descriptor budget, and a tiny budget really made it open files again. */
 function checkDescriptors(f: Fixture, c: Combination): void {
   assert.ok(f.store.openFileCount <= OPEN_FILES[c.files], `${f.store.openFileCount} files open, budget ${OPEN_FILES[c.files]}`)
-  if (c.files === 'tiny') assert.ok([...f.ops.opened.values()].some((n) => n > 1), 'the tiny budget closed a file that was opened again')
+  if (c.files === 'tiny')
+    assert.ok(
+      [...f.ops.opened.values()].some((n) => n > 1),
+      'the tiny budget closed a file that was opened again',
+    )
 }
 
 /** The segment (`.meta`) and side index (`.idx`) files of the partition are the model's segments. */
@@ -169,7 +173,10 @@ function checkFiles(f: Fixture): void {
   const starts = (suffix: string) => names.filter((n) => n.endsWith(suffix)).map((n) => Number(n.slice(0, 20)))
   assert.deepEqual(starts('.meta'), f.model.segments, 'one .meta file per segment, named by its start')
   const indexed = starts('.idx')
-  assert.ok(indexed.every((s) => f.model.segments.includes(s)), `no side index without its segment: ${indexed.join(', ')}`)
+  assert.ok(
+    indexed.every((s) => f.model.segments.includes(s)),
+    `no side index without its segment: ${indexed.join(', ')}`,
+  )
 }
 
 async function checkAll(f: Fixture): Promise<void> {
@@ -250,7 +257,8 @@ function contract(c: Combination): void {
       truncateSync(path, keep)
       // Sometimes what the disk held after the torn record too: zeros or garbage (not after a
       // record of under 4 payload bytes: zeros there can complete it into a valid record).
-      if (torn.bytes.length >= 24 && f.random.chance(0.5)) appendFileSync(path, f.random.chance(0.5) ? Buffer.alloc(f.random.int(1, 600)) : f.random.bytes(f.random.int(1, 600)))
+      if (torn.bytes.length >= 24 && f.random.chance(0.5))
+        appendFileSync(path, f.random.chance(0.5) ? Buffer.alloc(f.random.int(1, 600)) : f.random.bytes(f.random.int(1, 600)))
     })
     f.model.dropLastRecord()
     await checkAll(f)
@@ -272,12 +280,7 @@ function contract(c: Combination): void {
   run('cuts the tail at a record boundary (a segment start, inside a segment, the log start), keeps the cut bytes and appends on', async (t, f) => {
     await fill(f, c, 15)
     const boundaries = f.model.records.map((r) => r.offset)
-    const at = f.random.pick([
-      f.random.pick(boundaries),
-      f.random.pick(f.model.segments),
-      f.model.minOffset,
-      boundaries[Math.floor(boundaries.length / 2)],
-    ])
+    const at = f.random.pick([f.random.pick(boundaries), f.random.pick(f.model.segments), f.model.minOffset, boundaries[Math.floor(boundaries.length / 2)]])
     const cutBytes = f.model.slice(at, f.model.end)
     const messages = f.model.countBetween(at, f.model.end)
     const result = await f.store.cutTail(TOPIC, 0, at)
@@ -337,7 +340,11 @@ describe('the permutation matrix', () => {
     for (const [i, a] of names.entries()) {
       for (const b of names.slice(i + 1)) {
         for (const va of DIMENSIONS[a]) {
-          for (const vb of DIMENSIONS[b]) assert.ok(subset.some((c) => c[a] === va && c[b] === vb), `${a}=${va} with ${b}=${vb}`)
+          for (const vb of DIMENSIONS[b])
+            assert.ok(
+              subset.some((c) => c[a] === va && c[b] === vb),
+              `${a}=${va} with ${b}=${vb}`,
+            )
         }
       }
     }

@@ -53,7 +53,6 @@ describe('TailCache block recycling', () => {
     assert.equal(cache.allocate(MiB), second.buf)
   })
 
-
   test('an evicted block no reader saw backs the next block; the pool is bounded by 1/16 of the budget', () => {
     const cache = new TailCache(32 * MiB)
     const tail = new PartitionTail(cache)
@@ -110,7 +109,10 @@ describe('TailCache block recycling', () => {
     }
     assert.equal(tail.slice(0, 10), undefined, 'the viewed block was evicted')
     assert.ok(!lastDone, 'the write was still pending while blocks were evicted and reused')
-    assert.ok(view.every((b) => b === 0xa5), 'the viewed bytes are unchanged')
+    assert.ok(
+      view.every((b) => b === 0xa5),
+      'the viewed bytes are unchanged',
+    )
 
     // Let the peer read everything: every byte it receives is the block's original content.
     let received = 0
@@ -132,7 +134,7 @@ describe('TailCache block recycling', () => {
     const KiB = 1024
     const first = tail.slice(MiB - 100 * KiB, MiB + 100 * KiB)!
     assert.deepEqual(first.data, Buffer.concat([Buffer.alloc(100 * KiB, 1), Buffer.alloc(100 * KiB, 2)]))
-    assert.equal(first.data.buffer.byteLength, MiB, 'a pooled buffer, not one of the copy\'s size')
+    assert.equal(first.data.buffer.byteLength, MiB, "a pooled buffer, not one of the copy's size")
     readBuffers.give(first.data)
     const second = tail.slice(MiB - 10 * KiB, MiB + 90 * KiB)!
     assert.equal(second.data.buffer, first.data.buffer, 'the given-back buffer backs the next copy')

@@ -70,7 +70,9 @@ export class AuditLog {
   /** A request refused for rights (counted in `refusals`), or for a quota (`quota`: audited and logged only). */
   refused(principal: string, address: string, command: string, resource: string, why: string, quota = false): void {
     if (!quota) this.refusals += 1
-    this.log.limited(quota ? 'quota-exceeded' : 'access-denied').warn(quota ? 'request refused: quota' : 'request refused', {principal, address, command, resource})
+    this.log
+      .limited(quota ? 'quota-exceeded' : 'access-denied')
+      .warn(quota ? 'request refused: quota' : 'request refused', {principal, address, command, resource})
     const key = `${principal}\0${command}\0${resource}`
     const counted = this.pending.get(key)
     if (counted !== undefined) {

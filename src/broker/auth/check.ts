@@ -141,7 +141,8 @@ export function permitted(access: AccessControl, conn: Connection, frame: Reques
   const denied = accessDenial(rightsOf(access, conn), frame, principal(conn))
   const skipped = refusedBodyBytes(frame)
   if (denied === undefined && skipped === undefined) return true
-  const message = denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`
+  const message =
+    denied ?? `access denied: ${principal(conn)} lacked the right when this request arrived (its ${skipped} body bytes were skipped); send it again`
   const need = requiredAccess(frame)
   refuse(access, conn, frame, need === undefined ? '' : `${need[0]} ${need[1]}`, message)
   return false
@@ -185,13 +186,23 @@ export function mayFinishTransaction(access: AccessControl, conn: Connection, fr
  * that began it). Undefined after answering 403; else whose transactions it may list
  * (undefined owner filter: all).
  */
-export function recoverScope(access: AccessControl, conn: Connection, frame: RequestFrame): {visible: ((owner: string | undefined) => boolean) | undefined} | undefined {
+export function recoverScope(
+  access: AccessControl,
+  conn: Connection,
+  frame: RequestFrame,
+): {visible: ((owner: string | undefined) => boolean) | undefined} | undefined {
   if (mayFinishAnyTransaction(access, conn)) return {visible: undefined}
   if (conn.user !== undefined) {
     const me = conn.user
     return {visible: (owner) => owner === me}
   }
-  refuse(access, conn, frame, 'tx *', `access denied: ${principal(conn)} lacks the "tx" right on this broker (RECOVER lists the transactions a principal may finish: log in as their owner, or hold "tx")`)
+  refuse(
+    access,
+    conn,
+    frame,
+    'tx *',
+    `access denied: ${principal(conn)} lacks the "tx" right on this broker (RECOVER lists the transactions a principal may finish: log in as their owner, or hold "tx")`,
+  )
   return undefined
 }
 

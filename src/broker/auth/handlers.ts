@@ -12,7 +12,14 @@
  */
 import {Status} from '../../protocol/errors.js'
 import {parsePlainMessage, PLAIN, type AuthFinishCommand, type AuthStartCommand} from '../../protocol/commands/auth.js'
-import {parseClientFirst, scramNonce, serverFirstMessage, verifyClientFinal, verifyPassword, SCRAM_ITERATIONS_DEFAULT} from '../../protocol/commands/auth-scram.js'
+import {
+  parseClientFirst,
+  scramNonce,
+  serverFirstMessage,
+  verifyClientFinal,
+  verifyPassword,
+  SCRAM_ITERATIONS_DEFAULT,
+} from '../../protocol/commands/auth-scram.js'
 import type {Connection} from '../connection.js'
 import {checkUserName} from './users-file.js'
 import {admitLogin} from './limits.js'
@@ -83,7 +90,11 @@ function handlePlain(ctx: BrokerContext, conn: Connection, frame: AuthStartComma
   conn.quota = undefined
   conn.authExchange = undefined
   if (!isTls(conn)) {
-    conn.sendError('BAD_REQUEST', frame.opaque, 'auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256 here, or PLAIN on the TLS port (--tls-port)')
+    conn.sendError(
+      'BAD_REQUEST',
+      frame.opaque,
+      'auth-start PLAIN refused: it sends the password in clear and this connection is not TLS; use SCRAM-SHA-256 here, or PLAIN on the TLS port (--tls-port)',
+    )
     return
   }
   const plain = parsePlainMessage(frame.body)
@@ -98,14 +109,23 @@ function handlePlain(ctx: BrokerContext, conn: Connection, frame: AuthStartComma
     return
   }
   const credential = ctx.access?.credential(plain.user)
-  answerLogin(ctx, conn, frame.opaque, plain.user, PLAIN, async () => (credential !== undefined && (await verifyPassword(credential, plain.password)) ? '' : undefined))
+  answerLogin(ctx, conn, frame.opaque, plain.user, PLAIN, async () =>
+    credential !== undefined && (await verifyPassword(credential, plain.password)) ? '' : undefined,
+  )
 }
 
 /**
  * Check a login at the pace of throttle.ts and answer it: `check` gives the 200's body when the
  * login is right, undefined when it is not (answered late, counted).
  */
-function answerLogin(ctx: BrokerContext, conn: Connection, opaque: number, user: string, mechanism: string, check: () => string | undefined | Promise<string | undefined>): void {
+function answerLogin(
+  ctx: BrokerContext,
+  conn: Connection,
+  opaque: number,
+  user: string,
+  mechanism: string,
+  check: () => string | undefined | Promise<string | undefined>,
+): void {
   const access = ctx.access
   if (access === undefined) {
     conn.sendError('UNAUTHORIZED', opaque, `${FAILED}: this broker has no users (start it with --users)`, Status.UNAUTHORIZED)

@@ -27,7 +27,8 @@ export function createAccessControl(
 ): AccessControl | undefined {
   const security = config.security
   if (usersFile === undefined && security === undefined) {
-    if (options.auditLog !== undefined) throw new MetaError('CONFIG_INVALID', '--audit-log needs access control: give a users file (--users, or [security] usersFile in server.ini)')
+    if (options.auditLog !== undefined)
+      throw new MetaError('CONFIG_INVALID', '--audit-log needs access control: give a users file (--users, or [security] usersFile in server.ini)')
     return undefined
   }
   const access = new AccessControl({usersFile: usersFile ?? security?.usersFile, anonymous: security?.anonymous ?? [], log: log.child('auth'), ...options})

@@ -42,9 +42,21 @@ export function admitInProcess(ctx: BrokerContext, access: AccessControl, user: 
  * (the caller counts its messages in put_failed); else its bytes are charged to its produce rate
  * (the connection held when past it).
  */
-export function admitPut(ctx: BrokerContext, conn: Connection, quota: PrincipalQuota, topic: string, partition: number, opaque: number, bytes: number): boolean {
+export function admitPut(
+  ctx: BrokerContext,
+  conn: Connection,
+  quota: PrincipalQuota,
+  topic: string,
+  partition: number,
+  opaque: number,
+  bytes: number,
+): boolean {
   const limit = quota.limits.partitions
-  if (limit !== undefined && ctx.access !== undefined && (partition >= 0 ? ctx.logs.get(topic, partition) === undefined : !ctx.store.topics().includes(topic))) {
+  if (
+    limit !== undefined &&
+    ctx.access !== undefined &&
+    (partition >= 0 ? ctx.logs.get(topic, partition) === undefined : !ctx.store.topics().includes(topic))
+  ) {
     const rights = ctx.access.rightsOf(quota.user)
     let count = 0
     for (const log of ctx.store.list()) if (rights.allows('put', log.topic)) count += 1
@@ -98,7 +110,14 @@ export function principalStats(ctx: BrokerContext, access: AccessControl, viewer
   const names = all ? access.userNames() : viewer.user === undefined ? [] : [viewer.user]
   return names.map((user) => {
     const quota = access.quotaOf(user)
-    return {user, ...principalUsage(ctx, access, user), producedBytes: quota.producedBytes, fetchedBytes: quota.fetchedBytes, throttledMs: quota.throttledMs, limits: quota.limits}
+    return {
+      user,
+      ...principalUsage(ctx, access, user),
+      producedBytes: quota.producedBytes,
+      fetchedBytes: quota.fetchedBytes,
+      throttledMs: quota.throttledMs,
+      limits: quota.limits,
+    }
   })
 }
 

@@ -23,7 +23,17 @@ export async function reloadAccess(ctx: BrokerContext, access: AccessControl, dr
     ctx.log.info('users file reloaded', {usersFile: access.usersFile ?? null, users})
   }
   if (ctx.config.source === undefined) {
-    return {source: access.usersFile ?? '', applied: !dryRun, changed: !dryRun, checksumBefore: ctx.config.checksum, checksumAfter: ctx.config.checksum, topicsAdded: [], topicsRemoved: [], changes: [], warnings: []}
+    return {
+      source: access.usersFile ?? '',
+      applied: !dryRun,
+      changed: !dryRun,
+      checksumBefore: ctx.config.checksum,
+      checksumAfter: ctx.config.checksum,
+      topicsAdded: [],
+      topicsRemoved: [],
+      changes: [],
+      warnings: [],
+    }
   }
   const report = await ctx.reload(dryRun)
   if (!dryRun) access.setAnonymous(ctx.config.security?.anonymous ?? [])

@@ -36,7 +36,10 @@ export function parseRight(text: string): Right {
 
 export function checkPattern(pattern: string): string {
   if (pattern.length === 0 || pattern.length > PATTERN_LENGTH_MAX || !PATTERN_CHARS.test(pattern)) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid pattern ${JSON.stringify(pattern)}: expected 1..${PATTERN_LENGTH_MAX} of letters, digits, '_', '.', '-' and '*'`)
+    throw new MetaError(
+      'INVALID_ARGUMENT',
+      `invalid pattern ${JSON.stringify(pattern)}: expected 1..${PATTERN_LENGTH_MAX} of letters, digits, '_', '.', '-' and '*'`,
+    )
   }
   return pattern
 }
@@ -45,7 +48,10 @@ export function checkPattern(pattern: string): string {
 export function parseGrantList(text: string): Grant[] {
   const grants: Grant[] = []
   for (const item of text.split(',')) {
-    const words = item.trim().split(/\s+/).filter((w) => w.length > 0)
+    const words = item
+      .trim()
+      .split(/\s+/)
+      .filter((w) => w.length > 0)
     if (words.length === 0) continue
     if (words.length !== 2) throw new MetaError('INVALID_ARGUMENT', `invalid grant ${JSON.stringify(item.trim())}: expected "RIGHT PATTERN" (put a-*)`)
     grants.push({right: parseRight(words[0]), pattern: checkPattern(words[1])})
@@ -54,7 +60,12 @@ export function parseGrantList(text: string): Grant[] {
 }
 
 function patternRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.]/g, '\\.')).join('.*')}$`)
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.]/g, '\\.'))
+      .join('.*')}$`,
+  )
 }
 
 /** Cached answers per resource, at most this many per right set (then the cache starts over). */

@@ -62,7 +62,10 @@ export function addressKey(address: string): string {
   const front = head === '' ? [] : head.split(':')
   const back = tail === undefined || tail === '' ? [] : tail.split(':')
   const groups = tail === undefined ? front : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back]
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }
 
 export class LoginThrottle {

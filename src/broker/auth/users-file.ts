@@ -69,7 +69,10 @@ export interface UsersFile {
 
 export function checkUserName(name: string): string {
   if (!isUserName(name)) {
-    throw new MetaError('INVALID_ARGUMENT', `invalid user name ${quoteName(name)} (${name.length} characters): expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`)
+    throw new MetaError(
+      'INVALID_ARGUMENT',
+      `invalid user name ${quoteName(name)} (${name.length} characters): expected 1..${USER_NAME_LENGTH_MAX} of letters, digits, '_', '.', '@' and '-'`,
+    )
   }
   return name
 }
@@ -148,7 +151,8 @@ function checkEntry(entry: UserEntry): UserEntry {
   if (!Array.isArray(entry.grants)) throw new Error('"grants" must be an array')
   const grants = entry.grants.map((g) => ({right: parseRight(String(g?.right)), pattern: checkPattern(String(g?.pattern))}))
   const tokens = entry.tokens ?? []
-  if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string' && /^[0-9a-f]{64}$/.test(t))) throw new Error('"tokens" must be an array of SHA-256 hex digests')
+  if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string' && /^[0-9a-f]{64}$/.test(t)))
+    throw new Error('"tokens" must be an array of SHA-256 hex digests')
   const credential = {salt: scram.salt, iterations: scram.iterations, storedKey: scram.storedKey, serverKey: scram.serverKey}
   const given = entry.limits ?? {}
   if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new Error('"limits" must be an object')

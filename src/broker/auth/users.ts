@@ -52,7 +52,8 @@ export function addUser(path: string, name: string, password: string): boolean {
 export function grantRight(path: string, name: string, right: string, pattern: string): boolean {
   const grant = {right: parseRight(right), pattern: checkPattern(pattern)}
   // It names no resource: on any other pattern it would never apply.
-  if (grant.right === 'tx' && grant.pattern !== '*') throw new MetaError('INVALID_ARGUMENT', `invalid pattern ${JSON.stringify(pattern)} for the tx right: it is granted on '*' (every transaction)`)
+  if (grant.right === 'tx' && grant.pattern !== '*')
+    throw new MetaError('INVALID_ARGUMENT', `invalid pattern ${JSON.stringify(pattern)} for the tx right: it is granted on '*' (every transaction)`)
   let changed = false
   update(path, (file) => {
     const entry = existing(file, name, path)

@@ -36,15 +36,7 @@ import {
   type KeySpec,
 } from './keys.js'
 import {ValueError} from './values.js'
-import type {
-  BrokerConfig,
-  ConfigOverrides,
-  ResolvedTopic,
-  SystemConfig,
-  TopicConfig,
-  TopicSettings,
-  ZookeeperConfig,
-} from './types.js'
+import type {BrokerConfig, ConfigOverrides, ResolvedTopic, SystemConfig, TopicConfig, TopicSettings, ZookeeperConfig} from './types.js'
 
 export type * from './types.js'
 export {defaultDataPath, SYSTEM_KEYS, TOPIC_KEYS, ZOOKEEPER_KEYS, GROUP_FILTER_PREFIX, FILTER_EXPRESSION_PREFIX, type KeySpec, type KeyUse} from './keys.js'
@@ -104,8 +96,7 @@ export async function loadServerIni(path: string): Promise<BrokerConfig> {
     bytes = await readFile(path)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const reason =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String(error)
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String(error)
     throw configError(`cannot read config file ${quote(path)}: ${reason}`, {path}, error)
   }
   return parseServerIni(bytes, {path})
@@ -160,10 +151,16 @@ export function applyOverrides(config: BrokerConfig, overrides: ConfigOverrides)
  */
 function checkPartitionCounts(config: BrokerConfig, where: (section: string) => string, remedy: string): void {
   const limit = config.system.maxPartitions
-  const sections: Array<[string, number]> = [['system', config.system.numPartitions], ...config.topics.map((t): [string, number] => [`topic=${t.pattern}`, t.numPartitions])]
+  const sections: Array<[string, number]> = [
+    ['system', config.system.numPartitions],
+    ...config.topics.map((t): [string, number] => [`topic=${t.pattern}`, t.numPartitions]),
+  ]
   for (const [section, count] of sections) {
     if (count > limit) {
-      throw configError(`${where(section)}[${section}] numPartitions = ${count}: expected at most maxPartitions (${limit}), the partitions this broker serves in all; ${remedy}`, {section, numPartitions: count, maxPartitions: limit})
+      throw configError(
+        `${where(section)}[${section}] numPartitions = ${count}: expected at most maxPartitions (${limit}), the partitions this broker serves in all; ${remedy}`,
+        {section, numPartitions: count, maxPartitions: limit},
+      )
     }
   }
 }
@@ -204,7 +201,7 @@ export function renderServerIni(config: BrokerConfig): string {
   for (const spec of SYSTEM_KEYS) if (spec.use === 'extension') line(spec, system[spec.field])
   lines.push('', '[zookeeper]', '; a blank zk.zkConnect means standalone (no ZooKeeper)')
   for (const spec of ZOOKEEPER_KEYS) {
-    line(spec, spec.field === 'zkConnect' ? config.zookeeper.zkConnect ?? '' : config.zookeeper[spec.field])
+    line(spec, spec.field === 'zkConnect' ? (config.zookeeper.zkConnect ?? '') : config.zookeeper[spec.field])
   }
   for (const topic of config.topics) {
     lines.push('', `[topic=${topic.pattern}]`)
@@ -245,7 +242,10 @@ function ignoredKeyWarning(spec: KeySpec): string {
 function suggest(name: string, candidates: readonly string[]): string | undefined {
   if (candidates.length === 0) return undefined
   const lower = name.toLowerCase()
-  const best = closest(lower, candidates.map((c) => c.toLowerCase()))
+  const best = closest(
+    lower,
+    candidates.map((c) => c.toLowerCase()),
+  )
   if (distance(lower, best) > Math.max(2, Math.floor(name.length / 3))) return undefined
   return candidates.find((c) => c.toLowerCase() === best)
 }
@@ -297,7 +297,16 @@ class SectionParser {
     const zookeeper = {...defaultZookeeperConfig(), ...this.zookeeperValues} as ZookeeperConfig
     const topics = this.topics.map((t) => buildTopic(system, t.pattern, t.explicit as Partial<TopicSettings>, t.groupFilters))
     this.warnings.unshift(...this.ignoredKeys.map(ignoredKeyWarning))
-    const config: BrokerConfig = {system, zookeeper, topics, acceptAnyTopic: topics.length === 0, source, checksum: crc32(source.bytes), warnings: this.warnings, ...(this.security ? {security: this.security} : {})}
+    const config: BrokerConfig = {
+      system,
+      zookeeper,
+      topics,
+      acceptAnyTopic: topics.length === 0,
+      source,
+      checksum: crc32(source.bytes),
+      warnings: this.warnings,
+      ...(this.security ? {security: this.security} : {}),
+    }
     checkPartitionCounts(config, (section) => `${this.label}:${this.seen.get(section) ?? 1}: `, 'raise maxPartitions or lower numPartitions')
     return config
   }
@@ -307,7 +316,11 @@ class SectionParser {
       validateTopicPattern(pattern)
     } catch (error) {
       if (!isMetaError(error)) throw error
-      throw configError(`${this.label}:${section.line}: [${section.name}]: ${error.message}`, {path: this.label, line: section.line, section: section.name}, error)
+      throw configError(
+        `${this.label}:${section.line}: [${section.name}]: ${error.message}`,
+        {path: this.label, line: section.line, section: section.name},
+        error,
+      )
     }
     const explicit: Record<string, unknown> = {}
     const groupFilters: Record<string, string> = {}
@@ -321,7 +334,9 @@ class SectionParser {
     const ignored = Object.keys(explicit)
     if (pattern.includes('*') && ignored.length > 0) {
       const keys = TOPIC_KEYS.filter((s) => ignored.includes(s.field)).map((s) => s.key)
-      this.warnings.push(`[${section.name}] ${keys.join(', ')}: topics matched by a wildcard section get the [system] values (as in MetaQ), so these are not used`)
+      this.warnings.push(
+        `[${section.name}] ${keys.join(', ')}: topics matched by a wildcard section get the [system] values (as in MetaQ), so these are not used`,
+      )
     }
   }
 
@@ -373,7 +388,10 @@ class SectionParser {
         throw configError(`${where}: [${section.name}] ${key}: ${error.message}`, details, error)
       }
     } else if (!/^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(value)) {
-      throw configError(`${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"`, details)
+      throw configError(
+        `${where}: [${section.name}] ${key} = ${quote(value)}: expected a java class name such as "com.example.MyFilter" or a filter expression such as "expr:TagA || TagB"`,
+        details,
+      )
     }
     groupFilters[group] = value
   }
@@ -386,7 +404,10 @@ class SectionParser {
     if (specs !== ZOOKEEPER_KEYS && ZOOKEEPER_KEYS.some((s) => s.key === key)) {
       return `unknown key ${quote(key)} in ${section}; ${quote(key)} belongs in [zookeeper]`
     }
-    const best = suggest(key, specs.map((s) => s.key))
+    const best = suggest(
+      key,
+      specs.map((s) => s.key),
+    )
     return `unknown key ${quote(key)} in ${section}${best === undefined ? '' : `; did you mean ${quote(best)}?`}`
   }
 }

@@ -170,9 +170,7 @@ export const TOPIC_FIELDS: readonly (keyof TopicSettings)[] = [
   'stat',
   'maxPartitionBytes',
 ]
-export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly string[]).includes(spec.field)) as readonly KeySpec<
-  keyof TopicSettings
->[]
+export const TOPIC_KEYS = SYSTEM_KEYS.filter((spec) => (TOPIC_FIELDS as readonly string[]).includes(spec.field)) as readonly KeySpec<keyof TopicSettings>[]
 
 /** `group.<consumer group>=<java class>` in a topic section. */
 export const GROUP_FILTER_PREFIX = 'group.'

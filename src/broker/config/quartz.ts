@@ -12,15 +12,7 @@
 import {Cron} from 'croner'
 
 const FIELD_NAMES = ['seconds', 'minutes', 'hours', 'day-of-month', 'month', 'day-of-week', 'year']
-const FIELD_CHARS = [
-  /^[0-9,\-*/]+$/,
-  /^[0-9,\-*/]+$/,
-  /^[0-9,\-*/]+$/,
-  /^[0-9,\-*/?LW]+$/i,
-  /^[0-9A-Z,\-*/]+$/i,
-  /^[0-9A-Z,\-*/?L#]+$/i,
-  /^[0-9,\-*/]+$/,
-]
+const FIELD_CHARS = [/^[0-9,\-*/]+$/, /^[0-9,\-*/]+$/, /^[0-9,\-*/]+$/, /^[0-9,\-*/?LW]+$/i, /^[0-9A-Z,\-*/]+$/i, /^[0-9A-Z,\-*/?L#]+$/i, /^[0-9,\-*/]+$/]
 
 const CRON_OPTIONS = {
   mode: '6-or-7-parts',

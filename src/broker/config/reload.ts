@@ -124,7 +124,13 @@ export function locateKey(text: string, section: string, key: string): number | 
 function rebuildTopic(system: SystemConfig, topic: TopicConfig): TopicConfig {
   const inherited: Record<string, unknown> = {}
   for (const field of TOPIC_FIELDS) inherited[field] = system[field]
-  return {...(inherited as unknown as TopicSettings), ...topic.explicit, pattern: topic.pattern, groupFilters: {...topic.groupFilters}, explicit: {...topic.explicit}}
+  return {
+    ...(inherited as unknown as TopicSettings),
+    ...topic.explicit,
+    pattern: topic.pattern,
+    groupFilters: {...topic.groupFilters},
+    explicit: {...topic.explicit},
+  }
 }
 
 function compare(section: string, spec: KeySpec, before: unknown, after: unknown): ConfigChange | undefined {

@@ -30,7 +30,9 @@ export function readSecuritySection(section: IniSection, label: string, baseDir:
       else if (entry.key === 'anonymous') security.anonymous = parseGrantList(entry.value)
       else throw new Error(`unknown key "${entry.key}" in [security]: expected ${SECURITY_KEYS.join(' or ')}`)
     } catch (error) {
-      throw new MetaError('CONFIG_INVALID', `${where}: ${(error as Error).message}`, {details: {path: label, line: entry.line, section: 'security', key: entry.key}})
+      throw new MetaError('CONFIG_INVALID', `${where}: ${(error as Error).message}`, {
+        details: {path: label, line: entry.line, section: 'security', key: entry.key},
+      })
     }
   }
   return security

@@ -41,8 +41,7 @@ export function parseBoolean(text: string): boolean {
   throw new ValueError('expected true or false')
 }
 
-const DELETE_POLICY_EXPECTED =
-  'expected "delete,<N>" or "archive,<N>[,true]" where N is a positive integer with an optional unit s, m or h (default hours)'
+const DELETE_POLICY_EXPECTED = 'expected "delete,<N>" or "archive,<N>[,true]" where N is a positive integer with an optional unit s, m or h (default hours)'
 const UNIT_MS: Record<string, number> = {s: 1000, m: 60_000, h: 3_600_000, '': 3_600_000}
 
 /** `delete,168` | `archive,<N>` | `archive,<N>,true` (docs/configuration.md#retention). */
@@ -50,9 +49,7 @@ export function parseDeletePolicy(text: string): DeletePolicy {
   const parts = text.split(',').map((part) => part.trim())
   const [name, age, zip] = parts
   const match = /^(\d+)([smh]?)$/.exec(age ?? '')
-  const valid =
-    match !== null &&
-    ((name === 'delete' && parts.length === 2) || (name === 'archive' && (parts.length === 2 || parts.length === 3)))
+  const valid = match !== null && ((name === 'delete' && parts.length === 2) || (name === 'archive' && (parts.length === 2 || parts.length === 3)))
   if (!valid || match === null) throw new ValueError(DELETE_POLICY_EXPECTED)
   const maxReservedMs = Number(match[1]) * UNIT_MS[match[2]]
   if (!Number.isSafeInteger(maxReservedMs) || maxReservedMs <= 0) throw new ValueError(DELETE_POLICY_EXPECTED)
@@ -136,9 +133,7 @@ export function normalizeZkPath(text: string, expected = 'expected a znode path 
   if (!path.startsWith('/')) path = `/${path}`
   while (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1)
   const segments = path.split('/').slice(1)
-  const bad = segments.some(
-    (segment) => segment === '' || segment === '.' || segment === '..' || /[\s\u0000-\u001f\u007f]/.test(segment),
-  )
+  const bad = segments.some((segment) => segment === '' || segment === '.' || segment === '..' || /[\s\u0000-\u001f\u007f]/.test(segment))
   if (path === '/' || bad) throw new ValueError(expected)
   return path
 }

@@ -151,7 +151,13 @@ export function selectSlice(data: Buffer, matches: FilterPredicate, maxPayloadBy
  * the requested offset, one entry at that offset, and the slice as it is (the client grows
  * its fetch size, or meets the bad record).
  */
-export function filteredValue(data: Buffer, offset: number, matches: FilterPredicate, maxPayloadBytes: number, maxBodyBytes: number): {body: Buffer} | {next: number} {
+export function filteredValue(
+  data: Buffer,
+  offset: number,
+  matches: FilterPredicate,
+  maxPayloadBytes: number,
+  maxBodyBytes: number,
+): {body: Buffer} | {next: number} {
   const runs: number[] = []
   let bodyBytes = 8
   let pos = 0

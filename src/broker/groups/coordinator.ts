@@ -16,13 +16,7 @@
  * heartbeats get 404) and reclaim. Committed offsets are persisted (storage/offset-log.ts).
  */
 import type {Logger} from '../../log.js'
-import type {
-  ClaimRequest,
-  ClaimResult,
-  GroupMember,
-  GroupView,
-  TopicPartition,
-} from '../../protocol/commands/group.js'
+import type {ClaimRequest, ClaimResult, GroupMember, GroupView, TopicPartition} from '../../protocol/commands/group.js'
 import type {GroupDescription, GroupSummary} from '../../protocol/commands/group-admin.js'
 import {MetaError} from '../../protocol/errors.js'
 
@@ -137,14 +131,7 @@ export class GroupCoordinator {
    * A heartbeat: answered at once (view) when the caller's generation is stale, held up to
    * maxWaitMs otherwise. `reply(undefined)` means "unknown member: join again".
    */
-  heartbeat(
-    group: string,
-    memberId: string,
-    generation: number,
-    maxWaitMs: number,
-    connectionId: number,
-    reply: (view: GroupView | undefined) => void,
-  ): void {
+  heartbeat(group: string, memberId: string, generation: number, maxWaitMs: number, connectionId: number, reply: (view: GroupView | undefined) => void): void {
     const g = this.groups.get(group)
     const member = g?.members.get(memberId)
     if (g === undefined || member === undefined) return reply(undefined)
@@ -276,13 +263,19 @@ export class GroupCoordinator {
     if (g === undefined) {
       const max = this.options.maxGroups ?? GROUPS_MAX
       if (this.groups.size >= max) {
-        throw new MetaError('GROUP_LIMIT', `cannot start group "${group}": this broker holds ${this.groups.size} consumer groups, the most it takes (${max}); try again once a group has gone`)
+        throw new MetaError(
+          'GROUP_LIMIT',
+          `cannot start group "${group}": this broker holds ${this.groups.size} consumer groups, the most it takes (${max}); try again once a group has gone`,
+        )
       }
       return
     }
     const max = this.options.maxMembersPerGroup ?? MEMBERS_PER_GROUP_MAX
     if (!g.members.has(memberId) && g.members.size >= max) {
-      throw new MetaError('GROUP_LIMIT', `cannot add member "${memberId}" to group "${group}": it has ${g.members.size} members, the most a group takes (${max})`)
+      throw new MetaError(
+        'GROUP_LIMIT',
+        `cannot add member "${memberId}" to group "${group}": it has ${g.members.size} members, the most a group takes (${max})`,
+      )
     }
   }
 
@@ -368,7 +361,9 @@ export class GroupCoordinator {
   private answerClaim(g: Group, held: HeldClaim): void {
     if (!g.claims.delete(held)) return
     clearTimeout(held.timer)
-    held.reply(g.members.has(held.memberId) ? this.tryClaim(g, held.memberId, held.request.claim) : {granted: [], busy: held.request.claim, generation: g.generation})
+    held.reply(
+      g.members.has(held.memberId) ? this.tryClaim(g, held.memberId, held.request.claim) : {granted: [], busy: held.request.claim, generation: g.generation},
+    )
   }
 
   private sweep(): void {
@@ -376,7 +371,9 @@ export class GroupCoordinator {
     for (const g of [...this.groups.values()]) {
       for (const member of [...g.members.values()]) {
         if (member.held > 0 || now - member.lastSeenMs <= member.sessionTimeoutMs) continue
-        this.options.log.limited('group-membership', {burstLines: 50}).info('member session expired', {group: g.name, member: member.id, sessionTimeoutMs: member.sessionTimeoutMs})
+        this.options.log
+          .limited('group-membership', {burstLines: 50})
+          .info('member session expired', {group: g.name, member: member.id, sessionTimeoutMs: member.sessionTimeoutMs})
         this.remove(g, member.id)
       }
     }

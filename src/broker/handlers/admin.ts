@@ -45,7 +45,9 @@ export function handlePartitionsState(ctx: BrokerContext, conn: Connection, fram
     (changed) => {
       // Parked long polls on newly closed partitions answer 403 now instead of at their timeout.
       if (frame.type === 'partitions-close') for (const p of changed) ctx.polls.wake(frame.topic, p)
-      ctx.log.limited('partitions-admin', {burstLines: 50}).info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
+      ctx.log
+        .limited('partitions-admin', {burstLines: 50})
+        .info(frame.type === 'partitions-close' ? 'closed partitions' : 'reopened partitions', {topic: frame.topic, partitions: changed})
       const reply: PartitionsStateReply = {
         topic: frame.topic,
         brokerId: ctx.config.system.brokerId,

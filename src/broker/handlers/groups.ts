@@ -169,7 +169,12 @@ export function handleGroupDelete(ctx: BrokerContext, conn: Connection, frame: G
   const live = ctx.groups.describe(frame.group)
   if (live !== undefined && live.members.length > 0) {
     const n = live.members.length
-    conn.sendError('GROUP_ERROR', frame.opaque, `group "${frame.group}" has ${n} live member${n === 1 ? '' : 's'}: stop them before deleting it`, Status.BAD_REQUEST)
+    conn.sendError(
+      'GROUP_ERROR',
+      frame.opaque,
+      `group "${frame.group}" has ${n} live member${n === 1 ? '' : 's'}: stop them before deleting it`,
+      Status.BAD_REQUEST,
+    )
     return
   }
   if (ctx.offsets.get(frame.group).length === 0) {

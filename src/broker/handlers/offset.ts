@@ -32,7 +32,9 @@ export function handleOffset(ctx: BrokerContext, conn: Connection, frame: Offset
       conn.endRequest(windowBytes)
     },
     (error: Error) => {
-      ctx.log.limited('offset-check-failed').warn('offset check failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
+      ctx.log
+        .limited('offset-check-failed')
+        .warn('offset check failed', {topic: frame.topic, partition: frame.partition, offset: frame.offset, error: error.message})
       conn.sendError(isMetaError(error) ? error.code : 'STORAGE_ERROR', frame.opaque, error.message, Status.INTERNAL_SERVER_ERROR)
       conn.endRequest(windowBytes)
     },

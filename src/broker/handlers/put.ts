@@ -104,7 +104,16 @@ export function handlePut(ctx: BrokerContext, conn: Connection, frame: PutComman
  * A put under synchronous replication: appended here and forwarded to the slave in the same
  * turn, acknowledged once both have it (a storage failure still counts as one for putOutcome).
  */
-function replicatedPut(ctx: BrokerContext, conn: Connection, sync: SyncMaster, log: PartitionLog, frame: PutCommand, id: bigint, partition: number, crc: number): void {
+function replicatedPut(
+  ctx: BrokerContext,
+  conn: Connection,
+  sync: SyncMaster,
+  log: PartitionLog,
+  frame: PutCommand,
+  id: bigint,
+  partition: number,
+  crc: number,
+): void {
   const {opaque, topic} = frame
   const bodyBytes = frame.body.length
   let offset = 0
@@ -173,7 +182,13 @@ export function handlePutBatch(ctx: BrokerContext, conn: Connection, frame: PutB
   const body = frame.body
   const runs = assignIds(ctx, body, frame.count)
   if (runs === undefined) {
-    refuseBatch(ctx, conn, frame, partition, new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`))
+    refuseBatch(
+      ctx,
+      conn,
+      frame,
+      partition,
+      new MetaError('INVALID_MESSAGE', `invalid record batch: expected ${frame.count} whole records in ${body.length} bytes`),
+    )
     return
   }
   // The records tile the body: the count is what it holds.

@@ -41,14 +41,7 @@ import {
   type SystemStats,
   type TopicStats,
 } from '../../protocol/stats-body.js'
-import {
-  CAPABILITIES_ITEM,
-  CONNECTIONS_ITEM,
-  SYNC_ITEM,
-  encodeSyncStats,
-  encodeCapabilities,
-  encodeConnectionsStats,
-} from '../../protocol/meta-stats-body.js'
+import {CAPABILITIES_ITEM, CONNECTIONS_ITEM, SYNC_ITEM, encodeSyncStats, encodeCapabilities, encodeConnectionsStats} from '../../protocol/meta-stats-body.js'
 import type {PartitionInfo} from '../../storage/index.js'
 import {renderServerIni} from '../config/index.js'
 import type {Connection} from '../connection.js'
@@ -103,7 +96,12 @@ function statsLines(ctx: BrokerContext, item: string, conn: Connection, seen: Vi
     case '':
       // meta's lines: failed logins since start (0 without access control), connections refused for
       // their address's caps, requests refused for rights.
-      return [...encodeSystemStats(systemStats(ctx)), ['auth_failures', ctx.access?.failures ?? 0], ['connections_refused', ctx.connectionsRefused()], ['access_denied', ctx.access?.audit.refusals ?? 0]]
+      return [
+        ...encodeSystemStats(systemStats(ctx)),
+        ['auth_failures', ctx.access?.failures ?? 0],
+        ['connections_refused', ctx.connectionsRefused()],
+        ['access_denied', ctx.access?.audit.refusals ?? 0],
+      ]
     case 'topics':
       return encodeTopicsStats(topicsStats(ctx).filter((t) => seen.topic(t.topic)))
     case 'offsets':
@@ -273,7 +271,12 @@ function realtime(ctx: BrokerContext, topic?: string): Record<RealtimeItem, Real
 }
 
 function topicLines(ctx: BrokerContext, topic: string, seen: boolean): StatsLine[] {
-  const infos = seen ? ctx.store.list().filter((l) => l.topic === topic).map((l) => l.info()) : []
+  const infos = seen
+    ? ctx.store
+        .list()
+        .filter((l) => l.topic === topic)
+        .map((l) => l.info())
+    : []
   const configured = seen && ctx.topics.configuredTopics().includes(topic)
   const resultCode = infos.length > 0 ? 0 : configured ? 2 : 1
   return encodeTopicStats({

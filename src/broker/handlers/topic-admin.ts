@@ -5,7 +5,13 @@
  * closed-partition entries, the group offsets this broker stores for it and its overlay
  * section, in the order topic-delete.ts gives.
  */
-import {ALL_TOPICS_TOKEN, type TopicAdminAction, type TopicAdminCommand, type TopicAdminReply, type TopicAdminRequest} from '../../protocol/commands/topic-admin.js'
+import {
+  ALL_TOPICS_TOKEN,
+  type TopicAdminAction,
+  type TopicAdminCommand,
+  type TopicAdminReply,
+  type TopicAdminRequest,
+} from '../../protocol/commands/topic-admin.js'
 import {isMetaError, MetaError, Status} from '../../protocol/errors.js'
 import {topicPatternMatches, validateTopicName} from '../../protocol/names.js'
 import {renderServerIni, resolveTopic} from '../config/index.js'
@@ -180,7 +186,10 @@ function stillAccepted(ctx: BrokerContext, topic: string): string[] {
   if (withoutOverlay) return [`server.ini still has a [topic=${topic}] section: the topic stays configured, empty (remove the section and reload to drop it)`]
   if (resolveTopic(ctx.config, topic) === undefined) return []
   const wildcard = ctx.config.topics.find((t) => t.pattern.includes('*') && topicPatternMatches(t.pattern, topic))
-  const why = wildcard !== undefined ? `its [topic=${wildcard.pattern}] section accepts "${topic}"` : 'it accepts any topic (zero-config: no [topic=…] section of its own)'
+  const why =
+    wildcard !== undefined
+      ? `its [topic=${wildcard.pattern}] section accepts "${topic}"`
+      : 'it accepts any topic (zero-config: no [topic=…] section of its own)'
   return [`this broker still accepts "${topic}" (${why}): a put creates it again, empty`]
 }
 

@@ -55,9 +55,17 @@ export function handleTransaction(ctx: BrokerContext, conn: Connection, frame: T
       case 'COMMIT_ONE_PHASE':
       case 'COMMIT_TWO_PHASE':
         refuseCommitWhenFenced(ctx)
-        return answerLater(conn, opaque, tx.commit(conn.id, frame.txKey, frame.txType === 'COMMIT_ONE_PHASE').then(() => ''))
+        return answerLater(
+          conn,
+          opaque,
+          tx.commit(conn.id, frame.txKey, frame.txType === 'COMMIT_ONE_PHASE').then(() => ''),
+        )
       case 'ROLLBACK':
-        return answerLater(conn, opaque, tx.rollback(conn.id, frame.txKey).then(() => ''))
+        return answerLater(
+          conn,
+          opaque,
+          tx.rollback(conn.id, frame.txKey).then(() => ''),
+        )
       default:
         throw new XaError(XAER_RMERR, `unknown transaction command type "${String(frame.txType)}"`)
     }
@@ -131,10 +139,12 @@ function refuseCommitWhenFenced(ctx: BrokerContext): void {
 
 function answerLater(conn: Connection, opaque: number, work: Promise<string>): void {
   conn.beginRequest()
-  work.then(
-    (body) => conn.sendResult(Status.OK, opaque, body),
-    (error: unknown) => sendXaError(undefined, conn, opaque, error),
-  ).finally(() => conn.endRequest())
+  work
+    .then(
+      (body) => conn.sendResult(Status.OK, opaque, body),
+      (error: unknown) => sendXaError(undefined, conn, opaque, error),
+    )
+    .finally(() => conn.endRequest())
 }
 
 function sendXaError(ctx: BrokerContext | undefined, conn: Connection, opaque: number, error: unknown): void {
@@ -174,7 +184,14 @@ export function handleTransactionalPutBatch(ctx: BrokerContext, conn: Connection
     checkRecordBatch(body, frame.count)
   } catch (error) {
     const reason = error as MetaError
-    failPut(ctx, conn, frame.topic, frame.opaque, partition, new MetaError(reason.code === 'CHECKSUM_MISMATCH' ? 'CHECKSUM_MISMATCH' : 'INVALID_MESSAGE', reason.message))
+    failPut(
+      ctx,
+      conn,
+      frame.topic,
+      frame.opaque,
+      partition,
+      new MetaError(reason.code === 'CHECKSUM_MISMATCH' ? 'CHECKSUM_MISMATCH' : 'INVALID_MESSAGE', reason.message),
+    )
     return
   }
   // The body is a view of the socket's chunk: the transaction keeps its own copy.
@@ -217,7 +234,17 @@ function checkTarget(ctx: BrokerContext, conn: Connection, topicName: string, pa
   return partition
 }
 
-function intoTransaction(ctx: BrokerContext, conn: Connection, frame: RequestFrame, txKey: string, topic: string, partition: number, records: Buffer, count: number, opaque: number): boolean {
+function intoTransaction(
+  ctx: BrokerContext,
+  conn: Connection,
+  frame: RequestFrame,
+  txKey: string,
+  topic: string,
+  partition: number,
+  records: Buffer,
+  count: number,
+  opaque: number,
+): boolean {
   if (!mayAct(ctx, conn, frame, txKey)) {
     ctx.counters.putFailed += count
     return false

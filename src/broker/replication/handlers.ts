@@ -32,8 +32,11 @@ export function handleSlaveStatus(ctx: BrokerContext, conn: Connection, frame: S
     return
   }
   conn.beginRequest()
-  ctx.replica.status().then(
-    (report) => conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report)),
-    (error: Error) => conn.sendError('INTERNAL', frame.opaque, `slave status failed: ${error.message}`),
-  ).finally(() => conn.endRequest())
+  ctx.replica
+    .status()
+    .then(
+      (report) => conn.sendResult(Status.OK, frame.opaque, JSON.stringify(report)),
+      (error: Error) => conn.sendError('INTERNAL', frame.opaque, `slave status failed: ${error.message}`),
+    )
+    .finally(() => conn.endRequest())
 }

@@ -9,7 +9,10 @@ import type {Logger} from '../../log.js'
 import type {BrokerContext} from '../context.js'
 
 /** Refuse puts while the lease on the broker id has run out; fence for good when another session holds the id. */
-export function leasePutGate(ctx: BrokerContext, log: Logger): {onLost: (reason: string, takenBy?: string) => void; onHeld: () => void; onExtended: (endsAtMs: number) => void} {
+export function leasePutGate(
+  ctx: BrokerContext,
+  log: Logger,
+): {onLost: (reason: string, takenBy?: string) => void; onHeld: () => void; onExtended: (endsAtMs: number) => void} {
   return {
     onLost: (reason, takenBy) => {
       if (takenBy !== undefined) {

@@ -51,7 +51,7 @@ export class LinkFailoverWatch {
   private poll(): void {
     if (this.stopped || this.running) return
     if (this.linked()) {
-      if (this.downSince !== undefined && this.seenLink) this.log.info('the master\'s sync link is back: no failover')
+      if (this.downSince !== undefined && this.seenLink) this.log.info("the master's sync link is back: no failover")
       this.seenLink = true
       this.downSince = undefined
       return
@@ -61,7 +61,7 @@ export class LinkFailoverWatch {
     const now = performance.now()
     if (this.downSince === undefined) {
       this.downSince = now
-      this.log.warn('the master\'s sync link broke: taking over its broker id if it stays down for the grace period', {graceMs: this.graceMs})
+      this.log.warn("the master's sync link broke: taking over its broker id if it stays down for the grace period", {graceMs: this.graceMs})
       return
     }
     if (now - this.downSince < this.graceMs) return

@@ -37,7 +37,10 @@ export async function promote(roles: RoleState): Promise<void> {
     // the announced sync slave and that master brought it up to date (sync-announce.ts).
     const from = roles.lastMasterUrl
     if (from === undefined || !(await announcer.inSyncWith(from))) {
-      host.log.warn('failover: not promoting: this sync slave was not brought up to date by the master that left (it may lack acknowledged messages)', {brokerId, master: from ?? 'none'})
+      host.log.warn('failover: not promoting: this sync slave was not brought up to date by the master that left (it may lack acknowledged messages)', {
+        brokerId,
+        master: from ?? 'none',
+      })
       return
     }
   }
@@ -68,7 +71,10 @@ export async function promoteOnLinkLoss(roles: RoleState): Promise<void> {
   const brokerId = ctx.config.system.brokerId
   const leaseMs = await announcer.masterLeaseMs(from)
   if (leaseMs === undefined) {
-    host.log.warn('failover: not taking over on the broken sync link: the master that left did not mark this slave up to date with its lease; waiting for its ZooKeeper node to go', {brokerId, master: from})
+    host.log.warn(
+      'failover: not taking over on the broken sync link: the master that left did not mark this slave up to date with its lease; waiting for its ZooKeeper node to go',
+      {brokerId, master: from},
+    )
     return
   }
   const session = await registration.takeOverMaster(from)
@@ -79,10 +85,19 @@ export async function promoteOnLinkLoss(roles: RoleState): Promise<void> {
   const takenAt = performance.now()
   const waitMs = leaseWaitMs(leaseMs)
   // From here no `sync` is taken (isSyncSlave is false) and puts wait for the old lease to end.
-  const waiting = new MetaError('SERVICE_UNAVAILABLE', `broker id ${brokerId}: taking over from ${from}; puts are accepted once its lease (${leaseMs} ms) has run out`)
+  const waiting = new MetaError(
+    'SERVICE_UNAVAILABLE',
+    `broker id ${brokerId}: taking over from ${from}; puts are accepted once its lease (${leaseMs} ms) has run out`,
+  )
   ctx.fenced = waiting
   ctx.promoted = true
-  host.log.warn('failover: the sync link broke and ids/<id>/master was taken over; promoting this slave to master once the old lease has run out', {brokerId, from, url: ctx.url, leaseMs, waitMs})
+  host.log.warn('failover: the sync link broke and ids/<id>/master was taken over; promoting this slave to master once the old lease has run out', {
+    brokerId,
+    from,
+    url: ctx.url,
+    leaseMs,
+    waitMs,
+  })
   if (!(await becomeMaster(roles, session))) {
     // Not registered (and so under no lease): this broker must not take puts.
     ctx.fenced = new MetaError('SERVICE_UNAVAILABLE', `broker id ${brokerId}: taking over from ${from} failed while registering as master; restart this broker`)
@@ -171,10 +186,15 @@ export function issueIdsAfterLog(ids: MessageIdGenerator, store: MessageStore, l
   for (const partitionLog of store.list()) {
     const ts = partitionLog.maxTimestamp
     if (ts <= now + ID_CLOCK_AHEAD_MAX_MS) newest = Math.max(newest, ts)
-    else log.warn('a record id is stamped more than a day ahead of this clock; new ids do not follow it', {topic: partitionLog.topic, partition: partitionLog.partition, stampedMs: ts})
+    else
+      log.warn('a record id is stamped more than a day ahead of this clock; new ids do not follow it', {
+        topic: partitionLog.topic,
+        partition: partitionLog.partition,
+        stampedMs: ts,
+      })
   }
   if (newest >= now) {
-    log.warn('the log holds ids stamped at or after this clock\'s time; new ids are issued above them', {newestMs: newest, clockMs: now})
+    log.warn("the log holds ids stamped at or after this clock's time; new ids are issued above them", {newestMs: newest, clockMs: now})
   }
   ids.issueAfter(newest)
 }

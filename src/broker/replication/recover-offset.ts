@@ -79,7 +79,12 @@ export async function recoverOffsets(options: {
       if (after !== entry.offset) {
         await session.setData(entry.path, encodeZkOffset(entry.msgId, after))
         report.rewritten += 1
-        log.info('recoverOffset: rewrote a committed offset to this broker\'s position of its message', {path: entry.path, msgId: entry.msgId, from: entry.offset, to: after})
+        log.info("recoverOffset: rewrote a committed offset to this broker's position of its message", {
+          path: entry.path,
+          msgId: entry.msgId,
+          from: entry.offset,
+          to: after,
+        })
       }
     }
   }
@@ -91,7 +96,7 @@ export async function recoverOffsets(options: {
     log.warn(
       report.reset
         ? 'recoverOffset: no committed offset matched a message here; they were reset to -1-0 (as MetaQ does)'
-        : 'recoverOffset: committed offsets whose message is not in this broker\'s log were left as they are',
+        : "recoverOffset: committed offsets whose message is not in this broker's log were left as they are",
       {entries: report.unmatched},
     )
   }

@@ -42,12 +42,7 @@ import {scanRecords} from '../../protocol/message-set.js'
 import {encodeStats} from '../../protocol/commands/stats.js'
 import {encodeCount} from '../../protocol/commands/seek.js'
 import {parsePartitionsStats, parseSystemStats} from '../../protocol/stats-body.js'
-import {
-  encodeReplicate,
-  readReplicaBody,
-  type ReplicaPartitionStatus,
-  type SlaveStatusReport,
-} from '../../protocol/commands/replication.js'
+import {encodeReplicate, readReplicaBody, type ReplicaPartitionStatus, type SlaveStatusReport} from '../../protocol/commands/replication.js'
 import type {MessageStore, PartitionLog} from '../../storage/index.js'
 import {STATE_DIR_NAME} from '../../storage/layout.js'
 import {parseTopicOverlay, TOPIC_OVERLAY_ITEM, type TopicOverlay} from '../topic-overlay.js'
@@ -151,10 +146,16 @@ class Follower {
   private async step(): Promise<void> {
     let log = this.local()
     if (log !== undefined && !this.tailChecked) {
-      const cut = await cutDivergentTail(this.r.ctx.store, this.topic, this.partition, masterBytesOver(() => this.r.masterLink(), this.topic, this.partition), this.r.log)
+      const cut = await cutDivergentTail(
+        this.r.ctx.store,
+        this.topic,
+        this.partition,
+        masterBytesOver(() => this.r.masterLink(), this.topic, this.partition),
+        this.r.log,
+      )
       if (cut !== undefined && 'below' in cut) {
         this.masterMin = cut.below
-        await this.setAside(log.maxOffset, 'this slave\'s log parts from the master\'s below the master\'s first offset (retention removed where they agree)')
+        await this.setAside(log.maxOffset, "this slave's log parts from the master's below the master's first offset (retention removed where they agree)")
         this.next = cut.below
         log = undefined
       } else if (cut !== undefined) {
@@ -166,10 +167,13 @@ class Follower {
     }
     if (this.next < 0) this.next = log !== undefined ? log.maxOffset : this.firstOffset
     const offset = this.next
-    const frame = await this.r.masterLink().requestAsync(
-      (out, opaque) => encodeReplicate(out, {topic: this.topic, partition: this.partition, offset, maxSize: this.fetchBytes, maxWaitMs: LONG_POLL_MS, opaque}),
-      LONG_POLL_MS + 10_000,
-    )
+    const frame = await this.r
+      .masterLink()
+      .requestAsync(
+        (out, opaque) =>
+          encodeReplicate(out, {topic: this.topic, partition: this.partition, offset, maxSize: this.fetchBytes, maxWaitMs: LONG_POLL_MS, opaque}),
+        LONG_POLL_MS + 10_000,
+      )
     if (!this.r.running || this.dropped) return
     if (frame.type === 'result') return this.answered(frame.code, frame.body.toString('utf8'), offset)
     const reply = readReplicaBody(frame.body)
@@ -203,7 +207,7 @@ class Follower {
     const at = log.appendReplica(records, count, header.segmentStart === offset, (err) => {
       if (err !== null) this.failed(err)
     })
-    assert(at === offset, 'replicated records land at the master\'s offset')
+    assert(at === offset, "replicated records land at the master's offset")
     this.next = offset + end
     this.state = 'replicating'
     this.error = undefined
@@ -225,7 +229,7 @@ class Follower {
     if (moved > offset) {
       // Retention on the master passed our end: set our log aside and restart at its start.
       this.masterMin = moved
-      if (log !== undefined) await this.setAside(offset, 'the master no longer has what follows this slave\'s log (retention)')
+      if (log !== undefined) await this.setAside(offset, "the master no longer has what follows this slave's log (retention)")
       this.next = moved
       return
     }
@@ -277,7 +281,11 @@ class Follower {
   }
 
   private failed(err: MetaError): void {
-    this.r.log.error('appending replicated records failed; fetching again from the local end', {topic: this.topic, partition: this.partition, error: err.message})
+    this.r.log.error('appending replicated records failed; fetching again from the local end', {
+      topic: this.topic,
+      partition: this.partition,
+      error: err.message,
+    })
     this.next = -1
   }
 
@@ -384,7 +392,10 @@ export class Replicator {
         const link = this.masterLink()
         await link.ready()
         if (!link.capabilities.replicate) {
-          throw new MetaError('UNSUPPORTED', `the master ${this.masterAddress} does not serve meta's replicate extension (a MetaQ broker, or an older meta): an asynchronous meta slave needs a meta master`)
+          throw new MetaError(
+            'UNSUPPORTED',
+            `the master ${this.masterAddress} does not serve meta's replicate extension (a MetaQ broker, or an older meta): an asynchronous meta slave needs a meta master`,
+          )
         }
         if (this.options.autoSyncMasterConfig !== false) await this.syncConfig()
         const body = await this.stats('partitions')
@@ -406,7 +417,11 @@ export class Replicator {
   private async stats(item: string): Promise<Buffer> {
     const frame = await this.masterLink().requestAsync((out, opaque) => encodeStats(out, {item, opaque}))
     // The master's text says why (an access denied names the right this slave's login lacks).
-    if (frame.type !== 'result' || frame.code !== Status.OK) throw new MetaError('INTERNAL', `the master answered stats ${item} with ${frame.type === 'result' ? `${frame.code}: ${frame.body.toString('utf8')}` : frame.type}`)
+    if (frame.type !== 'result' || frame.code !== Status.OK)
+      throw new MetaError(
+        'INTERNAL',
+        `the master answered stats ${item} with ${frame.type === 'result' ? `${frame.code}: ${frame.body.toString('utf8')}` : frame.type}`,
+      )
     return frame.body
   }
 
@@ -433,9 +448,17 @@ export class Replicator {
         for (const topic of before.keys()) if (!overlay.has(topic)) this.deletedTopics.add(topic)
         for (const topic of overlay.keys()) this.deletedTopics.delete(topic)
       }
-      this.log.info("applied the master's configuration", {master: this.masterAddress, checksum, onlineTopics: overlay === undefined ? undefined : [...overlay.keys()]})
+      this.log.info("applied the master's configuration", {
+        master: this.masterAddress,
+        checksum,
+        onlineTopics: overlay === undefined ? undefined : [...overlay.keys()],
+      })
     } catch (error) {
-      this.log.error("the master's configuration cannot be applied here; keeping this slave's", {master: this.masterAddress, checksum, error: (error as Error).message})
+      this.log.error("the master's configuration cannot be applied here; keeping this slave's", {
+        master: this.masterAddress,
+        checksum,
+        error: (error as Error).message,
+      })
     }
     this.masterChecksum = checksum
     this.masterOverlay = overlayText
@@ -454,7 +477,12 @@ export class Replicator {
 
   /** The master deleted `topic` online and has no data left for it: stop following it and remove it here. */
   private async dropTopic(topic: string): Promise<void> {
-    const partitions = new Set(this.ctx.store.list().filter((log) => log.topic === topic).map((log) => log.partition))
+    const partitions = new Set(
+      this.ctx.store
+        .list()
+        .filter((log) => log.topic === topic)
+        .map((log) => log.partition),
+    )
     for (const [key, follower] of this.followers) {
       if (follower.topic !== topic) continue
       follower.drop()
@@ -504,7 +532,10 @@ export class Replicator {
           return
         }
         try {
-          const frame = await this.masterLink().requestAsync((out, opaque) => encodeCount(out, {topic: p.topic, partition: p.partition, from: p.slaveEnd, to: p.masterEnd, opaque}), 5_000)
+          const frame = await this.masterLink().requestAsync(
+            (out, opaque) => encodeCount(out, {topic: p.topic, partition: p.partition, from: p.slaveEnd, to: p.masterEnd, opaque}),
+            5_000,
+          )
           if (frame.type === 'result' && frame.code === Status.OK) p.lagMessages = Number(frame.body.toString('utf8'))
         } catch {
           // Unknown: the master does not answer now.

@@ -85,10 +85,14 @@ export function validateRoles(config: BrokerConfig, slave: SlaveRole | undefined
     refuse(`${n.syncSlave} and ${n.syncSlaveAddress} "${syncSlaveAddress}": a broker is either a synchronous slave or the master of one, not both`)
   }
   if (syncSlaveFromZk && (syncSlave || syncSlaveAddress !== '' || slave !== undefined || !inZk)) {
-    refuse(`${n.syncSlaveFromZk} is for a master in ZooKeeper (${n.zk}) that takes its sync slave from there: not with ${n.syncSlave}, ${n.syncSlaveAddress} or ${n.slaveId}`)
+    refuse(
+      `${n.syncSlaveFromZk} is for a master in ZooKeeper (${n.zk}) that takes its sync slave from there: not with ${n.syncSlave}, ${n.syncSlaveAddress} or ${n.slaveId}`,
+    )
   }
   if (syncSlave && slave !== undefined && (!inZk || slave.master !== undefined)) {
-    refuse(`${n.syncSlave} takes ${n.slaveId} only with ZooKeeper (${n.zk}), to register as a slave of the master of its brokerId; never ${n.slaveOf} (the master sends to it)`)
+    refuse(
+      `${n.syncSlave} takes ${n.slaveId} only with ZooKeeper (${n.zk}), to register as a slave of the master of its brokerId; never ${n.slaveOf} (the master sends to it)`,
+    )
   }
   if (!syncSlave && slave !== undefined && inZk && slave.master !== undefined) {
     refuse(`a slave with ZooKeeper finds its master there (ids/<brokerId>/master): give either ${n.slaveOf} or ZooKeeper (${n.zk}), not both`)
@@ -99,7 +103,9 @@ export function validateRoles(config: BrokerConfig, slave: SlaveRole | undefined
   const {failoverLeaseMs} = config.system
   const halfSession = Math.floor(config.zookeeper.zkSessionTimeoutMs / 2)
   if (failoverLeaseMs !== 0 && (failoverLeaseMs < FAILOVER_LEASE_MIN_MS || failoverLeaseMs > halfSession)) {
-    refuse(`failoverLeaseMs ${failoverLeaseMs}: expected 0 (half zk.zkSessionTimeoutMs) or ${FAILOVER_LEASE_MIN_MS} to ${halfSession} ms (half zk.zkSessionTimeoutMs ${config.zookeeper.zkSessionTimeoutMs}): the lease must end before ZooKeeper can expire the session`)
+    refuse(
+      `failoverLeaseMs ${failoverLeaseMs}: expected 0 (half zk.zkSessionTimeoutMs) or ${FAILOVER_LEASE_MIN_MS} to ${halfSession} ms (half zk.zkSessionTimeoutMs ${config.zookeeper.zkSessionTimeoutMs}): the lease must end before ZooKeeper can expire the session`,
+    )
   }
   if (failover && !inZk) {
     refuse(`${n.failover} needs ZooKeeper (${n.zk}): a slave registered there fails over, a master there holds its id under a lease`)
@@ -136,7 +142,7 @@ export class Roles implements RoleState {
       await this.startSyncSlaveInZk(slave)
     } else if (system.syncSlave && inZk) {
       // MetaQ's gregor slave forces zkEnable=false: clients must not find it.
-      host.log.info('synchronous slave: not registering in ZooKeeper (as MetaQ\'s sync slave does; give it a slaveId to register it as a slave)')
+      host.log.info("synchronous slave: not registering in ZooKeeper (as MetaQ's sync slave does; give it a slaveId to register it as a slave)")
       if (system.failover) host.log.warn('failover has no effect: a synchronous slave fails over only when registered in ZooKeeper with a slaveId')
     } else if (slave !== undefined) {
       await this.startAsyncSlave(slave, inZk)
@@ -177,7 +183,12 @@ export class Roles implements RoleState {
     if (config.system.failover) {
       this.failover = new FailoverWatch(config.system.failoverGraceMs, () => promote(this), host.log.child('failover'))
       const ctx = host.context
-      this.linkFailover = new LinkFailoverWatch(config.system.failoverGraceMs, () => hasMasterLink(ctx.connections()), () => promoteOnLinkLoss(this), host.log.child('failover'))
+      this.linkFailover = new LinkFailoverWatch(
+        config.system.failoverGraceMs,
+        () => hasMasterLink(ctx.connections()),
+        () => promoteOnLinkLoss(this),
+        host.log.child('failover'),
+      )
     }
     let master: string | undefined
     const registration = await this.registerSlave(slave.slaveId, (m) => {
@@ -276,7 +287,10 @@ export class Roles implements RoleState {
     const brokerId = config.system.brokerId
     ctx.replica = {
       refusal: () =>
-        new MetaError('SLAVE_READ_ONLY', `broker ${brokerId} is the asynchronous slave ${slave.slaveId} of ${replicator.masterAddress}: it does not accept puts; send to the master`),
+        new MetaError(
+          'SLAVE_READ_ONLY',
+          `broker ${brokerId} is the asynchronous slave ${slave.slaveId} of ${replicator.masterAddress}: it does not accept puts; send to the master`,
+        ),
       status: () => replicator.status(),
     }
     replicator.start()
@@ -335,19 +349,30 @@ export class Roles implements RoleState {
       let changed = 0
       for (const partitionLog of store.list()) {
         const {topic, partition} = partitionLog
-        const cut = await cutDivergentTail(store, topic, partition, masterBytesOver(() => link, topic, partition), log)
+        const cut = await cutDivergentTail(
+          store,
+          topic,
+          partition,
+          masterBytesOver(() => link, topic, partition),
+          log,
+        )
         if (cut === undefined) continue
         changed += 1
         ctx.logs.forget(topic, partition)
         if ('below' in cut) {
           const aside = join(this.config.system.dataPath, STATE_DIR_NAME, 'replica-aside', `${topic}-${partition}.${Date.now()}`)
-          log.warn("this sync slave's log parts from the master's below the master's first offset: setting it aside; the master sends the partition again", {topic, partition, masterFirst: cut.below, aside})
+          log.warn("this sync slave's log parts from the master's below the master's first offset: setting it aside; the master sends the partition again", {
+            topic,
+            partition,
+            masterFirst: cut.below,
+            aside,
+          })
           await store.setAside(topic, partition, aside)
         }
       }
       // A master already linked to this slave (one given --sync-slave-address) may have found
       // those partitions ahead of its own and refused them: make it compare again.
-      if (changed > 0 && dropSyncPeers(ctx.connections()) > 0) log.info('closed the master\'s sync connection so that it compares the logs again after the cut')
+      if (changed > 0 && dropSyncPeers(ctx.connections()) > 0) log.info("closed the master's sync connection so that it compares the logs again after the cut")
     } finally {
       link.close()
     }

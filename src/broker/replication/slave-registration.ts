@@ -105,7 +105,9 @@ export class SlaveRegistration {
    * watch is no longer followed) and its session, which owns the master node, is handed over.
    */
   async claimMaster(): Promise<ZkSession | undefined> {
-    return this.claim(async (master) => (await this.session.exists(master)) === undefined && (await this.session.create(master, this.options.url, CreateMode.EPHEMERAL)))
+    return this.claim(
+      async (master) => (await this.session.exists(master)) === undefined && (await this.session.create(master, this.options.url, CreateMode.EPHEMERAL)),
+    )
   }
 
   /**

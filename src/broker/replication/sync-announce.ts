@@ -145,7 +145,11 @@ export class SyncSlaveAnnouncer {
       if (this.stopped) return
       this.attempt += 1
       const delayMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(10, this.attempt - 1))
-      this.options.log.warn('sync slave: cannot announce itself to the master yet; retrying', {master: this.master ?? 'none', retryInMs: delayMs, error: error.message})
+      this.options.log.warn('sync slave: cannot announce itself to the master yet; retrying', {
+        master: this.master ?? 'none',
+        retryInMs: delayMs,
+        error: error.message,
+      })
       this.timer = setTimeout(() => this.kick(), delayMs)
       this.timer.unref()
     })
@@ -170,7 +174,11 @@ export class SyncSlaveAnnouncer {
       } else if (stat !== undefined) {
         const holder = parseAnnouncement(await session.getString(this.path))?.url ?? 'unknown'
         if (holder !== this.warnedHolder) {
-          log.warn('another sync slave is announced for this broker id: a master has one sync slave; this broker waits until that one leaves', {brokerId, holder, node: this.path})
+          log.warn('another sync slave is announced for this broker id: a master has one sync slave; this broker waits until that one leaves', {
+            brokerId,
+            holder,
+            node: this.path,
+          })
           this.warnedHolder = holder
         }
         return // the exists watch kicks again when it goes

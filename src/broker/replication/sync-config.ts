@@ -25,7 +25,9 @@ import {parseValue, SYSTEM_KEYS} from '../config/keys.js'
 import {ValueError} from '../config/values.js'
 import type {SystemConfig} from '../config/types.js'
 
-export type SyncMasterSettings = Partial<Pick<SystemConfig, 'syncSlaveAddress' | 'sendToSlaveTimeoutMs' | 'slaveContinuousFailureThreshold' | 'checkSlaveIntervalMs' | 'recoverOffset'>>
+export type SyncMasterSettings = Partial<
+  Pick<SystemConfig, 'syncSlaveAddress' | 'sendToSlaveTimeoutMs' | 'slaveContinuousFailureThreshold' | 'checkSlaveIntervalMs' | 'recoverOffset'>
+>
 
 /** A key of the file that meta accepts and does not act on, with why. */
 export interface IgnoredKey {

@@ -36,7 +36,12 @@ export function handleSyncCut(ctx: BrokerContext, conn: Connection, frame: SyncB
   const {topic, partition, opaque, offset} = frame
   const expectedEnd = frame.cutEnd ?? 0
   if (offset < 0 || offset > expectedEnd) {
-    conn.sendError('INVALID_ARGUMENT', opaque, `sync-cut of ${topic}-${partition}: offset ${offset} and end ${expectedEnd}: expected 0 <= offset <= end`, Status.BAD_REQUEST)
+    conn.sendError(
+      'INVALID_ARGUMENT',
+      opaque,
+      `sync-cut of ${topic}-${partition}: offset ${offset} and end ${expectedEnd}: expected 0 <= offset <= end`,
+      Status.BAD_REQUEST,
+    )
     return
   }
   const key = `${topic}-${partition}`
@@ -57,7 +62,7 @@ export function handleSyncCut(ctx: BrokerContext, conn: Connection, frame: SyncB
     return
   }
   const closed = closeOtherPeers()
-  if (closed > 0) ctx.log.info('closed older sync connections: the master that orders a cut is this slave\'s master now', {closed})
+  if (closed > 0) ctx.log.info("closed older sync connections: the master that orders a cut is this slave's master now", {closed})
   set.add(key)
   conn.beginRequest()
   cutTailAt(ctx.store, topic, partition, offset, ctx.log)

@@ -68,7 +68,11 @@ export async function fitSlaveLog(input: FitInput): Promise<number | MetaError> 
   for (let attempt = 1; ; attempt++) {
     if (slaveEnd <= log.minOffset) return slaveEnd // nothing both could hold
     await written(log)
-    const fork = await forkPoint(log, slaveEnd, masterBytesOver(() => link, topic, partition))
+    const fork = await forkPoint(
+      log,
+      slaveEnd,
+      masterBytesOver(() => link, topic, partition),
+    )
     if ('below' in fork) {
       return new MetaError(
         'SYNC_OFFSET_MISMATCH',
@@ -82,14 +86,17 @@ export async function fitSlaveLog(input: FitInput): Promise<number | MetaError> 
         fork.offset < input.confirmedEnd
           ? `below ${input.confirmedEnd}, the end of a batch the slave confirmed (a put up to there may have been acknowledged)`
           : `${cutBytes} bytes, more than the ${SYNC_CUT_MAX_BYTES} a master can have forwarded unwritten (the master lost writes?)`
-      logger.error('ALARM: the sync slave holds a tail the master does not, and cutting it could lose acknowledged messages: not cut; puts to the partition are refused until an operator repairs one side', {
-        topic,
-        partition,
-        fork: fork.offset,
-        slaveEnd,
-        masterEnd: log.maxOffset,
-        confirmedEnd: input.confirmedEnd,
-      })
+      logger.error(
+        'ALARM: the sync slave holds a tail the master does not, and cutting it could lose acknowledged messages: not cut; puts to the partition are refused until an operator repairs one side',
+        {
+          topic,
+          partition,
+          fork: fork.offset,
+          slaveEnd,
+          masterEnd: log.maxOffset,
+          confirmedEnd: input.confirmedEnd,
+        },
+      )
       return new MetaError(
         'SYNC_OFFSET_MISMATCH',
         `the sync slave's log of ${topic}-${partition} ends at ${slaveEnd}, and parts from the master's at ${fork.offset}: cutting it there would be ${why}; puts to this partition are refused until one side is repaired (remove the slave's copy of the partition, or restore the master's)`,
@@ -98,14 +105,17 @@ export async function fitSlaveLog(input: FitInput): Promise<number | MetaError> 
     try {
       const body = await link.call((out, opaque) => encodeSyncCut(out, {topic, partition, offset: fork.offset, end: slaveEnd, opaque}))
       const reply = parseSyncCutReply(body)
-      logger.warn('the sync slave held a tail the master does not (never acknowledged): ordered it cut at the fork point; the slave keeps the bytes in a .meta.cut file', {
-        topic,
-        partition,
-        fork: fork.offset,
-        slaveEnd,
-        messages: reply?.messages,
-        bytes: reply?.bytes ?? cutBytes,
-      })
+      logger.warn(
+        'the sync slave held a tail the master does not (never acknowledged): ordered it cut at the fork point; the slave keeps the bytes in a .meta.cut file',
+        {
+          topic,
+          partition,
+          fork: fork.offset,
+          slaveEnd,
+          messages: reply?.messages,
+          bytes: reply?.bytes ?? cutBytes,
+        },
+      )
       return fork.offset
     } catch (error) {
       // The slave's log moved since it was probed (frames of an older connection): again.
@@ -119,7 +129,11 @@ export async function fitSlaveLog(input: FitInput): Promise<number | MetaError> 
 async function written(log: PartitionLog): Promise<void> {
   const deadline = Date.now() + WRITTEN_WAIT_MS
   while (log.maxOffset < log.appendOffset) {
-    if (Date.now() > deadline) throw new MetaError('STORAGE_ERROR', `the appends of ${log.topic}-${log.partition} up to ${log.appendOffset} were not written within ${WRITTEN_WAIT_MS} ms (written up to ${log.maxOffset})`)
+    if (Date.now() > deadline)
+      throw new MetaError(
+        'STORAGE_ERROR',
+        `the appends of ${log.topic}-${log.partition} up to ${log.appendOffset} were not written within ${WRITTEN_WAIT_MS} ms (written up to ${log.maxOffset})`,
+      )
     await nextTurn()
   }
 }

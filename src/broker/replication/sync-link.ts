@@ -182,29 +182,29 @@ export class SyncLink {
   /** Learn the slave's form (`stats meta-capabilities`), then let onConnected bring it up to date. */
   private handshake(socket: Socket): void {
     this.request(
-        (out, opaque) => out.writeAscii(`stats ${CAPABILITIES_ITEM} ${opaque}\r\n`),
-        (err, body) => {
-          if (this.socket !== socket) return
-          if (err !== null && err.code === 'SLAVE_DISCONNECTED') return
-          const caps = err === null ? parseCapabilities(body) : undefined
-          this.batchForm = caps?.syncBatch === true
-          this.canCut = this.batchForm && caps?.syncCut === true && caps.replicate === true
-          this.canOverlay = this.batchForm && caps?.syncOverlay === true
-          this.options.onConnected(this.batchForm).then(
-            () => {
-              if (this.socket !== socket) return
-              this.ready = true
-              this.lastFailure = ''
-              this.options.log.info('sync slave connected', {slave: this.address, form: this.batchForm ? 'sync-batch' : 'sync (MetaQ)'})
-            },
-            (error: Error) => {
-              if (this.socket !== socket) return
-              this.failedAttempt(`could not bring the slave up to date: ${error.message}`)
-              this.reset(`could not bring the slave up to date: ${error.message}`)
-            },
-          )
-        },
-      )
+      (out, opaque) => out.writeAscii(`stats ${CAPABILITIES_ITEM} ${opaque}\r\n`),
+      (err, body) => {
+        if (this.socket !== socket) return
+        if (err !== null && err.code === 'SLAVE_DISCONNECTED') return
+        const caps = err === null ? parseCapabilities(body) : undefined
+        this.batchForm = caps?.syncBatch === true
+        this.canCut = this.batchForm && caps?.syncCut === true && caps.replicate === true
+        this.canOverlay = this.batchForm && caps?.syncOverlay === true
+        this.options.onConnected(this.batchForm).then(
+          () => {
+            if (this.socket !== socket) return
+            this.ready = true
+            this.lastFailure = ''
+            this.options.log.info('sync slave connected', {slave: this.address, form: this.batchForm ? 'sync-batch' : 'sync (MetaQ)'})
+          },
+          (error: Error) => {
+            if (this.socket !== socket) return
+            this.failedAttempt(`could not bring the slave up to date: ${error.message}`)
+            this.reset(`could not bring the slave up to date: ${error.message}`)
+          },
+        )
+      },
+    )
   }
 
   private received(socket: Socket, chunk: Buffer): void {
@@ -221,7 +221,11 @@ export class SyncLink {
         }
         const body = frame.type === 'result' ? frame.body.toString('utf8') : ''
         if (frame.type === 'result' && frame.code === Status.OK) pending.answer(null, body)
-        else pending.answer(frame.type === 'result' ? MetaError.fromWire(frame.code, body) : new MetaError('INTERNAL', 'the sync slave answered with a value frame'), body)
+        else
+          pending.answer(
+            frame.type === 'result' ? MetaError.fromWire(frame.code, body) : new MetaError('INTERNAL', 'the sync slave answered with a value frame'),
+            body,
+          )
       }
     } catch (error) {
       this.reset(`undecodable answer from the sync slave: ${(error as Error).message}`)
@@ -239,7 +243,10 @@ export class SyncLink {
   private sweep(): void {
     const now = Date.now()
     if (this.ready && now - this.lastSentMs >= (this.options.heartbeatMs ?? HEARTBEAT_MS)) {
-      this.request((out, opaque) => out.writeAscii(`version ${opaque}\r\n`), () => {})
+      this.request(
+        (out, opaque) => out.writeAscii(`version ${opaque}\r\n`),
+        () => {},
+      )
     }
     for (const [, pending] of this.pending) {
       if (now - pending.sentAtMs < this.options.timeoutMs) break // insertion order: the oldest first

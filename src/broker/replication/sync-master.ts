@@ -203,7 +203,10 @@ export class SyncMaster {
     // minSyncSlaves=0: with no slave connected and up to date, this broker takes puts alone
     // (put.ts forwards only over a ready link; the slave's catch-up sends them later).
     if (link?.ready !== true && this.system.minSyncSlaves === 0) return undefined
-    if (link === undefined) why = disconnected(`no sync slave has announced itself in ZooKeeper for broker id ${this.fromZk?.brokerId ?? '?'} (meta_sync_slave/${this.fromZk?.brokerId ?? '?'}); puts are refused until one is up to date`)
+    if (link === undefined)
+      why = disconnected(
+        `no sync slave has announced itself in ZooKeeper for broker id ${this.fromZk?.brokerId ?? '?'} (meta_sync_slave/${this.fromZk?.brokerId ?? '?'}); puts are refused until one is up to date`,
+      )
     else if (!link.ready) why = disconnected(`the master has no working connection to its sync slave ${link.address}`)
     else if (log === undefined) return undefined
     else if (this.catchingUp.has(log)) why = disconnected(`the sync slave ${link.address} is being brought up to date for ${log.topic}-${log.partition}`)
@@ -240,7 +243,10 @@ export class SyncMaster {
       record.set(payload, RECORD_HEADER_BYTES)
       const segmentStart = log.appendSegmentStart
       let batch = this.pendingBatches.get(log)
-      if (batch !== undefined && (batch.segmentStart !== segmentStart || batch.offset + batch.bytes !== offset || batch.bytes + record.length > COALESCE_MAX_BYTES)) {
+      if (
+        batch !== undefined &&
+        (batch.segmentStart !== segmentStart || batch.offset + batch.bytes !== offset || batch.bytes + record.length > COALESCE_MAX_BYTES)
+      ) {
         this.sendBatch(batch)
         batch = undefined
       }
@@ -288,7 +294,7 @@ export class SyncMaster {
       first ??= err
       if (--waiting === 0) done(first)
     }
-    for (let pos = 0; pos < records.length; ) {
+    for (let pos = 0; pos < records.length;) {
       const length = records.readInt32BE(pos)
       const body = Buffer.from(records.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + length))
       const msgId = records.readBigInt64BE(pos + 8)
@@ -351,8 +357,13 @@ export class SyncMaster {
     this.failed()
     // The slave refused what the master appended: bring its copy of this partition up to
     // date (a dropped connection does that for every partition when it comes back).
-    if (this.link?.batchForm === true && err.code !== 'SLAVE_DISCONNECTED') this.startCatchUp(log, err.code === 'SYNC_OFFSET_MISMATCH' ? parseSyncEnd(err.message) : undefined)
-    done(err.code === 'SLAVE_DISCONNECTED' ? err : new MetaError(err.code, `the sync slave ${this.slaveAddress} refused the message: ${err.message}`, {status: err.status}))
+    if (this.link?.batchForm === true && err.code !== 'SLAVE_DISCONNECTED')
+      this.startCatchUp(log, err.code === 'SYNC_OFFSET_MISMATCH' ? parseSyncEnd(err.message) : undefined)
+    done(
+      err.code === 'SLAVE_DISCONNECTED'
+        ? err
+        : new MetaError(err.code, `the sync slave ${this.slaveAddress} refused the message: ${err.message}`, {status: err.status}),
+    )
   }
 
   private failed(): void {
@@ -392,7 +403,9 @@ export class SyncMaster {
     const link = this.link
     if (link === undefined || !link.ready) throw disconnected('not connected')
     if (link.batchForm) {
-      await link.call((out, opaque) => encodeSyncBatch(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}))
+      await link.call((out, opaque) =>
+        encodeSyncBatch(out, {topic: SLAVE_STATUS_TEST_TOPIC, partition: 0, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}),
+      )
       return
     }
     const body = Buffer.from('test')
@@ -518,20 +531,26 @@ export class SyncMaster {
       encodeSyncBatch(out, {topic: log.topic, partition: log.partition, offset: 0, segmentStart: 0, count: 0, opaque, body: Buffer.alloc(0)}),
     )
     const end = Number(body.split(' ')[1])
-    if (!Number.isSafeInteger(end) || end < 0) throw new MetaError('INTERNAL', `the sync slave answered a probe of ${log.topic}-${log.partition} with "${body}": expected "<partition> <end>"`)
+    if (!Number.isSafeInteger(end) || end < 0)
+      throw new MetaError('INTERNAL', `the sync slave answered a probe of ${log.topic}-${log.partition} with "${body}": expected "<partition> <end>"`)
     return end
   }
 
   /** Whole records of the master's log from `pos` (at least one; never across a segment end). */
   private async wholeRecordsAt(log: PartitionLog, pos: number): Promise<{bytes: Buffer; count: number}> {
-    for (let size = CATCH_UP_CHUNK_BYTES; ; ) {
+    for (let size = CATCH_UP_CHUNK_BYTES; ;) {
       const read = await log.read(pos, size)
-      if (read.kind !== 'data') throw new MetaError('STORAGE_ERROR', `cannot read ${log.topic}-${log.partition} at offset ${pos} for the sync slave (${read.kind})`)
+      if (read.kind !== 'data')
+        throw new MetaError('STORAGE_ERROR', `cannot read ${log.topic}-${log.partition} at offset ${pos} for the sync slave (${read.kind})`)
       let count = 0
       const {end} = scanRecords(read.data, 0, () => (count += 1))
       if (count > 0) return {bytes: read.data.subarray(0, end), count}
       const needed = read.data.length >= RECORD_HEADER_BYTES ? RECORD_HEADER_BYTES + read.data.readInt32BE(0) : RECORD_HEADER_BYTES
-      if (needed <= size || needed > 2 ** 31 - 1) throw new MetaError('STORAGE_CORRUPT', `no whole record at offset ${pos} of the master's own log of ${log.topic}-${log.partition} (it ends at ${log.maxOffset}); it cannot be sent to the sync slave`)
+      if (needed <= size || needed > 2 ** 31 - 1)
+        throw new MetaError(
+          'STORAGE_CORRUPT',
+          `no whole record at offset ${pos} of the master's own log of ${log.topic}-${log.partition} (it ends at ${log.maxOffset}); it cannot be sent to the sync slave`,
+        )
       size = needed
     }
   }

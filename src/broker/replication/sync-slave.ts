@@ -103,7 +103,14 @@ export function handleSync(ctx: BrokerContext, conn: Connection, frame: SyncComm
   }
   const crc = checksum(frame.body)
   if (frame.checksum !== NO_CHECKSUM && frame.checksum !== crc) {
-    failPut(ctx, conn, frame.topic, frame.opaque, frame.partition, new MetaError('CHECKSUM_MISMATCH', `Checksum failure,expected ${crc} but was ${frame.checksum}`))
+    failPut(
+      ctx,
+      conn,
+      frame.topic,
+      frame.opaque,
+      frame.partition,
+      new MetaError('CHECKSUM_MISMATCH', `Checksum failure,expected ${crc} but was ${frame.checksum}`),
+    )
     return
   }
   const {opaque, topic, partition, msgId} = frame
@@ -140,11 +147,25 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
   }
   const {topic, partition, opaque, offset, count} = frame
   if (isBeingCut(ctx, topic, partition)) {
-    failPut(ctx, conn, topic, opaque, partition, new MetaError('SYNC_OFFSET_MISMATCH', `the sync slave's log of ${topic}-${partition} is being cut back to the fork point its master ordered; nothing is appended meanwhile`))
+    failPut(
+      ctx,
+      conn,
+      topic,
+      opaque,
+      partition,
+      new MetaError(
+        'SYNC_OFFSET_MISMATCH',
+        `the sync slave's log of ${topic}-${partition} is being cut back to the fork point its master ordered; nothing is appended meanwhile`,
+      ),
+    )
     return
   }
   if (frame.segmentStart > offset || offset < 0) {
-    conn.sendError('INVALID_ARGUMENT', opaque, `sync-batch of ${topic}-${partition}: segment start ${frame.segmentStart} and offset ${offset}: expected 0 <= segment start <= offset`)
+    conn.sendError(
+      'INVALID_ARGUMENT',
+      opaque,
+      `sync-batch of ${topic}-${partition}: segment start ${frame.segmentStart} and offset ${offset}: expected 0 <= segment start <= offset`,
+    )
     return
   }
   if (count === 0) {
@@ -163,7 +184,13 @@ export function handleSyncBatch(ctx: BrokerContext, conn: Connection, frame: Syn
   }
   const end = log.appendOffset
   if (end !== offset) {
-    if (end > offset) ctx.log.warn('sync slave holds more than its master forwards from: the master compares the logs and orders the divergent tail cut (sync-cut)', {topic, partition, slaveEnd: end, masterOffset: offset})
+    if (end > offset)
+      ctx.log.warn('sync slave holds more than its master forwards from: the master compares the logs and orders the divergent tail cut (sync-cut)', {
+        topic,
+        partition,
+        slaveEnd: end,
+        masterOffset: offset,
+      })
     failPut(ctx, conn, topic, opaque, partition, new MetaError('SYNC_OFFSET_MISMATCH', syncMismatchText(topic, partition, end, offset)))
     return
   }

@@ -29,7 +29,22 @@
  * access control only a holder of `tx` or `admin` may finish them. Records are appended in
  * version 2 from the first write on; a version 1 reader ignores the new fields.
  */
-import {closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import assert from 'node:assert'
 import {join} from 'node:path'
 import {crc32} from 'node:zlib'
@@ -141,9 +156,15 @@ export class TxJournal {
         const data = JSON.parse(readFileSync(join(dir, `checkpoint.${n}`), 'utf8')) as CheckpointData
         if (Number.isInteger(data.file) && Number.isInteger(data.offset) && Array.isArray(data.heuristic)) {
           if ((data.version ?? 1) > JOURNAL_VERSION) {
-            throw new MetaError('STORAGE_ERROR', `transaction checkpoint ${join(dir, `checkpoint.${n}`)} is of journal version ${data.version}; this meta reads versions 1..${JOURNAL_VERSION}: run a newer meta`)
+            throw new MetaError(
+              'STORAGE_ERROR',
+              `transaction checkpoint ${join(dir, `checkpoint.${n}`)} is of journal version ${data.version}; this meta reads versions 1..${JOURNAL_VERSION}: run a newer meta`,
+            )
           }
-          if ((data.version ?? 1) < JOURNAL_VERSION) log.info('reading a transaction journal of version 1 (no transaction owners); it is written in version 2 from now on', {checkpoint: `checkpoint.${n}`})
+          if ((data.version ?? 1) < JOURNAL_VERSION)
+            log.info('reading a transaction journal of version 1 (no transaction owners); it is written in version 2 from now on', {
+              checkpoint: `checkpoint.${n}`,
+            })
           checkpoint = data
           break
         }
@@ -160,7 +181,11 @@ export class TxJournal {
       const data = readFileSync(path)
       const {end, damaged} = readRecords(data, start, n, records)
       for (const span of damaged) {
-        log.error('transaction journal damaged: skipped bytes holding no whole record; a transaction with a record there may have lost it', {file: path, at: span.at, bytes: span.bytes})
+        log.error('transaction journal damaged: skipped bytes holding no whole record; a transaction with a record there may have lost it', {
+          file: path,
+          at: span.at,
+          bytes: span.bytes,
+        })
       }
       if (end < data.length) {
         const newest = n === files[files.length - 1]

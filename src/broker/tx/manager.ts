@@ -124,10 +124,7 @@ export class TransactionManager {
     this.open.admit(who, this.system)
     const seconds = Math.min(Math.max(0, timeoutSeconds), this.system.maxTxTimeoutSeconds)
     if (seconds > 0 && this.timers >= this.system.maxTxTimeoutTimerCapacity) {
-      throw new XaError(
-        XAER_RMERR,
-        `too many transactions with a timeout: maxTxTimeoutTimerCapacity is ${this.system.maxTxTimeoutTimerCapacity}`,
-      )
+      throw new XaError(XAER_RMERR, `too many transactions with a timeout: maxTxTimeoutTimerCapacity is ${this.system.maxTxTimeoutTimerCapacity}`)
     }
     const tx: Tx = {
       key,
@@ -271,7 +268,8 @@ export class TransactionManager {
       if (this.heuristic.has(key.key)) throw heuristicError(key.key, this.heuristic.get(key.key)!)
       throw new XaError(XAER_NOTA, `transaction "${keyText}" is not known`)
     }
-    if (tx.state !== 'PREPARED') throw new XaError(XAER_PROTO, `transaction "${keyText}" is ${tx.state}, not PREPARED: only a prepared transaction takes a heuristic decision`)
+    if (tx.state !== 'PREPARED')
+      throw new XaError(XAER_PROTO, `transaction "${keyText}" is ${tx.state}, not PREPARED: only a prepared transaction takes a heuristic decision`)
     if (commit) {
       try {
         await this.doCommit(tx, HEURISTIC_COMMITTED)
@@ -327,7 +325,9 @@ export class TransactionManager {
    */
   connectionClosed(connId: number): void {
     const rollBack = (tx: Tx) =>
-      this.doRollback(tx, undefined).catch((error: Error) => this.host.log.warn('rolling back a transaction of a closed connection failed', {tx: tx.key.key, error: error.message}))
+      this.doRollback(tx, undefined).catch((error: Error) =>
+        this.host.log.warn('rolling back a transaction of a closed connection failed', {tx: tx.key.key, error: error.message}),
+      )
     for (const tx of [...(this.local.get(connId)?.values() ?? [])]) if (tx.state !== 'COMMITTING') rollBack(tx)
     // An anonymous connection's XA transactions are its own (with access control): once it is
     // gone no one but a holder of `tx` could finish them, so the unprepared ones end with it.
@@ -445,7 +445,9 @@ export class TransactionManager {
     this.timers -= 1
     if (tx.state !== 'START' && tx.state !== 'IN_USE') return
     this.open.expiredOne(tx)
-    this.doRollback(tx, undefined).catch((error: Error) => this.host.log.warn('rolling back a timed-out transaction failed', {tx: tx.key.key, error: error.message}))
+    this.doRollback(tx, undefined).catch((error: Error) =>
+      this.host.log.warn('rolling back a timed-out transaction failed', {tx: tx.key.key, error: error.message}),
+    )
   }
 
   private setHeuristic(tx: Tx, state: number): void {

@@ -91,7 +91,10 @@ export class OpenTransactions {
     clearTimeout(this.expiryTimer)
     this.expiryTimer = undefined
     if (this.expired === 0) return
-    this.log.info(this.expired === 1 ? 'transaction timed out: rolled back' : 'transactions timed out: rolled back', {count: this.expired, tx: this.expiredExample})
+    this.log.info(this.expired === 1 ? 'transaction timed out: rolled back' : 'transactions timed out: rolled back', {
+      count: this.expired,
+      tx: this.expiredExample,
+    })
     this.expired = 0
   }
 }

@@ -149,7 +149,21 @@ function begin(record: JournalRecord, k: string, log: Logger): Replayed | undefi
   }
   const first = {file: record.file, offset: record.offset}
   const owner = typeof record.head.o === 'string' ? restartedOwner(record.head.o) : undefined
-  return {tx: {key, bytes: 0, connId: -1, beganOn: -1, owner, principal: undefined, state: 'IN_USE', parts: new Map(), first, beganAtMs: Date.now(), timer: undefined}}
+  return {
+    tx: {
+      key,
+      bytes: 0,
+      connId: -1,
+      beganOn: -1,
+      owner,
+      principal: undefined,
+      state: 'IN_USE',
+      parts: new Map(),
+      first,
+      beganAtMs: Date.now(),
+      timer: undefined,
+    },
+  }
 }
 
 /**
@@ -160,7 +174,8 @@ function begin(record: JournalRecord, k: string, log: Logger): Replayed | undefi
 async function completeCommit(host: TxHost, tx: Tx, commit: CommitPart[]): Promise<void> {
   for (const part of commit) {
     const txPart = tx.parts.get(partKey(part.t, part.p))
-    if (txPart === undefined) throw new MetaError('STORAGE_CORRUPT', `transaction journal: the commit of "${tx.key.key}" names ${part.t}-${part.p}, which has no messages in it`)
+    if (txPart === undefined)
+      throw new MetaError('STORAGE_CORRUPT', `transaction journal: the commit of "${tx.key.key}" names ${part.t}-${part.p}, which has no messages in it`)
     const records = Buffer.concat(txPart.records, txPart.bytes)
     if (records.length !== part.len || checksum(records) !== part.crc) {
       host.log.error('transaction journal: a journaled commit lost records to damage in the journal; its partition is left as it is', {

@@ -32,9 +32,13 @@ export interface AdminContext {
 export async function withGroupAdmin<T>(context: AdminContext, work: (admin: GroupOffsetsAdmin, target: ResolvedTarget) => Promise<T>): Promise<T> {
   const target = await context.target()
   const {connectGroupAdmin} = await import('../../client/group-admin.js')
-  const admin = await withSpinner(`connecting to ${describeTarget(target)}`, () => connectGroupAdmin({...target, timeoutMs: context.timeoutMs, logger: context.logger}), {
-    disabled: context.quiet,
-  })
+  const admin = await withSpinner(
+    `connecting to ${describeTarget(target)}`,
+    () => connectGroupAdmin({...target, timeoutMs: context.timeoutMs, logger: context.logger}),
+    {
+      disabled: context.quiet,
+    },
+  )
   try {
     return await work(admin, target)
   } finally {
@@ -46,12 +50,14 @@ export async function withGroupAdmin<T>(context: AdminContext, work: (admin: Gro
  * Run `work` against every broker the command reaches: the one at -b, or every broker
  * registered in ZooKeeper with --zk (each call gets its broker id). Results in broker order.
  */
-export async function withEachBroker<T>(context: AdminContext, work: (admin: AdminClient, brokerId: number | undefined, target: ResolvedTarget) => Promise<T>): Promise<T[]> {
+export async function withEachBroker<T>(
+  context: AdminContext,
+  work: (admin: AdminClient, brokerId: number | undefined, target: ResolvedTarget) => Promise<T>,
+): Promise<T[]> {
   const target = await context.target()
   const {connectAdmin} = await import('../../client/admin.js')
   const options = {timeoutMs: context.timeoutMs, logger: context.logger}
-  const connect = (broker: string) =>
-    withSpinner(`connecting to broker ${broker}`, () => connectAdmin({broker, ...options}), {disabled: context.quiet})
+  const connect = (broker: string) => withSpinner(`connecting to broker ${broker}`, () => connectAdmin({broker, ...options}), {disabled: context.quiet})
   if (target.zk === undefined) {
     const admin = await connect(target.broker!)
     try {

@@ -19,7 +19,11 @@ export interface GroupDeleteResult {
   offsets: CommittedOffset[]
 }
 
-export async function runGroupDelete(admin: GroupOffsetsAdmin, group: string, options: {execute: boolean; yes: boolean; json: boolean}): Promise<GroupDeleteResult> {
+export async function runGroupDelete(
+  admin: GroupOffsetsAdmin,
+  group: string,
+  options: {execute: boolean; yes: boolean; json: boolean},
+): Promise<GroupDeleteResult> {
   const note = (line: string) => {
     if (!options.json) process.stderr.write(`${line}\n`)
   }
@@ -37,7 +41,11 @@ export async function runGroupDelete(admin: GroupOffsetsAdmin, group: string, op
     process.stdout.write(
       offsets.length === 0
         ? `group "${group}" has no committed offsets\n`
-        : `${renderTable(['GROUP', 'TOPIC', 'PARTITION', 'COMMITTED'], offsets.map((o) => [group, o.topic, o.partition, o.offset]), {align: ['left', 'left', 'right', 'right']})}\n`,
+        : `${renderTable(
+            ['GROUP', 'TOPIC', 'PARTITION', 'COMMITTED'],
+            offsets.map((o) => [group, o.topic, o.partition, o.offset]),
+            {align: ['left', 'left', 'right', 'right']},
+          )}\n`,
     )
   }
   const what = `group "${group}" and its ${offsets.length} committed offset${offsets.length === 1 ? '' : 's'}`

@@ -79,7 +79,9 @@ export async function changePartitionState(
 export function renderReload(answer: BrokerAnswer<ReloadReport>): string {
   const r = answer.result
   const verb = !r.applied ? (r.changed ? 'would change' : 'is up to date') : r.changed ? 'reloaded' : 'is up to date'
-  const lines = [`broker ${answer.brokerId ?? '?'} (${answer.broker}) ${verb}: ${r.source} (config checksum ${r.checksumBefore}${r.checksumAfter !== r.checksumBefore ? ` → ${r.checksumAfter}` : ''})`]
+  const lines = [
+    `broker ${answer.brokerId ?? '?'} (${answer.broker}) ${verb}: ${r.source} (config checksum ${r.checksumBefore}${r.checksumAfter !== r.checksumBefore ? ` → ${r.checksumAfter}` : ''})`,
+  ]
   for (const c of r.changes) {
     const where = `[${c.section}]`
     let text: string
@@ -103,7 +105,9 @@ export function shown(key: string, value: string | null): string {
 
 /** server.ini settings as `key=value` words, each value {@link shown}. */
 export function shownSettings(settings: Record<string, string>): string {
-  return Object.entries(settings).map(([key, value]) => `${key}=${shown(key, value)}`).join(' ')
+  return Object.entries(settings)
+    .map(([key, value]) => `${key}=${shown(key, value)}`)
+    .join(' ')
 }
 
 /** `meta partitions close|open`: one row per broker. */
@@ -120,14 +124,7 @@ function renderPartitionsState(answers: ReadonlyArray<BrokerAnswer<PartitionsSta
 export function renderPartitionPlan(plan: PartitionPlan): string {
   // Nothing to list: planSummary says so in words, not a bare header.
   if (plan.steps.length === 0) return ''
-  const rows = plan.steps.map((s) => [
-    s.action,
-    s.from,
-    s.to ?? '-',
-    s.segments,
-    s.archives,
-    formatBytes(s.sizeBytes),
-  ])
+  const rows = plan.steps.map((s) => [s.action, s.from, s.to ?? '-', s.segments, s.archives, formatBytes(s.sizeBytes)])
   const table = renderTable(['ACTION', 'DIRECTORY', 'NEW NAME', 'SEGMENTS', 'ARCHIVES', 'SIZE'], rows, {
     align: ['left', 'left', 'left', 'right', 'right', 'right'],
   })
@@ -137,7 +134,8 @@ export function renderPartitionPlan(plan: PartitionPlan): string {
 /** The last line on stderr after a plan. */
 export function planSummary(plan: PartitionPlan, executed: boolean): string {
   const n = plan.steps.length
-  if (n === 0) return `nothing to ${plan.action === 'move' ? 'move' : 'delete'}: topic "${plan.topic}" has no partition directory in ${plan.start}..${plan.end} in "${plan.dataDir}"\n`
+  if (n === 0)
+    return `nothing to ${plan.action === 'move' ? 'move' : 'delete'}: topic "${plan.topic}" has no partition directory in ${plan.start}..${plan.end} in "${plan.dataDir}"\n`
   const dirs = `${n} partition director${n === 1 ? 'y' : 'ies'} of topic "${plan.topic}" in "${plan.dataDir}"`
   const missing = plan.missing.length === 0 ? '' : `; no directory for partition${plan.missing.length === 1 ? '' : 's'} ${compactRange(plan.missing)}`
   const what = plan.action === 'move' ? `moved by ${plan.offset! > 0 ? '+' : ''}${plan.offset}` : 'deleted'

@@ -87,8 +87,7 @@ export function parseLookbackMs(text: string, what = '--by-duration'): number {
   return ms
 }
 
-const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i
 
 /**
  * An ISO 8601 date-time in ms since the epoch. With `Z` or an offset (`+02:00`, `-0500`) it is

@@ -96,7 +96,10 @@ async function scopeOf(admin: GroupOffsetsAdmin, request: ResetRequest, committe
   if (topics.length === 0) {
     throw new MetaError('NOT_FOUND', `group "${group}" has no committed offsets, so '--all-topics' names nothing: name topics with '--topic'`)
   }
-  const refs = await expandTopics(admin, topics.map((topic) => ({topic})))
+  const refs = await expandTopics(
+    admin,
+    topics.map((topic) => ({topic})),
+  )
   // Keep committed partitions a topic no longer has, so they are reset too.
   const seen = new Set(refs.map((r) => tpKey(r.topic, r.partition)))
   for (const c of committed) if (!seen.has(tpKey(c.topic, c.partition))) refs.push({topic: c.topic, partition: c.partition})

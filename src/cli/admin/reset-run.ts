@@ -53,7 +53,12 @@ export async function offsetsFileOf(request: ResetRequest): Promise<OffsetLine[]
 }
 
 /** Plan, print, and (with --execute) commit. Returns the --json result. */
-export async function runReset(admin: GroupOffsetsAdmin, request: ResetRequest, lines: OffsetLine[] | undefined, options: ResetRunOptions): Promise<ResetResult> {
+export async function runReset(
+  admin: GroupOffsetsAdmin,
+  request: ResetRequest,
+  lines: OffsetLine[] | undefined,
+  options: ResetRunOptions,
+): Promise<ResetResult> {
   const {json} = options
   if (!options.allowMissingTopic) {
     const named = request.scope.kind === 'topics' ? request.scope.topics.map((t) => t.topic) : (lines ?? []).map((l) => l.topic)

@@ -30,7 +30,8 @@ const SEEK_FLAGS = ['to', 'to-file'] as const
 export function resolveSeekFlags(flags: SeekFlags, nowMs = Date.now(), command: 'seek' | 'reset' = 'seek'): ResetRequest {
   const seek = SEEK_FLAGS.filter((f) => flags[f] !== undefined)
   const reset = STRATEGY_FLAGS.filter((f) => flags[f] !== undefined && flags[f] !== false)
-  const defaultScope = command === 'seek' && (flags.topic ?? []).length === 0 && flags['all-topics'] !== true && flags['from-file'] === undefined && flags['to-file'] === undefined
+  const defaultScope =
+    command === 'seek' && (flags.topic ?? []).length === 0 && flags['all-topics'] !== true && flags['from-file'] === undefined && flags['to-file'] === undefined
   const scoped: SeekFlags = defaultScope ? {...flags, 'all-topics': true} : flags
   if (seek.length === 0) {
     if (reset.length === 0 && command === 'seek') {
@@ -69,7 +70,9 @@ export function resolveSeekFlags(flags: SeekFlags, nowMs = Date.now(), command: 
     return {...resolveResetFlags({...common, ...scope, 'to-datetime': iso}, nowMs), strategyText: text}
   } catch (error) {
     if (error instanceof UsageError || error instanceof MetaError) {
-      throw new UsageError(`invalid --to "${flags.to}": expected start, end, @-<duration> (e.g. @-1h), @<ISO 8601 time>, @<Unix ms>, a Unix time (seconds or milliseconds) or an ISO 8601 time such as 2026-12-01T10:00:00Z`)
+      throw new UsageError(
+        `invalid --to "${flags.to}": expected start, end, @-<duration> (e.g. @-1h), @<ISO 8601 time>, @<Unix ms>, a Unix time (seconds or milliseconds) or an ISO 8601 time such as 2026-12-01T10:00:00Z`,
+      )
     }
     throw error
   }

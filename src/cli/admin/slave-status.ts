@@ -17,7 +17,10 @@ export function slaveHealth(report: SlaveStatusReport, maxLag: number): SlaveHea
   if (!report.masterConnected) return {healthy: false, problem: `not replicating: the master ${report.master} does not answer`}
   const stopped = report.partitions.find((p) => p.state !== 'replicating')
   if (stopped !== undefined) {
-    return {healthy: false, problem: `not replicating ${stopped.topic}-${stopped.partition}: ${stopped.state}${stopped.error !== undefined ? ` (${stopped.error})` : ''}`}
+    return {
+      healthy: false,
+      problem: `not replicating ${stopped.topic}-${stopped.partition}: ${stopped.state}${stopped.error !== undefined ? ` (${stopped.error})` : ''}`,
+    }
   }
   const lagging = report.partitions.filter((p) => lagOf(p) > maxLag)
   if (lagging.length > 0) {
@@ -25,7 +28,9 @@ export function slaveHealth(report: SlaveStatusReport, maxLag: number): SlaveHea
     return {
       healthy: false,
       problem: `lagging: ${lagging.length} partition(s) behind by more than --max-lag ${maxLag} messages (worst ${worst.topic}-${worst.partition}: ${
-        worst.lagMessages >= 0 ? `${worst.lagMessages} messages, ${worst.lagBytes} bytes` : `${worst.lagBytes} bytes; the master did not count the messages, bytes stand in`
+        worst.lagMessages >= 0
+          ? `${worst.lagMessages} messages, ${worst.lagBytes} bytes`
+          : `${worst.lagBytes} bytes; the master did not count the messages, bytes stand in`
       })`,
     }
   }

@@ -21,7 +21,8 @@ const MAX_TOPIC_PARTITIONS = 65_536
 const topicSettingFlags = {
   partitions: Flags.integer({summary: 'Number of partitions (numPartitions); alter only grows it.', min: 1, max: MAX_TOPIC_PARTITIONS}),
   set: Flags.string({
-    summary: 'A [topic=…] server.ini setting, key=value (repeatable): unflushThreshold, unflushInterval, deletePolicy, deleteWhen, acceptPublish, acceptSubscribe, maxPartitionBytes, …',
+    summary:
+      'A [topic=…] server.ini setting, key=value (repeatable): unflushThreshold, unflushInterval, deletePolicy, deleteWhen, acceptPublish, acceptSubscribe, maxPartitionBytes, …',
     multiple: true,
   }),
 }
@@ -135,7 +136,13 @@ export async function runTopicDelete(
     if (!json) process.stderr.write(`dry run: nothing was deleted; add --execute to delete ${what}\n`)
     return plan
   }
-  if (!(await confirmOnTty(`Delete ${what}, its closed-partition marks and its group offsets${plan.some((a) => a.removed?.zkGroups !== undefined) ? ' (also in ZooKeeper)' : ''}?`, {yes: flags.yes}))) throw declined(`deleting topic "${topic}"`)
+  if (
+    !(await confirmOnTty(
+      `Delete ${what}, its closed-partition marks and its group offsets${plan.some((a) => a.removed?.zkGroups !== undefined) ? ' (also in ZooKeeper)' : ''}?`,
+      {yes: flags.yes},
+    ))
+  )
+    throw declined(`deleting topic "${topic}"`)
   const done = await topicAdmin(context, flags['broker-id'], 'delete', topic, {execute: true})
   if (!json) {
     process.stderr.write(`deleted topic "${topic}" (${describeRemoval(done)})\n`)

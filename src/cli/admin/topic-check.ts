@@ -21,7 +21,14 @@ export async function requireTopics(admin: Pick<GroupOffsetsAdmin, 'topics'>, wa
   const have = new Set(known)
   const missing = names.filter((t) => !have.has(t)).map((t) => unknownTopicError(t, known, describeTarget(target)))
   if (missing.length === 0) return
-  const error = (missing.length === 1 ? missing[0] : new MetaError('NOT_FOUND', missing.map((e) => e.message).join('; '), {details: {topics: names.filter((t) => !have.has(t))}})) as MetaError & {hint?: string}
-  error.hint = `${missing.map((e) => e.hint).filter(Boolean).join('; ')} (--allow-missing-topic goes ahead anyway)`
+  const error = (
+    missing.length === 1
+      ? missing[0]
+      : new MetaError('NOT_FOUND', missing.map((e) => e.message).join('; '), {details: {topics: names.filter((t) => !have.has(t))}})
+  ) as MetaError & {hint?: string}
+  error.hint = `${missing
+    .map((e) => e.hint)
+    .filter(Boolean)
+    .join('; ')} (--allow-missing-topic goes ahead anyway)`
   throw error
 }

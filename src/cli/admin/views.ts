@@ -30,7 +30,11 @@ export async function groupOffsets(admin: GroupOffsetsAdmin, group: string, topi
     const committed = await admin.fetchOffsets(group, [...new Set(topics.map((t) => t.topic))])
     // A topic named that does not exist is a typo, unless the group has offsets there (a topic deleted since).
     const withOffsets = new Set(committed.map((c) => c.topic))
-    await requireTopics(admin, topics.map((t) => t.topic).filter((t) => !withOffsets.has(t)), target)
+    await requireTopics(
+      admin,
+      topics.map((t) => t.topic).filter((t) => !withOffsets.has(t)),
+      target,
+    )
     const refs = await expandTopics(admin, topics)
     return {group, partitions: await lagRows(admin, refs, committed)}
   }
@@ -140,7 +144,12 @@ async function topicDetail(admin: AdminClient, topic: string): Promise<TopicDeta
   const partitions = (await admin.partitions()).filter((p) => p.topic === topic)
   if (partitions.length === 0) {
     const topics = await admin.topics()
-    if (!topics.some((t) => t.topic === topic)) throw unknownTopicError(topic, topics.map((t) => t.topic), `broker ${admin.conn.name}`)
+    if (!topics.some((t) => t.topic === topic))
+      throw unknownTopicError(
+        topic,
+        topics.map((t) => t.topic),
+        `broker ${admin.conn.name}`,
+      )
   }
   return {topic, partitions: await withEmptyPartitions(admin, partitions, [topic])}
 }

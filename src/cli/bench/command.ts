@@ -54,12 +54,17 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
   if (flags.verify === true) checkVerifiable(flags.size)
   let embedded: EmbeddedBroker | undefined
   if (flags.embedded) {
-    embedded = await withSpinner('starting an embedded broker', () => startEmbeddedBroker({
-      self: selfArgs(context.root),
-      flush,
-      partitions: flags.partitions,
-      nodeArgs: flags['broker-node-options']?.split(/\s+/).filter(Boolean),
-    }), {disabled: flags.quiet || context.json})
+    embedded = await withSpinner(
+      'starting an embedded broker',
+      () =>
+        startEmbeddedBroker({
+          self: selfArgs(context.root),
+          flush,
+          partitions: flags.partitions,
+          nodeArgs: flags['broker-node-options']?.split(/\s+/).filter(Boolean),
+        }),
+      {disabled: flags.quiet || context.json},
+    )
     context.status(`embedded broker (pid ${embedded.pid}) on ${embedded.address}, ${flush} flush, ${flags.partitions ?? 1} partition(s)`)
   }
   const abort = new AbortController()
@@ -89,8 +94,7 @@ export async function runBench(mode: BenchMode, flags: BenchCommandFlags, contex
       warmupMs: flags.warmup,
       brokerCpuMs: embedded?.cpuMs,
     }
-    const run: RunSummary =
-      mode === 'produce' ? await runProduce(options) : mode === 'consume' ? await runConsume(options) : await runE2e(options)
+    const run: RunSummary = mode === 'produce' ? await runProduce(options) : mode === 'consume' ? await runConsume(options) : await runE2e(options)
     return {
       ...run,
       embedded: embedded !== undefined,
@@ -115,13 +119,10 @@ export function renderSummary(s: BenchSummary): string {
   if (s.latency !== null) {
     const l = s.latency
     const ms = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} ms`
-    lines.push(
-      `  ${l.kind} latency: p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`,
-    )
+    lines.push(`  ${l.kind} latency: p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  p99.9 ${ms(l.p999)}  max ${ms(l.max)}`)
   }
   lines.push(
-    `  cpu per message: client ${s.cpu.clientUsPerMsg.toFixed(2)} µs` +
-      (s.cpu.brokerUsPerMsg === null ? '' : `, broker ${s.cpu.brokerUsPerMsg.toFixed(2)} µs`),
+    `  cpu per message: client ${s.cpu.clientUsPerMsg.toFixed(2)} µs` + (s.cpu.brokerUsPerMsg === null ? '' : `, broker ${s.cpu.brokerUsPerMsg.toFixed(2)} µs`),
   )
   if (s.verify !== null) {
     const v = s.verify

@@ -23,7 +23,9 @@ export async function runConsume(options: BenchRunOptions): Promise<RunSummary> 
     const missing = wanted - existing
     const what = `filling ${options.topic} with ${missing} messages of ${options.messageBytes} B (not measured)`
     options.progress(what)
-    const fill = await withSpinner(what, () => runProduce({...options, count: missing, durationMs: undefined, rate: undefined, progressIntervalMs: 0}), {disabled: !options.spinner})
+    const fill = await withSpinner(what, () => runProduce({...options, count: missing, durationMs: undefined, rate: undefined, progressIntervalMs: 0}), {
+      disabled: !options.spinner,
+    })
     if (fill.failed > 0) options.progress(`${fill.failed} fill messages failed`)
   }
 

@@ -37,7 +37,12 @@ export async function runE2e(options: BenchRunOptions & {warmupMs?: number}): Pr
   let allReceived!: () => void
   const received = new Promise<void>((resolve) => (allReceived = resolve))
 
-  const consumer = createConsumer({broker: options.broker, topics: [options.topic], from: await endOffsets(options.broker, options.topic), logger: options.logger})
+  const consumer = createConsumer({
+    broker: options.broker,
+    topics: [options.topic],
+    from: await endOffsets(options.broker, options.topic),
+    logger: options.logger,
+  })
   await consumer.start()
   const reading = (async () => {
     for await (const batch of consumer.batches()) {
@@ -59,8 +64,9 @@ export async function runE2e(options: BenchRunOptions & {warmupMs?: number}): Pr
     const rate = options.rate ?? DEFAULT_E2E_RATE
     const warmupMs = options.warmupMs ?? DEFAULT_WARMUP_MS
     if (warmupMs > 0) {
-      await withSpinner(`warming up for ${warmupMs} ms (not measured)`, () =>
-        sendLoad(producers, {...options, rate, count: undefined, durationMs: warmupMs, payload: () => unstamped, onAck: () => {}}),
+      await withSpinner(
+        `warming up for ${warmupMs} ms (not measured)`,
+        () => sendLoad(producers, {...options, rate, count: undefined, durationMs: warmupMs, payload: () => unstamped, onAck: () => {}}),
         {disabled: !options.spinner},
       )
     }

@@ -6,7 +6,19 @@ import {Flags} from '@oclif/core'
 import {MetaError} from '../../protocol/errors.js'
 import {brokerFlag, durationFlag, passwordFileFlag, profileFlag, tlsFlags, userFlag} from '../client-flags.js'
 
-const SIZE_UNITS: Record<string, number> = {'': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3}
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+}
 
 /** "100" → 100, "1KiB"/"1k" → 1024, "2MiB" → 2097152 (binary units). */
 export function parseSize(input: string): number {
@@ -67,11 +79,18 @@ export const benchFlags = {
   rate: Flags.integer({summary: 'Send at most this many messages per second (for latency tests).', min: 1}),
   connections: Flags.integer({summary: 'Producer connections.', default: 1, min: 1, max: 64}),
   'plain-put': Flags.boolean({summary: "Send MetaQ's plain put (7 tokens, with checksum) per message, as MetaQ clients do, instead of put-batch frames."}),
-  interval: durationFlag({summary: 'Progress line every this long, on stderr (0 = none; 100ms to 1h).', default: 5000, allowZero: true, minMs: 100, maxMs: 3_600_000}),
+  interval: durationFlag({
+    summary: 'Progress line every this long, on stderr (0 = none; 100ms to 1h).',
+    default: 5000,
+    allowZero: true,
+    minMs: 100,
+    maxMs: 3_600_000,
+  }),
   quiet: Flags.boolean({char: 'q', summary: 'No progress lines.'}),
 }
 
 /** `meta bench produce` only: read every message back afterwards and check it. */
 export const verifyFlag = Flags.boolean({
-  summary: 'Afterwards, read the topic back and check that every acknowledged message came back once and intact (CRC and every payload byte); the read-back is timed too.',
+  summary:
+    'Afterwards, read the topic back and check that every acknowledged message came back once and intact (CRC and every payload byte); the read-back is timed too.',
 })

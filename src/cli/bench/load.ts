@@ -52,7 +52,13 @@ export async function openProducers(
   const producers: Producer[] = []
   for (let i = 0; i < options.connections; i++) {
     producers.push(
-      createProducer({broker: options.broker, maxInFlight: options.maxInFlight, sendTimeoutMs: SEND_TIMEOUT_MS, logger: options.logger, batchPut: options.plainPut !== true}),
+      createProducer({
+        broker: options.broker,
+        maxInFlight: options.maxInFlight,
+        sendTimeoutMs: SEND_TIMEOUT_MS,
+        logger: options.logger,
+        batchPut: options.plainPut !== true,
+      }),
     )
   }
   try {

@@ -111,7 +111,9 @@ export async function runTxBench(options: TxBenchOptions): Promise<TxBenchSummar
 
 export function renderTxBench(s: TxBenchSummary): string {
   const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1))
-  const lines = [`transactions of ${s.messageBytes} B messages, ${s.connections} connection${s.connections === 1 ? '' : 's'}, ${(s.durationMs / 1000).toFixed(0)} s each:`]
+  const lines = [
+    `transactions of ${s.messageBytes} B messages, ${s.connections} connection${s.connections === 1 ? '' : 's'}, ${(s.durationMs / 1000).toFixed(0)} s each:`,
+  ]
   for (const r of s.runs) {
     lines.push(
       `  ${String(r.messagesPerTx).padStart(4)} msg/tx: ${formatCount(r.txPerSec).padStart(7)} tx/s ${formatCount(r.msgsPerSec).padStart(9)} msg/s` +

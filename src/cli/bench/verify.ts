@@ -19,7 +19,8 @@ const VERIFY_STAMP_BYTES = 8
 
 /** Throw unless payloads of `bytes` bytes can carry the stamp. */
 export function checkVerifiable(bytes: number): void {
-  if (bytes < VERIFY_STAMP_BYTES) throw MetaError.invalidArgument(`invalid --size ${bytes} with --verify: expected at least ${VERIFY_STAMP_BYTES} bytes (sequence number and run tag)`)
+  if (bytes < VERIFY_STAMP_BYTES)
+    throw MetaError.invalidArgument(`invalid --size ${bytes} with --verify: expected at least ${VERIFY_STAMP_BYTES} bytes (sequence number and run tag)`)
 }
 
 export class VerifiedPayloads {

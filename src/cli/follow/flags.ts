@@ -12,7 +12,8 @@ import {defaultRegistryPath} from './registry.js'
 export const followFlags = {
   follow: Flags.boolean({
     char: 'F',
-    summary: "Follow the FILE arguments line by line, as tail -F: new lines as written, across rotations; quoted globs pick up files that appear later. Never ends on its own.",
+    summary:
+      'Follow the FILE arguments line by line, as tail -F: new lines as written, across rotations; quoted globs pick up files that appear later. Never ends on its own.',
     helpGroup: 'FOLLOW',
     exclusive: ['transaction'],
   }),
@@ -29,7 +30,8 @@ export const followFlags = {
     helpGroup: 'FOLLOW',
   }),
   registry: Flags.string({
-    summary: 'With --follow: file of the positions of followed files (default $META_STATE_DIR/registry/<topic>.json, else $XDG_STATE_HOME/meta/registry/…, else ~/.local/state/meta/registry/…).',
+    summary:
+      'With --follow: file of the positions of followed files (default $META_STATE_DIR/registry/<topic>.json, else $XDG_STATE_HOME/meta/registry/…, else ~/.local/state/meta/registry/…).',
     helpValue: '<file>',
     helpGroup: 'FOLLOW',
     dependsOn: ['follow'],
@@ -48,7 +50,8 @@ interface FollowFlagValues {
 export function resolveFollowOptions(flags: FollowFlagValues, files: string[], env: NodeJS.ProcessEnv = process.env): FollowOptions | undefined {
   if (!flags.follow) return undefined
   if (files.length === 0) throw MetaError.invalidArgument('--follow follows files: expected at least one FILE (or a quoted glob)')
-  if (files.includes('-')) throw MetaError.invalidArgument("'-' (stdin) cannot be followed: expected files with --follow (pipe 'tail -F' into meta send instead)")
+  if (files.includes('-'))
+    throw MetaError.invalidArgument("'-' (stdin) cannot be followed: expected files with --follow (pipe 'tail -F' into meta send instead)")
   if (flags.registry === undefined && flags.topic === undefined) {
     throw MetaError.invalidArgument('--follow without -t needs --registry FILE: the default registry is named after the topic')
   }

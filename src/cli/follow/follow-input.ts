@@ -156,7 +156,9 @@ export class FollowInput implements RecordInput {
         if (await file.adopt(renamedTo, entry)) continue
       }
       this.registry.delete(entry.path, entry.dev, entry.ino)
-      this.options.report(`% "${entry.path}" (inode ${entry.ino}) is gone: what was written to it after byte ${entry.offset} before meta send started cannot be read`)
+      this.options.report(
+        `% "${entry.path}" (inode ${entry.ino}) is gone: what was written to it after byte ${entry.offset} before meta send started cannot be read`,
+      )
     }
   }
 

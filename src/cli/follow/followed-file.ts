@@ -160,7 +160,11 @@ export class FollowedFile {
       return false
     }
     const info = await fd.stat({bigint: true})
-    if (String(info.dev) !== entry.dev || String(info.ino) !== entry.ino || (entry.fingerprint !== undefined && !(await matchesFingerprint(fd, entry.fingerprint)))) {
+    if (
+      String(info.dev) !== entry.dev ||
+      String(info.ino) !== entry.ino ||
+      (entry.fingerprint !== undefined && !(await matchesFingerprint(fd, entry.fingerprint)))
+    ) {
       await fd.close()
       return false
     }
@@ -191,7 +195,11 @@ export class FollowedFile {
       const code = (error as NodeJS.ErrnoException).code
       // Said once, as tail -F does: a typo in a path must not look like a quiet file.
       if (!this.missingReported) {
-        this.context.report(code === 'ENOENT' ? `% "${this.path}" does not exist (yet): following it once it appears` : `% cannot read "${this.path}" (${code ?? (error as Error).message}): following it once it can be read`)
+        this.context.report(
+          code === 'ENOENT'
+            ? `% "${this.path}" does not exist (yet): following it once it appears`
+            : `% cannot read "${this.path}" (${code ?? (error as Error).message}): following it once it can be read`,
+        )
       }
       this.missingReported = true
       return false
@@ -201,7 +209,11 @@ export class FollowedFile {
       await fd.close()
       if (!this.missingReported) {
         const glob = `${this.path.replace(/\/$/, '')}/*.log`
-        this.context.report(info.isDirectory() ? `% "${this.path}" is a directory: not followed (a glob such as '${glob}' follows the files in it)` : `% "${this.path}" is not a regular file: not followed`)
+        this.context.report(
+          info.isDirectory()
+            ? `% "${this.path}" is a directory: not followed (a glob such as '${glob}' follows the files in it)`
+            : `% "${this.path}" is not a regular file: not followed`,
+        )
       }
       this.missingReported = true
       return false
@@ -220,7 +232,8 @@ export class FollowedFile {
     const done = finished.get(`${dev}:${ino}`)
     let start: number
     if (known !== undefined) start = await this.knownStart(fd, known, size)
-    else if (done !== undefined) start = Math.min(done, size) // renamed into a pattern after it was read
+    else if (done !== undefined)
+      start = Math.min(done, size) // renamed into a pattern after it was read
     else if (!initial || registry.knowsPath(this.path) || this.context.fromBeginning) start = 0
     else start = await lastLineStart(fd, size, this.context.delimiter)
     if (known !== undefined && known.path !== this.path) registry.delete(known.path, dev, ino)

@@ -49,7 +49,9 @@ export function patternNames(pattern: string, path: string): boolean {
   const parts = pattern.split(sep).filter((p) => p !== '')
   const names = path.split(sep).filter((p) => p !== '')
   if (parts.length !== names.length || isAbsolute(pattern) !== isAbsolute(path)) return false
-  return parts.every((part, i) => (isGlob(part) ? componentRegExp(part).test(names[i]) && (!names[i].startsWith('.') || part.startsWith('.')) : part === names[i]))
+  return parts.every((part, i) =>
+    isGlob(part) ? componentRegExp(part).test(names[i]) && (!names[i].startsWith('.') || part.startsWith('.')) : part === names[i],
+  )
 }
 
 function child(base: string, name: string): string {

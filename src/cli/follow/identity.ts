@@ -66,7 +66,8 @@ export class KnownContent {
 
   /** `chunk` was read at `position`; true when the head grew (a new fingerprint). */
   read(position: number, chunk: Buffer): boolean {
-    const tail = chunk.length >= TAIL_CHECK_BYTES ? chunk.subarray(chunk.length - TAIL_CHECK_BYTES) : Buffer.concat([this.tail, chunk]).subarray(-TAIL_CHECK_BYTES)
+    const tail =
+      chunk.length >= TAIL_CHECK_BYTES ? chunk.subarray(chunk.length - TAIL_CHECK_BYTES) : Buffer.concat([this.tail, chunk]).subarray(-TAIL_CHECK_BYTES)
     // Copied: a view would keep the whole chunk alive.
     this.tail = Buffer.from(tail)
     if (position >= FINGERPRINT_BYTES || position !== this.head.length) return false

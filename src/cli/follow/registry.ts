@@ -201,7 +201,10 @@ export class Registry {
       throw MetaError.invalidArgument(`cannot lock the registry "${this.path}": ${(error as Error).message}`)
     }
     if (result.holder !== undefined) {
-      throw new MetaError('DATA_DIR_LOCKED', `the registry "${this.path}" is in use by process ${result.holder.pid}: expected one meta send --follow per registry (pass another --registry)`)
+      throw new MetaError(
+        'DATA_DIR_LOCKED',
+        `the registry "${this.path}" is in use by process ${result.holder.pid}: expected one meta send --follow per registry (pass another --registry)`,
+      )
     }
     this.held = result.lock
   }

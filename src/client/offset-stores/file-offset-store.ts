@@ -34,17 +34,7 @@ import {replaceFile} from '../../durable/replace.js'
 import {MetaError} from '../../protocol/errors.js'
 import {offsetKey, type OffsetEntry, type OffsetStore} from '../offset-store.js'
 import type {Partition} from '../types.js'
-import {
-  UNKNOWN_MSG_ID,
-  checkEntries,
-  checkGroup,
-  checkPartitions,
-  checkTopic,
-  entryKey,
-  isInt64Text,
-  isPartition,
-  offsetFromText,
-} from './entries.js'
+import {UNKNOWN_MSG_ID, checkEntries, checkGroup, checkPartitions, checkTopic, entryKey, isInt64Text, isPartition, offsetFromText} from './entries.js'
 
 /** MetaQ's file name, in the user's home directory. */
 export const DEFAULT_OFFSET_FILE_NAME = '.meta_offsets'
@@ -114,7 +104,12 @@ export class FileOffsetStore implements OffsetStore {
     checkGroup(group)
     checkEntries(entries)
     if (entries.length === 0) return
-    const copies = entries.map((e) => ({topic: e.topic, partition: {brokerId: e.partition.brokerId, partition: e.partition.partition}, offset: e.offset, msgId: e.msgId}))
+    const copies = entries.map((e) => ({
+      topic: e.topic,
+      partition: {brokerId: e.partition.brokerId, partition: e.partition.partition},
+      offset: e.offset,
+      msgId: e.msgId,
+    }))
     return this.serial(async () => {
       const onDisk = await this.read()
       const base = this.document !== undefined && this.committedGroups.has(group) ? this.document : onDisk

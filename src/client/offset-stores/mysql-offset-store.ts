@@ -136,9 +136,7 @@ export class MysqlOffsetStore implements OffsetStore {
       const result = new Map<string, {offset: number; msgId: string}>()
       if (partitions.length === 0) return result
       const keys = [...new Set(partitions.map((p) => offsetKey(p)))]
-      const [rows] = await this.run('load offsets', () =>
-        this.pool.execute<RowDataPacket[]>(this.sql.load(keys.length), [topic, group, ...keys]),
-      )
+      const [rows] = await this.run('load offsets', () => this.pool.execute<RowDataPacket[]>(this.sql.load(keys.length), [topic, group, ...keys]))
       for (const row of rows) {
         const key = String(row.partition)
         // Several rows for one key can exist (the key is not unique); MetaQ takes the first.
@@ -247,7 +245,10 @@ export class MysqlOffsetStore implements OffsetStore {
       return new MetaError('CONFIG_INVALID', `mysql at ${this.address}: ${reason}`, {cause: error, details})
     }
     if (e.code === 'ER_NO_SUCH_TABLE') {
-      return new MetaError('STORAGE_ERROR', `mysql at ${this.address} has no table "${this.table}" (${reason}); create it or pass createTable: true`, {cause: error, details})
+      return new MetaError('STORAGE_ERROR', `mysql at ${this.address} has no table "${this.table}" (${reason}); create it or pass createTable: true`, {
+        cause: error,
+        details,
+      })
     }
     return new MetaError('STORAGE_ERROR', `mysql offset store at ${this.address}: ${what} failed: ${reason}`, {cause: error, details})
   }

@@ -59,10 +59,10 @@ export class RangeCheckedOffsetStore implements OffsetStore {
       if (!listed.has(e.topic)) listed.set(e.topic, this.partitions(e.topic))
       const partitions = await listed.get(e.topic)!
       if (partitions !== undefined && partitions.length > 0 && !partitions.some((p) => offsetKey(p) === key)) {
-        throw MetaError.invalidArgument(
-          `invalid partition ${key} for topic "${e.topic}": expected one of ${partitions.map(offsetKey).join(', ')}`,
-          {topic: e.topic, partition: key},
-        )
+        throw MetaError.invalidArgument(`invalid partition ${key} for topic "${e.topic}": expected one of ${partitions.map(offsetKey).join(', ')}`, {
+          topic: e.topic,
+          partition: key,
+        })
       }
       const endKey = `${e.topic} ${key}`
       if (e.offset <= (this.ends.get(endKey) ?? 0)) continue
@@ -70,10 +70,11 @@ export class RangeCheckedOffsetStore implements OffsetStore {
       if (end === undefined) continue
       this.ends.set(endKey, Math.max(end, this.ends.get(endKey) ?? 0))
       if (e.offset > end) {
-        throw MetaError.invalidArgument(
-          `invalid offset ${e.offset} for topic "${e.topic}" partition ${key}: expected 0..${end} (the end of its log)`,
-          {topic: e.topic, partition: key, offset: e.offset},
-        )
+        throw MetaError.invalidArgument(`invalid offset ${e.offset} for topic "${e.topic}" partition ${key}: expected 0..${end} (the end of its log)`, {
+          topic: e.topic,
+          partition: key,
+          offset: e.offset,
+        })
       }
     }
   }

@@ -24,7 +24,9 @@ export function createSpoolingProducer(config: SpoolingProducerConfig = {}): Spo
   const {spool, ...producerOptions} = config
   const producer = createProducer(producerOptions)
   const {broker, zk, zkRoot, topology} = producerOptions
-  const destination = spool?.destination ?? (topology === undefined ? spoolDestination({broker: zk === undefined ? (broker ?? DEFAULT_BROKER) : undefined, zk, zkRoot}) : undefined)
+  const destination =
+    spool?.destination ??
+    (topology === undefined ? spoolDestination({broker: zk === undefined ? (broker ?? DEFAULT_BROKER) : undefined, zk, zkRoot}) : undefined)
   const spooler = new SpoolingProducer({...spool, producer, destination})
   spooler.ownsProducer = true
   return spooler

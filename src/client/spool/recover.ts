@@ -69,7 +69,16 @@ export function segmentStarts(dir: string): number[] {
 /** Scan the segments (open, in order) of the spool in `dir`. */
 export function scanSpool(dir: string, files: SegmentFile[]): SpoolScanResult {
   const saved = readPositionFile(join(dir, POSITION_FILE))
-  const result: SpoolScanResult = {position: saved.value, positionState: saved.state, stale: [], segments: [...files], records: 0, bytes: 0, damaged: [], end: saved.value}
+  const result: SpoolScanResult = {
+    position: saved.value,
+    positionState: saved.state,
+    stale: [],
+    segments: [...files],
+    records: 0,
+    bytes: 0,
+    damaged: [],
+    end: saved.value,
+  }
   if (files.length === 0) return result
   // A damaged position: everything still in the segments is sent again (at-least-once).
   if (saved.state === 'damaged' || saved.value < files[0]!.start) result.position = files[0]!.start
@@ -90,14 +99,28 @@ export function scanSpool(dir: string, files: SegmentFile[]): SpoolScanResult {
       const scan = scanSegmentFile(segment.fd, from, limit, next === undefined)
       result.records += scan.records
       for (const hole of scan.holes) {
-        result.damaged.push({segment: segment.name, from: hole.from, to: hole.to, position: segment.start + hole.from, end: segment.start + hole.to, reason: hole.reason})
+        result.damaged.push({
+          segment: segment.name,
+          from: hole.from,
+          to: hole.to,
+          position: segment.start + hole.from,
+          end: segment.start + hole.to,
+          reason: hole.reason,
+        })
       }
       if (scan.torn !== undefined) result.torn = {segment: segment.name, from: scan.torn, bytes: segment.size - scan.torn}
       at = segment.start + scan.end
     }
     if (next !== undefined && segment.size > limit) {
       // Bytes the positions of the next segment cover: quarantined, no position skipped for them.
-      result.damaged.push({segment: segment.name, from: limit, to: segment.size, position: next.start, end: next.start, reason: "bytes past the next segment's start"})
+      result.damaged.push({
+        segment: segment.name,
+        from: limit,
+        to: segment.size,
+        position: next.start,
+        end: next.start,
+        reason: "bytes past the next segment's start",
+      })
     }
   }
   result.end = at

@@ -67,7 +67,14 @@ export function recoverFiles(dir: string, segments: Segment[]): RecoveredFiles {
   // Damage at the very end of the last segment: its positions are written again.
   const tail = scan.damaged.at(-1)
   let end = scan.end
-  if (last !== undefined && tail !== undefined && tail.end === scan.end && tail.to === last.size && tail.segment === segmentName(last.start) && tail.to > tail.from) {
+  if (
+    last !== undefined &&
+    tail !== undefined &&
+    tail.end === scan.end &&
+    tail.to === last.size &&
+    tail.segment === segmentName(last.start) &&
+    tail.to > tail.from
+  ) {
     ftruncateSync(last.fd, tail.from)
     last.size = tail.from
     end = tail.position
@@ -104,6 +111,10 @@ export function recordedDestination(dir: string, retarget: boolean): SpoolDestin
     return readDestinationFile(join(dir, DESTINATION_FILE))
   } catch (error) {
     if (retarget) return undefined
-    throw new MetaError('STORAGE_CORRUPT', `cannot read the destination of the spool ${dir} (${(error as Error).message}): send it with --retarget to name one`, {cause: error})
+    throw new MetaError(
+      'STORAGE_CORRUPT',
+      `cannot read the destination of the spool ${dir} (${(error as Error).message}): send it with --retarget to name one`,
+      {cause: error},
+    )
   }
 }

@@ -30,7 +30,16 @@ import {closeSync, constants, ftruncateSync, mkdirSync, openSync, rmdirSync, unl
 import {join} from 'node:path'
 import {MetaError} from '../../protocol/errors.js'
 import {describeDestination, encodeDestination, sameDestination, type SpoolDestination} from './destination.js'
-import {DESTINATION_FILE, encodeRecord, LEGACY_POSITION_TEMP_FILE, parseRecord, POSITION_FILE, segmentName, type SpoolEntry, type SpoolRecord} from './format.js'
+import {
+  DESTINATION_FILE,
+  encodeRecord,
+  LEGACY_POSITION_TEMP_FILE,
+  parseRecord,
+  POSITION_FILE,
+  segmentName,
+  type SpoolEntry,
+  type SpoolRecord,
+} from './format.js'
 import {lock, unlock} from './lock.js'
 import {PositionFile} from './position-file.js'
 import {segmentStarts, type DamagedRange} from './recover.js'
@@ -131,7 +140,9 @@ export class Spool extends EventEmitter {
       const wanted = options.destination
       const recorded = recordedDestination(dir, options.retarget === true)
       if (wanted !== undefined && recorded !== undefined && !sameDestination(wanted, recorded) && options.retarget !== true && segmentStarts(dir).length > 0) {
-        throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} holds messages for ${describeDestination(recorded)}, not ${describeDestination(wanted)}`, {details: {destination: recorded}})
+        throw new MetaError('DATA_DIR_LOCKED', `spool ${dir} holds messages for ${describeDestination(recorded)}, not ${describeDestination(wanted)}`, {
+          details: {destination: recorded},
+        })
       }
       this.positionFile = PositionFile.open(join(dir, POSITION_FILE))
       const found = this.recover()
@@ -230,7 +241,8 @@ export class Spool extends EventEmitter {
         }
         const write = this.pendingWrite
         let segment = this.segments.at(-1)
-        if (segment === undefined || segment.start + segment.size !== this.writtenEnd || segment.size >= this.segmentBytes) segment = this.addSegment(this.writtenEnd)
+        if (segment === undefined || segment.start + segment.size !== this.writtenEnd || segment.size >= this.segmentBytes)
+          segment = this.addSegment(this.writtenEnd)
         while (write.written < write.data.length) {
           write.written += writeSync(segment.fd, write.data, write.written, write.data.length - write.written, segment.size + write.written)
         }
@@ -368,7 +380,11 @@ export class Spool extends EventEmitter {
       } catch {} // something else lives there (a quarantine): leave it
     }
     if (saveError !== undefined) {
-      throw new MetaError('STORAGE_ERROR', `cannot save the position of the spool ${this.dir}: ${describeSystemError(saveError as NodeJS.ErrnoException)}; messages acknowledged since it was last saved will be sent again`, {cause: saveError})
+      throw new MetaError(
+        'STORAGE_ERROR',
+        `cannot save the position of the spool ${this.dir}: ${describeSystemError(saveError as NodeJS.ErrnoException)}; messages acknowledged since it was last saved will be sent again`,
+        {cause: saveError},
+      )
     }
   }
 
@@ -379,7 +395,7 @@ export class Spool extends EventEmitter {
     const positions: number[] = []
     let at = firstUnwritten
     for (const buf of buffers) {
-      for (let offset = 0; offset < buf.length; ) {
+      for (let offset = 0; offset < buf.length;) {
         const bytes = 8 + buf.readUInt32BE(offset)
         positions.push(at)
         at += bytes

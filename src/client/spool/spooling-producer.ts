@@ -52,7 +52,20 @@ import type {Producer, SendCallback, SendOptions} from '../producer.js'
 import type {SendResult} from '../types.js'
 import {defaultSpoolRoot, processSpoolDir, topicSpoolDir} from './dirs.js'
 import type {SpoolEntry, SpoolRecord} from './format.js'
-import {asBuffer, closeSpool, isOutage, newLane, openLeftovers, PROBE_BACKOFF_MAX_MS, PROBE_BACKOFF_MIN_MS, sendOptions, STALL_RETRY_MAX_MS, STALL_RETRY_MIN_MS, type Lane, type LaneEmit} from './lane.js'
+import {
+  asBuffer,
+  closeSpool,
+  isOutage,
+  newLane,
+  openLeftovers,
+  PROBE_BACKOFF_MAX_MS,
+  PROBE_BACKOFF_MIN_MS,
+  sendOptions,
+  STALL_RETRY_MAX_MS,
+  STALL_RETRY_MIN_MS,
+  type Lane,
+  type LaneEmit,
+} from './lane.js'
 import {failUnwritten, forgetReadState, keepInMemory, keptText, nextRecord} from './lane-read.js'
 import {Queue} from './queue.js'
 import {Spool} from './spool.js'
@@ -224,10 +237,16 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
 
   /** The spools an earlier run left for this topic and destination are sent first. */
   private takeLeftovers(lane: Lane): void {
-    const spool = openLeftovers(this.root, lane.topic, this.options, (dir) => this.openSpool(lane, dir), (event, ...args) => {
-      if (event === 'merged') this.reportOpened(lane, args[0] as string, args[1] as Spool['opened'])
-      else this.forward(event, ...args)
-    })
+    const spool = openLeftovers(
+      this.root,
+      lane.topic,
+      this.options,
+      (dir) => this.openSpool(lane, dir),
+      (event, ...args) => {
+        if (event === 'merged') this.reportOpened(lane, args[0] as string, args[1] as Spool['opened'])
+        else this.forward(event, ...args)
+      },
+    )
     if (spool === undefined) return
     this.counts.leftover += spool.pending
     if (spool.pending > 0) {
@@ -380,7 +399,16 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     } catch (error) {
       // Refused before sending (a bad topic name): final.
       const err = isMetaError(error) ? error : new MetaError('INTERNAL', (error as Error).message)
-      this.onResult(lane, record, epoch, {success: false, topic: lane.topic, partition: record.partition, brokerId: -1, offset: -1, id: undefined, error: err, errorMessage: err.message})
+      this.onResult(lane, record, epoch, {
+        success: false,
+        topic: lane.topic,
+        partition: record.partition,
+        brokerId: -1,
+        offset: -1,
+        id: undefined,
+        error: err,
+        errorMessage: err.message,
+      })
     }
   }
 
@@ -426,7 +454,10 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
         this.spoolWindow(lane)
       } catch (e) {
         // No spool to keep the window in (a read-only state directory, a full disk): nothing to wait for.
-        this.giveUp(lane, new MetaError('STORAGE_ERROR', `cannot keep messages of topic ${lane.topic} in a spool under ${this.root}: ${(e as Error).message}`, {cause: error}))
+        this.giveUp(
+          lane,
+          new MetaError('STORAGE_ERROR', `cannot keep messages of topic ${lane.topic} in a spool under ${this.root}: ${(e as Error).message}`, {cause: error}),
+        )
         return
       }
     }
@@ -444,7 +475,13 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     if (lane.state !== 'outage' || lane.inFlight > 0 || lane.spooledInFlight > 0 || lane.timer !== undefined) return
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - lane.outageSinceMs >= maxOutage) {
-      this.giveUp(lane, new MetaError('CONNECTION_FAILED', `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`))
+      this.giveUp(
+        lane,
+        new MetaError(
+          'CONNECTION_FAILED',
+          `gave up after an outage of ${Math.round((Date.now() - lane.outageSinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`,
+        ),
+      )
       return
     }
     lane.timer = setTimeout(() => {
@@ -479,7 +516,10 @@ export class SpoolingProducer extends EventEmitter<SpoolingProducerEvents> {
     }
     const maxOutage = this.options.maxOutageMs
     if (maxOutage !== undefined && Date.now() - stall.sinceMs >= maxOutage) {
-      const error = new MetaError('STORAGE_ERROR', `gave up after the spool could not be written for ${Math.round((Date.now() - stall.sinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`)
+      const error = new MetaError(
+        'STORAGE_ERROR',
+        `gave up after the spool could not be written for ${Math.round((Date.now() - stall.sinceMs) / 1000)} s (max outage ${maxOutage / 1000} s): ${keptText(lane)}`,
+      )
       this.giveUp(lane, error)
       return
     }

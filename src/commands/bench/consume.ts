@@ -19,7 +19,11 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   async run(): Promise<BenchSummary> {
     const {renderSummary, runBench} = await import('../../cli/bench/command.js')
     const broker = this.flags.embedded ? undefined : (await this.target()).broker
-    const summary = await runBench('consume', {...this.flags, broker}, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`), json: this.jsonEnabled()})
+    const summary = await runBench(
+      'consume',
+      {...this.flags, broker},
+      {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`), json: this.jsonEnabled()},
+    )
     if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
     return summary
   }

@@ -11,7 +11,10 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
 
   static override examples = [
     {description: 'Latency at 10,000 msg/s', command: '<%= config.bin %> <%= command.id %> --embedded'},
-    {description: 'Latency at 50,000 msg/s of 1 KiB with group commit', command: '<%= config.bin %> <%= command.id %> --embedded --flush group-commit --rate 50000 --size 1KiB'},
+    {
+      description: 'Latency at 50,000 msg/s of 1 KiB with group commit',
+      command: '<%= config.bin %> <%= command.id %> --embedded --flush group-commit --rate 50000 --size 1KiB',
+    },
   ]
 
   static override enableJsonFlag = true
@@ -23,7 +26,11 @@ Against the broker at -b, or --embedded: a throwaway \`meta serve\` in a child p
   async run(): Promise<BenchSummary> {
     const {renderSummary, runBench} = await import('../../cli/bench/command.js')
     const broker = this.flags.embedded ? undefined : (await this.target()).broker
-    const summary = await runBench('e2e', {...this.flags, broker}, {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`), json: this.jsonEnabled()})
+    const summary = await runBench(
+      'e2e',
+      {...this.flags, broker},
+      {root: this.config.root, logger: this.logger, status: (line) => process.stderr.write(`${line}\n`), json: this.jsonEnabled()},
+    )
     if (!this.jsonEnabled()) process.stdout.write(renderSummary(summary))
     return summary
   }

@@ -13,7 +13,10 @@ Offsets are byte positions, as in MetaQ. An unknown group (no members and no com
 
   static override examples = [
     {description: 'A group at a glance', command: '<%= config.bin %> <%= command.id %> billing'},
-    {description: 'Partitions nobody owns, as JSON', command: "<%= config.bin %> <%= command.id %> billing --json | jq '.partitions[] | select(.owner == null)'"},
+    {
+      description: 'Partitions nobody owns, as JSON',
+      command: "<%= config.bin %> <%= command.id %> billing --json | jq '.partitions[] | select(.owner == null)'",
+    },
     {description: 'In a cluster', command: '<%= config.bin %> <%= command.id %> billing --zk 127.0.0.1:2181'},
   ]
 

@@ -16,7 +16,10 @@ export default class GroupList extends ClientCommand<typeof GroupList> {
 
   static override examples = [
     {description: 'Groups on the local broker', command: '<%= config.bin %> <%= command.id %>'},
-    {description: 'Groups with live members, as JSON', command: "<%= config.bin %> <%= command.id %> -b 10.0.0.5:8123 --json | jq '.[] | select(.memberCount > 0) | .group'"},
+    {
+      description: 'Groups with live members, as JSON',
+      command: "<%= config.bin %> <%= command.id %> -b 10.0.0.5:8123 --json | jq '.[] | select(.memberCount > 0) | .group'",
+    },
   ]
 
   static override enableJsonFlag = true

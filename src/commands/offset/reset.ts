@@ -31,7 +31,10 @@ Safety: --execute refuses while the group has live members, because they keep th
 --export prints the plan as CSV (topic,partition,offset) instead of a table; --json prints the plan and the outcome as an object. Notes (clamped offsets, skipped partitions) go to stderr.`
 
   static override examples = [
-    {description: 'Preview rewinding a group to the start of a topic', command: '<%= config.bin %> <%= command.id %> --group billing --topic orders --to-earliest'},
+    {
+      description: 'Preview rewinding a group to the start of a topic',
+      command: '<%= config.bin %> <%= command.id %> --group billing --topic orders --to-earliest',
+    },
     {description: 'Apply it', command: '<%= config.bin %> <%= command.id %> --group billing --topic orders --to-earliest --execute'},
     {
       description: 'After an incident: replay everything stored since 10:00 UTC, from a script',
@@ -39,7 +42,10 @@ Safety: --execute refuses while the group has live members, because they keep th
     },
     {description: 'Replay the last hour of partitions 0 and 1', command: '<%= config.bin %> <%= command.id %> -g billing -t orders:0,1 --by-duration 1h'},
     {description: 'Skip the next 100 messages of partition 3', command: '<%= config.bin %> <%= command.id %> -g billing -t orders:3 --shift-by 100 --execute'},
-    {description: 'Save the current offsets to a file', command: '<%= config.bin %> <%= command.id %> -g billing --all-topics --to-current --export > billing.csv'},
+    {
+      description: 'Save the current offsets to a file',
+      command: '<%= config.bin %> <%= command.id %> -g billing --all-topics --to-current --export > billing.csv',
+    },
     {description: 'Restore them later', command: '<%= config.bin %> <%= command.id %> -g billing --from-file billing.csv --execute'},
   ]
 

@@ -18,7 +18,10 @@ Offsets are byte positions, as in MetaQ; the lag in messages is counted by the b
   static override examples = [
     {description: "A group's offsets and lag", command: '<%= config.bin %> <%= command.id %> --group billing'},
     {description: 'Two partitions of one topic', command: '<%= config.bin %> <%= command.id %> -g billing -t orders:0,1'},
-    {description: 'Total lag in messages, for a health check', command: "<%= config.bin %> <%= command.id %> -g billing --json | jq '[.partitions[].lagMessages] | add'"},
+    {
+      description: 'Total lag in messages, for a health check',
+      command: "<%= config.bin %> <%= command.id %> -g billing --json | jq '[.partitions[].lagMessages] | add'",
+    },
   ]
 
   static override enableJsonFlag = true

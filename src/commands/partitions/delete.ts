@@ -11,7 +11,10 @@ Prints the plan and changes nothing unless --execute is given. On a terminal --e
 
   static override examples = [
     {description: 'Preview deleting partitions 4..7', command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 4 --end 7'},
-    {description: 'Delete them without a question', command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 4 --end 7 --execute --yes'},
+    {
+      description: 'Delete them without a question',
+      command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 4 --end 7 --execute --yes',
+    },
   ]
 
   static override enableJsonFlag = true

@@ -11,7 +11,10 @@ export default class PartitionsMove extends BaseCommand<typeof PartitionsMove> {
 Prints the plan (one row per directory) and changes nothing unless --execute is given. On a terminal --execute asks for confirmation (--yes skips it); without a terminal --execute alone applies. The directory is locked while the files change, so no broker can start on it meanwhile. Closed-partition marks move with their partitions. Committed offsets of consumer groups are not rewritten: reset them for the moved partitions (meta offset reset) if a group read them.`
 
   static override examples = [
-    {description: 'Preview moving partitions 0..3 up by 4', command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 0 --end 3 --offset 4'},
+    {
+      description: 'Preview moving partitions 0..3 up by 4',
+      command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 0 --end 3 --offset 4',
+    },
     {description: 'Apply it from a script', command: '<%= config.bin %> <%= command.id %> -d /var/lib/meta -t orders --start 0 --end 3 --offset 4 --execute'},
   ]
 

@@ -23,7 +23,13 @@ export default class ProfileList extends BaseCommand<typeof ProfileList> {
       return undefined
     }
     const {renderTable} = await import('../../cli/output.js')
-    const rows = profiles.map((p) => [p.name === selected ? '*' : '', p.name, p.broker ?? '-', p.zk === undefined ? '-' : `${p.zk}${p.zkRoot ? ` (root ${p.zkRoot})` : ''}`, p.group ?? '-'])
+    const rows = profiles.map((p) => [
+      p.name === selected ? '*' : '',
+      p.name,
+      p.broker ?? '-',
+      p.zk === undefined ? '-' : `${p.zk}${p.zkRoot ? ` (root ${p.zkRoot})` : ''}`,
+      p.group ?? '-',
+    ])
     process.stdout.write(`${renderTable(['', 'NAME', 'BROKER', 'ZOOKEEPER', 'GROUP'], rows, {align: ['left', 'left', 'left', 'left', 'left']})}\n`)
     return undefined
   }

@@ -27,7 +27,11 @@ export default class SpoolDrop extends BaseCommand<typeof SpoolDrop> {
   async run(): Promise<SpoolDropResult | undefined> {
     const [{defaultSpoolRoot}, {dropSpools}] = await Promise.all([import('../../client/spool/index.js'), import('../../cli/spool-admin.js')])
     const json = this.jsonEnabled()
-    const result = await dropSpools(this.flags.spool ?? defaultSpoolRoot(), [...this.positional, ...(this.flags.topic ?? [])], {execute: this.flags.execute, yes: this.flags.yes, json})
+    const result = await dropSpools(this.flags.spool ?? defaultSpoolRoot(), [...this.positional, ...(this.flags.topic ?? [])], {
+      execute: this.flags.execute,
+      yes: this.flags.yes,
+      json,
+    })
     return json ? result : undefined
   }
 }

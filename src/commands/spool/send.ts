@@ -19,7 +19,10 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
     {description: 'Send every spool', command: '<%= config.bin %> <%= command.id %> -b 127.0.0.1:8123'},
     {description: 'One topic, giving up after 10 minutes without a broker', command: '<%= config.bin %> <%= command.id %> app-logs --max-outage 10m'},
     {description: 'Each spool to the broker or cluster it was written for', command: '<%= config.bin %> <%= command.id %>'},
-    {description: 'A spool written for another broker, sent to this one on purpose', command: '<%= config.bin %> <%= command.id %> app-logs -b 10.0.0.7:8123 --retarget'},
+    {
+      description: 'A spool written for another broker, sent to this one on purpose',
+      command: '<%= config.bin %> <%= command.id %> app-logs -b 10.0.0.7:8123 --retarget',
+    },
   ]
 
   static override strict = false
@@ -32,7 +35,9 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
     spool: spoolDirFlag,
     'max-outage': maxOutageFlag('Give up (exit 1, spool kept) when the broker is away this long (1s..30d; default: wait as long as it takes).'),
     'ack-timeout': ackTimeoutFlag,
-    retarget: Flags.boolean({summary: 'Send spools written for another destination to -b/--zk, and record it in them (on purpose: their messages were meant for elsewhere).'}),
+    retarget: Flags.boolean({
+      summary: 'Send spools written for another destination to -b/--zk, and record it in them (on purpose: their messages were meant for elsewhere).',
+    }),
   }
 
   async run(): Promise<SpoolSendResult | undefined> {
@@ -65,10 +70,19 @@ Exit status: 0 when every message was acknowledged; 1 otherwise (the rest stays 
       const skippedBytes = result.skipped.reduce((n, s) => n + s.bytes, 0)
       const extras = [
         ...(result.pending > 0 ? [`${formatCount(result.pending)} left in the spool`] : []),
-        ...(result.skipped.length > 0 ? [`skipped ${formatCount(result.skipped.length)} damaged range${result.skipped.length === 1 ? '' : 's'} (${formatBytes(skippedBytes)}, kept in quarantine)`] : []),
-        ...(result.waiting.length > 0 ? [`${formatCount(result.waiting.length)} spool${result.waiting.length === 1 ? '' : 's'} left for another destination`] : []),
+        ...(result.skipped.length > 0
+          ? [
+              `skipped ${formatCount(result.skipped.length)} damaged range${result.skipped.length === 1 ? '' : 's'} (${formatBytes(skippedBytes)}, kept in quarantine)`,
+            ]
+          : []),
+        ...(result.waiting.length > 0
+          ? [`${formatCount(result.waiting.length)} spool${result.waiting.length === 1 ? '' : 's'} left for another destination`]
+          : []),
       ]
-      const line = topics.length === 0 ? 'no spools to send' : `sent ${formatCount(total)} message${total === 1 ? '' : 's'} from ${topics.map(([t, c]) => `${t} (${formatCount(c)})`).join(', ')}`
+      const line =
+        topics.length === 0
+          ? 'no spools to send'
+          : `sent ${formatCount(total)} message${total === 1 ? '' : 's'} from ${topics.map(([t, c]) => `${t} (${formatCount(c)})`).join(', ')}`
       process.stderr.write(`${[line, ...extras].join('; ')}\n`)
       if (result.error !== undefined) process.stderr.write(`error [${result.error.code}]: ${result.error.message}\n`)
     }

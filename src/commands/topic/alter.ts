@@ -26,7 +26,8 @@ In a cluster give --zk with --broker-id: a topic is changed on one broker.`
     const settings = usageErrors(() => {
       checkTarget(topic, this.flags)
       const given = settingsOf(this.flags)
-      if (Object.keys(given).length === 0) throw MetaError.invalidArgument(`nothing to change for topic "${topic}": expected --partitions N or at least one --set key=value`)
+      if (Object.keys(given).length === 0)
+        throw MetaError.invalidArgument(`nothing to change for topic "${topic}": expected --partitions N or at least one --set key=value`)
       return given
     })
     const {changeTopic} = await import('../../cli/admin/topic-admin.js')

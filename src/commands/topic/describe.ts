@@ -28,7 +28,10 @@ In a cluster (--zk) partitions are numbered 0..n-1 in MetaQ's order (broker id, 
   static override examples = [
     {description: 'Partitions of a topic', command: '<%= config.bin %> <%= command.id %> orders'},
     {description: 'Partition 0 in detail, with the groups reading it', command: '<%= config.bin %> <%= command.id %> orders -p 0'},
-    {description: 'Messages per partition, as JSON', command: "<%= config.bin %> <%= command.id %> orders --json | jq '.partitions[] | [.partition, .messageCount]'"},
+    {
+      description: 'Messages per partition, as JSON',
+      command: "<%= config.bin %> <%= command.id %> orders --json | jq '.partitions[] | [.partition, .messageCount]'",
+    },
   ]
 
   static override enableJsonFlag = true

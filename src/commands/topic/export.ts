@@ -22,7 +22,8 @@ In a cluster give --zk with --broker-id.`
   }
 
   async run(): Promise<{overlays: Record<string, Record<string, string>>; serverIni: string} | undefined> {
-    if (this.flags.zk !== undefined && this.flags['broker-id'] === undefined) this.error('--zk needs --broker-id: each broker has its own configuration', {exit: 2})
+    if (this.flags.zk !== undefined && this.flags['broker-id'] === undefined)
+      this.error('--zk needs --broker-id: each broker has its own configuration', {exit: 2})
     const {topicAdmin} = await import('../../cli/admin/topic-admin.js')
     const [answer] = await topicAdmin(this.adminContext(), this.flags['broker-id'], 'show', '-', {})
     const result = {overlays: answer?.overlays ?? {}, serverIni: answer?.serverIni ?? ''}

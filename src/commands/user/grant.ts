@@ -7,7 +7,11 @@ export default class UserGrant extends BaseCommand<typeof UserGrant> {
   static override description = `Rights: put and get (topics matching PATTERN), group (consumer groups matching PATTERN: offsets, membership, seek/reset/delete), admin, replicate and tx (PATTERN '*'; tx: finish and recover other principals' transactions), describe (see matching topics and groups in stats, /metrics and the dashboard, e.g. for a Prometheus scrape user). A running broker applies it after meta reload or SIGHUP.`
 
   static override examples = [
-    {description: "Let alice produce to and consume from topics starting with 'a-'", command: "<%= config.bin %> <%= command.id %> alice put 'a-*' --users conf/users.json && <%= config.bin %> <%= command.id %> alice get 'a-*' --users conf/users.json"},
+    {
+      description: "Let alice produce to and consume from topics starting with 'a-'",
+      command:
+        "<%= config.bin %> <%= command.id %> alice put 'a-*' --users conf/users.json && <%= config.bin %> <%= command.id %> alice get 'a-*' --users conf/users.json",
+    },
   ]
 
   static override args = {name: userNameArg, right: rightArg, pattern: patternArg}

@@ -12,7 +12,10 @@ export default class UserLimit extends BaseCommand<typeof UserLimit> {
   static override description = `Counts are refused past their limit with an error naming it (a login past --connections, a group-join that would start one group too many, a put that would create one partition too many); usage counts the groups and partitions whose names the user's group and put grants match. Byte rates are not refused: past them the broker delays the user's answers and stops reading its connections for as long as it takes to come back under the rate (as Kafka's quotas do), summed over all of its connections. The broker-wide caps (maxPartitions, the group cap) stay the outer bound. A running broker applies it after meta reload or SIGHUP; meta stats meta-principals and /metrics show each user's usage.`
 
   static override examples = [
-    {description: 'Let bob hold at most 50 partitions and 20 groups, and produce 10 MiB/s', command: '<%= config.bin %> <%= command.id %> bob --partitions 50 --groups 20 --produce-byte-rate 10MiB --users conf/users.json'},
+    {
+      description: 'Let bob hold at most 50 partitions and 20 groups, and produce 10 MiB/s',
+      command: '<%= config.bin %> <%= command.id %> bob --partitions 50 --groups 20 --produce-byte-rate 10MiB --users conf/users.json',
+    },
     {description: "Drop bob's produce rate limit", command: '<%= config.bin %> <%= command.id %> bob --produce-byte-rate none --users conf/users.json'},
   ]
 

@@ -6,7 +6,9 @@ export default class UserRevoke extends BaseCommand<typeof UserRevoke> {
 
   static override description = `Removes exactly the grant RIGHT PATTERN (as meta user list shows it). A running broker applies it after meta reload or SIGHUP, to connected clients at their next request.`
 
-  static override examples = [{description: "Stop alice producing to 'a-*'", command: "<%= config.bin %> <%= command.id %> alice put 'a-*' --users conf/users.json"}]
+  static override examples = [
+    {description: "Stop alice producing to 'a-*'", command: "<%= config.bin %> <%= command.id %> alice put 'a-*' --users conf/users.json"},
+  ]
 
   static override args = {name: userNameArg, right: rightArg, pattern: patternArg}
   static override flags = {users: usersFileFlag}

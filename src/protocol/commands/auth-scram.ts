@@ -113,7 +113,12 @@ function parseServerFirst(message: string, clientNonce: string): {nonce: string;
 }
 
 /** The client's final message and the server signature it expects back. */
-export function clientFinalMessage(password: string, clientFirstBare: string, serverFirst: string, clientNonce: string): {message: string; serverSignature: string} {
+export function clientFinalMessage(
+  password: string,
+  clientFirstBare: string,
+  serverFirst: string,
+  clientNonce: string,
+): {message: string; serverSignature: string} {
   const {nonce, salt, iterations} = parseServerFirst(serverFirst, clientNonce)
   const {clientKey, storedKey, serverKey} = scramKeys(password, salt, iterations)
   const withoutProof = `c=${CHANNEL_BINDING},r=${nonce}`
@@ -126,7 +131,13 @@ export function clientFinalMessage(password: string, clientFirstBare: string, se
  * Check a client-final-message against a credential; the server-final-message when the proof
  * holds, undefined when it does not (or the nonce is not the one sent).
  */
-export function verifyClientFinal(message: string, credential: ScramCredential, clientFirstBare: string, serverFirst: string, nonce: string): string | undefined {
+export function verifyClientFinal(
+  message: string,
+  credential: ScramCredential,
+  clientFirstBare: string,
+  serverFirst: string,
+  nonce: string,
+): string | undefined {
   const attrs = attributes(message, 'client-final-message')
   if (attrs.get('r') !== nonce || attrs.get('c') !== CHANNEL_BINDING) return undefined
   const proof = Buffer.from(required(attrs, 'p', 'client-final-message'), 'base64')

@@ -13,14 +13,7 @@ import {
   type GroupJoinCommand,
   type GroupLeaveCommand,
 } from './group.js'
-import {
-  parseGroupDelete,
-  parseGroupDescribe,
-  parseGroupList,
-  type GroupDeleteCommand,
-  type GroupDescribeCommand,
-  type GroupListCommand,
-} from './group-admin.js'
+import {parseGroupDelete, parseGroupDescribe, parseGroupList, type GroupDeleteCommand, type GroupDescribeCommand, type GroupListCommand} from './group-admin.js'
 import {parseOffsetCommit, parseOffsetFetch, type OffsetCommitCommand, type OffsetFetchCommand} from './offsets.js'
 import {parsePartitions, type PartitionsCommand} from './partitions.js'
 import {parsePutBatch, type PutBatchCommand} from './put-batch.js'
@@ -28,13 +21,7 @@ import {parseSyncBatch, type SyncBatchCommand} from './sync-batch.js'
 import {parseSyncCut} from './sync-cut.js'
 import {parseSyncOverlay} from './sync-overlay.js'
 import {parseCount, parseSeek, type CountCommand, type SeekCommand} from './seek.js'
-import {
-  parseConfigReload,
-  parsePartitionsClose,
-  parsePartitionsOpen,
-  type ConfigReloadCommand,
-  type PartitionsStateCommand,
-} from './broker-admin.js'
+import {parseConfigReload, parsePartitionsClose, parsePartitionsOpen, type ConfigReloadCommand, type PartitionsStateCommand} from './broker-admin.js'
 import {parseTxCommit, parseTxDecide, parseTxList, type TxCommitCommand, type TxDecideCommand, type TxListCommand} from './tx-admin.js'
 import {parseAuthFinish, parseAuthStart, type AuthFinishCommand, type AuthStartCommand} from './auth.js'
 import {parseReplicate, parseSlaveStatus, type ReplicateCommand, type SlaveStatusCommand} from './replication.js'

@@ -57,7 +57,5 @@ export function parseGet(tokens: string[]): {frame: GetCommand; bodyLength: numb
 export function encodeGet(out: OutputBuffer, cmd: Omit<GetCommand, 'type'>): void {
   const offset = cmd.offset >= Number.MAX_SAFE_INTEGER ? LONG_MAX_TEXT : String(cmd.offset)
   const wait = cmd.filter !== undefined ? ` ${cmd.maxWaitMs} ${encodeFilterToken(cmd.filter)}` : cmd.maxWaitMs > 0 ? ` ${cmd.maxWaitMs}` : ''
-  out.writeAscii(
-    `get ${cmd.topic} ${cmd.group} ${cmd.partition} ${offset} ${cmd.maxSize} ${cmd.opaque}${wait}\r\n`,
-  )
+  out.writeAscii(`get ${cmd.topic} ${cmd.group} ${cmd.partition} ${offset} ${cmd.maxSize} ${cmd.opaque}${wait}\r\n`)
 }

@@ -166,10 +166,7 @@ export function parseGroupClaim(tokens: string[]): {frame: GroupClaimCommand; bo
   }
 }
 
-export function encodeGroupClaim(
-  out: OutputBuffer,
-  cmd: Omit<GroupClaimCommand, 'type' | 'body'> & {request: ClaimRequest},
-): void {
+export function encodeGroupClaim(out: OutputBuffer, cmd: Omit<GroupClaimCommand, 'type' | 'body'> & {request: ClaimRequest}): void {
   const body = Buffer.from(JSON.stringify(cmd.request))
   out.writeAscii(`group-claim ${cmd.group} ${cmd.memberId} ${cmd.generation} ${cmd.maxWaitMs} ${body.length} ${cmd.opaque}\r\n`)
   out.writeBytes(body)

@@ -252,15 +252,7 @@ const copyBytes = Uint8Array.prototype.set
  * number is an int32 (always, from the producer) the line is written in one go into the
  * buffer's room: no bounds check or call per token.
  */
-export function writePut(
-  out: OutputBuffer,
-  topic: string,
-  partition: number,
-  body: Uint8Array,
-  flag: number,
-  checksum: number,
-  opaque: number,
-): void {
+export function writePut(out: OutputBuffer, topic: string, partition: number, body: Uint8Array, flag: number, checksum: number, opaque: number): void {
   if ((partition | 0) !== partition || (flag | 0) !== flag || (checksum | 0) !== checksum || (opaque | 0) !== opaque) {
     writePutOfNumbers(out, topic, partition, body, flag, checksum, opaque)
     return
@@ -326,7 +318,11 @@ const TEN_POW_8 = 100_000_000
  * formatted directly, which costs less than stepping them.
  */
 export function encodePutResultOfHalves(out: OutputBuffer, opaque: number, idHigh: number, idLow: number, partition: number, offset: number): void {
-  if ((partition >>> 0) !== partition || !(offset >= 0 && offset <= Number.MAX_SAFE_INTEGER && Math.floor(offset) === offset) || !(opaque >= -0xffffffff && opaque <= 0xffffffff && Math.floor(opaque) === opaque)) {
+  if (
+    partition >>> 0 !== partition ||
+    !(offset >= 0 && offset <= Number.MAX_SAFE_INTEGER && Math.floor(offset) === offset) ||
+    !(opaque >= -0xffffffff && opaque <= 0xffffffff && Math.floor(opaque) === opaque)
+  ) {
     encodePutResult(out, opaque, messageIdOfHalves(idHigh, idLow), partition, offset)
     return
   }

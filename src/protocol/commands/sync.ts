@@ -45,8 +45,6 @@ export function parseSync(tokens: string[]): {frame: SyncCommand; bodyLength: nu
 }
 
 export function encodeSync(out: OutputBuffer, cmd: Omit<SyncCommand, 'type'>): void {
-  out.writeAscii(
-    `sync ${cmd.topic} ${cmd.partition} ${cmd.body.length} ${cmd.flag} ${cmd.msgId} ${cmd.checksum} ${cmd.opaque}\r\n`,
-  )
+  out.writeAscii(`sync ${cmd.topic} ${cmd.partition} ${cmd.body.length} ${cmd.flag} ${cmd.msgId} ${cmd.checksum} ${cmd.opaque}\r\n`)
   out.writeBytes(cmd.body)
 }

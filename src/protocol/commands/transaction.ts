@@ -13,16 +13,7 @@
 import type {OutputBuffer} from '../output-buffer.js'
 import {badToken, intField, nameField, opaqueField, tokenCount} from '../tokens.js'
 
-export const TRANSACTION_TYPES = [
-  'BEGIN',
-  'PREPARE',
-  'COMMIT_ONE_PHASE',
-  'COMMIT_TWO_PHASE',
-  'ROLLBACK',
-  'RECOVER',
-  'FORGET',
-  'END',
-] as const
+export const TRANSACTION_TYPES = ['BEGIN', 'PREPARE', 'COMMIT_ONE_PHASE', 'COMMIT_TWO_PHASE', 'ROLLBACK', 'RECOVER', 'FORGET', 'END'] as const
 export type TransactionType = (typeof TRANSACTION_TYPES)[number]
 
 export interface TransactionCommand {

@@ -136,10 +136,24 @@ async function planBadName(dir: string, name: string, start: number | undefined,
   const overlaps = planned.some((s) => s.start < start + size && start < s.start + s.size)
   const canonical = segmentFileName(start)
   if (overlaps) {
-    return {kind: 'bad-segment-name', file: name, offset: start, detail: `names offset ${start}, but its ${size} bytes overlap other segments`, damage: true, action: setAside}
+    return {
+      kind: 'bad-segment-name',
+      file: name,
+      offset: start,
+      detail: `names offset ${start}, but its ${size} bytes overlap other segments`,
+      damage: true,
+      action: setAside,
+    }
   }
   planned.push({start, size, file: name})
-  return {kind: 'bad-segment-name', file: name, offset: start, detail: `names offset ${start} without the 20-digit padding`, damage: true, action: {kind: 'rename', file: name, to: canonical}}
+  return {
+    kind: 'bad-segment-name',
+    file: name,
+    offset: start,
+    detail: `names offset ${start} without the 20-digit padding`,
+    damage: true,
+    action: {kind: 'rename', file: name, to: canonical},
+  }
 }
 
 /** Gaps are bridged and overlaps cut, in the planned layout (which is updated to match). */
@@ -187,14 +201,9 @@ async function checkSegment(dir: string, segment: PlannedSegment, last: boolean)
   const fd = await open(join(dir, file), 'r')
   let holes: Hole[]
   try {
-    const scan = await scanSegment(
-      nodeFileOps,
-      fd.fd,
-      0,
-      segment.size,
-      (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)),
-      {maxRecordBytes: RESYNC_MAX_RECORD_BYTES},
-    )
+    const scan = await scanSegment(nodeFileOps, fd.fd, 0, segment.size, (chunk, pos, _length, filePos) => cursor.record(filePos, recordTimestamp(chunk, pos)), {
+      maxRecordBytes: RESYNC_MAX_RECORD_BYTES,
+    })
     holes = scan.holes
     if (scan.tail !== undefined && last) {
       const bytes = segment.size - scan.tail.from
@@ -220,7 +229,14 @@ async function checkSegment(dir: string, segment: PlannedSegment, last: boolean)
     const bytes = hole.to - hole.from
     const before = known(hole)
     if (before !== undefined) {
-      findings.push({kind: 'known-damaged-range', file, offset: at, bytes, detail: `acknowledged before (${before.reason}); readers step over it`, damage: false})
+      findings.push({
+        kind: 'known-damaged-range',
+        file,
+        offset: at,
+        bytes,
+        detail: `acknowledged before (${before.reason}); readers step over it`,
+        damage: false,
+      })
     } else {
       findings.push({
         kind: 'damaged-range',
@@ -236,7 +252,13 @@ async function checkSegment(dir: string, segment: PlannedSegment, last: boolean)
   const expected = expectedIndex(cursor, last ? undefined : segment.size)
   if (!(await indexMatches(join(dir, indexFileName(segment.start)), expected))) {
     const index = indexFileName(segment.start)
-    findings.push({kind: 'stale-index', file: index, detail: 'missing or out of date', damage: false, action: {kind: 'rebuild-index', file: index, bytes: expected}})
+    findings.push({
+      kind: 'stale-index',
+      file: index,
+      detail: 'missing or out of date',
+      damage: false,
+      action: {kind: 'rebuild-index', file: index, bytes: expected},
+    })
   }
   return findings
 }

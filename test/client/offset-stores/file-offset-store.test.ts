@@ -80,7 +80,7 @@ describe('FileOffsetStore', () => {
     )
   })
 
-  it('FileOffsetStore writes MetaQ\'s JSON: {group: [{topic, partition: {brokerId, partition}, offset, messageId, modified}]}', async (t) => {
+  it("FileOffsetStore writes MetaQ's JSON: {group: [{topic, partition: {brokerId, partition}, offset, messageId, modified}]}", async (t) => {
     const path = await offsetFile(t)
     const store = new FileOffsetStore({path})
     await store.commit('group-a', [entry('orders', {brokerId: 0, partition: 3}, 4096, '123456'), entry('orders', {brokerId: 2, partition: 0}, 0, '-1')])
@@ -103,7 +103,10 @@ describe('FileOffsetStore', () => {
     )
     const store = new FileOffsetStore({path})
     assert.deepEqual(
-      await store.load('java-group', 'orders', [{brokerId: 1, partition: 2}, {brokerId: 1, partition: 3}]),
+      await store.load('java-group', 'orders', [
+        {brokerId: 1, partition: 2},
+        {brokerId: 1, partition: 3},
+      ]),
       new Map([
         ['1-2', {offset: 2048, msgId: '-1'}],
         ['1-3', {offset: 512, msgId: '88'}],
@@ -116,9 +119,15 @@ describe('FileOffsetStore', () => {
     const path = await offsetFile(t)
     const store = new FileOffsetStore({path})
     const ids = ['9007199254740991', '9007199254740993', '9223372036854775807', '-9223372036854775808']
-    await store.commit('g', ids.map((id, i) => entry('t', {brokerId: 0, partition: i}, i, id)))
+    await store.commit(
+      'g',
+      ids.map((id, i) => entry('t', {brokerId: 0, partition: i}, i, id)),
+    )
     const onDisk = (await readJson(path)) as Record<string, Array<{messageId: unknown}>>
-    assert.deepEqual(onDisk.g.map((e) => e.messageId), [9007199254740991, '9007199254740993', '9223372036854775807', '-9223372036854775808'])
+    assert.deepEqual(
+      onDisk.g.map((e) => e.messageId),
+      [9007199254740991, '9007199254740993', '9223372036854775807', '-9223372036854775808'],
+    )
     const partitions = ids.map((_, i) => ({brokerId: 0, partition: i}))
     const expected = new Map(ids.map((id, i) => [`0-${i}`, {offset: i, msgId: id}]))
     assert.deepEqual(await new FileOffsetStore({path}).load('g', 't', partitions), expected)
@@ -140,20 +149,32 @@ describe('FileOffsetStore', () => {
     await a.commit('group-a', [entry('orders', P1, 11, '3')])
     await a.commit('group-c', [entry('orders', P0, 30, '4')])
     const fresh = new FileOffsetStore({path})
-    assert.deepEqual(await fresh.load('group-a', 'orders', [P0, P1]), new Map([['0-0', {offset: 10, msgId: '1'}], ['0-1', {offset: 11, msgId: '3'}]]))
+    assert.deepEqual(
+      await fresh.load('group-a', 'orders', [P0, P1]),
+      new Map([
+        ['0-0', {offset: 10, msgId: '1'}],
+        ['0-1', {offset: 11, msgId: '3'}],
+      ]),
+    )
     assert.deepEqual(await fresh.load('group-b', 'orders', [P0]), new Map([['0-0', {offset: 20, msgId: '2'}]]))
     assert.deepEqual(await fresh.load('group-c', 'orders', [P0]), new Map([['0-0', {offset: 30, msgId: '4'}]]))
     assert.deepEqual(Object.keys((await readJson(path)) as object), ['group-a', 'group-b', 'group-c'])
   })
 
-  it('FileOffsetStore: when two stores commit the same group, the last writer\'s view of that group wins (MetaQ\'s behaviour)', async (t) => {
+  it("FileOffsetStore: when two stores commit the same group, the last writer's view of that group wins (MetaQ's behaviour)", async (t) => {
     const path = await offsetFile(t)
     const a = new FileOffsetStore({path})
     const b = new FileOffsetStore({path})
     await a.commit('g', [entry('orders', P0, 10, '1')])
     // b has not committed g before: it starts from the group as on disk.
     await b.commit('g', [entry('orders', P1, 20, '2')])
-    assert.deepEqual(await new FileOffsetStore({path}).load('g', 'orders', [P0, P1]), new Map([['0-0', {offset: 10, msgId: '1'}], ['0-1', {offset: 20, msgId: '2'}]]))
+    assert.deepEqual(
+      await new FileOffsetStore({path}).load('g', 'orders', [P0, P1]),
+      new Map([
+        ['0-0', {offset: 10, msgId: '1'}],
+        ['0-1', {offset: 20, msgId: '2'}],
+      ]),
+    )
     // a rewrites the group from its own view, which does not hold b's partition.
     await a.commit('g', [entry('orders', P0, 15, '3')])
     assert.deepEqual(await new FileOffsetStore({path}).load('g', 'orders', [P0, P1]), new Map([['0-0', {offset: 15, msgId: '3'}]]))

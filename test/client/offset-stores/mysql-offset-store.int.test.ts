@@ -32,7 +32,15 @@ describe('MysqlOffsetStore', () => {
     const startedAt = Date.now()
     db = await startMariaDb(suite)
     startMs = Date.now() - startedAt
-    sql = await mysql.createConnection({host: db.host, port: db.port, user: db.user, password: db.password, database: db.database, supportBigNumbers: true, bigNumberStrings: true})
+    sql = await mysql.createConnection({
+      host: db.host,
+      port: db.port,
+      user: db.user,
+      password: db.password,
+      database: db.database,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    })
     suite.after(() => sql.end())
   })
 
@@ -77,18 +85,27 @@ describe('MysqlOffsetStore', () => {
       "SELECT column_name AS name FROM information_schema.statistics WHERE table_schema = ? AND table_name = ? AND index_name <> 'PRIMARY' ORDER BY seq_in_index",
       [db.database, table],
     )
-    assert.deepEqual(index.map((c) => c.name), ['topic', 'partition', 'group_id'])
+    assert.deepEqual(
+      index.map((c) => c.name),
+      ['topic', 'partition', 'group_id'],
+    )
   })
 
-  it('MysqlOffsetStore uses MetaQ\'s table name by default', async (t) => {
+  it("MysqlOffsetStore uses MetaQ's table name by default", async (t) => {
     await open(t).init()
-    const [found] = await sql.query<mysql.RowDataPacket[]>('SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name = ?', [db.database, DEFAULT_OFFSET_TABLE])
+    const [found] = await sql.query<mysql.RowDataPacket[]>('SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name = ?', [
+      db.database,
+      DEFAULT_OFFSET_TABLE,
+    ])
     assert.equal(found.length, 1)
   })
 
   it('MysqlOffsetStore.load() returns an empty map when no row exists', async (t) => {
     const store = open(t, {table: uniqueTable()})
-    const loaded = await store.load(uniqueName('group'), 'orders', [{brokerId: 0, partition: 0}, {brokerId: 1, partition: 2}])
+    const loaded = await store.load(uniqueName('group'), 'orders', [
+      {brokerId: 0, partition: 0},
+      {brokerId: 1, partition: 2},
+    ])
     assert.equal(loaded.size, 0)
   })
 
@@ -102,7 +119,11 @@ describe('MysqlOffsetStore', () => {
       {topic: 'payments', partition: {brokerId: 0, partition: 0}, offset: 400, msgId: '14'},
     ])
     await store.commit('other-group', [{topic: 'orders', partition: {brokerId: 0, partition: 0}, offset: 999, msgId: '99'}])
-    const loaded = await store.load(group, 'orders', [{brokerId: 0, partition: 0}, {brokerId: 1, partition: 0}, {brokerId: 2, partition: 0}])
+    const loaded = await store.load(group, 'orders', [
+      {brokerId: 0, partition: 0},
+      {brokerId: 1, partition: 0},
+      {brokerId: 2, partition: 0},
+    ])
     assert.deepEqual(
       loaded,
       new Map([
@@ -134,11 +155,15 @@ describe('MysqlOffsetStore', () => {
     ]
     const entries = values.map(([offset, msgId], i) => ({topic: 't', partition: {brokerId: 0, partition: i}, offset, msgId}))
     await store.commit('g', entries)
-    const loaded = await store.load('g', 't', entries.map((e) => e.partition))
+    const loaded = await store.load(
+      'g',
+      't',
+      entries.map((e) => e.partition),
+    )
     assert.deepEqual(loaded, new Map(values.map(([offset, msgId], i) => [`0-${i}`, {offset, msgId}])))
   })
 
-  it('MysqlOffsetStore.load() reads an offset beyond 2^53 (MetaQ\'s Long.MAX_VALUE) as Number.MAX_SAFE_INTEGER', async (t) => {
+  it("MysqlOffsetStore.load() reads an offset beyond 2^53 (MetaQ's Long.MAX_VALUE) as Number.MAX_SAFE_INTEGER", async (t) => {
     const table = uniqueTable()
     const store = open(t, {table})
     await store.init()
@@ -162,13 +187,19 @@ describe('MysqlOffsetStore', () => {
     )
   })
 
-  it('MysqlOffsetStore reads and updates rows written with MetaQ\'s own statements', async (t) => {
+  it("MysqlOffsetStore reads and updates rows written with MetaQ's own statements", async (t) => {
     const table = uniqueTable()
     const store = open(t, {table})
     await store.init()
     // MetaQ's initOffset, then its commit (reserved words quoted, as MySQL 5.6+ requires).
     await sql.execute(`insert into \`${table}\` (topic,\`partition\`,group_id,\`offset\`,msg_id) values(?,?,?,?,?)`, ['orders', '1-2', 'java-group', 512, -1])
-    await sql.execute(`update \`${table}\` set \`offset\`=?,msg_id=? where topic=? and \`partition\`=? and group_id=?`, [1024, '8765', 'orders', '1-2', 'java-group'])
+    await sql.execute(`update \`${table}\` set \`offset\`=?,msg_id=? where topic=? and \`partition\`=? and group_id=?`, [
+      1024,
+      '8765',
+      'orders',
+      '1-2',
+      'java-group',
+    ])
     const p = {brokerId: 1, partition: 2}
     assert.deepEqual(await store.load('java-group', 'orders', [p]), new Map([['1-2', {offset: 1024, msgId: '8765'}]]))
     await store.commit('java-group', [{topic: 'orders', partition: p, offset: 2048, msgId: '8766'}])
@@ -203,8 +234,14 @@ describe('MysqlOffsetStore', () => {
         table,
       )
     }
-    assert.throws(() => new MysqlOffsetStore({uri: 'http://x/y'}), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'))
-    assert.throws(() => new MysqlOffsetStore({port: 70000}), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'))
+    assert.throws(
+      () => new MysqlOffsetStore({uri: 'http://x/y'}),
+      (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'),
+    )
+    assert.throws(
+      () => new MysqlOffsetStore({port: 70000}),
+      (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'),
+    )
   })
 
   it('MysqlOffsetStore.commit() refuses a msgId that is not 64-bit decimal text and a topic longer than the column', async (t) => {
@@ -213,7 +250,9 @@ describe('MysqlOffsetStore', () => {
     for (const msgId of ['9223372036854775808', '1.5', 'abc', '']) {
       await assert.rejects(store.commit('g', [{topic: 't', partition: p, offset: 1, msgId}]), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'))
     }
-    await assert.rejects(store.commit('g', [{topic: 'x'.repeat(256), partition: p, offset: 1, msgId: '1'}]), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'))
+    await assert.rejects(store.commit('g', [{topic: 'x'.repeat(256), partition: p, offset: 1, msgId: '1'}]), (error: unknown) =>
+      isMetaError(error, 'INVALID_ARGUMENT'),
+    )
     await assert.rejects(store.commit('g', [{topic: 't', partition: p, offset: -1, msgId: '1'}]), (error: unknown) => isMetaError(error, 'INVALID_ARGUMENT'))
   })
 
@@ -225,7 +264,9 @@ describe('MysqlOffsetStore', () => {
       assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`))
       return true
     })
-    await assert.rejects(store.commit('g', [{topic: 't', partition: {brokerId: 0, partition: 0}, offset: 1, msgId: '1'}]), (error: unknown) => isMetaError(error, 'CONNECTION_FAILED'))
+    await assert.rejects(store.commit('g', [{topic: 't', partition: {brokerId: 0, partition: 0}, offset: 1, msgId: '1'}]), (error: unknown) =>
+      isMetaError(error, 'CONNECTION_FAILED'),
+    )
   })
 
   it('MysqlOffsetStore fails with UNAUTHORIZED for a wrong password', async (t) => {
@@ -236,7 +277,10 @@ describe('MysqlOffsetStore', () => {
   it('MysqlOffsetStore with createTable false fails with STORAGE_ERROR naming a missing table', async (t) => {
     const table = uniqueTable()
     const store = open(t, {table, createTable: false})
-    await assert.rejects(store.load('g', 't', [{brokerId: 0, partition: 0}]), (error: unknown) => isMetaError(error, 'STORAGE_ERROR') && error.message.includes(table))
+    await assert.rejects(
+      store.load('g', 't', [{brokerId: 0, partition: 0}]),
+      (error: unknown) => isMetaError(error, 'STORAGE_ERROR') && error.message.includes(table),
+    )
   })
 
   it('MysqlOffsetStore.close() waits for a commit in progress, then refuses calls with CONNECTION_CLOSED', async (t) => {

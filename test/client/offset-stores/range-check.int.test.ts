@@ -34,13 +34,25 @@ describe('RangeCheckedOffsetStore', () => {
       (err) => isMetaError(err, 'INVALID_ARGUMENT') && /partition 0-99 .*expected one of 0-0, 0-1/.test(err.message),
     )
     await assert.rejects(
-      store.commit('g', [{topic, partition: P(0), offset: 25, msgId: '-1'}, {topic, partition: P(0), offset: 1e13, msgId: '-1'}]),
+      store.commit('g', [
+        {topic, partition: P(0), offset: 25, msgId: '-1'},
+        {topic, partition: P(0), offset: 1e13, msgId: '-1'},
+      ]),
       (err) => isMetaError(err, 'INVALID_ARGUMENT') && /offset 10000000000000 .*expected 0\.\.25/.test(err.message),
     )
     await assert.rejects(readFile(path), {code: 'ENOENT'}, 'nothing was written')
 
-    await store.commit('g', [{topic, partition: P(0), offset: 25, msgId: '-1'}, {topic, partition: P(1), offset: 0, msgId: '-1'}])
+    await store.commit('g', [
+      {topic, partition: P(0), offset: 25, msgId: '-1'},
+      {topic, partition: P(1), offset: 0, msgId: '-1'},
+    ])
     const loaded = await store.load('g', topic, [P(0), P(1)])
-    assert.deepEqual([...loaded.entries()], [['0-0', {offset: 25, msgId: '-1'}], ['0-1', {offset: 0, msgId: '-1'}]])
+    assert.deepEqual(
+      [...loaded.entries()],
+      [
+        ['0-0', {offset: 25, msgId: '-1'}],
+        ['0-1', {offset: 0, msgId: '-1'}],
+      ],
+    )
   })
 })
