@@ -328,11 +328,11 @@ export class TransactionManager {
       this.doRollback(tx, undefined).catch((error: Error) =>
         this.host.log.warn('rolling back a transaction of a closed connection failed', {tx: tx.key.key, error: error.message}),
       )
-    for (const tx of [...(this.local.get(connId)?.values() ?? [])]) if (tx.state !== 'COMMITTING') rollBack(tx)
+    for (const tx of [...(this.local.get(connId)?.values() ?? [])]) if (tx.state !== 'COMMITTING') void rollBack(tx)
     // An anonymous connection's XA transactions are its own (with access control): once it is
     // gone no one but a holder of `tx` could finish them, so the unprepared ones end with it.
     for (const tx of this.open.begunOn(connId)) {
-      if (tx.key.kind === 'xa' && tx.owner === `#${connId}` && (tx.state === 'START' || tx.state === 'IN_USE')) rollBack(tx)
+      if (tx.key.kind === 'xa' && tx.owner === `#${connId}` && (tx.state === 'START' || tx.state === 'IN_USE')) void rollBack(tx)
     }
   }
 
