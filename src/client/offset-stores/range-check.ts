@@ -3,8 +3,10 @@
  * ZooKeeper, MySQL and file stores are written by clients directly (MetaQ
  * clients do the same), so no broker sees those commits; meta's client checks them itself:
  *
- * - the partition must be one the topology lists for the topic (when it lists any: a MetaQ
- *   broker reached without ZooKeeper does not say);
+ * - the partition must be one the topology lists for the topic (when it lists any of its
+ *   broker's: a MetaQ broker reached without ZooKeeper does not say, and a broker missing from
+ *   ZooKeeper for a moment — its session expired, the quorum lost — is a range that cannot be
+ *   learnt, not a wrong partition);
  * - the offset must be no further than the end of the partition's log. The end is asked from
  *   the partition's broker with MetaQ's `offset` command (the nearest valid offset of a
  *   position past the end is the end; 404 = no data yet = 0), only when an offset is beyond the
@@ -58,8 +60,9 @@ export class RangeCheckedOffsetStore implements OffsetStore {
       const key = offsetKey(e.partition)
       if (!listed.has(e.topic)) listed.set(e.topic, this.partitions(e.topic))
       const partitions = await listed.get(e.topic)!
-      if (partitions !== undefined && partitions.length > 0 && !partitions.some((p) => offsetKey(p) === key)) {
-        throw MetaError.invalidArgument(`invalid partition ${key} for topic "${e.topic}": expected one of ${partitions.map(offsetKey).join(', ')}`, {
+      const ofItsBroker = partitions?.filter((p) => p.brokerId === e.partition.brokerId) ?? []
+      if (ofItsBroker.length > 0 && !ofItsBroker.some((p) => offsetKey(p) === key)) {
+        throw MetaError.invalidArgument(`invalid partition ${key} for topic "${e.topic}": expected one of ${ofItsBroker.map(offsetKey).join(', ')}`, {
           topic: e.topic,
           partition: key,
         })

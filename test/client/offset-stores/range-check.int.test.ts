@@ -42,6 +42,11 @@ describe('RangeCheckedOffsetStore', () => {
     )
     await assert.rejects(readFile(path), {code: 'ENOENT'}, 'nothing was written')
 
+    // A broker the topology does not list (gone from ZooKeeper for a moment): its partitions'
+    // range cannot be learnt, so the commit goes ahead, as when its broker does not answer.
+    await store.commit('g', [{topic, partition: {brokerId: 7, partition: 0}, offset: 3, msgId: '-1'}])
+    assert.deepEqual([...(await store.load('g', topic, [{brokerId: 7, partition: 0}])).entries()], [['7-0', {offset: 3, msgId: '-1'}]])
+
     await store.commit('g', [
       {topic, partition: P(0), offset: 25, msgId: '-1'},
       {topic, partition: P(1), offset: 0, msgId: '-1'},
