@@ -145,10 +145,14 @@ describe('meta send --follow: files known by inode and content', () => {
     const follower = follow(t, broker, topic, state, ['--from-beginning', '--follow-interval', '3s', join(dir, '*.log')])
     await stored(broker, topic, 20, 'the first lines')
     appendFileSync(log, lines(21, 25))
-    // logrotate copytruncate: copy to app.log.1 (not matched), truncate, and the logger goes on at once.
+    // logrotate copytruncate: copy to app.log.1 (not matched), truncate, and the logger goes on at
+    // once, all within one of the follower's passes: it is held still meanwhile (a file watch
+    // could otherwise wake it between two of these steps, a case of its own).
+    follower.child.kill('SIGSTOP')
     copyFileSync(log, `${log}.1`)
     truncateSync(log, 0)
     appendFileSync(log, lines(26, 100, 'after-'))
+    follower.child.kill('SIGCONT')
     await waitFor(async () => (await payloads(broker, topic)).includes('after-100'), {timeoutMs: 60_000, what: 'after-100, the last line after the truncation'})
     await stop(follower)
     const got = await payloads(broker, topic)
